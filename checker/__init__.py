@@ -1,0 +1,1 @@
+"""The Quiver checker: parsing, checking and compiling .qv programs (pure, no I/O)."""

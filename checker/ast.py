@@ -1,0 +1,391 @@
+"""The typed syntax tree of a Quiver item.
+
+Every node carries a `span` in offsets *relative to the start of its item*
+(see checker/items.py). Relative spans are what makes incremental parsing cheap:
+an edit elsewhere in the document shifts an item as a whole, and its tree is
+reused untouched. `Document.span_of` / `LineIndex` turn a relative span into
+absolute offsets and line/column positions.
+
+Nodes compare by identity (`eq=False`) so they can key dictionaries of analysis
+results; `dump()` gives a structural form for tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Iterator, Union
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+
+    def shifted(self, delta: int) -> "Span":
+        return Span(self.start + delta, self.end + delta)
+
+    def contains(self, offset: int) -> bool:
+        return self.start <= offset <= self.end
+
+    def cover(self, other: "Span") -> "Span":
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Node:
+    span: Span
+
+    def children(self) -> Iterator["Node"]:
+        for f in fields(self):
+            if f.name == "span":
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, Node):
+                yield value
+            elif isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, Node):
+                        yield v
+                    elif isinstance(v, tuple):
+                        yield from (w for w in v if isinstance(w, Node))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Ident(Node):
+    """A name as written at one place: the `w1` of `m.w1`, a declared name."""
+
+    text: str
+
+
+# ------------------------------------------------------------------ types
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class DimName(Node):
+    name: str
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class DimInt(Node):
+    value: int
+
+
+Dim = Union[DimName, DimInt]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ElemType(Node):
+    """`f64`, `NonNeg`, `Index[C]` after the brackets of a tensor type."""
+
+    name: Ident
+    arg: Ident | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class TensorType(Node):
+    """`[b D] f32`; also a shape literal in expressions (`randn([64 D], seed=1)`)."""
+
+    dims: tuple[Dim, ...]
+    elem: ElemType | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class NamedType(Node):
+    """`Int`, `Float`, `Mode`, a model name, `Grad[Mlp]`."""
+
+    name: Ident
+    arg: "TypeExpr | None"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class TupleType(Node):
+    items: tuple["TypeExpr", ...]
+
+
+TypeExpr = Union[TensorType, NamedType, TupleType]
+
+
+# ------------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Name(Node):
+    name: str
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IntLit(Node):
+    value: int
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class FloatLit(Node):
+    value: float
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class StrLit(Node):
+    value: str
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class BoolLit(Node):
+    value: bool
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class TupleExpr(Node):
+    items: tuple["Expr", ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Unary(Node):
+    op: str  # "-" or "+"
+    operand: "Expr"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Binary(Node):
+    op: str  # + - * / % @ **
+    left: "Expr"
+    right: "Expr"
+    op_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Compare(Node):
+    op: str
+    left: "Expr"
+    right: "Expr"
+    op_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class BoolOp(Node):
+    op: str  # "and" / "or"
+    left: "Expr"
+    right: "Expr"
+    op_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Not(Node):
+    operand: "Expr"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Arg(Node):
+    """One call argument; `keyword` is set for `over=C`."""
+
+    keyword: Ident | None
+    value: "Expr"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Call(Node):
+    func: "Expr"
+    args: tuple[Arg, ...]
+    # The span of `(...)`, for signature help and argument-count diagnostics.
+    paren_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Field(Node):
+    value: "Expr"
+    name: Ident
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Index(Node):
+    value: "Expr"
+    index: "Expr"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Pipe(Node):
+    """`left |> target`: `target` is a call `f(b)` (meaning `f(left, b)`) or a name."""
+
+    left: "Expr"
+    target: "Expr"
+    op_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Cast(Node):
+    value: "Expr"
+    type: TypeExpr
+
+
+Expr = Union[
+    Name, IntLit, FloatLit, StrLit, BoolLit, TupleExpr, Unary, Binary, Compare, BoolOp,
+    Not, Call, Field, Index, Pipe, Cast, TensorType,
+]
+
+
+# ------------------------------------------------------------------ statements
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Assign(Node):
+    """`x = e`, `a, b = e`, `m.w = e`. Targets are checked by the parser to be
+    names or fields."""
+
+    targets: tuple[Expr, ...]
+    value: Expr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class AugAssign(Node):
+    """`x += e` and friends: `x = x + e` with `x` evaluated once."""
+
+    target: Expr
+    op: str  # the arithmetic operator, without "="
+    value: Expr
+    op_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ExprStmt(Node):
+    expr: Expr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Return(Node):
+    values: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Pass(Node):
+    pass
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Break(Node):
+    pass
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Continue(Node):
+    pass
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IfBranch(Node):
+    cond: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class If(Node):
+    branches: tuple[IfBranch, ...]  # the `if` and each `elif`
+    orelse: tuple["Stmt", ...] | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class For(Node):
+    var: Ident
+    iter: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class While(Node):
+    cond: Expr
+    body: tuple["Stmt", ...]
+
+
+Stmt = Union[Assign, AugAssign, ExprStmt, Return, Pass, Break, Continue, If, For, While]
+
+
+# ------------------------------------------------------------------ items
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class DimDecl(Node):
+    name: Ident
+    value: Expr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Member(Node):
+    kind: str  # "param" or "buffer"
+    name: Ident
+    type: TypeExpr
+    init: Expr | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Device(Node):
+    name: str  # "cpu", "cuda", "cuda:1", ...
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ModelDecl(Node):
+    name: Ident
+    device: Device | None
+    members: tuple[Member, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Param(Node):
+    mut: bool
+    name: Ident
+    type: TypeExpr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class FnDecl(Node):
+    name: Ident
+    params: tuple[Param, ...]
+    ret: TypeExpr | None
+    body: tuple[Stmt, ...]
+    # From `fn` to the `:` that ends the signature.
+    header_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ExternDecl(Node):
+    name: Ident
+    params: tuple[Param, ...]
+    ret: TypeExpr | None
+    target: StrLit
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class BrokenItem(Node):
+    """An item whose header did not parse. Its kind and name, when they can be
+    read, are kept so that references to it elsewhere stay silent."""
+
+    kind: str | None  # "dim", "model", "fn", "extern" or None
+    name: Ident | None
+
+
+Item = Union[DimDecl, ModelDecl, FnDecl, ExternDecl, BrokenItem]
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under `node` (itself included), parents before children."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        kids = list(n.children())
+        kids.reverse()
+        stack.extend(kids)
+
+
+def dump(node: object) -> object:
+    """A structural, comparable form of a tree (for tests)."""
+    if isinstance(node, Node):
+        out = [type(node).__name__]
+        for f in fields(node):
+            out.append((f.name, dump(getattr(node, f.name))))
+        return tuple(out)
+    if isinstance(node, Span):
+        return (node.start, node.end)
+    if isinstance(node, tuple):
+        return tuple(dump(x) for x in node)
+    return node

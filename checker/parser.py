@@ -1,0 +1,713 @@
+"""Parsing one top-level item into the typed AST, with recovery.
+
+The grammar (grammar.lark) is LALR(1); lark calls the builder callbacks below
+while it parses, so no intermediate parse tree is built and deep nesting costs
+no recursion. Recovery works on statements: when a statement of a function
+body (or a member of a model) does not parse, it is reported once, blanked out
+(replaced by `pass` and spaces, so every offset stays where it was) and the item
+is parsed again. A broken header gives a `BrokenItem` that still carries the
+item's kind and name, so nothing that refers to it reports a cascade.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import DedentError, Indenter
+
+from . import ast as A
+from . import catalog as C
+from .diagnostics import LocalDiagnostic
+from .syntax_messages import describe_unexpected
+
+# Deeper expressions are refused (E0009): nobody writes them, and it keeps every
+# recursive pass over the tree far from Python's recursion limit.
+MAX_NESTING = 100
+# A broken item is re-parsed at most this many times before it is given up on.
+MAX_RECOVERIES = 25
+
+
+class _QuiverIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+
+    def handle_NL(self, token: Token):
+        if self.paren_level > 0:
+            return
+        yield token
+        indent_str = re.split(r"\r\n?|\n", token)[-1]
+        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len + indent_str.count("\f")
+        if indent > self.indent_level[-1]:
+            self.indent_level.append(indent)
+            yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
+        else:
+            while indent < self.indent_level[-1]:
+                self.indent_level.pop()
+                yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
+            if indent != self.indent_level[-1]:
+                raise _BadDedent(token)
+
+    def _process(self, stream):
+        # As lark's, but an unmatched closing bracket is the parser's business,
+        # not an assertion failure.
+        token = None
+        for token in stream:
+            if token.type == self.NL_type:
+                yield from self.handle_NL(token)
+            else:
+                yield token
+            if token.type in self.OPEN_PAREN_types:
+                self.paren_level += 1
+            elif token.type in self.CLOSE_PAREN_types:
+                self.paren_level = max(0, self.paren_level - 1)
+        while len(self.indent_level) > 1:
+            self.indent_level.pop()
+            if token is not None:
+                yield Token.new_borrow_pos(self.DEDENT_type, "", token)
+            else:
+                yield Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
+
+
+class _GiveUp(Exception):
+    """The item's header is broken: stop recovering."""
+
+
+# Stands in for a statement that did not parse; a private-use character the
+# pre-pass refuses in user text, so it can only come from recovery.
+PLACEHOLDER = "\ue000"
+
+
+class _BadDedent(DedentError):
+    def __init__(self, token: Token) -> None:
+        super().__init__("inconsistent dedent")
+        self.token = token
+
+
+# ------------------------------------------------------------------ tree building
+
+
+class _Seq(list):
+    """A list of child nodes produced by a helper rule (params, args, suite)."""
+
+    span: A.Span | None = None
+
+
+class _Else:
+    def __init__(self, body, span):
+        self.body = body
+        self.span = span
+
+
+def _tok_span(t: Token) -> A.Span:
+    return A.Span(t.start_pos, t.end_pos)
+
+
+def _span_of(x) -> A.Span | None:
+    if isinstance(x, Token):
+        if x.type.startswith("_"):
+            return None
+        return _tok_span(x)
+    if isinstance(x, (A.Node, _Else)):
+        return x.span
+    if isinstance(x, _Seq):
+        return x.span
+    return None
+
+
+def _span(children) -> A.Span:
+    first = last = None
+    for c in children:
+        s = _span_of(c)
+        if s is not None:
+            first = s
+            break
+    for c in reversed(children):
+        s = _span_of(c)
+        if s is not None:
+            last = s
+            break
+    if first is None or last is None:
+        return A.Span(0, 0)
+    return A.Span(first.start, last.end)
+
+
+def _nodes(children) -> list:
+    return [c for c in children if isinstance(c, (A.Node, _Seq, _Else))]
+
+
+def _tokens(children, *types: str) -> list[Token]:
+    return [c for c in children if isinstance(c, Token) and c.type in types]
+
+
+def _ident(t: Token) -> A.Ident:
+    return A.Ident(_tok_span(t), str(t))
+
+
+def _unescape(raw: str) -> str:
+    body = raw[1:-1]
+    return re.sub(
+        r"\\(.)",
+        lambda m: {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(m.group(1), m.group(1)),
+        body,
+    )
+
+
+class _Builder:
+    """lark callbacks: one per rule or alias, each returning an AST node."""
+
+    def start(self, ch):
+        return ch[0]
+
+    # -- items
+    def dim_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        return A.DimDecl(_span(ch), _ident(name), _nodes(ch)[0])
+
+    def model_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        device = next((c for c in ch if isinstance(c, A.Device)), None)
+        members = tuple(c for c in ch if isinstance(c, A.Member))
+        return A.ModelDecl(_span(ch), _ident(name), device, members)
+
+    def device(self, ch):
+        t = ch[1]
+        text = _unescape(t) if t.type == "STRING" else str(t)
+        return A.Device(_span(ch), text)
+
+    def member(self, ch):
+        kind = ch[0]
+        name = _tokens(ch, "NAME")[0]
+        nodes = _nodes(ch)
+        init = nodes[1] if len(nodes) > 1 else None
+        return A.Member(_span(ch), str(kind), _ident(name), nodes[0], init)
+
+    def fn_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        params: tuple = ()
+        ret = None
+        body: tuple = ()
+        colon = None
+        after_arrow = False
+        for c in ch:
+            if isinstance(c, _Seq) and c and isinstance(c[0], A.Param):
+                params = tuple(c)
+            elif isinstance(c, Token) and c.type == "ARROW":
+                after_arrow = True
+            elif after_arrow and isinstance(c, A.Node) and ret is None:
+                ret = c
+            elif isinstance(c, Token) and c.type == "COLON" and colon is None:
+                colon = c
+            elif isinstance(c, _Seq) and colon is not None:
+                body = tuple(c)
+        header = A.Span(ch[0].start_pos, colon.end_pos)
+        return A.FnDecl(_span(ch), _ident(name), params, ret, body, header)
+
+    def extern_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        params: tuple = ()
+        ret = None
+        after_arrow = False
+        target = None
+        for c in ch:
+            if isinstance(c, _Seq):
+                params = tuple(c)
+            elif isinstance(c, Token) and c.type == "ARROW":
+                after_arrow = True
+            elif after_arrow and isinstance(c, A.Node) and ret is None:
+                ret = c
+            elif isinstance(c, Token) and c.type == "STRING":
+                target = A.StrLit(_tok_span(c), _unescape(c))
+        return A.ExternDecl(_span(ch), _ident(name), params, ret, target)
+
+    def params(self, ch):
+        seq = _Seq(c for c in ch if isinstance(c, A.Param))
+        seq.span = _span(ch)
+        return seq
+
+    def param(self, ch):
+        mut = any(isinstance(c, Token) and c.type == "MUT" for c in ch)
+        name = _tokens(ch, "NAME")[0]
+        return A.Param(_span(ch), mut, _ident(name), _nodes(ch)[0])
+
+    # -- types
+    def tensor_type(self, ch):
+        dims = tuple(c for c in ch if isinstance(c, (A.DimName, A.DimInt)))
+        elem = next((c for c in ch if isinstance(c, A.ElemType)), None)
+        return A.TensorType(_span(ch), dims, elem)
+
+    def dim_name(self, ch):
+        return A.DimName(_span(ch), str(ch[0]))
+
+    def dim_int(self, ch):
+        return A.DimInt(_span(ch), int(str(ch[0]).replace("_", "")))
+
+    def elem_type(self, ch):
+        names = _tokens(ch, "NAME")
+        arg = _ident(names[1]) if len(names) > 1 else None
+        return A.ElemType(_span(ch), _ident(names[0]), arg)
+
+    def named_type(self, ch):
+        arg = next((c for c in _nodes(ch)), None)
+        return A.NamedType(_span(ch), _ident(ch[0]), arg)
+
+    def tuple_type(self, ch):
+        return A.TupleType(_span(ch), tuple(_nodes(ch)))
+
+    # -- statements
+    def suite(self, ch):
+        seq = _Seq(c for c in ch if isinstance(c, A.Node))
+        seq.span = _span(ch)
+        return seq
+
+    def stmt(self, ch):
+        return ch[0]
+
+    def assign(self, ch):
+        nodes = _nodes(ch)
+        return A.Assign(_span(ch), tuple(nodes[:-1]), nodes[-1])
+
+    def aug_assign(self, ch):
+        target, op, value = ch
+        return A.AugAssign(_span(ch), target, str(op)[:-1], value, _tok_span(op))
+
+    def expr_stmt(self, ch):
+        return A.ExprStmt(_span(ch), ch[0])
+
+    def return_stmt(self, ch):
+        return A.Return(_span(ch), tuple(_nodes(ch)))
+
+    def recovered(self, ch):
+        return None
+
+    def pass_stmt(self, ch):
+        return A.Pass(_span(ch))
+
+    def break_stmt(self, ch):
+        return A.Break(_span(ch))
+
+    def continue_stmt(self, ch):
+        return A.Continue(_span(ch))
+
+    def if_stmt(self, ch):
+        cond, body = _nodes(ch)[:2]
+        branches = [A.IfBranch(A.Span(ch[0].start_pos, body.span.end), cond, tuple(body))]
+        orelse = None
+        for c in ch:
+            if isinstance(c, A.IfBranch):
+                branches.append(c)
+            elif isinstance(c, _Else):
+                orelse = c.body
+        return A.If(_span(ch), tuple(branches), orelse)
+
+    def elif_clause(self, ch):
+        cond, body = _nodes(ch)
+        return A.IfBranch(_span(ch), cond, tuple(body))
+
+    def else_clause(self, ch):
+        return _Else(tuple(_nodes(ch)[0]), _span(ch))
+
+    def for_stmt(self, ch):
+        var = _tokens(ch, "NAME")[0]
+        it, body = _nodes(ch)
+        return A.For(_span(ch), _ident(var), it, tuple(body))
+
+    def while_stmt(self, ch):
+        cond, body = _nodes(ch)
+        return A.While(_span(ch), cond, tuple(body))
+
+    # -- expressions
+    def pipe(self, ch):
+        left, op, target = ch
+        return A.Pipe(_span(ch), left, target, _tok_span(op))
+
+    def bool_op(self, ch):
+        left, op, right = ch
+        return A.BoolOp(_span(ch), str(op), left, right, _tok_span(op))
+
+    def not_op(self, ch):
+        return A.Not(_span(ch), ch[1])
+
+    def compare(self, ch):
+        left, op, right = ch
+        return A.Compare(_span(ch), str(op), left, right, _tok_span(op))
+
+    def binary(self, ch):
+        left, op, right = ch
+        return A.Binary(_span(ch), str(op), left, right, _tok_span(op))
+
+    def cast(self, ch):
+        return A.Cast(_span(ch), ch[0], ch[2])
+
+    def unary(self, ch):
+        return A.Unary(_span(ch), str(ch[0]), ch[1])
+
+    def call(self, ch):
+        func = ch[0]
+        args = next((c for c in ch if isinstance(c, _Seq)), ())
+        lpar = _tokens(ch, "LPAR")[0]
+        rpar = _tokens(ch, "RPAR")[-1]
+        return A.Call(_span(ch), func, tuple(args), A.Span(lpar.start_pos, rpar.end_pos))
+
+    def field(self, ch):
+        return A.Field(_span(ch), ch[0], _ident(ch[2]))
+
+    def index(self, ch):
+        return A.Index(_span(ch), ch[0], ch[2])
+
+    def args(self, ch):
+        seq = _Seq(c if isinstance(c, A.Arg) else A.Arg(c.span, None, c) for c in _nodes(ch))
+        seq.span = _span(ch)
+        return seq
+
+    def keyword_arg(self, ch):
+        return A.Arg(_span(ch), _ident(ch[0]), ch[2])
+
+    def name(self, ch):
+        return A.Name(_span(ch), str(ch[0]))
+
+    def int_lit(self, ch):
+        return A.IntLit(_span(ch), int(str(ch[0]).replace("_", "")))
+
+    def float_lit(self, ch):
+        return A.FloatLit(_span(ch), float(str(ch[0]).replace("_", "")))
+
+    def str_lit(self, ch):
+        return A.StrLit(_span(ch), _unescape(ch[0]))
+
+    def bool_lit(self, ch):
+        return A.BoolLit(_span(ch), str(ch[0]) == "True")
+
+    def paren(self, ch):
+        return ch[1]
+
+    def tuple(self, ch):
+        return A.TupleExpr(_span(ch), tuple(_nodes(ch)))
+
+
+_GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text()
+_lock = threading.Lock()
+_parser: Lark | None = None
+_lexer: Lark | None = None
+
+
+def _get_parsers() -> tuple[Lark, Lark]:
+    global _parser, _lexer
+    if _parser is None:
+        _parser = Lark(
+            _GRAMMAR,
+            parser="lalr",
+            lexer="contextual",
+            postlex=_QuiverIndenter(),
+            keep_all_tokens=True,
+            maybe_placeholders=True,
+            transformer=_Builder(),
+        )
+        # A plain lexer for the bracket pre-pass.
+        _lexer = Lark(_GRAMMAR, parser="lalr", lexer="basic", keep_all_tokens=True)
+    assert _lexer is not None
+    return _parser, _lexer
+
+
+# ------------------------------------------------------------------ items
+
+
+ItemKind = str  # "dim" | "model" | "fn" | "extern"
+
+_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim)\b\s*([^\W\d]\w*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemParse:
+    """The parse of one item's text: its AST (None for comment-only text) and its
+    syntax diagnostics, all in offsets relative to the item's start."""
+
+    text: str
+    item: A.Item | None
+    diagnostics: tuple[LocalDiagnostic, ...]
+    # Names bound by statements that did not parse; the checker treats them as
+    # defined (with an unknown type) so that later uses report nothing.
+    recovered_names: tuple[str, ...] = ()
+
+
+def parse_item(text: str) -> ItemParse:
+    """Parse the text of one top-level item. Never raises."""
+    stripped = _strip_trivia(text)
+    if not stripped:
+        return ItemParse(text, None, ())
+    if text[0].isspace():
+        # Indented text before the first item (items always start at column 0).
+        first = len(text) - len(text.lstrip())
+        end = _line_end(text, first)
+        return ItemParse(text, None, (C.E0005.at(A.Span(first, end), what="unexpected indentation"),))
+    with _lock:
+        return _Recovery(text).run()
+
+
+def _strip_trivia(text: str) -> str:
+    return re.sub(r"#[^\r\n]*", "", text).strip()
+
+
+def _line_end(text: str, offset: int) -> int:
+    m = re.compile(r"\r|\n").search(text, offset)
+    return m.start() if m else len(text)
+
+
+class _Recovery:
+    """Parse, and on each error blank the offending statement and parse again."""
+
+    def __init__(self, text: str) -> None:
+        self.original = text
+        self.text = text if text.endswith(("\n", "\r")) else text + "\n"
+        self.diagnostics: list[LocalDiagnostic] = []
+        self.recovered: list[str] = []
+        m = _HEADER_RE.match(text)
+        self.kind = None if not m else ("extern" if m.group(1).startswith("extern") else m.group(1))
+        self.name_match = m
+
+    def run(self) -> ItemParse:
+        parser, lexer = _get_parsers()
+        try:
+            self._check_indentation_chars()
+            self._prepass(lexer)
+            for _ in range(MAX_RECOVERIES):
+                try:
+                    item = parser.parse(self.text)
+                except _BadDedent as e:
+                    start = e.token.end_pos - len(re.split(r"\r\n?|\n", e.token)[-1])
+                    diag = C.E0005.at(
+                        A.Span(start, max(start + 1, e.token.end_pos)),
+                        what="unindent does not match any outer indentation level",
+                    )
+                    self._recover(diag, e.token.end_pos)
+                    continue
+                except UnexpectedInput as e:
+                    self._recover(*describe_unexpected(e, self.text))
+                    continue
+                problems = _validate(item)
+                if problems:
+                    self._recover(problems[0], problems[0].span.start)
+                    continue
+                return ItemParse(self.original, item, tuple(self._sorted()), tuple(self.recovered))
+        except _GiveUp:
+            pass
+        return self._broken()
+
+    def _sorted(self) -> list[LocalDiagnostic]:
+        return sorted(self.diagnostics, key=lambda d: (d.span.start, d.span.end))
+
+    def _broken(self) -> ItemParse:
+        name = None
+        m = self.name_match
+        if m and m.group(2):
+            name = A.Ident(A.Span(m.start(2), m.end(2)), m.group(2))
+        item = A.BrokenItem(A.Span(0, len(self.original.rstrip())), self.kind, name)
+        return ItemParse(self.original, item, tuple(self._sorted()), tuple(self.recovered))
+
+    # -- statement chunks
+
+    def _body_chunks(self) -> list[tuple[int, int]]:
+        """(start, end) of each top-level statement/member of the item's body:
+        the lines indented exactly as its first indented line, except `elif`
+        and `else`, which continue an `if`. Brackets are ignored on purpose: an
+        unclosed one must not swallow the rest of the body."""
+        base = None
+        starts: list[int] = []
+        for i, (start, end) in enumerate(_lines(self.text)):
+            line = self.text[start:end]
+            content = line.lstrip(" \t\f")
+            if i == 0 or not content.strip() or content.startswith("#"):
+                continue
+            indent = len(line) - len(content)
+            if indent == 0:
+                continue
+            if base is None:
+                base = indent
+            if indent == base and not re.match(r"(elif|else)\b", content):
+                starts.append(start)
+        return [
+            (s, starts[i + 1] if i + 1 < len(starts) else len(self.text)) for i, s in enumerate(starts)
+        ]
+
+    def _chunk_at(self, offset: int) -> tuple[int, int] | None:
+        chunks = self._body_chunks()
+        for s, e in chunks:
+            if s <= offset < e:
+                return s, e
+        # Past the last statement (end of input): it belongs to the last one.
+        if chunks and offset >= chunks[-1][0]:
+            return chunks[-1]
+        return None
+
+    def _recover(self, diag: LocalDiagnostic, offset: int) -> None:
+        """Record `diag` and blank the body chunk holding `offset`; raise
+        _GiveUp when the error is in the header, where nothing can be salvaged."""
+        self.diagnostics.append(diag)
+        chunk = self._chunk_at(offset)
+        if chunk is None:
+            raise _GiveUp
+        self._blank(*chunk)
+
+    def _blank(self, start: int, end: int) -> None:
+        """Replace a statement by the internal placeholder, keeping every offset."""
+        chunk = self.text[start:end]
+        self.recovered.extend(_bound_names(chunk))
+        indent = len(chunk) - len(chunk.lstrip(" \t\f"))
+        replaced = chunk[:indent] + PLACEHOLDER + re.sub(r"[^\r\n]", " ", chunk[indent + 1 :])
+        self.text = self.text[:start] + replaced + self.text[end:]
+
+    # -- pre-passes
+
+    def _check_indentation_chars(self) -> None:
+        kinds = set()
+        for start, end in _lines(self.text):
+            line = self.text[start:end]
+            ws = line[: len(line) - len(line.lstrip(" \t"))]
+            if not ws or not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if " " in ws and "\t" in ws:
+                self.diagnostics.append(C.E0006.at(A.Span(start, start + len(ws))))
+                return
+            kinds.add("\t" if "\t" in ws else " ")
+            if len(kinds) > 1:
+                self.diagnostics.append(C.E0006.at(A.Span(start, start + len(ws))))
+                return
+
+    def _prepass(self, lexer: Lark) -> None:
+        """Lexical errors, unbalanced brackets and runaway nesting, reported at
+        the character or bracket that causes them; one per statement."""
+        for m in re.finditer(PLACEHOLDER, self.original):
+            self.diagnostics.append(C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER)))
+            self.text = self.text[: m.start()] + " " + self.text[m.end() :]
+        blanked: set[tuple[int, int]] = set()
+        for diag, offset in sorted(self._token_problems(lexer), key=lambda p: p[1]):
+            chunk = self._chunk_at(offset)
+            if chunk in blanked:
+                continue
+            self.diagnostics.append(diag)
+            if chunk is None:
+                raise _GiveUp
+            blanked.add(chunk)
+            self._blank(*chunk)
+
+    def _token_problems(self, lexer: Lark) -> list[tuple[LocalDiagnostic, int]]:
+        problems: list[tuple[LocalDiagnostic, int]] = []
+        scratch = self.text
+        tokens: list[Token] = []
+        for _ in range(4 * MAX_RECOVERIES):
+            try:
+                tokens = list(lexer.lex(scratch))
+                break
+            except UnexpectedCharacters as e:
+                pos = e.pos_in_stream
+                ch = scratch[pos]
+                if ch in "\"'":
+                    end = _line_end(scratch, pos)
+                    problems.append((C.E0008.at(A.Span(pos, end)), pos))
+                else:
+                    end = pos + 1
+                    problems.append((C.E0002.at(A.Span(pos, end), char=_show_char(ch)), pos))
+                scratch = scratch[:pos] + " " * (end - pos) + scratch[end:]
+        stack: list[Token] = []
+        for tok in tokens:
+            if tok.type in ("LPAR", "LSQB"):
+                stack.append(tok)
+                if len(stack) == MAX_NESTING + 1:
+                    problems.append((C.E0009.at(_tok_span(tok), limit=MAX_NESTING), tok.start_pos))
+            elif tok.type in ("RPAR", "RSQB"):
+                want = "LPAR" if tok.type == "RPAR" else "LSQB"
+                if not stack:
+                    problems.append((C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), tok.start_pos))
+                elif stack[-1].type != want:
+                    opener = stack[-1]
+                    closer = ")" if opener.type == "LPAR" else "]"
+                    what = f"'{tok}' does not match '{opener}'; expected '{closer}'"
+                    problems.append((C.E0004.at(_tok_span(tok), what=what), tok.start_pos))
+                else:
+                    stack.pop()
+        for opener in stack:
+            closer = ")" if opener.type == "LPAR" else "]"
+            what = f"'{opener}' is never closed; expected '{closer}'"
+            problems.append((C.E0004.at(_tok_span(opener), what=what), opener.start_pos))
+        return problems
+
+
+def _show_char(ch: str) -> str:
+    if ch.isprintable() and not ch.isspace():
+        return f"'{ch}'"
+    return f"U+{ord(ch):04X}"
+
+
+def _lines(text: str):
+    start = 0
+    for m in re.finditer(r"\r\n?|\n", text):
+        yield start, m.start()
+        start = m.end()
+    if start < len(text):
+        yield start, len(text)
+
+
+_BOUND = re.compile(r"^\s*(?:for\s+([^\W\d]\w*)|((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*)\s*(?:[-+*/]?=)(?!=))")
+
+
+def _bound_names(chunk: str) -> list[str]:
+    names = []
+    for line in chunk.splitlines():
+        m = _BOUND.match(line)
+        if m:
+            if m.group(1):
+                names.append(m.group(1))
+            else:
+                names.extend(n.strip() for n in m.group(2).split(","))
+    return names
+
+
+# ------------------------------------------------------------------ validation
+
+
+def _validate(item: A.Item) -> list[LocalDiagnostic]:
+    """Syntax rules the grammar does not express: assignment targets, loop
+    control outside loops, nesting depth."""
+    problems: list[LocalDiagnostic] = []
+    if isinstance(item, A.FnDecl):
+        _validate_block(item.body, 0, problems)
+    # Depth of every expression, without recursion.
+    stack: list[tuple[A.Node, int]] = [(item, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            problems.append(C.E0009.at(node.span, limit=MAX_NESTING))
+            break
+        for child in node.children():
+            stack.append((child, depth + 1))
+    problems.sort(key=lambda d: d.span.start)
+    return problems
+
+
+def _validate_block(body, loops: int, problems: list) -> None:
+    for stmt in body:
+        if isinstance(stmt, A.Assign):
+            many = len(stmt.targets) > 1
+            for t in stmt.targets:
+                if not (isinstance(t, A.Name) or (isinstance(t, A.Field) and not many)):
+                    problems.append(C.E0007.at(t.span))
+        elif isinstance(stmt, A.AugAssign):
+            if not isinstance(stmt.target, (A.Name, A.Field)):
+                problems.append(C.E0007.at(stmt.target.span))
+        elif isinstance(stmt, (A.Break, A.Continue)) and loops == 0:
+            problems.append(C.E0010.at(stmt.span, keyword="break" if isinstance(stmt, A.Break) else "continue"))
+        elif isinstance(stmt, A.If):
+            for b in stmt.branches:
+                _validate_block(b.body, loops, problems)
+            if stmt.orelse:
+                _validate_block(stmt.orelse, loops, problems)
+        elif isinstance(stmt, (A.For, A.While)):
+            _validate_block(stmt.body, loops + 1, problems)

@@ -1,0 +1,190 @@
+"""Turning lark's parse errors into sentences a user can act on.
+
+lark reports the set of terminal names the parser could have accepted
+(`RPAR`, `__ANON_0`, `_NL`, ...). This module says the same in words
+("expected ',' or ')' in the argument list, found name 'y'") and picks the
+offending token's range. The phrase after "expected" comes from the expected
+set; the context ("after the function signature") from the tokens the parser
+holds on its stack.
+"""
+
+from __future__ import annotations
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import catalog as C
+from .ast import Span
+from .diagnostics import LocalDiagnostic
+
+_PUNCT = {
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COLON": "':'", "COMMA": "','",
+    "DOT": "'.'", "EQUAL": "'='", "ARROW": "'->'", "PIPE_OP": "'|>'", "AUG_OP": "'+='",
+    "COMP_OP": "a comparison", "ADD_OP": "'+' or '-'", "MUL_OP": "an operator", "POW_OP": "'**'",
+}
+_KEYWORDS = {
+    "DIM": "dim", "MODEL": "model", "PARAM": "param", "BUFFER": "buffer", "FN": "fn",
+    "EXTERN": "extern", "FROM": "from", "MUT": "mut", "ON": "on", "RETURN": "return",
+    "PASS": "pass", "BREAK": "break", "CONTINUE": "continue", "IF": "if", "ELIF": "elif",
+    "ELSE": "else", "FOR": "for", "IN": "in", "WHILE": "while", "OR": "or", "AND": "and",
+    "NOT": "not", "AS": "as", "TRUE": "True", "FALSE": "False",
+}
+_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE"}
+_TYPE_START = {"NAME", "LSQB", "LPAR"}
+# Tokens that could continue an expression already complete: listing them
+# ("expected '+' or '*' or ...") only hides the useful alternatives.
+_CONTINUATIONS = {
+    "ADD_OP", "MUL_OP", "POW_OP", "COMP_OP", "PIPE_OP", "AS", "DOT", "LPAR", "LSQB", "AND", "OR",
+    "AUG_OP",
+}
+_ITEM_START = {"DIM", "MODEL", "FN", "EXTERN"}
+_STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
+
+
+def _word(terminal: str) -> str:
+    if terminal in _PUNCT:
+        return _PUNCT[terminal]
+    if terminal in _KEYWORDS:
+        return f"'{_KEYWORDS[terminal]}'"
+    return {
+        "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
+        "_NL": "a new line", "_INDENT": "an indented block", "_DEDENT": "the end of the block",
+        "$END": "the end of the item",
+    }.get(terminal, terminal.lower())
+
+
+def _found(token: Token) -> str:
+    t = token.type
+    if t == "$END":
+        return "the end of the file"
+    if t == "_NL":
+        return "the end of the line"
+    if t == "_INDENT":
+        return "an indented line"
+    if t == "_DEDENT":
+        return "the end of the block"
+    if t == "NAME":
+        return f"name '{token}'"
+    if t in ("INT", "FLOAT"):
+        return f"number {token}"
+    if t == "STRING":
+        return "a string"
+    if t in _KEYWORDS:
+        return f"keyword '{token}'"
+    return f"'{token}'"
+
+
+def expected_phrase(expected: set[str]) -> str:
+    expected = {e for e in expected if e != "RECOVERED"}
+    words: list[str] = []
+    rest = set(expected)
+    if {"INT", "STRING"} <= rest:
+        words.append("an expression")
+        rest -= _EXPR_START
+    elif {"NAME", "LSQB"} <= rest and "INT" not in rest:
+        words.append("a type")
+        rest -= _TYPE_START
+    if rest & _ITEM_START and len(rest & _ITEM_START) >= 3:
+        words.append("an item ('dim', 'model', 'fn' or 'extern fn')")
+        rest -= _ITEM_START
+    if len(rest & _STMT_START) >= 3 or ("RETURN" in rest and words == ["an expression"]):
+        words = ["a statement"]
+        rest -= _STMT_START
+    useful = rest - _CONTINUATIONS
+    if useful or words:
+        rest = useful
+    ordered = sorted(rest, key=lambda t: (t not in _PUNCT, t))
+    words.extend(_word(t) for t in ordered)
+    if not words:
+        return "something else"
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _context(stack: list, expected: set[str]) -> str:
+    """Where the parser was, from the raw tokens still on its stack."""
+    opens = []
+    for i, v in enumerate(stack):
+        if isinstance(v, Token):
+            if v.type in ("LPAR", "LSQB"):
+                opens.append((i, v))
+            elif v.type in ("RPAR", "RSQB") and opens:
+                opens.pop()
+    keyword = None
+    for v in reversed(stack):
+        if isinstance(v, Token) and v.type in (
+            "FN", "MODEL", "DIM", "EXTERN", "PARAM", "BUFFER", "IF", "ELIF", "ELSE", "WHILE", "FOR", "RETURN",
+        ):
+            keyword = v.type
+            break
+    if opens:
+        i, tok = opens[-1]
+        before = stack[i - 1] if i > 0 else None
+        if tok.type == "LPAR" and isinstance(before, Token) and before.type == "NAME" and keyword in ("FN", "EXTERN") \
+                and i >= 2 and isinstance(stack[i - 2], Token) and stack[i - 2].type == "FN":
+            return " in the parameter list"
+        if tok.type == "LPAR" and i > 0 and not isinstance(before, Token | None) or (
+            tok.type == "LPAR" and isinstance(before, Token) and before.type in ("NAME", "RPAR", "RSQB")
+        ):
+            return " in the argument list"
+        if tok.type == "LSQB":
+            return " in the brackets"
+        return " inside the parentheses"
+    if "COLON" in expected:
+        return {
+            "FN": " after the function signature",
+            "MODEL": " after the model name",
+            "IF": " after the condition",
+            "ELIF": " after the condition",
+            "WHILE": " after the condition",
+            "FOR": " after the loop header",
+            "ELSE": " after 'else'",
+            "PARAM": " after the param name",
+            "BUFFER": " after the buffer name",
+        }.get(keyword or "", "")
+    if keyword == "EXTERN" and "FROM" in expected:
+        return " after the extern signature"
+    return ""
+
+
+def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic, int]:
+    """The diagnostic for a lark parse error, and the offset it is about."""
+    if isinstance(e, UnexpectedCharacters):
+        pos = e.pos_in_stream
+        return C.E0002.at(Span(pos, pos + 1), char=repr(text[pos])), pos
+    if isinstance(e, UnexpectedEOF):
+        end = len(text.rstrip())
+        return C.E0003.at(Span(end, end), expected=expected_phrase(set(e.expected)), context="",
+                          found="the end of the file"), end
+    assert isinstance(e, UnexpectedToken)
+    token = e.token
+    stack = []
+    if e.interactive_parser is not None:
+        stack = list(e.interactive_parser.parser_state.value_stack)
+    expected = set(e.expected)
+    span = _token_span(token, text)
+    if token.type == "_INDENT":
+        return C.E0005.at(span, what="unexpected indentation"), span.start
+    message_args = dict(expected=expected_phrase(expected), context=_context(stack, expected), found=_found(token))
+    return C.E0003.at(span, **message_args), span.start
+
+
+def _token_span(token: Token, text: str) -> Span:
+    t = token.type
+    start = getattr(token, "start_pos", None)
+    if start is None or t == "$END":
+        end = len(text.rstrip())
+        return Span(end, end)
+    if t == "_NL":
+        # The line break itself: the end of the line the error is on (the
+        # token may begin with a trailing comment).
+        value = token.value
+        brk = min((i for i in (value.find("\n"), value.find("\r")) if i >= 0), default=0)
+        return Span(start + brk, start + brk + 1)
+    if t in ("_INDENT", "_DEDENT"):
+        # Borrowed from the line break before the indentation.
+        end = token.end_pos
+        indent = len(token.value)
+        return Span(end - indent, max(end, end - indent + 1)) if indent else Span(end, end)
+    return Span(start, token.end_pos)

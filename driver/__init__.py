@@ -1,0 +1,1 @@
+"""Quiver: the `quiver` package (load .qv files from Python; the command-line tools)."""

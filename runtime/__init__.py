@@ -1,0 +1,1 @@
+"""The shared torch runtime that compiled Quiver code imports as `rt`."""

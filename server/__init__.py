@@ -1,0 +1,1 @@
+"""The Quiver language server (pygls)."""
