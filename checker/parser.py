@@ -550,7 +550,9 @@ class _Recovery:
     def _recover(self, diag: LocalDiagnostic, offset: int) -> None:
         """Record `diag` and blank the body chunk holding `offset`; raise
         _GiveUp when the error is in the header, where nothing can be salvaged."""
-        self.diagnostics.append(diag)
+        # Mixed tabs and spaces (E0006) explain any indentation error that follows.
+        if not (diag.code == "E0005" and any(d.code == "E0006" for d in self.diagnostics)):
+            self.diagnostics.append(diag)
         chunk = self._chunk_at(offset)
         if chunk is None:
             raise _GiveUp
@@ -588,7 +590,10 @@ class _Recovery:
             self.diagnostics.append(C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER)))
             self.text = self.text[: m.start()] + " " + self.text[m.end() :]
         blanked: set[tuple[int, int]] = set()
-        for diag, offset in sorted(self._token_problems(lexer), key=lambda p: p[1]):
+        # Lexical errors first: an unterminated string explains the bracket it hides.
+        problems = self._token_problems(lexer)
+        order = {"E0002": 0, "E0008": 0}
+        for diag, offset in sorted(problems, key=lambda p: (order.get(p[0].code, 1), p[1])):
             chunk = self._chunk_at(offset)
             if chunk in blanked:
                 continue
