@@ -166,7 +166,8 @@ class Analyzer:
             info = declared[item].info
             if not isinstance(info, FnInfo):
                 continue
-            result = self._body(item, info, glob, changed, slot_of_item[item].parse.recovered_names, stats, internal)
+            parse = slot_of_item[item].parse
+            result = self._body(item, info, glob, changed, parse.recovered_names, bool(parse.diagnostics), stats, internal)
             if result is None:
                 continue
             bodies[item] = result
@@ -215,15 +216,15 @@ class Analyzer:
         return Analysis(text, parsed.lines, parsed, glob, declared, bodies, reads, diagnostics, slot_of_item, internal)
 
     def _body(self, item: A.FnDecl, info: FnInfo, glob: Globals, changed: set[str], recovered: tuple[str, ...],
-              stats: Stats, internal: list[str]) -> BodyResult | None:
+              partial: bool, stats: Stats, internal: list[str]) -> BodyResult | None:
         # A cached result was valid at the last update; it still is unless
         # its own signature or a global name it looked up changed since.
         entry: _BodyEntry | None = self._body_cache.get(item)
-        interface = (info.interface, recovered)
+        interface = (info.interface, recovered, partial)
         if entry is not None and entry.interface == interface and not (changed and changed & entry.deps.keys()):
             return entry.result
         try:
-            result = check_body(info, glob, recovered)
+            result = check_body(info, glob, recovered, partial)
         except Exception:  # pragma: no cover - a checker bug; never the user's problem
             internal.append(traceback.format_exc())
             return None

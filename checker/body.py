@@ -118,10 +118,13 @@ class _Loop:
 
 
 class BodyChecker:
-    def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = ()) -> None:
+    def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
         self.g = glob
         self.recovered = set(recovered)
+        # Some statements did not parse: flow-based diagnostics (unused,
+        # unreachable, missing return, maybe unassigned) would be guesses.
+        self.partial = partial
         self.diags: list[LocalDiagnostic] = []
         self.types: dict[A.Node, T.Type] = {}
         self.refs: dict[A.Node, Ref] = {}
@@ -152,12 +155,12 @@ class BodyChecker:
             env.vars.setdefault(name, Var(T.UNKNOWN, frozenset()))
         end = self.block(decl.body, env)
         if not end.dead and self.fn.declared_ret and not isinstance(self.fn.ret, (T.UnitT, T.UnknownT)) \
-                and not self.recovered:
+                and not self.partial:
             assert decl.ret is not None
             self.diags.append(C.E0407.at(decl.ret.span, name=self.fn.name, type=str(self.fn.ret)))
         for node, name in self.simple_defs.items():
             # A value that could not be typed already has its diagnostic.
-            if node not in self.used and not name.startswith("_") and not T.is_unknown(self.types.get(node, T.UNKNOWN)):
+            if not self.partial and node not in self.used and not name.startswith("_") and not T.is_unknown(self.types.get(node, T.UNKNOWN)):
                 self.diags.append(C.W0101.at(node.span, name=name))
         return BodyResult(
             tuple(self.diags), self.types, self.refs, frozenset(self.facts), tuple(self.sites.values()),
@@ -180,7 +183,7 @@ class BodyChecker:
         for i, s in enumerate(stmts):
             if env.dead:
                 first = stmts[i]
-                if first.span.start not in self.reported_unreachable:
+                if first.span.start not in self.reported_unreachable and not self.partial:
                     self.reported_unreachable.add(first.span.start)
                     span = A.Span(first.span.start, stmts[-1].span.end)
                     self.diags.append(C.W0102.at(span))
@@ -411,12 +414,17 @@ class BodyChecker:
             params = {v.param for v in present}
             param = params.pop() if len(params) == 1 else None
             if clash is not None:
-                where = next(iter(sorted(clash.defs, key=lambda d: d.span.start)), at)
-                first = next(iter(sorted(present[0].defs, key=lambda d: d.span.start)), None)
-                related = (LocalRelated(f"'{name}' is {present[0].type} here", span=first.span),) if first else ()
+                # Report at an assignment made on one of the paths (not the
+                # value the variable had before them).
+                old = before.vars.get(name)
+                fresh = [v for v in present if old is None or v.defs != old.defs] or present
+                here = fresh[-1]
+                other = next(v for v in present if v is not here and S.join(v.type, here.type) is None)
+                where = min(here.defs, key=lambda d: d.span.start, default=at)
+                first_other = min(other.defs, key=lambda d: d.span.start, default=None)
+                related = (LocalRelated(f"'{name}' is {other.type} here", span=first_other.span),) if first_other else ()
                 if name not in self.unbound_reported:
-                    self.diags.append(C.E0311.at(where.span if isinstance(where, A.Node) else at.span, name=name,
-                                                 first=str(present[0].type), second=str(clash.type),
+                    self.diags.append(C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type),
                                                  related=related))
                     self.unbound_reported.add(name)
                 t = T.UNKNOWN
@@ -554,7 +562,7 @@ class BodyChecker:
             else:
                 self.refs[e] = Ref("local", e.name, self.fn.name, tuple(sorted(var.defs, key=lambda d: d.span.start)))
             self.used.update(var.defs)
-            if var.maybe_unbound and e.name not in self.unbound_reported and e.name not in self.recovered:
+            if var.maybe_unbound and e.name not in self.unbound_reported and not self.partial:
                 self.unbound_reported.add(e.name)
                 first = min(var.defs, key=lambda d: d.span.start, default=None)
                 related = (LocalRelated(f"'{e.name}' is assigned here", span=first.span),) if first is not None else ()
@@ -1666,6 +1674,6 @@ def _expr_text(e: A.Node) -> str:
     return "this expression"
 
 
-def check_body(fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = ()) -> BodyResult:
-    return BodyChecker(fn, glob, recovered).run()
+def check_body(fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> BodyResult:
+    return BodyChecker(fn, glob, recovered, partial).run()
 

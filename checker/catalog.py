@@ -240,11 +240,12 @@ E0009 = _code(
     "E0009", "nested too deeply",
     "nested more than {limit} levels deep",
     """
-    Brackets or expressions are nested more than the parser allows. No program
+    An expression is nested more than the checker allows (calls inside calls,
+    operators inside operators; parentheses alone do not count). No program
     written by hand comes close; generated code should introduce names for
     intermediate values.
     """,
-    "fn main():\n    x = " + "(" * 101 + "1" + ")" * 101 + "\n",
+    "fn main():\n    x = " + "-" * 120 + "1\n    print(x)\n",
     """
     fn main():
         x = 1
@@ -1679,3 +1680,51 @@ W1101 = _code(
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())
+
+
+_RANGES = [
+    ("E00", "Syntax"), ("E01", "Names and scopes"), ("E02", "Shapes and dims"), ("E03", "Types and element types"),
+    ("E04", "Calls and bindings"), ("E05", "Mutability"), ("E09", "Models"), ("E11", "Gradients"), ("W", "Warnings"),
+]
+
+
+def render_markdown() -> str:
+    """docs/diagnostics.md, generated from this table (tests keep it in sync:
+    regenerate with `scripts/gen-diagnostics-doc`)."""
+    out = [
+        "# Diagnostics",
+        "",
+        "Every diagnostic Quiver reports, generated from `checker/catalog.py`. "
+        "`qlint --explain CODE` prints the same text. Each example triggers exactly its code; "
+        "each fix checks clean (tests/checker/test_catalog.py).",
+        "",
+    ]
+    for prefix, title in _RANGES:
+        codes = [c for c in CODES.values() if c.code.startswith(prefix)]
+        out.append(f"- [{title}](#{title.lower().replace(' ', '-')}): " + ", ".join(f"[{c.code}](#{c.docs_anchor})" for c in codes))
+    out.append("")
+    for prefix, title in _RANGES:
+        out += [f"## {title}", ""]
+        for c in (c for c in CODES.values() if c.code.startswith(prefix)):
+            out += [
+                f'<a id="{c.docs_anchor}"></a>',
+                f"### {c.code}: {c.title}",
+                "",
+                f"Severity: {c.severity.value}. Message: `{c.message}`",
+                "",
+                c.explanation,
+                "",
+                "Example:",
+                "",
+                # The info string names the codes the block triggers; the docs
+                # tests check it. E0001's example is bytes, not text.
+                "```text" if c.code == "E0001" else f"```quiver {c.code}",
+                c.example.rstrip("\n").encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                if c.code == "E0001" else c.example.rstrip("\n"),
+                "```",
+                "",
+            ]
+            if c.fixed is not None:
+                out += ["Fixed:", "", "```quiver", c.fixed.rstrip("\n"), "```", ""]
+    return "\n".join(out)
+
