@@ -191,8 +191,10 @@ class BodyChecker:
                 env = env.copy()
                 env.dead = False
                 saved = len(self.diags)
+                defs = dict(self.simple_defs)
                 env = self.stmt(s, env)
                 del self.diags[saved:]
+                self.simple_defs = defs  # nothing in dead code is "unused" on top
                 env.dead = True
                 continue
             env = self.stmt(s, env)
@@ -327,6 +329,10 @@ class BodyChecker:
         if finfo is None:
             return  # reported by expr() on the field access
         if var is None or var.param is None or not var.param.mut:
+            key = f"E0501:{_expr_text(target.value)}"
+            if key in self.unbound_reported:
+                return  # once per model: one mistake, one diagnostic
+            self.unbound_reported.add(key)
             if var is not None and var.param is not None:
                 what = f"'{var.param.name}' is not a mut parameter"
                 fix = Fix(f"Make '{var.param.name}' mut",
