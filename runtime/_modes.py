@@ -53,12 +53,15 @@ class Train(Mode):
 
     def generator(self, device) -> torch.Generator:
         """This mode's random stream on ``device`` (created at first use)."""
+        device = torch.device(device) if not isinstance(device, torch.device) else device
         if device.type == "cpu":
             gen = self._cpu
             if gen is None:
                 gen = self._cpu = torch.Generator()
                 gen.manual_seed(self.seed)
             return gen
+        if device.type == "meta":
+            return None  # shapes only: there is nothing to draw
         if self._gens is None:
             self._gens = {}
         gen = self._gens.get(device)

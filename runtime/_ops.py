@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import checks
-from ._elems import Elem, elem_of, f32, f64, i64, tensor_text
+from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
 from ._grad import Grad, norm_of_grad
 from ._model import Model
