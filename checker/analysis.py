@@ -140,7 +140,8 @@ class Analyzer:
             d = self._decl_cache.get(key)
             if d is None:
                 try:
-                    d = declare_item(item, names)  # type: ignore[arg-type]
+                    partial = bool(slot_of_item[item].parse.diagnostics)
+                    d = declare_item(item, names, partial)  # type: ignore[arg-type]
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())

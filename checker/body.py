@@ -321,13 +321,21 @@ class BodyChecker:
             self.diags.append(C.E0505.at(target.span, model=obj_type.model))
             return
         if not isinstance(obj_type, T.ModelT):
-            self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=str(obj_type), hint=""))
+            self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
             return
+        self.global_kind(obj_type.name)
         model = self.g.models.get(obj_type.name)
-        finfo = model.field(target.name.text) if model else None
+        if model is None:
+            return
+        finfo = model.field(target.name.text)
         var = env.vars.get(target.value.name) if isinstance(target.value, A.Name) else None
         if finfo is None:
-            return  # reported by expr() on the field access
+            if not model.partial:
+                self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=f"model {model.name}",
+                                             hint=suggest(target.name.text, [x.name for x in model.fields])))
+            return
+        self.refs[target.name] = Ref("field", finfo.name, model.name)
+        self.types[target.name] = finfo.type
         if var is None or var.param is None or not var.param.mut:
             key = f"E0501:{_expr_text(target.value)}"
             if key in self.unbound_reported:
@@ -737,7 +745,7 @@ class BodyChecker:
                 return T.UNKNOWN
             return lt
         scale = lambda t: (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")) or (  # noqa: E731
-            isinstance(t, T.TensorT) and t.rank == 0 and t.elem.is_float)
+            isinstance(t, T.TensorT) and t.rank == 0 and not t.elem.is_bool)
         if op == "*" and ((isinstance(lt, T.GradT) and scale(rt)) or (isinstance(rt, T.GradT) and scale(lt))):
             return lt if isinstance(lt, T.GradT) else rt
         if op == "/" and isinstance(lt, T.GradT) and scale(rt):
@@ -804,8 +812,9 @@ class BodyChecker:
                 return T.UNKNOWN
             f = model.field(name)
             if f is None:
-                self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"model {obj.name}",
-                                             hint=suggest(name, [x.name for x in model.fields])))
+                if not model.partial:
+                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"model {obj.name}",
+                                                 hint=suggest(name, [x.name for x in model.fields])))
                 return T.UNKNOWN
             self.refs[e.name] = Ref("field", name, obj.name)
             self.types[e.name] = f.type
@@ -825,8 +834,9 @@ class BodyChecker:
                                                                    symbol=SymbolRef(("member", obj.model, name))),)))
                 return T.UNKNOWN
             if f is None:
-                self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"Grad[{obj.model}]",
-                                             hint=suggest(name, [x.name for x in model.params])))
+                if not model.partial:
+                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"Grad[{obj.model}]",
+                                                 hint=suggest(name, [x.name for x in model.params])))
                 return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
             self.types[e.name] = f.type
@@ -1398,6 +1408,7 @@ class BodyChecker:
     def _builtin_norm(self, node, b, bound, env) -> T.Type:
         t = self.value(bound["x"].node, env)
         if isinstance(t, T.GradT):
+            self.global_kind(t.model)
             model = self.g.models.get(t.model)
             dtype = "f32"
             if model is not None and model.params and isinstance(model.params[0].type, T.TensorT):

@@ -58,6 +58,11 @@ class Code:
     def docs_anchor(self) -> str:
         return self.code.lower()
 
+    @property
+    def example_text(self) -> str:
+        """The example as printable text (E0001's undecodable byte as \\xff)."""
+        return self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 def _code(code: str, title: str, message: str, explanation: str, example: str, fixed: str | None,
           *, warning: bool = False, unnecessary: bool = False) -> Code:
@@ -1719,8 +1724,7 @@ def render_markdown() -> str:
                 # The info string names the codes the block triggers; the docs
                 # tests check it. E0001's example is bytes, not text.
                 "```text" if c.code == "E0001" else f"```quiver {c.code}",
-                c.example.rstrip("\n").encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                if c.code == "E0001" else c.example.rstrip("\n"),
+                c.example_text.rstrip("\n"),
                 "```",
                 "",
             ]

@@ -50,6 +50,9 @@ class ModelInfo:
     device: str
     fields: tuple[FieldInfo, ...]
     decl: A.ModelDecl
+    # Some members did not parse: an unknown field may be one of them, so it
+    # is not reported.
+    partial: bool = False
 
     @property
     def params(self) -> tuple[FieldInfo, ...]:
@@ -67,7 +70,7 @@ class ModelInfo:
 
     @cached_property
     def interface(self) -> tuple:
-        return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields))
+        return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields), self.partial)
 
 
 @dataclass(frozen=True)
@@ -317,11 +320,11 @@ class Declared:
 _INITS = {"zeros": 0, "ones": 0, "normal": 2, "uniform": 2, "xavier": 0}
 
 
-def declare_item(item: A.Item, names: Names) -> Declared:
+def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
     if isinstance(item, A.DimDecl):
         return _declare_dim(item)
     if isinstance(item, A.ModelDecl):
-        return _declare_model(item, names)
+        return _declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
         return _declare_fn(item, names)
     return Declared(None, ())
@@ -346,7 +349,7 @@ def _literal_text(e: A.Expr) -> str:
     return "this expression"
 
 
-def _declare_model(item: A.ModelDecl, names: Names) -> Declared:
+def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
     ctx = TypeContext(names, "model")
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
@@ -376,7 +379,7 @@ def _declare_model(item: A.ModelDecl, names: Names) -> Declared:
         if m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m))
-    return Declared(ModelInfo(item.name.text, device, tuple(fields), item), tuple(ctx.diagnostics))
+    return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics))
 
 
 def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:

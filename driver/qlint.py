@@ -226,7 +226,7 @@ def explain(code: str) -> str:
     if c is None:
         raise UsageError(f"unknown diagnostic code '{code}' (see qlint --list-codes)")
     indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())  # noqa: E731
-    parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, "", "Example:", "", indent(c.example)]
+    parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, "", "Example:", "", indent(c.example_text)]
     if c.fixed is not None:
         parts += ["", "Fixed:", "", indent(c.fixed)]
     return "\n".join(parts) + "\n"
