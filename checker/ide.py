@@ -266,9 +266,12 @@ class _Collector:
                         model = self.g.models.get(owner.name)
                         if model is not None and model.field(t.name.text) is not None:
                             self.add(t.name, t.name.span, Sym("member", t.name.text, owner.name))
-        for node in A.walk(self.item):
-            if isinstance(node, A.Cast):
-                self.type_expr(node.type, fn)
+        for stmt in self.item.body:
+            for node in A.walk(stmt):
+                if isinstance(node, A.Cast):
+                    self.type_expr(node.type, fn)
+                elif isinstance(node, A.TensorType):  # a shape literal: randint([16] Index[C], ...)
+                    self.type_expr(node, fn)
 
 
 def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:

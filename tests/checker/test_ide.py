@@ -130,7 +130,10 @@ HOVERS = [
     (mark("@ m.w1"), ("x @ m.w1", code("[b H]"))),
     (mark("+ m.b1"), ("x @ m.w1 + m.b1", code("[b H]"))),
     (mark("0.1)"), ("0.1", code("Float"))),
-    (mark("(m, x, y, 0.1)", into=0), ("step(m, x, y, 0.1)", code("[] NonNeg"))),
+    (mark("0.1)", into=3), ("step(m, x, y, 0.1)", code("[] NonNeg"))),  # on the closing parenthesis
+    # right after a name: the name
+    (mark("(m, x, y, 0.1)", into=0), ("step", code("fn step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg")
+                                      + "\n\n**Param reads** of `m: Mlp`: reads w1, b1, w2 — never b2")),
     (mark("\"loss\""), ("\"loss\"", code("Str"))),
 ]
 
@@ -214,7 +217,7 @@ def test_definition_span_covers_the_declaration() -> None:
 @pytest.mark.parametrize("src, expected", [
     # a model param: its declaration, reads, writes and the gradient's field
     (mark("param w1", into=6), ["w1@6", "w1@13", "w1@23", "w1@23", "w1@23"]),
-    (mark("dim C", into=4), ["C@3", "C@8", "C@18", "C@19", "C@21", "C@32"]),
+    (mark("dim C", into=4), ["C@3", "C@8", "C@9", "C@15", "C@18", "C@19", "C@21", "C@32"]),
     (mark("fn loss", into=3), ["loss@18", "loss@22"]),
     (mark("Mlp.init"), ["Mlp@5", "Mlp@12", "Mlp@15", "Mlp@18", "Mlp@21", "Mlp@30"]),
     # a local: every assignment and use in its function, nowhere else
@@ -416,7 +419,7 @@ def test_no_signature_help(src: str) -> None:
 def test_inlay_hints_give_the_type_of_each_binding() -> None:
     analysis = check_text(PROGRAM)
     hints = [(PROGRAM[:h.offset].rsplit(None, 1)[-1], h.label) for h in ide.inlay_hints(analysis)]
-    assert hints == [("l,", ": [] NonNeg"), ("g", ": Grad[Mlp]"), ("m", ": Mlp"), ("x", ": [16 D]"),
+    assert hints == [("l", ": [] NonNeg"), ("g", ": Grad[Mlp]"), ("m", ": Mlp"), ("x", ": [16 D]"),
                      ("y", ": [16] Index[C]"), ("i", ": Int"), ("l", ": [] NonNeg")]
 
 
@@ -470,7 +473,7 @@ def test_semantic_tokens_of_a_function() -> None:
         ("b", "typeParameter", ()),
         ("D", "typeParameter", ("readonly",)),
         ("y", "variable", ("declaration",)),
-        ("x", "parameter", ("mutable",)) if False else ("x", "parameter", ()),
+        ("x", "parameter", ()),
         ("m", "parameter", ("mutable",)),
         ("w", "property", ()),
         ("m", "parameter", ("mutable",)),
@@ -603,7 +606,8 @@ def test_unused_variable_is_prefixed() -> None:
 
 def test_unreachable_code_is_removed() -> None:
     src = PROGRAM.replace("    return l\n", "    return l\n    print(1)\n    print(2)\n")
-    assert actions(src, "W0102") == [("W0102", "Remove unreachable code", [("    print(1)\n    print(2)\n", "")], False)]
+    assert actions(src, "W0102")[0] == ("W0102", "Remove unreachable code", [("    print(1)\n    print(2)\n", "")], False)
+    assert apply(src, [a[0] for a in actions(src)].index("W0102")) == PROGRAM
 
 
 def test_code_actions_for_a_span() -> None:
