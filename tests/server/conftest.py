@@ -55,8 +55,15 @@ def make_client() -> LanguageClient:
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     register_lsp_features(client, features)
     for method in CUSTOM:
-        client.feature(method)(lambda c, p, m=method: c.custom.append((m, plain(p))))
+        client.feature(method)(_recorder(method))
     return client
+
+
+def _recorder(method: str):
+    def record(ls: LanguageClient, params) -> None:
+        ls.custom.append((method, plain(params)))
+
+    return record
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -79,7 +86,8 @@ def init_params(profile: str, **options: Any) -> lsp.InitializeParams:
 @pytest_lsp.fixture(config=CONFIG, params=PROFILES)
 async def client(lsp_client: LanguageClient, request):
     lsp_client.profile = request.param
-    await lsp_client.initialize_session(init_params(request.param))
+    result = await lsp_client.initialize_session(init_params(request.param))
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
     yield
     await lsp_client.shutdown_session()
 
@@ -152,6 +160,7 @@ class Session:
         self.folder = folder or ROOT / "tests" / "server" / "data"
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
+        self.encoding = getattr(client, "encoding", "utf-16")
 
     def uri(self, name: str | None = None) -> str:
         if name is None:
@@ -170,7 +179,7 @@ class Session:
     def change(self, uri: str, start: int, end: int, new: str) -> int:
         """Replace [start, end) of the current text; returns the new version."""
         text = self.texts[uri]
-        rng = span_range(text, start, end)
+        rng = span_range(text, start, end, self.encoding)
         self.texts[uri] = text[:start] + new + text[end:]
         self.versions[uri] += 1
         self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
@@ -202,7 +211,10 @@ class Session:
         return (await wait_until(found, timeout, f"diagnostics of {uri} v{version}")).diagnostics
 
     def pos(self, uri: str, offset: int) -> lsp.Position:
-        return position(self.texts[uri], offset)
+        return position(self.texts[uri], offset, self.encoding)
+
+    def range(self, uri: str, start: int, end: int) -> lsp.Range:
+        return span_range(self.texts[uri], start, end, self.encoding)
 
     def doc(self, uri: str) -> lsp.TextDocumentIdentifier:
         return lsp.TextDocumentIdentifier(uri)
