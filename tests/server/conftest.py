@@ -227,6 +227,19 @@ class Session:
             lsp.ExecuteCommandParams(command=name, arguments=list(args)))
         return plain(result)
 
+    async def raw(self, method: str, params: Any) -> Any:
+        """A request whose result is returned as plain JSON (dicts and lists),
+        not structured by lsprotocol (whose Python hook, for one, reads every
+        code action that has a command as a bare Command)."""
+        protocol = self.client.protocol
+        protocol.get_result_type = lambda _method: None
+        protocol.get_message_type = lambda _method: None
+        try:
+            return plain(await self.client.protocol.send_request_async(method, params))
+        finally:
+            del protocol.get_result_type
+            del protocol.get_message_type
+
     def custom(self, method: str, run_id: str | None = None) -> list[dict]:
         return [p for m, p in self.client.custom if m == method and (run_id is None or p.get("runId") == run_id)]
 
