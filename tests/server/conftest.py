@@ -240,6 +240,15 @@ class Session:
             del protocol.get_result_type
             del protocol.get_message_type
 
+    def raw_notify(self, method: str, params: Any) -> None:
+        """A notification sent as the JSON given, whatever the protocol says."""
+        protocol = self.client.protocol
+        protocol.get_message_type = lambda _method: None
+        try:
+            protocol.notify(method, params)
+        finally:
+            del protocol.get_message_type
+
     def custom(self, method: str, run_id: str | None = None) -> list[dict]:
         return [p for m, p in self.client.custom if m == method and (run_id is None or p.get("runId") == run_id)]
 
