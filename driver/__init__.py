@@ -9,7 +9,15 @@ The language itself lives in `quiver.checker`, the torch runtime in
 `quiver.runtime`, the language server in `quiver.server`.
 """
 
-from .loader import CheckFailed, load
-
 __all__ = ["CheckFailed", "load"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # Imported on first use, so that `python -m quiver.server` (a subpackage)
+    # does not pay for the checker before it can answer `initialize`.
+    if name in __all__:
+        from . import loader
+
+        return getattr(loader, name)
+    raise AttributeError(f"module 'quiver' has no attribute {name!r}")
