@@ -137,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         raise failed[0]
     from .server import serve
 
-    serve(_Replay(prefix, stdin), stdout, answered)
-    return 0
+    return serve(_Replay(prefix, stdin), stdout, answered)
 
 
 if __name__ == "__main__":

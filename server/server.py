@@ -588,10 +588,15 @@ async def show_param_reads(ls: QuiverServer, *args):
 # ====================================================================== entry
 
 
-def serve(stdin=None, stdout=None, answered_early=None) -> None:
-    """Serve over stdio until the client says exit or goes away."""
+def serve(stdin=None, stdout=None, answered_early=None) -> int:
+    """Serve over stdio until the client says exit or goes away. The exit
+    status is 0 after a `shutdown` request, 1 otherwise (as the protocol says)."""
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),
                         format="quiver-lsp %(levelname)s %(name)s: %(message)s")
     if answered_early is not None:
         server.protocol.answered_early.add(answered_early)
-    server.start_io(stdin, stdout)
+    try:
+        server.start_io(stdin, stdout)
+    finally:
+        server.runs.stop_all()
+    return 0 if server.protocol._shutdown else 1
