@@ -11,6 +11,7 @@ builds a Range or a Position.
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 from typing import Iterable
 
@@ -85,16 +86,52 @@ class Codec:
         return Span(min(start, end), max(start, end))
 
 
-def apply_change(text: str, lines: LineIndex, codec: Codec, change) -> str:
-    """The text after one `TextDocumentContentChangeEvent`."""
+class Lines(LineIndex):
+    """The checker's LineIndex, with line starts that can be carried over an
+    edit instead of found again by scanning the whole text."""
+
+    def __init__(self, text: str, starts: list[int] | None = None) -> None:
+        super().__init__(text)
+        self._known = starts
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._known is None:
+            self._known = LineIndex.line_starts.fget(self)  # type: ignore[attr-defined]
+        return self._known
+
+    def edited(self, start: int, end: int, new: str) -> "Lines":
+        """The lines of the text with [start, end) replaced by `new`."""
+        text = self.text
+        result = text[:start] + new + text[end:]
+        if self._known is None or "\r" in new or "\r" in text[max(0, start - 1):start + 1] \
+                or "\r" in text[max(0, end - 1):end + 1]:
+            return Lines(result)  # a carriage return near the edit: scan again
+        starts = self._known
+        delta = len(new) - (end - start)
+        keep = bisect.bisect_right(starts, start)
+        rest = bisect.bisect_right(starts, end)
+        added = []
+        i = new.find("\n")
+        while i >= 0:
+            added.append(start + i + 1)
+            i = new.find("\n", i + 1)
+        tail = starts[rest:]
+        if delta:
+            tail = [s + delta for s in tail]
+        return Lines(result, starts[:keep] + added + tail)
+
+
+def apply_change(lines: Lines, codec: Codec, change) -> Lines:
+    """The text (and its lines) after one `TextDocumentContentChangeEvent`."""
     rng = getattr(change, "range", None)
     if rng is None:
-        return change.text
+        return Lines(change.text)
     start = _clamped_offset(lines, codec, rng.start)
     end = _clamped_offset(lines, codec, rng.end)
     if end < start:
         start, end = end, start
-    return text[:start] + change.text + text[end:]
+    return lines.edited(start, end, change.text)
 
 
 def _clamped_offset(lines: LineIndex, codec: Codec, pos: lsp.Position) -> int:

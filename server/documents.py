@@ -28,9 +28,8 @@ from typing import Callable
 from quiver.checker import Analyzer
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
-from quiver.checker.source import LineIndex
 
-from .convert import Codec, apply_change
+from .convert import Codec, Lines, apply_change
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ class Document:
         self.uri = uri
         self.text = text
         self.version = version
-        self.lines = LineIndex(text)
+        self.lines = Lines(text)
         self.analyzer = Analyzer()
         self.analysis: Analysis | None = None
         self.analysis_version: int | None = None
@@ -60,14 +59,17 @@ class Document:
         self.published: tuple | None = None  # (version, run generation) last pushed
 
     def apply_changes(self, changes, version: int, codec: Codec) -> None:
-        text = self.text
         lines = self.lines
         for change in changes:
-            text = apply_change(text, lines, codec, change)
-            lines = LineIndex(text)
-        self.text = text
+            lines = apply_change(lines, codec, change)
+        self.text = lines.text
         self.lines = lines
         self.version = version
+
+    def lines_of(self, analysis: Analysis):
+        """The line index of an analysis' text: the document's own when it is
+        the same text (its line starts are kept up to date edit by edit)."""
+        return self.lines if self.lines.text is analysis.text else analysis.lines
 
     @property
     def current_analysis(self) -> Analysis | None:

@@ -150,10 +150,11 @@ class QuiverServer(LanguageServer):
 
     def diagnostics_of(self, doc: Document, analysis: Analysis, version: int) -> list[lsp.Diagnostic]:
         base = self.docs_base
-        out = [convert.diagnostic(d, analysis.lines, self.codec, doc.uri, base) for d in analysis.diagnostics]
+        lines = doc.lines_of(analysis)
+        out = [convert.diagnostic(d, lines, self.codec, doc.uri, base) for d in analysis.diagnostics]
         failure = doc.run_failure
         if failure is not None and failure.version == version:
-            out.append(convert.run_diagnostic(failure.span, failure.message, analysis.lines, self.codec))
+            out.append(convert.run_diagnostic(failure.span, failure.message, lines, self.codec))
         return out
 
     def _run_failed(self, run: Run, error: RunError | None) -> None:
@@ -190,8 +191,8 @@ class QuiverServer(LanguageServer):
         found = await self.analysis_of(uri)
         if found is None:
             return None
-        _, analysis = found
-        offset = self.codec.offset(analysis.lines, position)
+        doc, analysis = found
+        offset = self.codec.offset(doc.lines_of(analysis), position)
         if offset is None:
             return None
         return await self.docs.run_on_worker(query, analysis, offset)
