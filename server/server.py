@@ -64,6 +64,25 @@ class QuiverProtocol(LanguageServerProtocol):
         return lsp.InitializeResult(capabilities=self.server_capabilities,
                                     server_info=lsp.ServerInfo(**result["serverInfo"]))
 
+    # The server keeps its own documents (server/documents.py). pygls would
+    # keep a second copy, updated on every edit at a cost that grows with the
+    # document, and never read: these three only pass the notification on.
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
     def structure_message(self, data: dict[str, Any]):
         if isinstance(data, dict) and data.get("method") == lsp.INITIALIZE and isinstance(data.get("params"), dict):
             self.raw_initialize_params = data["params"]
