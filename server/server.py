@@ -83,6 +83,16 @@ class QuiverProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        super()._handle_notification(method_name, params)
+        # pygls files a future for each notification handled by a generator
+        # (didOpen, didChange, ...) under a fresh id and never removes it: one
+        # entry per keystroke, forever. Finished ones are dropped here (a
+        # request's own entry is removed when its reply is sent, or is done).
+        done = [k for k, f in self._request_futures.items() if f.done()]
+        for k in done:
+            del self._request_futures[k]
+
     def structure_message(self, data: dict[str, Any]):
         if isinstance(data, dict) and data.get("method") == lsp.INITIALIZE and isinstance(data.get("params"), dict):
             self.raw_initialize_params = data["params"]

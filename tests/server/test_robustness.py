@@ -167,3 +167,17 @@ async def test_an_exception_in_a_request_handler_is_logged_and_answered() -> Non
 
     text_document_did_save(ls, None)  # does not raise
     assert "KeyError: 'x'" in ls.logged[-1][0]
+
+
+def test_notifications_leave_nothing_behind() -> None:
+    """pygls keeps a future per notification handled by a generator; the
+    server's protocol drops them, so memory stays flat over many edits."""
+    from quiver.server.server import QuiverServer
+
+    ls = QuiverServer()
+    params = lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri="file:///nowhere.qv", version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")])
+    for _ in range(50):
+        ls.protocol._handle_notification(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
+    assert ls.protocol._request_futures == {}
