@@ -580,6 +580,14 @@ def test_fix_e0501_makes_the_parameter_mut() -> None:
     assert not [d for d in check_text(apply(src)).diagnostics if d.code == "E0501"]
 
 
+def test_fix_e0502_makes_the_callers_parameter_mut() -> None:
+    src = PROGRAM.replace("fn main():", "fn twice(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg:\n"
+                          "    return step(m, x, y, 0.1)\n\nfn main():")
+    assert actions(src, "E0502") == [("E0502", "Make 'm' mut", [("", "mut ")], True)]
+    fixed = apply(src, [a[0] for a in actions(src)].index("E0502"))
+    assert "fn twice(mut m: Mlp" in fixed and not [d for d in check_text(fixed).diagnostics if d.code == "E0502"]
+
+
 @pytest.mark.parametrize("before, after, code", [
     ("print(\"loss\", l)", "print(\"loss\", ll)", "E0101"),
     ("m.w1 - lr * g.w1", "m.w1 - lr * g.ww1", "E0107"),

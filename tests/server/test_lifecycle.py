@@ -249,3 +249,25 @@ async def test_bad_settings_are_reported_once_and_defaults_used(misconfigured: L
         if got:
             break
     assert [h.label for h in got] == [": Int"]
+
+
+# ---------------------------------------------------------------------- where diagnostic codes link to
+
+
+def test_code_links_fall_back_to_a_generated_page(tmp_path, monkeypatch) -> None:
+    """Installed without the repository (no docs/diagnostics.md next to the
+    package), the links point at the same page generated from the catalog."""
+    import quiver.checker
+    from quiver.checker.catalog import render_markdown
+    from quiver.server.server import diagnostics_doc_uri
+
+    assert diagnostics_doc_uri() == (ROOT / "docs" / "diagnostics.md").as_uri()
+    site = tmp_path / "site-packages" / "quiver" / "checker"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(quiver.checker, "__file__", str(site / "__init__.py"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    uri = diagnostics_doc_uri()
+    page = tmp_path / "cache" / "quiver" / "diagnostics-0.1.0.md"
+    assert uri == page.as_uri()
+    assert page.read_text(encoding="utf-8") == render_markdown()
+    assert '<a id="e0411"></a>' in page.read_text(encoding="utf-8")
