@@ -159,6 +159,8 @@ class _ItemIndex:
     occs: list[_Occ]
     body: BodyResult | None
     declared: Declared
+    # semantic tokens, relative to the item: (start, end, type, modifiers)
+    tokens: list[tuple[int, int, str, tuple[str, ...]]] | None = None
 
 
 _INDEX_CACHE: dict[A.Node, tuple[object, object, _ItemIndex]] = {}
@@ -858,7 +860,6 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     if call is None:
         return None
     callee, piped, args = call
-    fn = _fn_of(analysis, slot.item) if slot.item is not None else None
     sigs = _signatures_for(analysis, callee, args)
     if not sigs:
         return None
@@ -876,7 +877,6 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     elif callee not in ("print",) and index >= len(sig.parameters):
         variadic = sig.parameters and sig.label[sig.parameters[-1][0]:sig.parameters[-1][1]].endswith("...")
         active = len(sig.parameters) - 1 if variadic else None
-    del fn
     return SignatureHelp(tuple(sigs), chosen, active)
 
 
@@ -1060,6 +1060,8 @@ def inlay_hints(analysis: Analysis, span: A.Span | None = None) -> list[InlayHin
 
 
 def semantic_tokens(analysis: Analysis, span: A.Span | None = None) -> list[SemanticToken]:
+    """Every name the legend has a type for, in document order; only those
+    in the items that overlap `span` when it is given."""
     out = []
     g = analysis.globals
     for slot in analysis.parsed.slots:
@@ -1068,15 +1070,18 @@ def semantic_tokens(analysis: Analysis, span: A.Span | None = None) -> list[Sema
             continue
         if span is not None and (slot.end < span.start or slot.start > span.end):
             continue
-        fn = _fn_of(analysis, item)
-        for o in _index(analysis, item).occs:
-            tok = _token(g, fn, o)
-            if tok is None:
-                continue
-            kind, mods = tok
-            if o.is_def:
-                mods = ("declaration",) + mods
-            out.append(SemanticToken(_abs(slot, o.span), kind, mods))
+        index = _index(analysis, item)
+        if index.tokens is None:
+            fn = _fn_of(analysis, item)
+            tokens = []
+            for o in index.occs:
+                tok = _token(g, fn, o)
+                if tok is not None:
+                    kind, mods = tok
+                    tokens.append((o.span.start, o.span.end, kind, ("declaration",) + mods if o.is_def else mods))
+            index.tokens = tokens
+        base = slot.start
+        out.extend(SemanticToken(A.Span(a + base, b + base), kind, mods) for a, b, kind, mods in index.tokens)
     return out
 
 

@@ -261,23 +261,48 @@ def inlay_hint(h: ide.InlayHint, lines: LineIndex, codec: Codec) -> lsp.InlayHin
 
 def semantic_tokens(tokens: list[ide.SemanticToken], lines: LineIndex, codec: Codec) -> lsp.SemanticTokens:
     """The relative five-integer encoding of the protocol. Tokens never span
-    lines (they are names)."""
+    lines (they are names). The tokens come in document order, so lines are
+    found by walking forward rather than searched for each token."""
     data: list[int] = []
-    prev_line = prev_char = 0
     type_index = {t: i for i, t in enumerate(TOKEN_TYPES)}
-    mod_bit = {m: 1 << i for i, m in enumerate(TOKEN_MODIFIERS)}
+    mod_bits: dict[tuple[str, ...], int] = {}
+    starts = lines.line_starts
+    text = lines.text
+    n_lines = len(starts)
+    line = 0
+    prev_line = prev_char = 0
+    line_text = ""
+    ascii_line = True
+    line_start = 0
+    next_start = starts[1] if n_lines > 1 else len(text) + 1
     for t in sorted(tokens, key=lambda t: t.span.start):
-        start = codec.position(lines, t.span.start)
-        length = codec.units(lines.text[t.span.start:t.span.end])
-        if t.type not in type_index:
+        kind = type_index.get(t.type)
+        if kind is None:
             continue
-        mods = 0
-        for m in t.modifiers:
-            mods |= mod_bit.get(m, 0)
-        delta_line = start.line - prev_line
-        delta_char = start.character - prev_char if delta_line == 0 else start.character
-        data.extend((delta_line, delta_char, length, type_index[t.type], mods))
-        prev_line, prev_char = start.line, start.character
+        offset = t.span.start
+        if offset >= next_start or line == 0 and not line_text:
+            while line + 1 < n_lines and starts[line + 1] <= offset:
+                line += 1
+            line_start = starts[line]
+            next_start = starts[line + 1] if line + 1 < n_lines else len(text) + 1
+            line_text = text[line_start:next_start]
+            ascii_line = line_text.isascii()
+        if ascii_line:
+            char = offset - line_start
+            length = t.span.end - t.span.start
+        else:
+            char = codec.units(text[line_start:offset])
+            length = codec.units(text[offset:t.span.end])
+        mods = mod_bits.get(t.modifiers)
+        if mods is None:
+            mods = 0
+            for m in t.modifiers:
+                if m in TOKEN_MODIFIERS:
+                    mods |= 1 << TOKEN_MODIFIERS.index(m)
+            mod_bits[t.modifiers] = mods
+        delta_line = line - prev_line
+        data.extend((delta_line, char - prev_char if delta_line == 0 else char, length, kind, mods))
+        prev_line, prev_char = line, char
     return lsp.SemanticTokens(data=data)
 
 
