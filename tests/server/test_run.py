@@ -263,3 +263,36 @@ async def test_real_runner_runs_main(real: LanguageClient, tmp_path: Path) -> No
     done = await finished(s, run_id, 120)
     assert done["status"] == "ok", done
     assert output(s, run_id) == "step 0\nstep 1\nstep 2\n"
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_failure_at_run_time_is_a_diagnostic(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    print(\"start\")\n    n = 0\n    x = 10 / n\n    print(x)\n"
+    uri, run_id = await run(s, text)
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "failed" and done["exitCode"] == 1
+    assert done["message"] == f"{Path(uri).name}:4:5: ZeroDivisionError: division by zero"
+    assert output(s, run_id) == "start\n"
+    assert '"kind": "runtime"' not in output(s, run_id, "stderr")
+
+    def run_diagnostics():
+        for p in reversed(s.client.published):
+            if p.uri == uri:
+                return [d for d in p.diagnostics if d.source == "quiver run"]
+        return []
+
+    (d,) = await wait_until(run_diagnostics, 10, "the run's diagnostic")
+    line = text.index("x = 10 / n")
+    assert (d.range, d.message) == (s.range(uri, line, line + len("x = 10 / n")), "ZeroDivisionError: division by zero")
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_can_be_stopped(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    i = 0\n    while True:\n        i = i + 1\n        if i % 1000000 == 0:\n            print(i)\n"
+    uri, run_id = await run(s, text)
+    await wait_until(lambda: output(s, run_id).startswith("1000000\n"), 120, "the program to print")
+    assert await s.command("quiver.stopRun", uri) == {"stopped": [run_id]}
+    done = await finished(s, run_id, 10)
+    assert (done["status"], done["exitCode"]) == ("stopped", None)
