@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import random
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
-from conftest import CONFIG, ROOT, Session, init_params, position, wait_until
+from lsp_support import CONFIG, ROOT, Session, init_params, position, wait_until
 from quiver.checker import check_text
 
 DOCS = (ROOT / "docs" / "diagnostics.md").as_uri()

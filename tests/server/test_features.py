@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from conftest import Session, cursors, position
+from lsp_support import Session, cursors, position
 
 PROGRAM = (Path(__file__).with_name("data") / "chain.qv").read_text(encoding="utf-8")
 

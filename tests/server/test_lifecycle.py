@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 
-from conftest import CONFIG, PROFILES, ROOT, SERVER, Session, init_params, server_env, wait_until
+from lsp_support import CONFIG, PROFILES, ROOT, SERVER, Session, init_params, server_env, wait_until
 
 
 # ---------------------------------------------------------------------- raw stdio

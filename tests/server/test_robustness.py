@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcMethodNotFound
 
-from conftest import Session
+from lsp_support import Session
 
 TEXT = "dim D = 3\n\nfn main():\n    x = randn([4 D], seed=1)\n    print(x)\n"
 

@@ -21,7 +21,7 @@ from pytest_lsp import LanguageClient
 
 from pytest_lsp import ClientServerConfig
 
-from conftest import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
+from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
 
 MAIN = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
 
