@@ -66,3 +66,36 @@ def test_changes_apply_in_the_clients_encoding() -> None:
     assert apply_change(lines, Codec("utf-8"), change).text == "s = \"🎉中\"\nt = 1\n"
     whole = lsp.TextDocumentContentChangeWholeDocument(text="x")
     assert apply_change(lines, Codec("utf-16"), whole).text == "x"
+
+
+def test_markdown_or_plain_text() -> None:
+    from quiver.server.convert import markup
+
+    md = "```quiver\n(local) g: Grad[Mlp]\n```\n\n**Param reads** of `m: Mlp`"
+    assert markup(md, ["markdown", "plaintext"]) == lsp.MarkupContent(lsp.MarkupKind.Markdown, md)
+    assert markup(md, ["plaintext"]) == lsp.MarkupContent(lsp.MarkupKind.PlainText,
+                                                          "(local) g: Grad[Mlp]\n\nParam reads of m: Mlp")
+    assert markup(md, None).kind == lsp.MarkupKind.Markdown
+
+
+def test_settings() -> None:
+    from quiver.server.settings import Settings, parse
+
+    s, problems = parse({"quiver": {"diagnostics": {"debounceMs": 40, "mode": "pull"}, "run": {"timeoutSeconds": 2},
+                                    "inlayHints": {"enabled": False}, "unknown": 1}})
+    assert (s.diagnostics.debounce_ms, s.diagnostics.mode, s.run.timeout_seconds, s.inlay_hints, s.code_lens) == \
+        (40, "pull", 2.0, False, True) and problems == []
+    s, problems = parse({"diagnostics": {"debounceMs": True, "mode": "sometimes"}, "run": "fast", "codeLens": {"enabled": 1}})
+    assert s == Settings()
+    assert problems == [
+        "quiver.diagnostics.debounceMs must be a number of milliseconds in 0..10000, found True",
+        "quiver.diagnostics.mode must be one of both, push, pull, found 'sometimes'",
+        "quiver.run must be an object",
+        "quiver.codeLens.enabled must be true or false, found 1",
+    ]
+    assert parse(None) == (Settings(), [])
+    assert parse([1]) == (Settings(), ["quiver settings must be an object, found list"])
+    # later settings start from the earlier ones
+    first, _ = parse({"run": {"timeoutSeconds": 5}})
+    second, _ = parse({"inlayHints": {"enabled": False}}, first)
+    assert (second.run.timeout_seconds, second.inlay_hints) == (5.0, False)
