@@ -624,3 +624,49 @@ def test_code_actions_for_a_span() -> None:
     at = src.index("ll)")
     assert [a.title for a in ide.code_actions(analysis, Span(at, at))] == ["Change to 'l'"]
     assert ide.code_actions(analysis, Span(0, 5)) == []
+
+
+# ====================================================================== never raises
+
+from pathlib import Path  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXAMPLES = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv"))]
+SNIPPETS = ["", "x", "m.", "g.", "(", ")", "[", "]", ",", ":", "\n", "\n    ", "over=", "relu(", "value_and_grad(",
+            "Grad[", "fn ", "dim E = 2\n", " @ ", "|> ", "\"", "#", "🎉", "return ", "Mlp.", "as [b] ", "mut "]
+
+
+def every_query(analysis, offset: int) -> None:
+    ide.hover(analysis, offset)
+    ide.definition(analysis, offset)
+    ide.references(analysis, offset)
+    ide.highlights(analysis, offset)
+    ide.completions(analysis, offset)
+    ide.signature_help(analysis, offset)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_queries_never_raise_on_edited_programs(data) -> None:
+    src = data.draw(st.sampled_from(EXAMPLES + [PROGRAM]))
+    for _ in range(data.draw(st.integers(0, 6))):
+        start = data.draw(st.integers(0, len(src)))
+        end = data.draw(st.integers(start, min(len(src), start + 15)))
+        src = src[:start] + data.draw(st.sampled_from(SNIPPETS)) + src[end:]
+    analysis = check_text(src)
+    for offset in data.draw(st.lists(st.integers(0, len(src)), min_size=1, max_size=25)):
+        every_query(analysis, offset)
+    ide.document_symbols(analysis)
+    ide.inlay_hints(analysis)
+    ide.semantic_tokens(analysis)
+    ide.code_lenses(analysis)
+    ide.code_actions(analysis, Span(0, len(src)))
+
+
+def test_every_offset_of_the_examples() -> None:
+    for src in EXAMPLES:
+        analysis = check_text(src)
+        for offset in range(0, len(src) + 1):
+            every_query(analysis, offset)
