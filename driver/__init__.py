@@ -7,6 +7,10 @@
 `quiver.load` checks, compiles and imports a .qv file (see docs/runtime.md).
 The language itself lives in `quiver.checker`, the torch runtime in
 `quiver.runtime`, the language server in `quiver.server`.
+
+Nothing is imported here eagerly: compiled programs import `quiver.runtime`,
+which must not pull in the checker, and the language server must not pull in
+torch.
 """
 
 __all__ = ["CheckFailed", "load"]
@@ -14,8 +18,6 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # Imported on first use, so that `python -m quiver.server` (a subpackage)
-    # does not pay for the checker before it can answer `initialize`.
     if name in __all__:
         from . import loader
 
