@@ -118,13 +118,16 @@ class Analyzer:
         self._body_cache = _Generational()
         self._site_cache = _Generational()
         self._fingerprints: dict[str, object] = {}
+        self._parsed: ParsedDocument | None = None
+        self._env_ids: dict[tuple, int] = {}
         self._reads: ReadAnalysis | None = None
         self.stats = Stats()
 
     def update(self, text: str, decode_problem: DecodeProblem | None = None) -> Analysis:
         stats = Stats()
         before = self.parse_cache.parsed
-        parsed = parse_document(text, self.parse_cache)
+        parsed = parse_document(text, self.parse_cache, self._parsed)
+        self._parsed = parsed
         stats.parsed = self.parse_cache.parsed - before
         internal: list[str] = []
 
@@ -132,7 +135,10 @@ class Analyzer:
         slot_of_item = {s.item: s for s in slots}
         items = [s.item for s in slots]
         names = collect_names(items)  # type: ignore[arg-type]
-        env_key = names.env_key()
+        # Interned: a small int hashes faster than the tuple, once per item.
+        if len(self._env_ids) > 1000:
+            self._env_ids.clear()
+        env_key = self._env_ids.setdefault(names.env_key(), len(self._env_ids))
 
         declared: dict[A.Node, Declared] = {}
         for item in items:
@@ -185,12 +191,17 @@ class Analyzer:
                 if info is None or not info.params:
                     continue
                 summary = reads.summary(site.f_name, info.params[0].name)
-                skey = (site.call, summary.key() if summary is not None else None, glob.fingerprint(site.model))
-                diags = self._site_cache.get(skey)
-                if diags is None:
-                    diags = site_diagnostics(site, summary, glob)
-                    self._site_cache.put(skey, diags)
+                # The model's declaration object stands for its fields: it is
+                # the same object for as long as the model's text and names
+                # are. The entry keeps it alive, so its id is not reused.
+                model = glob.models.get(site.model)
+                skey = (site.call, summary.key() if summary is not None else None, id(model))
+                entry = self._site_cache.get(skey)
+                if entry is None:
+                    entry = (site_diagnostics(site, summary, glob), model)
+                    self._site_cache.put(skey, entry)
                     stats.sites_checked.append(item.name.text)  # type: ignore[attr-defined]
+                diags = entry[0]
                 site_diags.setdefault(item, []).extend(diags)
 
         diagnostics: list[Diagnostic] = []

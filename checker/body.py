@@ -184,14 +184,19 @@ class BodyChecker:
     # -------------------------------------------------------------- statements
 
     def block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
+        reported_here = False
         for i, s in enumerate(stmts):
             if env.dead:
+                # Everything after a return/break/continue: one warning for
+                # the rest of the block.
                 first = stmts[i]
-                if first.span.start not in self.reported_unreachable and not self.partial:
+                if not reported_here and first.span.start not in self.reported_unreachable and not self.partial:
                     self.reported_unreachable.add(first.span.start)
                     span = A.Span(first.span.start, stmts[-1].span.end)
                     self.diags.append(C.W0102.at(span))
-                # Still check it (types for hovers; errors are real), from a live copy.
+                reported_here = True
+                # Still typed (for hovers), from a live copy; its diagnostics are
+                # left out, since the code never runs.
                 env = env.copy()
                 env.dead = False
                 saved = len(self.diags)

@@ -20,7 +20,7 @@ import textwrap
 from dataclasses import dataclass
 
 from .ast import Span
-from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity
+from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
 
 CODES: dict[str, "Code"] = {}
 
@@ -50,6 +50,12 @@ class Code:
     ) -> LocalDiagnostic:
         if set(args) != self.placeholders:
             raise TypeError(f"{self.code} needs {sorted(self.placeholders)}, got {sorted(args)}")
+        if fix is None:
+            # A "did you mean" hint whose diagnostic is on the misspelt name:
+            # replacing the name is the fix.
+            name = getattr(args.get("hint"), "name", None)
+            if name is not None:
+                fix = Fix(f"Change to '{name}'", (TextEdit(span, name),))
         return LocalDiagnostic(
             self.code, self.severity, self.message.format(**args), span, tuple(related), fix, self.unnecessary
         )

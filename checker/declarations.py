@@ -165,10 +165,21 @@ def collect_names(items: list[A.Item]) -> Names:
     return names
 
 
-def suggest(name: str, candidates) -> str:
-    """" (did you mean `x`?)" or ""."""
+class Hint(str):
+    """"; did you mean 'x'?" — a message suffix that also carries the name, so
+    the diagnostic built with it offers the rename as a quick fix."""
+
+    name: str | None = None
+
+
+def suggest(name: str, candidates) -> Hint:
+    """"; did you mean 'x'?" or "" (as a Hint)."""
     match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean '{match[0]}'?" if match else ""
+    if not match:
+        return Hint("")
+    hint = Hint(f"; did you mean '{match[0]}'?")
+    hint.name = match[0]
+    return hint
 
 
 # ------------------------------------------------------------------ types

@@ -1174,21 +1174,11 @@ def runnable(analysis: Analysis) -> bool:
 
 # ====================================================================== code actions
 
-_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'\?$")
-# Codes whose message may end in "did you mean 'x'?", with the misspelt name as the span.
-RENAME_CODES = frozenset({"E0101", "E0102", "E0107", "E0109", "E0207", "E0402", "E0905"})
-
-
 def fixes(analysis: Analysis, d: Diagnostic) -> list[CodeAction]:
     """The mechanical fixes of one diagnostic."""
     out = []
     if d.fix is not None:
         out.append(CodeAction(d.fix.title, "quickfix", d.fix.edits, d, True))
-    if d.code in RENAME_CODES:
-        m = _DID_YOU_MEAN.search(d.message)
-        written = analysis.text[d.span.start:d.span.end]
-        if m is not None and re.fullmatch(_IDENT, written) and m.group(1) != written:
-            out.append(CodeAction(f"Change to '{m.group(1)}'", "quickfix", (TextEdit(d.span, m.group(1)),), d, True))
     if d.code == "W0101":
         written = analysis.text[d.span.start:d.span.end]
         if re.fullmatch(_IDENT, written):

@@ -77,6 +77,10 @@ class ParseCache:
             self._current[text] = hit
         return hit
 
+    def keep(self, parse: ItemParse) -> None:
+        """Keep a parse reused without a lookup (its text's hash is cached)."""
+        self._current[parse.text] = parse
+
     def end_version(self) -> None:
         self._previous = self._current
         self._current = {}
@@ -116,8 +120,70 @@ class ParsedDocument:
         return None
 
 
-def parse_document(text: str, cache: ParseCache | None = None) -> ParsedDocument:
+def parse_document(text: str, cache: ParseCache | None = None,
+                   previous: ParsedDocument | None = None) -> ParsedDocument:
+    """Parse a document. With the previous version, only the items around the
+    edit are cut and looked up again: the items before it are reused as they
+    are, the items after it moved by the edit's length."""
     cache = cache if cache is not None else ParseCache()
-    slots = tuple(ItemSlot(s, cache.get(text[s:e])) for s, e in split_items(text))
+    if previous is None or not previous.slots:
+        slots = tuple(ItemSlot(s, cache.get(text[s:e])) for s, e in split_items(text))
+    else:
+        slots = _reparse(text, cache, previous)
     cache.end_version()
     return ParsedDocument(text, LineIndex(text), slots)
+
+
+def _reparse(text: str, cache: ParseCache, previous: ParsedDocument) -> tuple[ItemSlot, ...]:
+    old = previous.text
+    prefix = _common_prefix(old, text)
+    suffix = _common_suffix(old, text, max(0, min(len(old), len(text)) - prefix))
+    delta = len(text) - len(old)
+    old_slots = previous.slots
+    # Items that the edit cannot have touched: those ending before the
+    # character ahead of the change (its line break decides whether the
+    # changed text starts an item), and those starting after it.
+    changed_from = prefix - 1
+    changed_to = len(old) - suffix + 1
+    first = 0
+    while first < len(old_slots) and old_slots[first].end <= changed_from:
+        first += 1
+    last = len(old_slots) - 1
+    while last >= first and old_slots[last].start >= changed_to:
+        last -= 1
+    head = old_slots[:first]
+    tail = old_slots[last + 1:]
+    start = old_slots[first].start if first < len(old_slots) else (head[-1].end if head else 0)
+    end = (tail[0].start + delta) if tail else len(text)
+    for s in head:
+        cache.keep(s.parse)
+    middle = [ItemSlot(start + s, cache.get(text[start + s:start + e])) for s, e in split_items(text[start:end])]
+    moved = []
+    for s in tail:
+        cache.keep(s.parse)
+        moved.append(ItemSlot(s.start + delta, s.parse) if delta else s)
+    return tuple(head) + tuple(middle) + tuple(moved)
+
+
+_CHUNK = 4096
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i + _CHUNK <= n and a[i:i + _CHUNK] == b[i:i + _CHUNK]:
+        i += _CHUNK
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the common suffix, at most `limit`."""
+    i = 0
+    la, lb = len(a), len(b)
+    while i + _CHUNK <= limit and a[la - i - _CHUNK:la - i] == b[lb - i - _CHUNK:lb - i]:
+        i += _CHUNK
+    while i < limit and a[la - i - 1] == b[lb - i - 1]:
+        i += 1
+    return i

@@ -51,8 +51,12 @@ class Summary:
     everything: Reason | None = None  # set when the model escapes
 
     def key(self) -> tuple:
-        """What a value_and_grad site's diagnostics depend on."""
-        return (self.model, frozenset(self.reads), self.everything is not None)
+        """What a value_and_grad site's diagnostics depend on (computed once:
+        a summary does not change after its analysis is built)."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None)
+        return key
 
 
 class ReadAnalysis:

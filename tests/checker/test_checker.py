@@ -544,3 +544,17 @@ def test_type_printing() -> None:
     assert str(T.TensorT((T.DimVar("b"), T.DimConst("D", 4)), T.NONNEG)) == "[b D] NonNeg"
     assert str(T.TensorT((), T.index_of(T.DimConst("C", 3)))) == "[] Index[C]"
     assert str(T.TensorT((T.DimLit(2),), T.Elem("f64"))) == "[2] f64"
+
+
+def test_did_you_mean_diagnostics_carry_the_rename() -> None:
+    src = PRELUDE + "fn f(m: Mlp, x: [b D]) -> [b H]:\n    return x @ m.w11\n"
+    (d,) = check_text(src).diagnostics
+    assert d.code == "E0107" and d.message.endswith("did you mean 'w1'?")
+    assert d.fix is not None and d.fix.title == "Change to 'w1'"
+    (edit,) = d.fix.edits
+    assert src[edit.span.start:edit.span.end] == "w11" and edit.new_text == "w1"
+
+
+def test_no_close_name_means_no_fix() -> None:
+    (d,) = check_text("fn f() -> Int:\n    return zzzzzz\n").diagnostics
+    assert d.code == "E0101" and d.fix is None
