@@ -144,9 +144,12 @@ export function messageForStartFailure(server: ServerCommand, failure: StartFail
           actions: ['Open Settings', 'Show Server Log'],
         };
       }
-      const install = server.source === 'command-setting' ? 'Install Quiver for it' : `Install it with ${server.command} -m pip install -e <your Quiver checkout>`;
+      const fix =
+        server.source === 'command-setting'
+          ? 'Install Quiver for it or change quiver.server.command'
+          : `Install it with ${server.command} -m pip install -e <your Quiver checkout>, or point quiver.server.pythonPath at a Python that has it`;
       return {
-        text: `Quiver: ${who} ${what}. ${install}, or point quiver.server.pythonPath at a Python that has it, then run ${RESTART}.`,
+        text: `Quiver: ${who} ${what}. ${fix}, then run ${RESTART}.`,
         actions: ['Open Settings', 'Show Server Log'],
       };
     }
