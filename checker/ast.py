@@ -34,15 +34,20 @@ class Span:
         return self.end - self.start
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class Node:
     span: Span
 
     def children(self) -> Iterator["Node"]:
-        for f in fields(self):
-            if f.name == "span":
-                continue
-            value = getattr(self, f.name)
+        cls = type(self)
+        names = _CHILD_FIELDS.get(cls)
+        if names is None:
+            names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "span")
+        for name in names:
+            value = getattr(self, name)
             if isinstance(value, Node):
                 yield value
             elif isinstance(value, tuple):

@@ -58,6 +58,11 @@ class Code:
     def docs_anchor(self) -> str:
         return self.code.lower()
 
+    @property
+    def example_text(self) -> str:
+        """The example as printable text (E0001's undecodable byte as \\xff)."""
+        return self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
 
 def _code(code: str, title: str, message: str, explanation: str, example: str, fixed: str | None,
           *, warning: bool = False, unnecessary: bool = False) -> Code:
@@ -240,11 +245,12 @@ E0009 = _code(
     "E0009", "nested too deeply",
     "nested more than {limit} levels deep",
     """
-    Brackets or expressions are nested more than the parser allows. No program
+    An expression is nested more than the checker allows (calls inside calls,
+    operators inside operators; parentheses alone do not count). No program
     written by hand comes close; generated code should introduce names for
     intermediate values.
     """,
-    "fn main():\n    x = " + "(" * 101 + "1" + ")" * 101 + "\n",
+    "fn main():\n    x = " + "-" * 120 + "1\n    print(x)\n",
     """
     fn main():
         x = 1
@@ -270,5 +276,1459 @@ E0010 = _code(
 )
 
 
+# Most examples below share this model.
+_LIN = """
+dim D = 4
+dim C = 3
+
+model Lin:
+    param w: [D C] = normal(0.0, 0.1)
+    param b: [C] = zeros
+"""
+
+
+def _with_lin(body: str) -> str:
+    return _LIN.lstrip("\n") + "\n" + textwrap.dedent(body).lstrip("\n")
+
+
+# ====================================================================== E01xx names and scopes
+
+E0101 = _code(
+    "E0101", "unknown name",
+    "unknown name '{name}'{hint}",
+    """
+    The name is not a local variable, a parameter, a generic dim of the function,
+    a top-level item (dim, model, fn, extern fn) or a built-in. Names are
+    case-sensitive. After this error the name is treated as defined, so a typo is
+    reported once, where it first appears.
+    """,
+    """
+    fn main():
+        total = 1
+        print(totl)
+    """,
+    """
+    fn main():
+        total = 1
+        print(total)
+    """,
+)
+
+E0102 = _code(
+    "E0102", "unknown type",
+    "unknown {what} '{name}'{hint}",
+    """
+    A type names something that is not a type. Types are tensor types such as
+    `[b D] f64` (element types: Float, f16, bf16, f32, f64, i32, i64, Bool, NonNeg,
+    Prob, Index[C]), the numbers Int, Float, Bool and Str, Mode, a model's name,
+    Grad[M] and tuples `(A, B)`.
+    """,
+    """
+    fn half(x: [4] Flaot) -> [4]:
+        return x / 2.0
+    """,
+    """
+    fn half(x: [4] Float) -> [4]:
+        return x / 2.0
+    """,
+)
+
+E0103 = _code(
+    "E0103", "possibly unassigned variable",
+    "'{name}' may be used before it is assigned",
+    """
+    On some path to this use the variable is never assigned: it is assigned only
+    in one branch of an `if`, or only inside a loop that may run zero times.
+    Assign it before the `if` or the loop.
+    """,
+    """
+    fn main():
+        for i in range(3):
+            last = i
+        print(last)
+    """,
+    """
+    fn main():
+        last = 0
+        for i in range(3):
+            last = i
+        print(last)
+    """,
+)
+
+E0104 = _code(
+    "E0104", "duplicate definition",
+    "'{name}' is defined more than once",
+    """
+    Dims, models, functions and extern functions share one namespace, and each
+    name may be defined once. The first definition is the one used; later ones
+    are reported.
+    """,
+    """
+    dim D = 4
+    dim D = 8
+    """,
+    """
+    dim D = 4
+    dim E = 8
+    """,
+)
+
+E0105 = _code(
+    "E0105", "duplicate parameter",
+    "duplicate parameter '{name}'",
+    """
+    Two parameters of one function have the same name.
+    """,
+    """
+    fn add(x: Int, x: Int) -> Int:
+        return x
+    """,
+    """
+    fn add(x: Int, y: Int) -> Int:
+        return x + y
+    """,
+)
+
+E0106 = _code(
+    "E0106", "duplicate field",
+    "duplicate field '{name}' in model {model}",
+    """
+    Params and buffers of a model share one namespace; each name may appear once.
+    """,
+    """
+    model Lin:
+        param w: [4 3] = zeros
+        buffer w: [] i64 = 0
+    """,
+    """
+    model Lin:
+        param w: [4 3] = zeros
+        buffer steps: [] i64 = 0
+    """,
+)
+
+E0107 = _code(
+    "E0107", "unknown field",
+    "{owner} has no field '{name}'{hint}",
+    """
+    The field does not exist on the value: a model has its params and buffers as
+    fields, a gradient `Grad[M]` has one field per param of M. Tensors and numbers
+    have no fields.
+    """,
+    _with_lin("""
+    fn score(m: Lin, x: [b D]) -> [b C]:
+        return x @ m.weight + m.b
+    """),
+    _with_lin("""
+    fn score(m: Lin, x: [b D]) -> [b C]:
+        return x @ m.w + m.b
+    """),
+)
+
+E0109 = _code(
+    "E0109", "unknown dim",
+    "unknown dim '{name}'{hint}",
+    """
+    Inside a function body, a dim (in `over=`, or in a shape such as
+    `zeros([b H])`) must be a `dim` constant or one of the function's generic dims,
+    which are the names that appear in its parameter types.
+    """,
+    """
+    dim C = 3
+
+    fn total(x: [b C]) -> [b]:
+        return sum(x, over=K)
+    """,
+    """
+    dim C = 3
+
+    fn total(x: [b C]) -> [b]:
+        return sum(x, over=C)
+    """,
+)
+
+E0110 = _code(
+    "E0110", "wrong kind of name",
+    "'{name}' is {kind}, not {use}",
+    """
+    The name exists but is the wrong kind of thing here: a model or a function
+    used as a value, a dim used as a type, and so on. A function is only called
+    (or passed as the first argument of value_and_grad); a model is created with
+    `M.init(seed=...)`.
+    """,
+    _with_lin("""
+    fn main():
+        m = Lin
+        print(m)
+    """),
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        print(m)
+    """),
+)
+
+E0111 = _code(
+    "E0111", "cannot assign to a global name",
+    "cannot assign to '{name}': it is {what}",
+    """
+    Dims, models and functions are fixed; a local variable cannot take their name.
+    Pick another name for the variable.
+    """,
+    """
+    dim D = 4
+
+    fn main():
+        D = 5
+        print(D)
+    """,
+    """
+    dim D = 4
+
+    fn main():
+        d = 5
+        print(d, D)
+    """,
+)
+
+# ====================================================================== E02xx shapes and dims
+
+E0201 = _code(
+    "E0201", "shape mismatch",
+    "{context}expected {expected}, found {found}",
+    """
+    A tensor has the wrong shape: a different number of dims, or a dim that is not
+    the one required. Dims compare by name when both are `dim` constants (`H` and
+    `E` differ even if both are 128), by value between a constant and a number,
+    and generic dims are bound once per call.
+    """,
+    """
+    dim D = 4
+    dim H = 8
+
+    fn first(x: [b D]) -> [b D]:
+        return x
+
+    fn main():
+        x = randn([2 H], seed=0)
+        print(first(x))
+    """,
+    """
+    dim D = 4
+    dim H = 8
+
+    fn first(x: [b D]) -> [b D]:
+        return x
+
+    fn main():
+        x = randn([2 D], seed=0)
+        print(first(x))
+    """,
+)
+
+E0202 = _code(
+    "E0202", "cannot broadcast",
+    "cannot broadcast {left} {op} {right}: {a} and {b} differ",
+    """
+    Elementwise operators line the shapes up from the right; each pair of dims must
+    be equal or one of them 1. Here a pair is neither.
+    """,
+    """
+    dim D = 4
+    dim C = 3
+
+    fn mix(x: [b D], y: [b C]) -> [b D]:
+        return x + y
+    """,
+    """
+    dim D = 4
+    dim C = 3
+
+    fn mix(x: [b D], y: [b D]) -> [b D]:
+        return x + y
+    """,
+)
+
+E0203 = _code(
+    "E0203", "matmul dims differ",
+    "matmul {left} @ {right}: inner dims {a} and {b} differ",
+    """
+    `a @ b` contracts the last dim of a with the second-to-last dim of b (the only
+    dim of a vector); they must be the same dim.
+    """,
+    _with_lin("""
+    fn score(m: Lin, x: [b C]) -> [b C]:
+        return x @ m.w
+    """),
+    _with_lin("""
+    fn score(m: Lin, x: [b D]) -> [b C]:
+        return x @ m.w
+    """),
+)
+
+E0204 = _code(
+    "E0204", "over= names no dim of the operand",
+    "over={dim}: {dim} is not a dim of {operand}",
+    """
+    `over=` picks the dim a reduction, softmax or cross_entropy works along; it
+    must be one of the operand's dims.
+    """,
+    """
+    dim H = 8
+    dim C = 3
+
+    fn probs(x: [b C]) -> [b C] Prob:
+        return softmax(x, over=H)
+    """,
+    """
+    dim H = 8
+    dim C = 3
+
+    fn probs(x: [b C]) -> [b C] Prob:
+        return softmax(x, over=C)
+    """,
+)
+
+E0205 = _code(
+    "E0205", "generic dim bound twice",
+    "{context}generic dim {dim} is {first} from argument '{where}' but {now} here",
+    """
+    A generic dim of the function called (such as the batch dim `b`) takes one
+    value per call. Two arguments give it different dims.
+    """,
+    """
+    dim D = 4
+
+    fn add(x: [b D], y: [b D]) -> [b D]:
+        return x + y
+
+    fn main():
+        print(add(randn([2 D], seed=0), randn([3 D], seed=1)))
+    """,
+    """
+    dim D = 4
+
+    fn add(x: [b D], y: [b D]) -> [b D]:
+        return x + y
+
+    fn main():
+        print(add(randn([2 D], seed=0), randn([2 D], seed=1)))
+    """,
+)
+
+E0206 = _code(
+    "E0206", "unbound generic dim in return type",
+    "generic dim '{name}' in the return type is not bound by any parameter",
+    """
+    A generic dim gets its value from the arguments of each call; one that appears
+    only in the return type could never be known. Use a `dim` constant or take a
+    parameter that carries the dim.
+    """,
+    """
+    fn make(x: [b]) -> [n]:
+        return x
+    """,
+    """
+    fn make(x: [b]) -> [b]:
+        return x
+    """,
+)
+
+E0207 = _code(
+    "E0207", "model shape not fixed",
+    "model shapes use integers and dim constants; '{name}' is not a dim{hint}",
+    """
+    A model's params and buffers have fixed shapes: every dim is an integer or a
+    `dim` constant. Generic dims belong to functions.
+    """,
+    """
+    model Lin:
+        param w: [D 3] = zeros
+    """,
+    """
+    dim D = 4
+
+    model Lin:
+        param w: [D 3] = zeros
+    """,
+)
+
+E0208 = _code(
+    "E0208", "invalid dim size",
+    "a dim is a positive integer, found {value}",
+    """
+    `dim NAME = N` declares a size, and literal dims in shapes are sizes: both are
+    integers of at least 1.
+    """,
+    """
+    dim D = 0
+    """,
+    """
+    dim D = 4
+    """,
+)
+
+E0209 = _code(
+    "E0209", "ambiguous over= dim",
+    "over={dim} is ambiguous: {operand} has {dim} more than once",
+    """
+    The operand has the dim twice (a square matrix `[H H]`, say), so `over=` cannot
+    tell which one is meant. Give the two dims different names.
+    """,
+    """
+    dim H = 8
+
+    fn rows(x: [H H]) -> [H]:
+        return sum(x, over=H)
+    """,
+    """
+    dim H = 8
+    dim K = 8
+
+    fn rows(x: [H K]) -> [H]:
+        return sum(x, over=K)
+    """,
+)
+
+E0210 = _code(
+    "E0210", "not enough dims",
+    "{what}",
+    """
+    The operation needs more dims than the tensor has: `@` needs at least one on
+    each side, `transpose` two, indexing one.
+    """,
+    """
+    fn bad(x: []) -> []:
+        return x[0]
+    """,
+    """
+    fn good(x: [4]) -> []:
+        return x[0]
+    """,
+)
+
+E0211 = _code(
+    "E0211", "not a dim",
+    "'{name}' is {kind}, not a dim",
+    """
+    A name used as a dim (in a shape or in `over=`) refers to a model or a
+    function.
+    """,
+    """
+    model Lin:
+        param w: [4 3] = zeros
+
+    fn f(x: [Lin]) -> Int:
+        return 1
+    """,
+    """
+    dim N = 4
+
+    fn f(x: [N]) -> Int:
+        return 1
+    """,
+)
+
+# ====================================================================== E03xx types and dtypes
+
+E0301 = _code(
+    "E0301", "type mismatch",
+    "{context}expected {expected}, found {found}",
+    """
+    The value is the wrong kind of thing: a number where a tensor is needed, a
+    tensor where a model is, a tuple where a single value is, and so on. Numbers
+    (`Int`, `Float`) and tensors are different types; `x as []` turns a number
+    into a scalar tensor and `t as Float` a scalar tensor into a number.
+    """,
+    """
+    fn twice(x: [4]) -> [4]:
+        return x * 2.0
+
+    fn main():
+        print(twice(3.0))
+    """,
+    """
+    fn twice(x: [4]) -> [4]:
+        return x * 2.0
+
+    fn main():
+        print(twice(ones([4])))
+    """,
+)
+
+E0302 = _code(
+    "E0302", "element type mismatch",
+    "{context}expected {expected}, found {found}",
+    """
+    Element types differ (f32 and f64, a float and an integer tensor). Quiver never
+    converts them silently; cast one side with `as`, e.g. `x as f64`.
+    """,
+    """
+    fn mix(x: [4], y: [4] f64) -> [4]:
+        return x + y
+    """,
+    """
+    fn mix(x: [4], y: [4] f64) -> [4]:
+        return x + (y as f32)
+    """,
+)
+
+E0303 = _code(
+    "E0303", "invalid Grad type",
+    "{what}",
+    """
+    `Grad[M]` is the type of a gradient with respect to the params of model M, so
+    its argument must be a model. Gradients come only from value_and_grad:
+    nothing can be cast to a Grad type with `as`.
+    """,
+    """
+    fn f(g: Grad[[4]]) -> []:
+        return norm(g)
+    """,
+    """
+    model Lin:
+        param w: [4] = zeros
+
+    fn f(g: Grad[Lin]) -> [] NonNeg:
+        return norm(g)
+    """,
+)
+
+E0304 = _code(
+    "E0304", "refinement not satisfied",
+    "{context}expected {expected}, found {found}",
+    """
+    `NonNeg` (>= 0) and `Prob` (in [0, 1]) are refinements of Float that the
+    checker tracks: relu, exp, sqrt, abs, norm and cross_entropy give NonNeg;
+    sigmoid and softmax give Prob; sums and products of NonNeg values stay
+    NonNeg. A plain Float is not known to satisfy them. If you know better,
+    assert it with a cast (`x as NonNeg`), which is checked at run time.
+    """,
+    """
+    fn loss(x: [b]) -> [] NonNeg:
+        return mean(x)
+    """,
+    """
+    fn loss(x: [b]) -> [] NonNeg:
+        return mean(x * x)
+    """,
+)
+
+E0305 = _code(
+    "E0305", "wrong index dim",
+    "{context}expected {expected}, found {found}",
+    """
+    `Index[C]` is an integer tensor whose values index dim C. Labels given to
+    cross_entropy must index the class dim named by `over=`; an `Index[K]`, or a
+    plain integer tensor, does not. This catches labels and logits that belong to
+    different dims even when the sizes happen to match.
+    """,
+    """
+    dim C = 10
+    dim K = 10
+
+    fn loss(logits: [b C], y: [b] Index[K]) -> [] NonNeg:
+        return cross_entropy(logits, y, over=C)
+    """,
+    """
+    dim C = 10
+    dim K = 10
+
+    fn loss(logits: [b C], y: [b] Index[C]) -> [] NonNeg:
+        return cross_entropy(logits, y, over=C)
+    """,
+)
+
+E0306 = _code(
+    "E0306", "unsupported operand",
+    "{op} is not defined for {left}{right}{detail}",
+    """
+    The operator does not apply to these values: arithmetic on Bool tensors,
+    strings or models, `and`/`or`/`not` on non-Bool values, comparisons of models.
+    """,
+    """
+    fn main():
+        print(1 + "a")
+    """,
+    """
+    fn main():
+        print(1 + 2)
+    """,
+)
+
+E0307 = _code(
+    "E0307", "condition is not Bool",
+    "a condition must be Bool or [] Bool, found {found}",
+    """
+    `if` and `while` take a Bool: a comparison, a Bool number, or a scalar Bool
+    tensor. A tensor with dims has no single truth value.
+    """,
+    """
+    fn main():
+        if 1:
+            print("yes")
+    """,
+    """
+    fn main():
+        if 1 > 0:
+            print("yes")
+    """,
+)
+
+E0308 = _code(
+    "E0308", "invalid cast",
+    "cannot cast {source} to {target}{why}",
+    """
+    `e as T` converts between element types of the same shape (`x as f64`,
+    `y as [b] Index[C]`), between a `[]` tensor and a number, and asserts a
+    refinement (`x as NonNeg`). It never changes a shape, and models,
+    gradients, modes and tuples cannot be cast.
+    """,
+    """
+    fn f(x: [4]) -> [2]:
+        return x as [2]
+    """,
+    """
+    fn f(x: [4]) -> [4] f64:
+        return x as [4] f64
+    """,
+)
+
+E0309 = _code(
+    "E0309", "misused element type",
+    "{what}",
+    """
+    Element types (f64, NonNeg, Index[C], ...) describe the values of a tensor and
+    are written after its shape: `[] f64` is a scalar tensor. Alone they are not
+    types. Index needs its dim; the others take no argument.
+    """,
+    """
+    fn f(x: f64) -> Int:
+        return 1
+    """,
+    """
+    fn f(x: [] f64) -> Int:
+        return 1
+    """,
+)
+
+E0310 = _code(
+    "E0310", "float tensor required",
+    "{what} needs a float tensor{hint}",
+    """
+    The operation is defined for floating-point tensors only (activations,
+    softmax, matmul, mean, `/`). Cast integer tensors first, e.g. `y as f32`.
+    """,
+    """
+    fn f(y: [b] i64) -> [b]:
+        return exp(y)
+    """,
+    """
+    fn f(y: [b] i64) -> [b] NonNeg:
+        return exp(y as f32)
+    """,
+)
+
+E0311 = _code(
+    "E0311", "variable changes type",
+    "'{name}' is {first} on one path and {second} on another",
+    """
+    After an `if` or a loop a variable must have one type whichever way the
+    program went. Refinements are forgotten when they differ (NonNeg and Float
+    give Float) and a number can grow into a `[]` tensor, but shapes and element
+    types must agree.
+    """,
+    """
+    fn f(x: [4], flag: Bool) -> [4]:
+        y = x
+        if flag:
+            y = 1.0
+        return y
+    """,
+    """
+    fn f(x: [4], flag: Bool) -> [4]:
+        y = x
+        if flag:
+            y = x * 2.0
+        return y
+    """,
+)
+
+# ====================================================================== E04xx calls and bindings
+
+E0401 = _code(
+    "E0401", "wrong number of arguments",
+    "{name} takes {expected}, found {found}",
+    """
+    The call passes more or fewer positional arguments than the function has
+    parameters (keyword-only arguments such as `over=` and `seed=` are counted
+    separately).
+    """,
+    """
+    fn add(x: Int, y: Int) -> Int:
+        return x + y
+
+    fn main():
+        print(add(1))
+    """,
+    """
+    fn add(x: Int, y: Int) -> Int:
+        return x + y
+
+    fn main():
+        print(add(1, 2))
+    """,
+)
+
+E0402 = _code(
+    "E0402", "unknown keyword argument",
+    "{fn} has no parameter '{name}'{hint}",
+    """
+    A keyword argument names no parameter of the function.
+    """,
+    """
+    fn main():
+        x = randn([4], sed=1)
+        print(x)
+    """,
+    """
+    fn main():
+        x = randn([4], seed=1)
+        print(x)
+    """,
+)
+
+E0403 = _code(
+    "E0403", "missing keyword argument",
+    "{name} needs the argument {param}",
+    """
+    Some built-ins take a required keyword argument: `over=` names the dim of
+    softmax, log_softmax, argmax and cross_entropy; `seed=` makes randn,
+    randint, Train and M.init deterministic.
+    """,
+    """
+    dim C = 3
+
+    fn probs(x: [b C]) -> [b C] Prob:
+        return softmax(x)
+    """,
+    """
+    dim C = 3
+
+    fn probs(x: [b C]) -> [b C] Prob:
+        return softmax(x, over=C)
+    """,
+)
+
+E0404 = _code(
+    "E0404", "argument given twice",
+    "argument '{name}' of {fn} is given more than once",
+    """
+    A parameter receives an argument twice, by position and by keyword or by two
+    keywords.
+    """,
+    """
+    fn main():
+        x = randn([4], seed=1, seed=2)
+        print(x)
+    """,
+    """
+    fn main():
+        x = randn([4], seed=1)
+        print(x)
+    """,
+)
+
+E0405 = _code(
+    "E0405", "positional argument after keyword",
+    "a positional argument cannot follow a keyword argument",
+    """
+    As in Python, keyword arguments come after all positional ones.
+    """,
+    """
+    dim C = 3
+
+    fn f(x: [b C]) -> [b] Index[C]:
+        return argmax(over=C, x)
+    """,
+    """
+    dim C = 3
+
+    fn f(x: [b C]) -> [b] Index[C]:
+        return argmax(x, over=C)
+    """,
+)
+
+E0406 = _code(
+    "E0406", "no value",
+    "{what} gives no value",
+    """
+    The function has no return type, so its call has no value to assign or pass
+    on. Declare a return type (`-> [b C]`) and return a value.
+    """,
+    """
+    fn show(x: Int):
+        print(x)
+
+    fn main():
+        y = show(1)
+        print(y)
+    """,
+    """
+    fn show(x: Int) -> Int:
+        print(x)
+        return x
+
+    fn main():
+        y = show(1)
+        print(y)
+    """,
+)
+
+E0407 = _code(
+    "E0407", "missing return",
+    "missing return: '{name}' must return {type} on every path",
+    """
+    A function with a return type must end every path with `return value`; this
+    one can reach its end, or a bare `return`, without a value.
+    """,
+    """
+    fn sign(x: Int) -> Int:
+        if x > 0:
+            return 1
+    """,
+    """
+    fn sign(x: Int) -> Int:
+        if x > 0:
+            return 1
+        return 0
+    """,
+)
+
+E0408 = _code(
+    "E0408", "unexpected return value",
+    "'{name}' declares no return type but returns {found}",
+    """
+    A function without `-> TYPE` returns nothing. Add the return type to the
+    signature, or drop the value.
+    """,
+    """
+    fn two():
+        return 2
+    """,
+    """
+    fn two() -> Int:
+        return 2
+    """,
+)
+
+E0409 = _code(
+    "E0409", "not callable",
+    "{what}",
+    """
+    Only functions, extern functions, built-ins and `M.init` can be called.
+    The right side of `|>` is a call or a function name: `x |> f(y)` means
+    `f(x, y)` and `x |> f` means `f(x)`.
+    """,
+    """
+    fn main():
+        x = 3
+        print(x(1))
+    """,
+    """
+    fn main():
+        x = 3
+        print(x + 1)
+    """,
+)
+
+E0410 = _code(
+    "E0410", "cannot unpack",
+    "cannot unpack {found} into {count} names",
+    """
+    `a, b = e` needs e to be a tuple with exactly that many values.
+    """,
+    """
+    fn pair() -> (Int, Int):
+        return 1, 2
+
+    fn main():
+        a, b, c = pair()
+        print(a, b, c)
+    """,
+    """
+    fn pair() -> (Int, Int):
+        return 1, 2
+
+    fn main():
+        a, b = pair()
+        print(a, b)
+    """,
+)
+
+E0411 = _code(
+    "E0411", "value_and_grad not bound to two names",
+    "value_and_grad gives a value and a gradient, to bind to two names (l, g = value_and_grad(...)); here it is {found}",
+    """
+    `value_and_grad(f, m, args...)` calls f(m, args...) and gives two results:
+    f's value and the gradient with respect to the params of m. Its only use is
+    to bind both, `l, g = value_and_grad(...)`. The quick fix adds the missing
+    name.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn step(m: Lin, x: [b D]) -> [] NonNeg:
+        l = value_and_grad(loss, m, x)
+        return l
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn step(m: Lin, x: [b D]) -> [] NonNeg:
+        l, g = value_and_grad(loss, m, x)
+        print(norm(g))
+        return l
+    """),
+)
+
+E0412 = _code(
+    "E0412", "invalid extern target",
+    "extern target '{target}' must have the form \"module:attr\"",
+    """
+    An extern fn names the Python function it calls as "module:attr". The module
+    is looked up next to the .qv file first; both parts are dotted Python names.
+    """,
+    """
+    extern fn load(n: Int) -> [4] from "data.load"
+    """,
+    """
+    extern fn load(n: Int) -> [4] from "data:load"
+    """,
+)
+
+E0414 = _code(
+    "E0414", "not a range",
+    "a for loop runs over range(...); found {found}",
+    """
+    `for i in range(n):` (or `range(start, stop)`, `range(start, stop, step)`) is
+    the only loop over values; `range` is not a value of its own.
+    """,
+    """
+    fn main():
+        for i in 10:
+            print(i)
+    """,
+    """
+    fn main():
+        for i in range(10):
+            print(i)
+    """,
+)
+
+# ====================================================================== E05xx mutability
+
+E0501 = _code(
+    "E0501", "assignment not through a mut parameter",
+    "cannot assign {field}: {why}",
+    """
+    A model's fields change only through a parameter declared `mut`
+    (`fn step(mut m: Mlp, ...)`), so every function that updates a model says so
+    in its signature. The quick fix adds `mut`.
+    """,
+    _with_lin("""
+    fn reset(m: Lin):
+        m.b = zeros([C])
+    """),
+    _with_lin("""
+    fn reset(mut m: Lin):
+        m.b = zeros([C])
+    """),
+)
+
+E0502 = _code(
+    "E0502", "model passed as mut without being mut",
+    "'{name}' is not mut, but {fn} takes '{param}' as mut",
+    """
+    Passing a model to a `mut` parameter lets the callee change it. A function can
+    only do that with a model it may change itself: one it created, or one it
+    received as `mut`.
+    """,
+    _with_lin("""
+    fn reset(mut m: Lin):
+        m.b = zeros([C])
+
+    fn outer(m: Lin):
+        reset(m)
+    """),
+    _with_lin("""
+    fn reset(mut m: Lin):
+        m.b = zeros([C])
+
+    fn outer(mut m: Lin):
+        reset(m)
+    """),
+)
+
+E0503 = _code(
+    "E0503", "invalid mut",
+    "{what}",
+    """
+    `mut` marks a model parameter whose fields the function may assign. Tensors
+    and numbers are values and are never mutated; extern fns cannot take a
+    mut parameter.
+    """,
+    """
+    fn f(mut x: Int) -> Int:
+        return x
+    """,
+    """
+    fn f(x: Int) -> Int:
+        return x
+    """,
+)
+
+E0504 = _code(
+    "E0504", "mut parameter rebound",
+    "cannot rebind mut parameter '{name}'; assign its fields instead",
+    """
+    A `mut` model parameter stands for the caller's model. Binding the name to
+    another value would silently stop the updates from reaching the caller.
+    """,
+    _with_lin("""
+    fn reset(mut m: Lin):
+        m = Lin.init(seed=0)
+    """),
+    _with_lin("""
+    fn reset(mut m: Lin):
+        m.w = zeros([D C])
+    """),
+)
+
+E0505 = _code(
+    "E0505", "gradient is read-only",
+    "a gradient is read-only: cannot assign a field of Grad[{model}]",
+    """
+    Gradients are values. Build a new one with gradient arithmetic
+    (`g2 = g * 0.5`) instead of assigning its fields.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn clip(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        g.w = g.w * 0.5
+        return g
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn clip(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g * 0.5
+    """),
+)
+
+# ====================================================================== E09xx models
+
+E0901 = _code(
+    "E0901", "gradient of a buffer",
+    "Grad[{model}] has no field '{name}': {name} is a buffer, and buffers are not differentiated",
+    """
+    A gradient has one field per param of its model. Buffers (step counters,
+    running statistics) are not differentiated, so `Grad[M]` has no field for
+    them.
+    """,
+    """
+    model Counter:
+        param w: [4] = zeros
+        buffer steps: [] i64 = 0
+
+    fn loss(m: Counter) -> [] NonNeg:
+        return sum(m.w * m.w)
+
+    fn main():
+        m = Counter.init(seed=0)
+        l, g = value_and_grad(loss, m)
+        print(l, g.steps)
+    """,
+    """
+    model Counter:
+        param w: [4] = zeros
+        buffer steps: [] i64 = 0
+
+    fn loss(m: Counter) -> [] NonNeg:
+        return sum(m.w * m.w)
+
+    fn main():
+        m = Counter.init(seed=0)
+        l, g = value_and_grad(loss, m)
+        print(l, g.w)
+    """,
+)
+
+E0902 = _code(
+    "E0902", "non-float param",
+    "param '{name}' must be a float tensor, found {found}: its gradient is undefined",
+    """
+    Params are what value_and_grad differentiates, and only floating-point values
+    have gradients. Integer or Bool state belongs in a `buffer`.
+    """,
+    """
+    model Counter:
+        param steps: [] i64 = 0
+    """,
+    """
+    model Counter:
+        buffer steps: [] i64 = 0
+    """,
+)
+
+E0903 = _code(
+    "E0903", "invalid initializer",
+    "invalid initializer: {what}",
+    """
+    A field's initializer is a number (every value set to it), `zeros`, `ones`,
+    `normal(mean, std)`, `uniform(low, high)` or `xavier` (Glorot uniform, for
+    matrices). Random initializers need a float field and draw from the seed given
+    to `M.init(seed=...)`.
+    """,
+    """
+    model Lin:
+        param w: [4 3] = gaussian(0.0, 0.1)
+    """,
+    """
+    model Lin:
+        param w: [4 3] = normal(0.0, 0.1)
+    """,
+)
+
+E0904 = _code(
+    "E0904", "wrong model",
+    "{context}expected {expected}, found {found}",
+    """
+    Two model types that must agree do not: the model passed to value_and_grad is
+    not the model of f's first parameter, gradients of different models are added,
+    or a function is given a model (or gradient) of another type.
+    """,
+    """
+    model A:
+        param w: [4] = zeros
+
+    model B:
+        param w: [4] = zeros
+
+    fn loss(m: A) -> [] NonNeg:
+        return sum(m.w * m.w)
+
+    fn main():
+        b = B.init(seed=0)
+        l, g = value_and_grad(loss, b)
+        print(l, g)
+    """,
+    """
+    model A:
+        param w: [4] = zeros
+
+    model B:
+        param w: [4] = zeros
+
+    fn loss(m: A) -> [] NonNeg:
+        return sum(m.w * m.w)
+
+    fn main():
+        a = A.init(seed=0)
+        l, g = value_and_grad(loss, a)
+        print(l, g)
+    """,
+)
+
+E0905 = _code(
+    "E0905", "unknown model method",
+    "model {model} has no method '{name}'{hint}",
+    """
+    A model name has one method, `init(seed=...)`, which creates a model with its
+    fields initialised. Everything else is a function that takes the model as an
+    argument.
+    """,
+    _with_lin("""
+    fn main():
+        m = Lin.new(seed=0)
+        print(m)
+    """),
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        print(m)
+    """),
+)
+
+E0906 = _code(
+    "E0906", "unknown device",
+    "unknown device '{device}': use cpu, cuda, cuda:N (as a string, \"cuda:1\") or mps",
+    """
+    `model M on DEVICE:` places the model's params and buffers, and its
+    gradients, on a device: cpu (the default), cuda, "cuda:1", mps.
+    """,
+    """
+    model Lin on tpu:
+        param w: [4] = zeros
+    """,
+    """
+    model Lin on cuda:
+        param w: [4] = zeros
+    """,
+)
+
+E0907 = _code(
+    "E0907", "field is not a tensor",
+    "a {kind} must be a tensor type, found {found}",
+    """
+    Params and buffers hold tensors: write `[]` for a scalar (`buffer steps: [] i64`).
+    """,
+    """
+    model Lin:
+        buffer steps: Int = 0
+    """,
+    """
+    model Lin:
+        buffer steps: [] i64 = 0
+    """,
+)
+
+# ====================================================================== E11xx gradients
+
+E1105 = _code(
+    "E1105", "invalid function for value_and_grad",
+    "value_and_grad: {problem}",
+    """
+    The first argument of value_and_grad is the name of a `fn` — not an extern
+    fn, a built-in or a value — whose first parameter is a model and which has no
+    `mut` parameter: differentiating a function that updates its model would
+    differentiate through the update.
+    """,
+    _with_lin("""
+    fn loss(mut m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+)
+
+E1106 = _code(
+    "E1106", "differentiated function does not return a scalar float",
+    "value_and_grad needs f to return a [] of floats, such as a loss; {name} returns {found}",
+    """
+    A gradient is taken of a single number: f must return a `[]` tensor of a
+    float type (a loss). Reduce a tensor with `mean` or `sum` first.
+    """,
+    _with_lin("""
+    fn scores(m: Lin, x: [b D]) -> [b C]:
+        return x @ m.w + m.b
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(scores, m, x)
+        return g
+    """),
+    _with_lin("""
+    fn scores(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(scores, m, x)
+        return g
+    """),
+)
+
+E1107 = _code(
+    "E1107", "differentiated function reads no param",
+    "{fn} reads no param of {model}: its gradient would always be zero",
+    """
+    The param-read analysis found no param of the model that f reads, directly or
+    through the functions it passes the model to, so every gradient would be zero.
+    A model passed to an extern fn (or printed, or returned) may be read entirely
+    and silences this check.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(x * x)
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+)
+
+E1108 = _code(
+    "E1108", "invalid gradient arithmetic",
+    "{operation} is not defined: gradients support g + g, g - g, -g, and * or / by a number or []",
+    """
+    Gradients of the same model can be added and subtracted, negated, multiplied
+    by a number or a `[]` tensor on either side and divided by one; `norm(g)` gives
+    their overall size. Anything else (g * g, g + x for a tensor x, 2 / g,
+    mean(g)) is not a gradient operation: work on the fields (`g.w1`) instead.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn sq(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g * g
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn sq(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g * norm(g)
+    """),
+)
+
+# ====================================================================== warnings
+
+W0101 = _code(
+    "W0101", "unused variable",
+    "'{name}' is assigned but never used",
+    """
+    The value is computed and then never read. Remove the assignment, or start the
+    name with `_` to say the value is unused on purpose. (Names bound together,
+    `l, g = ...`, are not reported.)
+    """,
+    """
+    fn main():
+        x = 1
+        y = 2
+        print(x)
+    """,
+    """
+    fn main():
+        x = 1
+        print(x)
+    """,
+    warning=True, unnecessary=True,
+)
+
+W0102 = _code(
+    "W0102", "unreachable code",
+    "unreachable code",
+    """
+    The statements follow a `return`, `break` or `continue` in the same block and
+    can never run.
+    """,
+    """
+    fn one() -> Int:
+        return 1
+        print("never")
+    """,
+    """
+    fn one() -> Int:
+        print("always")
+        return 1
+    """,
+    warning=True, unnecessary=True,
+)
+
+W1101 = _code(
+    "W1101", "param never read",
+    "{fn} never reads param {param} of {model}: its gradient is always zero",
+    """
+    The function given to value_and_grad never reads this param, directly or
+    through the functions it passes the model to, so its gradient is zero on
+    every step: usually a param that was declared and then forgotten in the
+    forward pass. The diagnostic points at the differentiated function; its
+    related location is the param's declaration.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """),
+    warning=True,
+)
+
+
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())
+
+
+_RANGES = [
+    ("E00", "Syntax"), ("E01", "Names and scopes"), ("E02", "Shapes and dims"), ("E03", "Types and element types"),
+    ("E04", "Calls and bindings"), ("E05", "Mutability"), ("E09", "Models"), ("E11", "Gradients"), ("W", "Warnings"),
+]
+
+
+def render_markdown() -> str:
+    """docs/diagnostics.md, generated from this table (tests keep it in sync:
+    regenerate with `scripts/gen-diagnostics-doc`)."""
+    out = [
+        "# Diagnostics",
+        "",
+        "Every diagnostic Quiver reports, generated from `checker/catalog.py`. "
+        "`qlint --explain CODE` prints the same text. Each example triggers exactly its code; "
+        "each fix checks clean (tests/checker/test_catalog.py).",
+        "",
+    ]
+    for prefix, title in _RANGES:
+        codes = [c for c in CODES.values() if c.code.startswith(prefix)]
+        out.append(f"- [{title}](#{title.lower().replace(' ', '-')}): " + ", ".join(f"[{c.code}](#{c.docs_anchor})" for c in codes))
+    out.append("")
+    for prefix, title in _RANGES:
+        out += [f"## {title}", ""]
+        for c in (c for c in CODES.values() if c.code.startswith(prefix)):
+            out += [
+                f'<a id="{c.docs_anchor}"></a>',
+                f"### {c.code}: {c.title}",
+                "",
+                f"Severity: {c.severity.value}. Message: `{c.message}`",
+                "",
+                c.explanation,
+                "",
+                "Example:",
+                "",
+                # The info string names the codes the block triggers; the docs
+                # tests check it. E0001's example is bytes, not text.
+                "```text" if c.code == "E0001" else f"```quiver {c.code}",
+                c.example_text.rstrip("\n"),
+                "```",
+                "",
+            ]
+            if c.fixed is not None:
+                out += ["Fixed:", "", "```quiver", c.fixed.rstrip("\n"), "```", ""]
+    return "\n".join(out)
+

@@ -19,14 +19,18 @@ from .diagnostics import LocalDiagnostic
 from .parser import ItemParse, parse_item
 from .source import LineIndex
 
-# Column 0, not blank, not a comment. A lone `\r` also ends a line.
-_ITEM_START = re.compile(r"(?:^|(?<=\r))(?=[^\s#])", re.M)
+# Column 0, not blank, not a comment.
+_ITEM_START = re.compile(r"^(?=[^\s#])", re.M)
+# The same, where a lone `\r` also ends a line (rare: checked for first).
+_ITEM_START_CR = re.compile(r"(?:^|(?<=\r))(?=[^\s#])", re.M)
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def split_items(text: str) -> list[tuple[int, int]]:
     """(start, end) of each item's text; leading comments and blank lines form a
     chunk of their own, which parses to nothing."""
-    starts = [m.start() for m in _ITEM_START.finditer(text)]
+    pattern = _ITEM_START_CR if "\r" in text and _LONE_CR.search(text) else _ITEM_START
+    starts = [m.start() for m in pattern.finditer(text)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     bounds = []

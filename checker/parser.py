@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lark import Lark, Token
+from lark.lexer import LexerThread
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import DedentError, Indenter
 
@@ -32,6 +33,9 @@ MAX_NESTING = 100
 MAX_RECOVERIES = 25
 
 
+_LAST_LINE = re.compile(r"\r\n?|\n")
+
+
 class _QuiverIndenter(Indenter):
     NL_type = "_NL"
     OPEN_PAREN_types = ["LPAR", "LSQB"]
@@ -44,7 +48,7 @@ class _QuiverIndenter(Indenter):
         if self.paren_level > 0:
             return
         yield token
-        indent_str = re.split(r"\r\n?|\n", token)[-1]
+        indent_str = _LAST_LINE.split(token)[-1]
         indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len + indent_str.count("\f")
         if indent > self.indent_level[-1]:
             self.indent_level.append(indent)
@@ -396,10 +400,21 @@ class _Builder:
 _GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text()
 _lock = threading.Lock()
 _parser: Lark | None = None
-_lexer: Lark | None = None
+_lexer: "_PlainLexer | None" = None
 
 
-def _get_parsers() -> tuple[Lark, Lark]:
+class _PlainLexer:
+    """The grammar's terminals without the parser, for the bracket pre-pass
+    (built once: lark rebuilds it on every `Lark.lex` call otherwise)."""
+
+    def __init__(self) -> None:
+        self._lexer = Lark(_GRAMMAR, parser="lalr", lexer="basic", keep_all_tokens=True)._build_lexer()
+
+    def lex(self, text: str):
+        return LexerThread.from_text(self._lexer, text).lex(None)
+
+
+def _get_parsers() -> tuple[Lark, _PlainLexer]:
     global _parser, _lexer
     if _parser is None:
         _parser = Lark(
@@ -411,8 +426,7 @@ def _get_parsers() -> tuple[Lark, Lark]:
             maybe_placeholders=True,
             transformer=_Builder(),
         )
-        # A plain lexer for the bracket pre-pass.
-        _lexer = Lark(_GRAMMAR, parser="lalr", lexer="basic", keep_all_tokens=True)
+        _lexer = _PlainLexer()
     assert _lexer is not None
     return _parser, _lexer
 
@@ -469,6 +483,7 @@ class _Recovery:
         self.text = text if text.endswith(("\n", "\r")) else text + "\n"
         self.diagnostics: list[LocalDiagnostic] = []
         self.recovered: list[str] = []
+        self.blanked: set[tuple[int, int]] = set()
         m = _HEADER_RE.match(text)
         self.kind = None if not m else ("extern" if m.group(1).startswith("extern") else m.group(1))
         self.name_match = m
@@ -477,12 +492,16 @@ class _Recovery:
         parser, lexer = _get_parsers()
         try:
             self._check_indentation_chars()
-            self._prepass(lexer)
+            prepassed = False
             for _ in range(MAX_RECOVERIES):
                 try:
                     item = parser.parse(self.text)
                 except _BadDedent as e:
-                    start = e.token.end_pos - len(re.split(r"\r\n?|\n", e.token)[-1])
+                    if not prepassed:  # lexical and bracket errors explain most failures
+                        prepassed = True
+                        self._prepass(lexer)
+                        continue
+                    start = e.token.end_pos - len(_LAST_LINE.split(e.token)[-1])
                     diag = C.E0005.at(
                         A.Span(start, max(start + 1, e.token.end_pos)),
                         what="unindent does not match any outer indentation level",
@@ -490,6 +509,10 @@ class _Recovery:
                     self._recover(diag, e.token.end_pos)
                     continue
                 except UnexpectedInput as e:
+                    if not prepassed:
+                        prepassed = True
+                        self._prepass(lexer)
+                        continue
                     self._recover(*describe_unexpected(e, self.text))
                     continue
                 problems = _validate(item)
@@ -550,14 +573,29 @@ class _Recovery:
     def _recover(self, diag: LocalDiagnostic, offset: int) -> None:
         """Record `diag` and blank the body chunk holding `offset`; raise
         _GiveUp when the error is in the header, where nothing can be salvaged."""
-        self.diagnostics.append(diag)
+        chunks = self._body_chunks()
         chunk = self._chunk_at(offset)
+        if chunk is not None and chunk in self.blanked:
+            # The error is at a statement already replaced: it follows from an
+            # earlier one (a block header with no indented block, say), which
+            # was reported; blank the statement before it.
+            i = chunks.index(chunk)
+            earlier = [c for c in chunks[:i] if c not in self.blanked]
+            if not earlier:
+                raise _GiveUp
+            self._blank(*earlier[-1])
+            return
+        # Mixed tabs and spaces (E0006) explain any indentation error that follows.
+        explained = diag.code == "E0005" and any(d.code == "E0006" for d in self.diagnostics)
+        if not explained:
+            self.diagnostics.append(diag)
         if chunk is None:
             raise _GiveUp
         self._blank(*chunk)
 
     def _blank(self, start: int, end: int) -> None:
         """Replace a statement by the internal placeholder, keeping every offset."""
+        self.blanked.add((start, end))
         chunk = self.text[start:end]
         self.recovered.extend(_bound_names(chunk))
         indent = len(chunk) - len(chunk.lstrip(" \t\f"))
@@ -581,25 +619,27 @@ class _Recovery:
                 self.diagnostics.append(C.E0006.at(A.Span(start, start + len(ws))))
                 return
 
-    def _prepass(self, lexer: Lark) -> None:
+    def _prepass(self, lexer: _PlainLexer) -> None:
         """Lexical errors, unbalanced brackets and runaway nesting, reported at
         the character or bracket that causes them; one per statement."""
         for m in re.finditer(PLACEHOLDER, self.original):
             self.diagnostics.append(C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER)))
             self.text = self.text[: m.start()] + " " + self.text[m.end() :]
-        blanked: set[tuple[int, int]] = set()
-        for diag, offset in sorted(self._token_problems(lexer), key=lambda p: p[1]):
+        # Lexical errors first (an unterminated string explains the bracket it
+        # hides), then stray closing brackets, then unclosed openers.
+        problems = self._token_problems(lexer)
+        for _, diag, offset in sorted(problems, key=lambda p: (p[0], p[2])):
             chunk = self._chunk_at(offset)
-            if chunk in blanked:
+            if chunk in self.blanked:
                 continue
             self.diagnostics.append(diag)
             if chunk is None:
                 raise _GiveUp
-            blanked.add(chunk)
             self._blank(*chunk)
 
-    def _token_problems(self, lexer: Lark) -> list[tuple[LocalDiagnostic, int]]:
-        problems: list[tuple[LocalDiagnostic, int]] = []
+    def _token_problems(self, lexer: _PlainLexer) -> list[tuple[int, LocalDiagnostic, int]]:
+        """(priority, diagnostic, offset) of each lexical or bracket problem."""
+        problems: list[tuple[int, LocalDiagnostic, int]] = []
         scratch = self.text
         tokens: list[Token] = []
         for _ in range(4 * MAX_RECOVERIES):
@@ -611,32 +651,30 @@ class _Recovery:
                 ch = scratch[pos]
                 if ch in "\"'":
                     end = _line_end(scratch, pos)
-                    problems.append((C.E0008.at(A.Span(pos, end)), pos))
+                    problems.append((0, C.E0008.at(A.Span(pos, end)), pos))
                 else:
                     end = pos + 1
-                    problems.append((C.E0002.at(A.Span(pos, end), char=_show_char(ch)), pos))
+                    problems.append((0, C.E0002.at(A.Span(pos, end), char=_show_char(ch)), pos))
                 scratch = scratch[:pos] + " " * (end - pos) + scratch[end:]
         stack: list[Token] = []
         for tok in tokens:
             if tok.type in ("LPAR", "LSQB"):
                 stack.append(tok)
-                if len(stack) == MAX_NESTING + 1:
-                    problems.append((C.E0009.at(_tok_span(tok), limit=MAX_NESTING), tok.start_pos))
             elif tok.type in ("RPAR", "RSQB"):
                 want = "LPAR" if tok.type == "RPAR" else "LSQB"
                 if not stack:
-                    problems.append((C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), tok.start_pos))
+                    problems.append((1, C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), tok.start_pos))
                 elif stack[-1].type != want:
                     opener = stack[-1]
                     closer = ")" if opener.type == "LPAR" else "]"
                     what = f"'{tok}' does not match '{opener}'; expected '{closer}'"
-                    problems.append((C.E0004.at(_tok_span(tok), what=what), tok.start_pos))
+                    problems.append((1, C.E0004.at(_tok_span(tok), what=what), tok.start_pos))
                 else:
                     stack.pop()
         for opener in stack:
             closer = ")" if opener.type == "LPAR" else "]"
             what = f"'{opener}' is never closed; expected '{closer}'"
-            problems.append((C.E0004.at(_tok_span(opener), what=what), opener.start_pos))
+            problems.append((2, C.E0004.at(_tok_span(opener), what=what), opener.start_pos))
         return problems
 
 
@@ -673,10 +711,23 @@ def _bound_names(chunk: str) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
+# Reserved: never names, although the contextual lexer would read them as names
+# where no keyword fits. `dim`, `model`, `param`, `buffer` and `on` stay usable.
+HARD_KEYWORDS = frozenset({
+    "fn", "extern", "from", "mut", "return", "if", "elif", "else", "for", "in", "while", "and", "or", "not",
+    "as", "pass", "break", "continue", "True", "False",
+})
+
+
 def _validate(item: A.Item) -> list[LocalDiagnostic]:
-    """Syntax rules the grammar does not express: assignment targets, loop
-    control outside loops, nesting depth."""
+    """Syntax rules the grammar does not express: keywords used as names,
+    assignment targets, loop control outside loops, nesting depth."""
     problems: list[LocalDiagnostic] = []
+    for node in A.walk(item):
+        text = node.name if isinstance(node, (A.Name, A.DimName)) else node.text if isinstance(node, A.Ident) else None
+        if text in HARD_KEYWORDS:
+            problems.append(C.E0003.at(node.span, expected="a name", context="", found=f"keyword '{text}'"))
+            break
     if isinstance(item, A.FnDecl):
         _validate_block(item.body, 0, problems)
     # Depth of every expression, without recursion.

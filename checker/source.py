@@ -22,9 +22,17 @@ class Position:
 
 
 class LineIndex:
+    """Built on first use: most edits never need line numbers of the whole text."""
+
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self._starts: list[int] | None = None
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
+        return self._starts
 
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, len(self.text)))

@@ -69,13 +69,17 @@ def _found(token: Token) -> str:
         return f"number {token}"
     if t == "STRING":
         return "a string"
+    if t == "RECOVERED":
+        return "a statement"
     if t in _KEYWORDS:
         return f"keyword '{token}'"
     return f"'{token}'"
 
 
-def expected_phrase(expected: set[str]) -> str:
+def expected_phrase(expected: set[str], in_args: bool = False) -> str:
     expected = {e for e in expected if e != "RECOVERED"}
+    if in_args:
+        expected.discard("EQUAL")  # `name=` of a keyword argument
     words: list[str] = []
     rest = set(expected)
     if {"INT", "STRING"} <= rest:
@@ -84,17 +88,23 @@ def expected_phrase(expected: set[str]) -> str:
     elif {"NAME", "LSQB"} <= rest and "INT" not in rest:
         words.append("a type")
         rest -= _TYPE_START
-    if rest & _ITEM_START and len(rest & _ITEM_START) >= 3:
+    if len(rest & _ITEM_START) >= 3:
         words.append("an item ('dim', 'model', 'fn' or 'extern fn')")
         rest -= _ITEM_START
     if len(rest & _STMT_START) >= 3 or ("RETURN" in rest and words == ["an expression"]):
         words = ["a statement"]
         rest -= _STMT_START
-    useful = rest - _CONTINUATIONS
-    if useful or words:
-        rest = useful
+    # Operators that could continue a complete expression are listed only
+    # when nothing else could come.
+    core = rest - _CONTINUATIONS
+    if core or words:
+        rest = core
+    end_of_line = "_NL" in rest
+    rest.discard("_NL")
     ordered = sorted(rest, key=lambda t: (t not in _PUNCT, t))
     words.extend(_word(t) for t in ordered)
+    if end_of_line:
+        words.append("the end of the line")
     if not words:
         return "something else"
     if len(words) == 1:
@@ -113,6 +123,8 @@ def _context(stack: list, expected: set[str]) -> str:
                 opens.pop()
     keyword = None
     for v in reversed(stack):
+        if isinstance(v, Token) and v.type in ("_NL", "_INDENT", "_DEDENT"):
+            break  # the construct that opened a line before this one is finished
         if isinstance(v, Token) and v.type in (
             "FN", "MODEL", "DIM", "EXTERN", "PARAM", "BUFFER", "IF", "ELIF", "ELSE", "WHILE", "FOR", "RETURN",
         ):
@@ -143,7 +155,7 @@ def _context(stack: list, expected: set[str]) -> str:
             "PARAM": " after the param name",
             "BUFFER": " after the buffer name",
         }.get(keyword or "", "")
-    if keyword == "EXTERN" and "FROM" in expected:
+    if "FROM" in expected and any(isinstance(v, Token) and v.type == "EXTERN" for v in stack):
         return " after the extern signature"
     return ""
 
@@ -163,10 +175,30 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
     if e.interactive_parser is not None:
         stack = list(e.interactive_parser.parser_state.value_stack)
     expected = set(e.expected)
+    try:
+        # The exact set: LALR merges lookaheads, so the table's set can hold
+        # tokens that would fail a step later (accepts() tries each one).
+        accepted = set(e.accepts or ())
+        if accepted:
+            expected = accepted
+    except Exception:  # pragma: no cover - fall back to the table's set
+        pass
     span = _token_span(token, text)
+    pipe = next((v for v in reversed(stack[-3:]) if isinstance(v, Token) and v.type == "PIPE_OP"), None)
+    if pipe is not None and token.type not in ("_NL", "$END"):
+        return C.E0003.at(span, expected="the end of the pipe", context="",
+                          found=f"{_found(token)} (the right side of |> is a call such as f(y); "
+                                "put the pipe in parentheses to go on)"), span.start
     if token.type == "_INDENT":
         return C.E0005.at(span, what="unexpected indentation"), span.start
-    message_args = dict(expected=expected_phrase(expected), context=_context(stack, expected), found=_found(token))
+    tail = [v.type if isinstance(v, Token) else None for v in stack[-2:]]
+    if tail == ["COLON", "_NL"]:
+        # A block header whose block is missing.
+        context = _context(stack[:-1], {"COLON"})
+        return C.E0003.at(span, expected="an indented block", context=context, found=_found(token)), span.start
+    context = _context(stack, expected)
+    in_args = context in (" in the argument list", " in the parameter list", " inside the parentheses", " in the brackets")
+    message_args = dict(expected=expected_phrase(expected, in_args), context=context, found=_found(token))
     return C.E0003.at(span, **message_args), span.start
 
 
@@ -182,6 +214,10 @@ def _token_span(token: Token, text: str) -> Span:
         value = token.value
         brk = min((i for i in (value.find("\n"), value.find("\r")) if i >= 0), default=0)
         return Span(start + brk, start + brk + 1)
+    if t == "_DEDENT" and not token.value:
+        # Made up at the end of the input: point after the last character.
+        end = len(text.rstrip())
+        return Span(end, end + 1) if end < len(text) else Span(end, end)
     if t in ("_INDENT", "_DEDENT"):
         # Borrowed from the line break before the indentation.
         end = token.end_pos

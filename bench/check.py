@@ -1,0 +1,62 @@
+"""Checker benchmark (issue 3): full check speed and edits inside a body.
+
+    .venv/bin/python bench/check.py [--lines 5000] [--repeat 30]
+
+Full check of the generated program from scratch (lines per second, median),
+then one-character edits inside one function body through the incremental
+path (Analyzer.update: parse, declarations, bodies, param reads, diagnostics).
+Target: at most 20 ms median per edit, parse included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import fmt, measure, summary  # noqa: E402
+from generate import generate  # noqa: E402
+
+from quiver.checker import Analyzer  # noqa: E402
+from quiver.checker.parser import _get_parsers  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=5000)
+    ap.add_argument("--repeat", type=int, default=30)
+    args = ap.parse_args()
+    _get_parsers()
+    src = generate(args.lines)
+    n_lines = src.count("\n")
+
+    full = summary(measure(lambda: Analyzer().update(src), max(3, args.repeat // 10)))
+    print(fmt(f"full check, {n_lines} lines", full))
+    print(f"{'':<44} = {n_lines / (full['median_ms'] / 1000):,.0f} lines/s")
+
+    analyzer = Analyzer()
+    result = analyzer.update(src)
+    assert not result.diagnostics, result.diagnostics[:3]
+    anchor = "h = dropout(h, 0.1, mode)"
+    at = src.index(anchor, len(src) // 2) + len("h = dropout(h, 0.")
+    versions = [src[:at] + str(d) + src[at + 1:] for d in range(2, 10)]
+    i = 0
+    work = []
+
+    def edit() -> None:
+        nonlocal i
+        analyzer.update(versions[i % len(versions)])
+        work.append(len(analyzer.stats.bodies_checked))
+        i += 1
+
+    inc = summary(measure(edit, args.repeat))
+    print(fmt("one-character edit in a body, incremental", inc))
+    print(f"{'':<44}   bodies re-checked per edit: {sum(work) / len(work):.1f}")
+    verdict = "meets" if inc["median_ms"] <= 20 else "MISSES"
+    print(f"target: edit <= 20 ms median, parse included: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Helpers shared by the benchmarks: timing with medians and percentiles."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+
+def measure(fn: Callable[[], object], repeat: int) -> list[float]:
+    """Wall-clock seconds of `repeat` calls."""
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    s = sorted(samples)
+    return {
+        "median_ms": statistics.median(s) * 1000,
+        "p95_ms": s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))] * 1000,
+        "min_ms": s[0] * 1000,
+        "n": len(s),
+    }
+
+
+def fmt(name: str, stats: dict[str, float]) -> str:
+    return (f"{name:<44} median {stats['median_ms']:8.2f} ms   p95 {stats['p95_ms']:8.2f} ms   "
+            f"min {stats['min_ms']:8.2f} ms   (n={int(stats['n'])})")

@@ -1,0 +1,60 @@
+"""Parser benchmark (issue 2): full parse speed and one-character edits.
+
+    .venv/bin/python bench/parse.py [--lines 5000] [--repeat 30]
+
+Generates a program (bench/generate.py), parses it from scratch several times
+(lines per second, median), then makes one-character edits inside one
+function and re-parses through the incremental path (ParseCache): only the
+edited item is parsed again. Target: the incremental edit at most 10 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import fmt, measure, summary  # noqa: E402
+from generate import generate  # noqa: E402
+
+from quiver.checker.items import ParseCache, parse_document  # noqa: E402
+from quiver.checker.parser import _get_parsers  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=5000)
+    ap.add_argument("--repeat", type=int, default=30)
+    args = ap.parse_args()
+    _get_parsers()  # grammar loading is a one-time cost, reported apart
+    src = generate(args.lines)
+    n_lines = src.count("\n")
+
+    full = summary(measure(lambda: parse_document(src, ParseCache()), max(3, args.repeat // 10)))
+    print(fmt(f"full parse, {n_lines} lines", full))
+    print(f"{'':<44} = {n_lines / (full['median_ms'] / 1000):,.0f} lines/s")
+
+    cache = ParseCache()
+    parse_document(src, cache)
+    anchor = "h = dropout(h, 0.1, mode)"
+    at = src.index(anchor, len(src) // 2) + len("h = dropout(h, 0.")
+    versions = [src[:at] + str(d) + src[at + 1:] for d in range(2, 10)]
+    i = 0
+
+    def edit() -> None:
+        nonlocal i
+        parse_document(versions[i % len(versions)], cache)
+        i += 1
+
+    before = cache.parsed
+    inc = summary(measure(edit, args.repeat))
+    print(fmt("one-character edit, incremental", inc))
+    print(f"{'':<44}   items parsed per edit: {(cache.parsed - before) / args.repeat:.1f}")
+    verdict = "meets" if inc["median_ms"] <= 10 else "MISSES"
+    print(f"target: incremental edit <= 10 ms median: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""The incremental analysis of one document.
+
+`Analyzer.update(text)` runs, in order:
+
+1. parse — items cut out of the text and parsed, each cached by its text
+   (checker/items.py);
+2. declare — each item's signature or fields resolved, cached per item and per
+   naming environment (dim values, model names);
+3. check bodies — each function body checked, cached per item and revalidated
+   by the interfaces of the global names it looked up (its `deps`);
+4. read analysis — summaries recomputed from the bodies' facts (cheap: sets);
+   each `value_and_grad` site's E1107/W1101 cached by the site and the
+   summary of its f;
+5. assemble — every diagnostic made absolute, related locations found.
+
+Editing inside one function body without changing its signature or reads
+re-runs step 3 for that function only; a change to what it reads re-runs the
+step-4 diagnostics of the sites that differentiate it. `Analyzer.stats`
+counts the work done, for tests.
+
+Nothing here does I/O, and nothing raises for any input: an internal error in
+one item is recorded in `Analysis.internal_errors` and that item is skipped.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from . import ast as A
+from . import catalog as C
+from .body import BodyResult, check_body
+from .declarations import Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
+from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, SymbolRef
+from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
+from .reads import ReadAnalysis, site_diagnostics
+from .source import DecodeProblem, LineIndex, decode_source
+
+
+@dataclass
+class Stats:
+    """Work done by the last update (for tests and benchmarks)."""
+
+    parsed: int = 0
+    declared: int = 0
+    bodies_checked: list[str] = field(default_factory=list)
+    sites_checked: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _BodyEntry:
+    interface: tuple
+    deps: dict[str, object]
+    result: BodyResult
+
+
+class _Generational:
+    """A cache that forgets what the last two updates did not use."""
+
+    def __init__(self) -> None:
+        self.current: dict = {}
+        self.previous: dict = {}
+
+    def get(self, key):
+        hit = self.current.get(key)
+        if hit is None:
+            hit = self.previous.get(key)
+            if hit is not None:
+                self.current[key] = hit
+        return hit
+
+    def put(self, key, value) -> None:
+        self.current[key] = value
+
+    def end_version(self) -> None:
+        self.previous = self.current
+        self.current = {}
+
+
+@dataclass
+class Analysis:
+    """Everything known about one version of a document. Read-only."""
+
+    text: str
+    lines: LineIndex
+    parsed: ParsedDocument
+    globals: Globals
+    declared: dict[A.Node, Declared]
+    bodies: dict[A.Node, BodyResult]
+    reads: ReadAnalysis
+    diagnostics: list[Diagnostic]
+    slot_of_item: dict[A.Node, ItemSlot]
+    internal_errors: list[str]
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    def fn(self, name: str) -> FnInfo | None:
+        return self.globals.fns.get(name)
+
+    def body_of(self, name: str) -> BodyResult | None:
+        info = self.globals.fns.get(name)
+        if info is None:
+            return None
+        return self.bodies.get(info.decl)
+
+    def absolute(self, item: A.Node, span: A.Span) -> A.Span:
+        slot = self.slot_of_item.get(item)
+        base = slot.start if slot is not None else 0
+        return A.Span(span.start + base, span.end + base)
+
+
+class Analyzer:
+    def __init__(self) -> None:
+        self.parse_cache = ParseCache()
+        self._decl_cache = _Generational()
+        self._body_cache = _Generational()
+        self._site_cache = _Generational()
+        self._fingerprints: dict[str, object] = {}
+        self._reads: ReadAnalysis | None = None
+        self.stats = Stats()
+
+    def update(self, text: str, decode_problem: DecodeProblem | None = None) -> Analysis:
+        stats = Stats()
+        before = self.parse_cache.parsed
+        parsed = parse_document(text, self.parse_cache)
+        stats.parsed = self.parse_cache.parsed - before
+        internal: list[str] = []
+
+        slots = [s for s in parsed.slots if s.item is not None]
+        slot_of_item = {s.item: s for s in slots}
+        items = [s.item for s in slots]
+        names = collect_names(items)  # type: ignore[arg-type]
+        env_key = names.env_key()
+
+        declared: dict[A.Node, Declared] = {}
+        for item in items:
+            key = (item, env_key)
+            d = self._decl_cache.get(key)
+            if d is None:
+                try:
+                    partial = bool(slot_of_item[item].parse.diagnostics)
+                    d = declare_item(item, names, partial)  # type: ignore[arg-type]
+                except Exception:  # pragma: no cover - a checker bug; never the user's problem
+                    internal.append(traceback.format_exc())
+                    d = Declared(None, ())
+                self._decl_cache.put(key, d)
+                stats.declared += 1
+            declared[item] = d  # type: ignore[index]
+
+        glob = _globals(names, items, declared)
+        dup_diags = _duplicates(items, names)
+        # What changed, for users of global names, since the last update.
+        fingerprints = {name: glob.fingerprint(name) for name in names.kinds}
+        changed = {n for n in fingerprints.keys() | self._fingerprints.keys()
+                   if fingerprints.get(n) != self._fingerprints.get(n)}
+        if fingerprints.keys() != self._fingerprints.keys():
+            changed.add("*names*")
+        self._fingerprints = fingerprints
+
+        bodies: dict[A.Node, BodyResult] = {}
+        facts = {}
+        for item in items:
+            if not isinstance(item, A.FnDecl):
+                continue
+            info = declared[item].info
+            if not isinstance(info, FnInfo):
+                continue
+            parse = slot_of_item[item].parse
+            result = self._body(item, info, glob, changed, parse.recovered_names, bool(parse.diagnostics), stats, internal)
+            if result is None:
+                continue
+            bodies[item] = result
+            if names.first.get(info.name) is item:
+                facts[info.name] = result.facts
+
+        interfaces_changed = any(n == "*names*" or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
+        reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed)
+        self._reads = reads
+        site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
+        for item, result in bodies.items():
+            for site in result.sites:
+                info = glob.fns.get(site.f_name)
+                if info is None or not info.params:
+                    continue
+                summary = reads.summary(site.f_name, info.params[0].name)
+                skey = (site.call, summary.key() if summary is not None else None, glob.fingerprint(site.model))
+                diags = self._site_cache.get(skey)
+                if diags is None:
+                    diags = site_diagnostics(site, summary, glob)
+                    self._site_cache.put(skey, diags)
+                    stats.sites_checked.append(item.name.text)  # type: ignore[attr-defined]
+                site_diags.setdefault(item, []).extend(diags)
+
+        diagnostics: list[Diagnostic] = []
+        if decode_problem is not None:
+            span = A.Span(decode_problem.offset, decode_problem.offset + 1)
+            diagnostics.append(_absolute(C.E0001.at(span, byte=f"{decode_problem.byte:02X}"), 0, glob, slot_of_item))
+        for slot in parsed.slots:
+            for d in slot.parse.diagnostics:
+                diagnostics.append(_absolute(d, slot.start, glob, slot_of_item))
+        for item in items:
+            base = slot_of_item[item].start
+            local = list(declared[item].diagnostics) + dup_diags.get(item, [])
+            if item in bodies:
+                local += list(bodies[item].diagnostics)
+            local += site_diags.get(item, [])
+            for d in local:
+                diagnostics.append(_absolute(d, base, glob, slot_of_item))
+        diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code, d.message))
+
+        self._decl_cache.end_version()
+        self._body_cache.end_version()
+        self._site_cache.end_version()
+        self.stats = stats
+        return Analysis(text, parsed.lines, parsed, glob, declared, bodies, reads, diagnostics, slot_of_item, internal)
+
+    def _body(self, item: A.FnDecl, info: FnInfo, glob: Globals, changed: set[str], recovered: tuple[str, ...],
+              partial: bool, stats: Stats, internal: list[str]) -> BodyResult | None:
+        # A cached result was valid at the last update; it still is unless
+        # its own signature or a global name it looked up changed since.
+        entry: _BodyEntry | None = self._body_cache.get(item)
+        interface = (info.interface, recovered, partial)
+        if entry is not None and entry.interface == interface and not (changed and changed & entry.deps.keys()):
+            return entry.result
+        try:
+            result = check_body(info, glob, recovered, partial)
+        except Exception:  # pragma: no cover - a checker bug; never the user's problem
+            internal.append(traceback.format_exc())
+            return None
+        self._body_cache.put(item, _BodyEntry(interface, result.deps, result))
+        stats.bodies_checked.append(info.name)
+        return result
+
+
+def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Globals:
+    from .declarations import DimInfo, ModelInfo
+
+    dims: dict[str, DimInfo] = {}
+    models: dict[str, ModelInfo] = {}
+    fns: dict[str, FnInfo] = {}
+    for name, item in names.first.items():
+        info = declared[item].info if item in declared else None
+        if isinstance(info, DimInfo):
+            dims[name] = info
+        elif isinstance(info, ModelInfo):
+            models[name] = info
+        elif isinstance(info, FnInfo):
+            fns[name] = info
+    return Globals(names, dims, models, fns)
+
+
+def _duplicates(items: list, names: Names) -> dict[A.Node, list[LocalDiagnostic]]:
+    out: dict[A.Node, list[LocalDiagnostic]] = {}
+    for item in items:
+        ident = item_name(item)
+        if ident is None:
+            continue
+        first = names.first.get(ident.text)
+        if first is not None and first is not item:
+            kind = names.kinds[ident.text].removeprefix("broken-")
+            ref = SymbolRef((kind if kind in ("dim", "model", "fn", "extern") else "fn", ident.text))
+            out.setdefault(item, []).append(C.E0104.at(
+                ident.span, name=ident.text,
+                related=(LocalRelated(f"'{ident.text}' is first defined here", symbol=ref),),
+            ))
+    return out
+
+
+def _absolute(d: LocalDiagnostic, base: int, glob: Globals, slot_of_item: dict) -> Diagnostic:
+    related = []
+    for r in d.related:
+        if r.span is not None:
+            related.append(RelatedInfo(r.message, A.Span(r.span.start + base, r.span.end + base)))
+        elif r.symbol is not None:
+            found = glob.symbol_span(r.symbol)
+            if found is not None:
+                item, span = found
+                slot = slot_of_item.get(item)
+                if slot is not None:
+                    related.append(RelatedInfo(r.message, A.Span(span.start + slot.start, span.end + slot.start)))
+    fix = d.fix
+    if fix is not None:
+        from .diagnostics import Fix, TextEdit
+
+        fix = Fix(fix.title, tuple(TextEdit(A.Span(e.span.start + base, e.span.end + base), e.new_text) for e in fix.edits))
+    return Diagnostic(d.code, d.severity, d.message, A.Span(d.span.start + base, d.span.end + base), tuple(related), fix,
+                      d.unnecessary)
+
+
+def check_text(text: str) -> Analysis:
+    """Analyse a document from scratch."""
+    return Analyzer().update(text)
+
+
+def check_bytes(data: bytes) -> Analysis:
+    """Analyse a file's bytes: invalid UTF-8 is reported (E0001), not fatal."""
+    text, problem = decode_source(data)
+    return Analyzer().update(text, problem)

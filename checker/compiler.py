@@ -1,0 +1,451 @@
+"""The compiler: a checked program to readable Python on the torch runtime.
+
+`compile_program(analysis, path)` takes the analysis of a program with no
+errors and returns Python source that imports only `quiver.runtime` (as `rt`),
+plus a map from each generated line to the `.qv` line and column it came from.
+The runtime uses that map to report every failure at its `.qv` location.
+
+The generated code mirrors the program: a dim is a module constant, a model a
+`rt.Model` subclass, a fn a Python function that checks its arguments at entry
+(`rt.checks.enabled` switches that off), an extern fn an `rt.extern` callable.
+Built-ins become `rt.<name>` calls with their `over=` dims resolved to axes at
+compile time, so nothing about dims is looked up while the program runs.
+Everything here is static: the analysis already knows every type.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+from dataclasses import dataclass
+
+from . import ast as A
+from . import types as T
+from .analysis import Analysis
+from .body import BodyResult
+from .declarations import FnInfo, ModelInfo
+
+# Names the generated code uses itself, or that Python gives a meaning.
+_RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"rt", "torch"}
+
+
+class CompileError(Exception):
+    """The program has errors (compile only checked programs)."""
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    source: str
+    line_map: dict[int, tuple[int, int]]  # python line (1-based) -> (qv line, qv col), 1-based
+
+
+def py_name(name: str) -> str:
+    """A Quiver identifier as a Python identifier that shadows nothing."""
+    if name in _RESERVED or name == "_src" or name.startswith("_sig_"):
+        return name + "_q"
+    return name
+
+
+def attr(obj: str, name: str) -> str:
+    """`obj.name`, also when the field's name is a Python keyword."""
+    return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
+
+
+_ELEMS = {"f32": "rt.f32", "f16": "rt.f16", "bf16": "rt.bf16", "f64": "rt.f64", "i32": "rt.i32", "i64": "rt.i64",
+          "bool": "rt.bool_"}
+
+
+def elem_expr(e: T.Elem) -> str:
+    if e.index is not None:
+        size = T.dim_value(e.index)
+        return f"rt.index({size})" if size is not None else "rt.i64"
+    if e.dtype == "f32" and e.refine == "nonneg":
+        return "rt.nonneg"
+    if e.dtype == "f32" and e.refine == "prob":
+        return "rt.prob"
+    return _ELEMS[e.dtype]
+
+
+class _Writer:
+    def __init__(self, lines) -> None:
+        self.out: list[str] = []
+        self.map: dict[int, tuple[int, int]] = {}
+        self.lines = lines  # the document's LineIndex
+
+    def emit(self, indent: int, text: str, offset: int | None = None) -> None:
+        self.out.append("    " * indent + text)
+        if offset is not None:
+            p = self.lines.position(offset)
+            self.map[len(self.out)] = (p.line + 1, p.column + 1)
+
+
+class _FnCompiler:
+    """The body of one function."""
+
+    def __init__(self, c: "Compiler", fn: FnInfo, body: BodyResult, base: int) -> None:
+        self.c = c
+        self.fn = fn
+        self.body = body
+        self.base = base  # absolute offset of the item
+
+    def at(self, node: A.Node) -> int:
+        return node.span.start + self.base
+
+    # -- statements
+
+    def block(self, stmts, indent: int) -> None:
+        if not stmts:
+            self.c.w.emit(indent, "pass")
+        for s in stmts:
+            self.stmt(s, indent)
+
+    def stmt(self, s: A.Stmt, indent: int) -> None:
+        w = self.c.w
+        at = self.at(s)
+        if isinstance(s, A.Assign):
+            targets = ", ".join(self.target(t) for t in s.targets)
+            w.emit(indent, f"{targets} = {self.expr(s.value)}", at)
+        elif isinstance(s, A.AugAssign):
+            # Never in place: `x += e` must not change a tensor `x` shares.
+            target = self.target(s.target)
+            w.emit(indent, f"{target} = {self.expr(s.target)} {s.op} {self.expr(s.value, 12)}", at)
+        elif isinstance(s, A.ExprStmt):
+            w.emit(indent, self.expr(s.expr), at)
+        elif isinstance(s, A.Return):
+            if not s.values:
+                w.emit(indent, "return", at)
+            else:
+                w.emit(indent, "return " + ", ".join(self.expr(v) for v in s.values), at)
+        elif isinstance(s, A.If):
+            for i, b in enumerate(s.branches):
+                w.emit(indent, f"{'if' if i == 0 else 'elif'} {self.cond(b.cond)}:", self.at(b))
+                self.block(b.body, indent + 1)
+            if s.orelse is not None:
+                w.emit(indent, "else:")
+                self.block(s.orelse, indent + 1)
+        elif isinstance(s, A.For):
+            w.emit(indent, f"for {py_name(s.var.text)} in {self.expr(s.iter)}:", at)
+            self.block(s.body, indent + 1)
+        elif isinstance(s, A.While):
+            w.emit(indent, f"while {self.cond(s.cond)}:", at)
+            self.block(s.body, indent + 1)
+        elif isinstance(s, A.Break):
+            w.emit(indent, "break", at)
+        elif isinstance(s, A.Continue):
+            w.emit(indent, "continue", at)
+        else:
+            w.emit(indent, "pass", at)
+
+    def target(self, t: A.Expr) -> str:
+        if isinstance(t, A.Name):
+            return py_name(t.name)
+        assert isinstance(t, A.Field)
+        if keyword.iskeyword(t.name.text):
+            raise CompileError(f"cannot assign field '{t.name.text}': rename it (a Python keyword)")
+        return attr(self.expr(t.value, 16), t.name.text)
+
+    def cond(self, e: A.Expr) -> str:
+        return self.expr(e)
+
+    # -- expressions (precedence as Python's: higher binds tighter)
+
+    def expr(self, e: A.Expr, outer: int = 0) -> str:
+        text, prec = self._expr(e)
+        return f"({text})" if prec < outer else text
+
+    def _expr(self, e: A.Expr) -> tuple[str, int]:
+        if isinstance(e, A.Name):
+            return self.name(e), 20
+        if isinstance(e, A.IntLit):
+            return repr(e.value), 20
+        if isinstance(e, A.FloatLit):
+            return repr(e.value), 20
+        if isinstance(e, A.StrLit):
+            return repr(e.value), 20
+        if isinstance(e, A.BoolLit):
+            return repr(e.value), 20
+        if isinstance(e, A.TupleExpr):
+            return "(" + ", ".join(self.expr(x) for x in e.items) + ("," if len(e.items) == 1 else "") + ")", 20
+        if isinstance(e, A.Unary):
+            return f"{e.op}{self.expr(e.operand, 13)}", 13
+        if isinstance(e, A.Binary):
+            prec = {"+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}[e.op]
+            if e.op == "**":
+                return f"{self.expr(e.left, 15)} ** {self.expr(e.right, 13)}", 14
+            return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
+        if isinstance(e, A.Compare):
+            return f"{self.expr(e.left, 11)} {e.op} {self.expr(e.right, 11)}", 9
+        if isinstance(e, A.BoolOp):
+            prec = 7 if e.op == "or" else 8
+            return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
+        if isinstance(e, A.Not):
+            return f"not {self.expr(e.operand, 9)}", 9
+        if isinstance(e, A.Field):
+            return attr(self.expr(e.value, 16), e.name.text), 16
+        if isinstance(e, A.Index):
+            return f"{self.expr(e.value, 16)}[{self.expr(e.index)}]", 16
+        if isinstance(e, A.Cast):
+            return self.cast(e), 16
+        if isinstance(e, A.Call):
+            return self.call(e, e.func, [(a.keyword.text if a.keyword else None, a.value) for a in e.args]), 16
+        if isinstance(e, A.Pipe):
+            target = e.target
+            if isinstance(target, A.Call):
+                args = [(None, e.left)] + [(a.keyword.text if a.keyword else None, a.value) for a in target.args]
+                return self.call(e, target.func, args), 16
+            return self.call(e, target, [(None, e.left)]), 16
+        if isinstance(e, A.TensorType):
+            return self.shape(e), 20
+        raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
+
+    def name(self, e: A.Name) -> str:
+        ref = self.body.refs.get(e)
+        if ref is not None and ref.kind == "builtin" and e.name == "Eval":
+            return "rt.Eval"
+        return py_name(e.name)
+
+    def type_of(self, e: A.Node) -> T.Type:
+        return self.body.types.get(e, T.UNKNOWN)
+
+    def cast(self, e: A.Cast) -> str:
+        src = self.type_of(e.value)
+        target = self.type_of(e)
+        value = self.expr(e.value)
+        if isinstance(target, T.NumberT):
+            conv = {"Int": "int", "Float": "float", "Bool": "bool"}.get(target.kind, "str")
+            if isinstance(src, T.TensorT):
+                return f"{conv}(rt.item({value}))"
+            return f"{conv}({value})"
+        assert isinstance(target, T.TensorT)
+        return f"rt.cast({value}, {elem_expr(target.elem)})"
+
+    def shape(self, t: A.TensorType) -> str:
+        dims = []
+        for d in t.dims:
+            if isinstance(d, A.DimInt):
+                dims.append(str(d.value))
+            else:
+                dims.append(py_name(d.name))
+        return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+    def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
+        if isinstance(func, A.Field):  # Mlp.init(seed=...)
+            rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            return f"{py_name(self.name(func.value))}.{func.name.text}({rendered})"
+        assert isinstance(func, A.Name)
+        ref = self.body.refs.get(func)
+        if ref is not None and ref.kind == "builtin":
+            return self.builtin(node, func.name, args)
+        rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+        return f"{py_name(func.name)}({rendered})"
+
+    def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
+        positional = [v for k, v in args if k is None]
+        keywords = {k: v for k, v in args if k is not None}
+        if name in ("print",):
+            return "rt.print(" + ", ".join(self.expr(v) for v in positional) + ")"
+        if name == "range":
+            return "range(" + ", ".join(self.expr(v) for v in positional) + ")"
+        if name == "value_and_grad":
+            f = positional[0]
+            assert isinstance(f, A.Name)
+            rest = ", ".join(self.expr(v) for v in positional[1:])
+            return f"rt.value_and_grad({py_name(f.name)}, {rest})"
+        if name == "Train":
+            return f"rt.Train(seed={self.expr(keywords['seed'])})"
+        if name in ("randn", "randint", "zeros", "ones"):
+            shape_node = keywords.get("shape", positional[0] if positional else None)
+            assert isinstance(shape_node, A.TensorType)
+            t = self.type_of(shape_node)
+            assert isinstance(t, T.TensorT)
+            shape = self.shape(shape_node)
+            if name == "randint":
+                assert t.elem.index is not None
+                high = self.dim_value(t.elem.index)
+                return f"rt.randint({shape}, {high}, seed={self.expr(keywords['seed'])})"
+            if name == "randn":
+                return f"rt.randn({shape}, seed={self.expr(keywords['seed'])}, dtype={elem_expr(t.elem)})"
+            return f"rt.{name}({shape}, dtype={elem_expr(t.elem)})"
+        # Everything else maps its arguments in the builtin's parameter order,
+        # with over= turned into the axis the checker resolved.
+        from .builtins import BUILTINS
+
+        params = BUILTINS[name].params
+        values: list[str] = []
+        for i, p in enumerate(params):
+            if p.kind == "dim":
+                if p.name in keywords or not p.required:
+                    axis = self.body.axes.get(node)
+                    values.append(repr(axis))
+                continue
+            v = keywords.get(p.name, positional[i] if i < len(positional) else None)
+            if v is None:
+                continue
+            values.append(self.expr(v))
+        return f"rt.{name}(" + ", ".join(values) + ")"
+
+    def dim_value(self, d: T.Dim) -> str:
+        v = T.dim_value(d)
+        if v is not None:
+            return str(v)
+        assert isinstance(d, T.DimVar)
+        return py_name(d.name)
+
+
+class Compiler:
+    def __init__(self, analysis: Analysis, path: str) -> None:
+        self.a = analysis
+        self.path = path
+        self.w = _Writer(analysis.lines)
+
+    def loc(self, offset: int) -> str:
+        p = self.a.lines.position(offset)
+        return f"_src.loc({p.line + 1}, {p.column + 1})"
+
+    def base(self, item: A.Node) -> int:
+        return self.a.slot_of_item[item].start
+
+    def run(self) -> CompiledModule:
+        w = self.w
+        w.emit(0, f"# Compiled by Quiver from {self.path}. Do not edit: edit the .qv file.")
+        w.emit(0, "from quiver import runtime as rt")
+        w.emit(0, "")
+        w.emit(0, f"_src = rt.SourceFile({self.path!r})")
+        g = self.a.globals
+        items = [s.item for s in self.a.parsed.slots if s.item is not None]
+        for item in items:
+            if isinstance(item, A.DimDecl) and item.name.text in g.dims and g.names.first[item.name.text] is item:
+                w.emit(0, "")
+                w.emit(0, f"{py_name(item.name.text)} = {g.dims[item.name.text].value}", self.base(item))
+        for item in items:
+            if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
+                self.model(g.models[item.name.text])
+        for item in items:
+            if isinstance(item, (A.FnDecl, A.ExternDecl)) and g.names.first.get(item.name.text) is item:
+                info = g.fns[item.name.text]
+                if info.extern:
+                    self.extern(info)
+                else:
+                    self.function(info)
+        w.emit(0, "")
+        w.emit(0, "_src.set_line_map(" + repr(dict(sorted(w.map.items()))) + ")")
+        return CompiledModule("\n".join(w.out) + "\n", dict(w.map))
+
+    def model(self, m: ModelInfo) -> None:
+        w = self.w
+        base = self.base(m.decl)
+        w.emit(0, "")
+        w.emit(0, "")
+        w.emit(0, f"class {py_name(m.name)}(rt.Model):", base)
+        w.emit(1, f"_qv_name = {m.name!r}")
+        w.emit(1, f"_qv_device = {m.device!r}")
+        for kind in ("param", "buffer"):
+            fields = [f for f in m.fields if f.kind == kind]
+            w.emit(1, f"_qv_{kind}s = (" if fields else f"_qv_{kind}s = ()")
+            for f in fields:
+                assert isinstance(f.type, T.TensorT)
+                shape = "(" + ", ".join(str(T.dim_value(d)) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
+                init = self.initializer(f.decl.init)
+                w.emit(2, f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem)}, {init}, "
+                          f"{self.loc(base + f.decl.span.start)}),", base + f.decl.span.start)
+            if fields:
+                w.emit(1, ")")
+
+    def initializer(self, init: A.Expr | None) -> str:
+        if init is None:
+            return "rt.init.zeros"
+        if isinstance(init, A.Name):
+            return f"rt.init.{init.name}"
+        if isinstance(init, A.Call) and isinstance(init.func, A.Name):
+            args = ", ".join(_number_text(a.value) for a in init.args)
+            return f"rt.init.{init.func.name}({args})"
+        return f"rt.init.fill({_number_text(init)})"
+
+    def spec(self, name: str, t: T.Type, loc: str) -> str:
+        if isinstance(t, T.TensorT):
+            dims = []
+            for d in t.dims:
+                v = T.dim_value(d)
+                dims.append(str(v) if v is not None else repr(str(d)))
+            shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+            return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem)}, {loc})"
+        if isinstance(t, T.NumberT):
+            kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
+            return f"rt.NumberArg({name!r}, {kind}, {loc})"
+        if isinstance(t, T.ModelT):
+            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc})"
+        if isinstance(t, T.GradT):
+            return f"rt.GradArg({name!r}, {py_name(t.model)}, {loc})"
+        if isinstance(t, T.ModeT):
+            return f"rt.ModeArg({name!r}, {loc})"
+        if isinstance(t, T.TupleT):
+            items = ", ".join(self.spec(f"{name}[{i}]", x, loc) for i, x in enumerate(t.items))
+            return f"rt.TupleArg({name!r}, ({items}{',' if len(t.items) == 1 else ''}), {loc})"
+        raise CompileError(f"no runtime check for {t}")  # pragma: no cover
+
+    def signature(self, fn: FnInfo) -> str:
+        base = self.base(fn.decl)
+        specs = [self.spec(p.name, p.type, self.loc(base + p.decl.span.start)) for p in fn.params]
+        inner = ", ".join(specs) + ("," if len(specs) == 1 else "")
+        return f"rt.Signature(_src, {fn.name!r}, {self.loc(base + fn.decl.span.start)}, ({inner}))"
+
+    def extern(self, fn: FnInfo) -> None:
+        base = self.base(fn.decl)
+        returns = self.spec("result", fn.ret, self.loc(base + fn.decl.span.start)) if fn.declared_ret else "None"
+        self.w.emit(0, "")
+        self.w.emit(0, f"{py_name(fn.name)} = rt.extern(_src, {fn.target!r}, {self.signature(fn)}, {returns}, "
+                       f"{self.loc(base + fn.decl.span.start)})", base)
+
+    def function(self, fn: FnInfo) -> None:
+        w = self.w
+        decl = fn.decl
+        assert isinstance(decl, A.FnDecl)
+        base = self.base(decl)
+        body = self.a.bodies.get(decl)
+        if body is None:
+            raise CompileError(f"{fn.name} was not checked")
+        sig = f"_sig_{fn.name}"
+        w.emit(0, "")
+        w.emit(0, "")
+        if fn.params:
+            w.emit(0, f"{sig} = {self.signature(fn)}")
+            w.emit(0, "")
+            w.emit(0, "")
+        params = ", ".join(py_name(p.name) for p in fn.params)
+        w.emit(0, f"def {py_name(fn.name)}({params}):", base)
+        if fn.params:
+            w.emit(1, "if rt.checks.enabled:", base)
+            w.emit(2, f"{sig}.check({params})", base)
+        # Generic dims the body uses as values get their size from the arguments.
+        used = {r.name for r in body.refs.values() if r.kind == "generic"}
+        for g in fn.generics:
+            if g not in used:
+                continue
+            source = _dim_source(fn, g)
+            if source is not None:
+                w.emit(1, f"{py_name(g)} = {py_name(source[0])}.shape[{source[1]}]", base)
+        _FnCompiler(self, fn, body, base).block(decl.body, 1)
+
+
+def _dim_source(fn: FnInfo, g: str) -> tuple[str, int] | None:
+    for p in fn.params:
+        if isinstance(p.type, T.TensorT):
+            for i, d in enumerate(p.type.dims):
+                if isinstance(d, T.DimVar) and d.name == g:
+                    return p.name, i
+    return None
+
+
+def _number_text(e: A.Expr) -> str:
+    if isinstance(e, A.Unary) and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return f"{e.op}{e.operand.value!r}"
+    if isinstance(e, (A.IntLit, A.FloatLit, A.BoolLit)):
+        return repr(e.value)
+    raise CompileError("an initializer argument must be a number")  # pragma: no cover
+
+
+def compile_program(analysis: Analysis, path: str) -> CompiledModule:
+    """Python source for a program that checked without errors."""
+    if analysis.errors:
+        raise CompileError(f"{path} has {len(analysis.errors)} error(s); check it with qlint")
+    return Compiler(analysis, path).run()

@@ -1,0 +1,539 @@
+"""The global scope: what each top-level item declares, with resolved types.
+
+Building it is split in two so edits stay cheap: `collect_names` reads only the
+names and kinds of the items (and the values of dims); `declare_item` resolves
+one item's signature or fields against those names and is cached per item and
+per "naming environment" (dim values and model names), the only things a
+signature's meaning depends on.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from . import ast as A
+from . import catalog as C
+from . import types as T
+from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
+
+NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
+ELEM_TYPES = {
+    "Float": T.F32, "f32": T.F32, "f16": T.Elem("f16"), "bf16": T.Elem("bf16"), "f64": T.Elem("f64"),
+    "i32": T.Elem("i32"), "i64": T.I64, "Int": T.I64, "Bool": T.BOOL, "NonNeg": T.NONNEG, "Prob": T.PROB,
+}
+DEVICES = ("cpu", "cuda", "mps")
+
+
+# ------------------------------------------------------------------ declared things
+
+
+@dataclass(frozen=True)
+class DimInfo:
+    name: str
+    value: int | None  # None when the declaration is invalid
+    decl: A.DimDecl
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    name: str
+    kind: str  # "param" | "buffer"
+    type: T.Type
+    decl: A.Member
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    device: str
+    fields: tuple[FieldInfo, ...]
+    decl: A.ModelDecl
+    # Some members did not parse: an unknown field may be one of them, so it
+    # is not reported.
+    partial: bool = False
+
+    @property
+    def params(self) -> tuple[FieldInfo, ...]:
+        return tuple(f for f in self.fields if f.kind == "param")
+
+    @property
+    def buffers(self) -> tuple[FieldInfo, ...]:
+        return tuple(f for f in self.fields if f.kind == "buffer")
+
+    def field(self, name: str) -> FieldInfo | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    @cached_property
+    def interface(self) -> tuple:
+        return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields), self.partial)
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    mut: bool
+    type: T.Type
+    decl: A.Param
+
+
+@dataclass(frozen=True)
+class FnInfo:
+    name: str
+    params: tuple[ParamInfo, ...]
+    ret: T.Type  # UNIT when the function declares no return type
+    declared_ret: bool
+    generics: tuple[str, ...]  # generic dims, in order of first appearance
+    extern: bool
+    target: str | None  # "module:attr" of an extern
+    decl: A.FnDecl | A.ExternDecl
+
+    @cached_property
+    def interface(self) -> tuple:
+        return ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret)
+
+    def signature(self) -> str:
+        params = ", ".join(("mut " if p.mut else "") + f"{p.name}: {p.type}" for p in self.params)
+        head = f"{'extern fn' if self.extern else 'fn'} {self.name}({params})"
+        return head + (f" -> {self.ret}" if self.declared_ret else "")
+
+
+@dataclass
+class Names:
+    """Stage one: every top-level name, its kind and the first item naming it."""
+
+    kinds: dict[str, str] = field(default_factory=dict)  # name -> dim|model|fn|extern|broken-<kind>
+    first: dict[str, A.Item] = field(default_factory=dict)
+    dim_values: dict[str, int | None] = field(default_factory=dict)
+
+    def env_key(self) -> tuple:
+        """What the meaning of a signature depends on."""
+        models = tuple(sorted(n for n, k in self.kinds.items() if k == "model"))
+        dims = tuple(sorted(self.dim_values.items(), key=lambda kv: kv[0]))
+        broken = tuple(sorted(n for n, k in self.kinds.items() if k.startswith("broken")))
+        return (dims, models, broken)
+
+
+def item_name(item: A.Item) -> A.Ident | None:
+    if isinstance(item, (A.DimDecl, A.ModelDecl, A.FnDecl, A.ExternDecl)):
+        return item.name
+    if isinstance(item, A.BrokenItem):
+        return item.name
+    return None
+
+
+def item_kind(item: A.Item) -> str:
+    if isinstance(item, A.DimDecl):
+        return "dim"
+    if isinstance(item, A.ModelDecl):
+        return "model"
+    if isinstance(item, A.FnDecl):
+        return "fn"
+    if isinstance(item, A.ExternDecl):
+        return "extern"
+    assert isinstance(item, A.BrokenItem)
+    return f"broken-{item.kind}"
+
+
+def dim_decl_value(item: A.DimDecl) -> int | None:
+    v = item.value
+    if isinstance(v, A.IntLit) and v.value > 0:
+        return v.value
+    return None
+
+
+def collect_names(items: list[A.Item]) -> Names:
+    names = Names()
+    for item in items:
+        ident = item_name(item)
+        if ident is None or ident.text in names.kinds:
+            continue
+        names.kinds[ident.text] = item_kind(item)
+        names.first[ident.text] = item
+        if isinstance(item, A.DimDecl):
+            names.dim_values[ident.text] = dim_decl_value(item)
+    return names
+
+
+def suggest(name: str, candidates) -> str:
+    """" (did you mean `x`?)" or ""."""
+    match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{match[0]}'?" if match else ""
+
+
+# ------------------------------------------------------------------ types
+
+
+@dataclass
+class TypeContext:
+    """How dim names in a type are read: in a signature an unknown name is a
+    generic dim; in a model it is an error; in a body it must be a constant or
+    one of the function's generic dims."""
+
+    names: Names
+    where: str  # "signature" | "model" | "body"
+    generics: list[str] = field(default_factory=list)
+    diagnostics: list[LocalDiagnostic] = field(default_factory=list)
+
+    def dim(self, d: A.Dim) -> T.Dim:
+        if isinstance(d, A.DimInt):
+            if d.value <= 0:
+                self.diagnostics.append(C.E0208.at(d.span, value=d.value))
+                return T.DimUnknown()
+            return T.DimLit(d.value)
+        name = d.name
+        kind = self.names.kinds.get(name)
+        if kind == "dim":
+            value = self.names.dim_values.get(name)
+            return T.DimConst(name, value) if value is not None else T.DimUnknown()
+        if kind == "broken-dim":
+            return T.DimUnknown()
+        if kind is not None:
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=_kind_word(kind)))
+            return T.DimUnknown()
+        if self.where == "signature":
+            if name not in self.generics:
+                self.generics.append(name)
+            return T.DimVar(name)
+        if self.where == "body" and name in self.generics:
+            return T.DimVar(name)
+        dims = [n for n, k in self.names.kinds.items() if k == "dim"] + list(self.generics)
+        if self.where == "model":
+            self.diagnostics.append(C.E0207.at(d.span, name=name, hint=suggest(name, dims)))
+        else:
+            self.diagnostics.append(C.E0109.at(d.span, name=name, hint=suggest(name, dims)))
+        return T.DimUnknown()
+
+    def elem(self, e: A.ElemType | None) -> T.Elem | None:
+        if e is None:
+            return T.F32
+        name = e.name.text
+        if name == "Index":
+            if e.arg is None:
+                self.diagnostics.append(C.E0309.at(e.span, what="Index needs the dim it indexes, as in Index[C]"))
+                return None
+            dim = self.dim(A.DimName(e.arg.span, e.arg.text))
+            return T.index_of(dim)
+        elem = ELEM_TYPES.get(name)
+        if elem is None:
+            self.diagnostics.append(
+                C.E0102.at(e.name.span, what="element type", name=name,
+                           hint=suggest(name, list(ELEM_TYPES) + ["Index"]))
+            )
+            return None
+        if e.arg is not None:
+            self.diagnostics.append(C.E0309.at(e.span, what=f"{name} takes no argument"))
+            return None
+        return elem
+
+    def resolve(self, t: A.TypeExpr) -> T.Type:
+        if isinstance(t, A.TensorType):
+            dims = tuple(self.dim(d) for d in t.dims)
+            elem = self.elem(t.elem)
+            if elem is None:
+                return T.UNKNOWN
+            return T.TensorT(dims, elem)
+        if isinstance(t, A.TupleType):
+            return T.TupleT(tuple(self.resolve(x) for x in t.items))
+        assert isinstance(t, A.NamedType)
+        name = t.name.text
+        if name == "Grad":
+            return self._grad(t)
+        if t.arg is not None and name != "Index":
+            self.diagnostics.append(C.E0309.at(t.span, what=f"{name} takes no argument"))
+            return T.UNKNOWN
+        if name in NUMBER_TYPES:
+            return NUMBER_TYPES[name]
+        if name == "Mode":
+            return T.MODE
+        kind = self.names.kinds.get(name)
+        if kind == "model":
+            return T.ModelT(name)
+        if kind is not None and kind.startswith("broken"):
+            return T.UNKNOWN
+        if name in ELEM_TYPES or name == "Index":
+            written = name if t.arg is None else f"{name}[...]"
+            self.diagnostics.append(
+                C.E0309.at(t.span, what=f"{written} is an element type; write [] {written} for a scalar tensor")
+            )
+            return T.UNKNOWN
+        if kind is not None:
+            self.diagnostics.append(C.E0110.at(t.name.span, name=name, kind=_kind_word(kind), use="a type"))
+            return T.UNKNOWN
+        candidates = list(NUMBER_TYPES) + ["Mode", "Grad"] + [n for n, k in self.names.kinds.items() if k == "model"]
+        self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
+        return T.UNKNOWN
+
+    def _grad(self, t: A.NamedType) -> T.Type:
+        arg = t.arg
+        if arg is None:
+            self.diagnostics.append(C.E0303.at(t.span, what="Grad needs a model, as in Grad[Mlp]"))
+            return T.UNKNOWN
+        if isinstance(arg, A.NamedType) and arg.arg is None:
+            kind = self.names.kinds.get(arg.name.text)
+            if kind == "model":
+                return T.GradT(arg.name.text)
+            if kind is not None and kind.startswith("broken"):
+                return T.UNKNOWN
+            if kind is None and arg.name.text not in NUMBER_TYPES and arg.name.text not in ELEM_TYPES \
+                    and arg.name.text != "Mode":
+                models = [n for n, k in self.names.kinds.items() if k == "model"]
+                self.diagnostics.append(C.E0102.at(arg.name.span, what="model", name=arg.name.text,
+                                                   hint=suggest(arg.name.text, models)))
+                return T.UNKNOWN
+        inner = _type_text(arg)
+        self.diagnostics.append(C.E0303.at(t.span, what=f"Grad[{inner}]: {inner} is not a model"))
+        return T.UNKNOWN
+
+
+def _type_text(t: A.TypeExpr) -> str:
+    if isinstance(t, A.TensorType):
+        dims = " ".join(d.name if isinstance(d, A.DimName) else str(d.value) for d in t.dims)
+        elem = "" if t.elem is None else " " + t.elem.name.text + (f"[{t.elem.arg.text}]" if t.elem.arg else "")
+        return f"[{dims}]{elem}"
+    if isinstance(t, A.TupleType):
+        return "(" + ", ".join(_type_text(x) for x in t.items) + ")"
+    return t.name.text + (f"[{_type_text(t.arg)}]" if t.arg is not None else "")
+
+
+def _kind_word(kind: str) -> str:
+    if kind.startswith("broken-"):
+        kind = kind[len("broken-"):]
+    return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)
+
+
+# ------------------------------------------------------------------ per-item declarations
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What one item contributes to the global scope, and its own diagnostics."""
+
+    info: DimInfo | ModelInfo | FnInfo | None
+    diagnostics: tuple[LocalDiagnostic, ...]
+
+
+_INITS = {"zeros": 0, "ones": 0, "normal": 2, "uniform": 2, "xavier": 0}
+
+
+def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
+    if isinstance(item, A.DimDecl):
+        return _declare_dim(item)
+    if isinstance(item, A.ModelDecl):
+        return _declare_model(item, names, partial)
+    if isinstance(item, (A.FnDecl, A.ExternDecl)):
+        return _declare_fn(item, names)
+    return Declared(None, ())
+
+
+def _declare_dim(item: A.DimDecl) -> Declared:
+    value = dim_decl_value(item)
+    diags = []
+    if value is None:
+        shown = _literal_text(item.value)
+        diags.append(C.E0208.at(item.value.span, value=shown))
+    return Declared(DimInfo(item.name.text, value, item), tuple(diags))
+
+
+def _literal_text(e: A.Expr) -> str:
+    if isinstance(e, A.IntLit):
+        return str(e.value)
+    if isinstance(e, A.Unary) and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return e.op + str(e.operand.value)
+    if isinstance(e, A.FloatLit):
+        return str(e.value)
+    return "this expression"
+
+
+def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
+    ctx = TypeContext(names, "model")
+    fields: list[FieldInfo] = []
+    seen: dict[str, A.Member] = {}
+    device = "cpu"
+    if item.device is not None:
+        device = item.device.name
+        base = device.split(":", 1)[0]
+        ok = base in DEVICES and (":" not in device or device.split(":", 1)[1].isdigit())
+        if not ok:
+            ctx.diagnostics.append(C.E0906.at(item.device.span, device=device))
+            device = "cpu"
+    for m in item.members:
+        if m.name.text in seen:
+            ctx.diagnostics.append(C.E0106.at(
+                m.name.span, name=m.name.text, model=item.name.text,
+                related=(LocalRelated("first declared here", span=seen[m.name.text].name.span),),
+            ))
+            continue
+        seen[m.name.text] = m
+        before = len(ctx.diagnostics)
+        ty = ctx.resolve(m.type)
+        if len(ctx.diagnostics) == before and not isinstance(ty, T.TensorT):
+            ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
+            ty = T.UNKNOWN
+        if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
+            ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
+        if m.init is not None and isinstance(ty, T.TensorT):
+            _check_init(m, ty, ctx)
+        fields.append(FieldInfo(m.name.text, m.kind, ty, m))
+    return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics))
+
+
+def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
+    init = m.init
+    assert init is not None
+    if isinstance(init, (A.IntLit, A.FloatLit, A.BoolLit)) or (
+        isinstance(init, A.Unary) and isinstance(init.operand, (A.IntLit, A.FloatLit))
+    ):
+        if isinstance(init, A.FloatLit) and not ty.elem.is_float:
+            ctx.diagnostics.append(C.E0903.at(init.span, what=f"a Float fill value for a {ty.elem} {m.kind}"))
+        if isinstance(init, A.BoolLit) and not ty.elem.is_bool:
+            ctx.diagnostics.append(C.E0903.at(init.span, what=f"a Bool fill value for a {ty.elem} {m.kind}"))
+        return
+    name = None
+    args: tuple[A.Arg, ...] = ()
+    if isinstance(init, A.Name):
+        name = init.name
+    elif isinstance(init, A.Call) and isinstance(init.func, A.Name):
+        name = init.func.name
+        args = init.args
+    if name not in _INITS:
+        shown = name if name is not None else "this expression"
+        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{shown} is not an initializer{suggest(name or '', _INITS)}"))
+        return
+    want = _INITS[name]
+    if name in ("normal", "uniform", "xavier") and not ty.elem.is_float:
+        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} needs a float {m.kind}, found {ty.elem}"))
+        return
+    if name == "xavier" and ty.rank < 2:
+        ctx.diagnostics.append(C.E0903.at(init.span, what=f"xavier needs at least 2 dims, found {ty}"))
+        return
+    if isinstance(init, A.Name) and want:
+        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} takes {want} numbers, as in {name}(0.0, 0.02)"))
+        return
+    if len(args) != want or any(a.keyword is not None or not _is_number(a.value) for a in args):
+        how = f"{name}(0.0, 0.02)" if want else name
+        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} takes {want} numbers, as in {how}"))
+
+
+def _is_number(e: A.Expr) -> bool:
+    if isinstance(e, A.Unary):
+        e = e.operand
+    return isinstance(e, (A.IntLit, A.FloatLit))
+
+
+def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
+    ctx = TypeContext(names, "signature")
+    params: list[ParamInfo] = []
+    seen: dict[str, A.Param] = {}
+    for p in item.params:
+        ty = ctx.resolve(p.type)
+        if p.name.text in seen:
+            ctx.diagnostics.append(C.E0105.at(
+                p.name.span, name=p.name.text,
+                related=(LocalRelated("first declared here", span=seen[p.name.text].name.span),),
+            ))
+            continue
+        seen[p.name.text] = p
+        if p.mut and isinstance(item, A.ExternDecl):
+            ctx.diagnostics.append(C.E0503.at(p.span, what="an extern fn cannot take a mut parameter"))
+        elif p.mut and not isinstance(ty, (T.ModelT, T.UnknownT)):
+            ctx.diagnostics.append(C.E0503.at(p.span, what=f"only a model can be mut; '{p.name.text}' is {T.describe(ty)}"))
+        params.append(ParamInfo(p.name.text, p.mut, ty, p))
+    bound = list(ctx.generics)
+    ret: T.Type = T.UNIT
+    if item.ret is not None:
+        ret = ctx.resolve(item.ret)
+        unbound = [g for g in ctx.generics if g not in bound]
+        for g in unbound:
+            span = _first_dim_span(item.ret, g) or item.ret.span
+            ctx.diagnostics.append(C.E0206.at(span, name=g))
+        if unbound:
+            ret = _forget_dims(ret, set(unbound))
+    target = None
+    if isinstance(item, A.ExternDecl):
+        target = item.target.value if item.target is not None else None
+        if target is not None and not _valid_target(target):
+            ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
+    info = FnInfo(
+        item.name.text, tuple(params), ret, item.ret is not None, tuple(bound),
+        isinstance(item, A.ExternDecl), target, item,
+    )
+    return Declared(info, tuple(ctx.diagnostics))
+
+
+def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
+    """`t` with the given generic dims unknown (they were reported already)."""
+    if isinstance(t, T.TensorT):
+        dims = tuple(T.DimUnknown() if isinstance(d, T.DimVar) and d.name in names else d for d in t.dims)
+        return T.TensorT(dims, t.elem)
+    if isinstance(t, T.TupleT):
+        return T.TupleT(tuple(_forget_dims(x, names) for x in t.items))
+    return t
+
+
+def _valid_target(target: str) -> bool:
+    module, sep, attr = target.partition(":")
+    ident = lambda s: s.isidentifier()  # noqa: E731
+    return bool(sep) and all(ident(p) for p in module.split(".")) and all(ident(p) for p in attr.split("."))
+
+
+def _first_dim_span(t: A.TypeExpr, name: str) -> A.Span | None:
+    for node in A.walk(t):
+        if isinstance(node, A.DimName) and node.name == name:
+            return node.span
+        if isinstance(node, A.ElemType) and node.arg is not None and node.arg.text == name:
+            return node.arg.span
+    return None
+
+
+# ------------------------------------------------------------------ the global scope
+
+
+@dataclass
+class Globals:
+    names: Names
+    dims: dict[str, DimInfo]
+    models: dict[str, ModelInfo]
+    fns: dict[str, FnInfo]
+
+    def fingerprint(self, name: str) -> object:
+        """A value that changes exactly when what `name` means to a user of it
+        changes (not when its body or position does)."""
+        kind = self.names.kinds.get(name)
+        if kind is None:
+            return None
+        if kind == "dim":
+            return ("dim", self.names.dim_values.get(name))
+        if kind == "model":
+            return self.models[name].interface
+        if kind in ("fn", "extern"):
+            return self.fns[name].interface
+        return (kind,)
+
+    def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:
+        """The declaration a symbolic reference names: (item, span in item)."""
+        path = ref.path
+        if path[0] in ("dim", "model", "fn", "extern") and len(path) == 2:
+            item = self.names.first.get(path[1])
+            ident = item_name(item) if item is not None else None
+            return (item, ident.span) if ident is not None else None
+        if path[0] == "member" and len(path) == 3:
+            model = self.models.get(path[1])
+            f = model.field(path[2]) if model else None
+            return (model.decl, f.decl.name.span) if f else None
+        if path[0] == "param" and len(path) == 3:
+            fn = self.fns.get(path[1])
+            if fn is None:
+                return None
+            for p in fn.params:
+                if p.name == path[2]:
+                    return (fn.decl, p.decl.span)
+        if path[0] == "ret" and len(path) == 2:
+            fn = self.fns.get(path[1])
+            if fn is not None and fn.decl.ret is not None:
+                return (fn.decl, fn.decl.ret.span)
+        return None

@@ -1,0 +1,235 @@
+"""The param-read analysis: which params of its model(s) each function reads.
+
+Each function body yields facts (checker/body.py): `m.w1` reads w1; passing
+`m` as argument i of `g` reads whatever `g` reads through its parameter i
+(calls, pipes and nested `value_and_grad` alike); handing `m` anywhere else (an
+extern fn, print, a return value, a tuple) may read every param. A summary per
+(function, model parameter) is the least fixed point of those facts over the
+call graph, so recursion is fine. Each read keeps one witness chain, the path
+by which it was first found, for the editor to show.
+
+The summaries decide E1107 and W1101 at each `value_and_grad(f, m, ...)` site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+from . import catalog as C
+from . import types as T
+from .body import GradSite, ReadFact
+from .declarations import FnInfo, Globals
+from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of a witness chain: in `fn`, at `span` (relative to fn's item)."""
+
+    fn: str
+    span: A.Span
+    text: str  # "m.w1", "forward(...)", "passed to extern fn load"
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: str  # "field" | "call" | "escape"
+    fact: ReadFact
+    fn: str
+    # for "call": the callee's parameter whose summary supplied the read
+    callee: str | None = None
+    callee_param: str | None = None
+
+
+@dataclass
+class Summary:
+    fn: str
+    param: str
+    model: str
+    reads: dict[str, Reason]  # param field name -> first reason
+    everything: Reason | None = None  # set when the model escapes
+
+    def key(self) -> tuple:
+        """What a value_and_grad site's diagnostics depend on."""
+        return (self.model, frozenset(self.reads), self.everything is not None)
+
+
+class ReadAnalysis:
+    """Summaries for every (function, model parameter).
+
+    Built incrementally from the previous analysis: only functions whose
+    facts changed, and the functions that (transitively) call them, are solved
+    again; the others keep their summaries. Summaries are never modified once
+    an analysis is built, so older analyses stay valid.
+    """
+
+    def __init__(self, glob: Globals, facts: dict[str, frozenset[ReadFact]],
+                 previous: "ReadAnalysis | None" = None, interfaces_changed: bool = True) -> None:
+        self.g = glob
+        self.facts = facts
+        if previous is None or interfaces_changed:
+            dirty = set(facts)
+            previous = None
+        else:
+            dirty = {f for f, ff in facts.items() if previous.facts.get(f) is not ff}
+            dirty |= set(previous.facts) - set(facts)
+        self.callees: dict[str, frozenset[str]] = {}
+        for f, ff in facts.items():
+            if previous is not None and f not in dirty:
+                self.callees[f] = previous.callees[f]
+            else:
+                self.callees[f] = frozenset(x.target for x in ff if x.kind == "call")
+        callers: dict[str, set[str]] = {}
+        for f, cs in self.callees.items():
+            for c in cs:
+                callers.setdefault(c, set()).add(f)
+        todo = list(dirty)
+        stale = set(dirty)
+        while todo:
+            for caller in callers.get(todo.pop(), ()):
+                if caller not in stale:
+                    stale.add(caller)
+                    todo.append(caller)
+        self.summaries: dict[tuple[str, str], Summary] = {}
+        if previous is not None:
+            self.summaries = {k: v for k, v in previous.summaries.items() if k[0] not in stale and k[0] in facts}
+        self.solved = sorted(f for f in stale if f in facts)  # for tests
+        for fn_name in self.solved:
+            info = glob.fns.get(fn_name)
+            if info is None:
+                continue
+            for p in info.params:
+                if isinstance(p.type, T.ModelT):
+                    self.summaries[(fn_name, p.name)] = Summary(fn_name, p.name, p.type.name, {})
+        self._solve({f: facts[f] for f in self.solved})
+
+    def _param_name(self, fn: str, index: int) -> str | None:
+        info = self.g.fns.get(fn)
+        if info is None or index >= len(info.params):
+            return None
+        p = info.params[index]
+        return p.name if isinstance(p.type, T.ModelT) else None
+
+    def _solve(self, facts: dict[str, frozenset[ReadFact]]) -> None:
+        """Direct facts, then propagation along call edges to a fixed point
+        (a worklist: an edge is revisited only when its callee grew)."""
+        edges: dict[tuple[str, str], list[tuple[Summary, Reason]]] = {}
+        pending: list[tuple[Summary, Summary, Reason]] = []
+        for fn_name, fn_facts in facts.items():
+            for f in sorted(fn_facts, key=lambda f: (f.span.start, f.kind, f.target)):
+                s = self.summaries.get((fn_name, f.param))
+                if s is None:
+                    continue
+                if f.kind == "field":
+                    s.reads.setdefault(f.target, Reason("field", f, fn_name))
+                elif f.kind == "escape":
+                    if s.everything is None:
+                        s.everything = Reason("escape", f, fn_name)
+                elif f.kind == "call":
+                    pname = self._param_name(f.target, f.index)
+                    target = self.summaries.get((f.target, pname)) if pname is not None else None
+                    if target is None:
+                        continue
+                    reason = Reason("call", f, fn_name, f.target, pname)
+                    edges.setdefault((f.target, pname), []).append((s, reason))  # type: ignore[arg-type]
+                    pending.append((s, target, reason))
+        while pending:
+            s, target, reason = pending.pop()
+            grew = False
+            for name in target.reads:
+                if name not in s.reads:
+                    s.reads[name] = reason
+                    grew = True
+            if target.everything is not None and s.everything is None:
+                s.everything = reason
+                grew = True
+            if grew:
+                for caller, r in edges.get((s.fn, s.param), ()):
+                    pending.append((caller, s, r))
+
+    def summary(self, fn: str, param: str) -> Summary | None:
+        return self.summaries.get((fn, param))
+
+    def chain(self, fn: str, param: str, field: str) -> list[Step]:
+        """The witness chain of `field` read by (fn, param)."""
+        steps: list[Step] = []
+        seen = set()
+        s = self.summaries.get((fn, param))
+        while s is not None and (s.fn, s.param) not in seen:
+            seen.add((s.fn, s.param))
+            reason = s.reads.get(field) if field != "*" else s.everything
+            if reason is None:
+                break
+            f = reason.fact
+            if reason.kind == "field":
+                steps.append(Step(s.fn, f.span, f"{f.param}.{field}"))
+                break
+            if reason.kind == "escape":
+                steps.append(Step(s.fn, f.span, f.target))
+                break
+            steps.append(Step(s.fn, f.span, f"{reason.callee}(...)"))
+            assert reason.callee is not None and reason.callee_param is not None
+            s = self.summaries.get((reason.callee, reason.callee_param))
+        return steps
+
+
+def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> tuple[LocalDiagnostic, ...]:
+    """E1107 / W1101 for one `value_and_grad(f, m, ...)` call."""
+    if summary is None or summary.everything is not None:
+        return ()
+    model = glob.models.get(site.model)
+    if model is None:
+        return ()
+    params = [p.name for p in model.params]
+    read = [p for p in params if p in summary.reads]
+    if not params:
+        return ()
+    if not read:
+        return (C.E1107.at(site.f_span, fn=site.f_name, model=site.model,
+                           related=(LocalRelated(f"{site.f_name} is declared here",
+                                                 symbol=SymbolRef(("fn", site.f_name))),)),)
+    out = []
+    for p in params:
+        if p not in summary.reads:
+            out.append(C.W1101.at(site.f_span, fn=site.f_name, param=p, model=site.model,
+                                  related=(LocalRelated(f"param {p} is declared here",
+                                                        symbol=SymbolRef(("member", site.model, p))),)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ParamReads:
+    """For the editor: what one model parameter of a function reads."""
+
+    param: str
+    model: str
+    read: tuple[tuple[str, tuple[Step, ...]], ...]  # (field, witness chain) in declaration order
+    unread: tuple[str, ...]
+    everything: tuple[Step, ...] | None  # the chain to an escape, when it may read anything
+
+    def describe(self) -> str:
+        if self.everything is not None:
+            return f"may read every param of {self.model} ({self.everything[-1].text})"
+        names = [r[0] for r in self.read]
+        text = "reads " + (", ".join(names) if names else "no param")
+        if self.unread and names:
+            text += " — never " + ", ".join(self.unread)
+        return text
+
+
+def param_reads(analysis: ReadAnalysis, fn: FnInfo, glob: Globals) -> list[ParamReads]:
+    out = []
+    for p in fn.params:
+        if not isinstance(p.type, T.ModelT):
+            continue
+        s = analysis.summary(fn.name, p.name)
+        model = glob.models.get(p.type.name)
+        if s is None or model is None:
+            continue
+        params = [f.name for f in model.params]
+        read = tuple((name, tuple(analysis.chain(fn.name, p.name, name))) for name in params if name in s.reads)
+        unread = tuple(name for name in params if name not in s.reads)
+        everything = tuple(analysis.chain(fn.name, p.name, "*")) if s.everything is not None else None
+        out.append(ParamReads(p.name, model.name, read, unread, everything))
+    return out

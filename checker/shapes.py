@@ -1,0 +1,221 @@
+"""Shape arithmetic: broadcasting, matmul, generic-dim binding, compatibility.
+
+Functions here return results or a small description of what went wrong;
+they never build diagnostics themselves (the body checker does, with the
+right code and range).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import types as T
+
+
+@dataclass(frozen=True)
+class DimClash:
+    """Two dims that had to agree and did not (index counted from the left
+    of the *longer* operand, as shown to the user)."""
+
+    left: T.Dim
+    right: T.Dim
+
+
+def broadcast(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | DimClash:
+    """Trailing alignment: each pair of dims must be equal or one of them 1."""
+    out: list[T.Dim] = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else None
+        db = b[-i] if i <= len(b) else None
+        if da is None:
+            out.append(db)  # type: ignore[arg-type]
+        elif db is None:
+            out.append(da)
+        elif T.dims_equal(da, db):
+            # Prefer the more informative spelling (a name over a literal).
+            out.append(db if isinstance(da, (T.DimLit, T.DimUnknown)) and not isinstance(db, T.DimUnknown) else da)
+        elif T.is_one(da):
+            out.append(db)
+        elif T.is_one(db):
+            out.append(da)
+        else:
+            return DimClash(da, db)
+    out.reverse()
+    return tuple(out)
+
+
+def matmul(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | DimClash | str:
+    """`a @ b` as torch.matmul: 1-d operands are vectors, leading dims
+    broadcast. Returns the result dims, the clashing inner dims, or a reason."""
+    if not a or not b:
+        return "scalar"
+    inner_a = a[-1]
+    inner_b = b[-2] if len(b) >= 2 else b[-1]
+    if not T.dims_equal(inner_a, inner_b):
+        return DimClash(inner_a, inner_b)
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    if len(b) == 1:
+        return a[:-1]
+    batch = broadcast(a[:-2], b[:-2])
+    if isinstance(batch, DimClash):
+        return batch
+    return batch + (a[-2], b[-1])
+
+
+# ------------------------------------------------------------------ binding generic dims
+
+
+@dataclass
+class Binding:
+    dim: T.Dim
+    where: str  # the argument that bound it, for messages ("x")
+    span: object  # that argument's span (relative to the caller's item)
+
+
+class Bindings:
+    """Generic dims of a callee, bound to the caller's dims at one call."""
+
+    def __init__(self, generics: tuple[str, ...]) -> None:
+        self.generics = set(generics)
+        self.bound: dict[str, Binding] = {}
+
+    def subst_dim(self, d: T.Dim) -> T.Dim:
+        if isinstance(d, T.DimVar) and d.name in self.bound:
+            return self.bound[d.name].dim
+        return d
+
+    def subst(self, t: T.Type) -> T.Type:
+        if isinstance(t, T.TensorT):
+            elem = t.elem
+            if elem.index is not None:
+                elem = T.Elem(elem.dtype, elem.refine, self.subst_dim(elem.index))
+            return T.TensorT(tuple(self.subst_dim(d) for d in t.dims), elem)
+        if isinstance(t, T.TupleT):
+            return T.TupleT(tuple(self.subst(x) for x in t.items))
+        return t
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    kind: str  # "kind" | "model" | "shape" | "dtype" | "refine" | "index" | "binding"
+    expected: T.Type
+    found: T.Type
+    # for "binding": the generic dim and its earlier binding
+    dim: str | None = None
+    earlier: Binding | None = None
+    now: T.Dim | None = None
+
+
+def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: object) -> Mismatch | None:
+    """Check an argument of type `arg` against a parameter type, binding the
+    callee's generic dims. Unknowns match anything."""
+    if isinstance(param, T.UnknownT) or isinstance(arg, T.UnknownT):
+        return None
+    if isinstance(param, T.TensorT):
+        if not isinstance(arg, T.TensorT):
+            return Mismatch("kind", param, arg)
+        if param.rank != arg.rank:
+            return Mismatch("shape", param, arg)
+        for pd, ad in zip(param.dims, arg.dims):
+            if isinstance(pd, T.DimVar) and pd.name in bindings.generics:
+                earlier = bindings.bound.get(pd.name)
+                if earlier is None:
+                    bindings.bound[pd.name] = Binding(ad, where, span)
+                elif not T.dims_equal(earlier.dim, ad):
+                    return Mismatch("binding", param, arg, pd.name, earlier, ad)
+            elif not T.dims_equal(pd, ad):
+                return Mismatch("shape", param, arg)
+        pe, ae = param.elem, arg.elem
+        if pe.dtype != ae.dtype:
+            return Mismatch("dtype", param, arg)
+        if pe.index is not None:
+            want = bindings.subst_dim(pe.index)
+            if isinstance(pe.index, T.DimVar) and pe.index.name in bindings.generics and pe.index.name not in bindings.bound:
+                if ae.index is None:
+                    return Mismatch("index", param, arg)
+                bindings.bound[pe.index.name] = Binding(ae.index, where, span)
+                return None
+            if ae.index is None or not T.dims_equal(want, ae.index):
+                return Mismatch("index", param, arg)
+            return None
+        if not T.elem_assignable(ae, pe):
+            return Mismatch("refine", param, arg)
+        return None
+    if isinstance(param, T.NumberT):
+        if not isinstance(arg, T.NumberT):
+            return Mismatch("kind", param, arg)
+        if param.kind == arg.kind or (param.kind == "Float" and arg.kind == "Int"):
+            return None
+        return Mismatch("kind", param, arg)
+    if isinstance(param, T.ModelT):
+        if isinstance(arg, T.ModelT):
+            return None if arg.name == param.name else Mismatch("model", param, arg)
+        return Mismatch("model", param, arg)
+    if isinstance(param, T.GradT):
+        if isinstance(arg, T.GradT):
+            return None if arg.model == param.model else Mismatch("model", param, arg)
+        return Mismatch("kind", param, arg)
+    if isinstance(param, T.TupleT):
+        if not isinstance(arg, T.TupleT) or len(arg.items) != len(param.items):
+            return Mismatch("kind", param, arg)
+        for p, a in zip(param.items, arg.items):
+            m = match(p, a, bindings, where, span)
+            if m is not None:
+                return Mismatch(m.kind, param, arg, m.dim, m.earlier, m.now)
+        return None
+    if param == arg:
+        return None
+    return Mismatch("kind", param, arg)
+
+
+def assignable(expected: T.Type, found: T.Type) -> Mismatch | None:
+    """`found` where `expected` is declared, with no generic dims to bind
+    (returns, field assignments)."""
+    return match(expected, found, Bindings(()), "", None)
+
+
+def join(a: T.Type, b: T.Type) -> T.Type | None:
+    """The type of a variable that holds `a` on one path and `b` on another,
+    or None when no type covers both."""
+    if a == b:
+        if isinstance(a, T.NumberT) and isinstance(b, T.NumberT) and a.nonneg != b.nonneg:
+            return T.NumberT(a.kind)
+        return a
+    if isinstance(a, T.UnknownT) or isinstance(b, T.UnknownT):
+        return T.UNKNOWN
+    if isinstance(a, T.NumberT) and isinstance(b, T.NumberT):
+        if {a.kind, b.kind} == {"Int", "Float"}:
+            return T.FLOAT
+        return None
+    # A number that becomes a scalar tensor (`total = 0.0` then `total = total + l`).
+    if isinstance(a, T.NumberT) and isinstance(b, T.TensorT):
+        a, b = b, a
+    if isinstance(a, T.TensorT) and isinstance(b, T.NumberT):
+        if a.rank == 0 and b.kind in ("Int", "Float") and a.elem.is_float:
+            return T.TensorT((), a.elem.plain())
+        return None
+    if isinstance(a, T.TensorT) and isinstance(b, T.TensorT):
+        if a.rank != b.rank or not all(T.dims_equal(x, y) for x, y in zip(a.dims, b.dims)):
+            return None
+        if a.elem.dtype != b.elem.dtype:
+            return None
+        ea, eb = a.elem, b.elem
+        if ea == eb:
+            elem = ea
+        elif ea.index is not None and eb.index is not None and T.dims_equal(ea.index, eb.index):
+            elem = ea
+        elif ea.nonneg and eb.nonneg:
+            elem = T.Elem(ea.dtype, "nonneg")
+        else:
+            elem = ea.plain()
+        dims = tuple(x if not isinstance(x, T.DimUnknown) else y for x, y in zip(a.dims, b.dims))
+        return T.TensorT(dims, elem)
+    if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
+        items = [join(x, y) for x, y in zip(a.items, b.items)]
+        if any(i is None for i in items):
+            return None
+        return T.TupleT(tuple(items))  # type: ignore[arg-type]
+    return None

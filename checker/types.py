@@ -1,0 +1,315 @@
+"""Quiver's types, as immutable values.
+
+Tensor types carry their dims and element type. Dims are of three kinds:
+integer literals, `dim` constants and generic dims (names bound per call).
+Literal and constant dims compare by value (`D` = `784` when `dim D = 784`);
+two constants compare by name, so `H` and `E` differ even if both are 128 —
+mixing up two dims that happen to have the same size is exactly the bug the
+checker exists to catch. Generic dims are rigid inside the body that declares
+them and are bound at each call site.
+
+Element types are a dtype plus a refinement: `NonNeg` (>= 0) and `Prob`
+(in [0, 1]) for floats, `Index[C]` (0..C-1) for int64. `Prob` is a `NonNeg`, and
+both are plain floats of their dtype; `Index[C]` is an `i64`.
+
+`Unknown` stands for a type that could not be worked out because of an earlier
+error: every check involving it passes silently, so one mistake gives one
+diagnostic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+# ------------------------------------------------------------------ dims
+
+
+@dataclass(frozen=True, slots=True)
+class DimLit:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class DimConst:
+    name: str
+    value: int
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class DimVar:
+    """A generic dim of a function signature (`b` in `x: [b D]`)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class DimUnknown:
+    def __str__(self) -> str:
+        return "?"
+
+
+Dim = Union[DimLit, DimConst, DimVar, DimUnknown]
+
+
+def dim_value(d: Dim) -> int | None:
+    if isinstance(d, (DimLit, DimConst)):
+        return d.value
+    return None
+
+
+def dims_equal(a: Dim, b: Dim) -> bool:
+    if isinstance(a, DimUnknown) or isinstance(b, DimUnknown):
+        return True
+    if isinstance(a, DimConst) and isinstance(b, DimConst):
+        return a.name == b.name
+    if isinstance(a, DimVar) or isinstance(b, DimVar):
+        return a == b
+    return dim_value(a) == dim_value(b)
+
+
+def is_one(d: Dim) -> bool:
+    return dim_value(d) == 1
+
+
+# ------------------------------------------------------------------ element types
+
+FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
+INT_DTYPES = ("i32", "i64")
+
+
+@dataclass(frozen=True, slots=True)
+class Elem:
+    dtype: str  # f16 bf16 f32 f64 i32 i64 bool
+    refine: str | None = None  # "nonneg" | "prob" (floats only)
+    index: Dim | None = None  # Index[C] (dtype i64)
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype in FLOAT_DTYPES
+
+    @property
+    def is_int(self) -> bool:
+        return self.dtype in INT_DTYPES
+
+    @property
+    def is_bool(self) -> bool:
+        return self.dtype == "bool"
+
+    @property
+    def nonneg(self) -> bool:
+        return self.refine in ("nonneg", "prob")
+
+    def plain(self) -> "Elem":
+        """The same dtype without refinement."""
+        return Elem(self.dtype)
+
+    def __str__(self) -> str:
+        if self.index is not None:
+            return f"Index[{self.index}]"
+        if self.refine is not None and self.dtype == "f32":
+            return "NonNeg" if self.refine == "nonneg" else "Prob"
+        if self.dtype == "f32":
+            return "Float"
+        if self.dtype == "bool":
+            return "Bool"
+        return self.dtype
+
+
+F32 = Elem("f32")
+NONNEG = Elem("f32", "nonneg")
+PROB = Elem("f32", "prob")
+I64 = Elem("i64")
+BOOL = Elem("bool")
+
+
+def with_refine(elem: Elem, refine: str | None) -> Elem:
+    if not elem.is_float:
+        return elem
+    return Elem(elem.dtype, refine)
+
+
+def index_of(d: Dim) -> Elem:
+    return Elem("i64", None, d)
+
+
+def elem_assignable(actual: Elem, expected: Elem) -> bool:
+    if actual.dtype != expected.dtype:
+        return False
+    if expected.index is not None:
+        return actual.index is not None and dims_equal(actual.index, expected.index)
+    if expected.refine == "prob":
+        return actual.refine == "prob"
+    if expected.refine == "nonneg":
+        return actual.nonneg
+    return True
+
+
+# ------------------------------------------------------------------ types
+
+
+class Type:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TensorT(Type):
+    dims: tuple[Dim, ...]
+    elem: Elem = F32
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def __str__(self) -> str:
+        shape = "[" + " ".join(str(d) for d in self.dims) + "]"
+        if self.elem == F32:
+            return shape
+        return f"{shape} {self.elem}"
+
+    def show_elem(self) -> str:
+        """The type with its element type always written out."""
+        return "[" + " ".join(str(d) for d in self.dims) + f"] {self.elem}"
+
+
+@dataclass(frozen=True, slots=True)
+class NumberT(Type):
+    kind: str  # Int | Float | Bool | Str
+    # A number known to be >= 0 (a literal such as 0.1); only refinement flow uses it.
+    nonneg: bool = field(default=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class ModelT(Type):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GradT(Type):
+    model: str
+
+    def __str__(self) -> str:
+        return f"Grad[{self.model}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ModeT(Type):
+    def __str__(self) -> str:
+        return "Mode"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleT(Type):
+    items: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(t) for t in self.items) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class UnitT(Type):
+    """What a function without a return type gives: nothing."""
+
+    def __str__(self) -> str:
+        return "nothing"
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownT(Type):
+    def __str__(self) -> str:
+        return "?"
+
+
+@dataclass(frozen=True, slots=True)
+class FnRefT(Type):
+    """A function's name used as a value (only `value_and_grad` takes one)."""
+
+    name: str
+    extern: bool = False
+
+    def __str__(self) -> str:
+        return f"fn {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinRefT(Type):
+    name: str
+
+    def __str__(self) -> str:
+        return f"builtin {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelClassT(Type):
+    """A model's name itself, as in `Mlp.init(seed=0)`."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"model {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class RangeT(Type):
+    def __str__(self) -> str:
+        return "range"
+
+
+UNKNOWN = UnknownT()
+UNIT = UnitT()
+INT = NumberT("Int")
+FLOAT = NumberT("Float")
+BOOL_N = NumberT("Bool")
+STR = NumberT("Str")
+MODE = ModeT()
+
+
+def scalar(elem: Elem = F32) -> TensorT:
+    return TensorT((), elem)
+
+
+def is_unknown(t: Type) -> bool:
+    return isinstance(t, UnknownT) or (
+        isinstance(t, TupleT) and any(is_unknown(x) for x in t.items)
+    )
+
+
+def has_unknown_dims(t: Type) -> bool:
+    return isinstance(t, TensorT) and any(isinstance(d, DimUnknown) for d in t.dims)
+
+
+def show_pair(expected: Type, found: Type) -> tuple[str, str]:
+    """Render two types for a message; element types are written out when they
+    are what differs, so "expected [] NonNeg, found [] Float" reads clearly."""
+    if isinstance(expected, TensorT) and isinstance(found, TensorT) and expected.elem != found.elem:
+        return expected.show_elem(), found.show_elem()
+    return str(expected), str(found)
+
+
+def describe(t: Type) -> str:
+    """A type with a word of kind, for messages about the wrong kind of value."""
+    if isinstance(t, TensorT):
+        return f"tensor {t}"
+    if isinstance(t, NumberT):
+        return f"number {t}" if t.kind != "Str" else "string"
+    if isinstance(t, ModelT):
+        return f"model {t}"
+    if isinstance(t, TupleT):
+        return f"tuple {t}"
+    return str(t)

@@ -1,0 +1,340 @@
+"""qlint: check .qv files from the command line or CI.
+
+    qlint [PATH ...] [--format text|pretty|json|sarif|github] [--select CODES]
+          [--ignore CODES] [--strict] [--explain CODE] [--list-codes]
+
+Directories are searched for *.qv (hidden folders, node_modules and
+__pycache__ are skipped). `-` reads standard input. Exit status: 0 when no
+errors were found (warnings too with --strict), 1 when some were, 2 for a usage
+error or a file that cannot be read.
+
+Formats: `text` is one line per diagnostic, `path:line:col: CODE message`, sorted
+by path, line and column; `pretty` renders each diagnostic with its source line
+underlined, like rustc, and is the default on a terminal. Lines and columns are
+1-based; columns count characters. The summary goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from quiver.checker import catalog
+from quiver.checker.analysis import Analysis, check_bytes
+from quiver.checker.diagnostics import Diagnostic
+
+SKIP_DIRS = {"node_modules", "__pycache__"}
+FORMATS = ("text", "pretty", "json", "sarif", "github")
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    analysis: Analysis
+    diagnostic: Diagnostic
+
+    @property
+    def start(self):
+        return self.analysis.lines.position(self.diagnostic.span.start)
+
+    @property
+    def end(self):
+        return self.analysis.lines.position(self.diagnostic.span.end)
+
+    def sort_key(self):
+        p = self.start
+        return (self.path, p.line, p.column, self.diagnostic.code)
+
+
+class UsageError(Exception):
+    pass
+
+
+def find_files(paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+                for f in files:
+                    if f.endswith(".qv"):
+                        found.append(os.path.join(root, f))
+            out.extend(sorted(found))
+        else:
+            out.append(p)
+    return out
+
+
+def parse_codes(values: list[str] | None) -> list[str]:
+    codes: list[str] = []
+    for v in values or []:
+        for c in v.split(","):
+            c = c.strip().upper()
+            if not c:
+                continue
+            if not any(k.startswith(c) for k in catalog.CODES):
+                raise UsageError(f"no diagnostic code matches '{c}' (see qlint --list-codes)")
+            codes.append(c)
+    return codes
+
+
+def selected(code: str, select: list[str], ignore: list[str]) -> bool:
+    if select and not any(code.startswith(s) for s in select):
+        return False
+    return not any(code.startswith(i) for i in ignore)
+
+
+# ------------------------------------------------------------------ formats
+
+
+def format_text(findings: list[Finding]) -> str:
+    lines = []
+    for f in findings:
+        p = f.start
+        lines.append(f"{f.path}:{p.line + 1}:{p.column + 1}: {f.diagnostic.code} {f.diagnostic.message}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def format_json(findings: list[Finding]) -> str:
+    out = []
+    for f in findings:
+        s, e = f.start, f.end
+        out.append({
+            "path": f.path, "line": s.line + 1, "col": s.column + 1, "end_line": e.line + 1, "end_col": e.column + 1,
+            "code": f.diagnostic.code, "severity": f.diagnostic.severity.value, "message": f.diagnostic.message,
+        })
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+def _region(a: Analysis, span) -> dict:
+    s, e = a.lines.position(span.start), a.lines.position(span.end)
+    return {"startLine": s.line + 1, "startColumn": s.column + 1, "endLine": e.line + 1, "endColumn": e.column + 1}
+
+
+def format_sarif(findings: list[Finding]) -> str:
+    used = sorted({f.diagnostic.code for f in findings})
+    rules = []
+    for code in used:
+        c = catalog.CODES[code]
+        rules.append({
+            "id": code,
+            "name": c.title.replace(" ", "-"),
+            "shortDescription": {"text": c.title},
+            "fullDescription": {"text": c.explanation},
+            "helpUri": f"docs/diagnostics.md#{c.docs_anchor}",
+            "defaultConfiguration": {"level": "error" if c.severity.value == "error" else "warning"},
+        })
+    index = {code: i for i, code in enumerate(used)}
+    results = []
+    for f in findings:
+        d = f.diagnostic
+        loc = {"physicalLocation": {"artifactLocation": {"uri": f.path.replace(os.sep, "/")},
+                                    "region": _region(f.analysis, d.span)}}
+        result = {
+            "ruleId": d.code, "ruleIndex": index[d.code], "level": d.severity.value, "message": {"text": d.message},
+            "locations": [loc],
+        }
+        if d.related:
+            result["relatedLocations"] = [
+                {"id": i, "message": {"text": r.message},
+                 "physicalLocation": {"artifactLocation": {"uri": f.path.replace(os.sep, "/")},
+                                      "region": _region(f.analysis, r.span)}}
+                for i, r in enumerate(d.related)
+            ]
+        results.append(result)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "qlint", "informationUri": "https://example.invalid/quiver", "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_github(findings: list[Finding]) -> str:
+    lines = []
+    for f in findings:
+        s, e = f.start, f.end
+        kind = "error" if f.diagnostic.is_error else "warning"
+        props = (f"file={_gh_escape(f.path, True)},line={s.line + 1},col={s.column + 1},"
+                 f"endLine={e.line + 1},endColumn={e.column + 1},title={_gh_escape(f.diagnostic.code, True)}")
+        lines.append(f"::{kind} {props}::{_gh_escape(f.diagnostic.code + ' ' + f.diagnostic.message)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+class _Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+
+def format_pretty(findings: list[Finding], color: bool) -> str:
+    st = _Style(color)
+    out = []
+    for f in findings:
+        d = f.diagnostic
+        a = f.analysis
+        kind = "error" if d.is_error else "warning"
+        head = st(f"{kind}[{d.code}]", "1;31" if d.is_error else "1;33")
+        out.append(f"{head}{st(': ' + d.message, '1')}")
+        out.extend(_snippet(f.path, a, d.span, st, "^", "1;31" if d.is_error else "1;33"))
+        for r in d.related:
+            out.append(f"{st('note', '1;36')}: {r.message}")
+            out.extend(_snippet(f.path, a, r.span, st, "-", "1;36"))
+        out.append(f"   {st('= help', '1')}: qlint --explain {d.code}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _snippet(path: str, a: Analysis, span, st: _Style, mark: str, color: str) -> list[str]:
+    s, e = a.lines.position(span.start), a.lines.position(span.end)
+    width = len(str(s.line + 1))
+    bar = st(" " * width + " |", "1;34")
+    text = a.lines.line_text(s.line).replace("\t", " ")
+    end_col = e.column if e.line == s.line else len(text)
+    count = max(1, end_col - s.column)
+    return [
+        f"{' ' * width}{st('-->', '1;34')} {path}:{s.line + 1}:{s.column + 1}",
+        bar,
+        f"{st(str(s.line + 1) + ' |', '1;34')} {text}",
+        f"{bar} {' ' * s.column}{st(mark * count, color)}",
+    ]
+
+
+def explain(code: str) -> str:
+    c = catalog.get(code)
+    if c is None:
+        raise UsageError(f"unknown diagnostic code '{code}' (see qlint --list-codes)")
+    indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())  # noqa: E731
+    parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, "", "Example:", "", indent(c.example_text)]
+    if c.fixed is not None:
+        parts += ["", "Fixed:", "", indent(c.fixed)]
+    return "\n".join(parts) + "\n"
+
+
+def list_codes() -> str:
+    return "".join(f"{c.code}  {c.severity.value:<7}  {c.title}\n" for c in catalog.CODES.values())
+
+
+# ------------------------------------------------------------------ main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="qlint", description="Check Quiver (.qv) files: shapes, types, names and gradients.",
+        epilog="Exit status: 0 no errors, 1 errors found (or warnings with --strict), 2 usage error or unreadable input.",
+    )
+    ap.add_argument("paths", nargs="*", help="files or directories (searched for *.qv); '-' reads stdin")
+    ap.add_argument("--format", choices=FORMATS, help="output format (default: pretty on a terminal, else text)")
+    ap.add_argument("--select", action="append", metavar="CODES",
+                    help="only report these codes or prefixes, comma-separated (E02, W1101)")
+    ap.add_argument("--ignore", action="append", metavar="CODES", help="do not report these codes or prefixes")
+    ap.add_argument("--strict", action="store_true", help="warnings also fail the run")
+    ap.add_argument("--explain", metavar="CODE", help="print the explanation of a diagnostic code and exit")
+    ap.add_argument("--list-codes", action="store_true", help="list every diagnostic code and exit")
+    ap.add_argument("--stdin-filename", default="<stdin>", help="the path to show for '-'")
+    ap.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in pretty output")
+    ap.add_argument("--no-summary", action="store_true", help="do not print the summary line on stderr")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help
+        return int(e.code or 0)
+    try:
+        return _run(args)
+    except UsageError as e:
+        print(f"qlint: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - `qlint | head`
+        return 1
+
+
+def _run(args) -> int:
+    if args.explain:
+        sys.stdout.write(explain(args.explain))
+        return 0
+    if args.list_codes:
+        sys.stdout.write(list_codes())
+        return 0
+    select = parse_codes(args.select)
+    ignore = parse_codes(args.ignore)
+    paths = args.paths or ["."]
+    files = find_files(paths)
+    findings: list[Finding] = []
+    unreadable = 0
+    for path in files:
+        try:
+            if path == "-":
+                data = sys.stdin.buffer.read()
+                shown = args.stdin_filename
+            else:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                shown = path
+        except OSError as e:
+            print(f"qlint: error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+            unreadable += 1
+            continue
+        analysis = check_bytes(data)
+        for d in analysis.diagnostics:
+            if selected(d.code, select, ignore):
+                findings.append(Finding(shown, analysis, d))
+    findings.sort(key=Finding.sort_key)
+    fmt = args.format or ("pretty" if sys.stdout.isatty() else "text")
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    if fmt == "text":
+        sys.stdout.write(format_text(findings))
+    elif fmt == "pretty":
+        sys.stdout.write(format_pretty(findings, color))
+    elif fmt == "json":
+        sys.stdout.write(format_json(findings))
+    elif fmt == "sarif":
+        sys.stdout.write(format_sarif(findings))
+    else:
+        sys.stdout.write(format_github(findings))
+    sys.stdout.flush()
+    errors = sum(1 for f in findings if f.diagnostic.is_error)
+    warnings = len(findings) - errors
+    checked = len(files) - unreadable
+    if not args.no_summary:
+        if not files:
+            print("qlint: no .qv files found", file=sys.stderr)
+        elif not findings:
+            print(f"qlint: {checked} file{'s' if checked != 1 else ''} checked, no problems", file=sys.stderr)
+        else:
+            print(f"qlint: {checked} file{'s' if checked != 1 else ''} checked: "
+                  f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+                  file=sys.stderr)
+    if unreadable or (not files and args.paths):
+        return 2
+    if errors or (args.strict and warnings):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

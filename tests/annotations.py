@@ -1,0 +1,97 @@
+"""Diagnostics written into the source they are about.
+
+A fixture is a .qv program in which comment lines made of carets mark the
+range of each expected diagnostic on the nearest line above that is not such a
+comment, followed by the code and message:
+
+    fn f(x: [b C]) -> [b]:
+        return sum(x, over=K)
+    #                      ^ E0109: unknown dim 'K'
+
+Annotation lines are comments, so the fixture is the program the checker sees.
+`check_annotated` compares what the checker reports with the annotations and
+fails listing missing and unexpected diagnostics separately.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from quiver.checker import check_text
+from quiver.checker.analysis import Analysis
+
+_ANNOTATION = re.compile(r"^(\s*#\s*?)(\s*)(\^+)\s+([EW]\d{4})(?::\s?(.*))?$")
+
+
+@dataclass(frozen=True, order=True)
+class Expected:
+    line: int  # 1-based
+    start: int  # 1-based column
+    end: int  # 1-based column, exclusive
+    code: str
+    message: str | None
+
+
+def parse_annotations(source: str) -> list[Expected]:
+    expected = []
+    last_code_line = None
+    for number, line in enumerate(source.splitlines(), start=1):
+        m = _ANNOTATION.match(line)
+        if m and last_code_line is not None:
+            col = line.index("^") + 1
+            width = len(m.group(3))
+            expected.append(Expected(last_code_line, col, col + width, m.group(4), m.group(5)))
+        else:
+            last_code_line = number
+    return expected
+
+
+def actual(analysis: Analysis) -> list[Expected]:
+    out = []
+    for d in analysis.diagnostics:
+        s = analysis.lines.position(d.span.start)
+        e = analysis.lines.position(d.span.end)
+        end_col = e.column + 1 if e.line == s.line else len(analysis.lines.line_text(s.line)) + 2
+        out.append(Expected(s.line + 1, s.column + 1, max(end_col, s.column + 2), d.code, d.message))
+    return out
+
+
+def check_annotated(source: str) -> Analysis:
+    analysis = check_text(source)
+    assert not analysis.internal_errors, analysis.internal_errors[0]
+    want = parse_annotations(source)
+    got = actual(analysis)
+    missing = []
+    for w in want:
+        match = [g for g in got if (g.line, g.start, g.end, g.code) == (w.line, w.start, w.end, w.code)
+                 and (w.message is None or g.message == w.message)]
+        if not match:
+            missing.append(w)
+        else:
+            got.remove(match[0])
+    problems = []
+    if missing:
+        problems.append("missing (false negatives):\n" + "\n".join(f"  {m}" for m in missing))
+    if got:
+        problems.append("unexpected (false positives):\n" + "\n".join(f"  {g}" for g in got))
+    assert not problems, "\n".join(problems)
+    return analysis
+
+
+def annotate(source: str) -> str:
+    """The source with the checker's diagnostics written in (to write fixtures)."""
+    analysis = check_text(source)
+    by_line: dict[int, list[Expected]] = {}
+    for a in actual(analysis):
+        by_line.setdefault(a.line, []).append(a)
+    out = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        out.append(line)
+        for a in by_line.get(number, []):
+            carets = "^" * (a.end - a.start)
+            prefix = "#" + " " * (a.start - 2) if a.start >= 2 else "#"
+            if a.start < 2:
+                raise ValueError(f"cannot annotate column 1 on line {number}")
+            out.append(f"{prefix}{carets} {a.code}: {a.message}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,84 @@
+"""The diagnostic catalog: complete, self-consistent, and what the docs say."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from quiver.checker import check_bytes, check_text
+from quiver.checker.catalog import CODES, Code, render_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_example_triggers_exactly_its_code(code: str) -> None:
+    entry = CODES[code]
+    if code == "E0001":
+        analysis = check_bytes(entry.example.encode("utf-8", "surrogateescape"))
+    else:
+        analysis = check_text(entry.example)
+    assert not analysis.internal_errors
+    assert [d.code for d in analysis.diagnostics] == [code]
+
+
+@pytest.mark.parametrize("code", sorted(c for c in CODES if CODES[c].fixed is not None))
+def test_fixed_example_checks_clean(code: str) -> None:
+    analysis = check_text(CODES[code].fixed)
+    assert analysis.diagnostics == [] and not analysis.internal_errors
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_entry_is_complete(code: str) -> None:
+    entry = CODES[code]
+    assert re.fullmatch(r"[EW]\d{4}", code)
+    assert entry.title and entry.title[0].islower(), "titles are short lower-case phrases"
+    assert len(entry.explanation) > 40
+    assert entry.fixed is not None
+    assert (entry.severity.value == "warning") == code.startswith("W")
+    # Every placeholder is a plain name; messages never end with a full stop.
+    for _, field, spec, conv in string.Formatter().parse(entry.message):
+        assert field is None or field.isidentifier()
+        assert not spec and not conv
+    assert not entry.message.endswith(".")
+
+
+def test_codes_are_in_their_ranges() -> None:
+    for code in CODES:
+        assert code[:3] in {"E00", "E01", "E02", "E03", "E04", "E05", "E09", "E11", "W01", "W11"}
+
+
+def test_chapter_codes_exist() -> None:
+    # The gradients chapter pins these codes and their meanings.
+    for code in ("E0411", "E1105", "E0904", "E1106", "E1107", "W1101", "E0901", "E0303", "E1108"):
+        assert code in CODES
+
+
+def test_building_a_diagnostic_checks_its_arguments() -> None:
+    from quiver.checker.ast import Span
+
+    with pytest.raises(TypeError):
+        CODES["E0201"].at(Span(0, 1), expected="[b]")
+    d = CODES["E0201"].at(Span(0, 1), context="", expected="[b C]", found="[b H]")
+    assert d.message == "expected [b C], found [b H]"
+
+
+def test_docs_page_is_generated_from_the_catalog() -> None:
+    page = (ROOT / "docs" / "diagnostics.md").read_text()
+    assert page == render_markdown(), "run scripts/gen-diagnostics-doc"
+    for code in CODES:
+        assert f'<a id="{code.lower()}"></a>' in page
+
+
+def test_explain_text_names_every_part() -> None:
+    from quiver.qlint import explain
+
+    text = explain("w1101")
+    entry: Code = CODES["W1101"]
+    assert text.startswith("W1101: param never read (warning)")
+    assert entry.explanation in text
+    assert "    fn loss(m: Lin, x: [b D]) -> [] NonNeg:" in text
+    assert "Fixed:" in text

@@ -1,0 +1,79 @@
+"""Every diagnostic code, triggered once with its exact range and message.
+
+tests/checker/diagnostics/CODE.qv holds a program that makes exactly that
+diagnostic, annotated in place (see tests/annotations.py). The few codes whose
+range cannot be drawn under the line (it starts at column 1, or the input is
+not text) are checked below in Python.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from annotations import check_annotated
+from quiver.checker import check_bytes, check_text
+from quiver.checker.catalog import CODES
+
+FIXTURES = Path(__file__).parent / "diagnostics"
+IN_PYTHON = {"E0001", "E0005", "E0006"}
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.qv")), ids=lambda p: p.stem)
+def test_fixture(path: Path) -> None:
+    analysis = check_annotated(path.read_text())
+    assert [d.code for d in analysis.diagnostics] == [path.stem], "each fixture triggers its own code once"
+
+
+def test_every_code_is_covered() -> None:
+    covered = {p.stem for p in FIXTURES.glob("*.qv")} | IN_PYTHON
+    assert covered == set(CODES)
+
+
+def _only(analysis):
+    assert len(analysis.diagnostics) == 1, analysis.diagnostics
+    return analysis.diagnostics[0]
+
+
+def test_e0001_invalid_utf8_points_at_the_byte() -> None:
+    data = b"dim D = 4\n# caf\xff\nfn f(x: [D]) -> [D]:\n    return x\n"
+    d = _only(check_bytes(data))
+    assert d.code == "E0001"
+    assert d.message == "the file is not valid UTF-8: byte 0xFF cannot be decoded"
+    text = data.decode("utf-8", errors="replace")
+    assert (d.span.start, d.span.end) == (text.index("\ufffd"), text.index("\ufffd") + 1)
+
+
+def test_e0005_unexpected_indentation() -> None:
+    src = "fn main():\n    x = 1\n      print(x)\n"
+    d = _only(check_text(src))
+    assert (d.code, d.message) == ("E0005", "unexpected indentation")
+    start = src.index("      print")
+    assert (d.span.start, d.span.end) == (start, start + 6)
+
+
+def test_e0005_inconsistent_dedent() -> None:
+    src = "fn main():\n    if True:\n        x = 1\n      print(x)\n"
+    d = _only(check_text(src))
+    assert (d.code, d.message) == ("E0005", "unindent does not match any outer indentation level")
+    start = src.index("      print")
+    assert (d.span.start, d.span.end) == (start, start + 6)
+
+
+def test_e0006_tabs_and_spaces() -> None:
+    src = "fn main():\n    x = 1\n\tprint(x)\n"
+    d = _only(check_text(src))
+    assert (d.code, d.message) == ("E0006", "indentation mixes tabs and spaces")
+    start = src.index("\tprint")
+    assert (d.span.start, d.span.end) == (start, start + 1)
+
+
+def test_related_locations_point_at_declarations() -> None:
+    src = (FIXTURES / "W1101.qv").read_text()
+    a = check_text(src)
+    (d,) = a.diagnostics
+    (r,) = d.related
+    assert r.message == "param b is declared here"
+    assert src[r.span.start:r.span.end] == "b"
+    assert a.lines.position(r.span.start).line == src.splitlines().index("    param b: [C] = zeros")

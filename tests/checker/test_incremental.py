@@ -1,0 +1,125 @@
+"""Incremental analysis: the same answers as from scratch, for less work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from quiver.checker import Analyzer, check_text
+from quiver.checker import ast as A
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.qv"))
+PROGRAMS = [p.read_text() for p in EXAMPLES]
+
+SNIPPETS = [
+    "", "x", "1", " ", "\n", "\n    ", "    ", ":", "(", ")", "[", "]", ",", "m.", "w1", "fn ", "dim E = 3\n",
+    "return ", "relu(", " + ", " @ ", "#", "\"", "b", "D", "over=C", "\n\n", "pass\n", "mut ", "Grad[",
+]
+
+
+def structure(analysis):
+    return [(slot.start, A.dump(slot.item) if slot.item is not None else None, slot.parse.diagnostics)
+            for slot in analysis.parsed.slots]
+
+
+def diagnostics(analysis):
+    return [(d.code, d.message, d.span, d.related, d.fix, d.unnecessary) for d in analysis.diagnostics]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_edits_match_a_fresh_analysis(data) -> None:
+    src = data.draw(st.sampled_from(PROGRAMS))
+    analyzer = Analyzer()
+    analyzer.update(src)
+    for _ in range(data.draw(st.integers(1, 12))):
+        start = data.draw(st.integers(0, len(src)))
+        end = data.draw(st.integers(start, min(len(src), start + 20)))
+        src = src[:start] + data.draw(st.sampled_from(SNIPPETS)) + src[end:]
+        incremental = analyzer.update(src)
+        fresh = check_text(src)
+        assert structure(incremental) == structure(fresh)
+        assert diagnostics(incremental) == diagnostics(fresh)
+        assert not incremental.internal_errors
+
+
+def _mlp() -> str:
+    return (ROOT / "examples" / "mlp.qv").read_text()
+
+
+def test_an_unchanged_text_does_no_work() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    analyzer.update(src)
+    analyzer.update(src)
+    assert analyzer.stats.parsed == 0
+    assert analyzer.stats.bodies_checked == [] and analyzer.stats.sites_checked == []
+
+
+def test_editing_inside_a_body_rechecks_only_that_function() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    analyzer.update(src)
+    edited = src.replace("h = dropout(h, 0.1, mode)", "h = dropout(h, 0.25, mode)")
+    analyzer.update(edited)
+    assert analyzer.stats.parsed == 1
+    assert analyzer.stats.bodies_checked == ["forward"]
+    assert analyzer.stats.sites_checked == [], "forward still reads the same params"
+
+
+def test_moving_a_function_down_reuses_every_result() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    analyzer.update(src)
+    a = analyzer.update("# a comment that shifts everything\n\n" + src)
+    assert analyzer.stats.parsed == 1  # only the new comment-only chunk
+    assert analyzer.stats.bodies_checked == []
+    assert a.diagnostics == []
+
+
+def test_a_change_of_reads_rechecks_the_functions_that_differentiate() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    analyzer.update(src)
+    edited = src.replace("return h @ m.w2 + m.b2", "return h @ m.w2")
+    a = analyzer.update(edited)
+    assert analyzer.stats.bodies_checked == ["forward"]
+    assert analyzer.stats.sites_checked == ["train_step"], "the value_and_grad site in train_step"
+    assert [d.code for d in a.diagnostics] == ["W1101"]
+    analyzer.update(src)
+    assert analyzer.stats.sites_checked == ["train_step"]
+
+
+def test_a_signature_change_rechecks_its_callers() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    analyzer.update(src)
+    edited = src.replace("fn forward(m: Mlp, x: [b D], mode: Mode) -> [b C]:",
+                         "fn forward(m: Mlp, x: [b D], mode: Mode) -> [b H]:")
+    a = analyzer.update(edited)
+    assert sorted(analyzer.stats.bodies_checked) == ["forward", "loss"]
+    # forward's body no longer matches its signature, and loss's use of it
+    # no longer has the class dim: both sides of the contract are checked.
+    assert sorted(d.code for d in a.diagnostics) == ["E0201", "E0204"]
+
+
+def test_a_new_function_rechecks_only_bodies_that_missed_its_name() -> None:
+    analyzer = Analyzer()
+    src = _mlp() + "\nfn extra() -> Int:\n    return helper()\n"
+    first = analyzer.update(src)
+    assert [d.code for d in first.diagnostics] == ["E0101"]
+    second = analyzer.update(src + "\nfn helper() -> Int:\n    return 1\n")
+    assert sorted(analyzer.stats.bodies_checked) == ["extra", "helper"]
+    assert second.diagnostics == []
+
+
+def test_older_analyses_stay_valid_after_updates() -> None:
+    analyzer = Analyzer()
+    src = _mlp()
+    old = analyzer.update(src)
+    old_reads = old.reads.summary("loss", "m").reads.keys()
+    analyzer.update(src.replace("return h @ m.w2 + m.b2", "return h @ m.w2"))
+    assert set(old.reads.summary("loss", "m").reads) == set(old_reads) == {"w1", "b1", "w2", "b2"}
