@@ -2,13 +2,20 @@
 // (VS Code 1.100.3) in Debian's Chromium, driven by playwright-core.
 // Run through run-e2e.sh (make e2e), which installs the tools and builds the .vsix.
 //
-// Scenarios, each with a screenshot in .e2e/screenshots/:
+// Scenarios, each with a screenshot in .e2e/screenshots/. A trusted workspace whose
+// .venv is the repo's (the default server resolution):
 //   language   the status bar shows the language of a .qv file
-//   problems   the Problems panel lists the diagnostic (code Exxxx) of broken.qv
+//   problems   the Problems panel lists the diagnostic (code Exxxx) of broken.qv, on
+//              the line where the error was introduced
 //   hover      a hover on the gradient `g` in train_step shows Grad[Mlp]'s fields
-//   run        Run File on the clean example streams the training output
+//   run        Run File (editor title button) on the clean example streams the
+//              training output into the Quiver Run channel
 //   bad-python a server Python without Quiver gives one message (bad-python-message.png);
 //              fixing the setting recovers (bad-python.png)
+// Then the same files in Restricted Mode (an untrusted workspace whose settings point
+// the server elsewhere), with the server set in the user's (remote) settings:
+//   restricted diagnostics and hovers work, Run File is offered nowhere, and the
+//              workspace's server settings were ignored
 //
 // Environment: QUIVER_E2E_SERVER=real (default: the repo's .venv, python -m quiver.server)
 // or stub (test/stub-server, only to exercise this harness).
@@ -37,7 +44,7 @@ const { chromium } = createRequire(path.join(TOOLS, 'package.json'))('playwright
 /** The error introduced into the copy of examples/mlp.qv: the output layer uses w1 ([D H]) on h ([b H]). */
 const CLEAN_LINE = '    return h @ m.w2 + m.b2';
 const BROKEN_LINE = '    return h @ m.w1 + m.b2';
-const DIAGNOSTIC_CODE = /\b[EW]\d{4}\b/;
+const DIAGNOSTIC_CODE = /\bE\d{4}\b/;
 
 const results = [];
 const started = Date.now();
@@ -73,13 +80,12 @@ async function waitUntil(what, fn, timeoutMs, intervalMs = 250) {
   }
 }
 
-function prepareWorkspace() {
-  fs.rmSync(RUN, { recursive: true, force: true });
-  fs.rmSync(SHOTS, { recursive: true, force: true });
-  const ws = path.join(RUN, 'workspace');
-  const userData = path.join(RUN, 'user-data');
-  const extensions = path.join(RUN, 'extensions');
-  for (const d of [ws, path.join(userData, 'User'), extensions, SHOTS]) {
+/** A fresh workspace and user-data folder for one code-server session. */
+function prepareSession(name, { trusted }) {
+  const base = path.join(RUN, name);
+  const ws = path.join(base, 'workspace');
+  const userData = path.join(base, 'user-data');
+  for (const d of [ws, path.join(userData, 'User'), path.join(userData, 'Machine')]) {
     fs.mkdirSync(d, { recursive: true });
   }
   const example = fs.readFileSync(path.join(ROOT, 'examples', 'mlp.qv'), 'utf8');
@@ -92,14 +98,21 @@ function prepareWorkspace() {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
   }
-  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings(), null, 2));
-  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
-  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(remoteSettings({}), null, 2));
-  return { ws, userData, extensions };
+  let remote = remoteSettings({});
+  if (!trusted) {
+    // A workspace that tries to choose what runs; Restricted Mode must ignore it.
+    fs.mkdirSync(path.join(ws, '.vscode'));
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'quiver.server.pythonPath': '/nonexistent/workspace-python', 'quiver.server.command': ['/nonexistent/workspace-server'] }));
+    // The user's own choice is honoured: here, the repo's Python.
+    remote = MODE === 'real' ? { 'quiver.server.pythonPath': VENV_PYTHON } : remote;
+  }
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings({ trusted }), null, 2));
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(remote, null, 2));
+  return { name, base, ws, userData, trusted };
 }
 
 /** The browser's user settings: a quiet workbench, and nothing that edits while the test types. */
-function userSettings() {
+function userSettings({ trusted }) {
   return {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
@@ -110,7 +123,8 @@ function userSettings() {
     'extensions.autoUpdate': false,
     'extensions.ignoreRecommendations': true,
     'update.mode': 'none',
-    'security.workspace.trust.enabled': false,
+    'security.workspace.trust.enabled': !trusted,
+    'security.workspace.trust.startupPrompt': 'never',
     'editor.hover.delay': 200,
     'editor.minimap.enabled': false,
     'files.hotExit': 'off',
@@ -130,14 +144,22 @@ function remoteSettings(extra) {
   return { ...(MODE === 'stub' ? { 'quiver.server.command': [VENV_PYTHON, STUB] } : {}), ...extra };
 }
 
-async function startCodeServer({ ws, userData, extensions }) {
+function installExtension() {
+  const extensions = path.join(RUN, 'extensions');
   log('installing', path.relative(EXT, VSIX));
-  const out = execFileSync(CODE_SERVER, ['--install-extension', VSIX, '--force', '--user-data-dir', userData, '--extensions-dir', extensions], { encoding: 'utf8' });
+  const out = execFileSync(CODE_SERVER, ['--install-extension', VSIX, '--force', '--extensions-dir', extensions, '--user-data-dir', path.join(RUN, 'install-user-data')], {
+    encoding: 'utf8',
+  });
   if (!/was successfully installed/.test(out)) {
     throw new Error(`installing the .vsix failed:\n${out}`);
   }
+  return extensions;
+}
+
+async function startCodeServer(session, extensions) {
   const port = await freePort();
-  const logFile = fs.openSync(path.join(RUN, 'code-server.log'), 'w');
+  const logPath = path.join(session.base, 'code-server.log');
+  const logFile = fs.openSync(logPath, 'w');
   const proc = spawn(
     CODE_SERVER,
     [
@@ -145,28 +167,58 @@ async function startCodeServer({ ws, userData, extensions }) {
       '--auth', 'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(session.trusted ? ['--disable-workspace-trust'] : []),
       '--disable-getting-started-override',
-      '--config', path.join(RUN, 'code-server.yaml'),
-      '--user-data-dir', userData,
+      '--config', path.join(session.base, 'code-server.yaml'),
+      '--user-data-dir', session.userData,
       '--extensions-dir', extensions,
-      ws,
+      session.ws,
     ],
     { stdio: ['ignore', logFile, logFile], detached: true },
   );
-  await waitUntil('code-server to listen', () => fs.readFileSync(path.join(RUN, 'code-server.log'), 'utf8').includes('HTTP server listening'), 60_000);
-  return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}` };
+  await waitUntil('code-server to listen', () => fs.readFileSync(logPath, 'utf8').includes('HTTP server listening'), 60_000);
+  return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(session.ws)}` };
+}
+
+/** Runs `body(wb, session)` in a browser on a fresh code-server; keeps the Quiver logs. */
+async function withSession(session, extensions, browser, body) {
+  log(`=== session ${session.name} (${session.trusted ? 'trusted' : 'Restricted Mode'})`);
+  const cs = await startCodeServer(session, extensions);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const wb = new Workbench(page, session.name);
+  try {
+    await page.goto(cs.url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await waitUntil('the explorer to list broken.qv', async () => (await page.locator('.explorer-folders-view .monaco-list-row').allInnerTexts()).some((t) => t.includes('broken.qv')), 60_000);
+    log('workbench loaded');
+    await body(wb, session);
+  } finally {
+    copyOutputLogs(session);
+    await page.close().catch(() => undefined);
+    try {
+      process.kill(-cs.proc.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 // ------------------------------------------------------------------ workbench helpers
 
 class Workbench {
-  constructor(page) {
+  constructor(page, sessionName) {
     this.page = page;
+    this.sessionName = sessionName;
   }
 
   async shot(name) {
     await this.page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  }
+
+  /** The text of the extension's own log (the "Quiver" output channel) so far. */
+  serverLog(session) {
+    const found = findFiles(path.join(session.userData, 'logs'), (n) => n === 'Quiver.log');
+    return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   }
 
   /**
@@ -302,133 +354,178 @@ function lineCol(text, needle, offsetInNeedle = 0) {
   return { line: i + 1, col: lines[i].indexOf(needle) + offsetInNeedle + 1 };
 }
 
-// ------------------------------------------------------------------ main
+// ------------------------------------------------------------------ checks used by several scenarios
+
+/** Waits for the Problems panel to list broken.qv's error, on the line where it was introduced. */
+async function expectDiagnostic(wb, session) {
+  await wb.command('Problems: Focus on Problems View');
+  const broken = fs.readFileSync(path.join(session.ws, 'broken.qv'), 'utf8');
+  const { line } = lineCol(broken, BROKEN_LINE.trim());
+  const onLine = (r) => DIAGNOSTIC_CODE.test(r) && (r.includes(`Ln ${line},`) || r.includes(`[${line},`));
+  let rows = [];
+  const row = await waitUntil(`a Problems row with a code on line ${line}`, async () => {
+    rows = await wb.problemRows();
+    return rows.find(onLine);
+  }, 90_000).catch((e) => {
+    throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
+  });
+  return `${row.match(DIAGNOSTIC_CODE)[0]}: ${row}`;
+}
+
+/** Hovers the gradient `g` in `lr * g.w1` and waits for Grad[Mlp]'s fields. */
+async function expectGradHover(wb, session) {
+  const page = wb.page;
+  await wb.openFile('mlp.qv');
+  const text = fs.readFileSync(path.join(session.ws, 'mlp.qv'), 'utf8');
+  const { line, col } = lineCol(text, 'lr * g.w1', 'lr * '.length);
+  await wb.gotoLine(line, col);
+  const hover = await waitUntil('a hover with the Grad fields', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+    await h.waitFor({ state: 'visible', timeout: 3000 });
+    const t = (await h.innerText()).replace(/\s+/g, ' ');
+    return /Grad/.test(t) && ['w1', 'b1', 'w2', 'b2'].every((f) => new RegExp(`\\b${f}\\b`).test(t)) ? t : false;
+  }, 60_000, 1000);
+  await page.waitForTimeout(500); // let the hover finish fading in for the screenshot
+  return `hover on g at ${line}:${col}: ${hover.slice(0, 240)}`;
+}
+
+const RUN_BUTTON = '.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]';
+
+// ------------------------------------------------------------------ scenarios
+
+async function trustedScenarios(wb, session) {
+  const page = wb.page;
+
+  await scenario('language', wb, async () => {
+    await wb.openFile('broken.qv');
+    const lang = await waitUntil('the status bar to show Quiver', async () => ((await wb.statusBarLanguage()) === 'Quiver' ? 'Quiver' : false), 30_000);
+    return `status bar language: ${lang}`;
+  });
+
+  await scenario('problems', wb, () => expectDiagnostic(wb, session));
+
+  await scenario('hover', wb, () => expectGradHover(wb, session));
+
+  await scenario('run', wb, async () => {
+    await page.keyboard.press('Escape');
+    const runButton = page.locator(RUN_BUTTON).first();
+    await runButton.waitFor({ state: 'visible', timeout: 10_000 });
+    await runButton.click();
+    await waitUntil('the Quiver Run output to start', async () => /Running mlp\.qv/.test(await wb.outputText()), 60_000);
+    await wb.command('View: Toggle Maximized Panel');
+    const seen = new Set();
+    const ended = (l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l);
+    await waitUntil('training output and the end of the run', async () => {
+      for (const l of (await wb.outputText()).split('\n')) {
+        seen.add(l.trim());
+      }
+      return [...seen].some(ended);
+    }, 300_000, 500);
+    await wb.shot('run-maximized');
+    await wb.command('View: Toggle Maximized Panel');
+    const all = [...seen];
+    const step0 = all.find((l) => /step 0 loss/.test(l));
+    const end = all.find(ended);
+    if (!step0) {
+      throw new Error(`no "step 0 loss" line in the output; saw: ${all.join(' | ').slice(0, 800)}`);
+    }
+    if (!/finished/.test(end)) {
+      throw new Error(`the run did not finish cleanly: ${end}; saw: ${all.join(' | ').slice(0, 800)}`);
+    }
+    return `via the editor title button: "${step0}" … "${end}"`;
+  });
+
+  await scenario('bad-python', wb, async () => {
+    const badPython = findPythonWithoutQuiver();
+    if (badPython === undefined) {
+      return 'skipped: every python3 on this machine has Quiver installed';
+    }
+    await wb.command('Notifications: Clear All Notifications');
+    const bad = MODE === 'real' ? { 'quiver.server.pythonPath': badPython } : { 'quiver.server.command': [badPython, '-m', 'quiver.server'] };
+    await wb.setRemoteSettings(remoteSettings(bad));
+    const message = await waitUntil('an error message about the server', async () => (await wb.notifications()).find((n) => /^Quiver:/.test(n)), 60_000, 1000);
+    await page.waitForTimeout(5000); // anything stacking up would show by now
+    const related = (await wb.notifications(true)).filter((n) => /quiver|server|connection/i.test(n));
+    await wb.shot('bad-python-message');
+    await page.keyboard.press('Escape');
+    if (related.length !== 1) {
+      throw new Error(`expected exactly one message, got ${related.length}: ${related.join(' || ')}`);
+    }
+    if (!/has no Quiver language server/.test(message)) {
+      throw new Error(`the message does not say what is wrong: ${message}`);
+    }
+    // Fix the cause: the server restarts on the settings change and diagnostics come back.
+    await wb.command('Notifications: Clear All Notifications');
+    await wb.setRemoteSettings(remoteSettings({}));
+    await wb.openFile('broken.qv');
+    await expectDiagnostic(wb, session);
+    const after = (await wb.notifications()).filter((n) => /^Quiver:/.test(n));
+    if (after.length > 0) {
+      throw new Error(`messages after the fix: ${after.join(' || ')}`);
+    }
+    return `one message: "${message.slice(0, 200)}…"; diagnostics back after the setting was fixed`;
+  });
+}
+
+async function restrictedScenarios(wb, session) {
+  const page = wb.page;
+  await scenario('restricted', wb, async () => {
+    await wb.openFile('broken.qv');
+    const diagnostic = await expectDiagnostic(wb, session);
+    await wb.shot('restricted-problems');
+    const hover = await expectGradHover(wb, session);
+    await wb.shot('restricted-hover');
+    await page.keyboard.press('Escape');
+    if ((await page.locator(RUN_BUTTON).count()) > 0) {
+      throw new Error('the editor title offers Run File in Restricted Mode');
+    }
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.fill('>Quiver:');
+    await page.waitForTimeout(1000);
+    const offered = (await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts()).map((t) => t.split('\n')[0].trim());
+    await page.keyboard.press('Escape');
+    if (!offered.includes('Quiver: Restart Server')) {
+      throw new Error(`the palette does not list the Quiver commands: ${offered.join(' | ')}`);
+    }
+    if (offered.some((t) => t.startsWith('Quiver: Run File'))) {
+      throw new Error(`the palette offers Run File in Restricted Mode: ${offered.join(' | ')}`);
+    }
+    if (!(await page.locator('.statusbar').innerText()).includes('Restricted Mode')) {
+      throw new Error('the window is not in Restricted Mode');
+    }
+    // VS Code hides the workspace values of the restrictedConfigurations from the
+    // extension, and the extension itself only reads user values when untrusted: the
+    // server must have come from the user's setting, never from .vscode/settings.json.
+    const serverLog = wb.serverLog(session);
+    const from = MODE === 'real' ? 'quiver.server.pythonPath' : 'quiver.server.command';
+    if (!serverLog.includes(`Starting the language server (from ${from})`) || serverLog.includes('/nonexistent/workspace')) {
+      throw new Error(`the server did not come from the user's ${from}:\n${serverLog}`);
+    }
+    return `${diagnostic}; ${hover.slice(0, 80)}…; no Run File in the title or palette; server from the user's ${from}, not the workspace's`;
+  });
+}
 
 async function main() {
   log(`server: ${MODE === 'real' ? `${VENV_PYTHON} -m quiver.server (via the workspace .venv)` : `STUB ${path.relative(ROOT, STUB)}`}`);
-  const dirs = prepareWorkspace();
-  const cs = await startCodeServer(dirs);
+  fs.rmSync(RUN, { recursive: true, force: true });
+  fs.rmSync(SHOTS, { recursive: true, force: true });
+  fs.mkdirSync(SHOTS, { recursive: true });
+  fs.mkdirSync(RUN, { recursive: true });
+  const extensions = installExtension();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const wb = new Workbench(page);
   try {
-    await page.goto(cs.url);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-    await waitUntil('the explorer to list broken.qv', async () => (await page.locator('.explorer-folders-view .monaco-list-row').allInnerTexts()).some((t) => t.includes('broken.qv')), 60_000);
-    log('workbench loaded');
-
-    await scenario('language', wb, async () => {
-      await wb.openFile('broken.qv');
-      const lang = await waitUntil('the status bar to show Quiver', async () => ((await wb.statusBarLanguage()) === 'Quiver' ? 'Quiver' : false), 30_000);
-      return `status bar language: ${lang}`;
-    });
-
-    await scenario('problems', wb, async () => {
-      await wb.command('Problems: Focus on Problems View');
-      const row = await waitUntil('a Problems row with a diagnostic code', async () => (await wb.problemRows()).find((r) => DIAGNOSTIC_CODE.test(r)), 90_000);
-      const broken = fs.readFileSync(path.join(dirs.ws, 'broken.qv'), 'utf8');
-      const { line } = lineCol(broken, BROKEN_LINE.trim());
-      if (!row.includes(`Ln ${line},`) && !row.includes(`[${line},`)) {
-        throw new Error(`the diagnostic is not on line ${line} (the introduced error): ${row}`);
-      }
-      return `${row.match(DIAGNOSTIC_CODE)[0]} — ${row}`;
-    });
-
-    await scenario('hover', wb, async () => {
-      await wb.openFile('mlp.qv');
-      const text = fs.readFileSync(path.join(dirs.ws, 'mlp.qv'), 'utf8');
-      const { line, col } = lineCol(text, 'lr * g.w1', 'lr * '.length);
-      await wb.gotoLine(line, col);
-      const hover = await waitUntil('a hover with the Grad fields', async () => {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press('Control+K');
-        await page.keyboard.press('Control+I');
-        const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
-        await h.waitFor({ state: 'visible', timeout: 3000 });
-        const t = (await h.innerText()).replace(/\s+/g, ' ');
-        return /Grad/.test(t) && ['w1', 'b1', 'w2', 'b2'].every((f) => new RegExp(`\\b${f}\\b`).test(t)) ? t : false;
-      }, 60_000, 1000);
-      await page.waitForTimeout(500); // let the hover finish fading in for the screenshot
-      return `hover on g at ${line}:${col}: ${hover.slice(0, 200)}`;
-    });
-
-    await scenario('run', wb, async () => {
-      await page.keyboard.press('Escape');
-      const runButton = page.locator('.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]').first();
-      let how = 'editor title button';
-      try {
-        await runButton.waitFor({ state: 'visible', timeout: 10_000 });
-        await runButton.click();
-      } catch {
-        how = 'command palette (no editor title button found)';
-        await wb.command('Quiver: Run File');
-      }
-      await waitUntil('the Quiver Run output to start', async () => /Running mlp\.qv/.test(await wb.outputText()), 60_000);
-      await wb.command('View: Toggle Maximized Panel').catch(() => undefined);
-      const seen = new Set();
-      await waitUntil('training output and the end of the run', async () => {
-        const t = await wb.outputText();
-        for (const l of t.split('\n')) {
-          seen.add(l.trim());
-        }
-        return [...seen].some((l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l));
-      }, 300_000, 500);
-      const all = [...seen];
-      const step0 = all.find((l) => /step 0 loss/.test(l));
-      const end = all.find((l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l));
-      await wb.command('View: Toggle Maximized Panel').catch(() => undefined);
-      if (!step0) {
-        throw new Error(`no "step 0 loss" line in the output; saw: ${all.join(' | ').slice(0, 800)}`);
-      }
-      if (!/finished/.test(end)) {
-        throw new Error(`the run did not finish cleanly: ${end}`);
-      }
-      return `via ${how}: "${step0}" … "${end}"`;
-    });
-
-    await scenario('bad-python', wb, async () => {
-      const badPython = findPythonWithoutQuiver();
-      if (badPython === undefined) {
-        return 'skipped: every python3 on this machine has Quiver installed';
-      }
-      await wb.command('Notifications: Clear All Notifications');
-      const bad = MODE === 'real' ? { 'quiver.server.pythonPath': badPython } : { 'quiver.server.command': [badPython, '-m', 'quiver.server'] };
-      await wb.setRemoteSettings(remoteSettings(bad));
-      const message = await waitUntil('one error message about the server', async () => (await wb.notifications()).find((n) => /^Quiver:/.test(n)), 60_000, 1000);
-      await page.waitForTimeout(5000); // anything stacking up would show by now
-      const quiverToasts = (await wb.notifications(true)).filter((n) => /quiver|server|connection/i.test(n));
-      await wb.shot('bad-python-message');
-      await page.keyboard.press('Escape');
-      if (quiverToasts.length !== 1) {
-        throw new Error(`expected exactly one message, got ${quiverToasts.length}: ${quiverToasts.join(' || ')}`);
-      }
-      if (!/has no Quiver language server/.test(message)) {
-        throw new Error(`the message does not say what is wrong: ${message}`);
-      }
-      // Fix the cause: the server restarts on the settings change and diagnostics come back.
-      await wb.command('Notifications: Clear All Notifications');
-      await wb.setRemoteSettings(remoteSettings({}));
-      await wb.openFile('broken.qv');
-      await wb.command('Problems: Focus on Problems View');
-      await waitUntil('diagnostics after the fix', async () => (await wb.problemRows()).some((r) => DIAGNOSTIC_CODE.test(r)), 90_000);
-      const after = (await wb.notifications()).filter((n) => /^Quiver:/.test(n));
-      if (after.length > 0) {
-        throw new Error(`messages after the fix: ${after.join(' || ')}`);
-      }
-      return `one message: "${message.slice(0, 160)}…"; recovered after the setting was fixed`;
-    });
+    await withSession(prepareSession('trusted', { trusted: true }), extensions, browser, trustedScenarios);
+    await withSession(prepareSession('restricted', { trusted: false }), extensions, browser, restrictedScenarios);
   } finally {
-    copyOutputLogs(dirs.userData);
     await browser.close().catch(() => undefined);
-    try {
-      process.kill(-cs.proc.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
   }
 }
 
@@ -449,26 +546,30 @@ function findPythonWithoutQuiver() {
   return undefined;
 }
 
-/** VS Code keeps every output channel in the logs folder: keep the Quiver ones with the results. */
-function copyOutputLogs(userData) {
+function findFiles(dir, test) {
   const found = [];
-  const walk = (dir) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
       if (e.isDirectory()) {
         walk(p);
-      } else if (/Quiver/.test(e.name)) {
+      } else if (test(e.name)) {
         found.push(p);
       }
     }
   };
   try {
-    walk(path.join(userData, 'logs'));
+    walk(dir);
   } catch {
-    return;
+    // no such folder yet
   }
-  for (const f of found) {
-    fs.copyFileSync(f, path.join(RUN, path.basename(f).replace(/^\d+-/, '')));
+  return found;
+}
+
+/** VS Code keeps every output channel in the logs folder: keep the Quiver ones with the results. */
+function copyOutputLogs(session) {
+  for (const f of findFiles(path.join(session.userData, 'logs'), (n) => /Quiver/.test(n))) {
+    fs.copyFileSync(f, path.join(session.base, path.basename(f).replace(/^\d+-/, '')));
   }
 }
 
