@@ -76,6 +76,7 @@ class ClientLauncher {
             ? { action: ErrorAction.Shutdown, handled: true }
             : { action: ErrorAction.Continue, handled: true },
         closed: () => {
+          this.runLog.serverStopped();
           const decision = policy.closed();
           if (decision.action === 'restart') {
             this.log.warn(`The language server stopped unexpectedly (${policy.recentCrashes} recently); restarting it.`);
@@ -258,6 +259,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const ctl = new ServerController(ports);
   controller = ctl;
   ctl.onDidChangeState((state) => {
+    if (state !== 'running' && state !== 'starting') {
+      runLog.serverStopped();
+    }
     status.text = { stopped: 'Quiver: stopped', starting: 'Quiver: starting', running: 'Quiver', failed: 'Quiver: server failed' }[state];
     status.severity = state === 'failed' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
     status.busy = state === 'starting';
@@ -267,10 +271,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         : { title: 'Show Log', command: 'quiver.client.showServerLog' };
   });
 
-  /** The running client, starting the server if needed; undefined (with a message) when it cannot run. */
+  /**
+   * The running client, starting the server if it was never started; undefined when
+   * it cannot run. A server that already failed is not retried here (its message was
+   * shown); the user fixes the cause and restarts it.
+   */
   const runningClient = async (): Promise<LanguageClient | undefined> => {
-    if ((await ctl.start()) === 'running' && launcher.client !== undefined) {
-      return launcher.client;
+    if (ctl.state !== 'failed') {
+      const state = await ctl.start();
+      if (state === 'running' && launcher.client !== undefined) {
+        return launcher.client;
+      }
+      if (state === 'failed') {
+        return undefined; // start() has just said why
+      }
     }
     void vscode.window.showErrorMessage('Quiver: the language server is not running. Fix the cause shown earlier, then run "Quiver: Restart Server".', 'Show Server Log').then((c) => {
       if (c !== undefined) {

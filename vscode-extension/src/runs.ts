@@ -164,6 +164,21 @@ export class RunLog {
     this.changed();
   }
 
+  /** The server went away: its runs will not report their end, so end them here. */
+  serverStopped(): void {
+    if (this.runs.size === 0) {
+      return;
+    }
+    for (const info of this.runs.values()) {
+      this.write(`■ ${info.name}: the language server stopped, so the end of this run was not reported\n`, true);
+      this.finishedIds.push(info.runId);
+    }
+    this.finishedIds.splice(0, Math.max(0, this.finishedIds.length - FINISHED_MEMORY));
+    this.runs.clear();
+    this.lastWriter = undefined;
+    this.changed();
+  }
+
   /** Writes a client-side line (e.g. a request that failed) between runs' output. */
   note(text: string): void {
     this.write(text.endsWith('\n') ? text : text + '\n', true);

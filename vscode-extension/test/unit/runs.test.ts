@@ -112,4 +112,16 @@ describe('RunLog', () => {
     f.log.requested(URI, 'fast');
     assert.deepEqual(f.log.active, []);
   });
+
+  it('ends the runs of a server that went away, once', () => {
+    const f = makeLog();
+    f.log.started({ uri: URI, runId: 'r1', command: 'c' });
+    f.log.output({ uri: URI, runId: 'r1', stream: 'stdout', text: 'step 0' });
+    f.log.serverStopped();
+    f.log.serverStopped();
+    assert.deepEqual(f.log.active, []);
+    assert.match(f.text(), /step 0\n■ my mlp\.qv: the language server stopped, so the end of this run was not reported\n$/);
+    f.log.requested(URI, 'r1');
+    assert.deepEqual(f.log.active, []);
+  });
 });
