@@ -24,6 +24,8 @@ export const SERVER_RUN_FILE = 'quiver.runFile';
 export const SERVER_STOP_RUN = 'quiver.stopRun';
 
 const STDERR_TAIL_CHARS = 8000;
+/** A server that has not answered `initialize` by then counts as failed to start. */
+const START_TIMEOUT_MS = 60_000;
 
 /**
  * The controller shows one message of its own for every way the server can fail to
@@ -104,16 +106,29 @@ class ClientLauncher {
     client.onNotification('quiver/runOutput', (p: RunOutputParams) => this.runLog.output(p));
     client.onNotification('quiver/runFinished', (p: RunFinishedParams) => this.runLog.finished(p));
     this.client = client;
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
     try {
-      await client.start();
+      await Promise.race([
+        client.start(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            this.proc?.kill();
+            reject(new Error(`the server did not answer "initialize" within ${START_TIMEOUT_MS / 1000} s`));
+          }, START_TIMEOUT_MS);
+        }),
+      ]);
       policy.markRunning();
       return { ok: true };
     } catch (error) {
       // Let the process finish dying so that its exit code and last words are known.
       await Promise.race([this.exited, delay(3000)]);
-      const failure = this.failure(error);
+      const failure: StartFailure = { ...this.failure(error), timedOutAfterS: timedOut ? START_TIMEOUT_MS / 1000 : undefined };
       await this.stop();
       return { ok: false, failure };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

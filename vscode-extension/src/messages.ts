@@ -23,6 +23,8 @@ export interface StartFailure {
   stderr: string;
   /** The error the client reported (e.g. initialize failed), when the process stayed up. */
   error?: string;
+  /** The server did not answer `initialize` in time (and was stopped), after this many seconds. */
+  timedOutAfterS?: number;
 }
 
 export type FailureKind =
@@ -30,6 +32,7 @@ export type FailureKind =
   | { kind: 'not-installed'; module: string }
   | { kind: 'not-runnable' }
   | { kind: 'missing-dependency'; module: string }
+  | { kind: 'timeout'; seconds: number; lastLine?: string }
   | { kind: 'crashed'; lastLine?: string };
 
 const RESTART = '"Quiver: Restart Server"';
@@ -41,6 +44,9 @@ export function classifyStartFailure(failure: StartFailure): FailureKind {
     return { kind: 'spawn-error', code: failure.spawnError.code, detail: failure.spawnError.message };
   }
   const stderr = failure.stderr;
+  if (failure.timedOutAfterS !== undefined) {
+    return { kind: 'timeout', seconds: failure.timedOutAfterS, lastLine: lastMeaningfulLine(stderr) };
+  }
   // `python -m quiver.server` on a quiver without a server prints
   // "No module named quiver.server.__main__; 'quiver.server' is a package and cannot be directly executed".
   if (/No module named [']?quiver\.server\.__main__/.test(stderr)) {
@@ -157,6 +163,11 @@ export function messageForStartFailure(server: ServerCommand, failure: StartFail
       return {
         text: `Quiver: the language server in ${who} cannot import ${cls.module}. Reinstall Quiver into that Python (${server.command} -m pip install -e <your Quiver checkout>), then run ${RESTART}.`,
         actions: ['Show Server Log', 'Open Settings'],
+      };
+    case 'timeout':
+      return {
+        text: `Quiver: the language server (${formatCommandLine(server)}) did not finish starting within ${cls.seconds} s and was stopped${cls.lastLine !== undefined ? ` (its last output: ${cls.lastLine})` : ''}. The server log has the details; fix the cause, then run ${RESTART}.`,
+        actions: ['Show Server Log', 'Restart Server'],
       };
     case 'crashed': {
       const reason = cls.lastLine !== undefined ? `: ${cls.lastLine}` : '';

@@ -81,6 +81,11 @@ describe('start-failure messages', () => {
     assert.deepEqual(m.actions, ['Show Server Log', 'Restart Server']);
   });
 
+  it('a server that never answers initialize', () => {
+    const m = messageForStartFailure(venv, { exitCode: null, signal: 'SIGTERM', stderr: 'loading...\n', timedOutAfterS: 60 }, trusted);
+    assert.match(m.text, /did not finish starting within 60 s and was stopped \(its last output: loading\.\.\.\)/);
+  });
+
   it('a server killed by a signal says so', () => {
     const m = messageForStartFailure(venv, { exitCode: null, signal: 'SIGKILL', stderr: '' }, trusted);
     assert.match(m.text, /killed by SIGKILL/);
