@@ -10,8 +10,9 @@
 //   hover      a hover on the gradient `g` in train_step shows Grad[Mlp]'s fields
 //   run        Run File (editor title button) on the clean example streams the
 //              training output into the Quiver Run channel
-//   bad-python a server Python without Quiver gives one message (bad-python-message.png);
-//              fixing the setting recovers (bad-python.png)
+//   bad-server a missing Python, a server that crashes at start, and a Python without
+//              Quiver each give exactly one message (bad-server-*.png); fixing the
+//              setting brings diagnostics back (bad-server.png)
 // Then the same files in Restricted Mode (an untrusted workspace whose settings point
 // the server elsewhere), with the server set in the user's (remote) settings:
 //   restricted diagnostics and hovers work, Run File is offered nowhere, and the
@@ -438,24 +439,37 @@ async function trustedScenarios(wb, session) {
     return `via the editor title button: "${step0}" … "${end}"`;
   });
 
-  await scenario('bad-python', wb, async () => {
+  await scenario('bad-server', wb, async () => {
+    // Each broken setup must give exactly one message that says what is wrong.
+    const cases = [
+      { name: 'missing-python', settings: { 'quiver.server.pythonPath': '/nonexistent/bin/python3' }, expect: /quiver\.server\.pythonPath is set to "\/nonexistent\/bin\/python3", which was not found/ },
+      {
+        name: 'crash-at-start',
+        settings: { 'quiver.server.command': [VENV_PYTHON, '-c', 'import sys; sys.exit("RuntimeError: simulated crash at start")'] },
+        expect: /stopped during startup \(exit code 1\): RuntimeError: simulated crash at start/,
+      },
+    ];
     const badPython = findPythonWithoutQuiver();
-    if (badPython === undefined) {
-      return 'skipped: every python3 on this machine has Quiver installed';
+    if (badPython !== undefined) {
+      cases.push({ name: 'python-without-quiver', settings: { 'quiver.server.pythonPath': badPython }, expect: /has no Quiver language server/ });
     }
-    await wb.command('Notifications: Clear All Notifications');
-    const bad = MODE === 'real' ? { 'quiver.server.pythonPath': badPython } : { 'quiver.server.command': [badPython, '-m', 'quiver.server'] };
-    await wb.setRemoteSettings(remoteSettings(bad));
-    const message = await waitUntil('an error message about the server', async () => (await wb.notifications()).find((n) => /^Quiver:/.test(n)), 60_000, 1000);
-    await page.waitForTimeout(5000); // anything stacking up would show by now
-    const related = (await wb.notifications(true)).filter((n) => /quiver|server|connection/i.test(n));
-    await wb.shot('bad-python-message');
-    await page.keyboard.press('Escape');
-    if (related.length !== 1) {
-      throw new Error(`expected exactly one message, got ${related.length}: ${related.join(' || ')}`);
-    }
-    if (!/has no Quiver language server/.test(message)) {
-      throw new Error(`the message does not say what is wrong: ${message}`);
+    const seen = [];
+    for (const c of cases) {
+      await wb.command('Notifications: Clear All Notifications');
+      // In stub mode the stub's quiver.server.command would win over pythonPath: leave it out.
+      await wb.setRemoteSettings(c.settings);
+      const message = await waitUntil(`an error message (${c.name})`, async () => (await wb.notifications()).find((n) => /^Quiver:/.test(n)), 60_000, 1000);
+      await page.waitForTimeout(5000); // anything stacking up would show by now
+      const related = (await wb.notifications(true)).filter((n) => /quiver|server|connection/i.test(n));
+      await wb.shot(`bad-server-${c.name}`);
+      await page.keyboard.press('Escape');
+      if (related.length !== 1) {
+        throw new Error(`${c.name}: expected exactly one message, got ${related.length}: ${related.join(' || ')}`);
+      }
+      if (!c.expect.test(message)) {
+        throw new Error(`${c.name}: the message does not say what is wrong: ${message}`);
+      }
+      seen.push(`${c.name}: "${message.slice(0, 110)}…"`);
     }
     // Fix the cause: the server restarts on the settings change and diagnostics come back.
     await wb.command('Notifications: Clear All Notifications');
@@ -466,7 +480,7 @@ async function trustedScenarios(wb, session) {
     if (after.length > 0) {
       throw new Error(`messages after the fix: ${after.join(' || ')}`);
     }
-    return `one message: "${message.slice(0, 200)}…"; diagnostics back after the setting was fixed`;
+    return `one message each: ${seen.join('; ')}; diagnostics back after the setting was fixed`;
   });
 }
 
