@@ -92,6 +92,8 @@ class Var:
     maybe_unbound: bool = False
     origin: str | None = None  # the model parameter this value is (or aliases)
     param: ParamInfo | None = None  # still the parameter itself
+    # Made up after an unknown name was reported, so later uses stay silent.
+    phantom: bool = False
 
 
 @dataclass
@@ -139,6 +141,8 @@ class BodyChecker:
         self.locals: dict[str, T.Type] = {}
         self.stop_grad_depth = 0
         self.reported_unreachable: set[int] = set()
+        # value_and_grad calls bound to two names, or already reported (E0411)
+        self.vag_bound: set[A.Node] = set()
 
     # -------------------------------------------------------------- entry
 
@@ -207,6 +211,7 @@ class BodyChecker:
             return self.aug_assign(s, env)
         if isinstance(s, A.ExprStmt):
             if _is_vag(s.expr):
+                self.vag_bound.add(s.expr)
                 self.diags.append(C.E0411.at(s.expr.span, found="discarded", fix=self._vag_fix_statement(s)))
             self.expr(s.expr, env)
             return env
@@ -246,6 +251,7 @@ class BodyChecker:
                     fix = Fix(f"Bind the gradient too: {target.name}, {g} = ...",
                               (TextEdit(A.Span(target.span.end, target.span.end), f", {g}"),))
                 self.diags.append(C.E0411.at(target.span, found="bound to one name", fix=fix))
+                self.vag_bound.add(s.value)
                 self.expr(s.value, env)
                 self.bind_target(target, T.UNKNOWN, None, env, s.value)
                 return env
@@ -260,6 +266,7 @@ class BodyChecker:
         span = A.Span(s.targets[0].span.start, s.targets[-1].span.end)
         n = len(s.targets)
         if _is_vag(s.value):
+            self.vag_bound.add(s.value)
             t = self.expr(s.value, env)
             if n != 2:
                 self.diags.append(C.E0411.at(span, found=f"bound to {n} names"))
@@ -413,6 +420,9 @@ class BodyChecker:
             names.update(o.vars)
         for name in names:
             present = [o.vars[name] for o in live if name in o.vars]
+            if any(v.phantom for v in present):
+                result.vars[name] = Var(T.UNKNOWN, frozenset(), phantom=True)
+                continue
             maybe = len(present) < len(live) or any(v.maybe_unbound for v in present)
             t = present[0].type
             clash = None
@@ -446,23 +456,30 @@ class BodyChecker:
         return result
 
     def loop(self, body: tuple[A.Stmt, ...], env: Env, head) -> Env:
-        """Check a loop body until the types of its variables settle; the
-        diagnostics of the final pass are kept."""
+        """Check a loop body until its variables settle (their types and the
+        assignments that reach the top of the body); only the final pass's
+        diagnostics are kept, and every pass starts from the same reporting
+        state, so a pass cannot hide what an earlier one found."""
         entry = env.copy()
         state = env.copy()
+        anchor = body[0] if body else A.Pass(A.Span(0, 0))
+        reported = (set(self.unbound_reported), set(self.reported_unreachable))
         for attempt in range(MAX_LOOP_PASSES):
             mark = len(self.diags)
+            self.unbound_reported, self.reported_unreachable = set(reported[0]), set(reported[1])
             loop = _Loop()
             self.loops.append(loop)
             if head is not None:
                 head(state)
             end = self.block(body, state.copy())
             self.loops.pop()
-            back = self.join(entry, [end, *loop.continues], body[0] if body else A.Pass(A.Span(0, 0)))
-            merged = self.join(entry, [entry, back], body[0] if body else A.Pass(A.Span(0, 0)))
-            if _same_types(merged, state) or attempt == MAX_LOOP_PASSES - 1:
+            back = self.join(entry, [end, *loop.continues], anchor)
+            merged = self.join(entry, [entry, back], anchor)
+            for name in [n for n, v in merged.vars.items() if v.phantom]:
+                del merged.vars[name]  # the next pass reports the unknown name itself
+            if _same_state(merged, state) or attempt == MAX_LOOP_PASSES - 1:
                 exits = [entry, back, *loop.breaks]
-                return self.join(entry, exits, body[0] if body else A.Pass(A.Span(0, 0)))
+                return self.join(entry, exits, anchor)
             del self.diags[mark:]
             state = merged
 
@@ -570,6 +587,8 @@ class BodyChecker:
 
     def name(self, e: A.Name, env: Env) -> T.Type:
         var = env.vars.get(e.name)
+        if var is not None and var.phantom:
+            return T.UNKNOWN
         if var is not None:
             if var.param is not None and var.defs == frozenset({var.param.decl}):
                 self.refs[e] = Ref("param", e.name, self.fn.name, (var.param.decl,))
@@ -613,7 +632,7 @@ class BodyChecker:
             if hint == suggest(e.name, [name]) and hint:
                 self.used.update(env.vars[name].defs)
         # Define it from here on, so one typo gives one diagnostic.
-        env.vars[e.name] = Var(T.UNKNOWN, frozenset())
+        env.vars[e.name] = Var(T.UNKNOWN, frozenset(), phantom=True)
         return T.UNKNOWN
 
     def origin_of(self, e: A.Expr, env: Env) -> str | None:
@@ -623,10 +642,16 @@ class BodyChecker:
                 return var.origin
         return None
 
+    def fact(self, f: ReadFact) -> None:
+        """Record a use of a model parameter; nothing under stop_grad(...)
+        is differentiated, so reads there (direct or through calls) do not count."""
+        if self.stop_grad_depth == 0:
+            self.facts.add(f)
+
     def escape_if_model(self, e: A.Expr, env: Env, why: str) -> None:
         origin = self.origin_of(e, env)
         if origin is not None:
-            self.facts.add(ReadFact("escape", origin, why, e.span))
+            self.fact(ReadFact("escape", origin, why, e.span))
 
     # -- operators
 
@@ -819,8 +844,8 @@ class BodyChecker:
             self.refs[e.name] = Ref("field", name, obj.name)
             self.types[e.name] = f.type
             origin = self.origin_of(e.value, env)
-            if origin is not None and f.kind == "param" and self.stop_grad_depth == 0:
-                self.facts.add(ReadFact("field", origin, name, e.span))
+            if origin is not None and f.kind == "param":
+                self.fact(ReadFact("field", origin, name, e.span))
             return f.type
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
@@ -839,8 +864,11 @@ class BodyChecker:
                                                  hint=suggest(name, [x.name for x in model.params])))
                 return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
-            self.types[e.name] = f.type
-            return f.type
+            # A gradient has the param's shape and dtype, but no refinement:
+            # the gradient of a NonNeg param can be negative.
+            t = grad_field_type(f.type)
+            self.types[e.name] = t
+            return t
         if isinstance(obj, T.ModelClassT):
             self.diags.append(C.E0110.at(e.span, name=_expr_text(e), kind="a model method",
                                          use=f"a value; call it, as in {obj.name}.init(seed=0)"))
@@ -878,7 +906,7 @@ class BodyChecker:
             target_expr.name.text in ("f16", "bf16", "f32", "f64", "i32", "i64", "NonNeg", "Prob")
             or target_expr.name.text == "Index"
         )
-        ctx = TypeContext(self.g.names, "body", list(self.fn.generics))
+        ctx = TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
         if elem_only:
             assert isinstance(target_expr, A.NamedType)
             arg = target_expr.arg
@@ -892,6 +920,9 @@ class BodyChecker:
                 self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(elem),
                                              why="; an element type alone casts a tensor"))
                 return T.UNKNOWN
+            if target_expr.name.text in ("NonNeg", "Prob") and src.elem.is_float:
+                # A refinement alone keeps the element type: `x as NonNeg` on f64 stays f64.
+                elem = T.Elem(src.elem.dtype, elem.refine)
             target: T.Type = T.TensorT(src.dims, elem)
         else:
             target = ctx.resolve(target_expr)
@@ -1049,11 +1080,15 @@ class BodyChecker:
             origin = self.origin_of(a.node, env)
             if origin is not None:
                 if info.extern:
-                    self.facts.add(ReadFact("escape", origin, f"passed to extern fn {info.name}", a.node.span))
+                    self.fact(ReadFact("escape", origin, f"passed to extern fn {info.name}", a.node.span))
                 else:
-                    self.facts.add(ReadFact("call", origin, info.name, a.node.span, index))
+                    self.fact(ReadFact("call", origin, info.name, a.node.span, index))
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
+                if mismatch.kind in ("refine", "index", "dtype"):
+                    # The shape matched: show it bound (`[5] NonNeg`, not `[n] NonNeg`), so the
+                    # message differs only where the types do.
+                    mismatch = S.Mismatch(mismatch.kind, bindings.subst(mismatch.expected), mismatch.found)
                 ok = False
                 self.report_mismatch(mismatch, a.node.span, f"argument '{p.name}' of {info.name}: ",
                                      SymbolRef(("param", info.name, p.name)))
@@ -1330,7 +1365,7 @@ class BodyChecker:
                                          expected=str(want), found=T.describe(labels_t)))
         elif labels_t.rank != len(want_dims) or not all(T.dims_equal(x, y) for x, y in zip(labels_t.dims, want_dims)):
             self.diags.append(C.E0201.at(bound["labels"].node.span, context="labels of cross_entropy: ",
-                                         expected=T.TensorT(want_dims, labels_t.elem).__str__(), found=str(labels_t)))
+                                         expected=str(want), found=str(labels_t)))
         elif labels_t.elem.index is None or not T.dims_equal(labels_t.elem.index, class_dim):
             over_name = bound["over"].node.name if isinstance(bound["over"].node, A.Name) else str(class_dim)
             if labels_t.elem.index is not None:
@@ -1427,7 +1462,7 @@ class BodyChecker:
             self.diags.append(C.E0301.at(a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]",
                                          found=_expr_text(a.node)))
             return None
-        ctx = TypeContext(self.g.names, "body", list(self.fn.generics))
+        ctx = TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
         t = ctx.resolve(a.node)
         for d in a.node.dims:
             if isinstance(d, A.DimName):
@@ -1488,6 +1523,16 @@ class BodyChecker:
     # -- value_and_grad
 
     def value_and_grad(self, node: A.Node, args: list[_CallArg], env: Env, paren: A.Span) -> T.Type:
+        misused = node not in self.vag_bound
+        if misused:
+            # Returned, passed on, put in a tuple, piped...: its two results
+            # are only ever bound to two names.
+            self.vag_bound.add(node)
+            self.diags.append(C.E0411.at(node.span, found="used as a value"))
+        result = self._value_and_grad(node, args, env, paren)
+        return T.UNKNOWN if misused else result
+
+    def _value_and_grad(self, node: A.Node, args: list[_CallArg], env: Env, paren: A.Span) -> T.Type:
         positional = [a for a in args if a.keyword is None]
         if len(positional) < 2 or any(a.keyword is not None for a in args[:2]):
             self.diags.append(C.E0401.at(paren, name="value_and_grad", expected="at least 2 positional arguments (f, m)",
@@ -1522,7 +1567,7 @@ class BodyChecker:
             model_ok = False
         origin = self.origin_of(m_arg.node, env)
         if origin is not None:
-            self.facts.add(ReadFact("call", origin, info.name, m_arg.node.span, 0))
+            self.fact(ReadFact("call", origin, info.name, m_arg.node.span, 0))
         pairs = [(p, bound[p.name]) for p in info.params[1:]]
         ret = self.check_call_args(info, pairs, env, node, first_index=1)
         # f must return a [] of floats
@@ -1592,6 +1637,13 @@ class BodyChecker:
 # ------------------------------------------------------------------ helpers
 
 
+def grad_field_type(t: T.Type) -> T.Type:
+    """The type of a gradient's field for a param of type `t`."""
+    if isinstance(t, T.TensorT):
+        return T.TensorT(t.dims, t.elem.plain())
+    return t
+
+
 def _is_vag(e: A.Expr) -> bool:
     return isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.name == "value_and_grad"
 
@@ -1614,10 +1666,14 @@ def _kind_phrase(kind: str) -> str:
     return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern fn"}.get(kind, kind)
 
 
-def _same_types(a: Env, b: Env) -> bool:
+def _same_state(a: Env, b: Env) -> bool:
     if set(a.vars) != set(b.vars):
         return False
-    return all(a.vars[k].type == b.vars[k].type and a.vars[k].maybe_unbound == b.vars[k].maybe_unbound for k in a.vars)
+    return all(
+        a.vars[k].type == b.vars[k].type and a.vars[k].maybe_unbound == b.vars[k].maybe_unbound
+        and a.vars[k].defs == b.vars[k].defs
+        for k in a.vars
+    )
 
 
 def _refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:

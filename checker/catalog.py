@@ -492,6 +492,24 @@ E0111 = _code(
     """,
 )
 
+E0112 = _code(
+    "E0112", "parameter named like a generic dim",
+    "'{name}' names both a parameter and a generic dim of this function",
+    """
+    Generic dims are names too: inside the body `b` is the size of the batch dim
+    of `x: [b D]`. A parameter with the same name would make every use of `b`
+    ambiguous. Rename one of them.
+    """,
+    """
+    fn f(x: [b 4], b: Int) -> [b 4]:
+        return x
+    """,
+    """
+    fn f(x: [b 4], scale: Int) -> [b 4]:
+        return x
+    """,
+)
+
 # ====================================================================== E02xx shapes and dims
 
 E0201 = _code(

@@ -91,6 +91,9 @@ class FnInfo:
     extern: bool
     target: str | None  # "module:attr" of an extern
     decl: A.FnDecl | A.ExternDecl
+    # Generic dims of the return type that no parameter binds (E0206): known
+    # to be wrong, so the body does not report them again.
+    unbound: tuple[str, ...] = ()
 
     @cached_property
     def interface(self) -> tuple:
@@ -178,6 +181,7 @@ class TypeContext:
     where: str  # "signature" | "model" | "body"
     generics: list[str] = field(default_factory=list)
     diagnostics: list[LocalDiagnostic] = field(default_factory=list)
+    silent: tuple[str, ...] = ()  # dim names already reported elsewhere
 
     def dim(self, d: A.Dim) -> T.Dim:
         if isinstance(d, A.DimInt):
@@ -201,6 +205,8 @@ class TypeContext:
             return T.DimVar(name)
         if self.where == "body" and name in self.generics:
             return T.DimVar(name)
+        if name in self.silent:
+            return T.DimUnknown()
         dims = [n for n, k in self.names.kinds.items() if k == "dim"] + list(self.generics)
         if self.where == "model":
             self.diagnostics.append(C.E0207.at(d.span, name=name, hint=suggest(name, dims)))
@@ -382,16 +388,38 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
     return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics))
 
 
+def _an(word: str) -> str:
+    return ("an " if word[:1].lower() in "aeiou" or word[:1] in "fi" and word[1:2].isdigit() else "a ") + word
+
+
+def _literal_value(e: A.Expr) -> float | bool | None:
+    if isinstance(e, A.Unary) and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return -e.operand.value if e.op == "-" else e.operand.value
+    if isinstance(e, (A.IntLit, A.FloatLit, A.BoolLit)):
+        return e.value
+    return None
+
+
 def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
+    """An initializer must suit the field's element type, refinement included:
+    a NonNeg param cannot start negative, an Index[C] buffer must index C."""
     init = m.init
     assert init is not None
-    if isinstance(init, (A.IntLit, A.FloatLit, A.BoolLit)) or (
-        isinstance(init, A.Unary) and isinstance(init.operand, (A.IntLit, A.FloatLit))
-    ):
-        if isinstance(init, A.FloatLit) and not ty.elem.is_float:
-            ctx.diagnostics.append(C.E0903.at(init.span, what=f"a Float fill value for a {ty.elem} {m.kind}"))
-        if isinstance(init, A.BoolLit) and not ty.elem.is_bool:
-            ctx.diagnostics.append(C.E0903.at(init.span, what=f"a Bool fill value for a {ty.elem} {m.kind}"))
+    elem = ty.elem
+    field = f"{_an(str(elem))} {m.kind}"
+    bad = lambda what: ctx.diagnostics.append(C.E0903.at(init.span, what=what))  # noqa: E731
+    value = _literal_value(init)
+    if value is not None:
+        if isinstance(init, A.BoolLit) != elem.is_bool:
+            kind = "Bool" if isinstance(init, A.BoolLit) else "number"
+            bad(f"{_an(kind)} fill value for {field}" + ("; use True or False" if elem.is_bool else ""))
+        elif isinstance(init, A.FloatLit) or (isinstance(init, A.Unary) and isinstance(init.operand, A.FloatLit)):
+            if not elem.is_float:
+                bad(f"a Float fill value for {field}")
+            else:
+                _check_range(value, value, elem, field, bad)  # type: ignore[arg-type]
+        elif not elem.is_bool:
+            _check_range(value, value, elem, field, bad)  # type: ignore[arg-type]
         return
     name = None
     args: tuple[A.Arg, ...] = ()
@@ -402,21 +430,55 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         args = init.args
     if name not in _INITS:
         shown = name if name is not None else "this expression"
-        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{shown} is not an initializer{suggest(name or '', _INITS)}"))
+        bad(f"{shown} is not an initializer{suggest(name or '', _INITS)}")
         return
     want = _INITS[name]
-    if name in ("normal", "uniform", "xavier") and not ty.elem.is_float:
-        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} needs a float {m.kind}, found {ty.elem}"))
+    example = {"normal": "normal(0.0, 0.02)", "uniform": "uniform(-0.1, 0.1)"}.get(name, name)
+    if name in ("normal", "uniform", "xavier") and not elem.is_float:
+        bad(f"{name} needs a float {m.kind}, found {elem}")
         return
     if name == "xavier" and ty.rank < 2:
-        ctx.diagnostics.append(C.E0903.at(init.span, what=f"xavier needs at least 2 dims, found {ty}"))
+        bad(f"xavier needs at least 2 dims, found {ty}")
         return
     if isinstance(init, A.Name) and want:
-        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} takes {want} numbers, as in {name}(0.0, 0.02)"))
+        bad(f"{name} takes {want} numbers, as in {example}")
         return
-    if len(args) != want or any(a.keyword is not None or not _is_number(a.value) for a in args):
-        how = f"{name}(0.0, 0.02)" if want else name
-        ctx.diagnostics.append(C.E0903.at(init.span, what=f"{name} takes {want} numbers, as in {how}"))
+    values = [_literal_value(a.value) if a.keyword is None else None for a in args]
+    if len(args) != want or any(v is None or isinstance(v, bool) for v in values):
+        bad(f"{name} takes {want} numbers, as in {example}")
+        return
+    if name == "zeros":
+        _check_range(0, 0, elem, field, bad)
+    elif name == "ones":
+        _check_range(1, 1, elem, field, bad)
+    elif name == "normal":
+        if values[1] < 0:  # type: ignore[operator]
+            bad("normal's standard deviation must not be negative")
+        elif elem.refine is not None:
+            bad(f"normal can draw any real value, which does not suit {field}; use uniform")
+    elif name == "uniform":
+        lo, hi = values
+        if lo > hi:  # type: ignore[operator]
+            bad(f"uniform({lo}, {hi}) has its bounds the wrong way round")
+        else:
+            _check_range(lo, hi, elem, field, bad)  # type: ignore[arg-type]
+    elif name == "xavier" and elem.refine is not None:
+        bad(f"xavier draws negative values, which do not suit {field}")
+
+
+def _check_range(lo: float, hi: float, elem: T.Elem, field: str, bad) -> None:
+    if elem.index is not None:
+        size = T.dim_value(elem.index)
+        if lo != int(lo) or lo < 0 or (size is not None and hi >= size):
+            bad(f"{_fmt(lo, hi)} is not a valid value for {field} (0 to {size - 1 if size else '?'})")
+    elif elem.refine == "nonneg" and lo < 0:
+        bad(f"{_fmt(lo, hi)} is negative, which does not suit {field}")
+    elif elem.refine == "prob" and (lo < 0 or hi > 1):
+        bad(f"{_fmt(lo, hi)} is outside [0, 1], which does not suit {field}")
+
+
+def _fmt(lo: float, hi: float) -> str:
+    return str(lo) if lo == hi else f"[{lo}, {hi}]"
 
 
 def _is_number(e: A.Expr) -> bool:
@@ -444,7 +506,11 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
             ctx.diagnostics.append(C.E0503.at(p.span, what=f"only a model can be mut; '{p.name.text}' is {T.describe(ty)}"))
         params.append(ParamInfo(p.name.text, p.mut, ty, p))
     bound = list(ctx.generics)
+    for p in params:
+        if p.name in bound:
+            ctx.diagnostics.append(C.E0112.at(p.decl.name.span, name=p.name))
     ret: T.Type = T.UNIT
+    unbound: list[str] = []
     if item.ret is not None:
         ret = ctx.resolve(item.ret)
         unbound = [g for g in ctx.generics if g not in bound]
@@ -460,7 +526,7 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
             ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
     info = FnInfo(
         item.name.text, tuple(params), ret, item.ret is not None, tuple(bound),
-        isinstance(item, A.ExternDecl), target, item,
+        isinstance(item, A.ExternDecl), target, item, tuple(unbound),
     )
     return Declared(info, tuple(ctx.diagnostics))
 

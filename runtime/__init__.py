@@ -1,1 +1,35 @@
-"""The shared torch runtime that compiled Quiver code imports as `rt`."""
+"""The shared torch runtime that compiled Quiver code imports as ``rt``.
+
+See docs/runtime.md for the contract between the compiler and this package.
+"""
+
+from . import init
+from ._checks import Checks, checks
+from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
+from ._errors import (CheckError, ExternError, GradError, ModeError, ModelError, QuiverError,
+                      ValueCheckError)
+from ._extern import Extern, extern
+from ._grad import Grad, value_and_grad
+from ._model import Field, Model, field_add
+from ._modes import Eval, EvalMode, Mode, Train
+from ._ops import (abs, argmax, cast, cross_entropy, dropout, exp, format_value, item, log, log_softmax,
+                   max, mean, mse, norm, ones, randint, randn, relu, sigmoid, softmax, sqrt, stop_grad,
+                   sum, tanh, transpose, where, zeros)
+from ._ops import print_ as print  # noqa: A001 - the Quiver builtin's name
+from ._source import (Loc, QvFrame, SourceFile, compiled_filename, error_message, format_error,
+                      load_compiled, qv_location, qv_traceback, run_main)
+from ._specs import ArgSpec, GradArg, ModeArg, ModelArg, NumberArg, Signature, TensorArg, TupleArg
+
+__all__ = [
+    "init", "Checks", "checks",
+    "Elem", "bf16", "bool_", "dtype_name", "elem_of", "f16", "f32", "f64", "i32", "i64", "index",
+    "nonneg", "prob",
+    "CheckError", "ExternError", "GradError", "ModeError", "ModelError", "QuiverError", "ValueCheckError",
+    "Extern", "extern", "Grad", "value_and_grad", "Field", "Model", "field_add", "Eval", "EvalMode", "Mode", "Train",
+    "abs", "argmax", "cast", "cross_entropy", "dropout", "exp", "format_value", "item", "log",
+    "log_softmax", "max", "mean", "mse", "norm", "ones", "print", "randint", "randn", "relu", "sigmoid",
+    "softmax", "sqrt", "stop_grad", "sum", "tanh", "transpose", "where", "zeros",
+    "Loc", "QvFrame", "SourceFile", "compiled_filename", "error_message", "format_error",
+    "load_compiled", "qv_location", "qv_traceback", "run_main",
+    "ArgSpec", "GradArg", "ModeArg", "ModelArg", "NumberArg", "Signature", "TensorArg", "TupleArg",
+]

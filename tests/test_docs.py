@@ -172,19 +172,24 @@ def _slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-@functools.cache
-def _anchors(path: Path) -> frozenset[str]:
-    """The anchors of a page: its headings' slugs and explicit `<a id>`s."""
-    text = path.read_text(encoding="utf-8")
+def _headings(path: Path) -> list[str]:
+    """The text of each Markdown heading outside fenced blocks."""
     inside = set()
     for start, _, content in _blocks(path):
         inside.update(range(start, start + content.count("\n") + 2))
-    anchors = set(re.findall(r'<a id="([^"]+)"></a>', text))
-    for n, line in enumerate(text.split("\n"), start=1):
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         m = re.match(r"^#{1,6} (.+)$", line)
         if m and n not in inside:
-            anchors.add(_slug(m.group(1)))
-    return frozenset(anchors)
+            out.append(m.group(1))
+    return out
+
+
+@functools.cache
+def _anchors(path: Path) -> frozenset[str]:
+    """The anchors of a page: its headings' slugs and explicit `<a id>`s."""
+    explicit = re.findall(r'<a id="([^"]+)"></a>', path.read_text(encoding="utf-8"))
+    return frozenset(explicit) | {_slug(h) for h in _headings(path)}
 
 
 def _links(path: Path) -> list[tuple[str, str]]:
@@ -200,6 +205,9 @@ def _links(path: Path) -> list[tuple[str, str]]:
 
 def test_language_reference_links_resolve() -> None:
     page = DOCS / "language.md"
+    headings = [_slug(h) for h in _headings(page)]
+    repeated = sorted({h for h in headings if headings.count(h) > 1})
+    assert not repeated, f"headings with the same anchor: {repeated}"
     for file, anchor in _links(page):
         target = DOCS / file
         if file == "runtime.md" and not target.exists():

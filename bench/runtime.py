@@ -1,0 +1,356 @@
+"""Benchmark: one MLP train step in compiled Quiver style vs. plain PyTorch.
+
+    .venv/bin/python bench/runtime.py [--reps N] [--warmup N] [--threads N] [--json PATH]
+
+The step is the one of examples/mlp.qv at batch 256 and 784-512-10: forward
+with relu and dropout (p = 0.1, Train(seed=step)), cross-entropy, gradient of
+the params, an SGD update of every param and a step counter buffer.
+
+Variants, run interleaved in one process (the order rotates every
+repetition, so no variant always runs first or last):
+
+- ``quiver (checks on)`` / ``quiver (checks off)``: the compiled module's
+  ``train_step``; by default a hand-written stand-in for the compiler's output
+  (``COMPILED_MLP`` below).  Pass another module object to :func:`run` (or a
+  compiled ``.py`` file with ``--module``) to measure real compiler output: it
+  must define ``Mlp`` and ``train_step(m, x, y, lr, step)``.
+- ``torch (module+optim)``: idiomatic PyTorch: an ``nn.Module`` with
+  ``nn.Parameter`` fields, ``F.dropout``, ``loss.backward()`` and
+  ``torch.optim.SGD``.
+- ``torch (autograd.grad)``: the same computation as the Quiver step written
+  by hand against torch: ``torch.autograd.grad`` and in-place ``sub_`` under
+  ``no_grad``, params that always require grad, dropout from a global RNG.
+
+The figure of merit is the ratio of the Quiver median to the faster torch
+median.  Targets: <= 1.05 with checks on, <= 1.01 with checks off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from quiver import runtime as rt
+
+D, H, C, BATCH, LR = 784, 512, 10, 256, 0.1
+
+COMPILED_MLP = '''
+import torch
+from quiver import runtime as rt
+
+_src = rt.SourceFile(QV_PATH)
+
+D = 784
+H = 512
+C = 10
+
+
+class Mlp(rt.Model):
+    _qv_name = "Mlp"
+    _qv_device = "cpu"
+    _qv_params = (
+        rt.Field("w1", (784, 512), rt.f32, rt.init.normal(0.0, 0.02), _src.loc(7, 5)),
+        rt.Field("b1", (512,), rt.f32, rt.init.zeros, _src.loc(8, 5)),
+        rt.Field("w2", (512, 10), rt.f32, rt.init.normal(0.0, 0.02), _src.loc(9, 5)),
+        rt.Field("b2", (10,), rt.f32, rt.init.zeros, _src.loc(10, 5)),
+    )
+    _qv_buffers = (
+        rt.Field("steps", (), rt.i64, rt.init.fill(0), _src.loc(11, 5)),
+    )
+
+
+_sig_forward = rt.Signature(_src, "forward", _src.loc(13, 1), (
+    rt.ModelArg("m", Mlp, _src.loc(13, 12)),
+    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(13, 20)),
+    rt.ModeArg("mode", _src.loc(13, 32)),
+))
+
+
+def forward(m, x, mode):
+    if rt.checks.enabled:
+        _sig_forward.check(m, x, mode)
+    h = rt.relu(x @ m.w1 + m.b1)
+    h = rt.dropout(h, 0.1, mode)
+    return h @ m.w2 + m.b2
+
+
+_sig_loss = rt.Signature(_src, "loss", _src.loc(18, 1), (
+    rt.ModelArg("m", Mlp, _src.loc(18, 9)),
+    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(18, 17)),
+    rt.TensorArg("y", ("b",), rt.index(10), _src.loc(18, 27)),
+    rt.ModeArg("mode", _src.loc(18, 44)),
+))
+
+
+def loss(m, x, y, mode):
+    if rt.checks.enabled:
+        _sig_loss.check(m, x, y, mode)
+    return rt.cross_entropy(forward(m, x, mode), y, 1)
+
+
+_sig_train_step = rt.Signature(_src, "train_step", _src.loc(21, 1), (
+    rt.ModelArg("m", Mlp, _src.loc(21, 19)),
+    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(21, 27)),
+    rt.TensorArg("y", ("b",), rt.index(10), _src.loc(21, 37)),
+    rt.NumberArg("lr", "float", _src.loc(21, 54)),
+    rt.NumberArg("step", "int", _src.loc(21, 65)),
+))
+
+
+def train_step(m, x, y, lr, step):
+    if rt.checks.enabled:
+        _sig_train_step.check(m, x, y, lr, step)
+    l, g = rt.value_and_grad(loss, m, x, y, rt.Train(seed=step))
+UPDATES
+    return l
+
+
+_src.set_line_map({})
+'''
+
+
+# `m.f = m.f - lr * g.f` as the compiler is asked to emit it (docs/runtime.md,
+# "Field updates"): one fused in-place pass per field.
+FUSED_UPDATES = """\
+    rt.field_add(m, "w1", g.w1, -lr)
+    rt.field_add(m, "b1", g.b1, -lr)
+    rt.field_add(m, "w2", g.w2, -lr)
+    rt.field_add(m, "b2", g.b2, -lr)
+    rt.field_add(m, "steps", 1)"""
+
+# The same statements as plain assignments (Model.__setattr__): correct, but
+# each update makes two temporaries and copies the result into the field.
+PLAIN_UPDATES = """\
+    m.w1 = m.w1 - lr * g.w1
+    m.b1 = m.b1 - lr * g.b1
+    m.w2 = m.w2 - lr * g.w2
+    m.b2 = m.b2 - lr * g.b2
+    m.steps = m.steps + 1"""
+
+
+def hand_written_module(updates=FUSED_UPDATES):
+    """The compiled-style stand-in, loaded the way compiled code is."""
+    qv_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp512.qv")
+    code = COMPILED_MLP.replace("QV_PATH", repr(qv_path)).replace("UPDATES", updates)
+    return rt.load_compiled(code, qv_path)
+
+
+class TorchMlp(nn.Module):
+    def __init__(self, d, h, c, seed=0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.w1 = nn.Parameter(torch.randn(d, h, generator=g) * 0.02)
+        self.b1 = nn.Parameter(torch.zeros(h))
+        self.w2 = nn.Parameter(torch.randn(h, c, generator=g) * 0.02)
+        self.b2 = nn.Parameter(torch.zeros(c))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        h = F.relu(x @ self.w1 + self.b1)
+        h = F.dropout(h, 0.1, self.training)
+        return h @ self.w2 + self.b2
+
+
+def _data(n_batches, d, c):
+    g = torch.Generator().manual_seed(1234)
+    return [(torch.randn(BATCH, d, generator=g), torch.randint(0, c, (BATCH,), generator=g))
+            for _ in range(n_batches)]
+
+
+def _quiver_step(module, checks_on, data):
+    m = module.Mlp.init(seed=0)
+    train_step = module.train_step
+
+    def step(i):
+        x, y = data[i % len(data)]
+        before = rt.checks.enabled
+        rt.checks.enabled = checks_on
+        try:
+            return train_step(m, x, y, LR, i)
+        finally:
+            rt.checks.enabled = before
+    return step
+
+
+def make_steps(module, plain_module=None):
+    """{variant name: step(i)} for every variant, sharing the same data."""
+    model_cls = module.Mlp
+    dims = {f.name: f.shape for f in model_cls._qv_params}
+    d, h = dims["w1"]
+    c = dims["w2"][1]
+    data = _data(8, d, c)
+
+    variants = {
+        "quiver (checks on)": _quiver_step(module, True, data),
+        "quiver (checks off)": _quiver_step(module, False, data),
+    }
+    if plain_module is not None:
+        variants["quiver plain-update (off)"] = _quiver_step(plain_module, False, data)
+
+    tm = TorchMlp(d, h, c)
+    tm.train()
+    opt = torch.optim.SGD(tm.parameters(), lr=LR)
+
+    def torch_module(i):
+        x, y = data[i % len(data)]
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(tm(x), y)
+        loss.backward()
+        opt.step()
+        tm.steps += 1
+        return loss.detach()
+
+    g = torch.Generator().manual_seed(0)
+    params = [(torch.randn(d, h, generator=g) * 0.02).requires_grad_(),
+              torch.zeros(h, requires_grad=True),
+              (torch.randn(h, c, generator=g) * 0.02).requires_grad_(),
+              torch.zeros(c, requires_grad=True)]
+    steps = torch.zeros((), dtype=torch.int64)
+
+    def torch_grad(i):
+        x, y = data[i % len(data)]
+        w1, b1, w2, b2 = params
+        hid = F.dropout(F.relu(x @ w1 + b1), 0.1, True)
+        loss = F.cross_entropy(hid @ w2 + b2, y)
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, gr in zip(params, grads):
+                p.sub_(gr, alpha=LR)
+            steps.add_(1)
+        return loss.detach()
+
+    variants["torch (module+optim)"] = torch_module
+    variants["torch (autograd.grad)"] = torch_grad
+    return variants
+
+
+def measure(steps, reps, warmup, block=4):
+    """Interleaved timing; returns {name: [[seconds per step] per round]}.
+
+    Each round runs every variant for ``block`` consecutive steps, in an
+    order that rotates from round to round.  The first step of each block is
+    run but not recorded, so no variant pays for the caches and allocator
+    state that the variant before it left behind.
+    """
+    names = list(steps)
+    for i in range(warmup):
+        for name in names:
+            steps[name](i)
+    rounds = {name: [] for name in names}
+    clock = time.perf_counter
+    per_block = max(block - 1, 1)
+    n_rounds = -(-reps // per_block)
+    i = warmup
+    for r in range(n_rounds):
+        k = r % len(names)
+        order = names[k:] + names[:k]
+        for name in order:
+            fn = steps[name]
+            if block > 1:
+                fn(i)
+                i += 1
+            ts = []
+            for _ in range(per_block):
+                t0 = clock()
+                fn(i)
+                ts.append(clock() - t0)
+                i += 1
+            rounds[name].append(ts)
+    return rounds
+
+
+def paired_ratio(rounds, a, b):
+    """Median over rounds of (median step of a) / (median step of b) in that
+    round: variants timed close together are compared, so slow drifts of the
+    machine's load cancel."""
+    return statistics.median(statistics.median(x) / statistics.median(y)
+                             for x, y in zip(rounds[a], rounds[b]))
+
+
+TORCH_BASELINES = ("torch (module+optim)", "torch (autograd.grad)")
+CONTROL = "torch (autograd.grad) again"
+
+
+def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True, block=4,
+        out=sys.stdout):
+    """Run the benchmark on ``module`` (default: the hand-written stand-in with
+    fused field updates); ``plain`` adds the stand-in with plain assignments,
+    ``control`` a second, identical copy of the autograd.grad baseline whose
+    ratio to the first shows the measurement noise."""
+    if threads:
+        torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)
+    module = hand_written_module() if module is None else module
+    plain_module = hand_written_module(PLAIN_UPDATES) if plain else None
+    steps = make_steps(module, plain_module)
+    if control:
+        steps[CONTROL] = make_steps(module)["torch (autograd.grad)"]
+    rounds = measure(steps, reps, warmup, block)
+    med = {name: statistics.median(t for r in rs for t in r) for name, rs in rounds.items()}
+    base = min(TORCH_BASELINES, key=med.get)
+    quiver = [n for n in steps if n.startswith("quiver")]
+    ratios = {q: {b: round(paired_ratio(rounds, q, b), 4) for b in TORCH_BASELINES} for q in quiver}
+    result = {
+        "torch": torch.__version__, "threads": torch.get_num_threads(), "reps": reps,
+        "warmup": warmup, "block": block, "batch": BATCH,
+        "median_ms": {name: round(v * 1e3, 4) for name, v in med.items()},
+        "baseline": base,
+        "ratio_checks_on": ratios["quiver (checks on)"][base],
+        "ratio_checks_off": ratios["quiver (checks off)"][base],
+        "paired_ratios": ratios,
+    }
+    if control:
+        result["control_ratio"] = round(paired_ratio(rounds, CONTROL, "torch (autograd.grad)"), 4)
+    print(f"torch {result['torch']}, {result['threads']} threads, {reps} timed steps per variant "
+          f"in interleaved blocks of {block} (first of each untimed), {warmup} warm-up, batch {BATCH}",
+          file=out)
+    for name, v in med.items():
+        print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
+    print("paired ratios (median over rounds):", file=out)
+    for q, rs in ratios.items():
+        print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
+    if control:
+        print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
+    print(f"result vs {base}: checks on {result['ratio_checks_on']:.4f} (target <= 1.05), "
+          f"checks off {result['ratio_checks_off']:.4f} (target <= 1.01)", file=out)
+    return result
+
+
+def _load_module_file(path):
+    qv_path = os.path.splitext(os.path.abspath(path))[0] + ".qv"
+    with open(path, encoding="utf-8") as fh:
+        return rt.load_compiled(fh.read(), qv_path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=300)
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--block", type=int, default=4, help="steps per variant per round (first untimed)")
+    ap.add_argument("--module", help="a compiled .py file to measure instead of the stand-in")
+    ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--no-control", action="store_true",
+                    help="leave out the second copy of the torch baseline (the noise control)")
+    ap.add_argument("--no-plain", action="store_true",
+                    help="leave out the stand-in that updates fields by plain assignment")
+    args = ap.parse_args(argv)
+    module = _load_module_file(args.module) if args.module else None
+    result = run(module, reps=args.reps, warmup=args.warmup, threads=args.threads,
+                 plain=not args.no_plain, control=not args.no_control, block=args.block)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The switch for run-time checks (``rt.checks``)."""
+
+from __future__ import annotations
+
+import os
+
+_OFF_WORDS = {"0", "false", "off", "no"}
+
+
+class _Restore:
+    __slots__ = ("_switch", "_want", "_prev")
+
+    def __init__(self, switch, want):
+        self._switch = switch
+        self._want = bool(want)
+        self._prev = None
+
+    def __enter__(self):
+        self._prev = self._switch.enabled
+        self._switch.enabled = self._want
+        return self._switch
+
+    def __exit__(self, *exc):
+        self._switch.enabled = self._prev
+        return False
+
+
+class Checks:
+    """Whether compiled code checks its arguments (and the runtime its values).
+
+    Compiled functions test ``rt.checks.enabled`` on entry, so flipping it
+    takes effect at the next call.  ``with rt.checks(False): ...`` switches
+    checks off for a block and restores the previous state afterwards, also
+    when the block raises.  The initial state comes from the environment
+    variable ``QUIVER_CHECKS`` (``0``, ``false``, ``off`` or ``no`` switch
+    checks off); the default is on.
+    """
+
+    __slots__ = ("enabled",)
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+
+    def __call__(self, enabled: bool = True) -> _Restore:
+        return _Restore(self, enabled)
+
+    def on(self) -> None:
+        self.enabled = True
+
+    def off(self) -> None:
+        self.enabled = False
+
+    def __repr__(self) -> str:
+        return f"rt.checks(enabled={self.enabled})"
+
+
+def _initial() -> bool:
+    value = os.environ.get("QUIVER_CHECKS")
+    if value is None:
+        return True
+    return value.strip().lower() not in _OFF_WORDS
+
+
+checks = Checks(_initial())

@@ -1,0 +1,47 @@
+"""Error classes raised by the runtime.
+
+Every error the runtime raises on purpose derives from :class:`QuiverError`.
+An error may carry a primary ``.qv`` location (``loc``); its message then
+starts with ``file.qv:LINE:`` so that it reads well even as a plain Python
+exception, while ``detail`` keeps the message without that prefix (used by
+:func:`quiver.runtime.format_error`).
+"""
+
+from __future__ import annotations
+
+
+class QuiverError(Exception):
+    """Base class of every error raised on purpose by the Quiver runtime."""
+
+    def __init__(self, detail: str, loc=None):
+        self.detail = detail
+        self.loc = loc
+        if loc is not None:
+            msg = f"{loc.filename}:{loc.line}: {detail}"
+        else:
+            msg = detail
+        super().__init__(msg)
+
+
+class CheckError(QuiverError, TypeError):
+    """An argument or return value does not match its declared type."""
+
+
+class ValueCheckError(CheckError, ValueError):
+    """A value is outside its refined element type (Index[C], NonNeg, Prob)."""
+
+
+class GradError(QuiverError, TypeError):
+    """Misuse of gradients: bad arithmetic on rt.Grad, bad value_and_grad."""
+
+
+class ModelError(QuiverError):
+    """Misuse of a model: unknown field, bad assignment, bad checkpoint."""
+
+
+class ExternError(QuiverError):
+    """An extern fn could not be resolved."""
+
+
+class ModeError(QuiverError, TypeError):
+    """A mode argument (Train/Eval) is missing or wrong."""

@@ -1,0 +1,242 @@
+"""The builtins that compiled code calls.  Axes are computed by the compiler
+(``over=C`` becomes the position of dim C); ``None`` means all dims."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ._checks import checks
+from ._elems import Elem, elem_of, f32, tensor_text
+from ._errors import ModeError, QuiverError, ValueCheckError
+from ._grad import Grad, norm_of_grad
+from ._model import Model
+from ._modes import EvalMode, Mode, Train
+
+# --- elementwise: torch's own functions, no wrapper in between ----------------
+relu = torch.relu
+tanh = torch.tanh
+sigmoid = torch.sigmoid
+exp = torch.exp
+log = torch.log
+sqrt = torch.sqrt
+abs = torch.abs  # noqa: A001 - the Quiver builtin's name
+softmax = torch.softmax          # softmax(x, axis)
+log_softmax = torch.log_softmax  # log_softmax(x, axis)
+where = torch.where              # where(cond, a, b)
+
+
+# --- reductions ------------------------------------------------------------------
+
+def sum(x, axis=None):  # noqa: A001
+    """Sum over ``axis`` (an int or a tuple of ints), or over all dims."""
+    if axis is None:
+        return torch.sum(x)
+    return torch.sum(x, axis)
+
+
+def mean(x, axis=None):
+    """Mean over ``axis``, or over all dims."""
+    if axis is None:
+        return torch.mean(x)
+    return torch.mean(x, axis)
+
+
+def max(x, axis=None):  # noqa: A001
+    """Largest value over ``axis``, or over all dims (values only).  Where
+    several elements tie, the gradient is shared among them."""
+    if axis is None:
+        return torch.amax(x)
+    return torch.amax(x, axis)
+
+
+def argmax(x, axis=None):
+    """Position of the largest value along ``axis`` (int64); None: flat index."""
+    if axis is None:
+        return torch.argmax(x)
+    return torch.argmax(x, axis)
+
+
+# --- losses ---------------------------------------------------------------------
+
+def cross_entropy(logits, labels, axis=-1):
+    """Mean cross-entropy of ``logits`` whose class dim is ``axis`` against
+    ``labels`` (class indices, int64, the logits' shape without the class dim;
+    or class probabilities of the logits' shape)."""
+    nd = logits.dim()
+    if axis < 0:
+        axis += nd
+    if nd >= 2 and axis != 1:
+        logits = logits.movedim(axis, 1)
+        if labels.dim() == nd:
+            labels = labels.movedim(axis, 1)
+    return F.cross_entropy(logits, labels)
+
+
+def mse(a, b):
+    """Mean squared error over all elements (0-dim); a and b broadcast."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
+        return F.mse_loss(a, b)
+    d = a - b
+    return torch.mean(d * d)
+
+
+# --- randomness and modes ---------------------------------------------------------
+
+def dropout(x, p, mode):
+    """Inverted dropout.  ``Eval`` (or p = 0): ``x`` itself.  ``Train(seed=s)``:
+    each element is kept with probability 1 - p and scaled by 1 / (1 - p), the
+    mask being drawn with ``bernoulli_(1 - p)`` from the mode's stream on x's
+    device (see Train).  p must be in [0, 1]."""
+    if type(mode) is EvalMode:
+        return x
+    if type(mode) is not Train:
+        if isinstance(mode, EvalMode):
+            return x
+        if not isinstance(mode, Train):
+            raise ModeError(f"dropout needs a mode (Train(seed=...) or Eval), found {type(mode).__name__}")
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise QuiverError(f"dropout probability must be in [0, 1], found {p}")
+    if p == 0.0:
+        return x
+    if p == 1.0:
+        return x * torch.zeros_like(x)
+    keep = torch.empty_like(x, memory_format=torch.contiguous_format)
+    keep.bernoulli_(1.0 - p, generator=mode.generator(x.device))
+    keep.div_(1.0 - p)
+    return x * keep
+
+
+def _shape(shape):
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def _generator(seed):
+    if seed is None:
+        return None
+    gen = torch.Generator()
+    gen.manual_seed(int(seed))
+    return gen
+
+
+def randn(shape, seed=None, dtype=f32):
+    """Standard normal draws on the CPU from a generator seeded with ``seed``
+    (torch's global generator when seed is None).  Drawn in f64 for f64, else
+    in f32 and converted."""
+    elem = elem_of(dtype)
+    if not elem.is_float:
+        raise QuiverError(f"randn needs a float element type, found {elem.name}")
+    draw = torch.float64 if elem.dtype is torch.float64 else torch.float32
+    t = torch.randn(_shape(shape), generator=_generator(seed), dtype=draw)
+    return t if draw is elem.dtype else t.to(elem.dtype)
+
+
+def randint(shape, high, seed=None):
+    """Uniform int64 draws in ``0..high-1`` (an ``Index[high]`` tensor), on the CPU."""
+    if isinstance(high, Elem):
+        high = high.size
+    high = int(high)
+    if high < 1:
+        raise QuiverError(f"randint needs high >= 1, found {high}")
+    return torch.randint(0, high, _shape(shape), generator=_generator(seed), dtype=torch.int64)
+
+
+def zeros(shape, dtype=f32):
+    """A CPU tensor of zeros."""
+    return torch.zeros(_shape(shape), dtype=elem_of(dtype).dtype)
+
+
+def ones(shape, dtype=f32):
+    """A CPU tensor of ones."""
+    return torch.ones(_shape(shape), dtype=elem_of(dtype).dtype)
+
+
+# --- misc ---------------------------------------------------------------------------
+
+def stop_grad(x):
+    """``x`` cut off from autograd: no gradient flows through it."""
+    return x.detach()
+
+
+def norm(x):
+    """The 2-norm of all values of a tensor or of a Grad together (0-dim)."""
+    if type(x) is Grad:
+        return norm_of_grad(x)
+    return torch.linalg.vector_norm(x)
+
+
+def transpose(x):
+    """Swap the last two dims."""
+    if x.dim() < 2:
+        raise QuiverError(f"transpose needs at least 2 dims, found {tensor_text(x)}")
+    return x.transpose(-2, -1)
+
+
+def cast(x, elem):
+    """``x as [..] T``: convert to T's dtype (float to int truncates toward
+    zero).  With checks on, a cast to Index[C], NonNeg or Prob verifies the
+    values and raises ValueCheckError when they do not fit."""
+    elem = elem_of(elem)
+    out = x.to(elem.dtype)
+    if elem.refinement is not None and checks.enabled:
+        problem = elem.value_problem(out)
+        if problem is not None:
+            raise ValueCheckError(f"cannot cast {tensor_text(x)} to {elem.name}: found {problem}")
+    return out
+
+
+def item(x):
+    """A ``[]`` tensor as a Python number."""
+    if not isinstance(x, torch.Tensor) or x.dim() != 0:
+        found = tensor_text(x) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise QuiverError(f"item() needs a [] tensor, found {found}")
+    return x.item()
+
+
+# --- printing --------------------------------------------------------------------------
+
+def _float_text(v: float) -> str:
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    a = builtins.abs(v)
+    if a == 0 or 1e-4 <= a < 1e8:
+        return f"{v:.4f}"
+    return f"{v:.4e}"
+
+
+def format_value(v) -> str:
+    """How ``rt.print`` shows one value."""
+    if isinstance(v, torch.Tensor) and not isinstance(v, Grad):
+        t = v.detach()
+        if t.dim() == 0:
+            x = t.item()
+            return _float_text(x) if isinstance(x, float) else str(x)
+        if t.is_floating_point():
+            t = t.to(torch.float64 if t.dtype is torch.float64 else torch.float32)
+        arr = t.cpu().numpy()
+        if arr.dtype.kind == "f":
+            return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3,
+                                   formatter={"float_kind": _float_text})
+        return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3)
+    if isinstance(v, (Grad, Model, Mode)):
+        return repr(v)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(format_value(x) for x in v) + ")"
+    return str(v)
+
+
+def print_(*values, file=None) -> None:
+    """Print values separated by spaces: ``[]`` tensors as plain numbers (floats
+    with 4 decimals), larger tensors as nested lists, gradients and models by
+    their repr."""
+    out = sys.stdout if file is None else file
+    out.write(" ".join(format_value(v) for v in values) + "\n")
+    out.flush()

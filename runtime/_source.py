@@ -1,0 +1,203 @@
+"""Source mapping: from compiled Python back to ``.qv`` locations.
+
+Compiled code creates one :class:`SourceFile` per ``.qv`` file
+(``_src = rt.SourceFile("/abs/path/file.qv")``), makes :class:`Loc` values
+with ``_src.loc(line, col)`` and, as its last statement, hands over the map
+from Python line numbers to ``.qv`` positions with ``_src.set_line_map``.
+
+A frame belongs to compiled code when its code object's filename is the
+``code_filename`` of a SourceFile (by default :func:`compiled_filename` of the
+``.qv`` path, which is what :func:`load_compiled` compiles with), or, as a
+fallback for compiled modules imported as ordinary ``.py`` files, when the
+frame's module globals hold a SourceFile under the name ``_src``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import linecache
+import os
+import sys
+import types
+from typing import NamedTuple
+
+from ._errors import QuiverError
+
+
+class Loc(NamedTuple):
+    """A position in a ``.qv`` file; line and column are 1-based."""
+
+    path: str
+    line: int
+    col: int
+
+    @property
+    def filename(self) -> str:
+        return os.path.basename(self.path)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+def compiled_filename(qv_path: str) -> str:
+    """The filename that compiled code for ``qv_path`` is compiled under."""
+    return f"<quiver:{os.path.abspath(qv_path)}>"
+
+
+class SourceFile:
+    """One ``.qv`` file as seen by the compiled module made from it."""
+
+    _registry: dict[str, "SourceFile"] = {}
+
+    compiled_filename = staticmethod(compiled_filename)
+
+    def __init__(self, path: str, code_filename: str | None = None):
+        self.path = path
+        self.name = os.path.basename(path)
+        self.code_filename = code_filename or compiled_filename(path)
+        self._lines: list[int] = []
+        self._locs: list[tuple[int, int]] = []
+        SourceFile._registry[self.code_filename] = self
+
+    def loc(self, line: int, col: int) -> Loc:
+        return Loc(self.path, line, col)
+
+    def set_line_map(self, mapping) -> None:
+        """``{python_line: (qv_line, qv_col)}`` for the compiled module."""
+        items = sorted(mapping.items())
+        self._lines = [k for k, _ in items]
+        self._locs = [tuple(v) for _, v in items]
+
+    def map_line(self, py_line: int) -> Loc | None:
+        """The ``.qv`` location of a compiled line: the entry for that line,
+        else the nearest entry above it; None above the first entry."""
+        i = bisect.bisect_right(self._lines, py_line) - 1
+        if i < 0:
+            return None
+        line, col = self._locs[i]
+        return Loc(self.path, line, col)
+
+    def __repr__(self) -> str:
+        return f"SourceFile({self.path!r})"
+
+
+def _source_of(frame) -> SourceFile | None:
+    src = SourceFile._registry.get(frame.f_code.co_filename)
+    if src is None:
+        cand = frame.f_globals.get("_src")
+        if isinstance(cand, SourceFile):
+            src = cand
+    return src
+
+
+class QvFrame(NamedTuple):
+    """One frame of compiled code: the ``.qv`` location and the fn's name."""
+
+    loc: Loc
+    function: str
+
+
+def qv_traceback(exc: BaseException) -> list[QvFrame]:
+    """The frames of compiled code in ``exc``'s traceback, outermost first."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        src = _source_of(tb.tb_frame)
+        if src is not None:
+            loc = src.map_line(tb.tb_lineno)
+            if loc is not None:
+                frames.append(QvFrame(loc, tb.tb_frame.f_code.co_name))
+        tb = tb.tb_next
+    return frames
+
+
+def qv_location(exc: BaseException) -> Loc | None:
+    """The ``.qv`` location to report for ``exc``.
+
+    A QuiverError that carries its own location (argument checks, extern
+    resolution) reports that; any other exception reports the innermost frame
+    of compiled code it passed through.  None when there is neither.
+    """
+    loc = getattr(exc, "loc", None) if isinstance(exc, QuiverError) else None
+    if loc is not None:
+        return loc
+    frames = qv_traceback(exc)
+    return frames[-1].loc if frames else None
+
+
+def _display(path: str, relative_to: str | None) -> str:
+    base = os.getcwd() if relative_to is None else relative_to
+    try:
+        rel = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def error_message(exc: BaseException) -> str:
+    """The message of ``exc`` without a location prefix."""
+    if isinstance(exc, QuiverError):
+        return exc.detail
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def format_error(exc: BaseException, *, traceback: bool = False,
+                 relative_to: str | None = None) -> str:
+    """``file.qv:LINE:COL: error: MESSAGE`` for an exception from compiled code.
+
+    Paths are shown relative to ``relative_to`` (default: the current
+    directory) when they lie below it.  With ``traceback=True`` one more line
+    per frame of compiled code follows, innermost first:
+    ``  file.qv:LINE:COL: in FN``.
+    """
+    loc = qv_location(exc)
+    msg = error_message(exc)
+    if loc is not None:
+        head = f"{_display(loc.path, relative_to)}:{loc.line}:{loc.col}: error: {msg}"
+    else:
+        head = f"error: {msg}"
+    if not traceback:
+        return head
+    lines = [head]
+    for fr in reversed(qv_traceback(exc)):
+        lines.append(f"  {_display(fr.loc.path, relative_to)}:{fr.loc.line}:{fr.loc.col}: in {fr.function}")
+    return "\n".join(lines)
+
+
+def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> types.ModuleType:
+    """Execute compiled Python for ``qv_path`` as a fresh module and return it.
+
+    The code is compiled under :func:`compiled_filename` (so source mapping
+    finds its frames) and registered with ``linecache`` (so Python tracebacks
+    show the compiled lines).  The module is not put into ``sys.modules``.
+    """
+    filename = compiled_filename(qv_path)
+    if module_name is None:
+        stem = os.path.splitext(os.path.basename(qv_path))[0]
+        module_name = "quiver_compiled." + "".join(c if c.isalnum() else "_" for c in stem)
+    module = types.ModuleType(module_name)
+    module.__file__ = filename
+    module.__quiver_source__ = qv_path
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compile(code, filename, "exec"), module.__dict__)
+    return module
+
+
+def run_main(module, *, stream=None, relative_to: str | None = None) -> int:
+    """Run ``module.main()``; on an error print it at its ``.qv`` location.
+
+    Returns a process exit code: 0 on success, 1 on an error, 130 on
+    KeyboardInterrupt.
+    """
+    stream = sys.stderr if stream is None else stream
+    try:
+        module.main()
+    except KeyboardInterrupt:
+        print("interrupted", file=stream)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the runner reports everything
+        print(format_error(exc, traceback=True, relative_to=relative_to), file=stream)
+        return 1
+    return 0

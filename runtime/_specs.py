@@ -1,0 +1,316 @@
+"""Argument specs and signatures: the checks compiled functions run on entry.
+
+``Signature.check(*args)`` verifies every argument against its spec and binds
+the generic dims (``b`` in ``[b 784]``) consistently across the arguments of
+one call.  On the first mismatch it raises :class:`CheckError` whose location
+is the parameter's declaration and whose message names the function, the
+parameter, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+from ._elems import dims_text, elem_of, tensor_text
+from ._errors import CheckError, ValueCheckError
+from ._grad import Grad
+from ._model import Model
+from ._modes import EvalMode, Mode, Train
+
+_Tensor = torch.Tensor
+
+
+def describe(x) -> str:
+    """A short text for a run-time value, as argument errors show it."""
+    if isinstance(x, _Tensor):
+        return tensor_text(x)
+    if isinstance(x, Model):
+        return f"model {type(x)._qv_name}"
+    if isinstance(x, Grad):
+        return f"Grad[{x._qv_model._qv_name}]"
+    if isinstance(x, Mode):
+        return repr(x)
+    if isinstance(x, bool):
+        return f"Bool {x}"
+    if isinstance(x, numbers.Integral):
+        return f"Int {x}"
+    if isinstance(x, numbers.Real):
+        return f"Float {x!r}"
+    if isinstance(x, str):
+        return f"Str {x!r}"
+    if x is None:
+        return "nothing (None)"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(describe(v) for v in x) + ")"
+    if isinstance(x, type) and issubclass(x, Model):
+        return f"the model class {x._qv_name} (not a model value)"
+    return f"a Python {type(x).__name__}"
+
+
+class ArgSpec:
+    """Base class of the argument specs."""
+
+    __slots__ = ("name", "loc", "label")
+    generic = False
+
+    def __init__(self, name, loc):
+        self.name = name
+        self.loc = loc
+        self.label = f"argument '{name}'"
+
+    def type_text(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fail(self, sig, found, error=CheckError):
+        raise error(f"{sig.name}(): {self.label} expected {self.type_text()}, found {found}",
+                    self.loc if self.loc is not None else sig.loc)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name}: {self.type_text()})"
+
+
+class TensorArg(ArgSpec):
+    """A tensor parameter ``[dims] elem``; dims are ints (fixed) or strs (generic)."""
+
+    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_refined")
+
+    def __init__(self, name, dims, elem, loc=None):
+        super().__init__(name, loc)
+        self.dims = tuple(dims)
+        self.elem = elem_of(elem)
+        self._dtype = self.elem.dtype
+        self._rank = len(self.dims)
+        for d in self.dims:
+            if isinstance(d, bool) or not isinstance(d, (int, str)):
+                raise TypeError(f"dims must be ints or names, found {d!r}")
+        self._fixed = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, int))
+        self._generic = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, str))
+        self._size = torch.Size(self.dims) if not self._generic else None
+        self._refined = self.elem.refinement is not None
+
+    @property
+    def generic(self):
+        return bool(self._generic)
+
+    def type_text(self) -> str:
+        return f"{dims_text(self.dims)} {self.elem.name}"
+
+    def _check(self, a, env, sig):
+        if not isinstance(a, _Tensor) or isinstance(a, Grad):
+            self._fail(sig, describe(a))
+        if a.dtype is not self._dtype:
+            self._fail(sig, tensor_text(a))
+        shape = a.shape
+        if self._size is not None:
+            if shape != self._size:
+                self._fail(sig, tensor_text(a))
+        else:
+            if len(shape) != self._rank:
+                self._fail(sig, tensor_text(a))
+            for i, n in self._fixed:
+                if shape[i] != n:
+                    self._fail(sig, tensor_text(a))
+            for i, g in self._generic:
+                got = shape[i]
+                prev = env.get(g)
+                if prev is None:
+                    env[g] = (got, self.label)
+                elif prev[0] != got:
+                    self._bind_fail(sig, g, prev, got, a)
+        if self._refined:
+            problem = self.elem.value_problem(a)
+            if problem is not None:
+                self._fail(sig, problem, ValueCheckError)
+
+    def _bind_fail(self, sig, g, prev, got, a):
+        size, where = prev
+        if where == self.label:
+            what = f"dim {g} is both {size} and {got} in {self.label}"
+        else:
+            what = f"dim {g} is {size} in {where} but {got} in {self.label}"
+        raise CheckError(f"{sig.name}(): {what} (expected {self.type_text()}, found {tensor_text(a)})",
+                         self.loc if self.loc is not None else sig.loc)
+
+
+class ModelArg(ArgSpec):
+    """A model parameter: the value must be an instance of the model class."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, name, cls, loc=None):
+        super().__init__(name, loc)
+        self.cls = cls
+
+    def type_text(self) -> str:
+        return f"model {self.cls._qv_name}"
+
+    def _check(self, a, env, sig):
+        if type(a) is not self.cls and not isinstance(a, self.cls):
+            found = describe(a)
+            if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
+                found += " (another class of that name, from another load of the file)"
+            self._fail(sig, found)
+
+
+class GradArg(ArgSpec):
+    """A ``Grad[M]`` parameter: a gradient of model class M, fields of the params'
+    shapes and dtypes."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, name, cls, loc=None):
+        super().__init__(name, loc)
+        self.cls = cls
+
+    def type_text(self) -> str:
+        return f"Grad[{self.cls._qv_name}]"
+
+    def _check(self, a, env, sig):
+        if type(a) is not Grad:
+            self._fail(sig, describe(a))
+        if a._qv_model is not self.cls:
+            found = describe(a)
+            if a._qv_model._qv_name == self.cls._qv_name:
+                found += " of another class of that name (from another load of the file)"
+            self._fail(sig, found)
+        if a._qv_trusted:
+            return
+        for f, t in zip(self.cls._qv_param_fields, a._qv_values):
+            if not isinstance(t, _Tensor) or tuple(t.shape) != f.shape or t.dtype is not f.elem.dtype:
+                self._fail(sig, f"Grad[{self.cls._qv_name}] whose field {f.name} is {describe(t)} "
+                                f"instead of {f.type_text}")
+        object.__setattr__(a, "_qv_trusted", True)
+
+
+class ModeArg(ArgSpec):
+    """A ``Mode`` parameter: ``Train(seed=...)`` or ``Eval``."""
+
+    __slots__ = ()
+
+    def type_text(self) -> str:
+        return "Mode (Train(seed=...) or Eval)"
+
+    def _check(self, a, env, sig):
+        if type(a) is not Train and type(a) is not EvalMode:
+            self._fail(sig, describe(a))
+
+
+_KINDS = {
+    "int": "Int", "float": "Float", "bool": "Bool", "str": "Str",
+    int: "Int", float: "Float", bool: "Bool", str: "Str",
+}
+
+
+class NumberArg(ArgSpec):
+    """A plain (non-tensor) value: kind ``int``, ``float`` (an Int is accepted
+    too), ``bool`` or ``str``.  Tensors are not numbers, not even 0-dim ones."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, name, kind, loc=None):
+        super().__init__(name, loc)
+        key = kind.lower() if isinstance(kind, str) else kind
+        if key not in _KINDS:
+            raise TypeError(f"NumberArg kind must be int, float, bool or str, found {kind!r}")
+        self.kind = _KINDS[key]
+
+    def type_text(self) -> str:
+        return self.kind
+
+    def _check(self, a, env, sig):
+        t = type(a)
+        kind = self.kind
+        if kind == "Float":
+            if t is float or t is int:
+                return
+            ok = isinstance(a, numbers.Real) and not isinstance(a, (bool, _Tensor))
+        elif kind == "Int":
+            if t is int:
+                return
+            ok = isinstance(a, numbers.Integral) and not isinstance(a, (bool, _Tensor))
+        elif kind == "Bool":
+            ok = t is bool or type(a).__name__ == "bool_"
+        else:
+            ok = t is str or isinstance(a, str)
+        if not ok:
+            found = describe(a)
+            if isinstance(a, _Tensor):
+                found = "a tensor " + found + " (a tensor is not a plain number)"
+            self._fail(sig, found)
+
+
+class TupleArg(ArgSpec):
+    """A tuple-typed parameter ``(A, B, ...)``; the inner specs are checked in order."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, name, items, loc=None):
+        super().__init__(name, loc)
+        self.items = tuple(items)
+        for i, s in enumerate(self.items):
+            s.label = f"element {i} of argument '{name}'"
+            if s.loc is None:
+                s.loc = loc
+
+    @property
+    def generic(self):
+        return any(s.generic for s in self.items)
+
+    def type_text(self) -> str:
+        return "(" + ", ".join(s.type_text() for s in self.items) + ")"
+
+    def _check(self, a, env, sig):
+        if not isinstance(a, tuple) or len(a) != len(self.items):
+            self._fail(sig, describe(a))
+        for s, v in zip(self.items, a):
+            s._check(v, env, sig)
+
+    def _set_label(self, label):
+        self.label = label
+        for i, s in enumerate(self.items):
+            s.label = f"element {i} of {label}"
+
+
+class Signature:
+    """The parameters of one compiled fn (or extern fn), checked at each call."""
+
+    __slots__ = ("src", "name", "loc", "specs", "_n", "_generic")
+
+    def __init__(self, src, name, loc, specs):
+        self.src = src
+        self.name = name
+        self.loc = loc
+        self.specs = tuple(specs)
+        self._n = len(self.specs)
+        self._generic = any(s.generic for s in self.specs)
+
+    def check(self, *args) -> None:
+        """Raise CheckError unless the arguments fit the parameters."""
+        if len(args) != self._n:
+            self._arity(args)
+        env = {} if self._generic else None
+        for spec, a in zip(self.specs, args):
+            spec._check(a, env, self)
+
+    def bind(self, *args) -> dict:
+        """Like :meth:`check`; returns ``{generic dim: (size, where)}``."""
+        if len(args) != self._n:
+            self._arity(args)
+        env = {}
+        for spec, a in zip(self.specs, args):
+            spec._check(a, env, self)
+        return env
+
+    def check_result(self, spec, value, env) -> None:
+        """Check a return value against ``spec`` with the call's dim bindings."""
+        spec._check(value, {} if env is None else env, self)
+
+    def _arity(self, args):
+        names = ", ".join(s.name for s in self.specs)
+        raise CheckError(f"{self.name}() takes {self._n} argument{'s' if self._n != 1 else ''} "
+                         f"({names}), found {len(args)}", self.loc)
+
+    def __repr__(self) -> str:
+        return f"Signature({self.name}: " + ", ".join(f"{s.name}: {s.type_text()}" for s in self.specs) + ")"

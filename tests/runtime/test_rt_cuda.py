@@ -1,0 +1,82 @@
+"""Device placement on a real accelerator (skipped where torch has no CUDA)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from quiver import runtime as rt
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+FIELDS = (
+    rt.Field("w", (3, 2), rt.f32, rt.init.normal(0.0, 1.0)),
+    rt.Field("b", (2,), rt.f64, rt.init.normal(0.0, 1.0)),
+)
+
+
+class OnCuda(rt.Model):
+    _qv_name = "OnCuda"
+    _qv_device = "cuda"
+    _qv_params = FIELDS
+    _qv_buffers = (rt.Field("n", (), rt.i64, rt.init.fill(0)),)
+
+
+class OnCpu(rt.Model):
+    _qv_name = "OnCpu"
+    _qv_params = FIELDS
+
+
+def loss(m, x):
+    return rt.sum(x @ m.w) + rt.sum(m.b * m.b).float()
+
+
+def test_fields_live_on_the_declared_device_with_the_cpu_draw():
+    m = OnCuda.init(seed=0)
+    assert m.w.device.type == "cuda" and m.b.device.type == "cuda" and m.n.device.type == "cuda"
+    ref = OnCpu.init(seed=0)
+    assert torch.equal(m.w.cpu(), ref.w) and torch.equal(m.b.cpu(), ref.b)
+
+
+def test_gradients_are_where_the_params_are():
+    m = OnCuda.init(seed=0)
+    value, g = rt.value_and_grad(loss, m, torch.ones(4, 3, device="cuda"))
+    assert value.device.type == "cuda" and not value.requires_grad
+    assert g.w.device.type == "cuda" and g.w.dtype == torch.float32
+    assert g.b.device.type == "cuda" and g.b.dtype == torch.float64
+    assert torch.allclose(g.w, torch.full((3, 2), 4.0, device="cuda"))
+    assert torch.allclose(g.b, 2 * m.b)
+    assert not m.w.requires_grad
+    assert rt.norm(g).device.type == "cuda"
+
+
+def test_unused_params_get_zeros_on_the_device():
+    m = OnCuda.init(seed=0)
+    _, g = rt.value_and_grad(lambda mm, x: rt.sum(x @ mm.w), m, torch.ones(1, 3, device="cuda"))
+    assert torch.equal(g.b, torch.zeros(2, dtype=torch.float64, device="cuda"))
+
+
+def test_dropout_on_the_device_is_deterministic_by_seed():
+    x = torch.ones(4096, device="cuda")
+    a = rt.dropout(x, 0.5, rt.Train(seed=1))
+    b = rt.dropout(x, 0.5, rt.Train(seed=1))
+    assert a.device.type == "cuda" and torch.equal(a, b)
+    mode = rt.Train(seed=1)
+    assert not torch.equal(rt.dropout(x, 0.5, mode), rt.dropout(x, 0.5, mode))
+
+
+def test_assignment_and_field_add_on_the_device():
+    m = OnCuda.init(seed=0)
+    w = m.w
+    m.w = torch.zeros(3, 2, device="cuda")
+    rt.field_add(m, "w", torch.ones(3, 2, device="cuda"), -2.0)
+    rt.field_add(m, "n", 1)
+    assert m.w is w and torch.equal(m.w, torch.full((3, 2), -2.0, device="cuda"))
+    assert int(m.n) == 1
+
+
+def test_save_and_load(tmp_path):
+    m = OnCuda.init(seed=3)
+    m.save(tmp_path / "m.pt")
+    back = OnCuda.load(tmp_path / "m.pt")
+    assert back.w.device.type == "cuda" and torch.equal(back.w, m.w) and torch.equal(back.b, m.b)
