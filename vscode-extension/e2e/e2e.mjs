@@ -186,7 +186,7 @@ async function withSession(session, extensions, browser, body) {
   log(`=== session ${session.name} (${session.trusted ? 'trusted' : 'Restricted Mode'})`);
   const cs = await startCodeServer(session, extensions);
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const wb = new Workbench(page, session.name);
+  const wb = new Workbench(page);
   try {
     await page.goto(cs.url);
     await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
@@ -207,9 +207,8 @@ async function withSession(session, extensions, browser, body) {
 // ------------------------------------------------------------------ workbench helpers
 
 class Workbench {
-  constructor(page, sessionName) {
+  constructor(page) {
     this.page = page;
-    this.sessionName = sessionName;
   }
 
   async shot(name) {
