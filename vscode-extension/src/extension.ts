@@ -233,7 +233,7 @@ function readResolution(): Resolution {
 
 let controller: ServerController | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const serverLog = vscode.window.createOutputChannel('Quiver', { log: true });
   const runChannel = vscode.window.createOutputChannel('Quiver Run');
   context.subscriptions.push(serverLog, runChannel);
@@ -382,7 +382,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   void vscode.commands.executeCommand('setContext', 'quiver.runActive', false);
-  await ctl.start();
+  void ctl.start(); // activation does not wait for the server
 }
 
 export async function deactivate(): Promise<void> {
