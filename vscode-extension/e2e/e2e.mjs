@@ -19,7 +19,8 @@
 //              workspace's server settings were ignored
 //
 // Environment: QUIVER_E2E_SERVER=real (default: the repo's .venv, python -m quiver.server)
-// or stub (test/stub-server, only to exercise this harness).
+// or stub (test/stub-server, only to exercise this harness); QUIVER_E2E_ROOT=<checkout>
+// to take the .venv and examples/ from another Quiver checkout.
 
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,7 +30,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const ROOT = path.resolve(EXT, '..');
+// The Quiver checkout whose .venv serves and whose examples/mlp.qv is opened:
+// this repository, unless QUIVER_E2E_ROOT names another checkout (e.g. a branch's).
+const ROOT = path.resolve(process.env.QUIVER_E2E_ROOT ?? path.join(EXT, '..'));
 const E2E = path.join(EXT, '.e2e');
 const TOOLS = path.join(E2E, 'tools');
 const RUN = path.join(E2E, 'run');
@@ -369,6 +372,11 @@ async function expectDiagnostic(wb, session) {
   }, 90_000).catch((e) => {
     throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
   });
+  await wb.page.waitForTimeout(1000);
+  rows = await wb.problemRows();
+  if (rows.filter((r) => r === row).length !== 1) {
+    throw new Error(`the diagnostic is listed ${rows.filter((r) => r === row).length} times: ${rows.join(' | ')}`);
+  }
   return `${row.match(DIAGNOSTIC_CODE)[0]}: ${row}`;
 }
 

@@ -69,6 +69,9 @@ class ClientLauncher {
         { scheme: 'file', language: 'quiver' },
         { scheme: 'untitled', language: 'quiver' },
       ],
+      // The server can push diagnostics, answer pulls, or both; VS Code would show
+      // "both" twice (one collection each), so ask for push only.
+      initializationOptions: { diagnostics: { mode: 'push' } },
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,
