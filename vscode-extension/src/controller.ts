@@ -37,6 +37,12 @@ export class ServerController {
 
   constructor(private readonly ports: ControllerPorts) {}
 
+  /** Shows a message and keeps it in the log, where the rest of the story is. */
+  private report(message: UserMessage): void {
+    this.ports.log(message.text);
+    this.ports.showError(message);
+  }
+
   get state(): ServerState {
     return this._state;
   }
@@ -77,7 +83,7 @@ export class ServerController {
     }
     this.setState('failed');
     this.ports.log(`The language server crashed ${crashes} times; not restarting it.`);
-    this.ports.showError(messageForGaveUp(this.current, crashes, failure));
+    this.report(messageForGaveUp(this.current, crashes, failure));
   }
 
   private enqueue<T>(job: () => Promise<T>): Promise<T> {
@@ -96,7 +102,7 @@ export class ServerController {
     if (!resolution.ok) {
       this.current = undefined;
       this.setState('failed');
-      this.ports.showError(messageForResolveProblem(resolution.problem, ctx));
+      this.report(messageForResolveProblem(resolution.problem, ctx));
       return this._state;
     }
     this.current = resolution.server;
@@ -107,12 +113,13 @@ export class ServerController {
       result = { ok: false, failure: { stderr: '', error: String(error) } };
     }
     if (result.ok) {
+      this.ports.log('The language server is running.');
       this.setState('running');
       return this._state;
     }
     this.setState('failed');
     await this.ports.stop().catch(() => undefined);
-    this.ports.showError(messageForStartFailure(resolution.server, result.failure, ctx));
+    this.report(messageForStartFailure(resolution.server, result.failure, ctx));
     return this._state;
   }
 

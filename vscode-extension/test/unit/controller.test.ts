@@ -9,6 +9,7 @@ const server: ServerCommand = { command: '/ws/.venv/bin/python', args: ['-m', 'q
 /** Ports whose behaviour each test sets: what resolve() and launch() answer next. */
 function fakePorts(opts: { resolution?: Resolution; launches: LaunchResult[] }) {
   const shown: UserMessage[] = [];
+  const logged: string[] = [];
   const launched: ServerCommand[] = [];
   let stops = 0;
   const ports: ControllerPorts & { resolution: Resolution } = {
@@ -27,9 +28,9 @@ function fakePorts(opts: { resolution?: Resolution; launches: LaunchResult[] }) 
       stops++;
     },
     showError: (m) => shown.push(m),
-    log: () => undefined,
+    log: (line) => logged.push(line),
   };
-  return { ports, shown, launched, stops: () => stops };
+  return { ports, shown, logged, launched, stops: () => stops };
 }
 
 const CRASH: LaunchResult = { ok: false, failure: { exitCode: 1, stderr: 'Traceback\nValueError: bad\n' } };
@@ -51,6 +52,7 @@ describe('ServerController', () => {
     assert.equal(f.shown.length, 1);
     assert.match(f.shown[0].text, /ValueError: bad/);
     assert.equal(f.launched.length, 1);
+    assert.ok(f.logged.includes(f.shown[0].text), 'the message is in the log too');
   });
 
   it('keeps working once the cause is fixed: Restart Server starts it again', async () => {
