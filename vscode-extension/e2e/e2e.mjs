@@ -10,6 +10,7 @@
 //   hover      a hover on the gradient `g` in train_step shows Grad[Mlp]'s fields
 //   run        Run File (editor title button) on the clean example streams the
 //              training output into the Quiver Run channel
+//   stop       the editor title's Stop Run button stops a long run of long.qv
 //   bad-server a missing Python, a server that crashes at start, and a Python without
 //              Quiver each give exactly one message (bad-server-*.png); fixing the
 //              setting brings diagnostics back (bad-server.png)
@@ -98,6 +99,10 @@ function prepareSession(name, { trusted }) {
   }
   fs.writeFileSync(path.join(ws, 'mlp.qv'), example);
   fs.writeFileSync(path.join(ws, 'broken.qv'), example.replace(CLEAN_LINE, BROKEN_LINE));
+  if (!example.includes('range(100)')) {
+    throw new Error('examples/mlp.qv no longer trains for range(100) steps; update long.qv in e2e.mjs');
+  }
+  fs.writeFileSync(path.join(ws, 'long.qv'), example.replace('range(100)', 'range(100000)'));
   if (MODE === 'real') {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
@@ -401,6 +406,7 @@ async function expectGradHover(wb, session) {
 }
 
 const RUN_BUTTON = '.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]';
+const STOP_BUTTON = '.editor-actions .action-label[aria-label^="Stop Run"], .editor-actions .action-label[aria-label^="Quiver: Stop Run"]';
 
 // ------------------------------------------------------------------ scenarios
 
@@ -444,6 +450,21 @@ async function trustedScenarios(wb, session) {
       throw new Error(`the run did not finish cleanly: ${end}; saw: ${all.join(' | ').slice(0, 800)}`);
     }
     return `via the editor title button: "${step0}" … "${end}"`;
+  });
+
+  await scenario('stop', wb, async () => {
+    await wb.openFile('long.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 10_000 });
+    await waitUntil('long.qv to train', async () => /Running long\.qv[\s\S]*step 0 loss/.test(await wb.outputText()), 60_000);
+    // While it runs, the editor title offers Stop instead of Run.
+    await page.locator(STOP_BUTTON).first().click({ timeout: 10_000 });
+    const end = await waitUntil('the run to stop', async () => (await wb.outputText()).split('\n').find((l) => /long\.qv (stopped|finished|failed)/.test(l)), 30_000);
+    if (!/stopped/.test(end)) {
+      throw new Error(`the run did not stop: ${end}`);
+    }
+    await page.locator(RUN_BUTTON).first().waitFor({ state: 'visible', timeout: 10_000 });
+    return `${end.trim()}; Run File is offered again`;
   });
 
   await scenario('bad-server', wb, async () => {

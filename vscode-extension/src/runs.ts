@@ -64,10 +64,19 @@ export function formatStarted(name: string, command: string): string {
   return `▶ Running ${name}\n  $ ${command}\n`;
 }
 
+/** A server message that only repeats the status or the exit code says nothing new. */
+function saysMore(p: Pick<RunFinishedParams, 'status' | 'exitCode' | 'message'>): boolean {
+  const m = (p.message ?? '').trim().toLowerCase().replace(/\.$/, '');
+  if (m === '' || m === p.status || ['stopped', 'timed out', 'finished', 'failed'].includes(m)) {
+    return false;
+  }
+  return !(p.exitCode !== null && p.exitCode !== undefined && m === `exited with code ${p.exitCode}`);
+}
+
 export function formatFinished(name: string, p: Pick<RunFinishedParams, 'status' | 'exitCode' | 'message'>, elapsedMs: number | undefined): string {
   const after = elapsedMs === undefined ? '' : ` after ${formatElapsed(elapsedMs)}`;
   const code = p.exitCode === null || p.exitCode === undefined ? '' : ` (exit code ${p.exitCode})`;
-  const message = p.message ? `: ${p.message}` : '';
+  const message = saysMore(p) ? `: ${p.message}` : '';
   switch (p.status) {
     case 'ok':
       return `✓ ${name} finished${elapsedMs === undefined ? '' : ` in ${formatElapsed(elapsedMs)}`}${message}\n`;

@@ -3,8 +3,9 @@
 It speaks the server contract just enough for vscode-extension/e2e to drive every
 scenario before the real `python -m quiver.server` exists: one diagnostic (code
 E9999, "STUB") on the first line that contains `m.w1 + m.b2`, a hover that lists
-Grad[Mlp] fields, and `quiver.runFile` streaming a few fake training lines. Every
-text it produces says STUB. Run with a Python that has pygls:
+Grad[Mlp] fields, `quiver.runFile` streaming a few fake training lines (until
+`quiver.stopRun` when the file says `range(100000)`). Every text it produces says
+STUB. Run with a Python that has pygls:
     .venv/bin/python vscode-extension/test/stub-server/stub_quiver_server.py --stdio
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import uuid
 
 from lsprotocol import types
@@ -62,10 +62,15 @@ def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
-def _stream(ls: LanguageServer, uri: str, run_id: str) -> None:
+STOPS: dict[str, threading.Event] = {}
+
+
+def _stream(ls: LanguageServer, uri: str, run_id: str, steps: int) -> None:
     ls.protocol.notify("quiver/runStarted", {"uri": uri, "runId": run_id, "command": "STUB python -m quiver run"})
-    for step in range(0, 100, 10):
-        time.sleep(0.05)
+    for step in range(0, steps, 10):
+        if STOPS[run_id].wait(0.05):
+            ls.protocol.notify("quiver/runFinished", {"uri": uri, "runId": run_id, "exitCode": None, "status": "stopped"})
+            return
         ls.protocol.notify("quiver/runOutput", {"uri": uri, "runId": run_id, "stream": "stdout", "text": f"step {step} loss {2.3 - step / 100:.4f}\n"})
     ls.protocol.notify("quiver/runFinished", {"uri": uri, "runId": run_id, "exitCode": 0, "status": "ok"})
 
@@ -73,13 +78,16 @@ def _stream(ls: LanguageServer, uri: str, run_id: str) -> None:
 @server.command("quiver.runFile")
 def run_file(ls: LanguageServer, uri: str, *_rest: object) -> dict:
     run_id = uuid.uuid4().hex[:8]
-    threading.Thread(target=_stream, args=(ls, uri, run_id), daemon=True).start()
+    STOPS[run_id] = threading.Event()
+    steps = 100_000 if "range(100000)" in ls.workspace.get_text_document(uri).source else 100
+    threading.Thread(target=_stream, args=(ls, uri, run_id, steps), daemon=True).start()
     return {"runId": run_id}
 
 
 @server.command("quiver.stopRun")
-def stop_run(ls: LanguageServer, *_args: object) -> None:
-    return None
+def stop_run(ls: LanguageServer, ref: str, *_rest: object) -> None:
+    if ref in STOPS:
+        STOPS[ref].set()
 
 
 if __name__ == "__main__":

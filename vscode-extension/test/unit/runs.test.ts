@@ -41,6 +41,12 @@ describe('run output formatting', () => {
     assert.equal(formatFinished('a.qv', { status: 'stopped', exitCode: null }, 2000), '■ a.qv stopped after 2.0 s\n');
     assert.equal(formatFinished('a.qv', { status: 'timeout', exitCode: null, message: 'no output for 60 s' }, undefined), '✗ a.qv timed out: no output for 60 s\n');
   });
+
+  it('leaves out a server message that only repeats the status or exit code', () => {
+    assert.equal(formatFinished('a.qv', { status: 'stopped', exitCode: null, message: 'stopped' }, 3100), '■ a.qv stopped after 3.1 s\n');
+    assert.equal(formatFinished('a.qv', { status: 'failed', exitCode: 1, message: 'exited with code 1' }, 500), '✗ a.qv failed after 0.5 s (exit code 1)\n');
+    assert.equal(formatFinished('a.qv', { status: 'failed', exitCode: 1, message: 'exited with code 2' }, 500), '✗ a.qv failed after 0.5 s (exit code 1): exited with code 2\n');
+  });
 });
 
 describe('RunLog', () => {
