@@ -9,11 +9,12 @@ the params, an SGD update of every param and a step counter buffer.
 Variants, run interleaved in one process (the order rotates every
 repetition, so no variant always runs first or last):
 
-- ``quiver (checks on)`` / ``quiver (checks off)``: the compiled module's
-  ``train_step``; by default a hand-written stand-in for the compiler's output
-  (``COMPILED_MLP`` below).  Pass another module object to :func:`run` (or a
-  compiled ``.py`` file with ``--module``) to measure real compiler output: it
-  must define ``Mlp`` and ``train_step(m, x, y, lr, step)``.
+- ``quiver (checks on)`` / ``quiver (checks off)``: ``train_step`` of
+  examples/mlp.qv (with ``dim H = 512``) compiled by the real compiler.  Pass
+  another module object to :func:`run` (or a compiled ``.py`` file with
+  ``--module``) to measure something else: it must define ``Mlp`` and
+  ``train_step(m, x, y, lr, step)``.  ``COMPILED_MLP`` below is the
+  hand-written stand-in the runtime was first measured with.
 - ``torch (module+optim)``: idiomatic PyTorch: an ``nn.Module`` with
   ``nn.Parameter`` fields, ``F.dropout``, ``loss.backward()`` and
   ``torch.optim.SGD``.
@@ -136,10 +137,27 @@ PLAIN_UPDATES = """\
     m.steps = m.steps + 1"""
 
 
-def hand_written_module(updates=FUSED_UPDATES):
+def compiled_module(d=D, h=H):
+    """examples/mlp.qv with D and H set for the benchmark, through the real
+    checker and compiler (the default subject of the benchmark)."""
+    from quiver.checker import check_text
+    from quiver.checker.compiler import compile_program
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "examples", "mlp.qv"), encoding="utf-8") as fh:
+        src = fh.read()
+    src = src.replace("dim D = 784", f"dim D = {d}").replace("dim H = 128", f"dim H = {h}")
+    qv_path = os.path.join(root, "bench", f"mlp_{d}_{h}.qv")
+    analysis = check_text(src)
+    assert not analysis.diagnostics, analysis.diagnostics
+    return rt.load_compiled(compile_program(analysis, qv_path).source, qv_path)
+
+
+def hand_written_module(updates=FUSED_UPDATES, d=D, h=H):
     """The compiled-style stand-in, loaded the way compiled code is."""
     qv_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp512.qv")
     code = COMPILED_MLP.replace("QV_PATH", repr(qv_path)).replace("UPDATES", updates)
+    code = code.replace("784", str(d)).replace("512", str(h))
     return rt.load_compiled(code, qv_path)
 
 
@@ -159,9 +177,10 @@ class TorchMlp(nn.Module):
         return h @ self.w2 + self.b2
 
 
-def _data(n_batches, d, c):
+def _data(n_batches, d, c, batch=None):
+    batch = BATCH if batch is None else batch
     g = torch.Generator().manual_seed(1234)
-    return [(torch.randn(BATCH, d, generator=g), torch.randint(0, c, (BATCH,), generator=g))
+    return [(torch.randn(batch, d, generator=g), torch.randint(0, c, (batch,), generator=g))
             for _ in range(n_batches)]
 
 
@@ -180,13 +199,13 @@ def _quiver_step(module, checks_on, data):
     return step
 
 
-def make_steps(module, plain_module=None):
+def make_steps(module, plain_module=None, batch=None):
     """{variant name: step(i)} for every variant, sharing the same data."""
     model_cls = module.Mlp
     dims = {f.name: f.shape for f in model_cls._qv_params}
     d, h = dims["w1"]
     c = dims["w2"][1]
-    data = _data(8, d, c)
+    data = _data(8, d, c, batch)
 
     variants = {
         "quiver (checks on)": _quiver_step(module, True, data),
@@ -279,16 +298,29 @@ TORCH_BASELINES = ("torch (module+optim)", "torch (autograd.grad)")
 CONTROL = "torch (autograd.grad) again"
 
 
+def overhead(reps=3000, warmup=100, block=4):
+    """Per-step overhead in microseconds: the compiled step and the torch variants on
+    a tiny model (8-8-10, batch 4), where the arithmetic costs next to nothing
+    and what remains is the Python around it."""
+    small = compiled_module(d=8, h=8)
+    steps = make_steps(small, batch=4)
+    rounds = measure(steps, reps, warmup, block)
+    med = {name: statistics.median(t for r in rs for t in r) for name, rs in rounds.items()}
+    base = med["torch (autograd.grad)"]
+    return {name: round((v - base) * 1e6, 1) for name, v in med.items()}
+
+
 def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True, block=4,
-        out=sys.stdout):
-    """Run the benchmark on ``module`` (default: the hand-written stand-in with
-    fused field updates); ``plain`` adds the stand-in with plain assignments,
+        with_overhead=True, out=sys.stdout):
+    """Run the benchmark on ``module`` (default: examples/mlp.qv at 784-512-10
+    through the real compiler); ``plain`` adds the hand-written stand-in with
+    plain field assignments (what the step costs without ``rt.field_add``),
     ``control`` a second, identical copy of the autograd.grad baseline whose
     ratio to the first shows the measurement noise."""
     if threads:
         torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
-    module = hand_written_module() if module is None else module
+    module = compiled_module() if module is None else module
     plain_module = hand_written_module(PLAIN_UPDATES) if plain else None
     steps = make_steps(module, plain_module)
     if control:
@@ -321,6 +353,13 @@ def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True
         print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
     print(f"result vs {base}: checks on {result['ratio_checks_on']:.4f} (target <= 1.05), "
           f"checks off {result['ratio_checks_off']:.4f} (target <= 1.01)", file=out)
+    if with_overhead:
+        result["overhead_us_vs_autograd_grad"] = over = overhead(block=block)
+        print("per-step overhead on a tiny model (8-8-10, batch 4), microseconds more than "
+              "torch (autograd.grad):", file=out)
+        for name, v in over.items():
+            if name != "torch (autograd.grad)":
+                print(f"  {name:29s} {v:+8.1f} us", file=out)
     return result
 
 
@@ -340,12 +379,15 @@ def main(argv=None):
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--no-control", action="store_true",
                     help="leave out the second copy of the torch baseline (the noise control)")
+    ap.add_argument("--no-overhead", action="store_true",
+                    help="leave out the per-step overhead measurement on a tiny model")
     ap.add_argument("--no-plain", action="store_true",
                     help="leave out the stand-in that updates fields by plain assignment")
     args = ap.parse_args(argv)
     module = _load_module_file(args.module) if args.module else None
     result = run(module, reps=args.reps, warmup=args.warmup, threads=args.threads,
-                 plain=not args.no_plain, control=not args.no_control, block=args.block)
+                 plain=not args.no_plain, control=not args.no_control, block=args.block,
+                 with_overhead=not args.no_overhead)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=2)

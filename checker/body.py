@@ -455,7 +455,7 @@ class BodyChecker:
             result.vars[name] = Var(t, defs, maybe, origin, param)
         return result
 
-    def loop(self, body: tuple[A.Stmt, ...], env: Env, head) -> Env:
+    def loop(self, body: tuple[A.Stmt, ...], env: Env, head, forever: bool = False) -> Env:
         """Check a loop body until its variables settle (their types and the
         assignments that reach the top of the body); only the final pass's
         diagnostics are kept, and every pass starts from the same reporting
@@ -478,7 +478,12 @@ class BodyChecker:
             for name in [n for n, v in merged.vars.items() if v.phantom]:
                 del merged.vars[name]  # the next pass reports the unknown name itself
             if _same_state(merged, state) or attempt == MAX_LOOP_PASSES - 1:
-                exits = [entry, back, *loop.breaks]
+                # `while True:` leaves only through a break (or a return).
+                exits = list(loop.breaks) if forever else [entry, back, *loop.breaks]
+                if not exits:
+                    dead = entry.copy()
+                    dead.dead = True
+                    return dead
                 return self.join(entry, exits, anchor)
             del self.diags[mark:]
             state = merged
@@ -510,7 +515,8 @@ class BodyChecker:
         def head(state: Env) -> None:
             self.condition(s.cond, state)
 
-        return self.loop(s.body, env, head)
+        forever = isinstance(s.cond, A.BoolLit) and s.cond.value
+        return self.loop(s.body, env, head, forever=forever)
 
     # -------------------------------------------------------------- expressions
 

@@ -1519,6 +1519,27 @@ E0907 = _code(
     """,
 )
 
+E0908 = _code(
+    "E0908", "reserved field name",
+    "a model field cannot be named '{name}': models use it themselves",
+    """
+    Every model has `init` (in Quiver and Python) and, for Python users of a
+    compiled program, `save`, `load`, `state_dict`, `load_state_dict`, `keys`,
+    `values` and `items`; a field with one of these names would hide it. Names
+    starting with `_` are kept for the runtime.
+    """,
+    """
+    model Lin:
+        param w: [4] = zeros
+        buffer items: [] i64 = 0
+    """,
+    """
+    model Lin:
+        param w: [4] = zeros
+        buffer seen: [] i64 = 0
+    """,
+)
+
 # ====================================================================== E11xx gradients
 
 E1105 = _code(

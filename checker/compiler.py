@@ -103,9 +103,17 @@ class _FnCompiler:
         w = self.c.w
         at = self.at(s)
         if isinstance(s, A.Assign):
+            update = self.field_update(s.targets[0], s.value) if len(s.targets) == 1 else None
+            if update is not None:
+                w.emit(indent, update, at)
+                return
             targets = ", ".join(self.target(t) for t in s.targets)
             w.emit(indent, f"{targets} = {self.expr(s.value)}", at)
         elif isinstance(s, A.AugAssign):
+            update = self.field_update(s.target, None, s.op, s.value)
+            if update is not None:
+                w.emit(indent, update, at)
+                return
             # Never in place: `x += e` must not change a tensor `x` shares.
             target = self.target(s.target)
             w.emit(indent, f"{target} = {self.expr(s.target)} {s.op} {self.expr(s.value, 12)}", at)
@@ -135,6 +143,35 @@ class _FnCompiler:
             w.emit(indent, "continue", at)
         else:
             w.emit(indent, "pass", at)
+
+    def field_update(self, target: A.Expr, value: A.Expr | None, op: str | None = None,
+                     operand: A.Expr | None = None) -> str | None:
+        """`m.f = m.f - lr * e` (and `+`, and `m.f -= e`) as one fused in-place
+        update, `rt.field_add(m, "f", e, -lr)`: the optimizer step of every
+        training loop, which would otherwise build two temporaries and copy."""
+        if not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
+            return None
+        if value is not None:
+            if not (isinstance(value, A.Binary) and value.op in ("+", "-") and _same_path(value.left, target)):
+                return None
+            op, operand = value.op, value.right
+        if op not in ("+", "-") or operand is None:
+            return None
+        sign = "-" if op == "-" else ""
+        alpha = f"{sign}1" if sign else None
+        e = operand
+        if isinstance(operand, A.Binary) and operand.op == "*":
+            if self._is_number(operand.left):
+                alpha, e = f"{sign}{self.expr(operand.left, 13)}", operand.right
+            elif self._is_number(operand.right):
+                alpha, e = f"{sign}{self.expr(operand.right, 13)}", operand.left
+        obj = self.expr(target.value, 16)
+        tail = f", {alpha}" if alpha is not None else ""
+        return f"rt.field_add({obj}, {target.name.text!r}, {self.expr(e)}{tail})"
+
+    def _is_number(self, e: A.Expr) -> bool:
+        t = self.type_of(e)
+        return isinstance(t, T.NumberT) and t.kind in ("Int", "Float")
 
     def target(self, t: A.Expr) -> str:
         if isinstance(t, A.Name):
@@ -425,6 +462,14 @@ class Compiler:
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {py_name(source[0])}.shape[{source[1]}]", base)
         _FnCompiler(self, fn, body, base).block(decl.body, 1)
+
+
+def _same_path(a: A.Expr, b: A.Expr) -> bool:
+    if isinstance(a, A.Name) and isinstance(b, A.Name):
+        return a.name == b.name
+    if isinstance(a, A.Field) and isinstance(b, A.Field):
+        return a.name.text == b.name.text and _same_path(a.value, b.value)
+    return False
 
 
 def _dim_source(fn: FnInfo, g: str) -> tuple[str, int] | None:

@@ -24,6 +24,9 @@ ELEM_TYPES = {
     "i32": T.Elem("i32"), "i64": T.I64, "Int": T.I64, "Bool": T.BOOL, "NonNeg": T.NONNEG, "Prob": T.PROB,
 }
 DEVICES = ("cpu", "cuda", "mps")
+# Names every compiled model has as methods (see runtime/_model.py); a field
+# with one of them would hide it from Python users.
+RESERVED_FIELDS = frozenset({"init", "save", "load", "state_dict", "load_state_dict", "keys", "values", "items"})
 
 
 # ------------------------------------------------------------------ declared things
@@ -368,6 +371,9 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
             ctx.diagnostics.append(C.E0906.at(item.device.span, device=device))
             device = "cpu"
     for m in item.members:
+        if m.name.text in RESERVED_FIELDS or m.name.text.startswith("_"):
+            ctx.diagnostics.append(C.E0908.at(m.name.span, name=m.name.text))
+            continue
         if m.name.text in seen:
             ctx.diagnostics.append(C.E0106.at(
                 m.name.span, name=m.name.text, model=item.name.text,

@@ -13,7 +13,7 @@ from ._grad import Grad, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import (abs, argmax, cast, cross_entropy, dropout, exp, format_value, item, log, log_softmax,
-                   max, mean, mse, norm, ones, randint, randn, relu, sigmoid, softmax, sqrt, stop_grad,
+                   max, mean, min, mse, norm, ones, randint, randn, relu, sigmoid, softmax, sqrt, stop_grad,
                    sum, tanh, transpose, where, zeros)
 from ._ops import print_ as print  # noqa: A001 - the Quiver builtin's name
 from ._source import (Loc, QvFrame, SourceFile, compiled_filename, error_message, format_error,
@@ -27,7 +27,7 @@ __all__ = [
     "CheckError", "ExternError", "GradError", "ModeError", "ModelError", "QuiverError", "ValueCheckError",
     "Extern", "extern", "Grad", "value_and_grad", "Field", "Model", "field_add", "Eval", "EvalMode", "Mode", "Train",
     "abs", "argmax", "cast", "cross_entropy", "dropout", "exp", "format_value", "item", "log",
-    "log_softmax", "max", "mean", "mse", "norm", "ones", "print", "randint", "randn", "relu", "sigmoid",
+    "log_softmax", "max", "mean", "min", "mse", "norm", "ones", "print", "randint", "randn", "relu", "sigmoid",
     "softmax", "sqrt", "stop_grad", "sum", "tanh", "transpose", "where", "zeros",
     "Loc", "QvFrame", "SourceFile", "compiled_filename", "error_message", "format_error",
     "load_compiled", "qv_location", "qv_traceback", "run_main",

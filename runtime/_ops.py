@@ -55,6 +55,13 @@ def max(x, axis=None):  # noqa: A001
     return torch.amax(x, axis)
 
 
+def min(x, axis=None):  # noqa: A001
+    """Smallest value over ``axis``, or over all dims (values only)."""
+    if axis is None:
+        return torch.amin(x)
+    return torch.amin(x, axis)
+
+
 def argmax(x, axis=None):
     """Position of the largest value along ``axis`` (int64); None: flat index."""
     if axis is None:
@@ -185,6 +192,8 @@ def cast(x, elem):
     zero).  With checks on, a cast to Index[C], NonNeg or Prob verifies the
     values and raises ValueCheckError when they do not fit."""
     elem = elem_of(elem)
+    if not isinstance(x, torch.Tensor):  # a number: `n as []`
+        x = torch.tensor(x)
     out = x.to(elem.dtype)
     if elem.refinement is not None and checks.enabled:
         problem = elem.value_problem(out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import torch
 
 from ._elems import dims_text, elem_of, tensor_text
@@ -98,7 +99,7 @@ class TensorArg(ArgSpec):
         return f"{dims_text(self.dims)} {self.elem.name}"
 
     def _check(self, a, env, sig):
-        if not isinstance(a, _Tensor) or isinstance(a, Grad):
+        if not isinstance(a, _Tensor):
             self._fail(sig, describe(a))
         if a.dtype is not self._dtype:
             self._fail(sig, tensor_text(a))
@@ -231,7 +232,7 @@ class NumberArg(ArgSpec):
                 return
             ok = isinstance(a, numbers.Integral) and not isinstance(a, (bool, _Tensor))
         elif kind == "Bool":
-            ok = t is bool or type(a).__name__ == "bool_"
+            ok = t is bool or isinstance(a, np.bool_)
         else:
             ok = t is str or isinstance(a, str)
         if not ok:

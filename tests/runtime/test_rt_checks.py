@@ -167,6 +167,12 @@ def test_a_generic_dim_repeated_in_one_argument(kitchen):
                         "(expected [n n] f32, found [3 4] f32)")
 
 
+def test_numpy_scalars_count_as_plain_numbers(kitchen):
+    import numpy as np
+    kitchen.square(torch.zeros(2, 2), np.int64(1), np.bool_(True), "a")
+    kitchen.apply(kitchen.Tiny.init(seed=0), grad_of(kitchen), np.float32(0.5))
+
+
 def test_bool_and_str_parameters(kitchen):
     err = check_error(kitchen.square, torch.zeros(2, 2), 1, 1, "a")
     assert str(err) == "kitchen.qv:20: square(): argument 'flag' expected Bool, found Int 1"

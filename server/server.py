@@ -1,0 +1,641 @@
+"""The language server: pygls handlers, one per LSP method.
+
+Each handler is short: find the document, get the analysis of its current
+version, ask quiver.checker.ide one question, convert the answer
+(server/convert.py). Mutations (open, change, close, configuration) run in
+order on the event loop; analyses and queries run on one worker thread.
+
+Every request gets exactly one response: an unknown document or a position
+past the end gives null; malformed params give an InvalidParams error; an
+exception in a handler is logged (window/logMessage) and answered with an
+InternalError, and the server carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from quiver.checker import ide
+from quiver.checker.analysis import Analysis
+from quiver.checker.ast import Span
+
+from . import __version__, capabilities, convert
+from . import settings as S
+from .documents import Document, Documents, RunFailure
+from .runs import Run, RunError, RunManager, uri_to_path
+
+log = logging.getLogger("quiver.server")
+
+_IGNORED = object()  # a message already answered while it was being read
+
+
+class QuiverProtocol(LanguageServerProtocol):
+    """pygls' protocol with three changes: the `initialize` reply comes from
+    server/capabilities.py; a request whose params do not match the protocol
+    gets an InvalidParams error instead of no reply; and a request already
+    answered by the fast start (see __main__.py) is not answered twice."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.answered_early: set = set()
+        self.raw_initialize_params: dict | None = None
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        yield from super().lsp_initialize(params)
+        raw = self.raw_initialize_params
+        if raw is None:
+            raw = self._converter.unstructure(params, lsp.InitializeParams)
+        result = capabilities.initialize_result(raw)
+        self.server_capabilities = self._converter.structure(result["capabilities"], lsp.ServerCapabilities)
+        return lsp.InitializeResult(capabilities=self.server_capabilities,
+                                    server_info=lsp.ServerInfo(**result["serverInfo"]))
+
+    # The server keeps its own documents (server/documents.py). pygls would
+    # keep a second copy, updated on every edit at a cost that grows with the
+    # document, and never read: these three only pass the notification on.
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        super()._handle_notification(method_name, params)
+        # pygls files a future for each notification handled by a generator
+        # (didOpen, didChange, ...) under a fresh id and never removes it: one
+        # entry per keystroke, forever. Finished ones are dropped here (a
+        # request's own entry is removed when its reply is sent, or is done).
+        done = [k for k, f in self._request_futures.items() if f.done()]
+        for k in done:
+            del self._request_futures[k]
+
+    def structure_message(self, data: dict[str, Any]):
+        if isinstance(data, dict) and data.get("method") == lsp.INITIALIZE and isinstance(data.get("params"), dict):
+            self.raw_initialize_params = data["params"]
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data and data["id"] not in self.answered_early:
+                error = exc if isinstance(exc, JsonRpcInvalidParams) else JsonRpcInvalidParams()
+                self._send_response(data["id"], None, error.to_response_error())
+                return _IGNORED
+            raise
+
+    def handle_message(self, message) -> None:
+        if message is _IGNORED:
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        if msg_id in self.answered_early:
+            self.answered_early.discard(msg_id)
+            return
+        super()._send_response(msg_id, result, error)
+
+
+class QuiverServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("quiver-lsp", __version__, protocol_cls=QuiverProtocol,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.codec = convert.Codec("utf-16")
+        self.settings = S.Settings()
+        self.diagnostic_mode = "both"
+        self._reported: set[str] = set()
+        self._docs_base: str | None | bool = False  # False: not worked out yet
+        self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
+        self.runs = RunManager(self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def log(self, message: str, level: lsp.MessageType = lsp.MessageType.Log) -> None:
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=level, message=message))
+        except Exception:  # pragma: no cover - the client is gone
+            pass
+
+    def report_server_error(self, error: Exception, source) -> None:
+        # Logged, never shown as a pop-up: the handler boundary already logged it.
+        log.warning("%s: %s", getattr(source, "__name__", source), error)
+
+    def shutdown(self) -> None:
+        try:
+            self.runs.stop_all()
+            self.docs.shutdown()
+        finally:
+            super().shutdown()
+
+    def _notify(self, method: str, params: dict) -> None:
+        self.protocol.notify(method, params)
+
+    def update_settings(self, raw: Any) -> None:
+        self.settings, problems = S.parse(raw, self.settings)
+        for p in problems:
+            if p not in self._reported:
+                self._reported.add(p)
+                self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
+                                                               message=f"Quiver: {p}; using the default"))
+
+    @property
+    def docs_base(self) -> str | None:
+        """Where each diagnostic code links to (anchors `#e0201`)."""
+        if self.settings.diagnostics.docs_base_url:
+            return self.settings.diagnostics.docs_base_url
+        if self._docs_base is False:
+            self._docs_base = diagnostics_doc_uri()
+        return self._docs_base  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ publishing
+
+    def _publish(self, doc: Document) -> None:
+        analysis = doc.current_analysis
+        if analysis is None or self.diagnostic_mode == "pull":
+            return
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=doc.uri, version=doc.version, diagnostics=self.diagnostics_of(doc, analysis, doc.version)))
+
+    def diagnostics_of(self, doc: Document, analysis: Analysis, version: int) -> list[lsp.Diagnostic]:
+        base = self.docs_base
+        lines = doc.lines_of(analysis)
+        out = [convert.diagnostic(d, lines, self.codec, doc.uri, base) for d in analysis.diagnostics]
+        failure = doc.run_failure
+        if failure is not None and failure.version == version:
+            out.append(convert.run_diagnostic(failure.span, failure.message, lines, self.codec))
+        return out
+
+    def _run_failed(self, run: Run, error: RunError | None) -> None:
+        doc = self.docs.get(run.uri)
+        if doc is None or error is None or error.kind != "runtime" or doc.version != run.version:
+            return
+        if Path(error.path).resolve() != run.path.resolve():
+            return
+        lines = doc.lines
+        start = lines.offset(error.line - 1, error.col - 1)
+        end = lines.offset(error.end_line - 1, error.end_col - 1)
+        if end <= start:
+            end = min(lines.line_end(lines.position(start).line), start + 1)
+        doc.run_failure = RunFailure(run.version, Span(start, max(end, start)), error.message)
+        self._publish(doc)
+        self._refresh_pull()
+
+    def _refresh_pull(self) -> None:
+        caps = self.client_capabilities.workspace
+        if self.diagnostic_mode != "push" and caps is not None and caps.diagnostics is not None \
+                and caps.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
+    # ------------------------------------------------------------------ queries
+
+    async def analysis_of(self, uri: str) -> tuple[Document, Analysis] | None:
+        doc = self.docs.get(uri)
+        if doc is None:
+            return None
+        return doc, await self.docs.analysis(doc)
+
+    async def at(self, uri: str, position: lsp.Position, query):
+        """Run `query(analysis, offset)` for a position of a document."""
+        found = await self.analysis_of(uri)
+        if found is None:
+            return None
+        doc, analysis = found
+        offset = self.codec.offset(doc.lines_of(analysis), position)
+        if offset is None:
+            return None
+        return await self.docs.run_on_worker(query, analysis, offset)
+
+    @property
+    def markdown_formats(self):
+        td = self.client_capabilities.text_document
+        return td.hover.content_format if td is not None and td.hover is not None else None
+
+    @property
+    def doc_formats(self):
+        td = self.client_capabilities.text_document
+        c = td.completion if td is not None else None
+        item = c.completion_item if c is not None else None
+        return item.documentation_format if item is not None else None
+
+
+def diagnostics_doc_uri() -> str | None:
+    """docs/diagnostics.md next to the package (a source checkout or an
+    editable install); otherwise the same page generated from the catalog
+    into the user's cache folder."""
+    import quiver.checker
+
+    repo_doc = Path(quiver.checker.__file__).resolve().parent.parent / "docs" / "diagnostics.md"
+    if repo_doc.is_file():
+        return repo_doc.as_uri()
+    try:
+        from quiver.checker.catalog import render_markdown
+
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quiver"
+        page = cache / f"diagnostics-{__version__}.md"
+        text = render_markdown()
+        if not page.is_file() or page.read_text(encoding="utf-8") != text:
+            cache.mkdir(parents=True, exist_ok=True)
+            page.write_text(text, encoding="utf-8")
+        return page.as_uri()
+    except OSError:
+        return None
+
+
+server = QuiverServer()
+
+
+# ====================================================================== handler boundary
+
+
+def request(fn):
+    """A request handler: exceptions are logged and answered with an error."""
+
+    @functools.wraps(fn)
+    async def wrapper(ls: QuiverServer, params):
+        try:
+            return await fn(ls, params)
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            ls.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", lsp.MessageType.Error)
+            raise JsonRpcInternalError(f"{fn.__name__}: {exc}") from exc
+
+    return wrapper
+
+
+def notification(fn):
+    """A notification handler: exceptions are logged and dropped."""
+
+    @functools.wraps(fn)
+    def wrapper(ls: QuiverServer, params):
+        try:
+            fn(ls, params)
+        except Exception:
+            ls.log(f"{fn.__name__} failed:\n{traceback.format_exc()}", lsp.MessageType.Error)
+
+    return wrapper
+
+
+# ====================================================================== lifecycle
+
+
+@server.feature(lsp.INITIALIZE)
+@notification
+def initialize(ls: QuiverServer, params: lsp.InitializeParams) -> None:
+    ls.codec = convert.Codec(capabilities.choose_encoding(ls.protocol.raw_initialize_params.get("capabilities")
+                                                          if ls.protocol.raw_initialize_params else None))
+    ls.diagnostic_mode = capabilities.diagnostic_mode(params.initialization_options)
+    ls.update_settings(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+def initialized(ls: QuiverServer, params: lsp.InitializedParams) -> None:
+    asyncio.get_running_loop().create_task(_pull_configuration(ls))
+
+
+async def _pull_configuration(ls: QuiverServer) -> None:
+    ws = ls.client_capabilities.workspace
+    if ws is None or not ws.configuration:
+        return
+    try:
+        result = await ls.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="quiver")]))
+    except Exception as exc:  # the client may not answer; the defaults stand
+        ls.log(f"workspace/configuration failed: {exc}")
+        return
+    if result:
+        ls.update_settings(result[0])
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@notification
+def workspace_did_change_configuration(ls: QuiverServer, params: lsp.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and settings:
+        ls.update_settings(settings)
+    else:
+        asyncio.get_running_loop().create_task(_pull_configuration(ls))
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: QuiverServer, params) -> None:
+    ls.runs.stop_all()
+
+
+# ====================================================================== documents
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+@notification
+def text_document_did_open(ls: QuiverServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    td = params.text_document
+    ls.docs.open(td.uri, td.text, td.version)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+@notification
+def text_document_did_change(ls: QuiverServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.docs.change(params.text_document.uri, params.content_changes, params.text_document.version, ls.codec)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+@notification
+def text_document_did_close(ls: QuiverServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if ls.docs.close(uri) is not None:
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC)
+@request
+async def text_document_diagnostic(ls: QuiverServer, params: lsp.DocumentDiagnosticParams):
+    found = await ls.analysis_of(params.text_document.uri)
+    if found is None:
+        return lsp.FullDocumentDiagnosticReport(items=[])
+    doc, analysis = found
+    version = doc.version
+    failure = doc.run_failure
+    result_id = f"{version}" + (f"+run{failure.version}" if failure is not None and failure.version == version else "")
+    if params.previous_result_id == result_id:
+        return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
+    return lsp.FullDocumentDiagnosticReport(items=ls.diagnostics_of(doc, analysis, version), result_id=result_id)
+
+
+# ====================================================================== language features
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+@request
+async def text_document_hover(ls: QuiverServer, params: lsp.HoverParams):
+    formats = ls.markdown_formats
+
+    def query(analysis: Analysis, offset: int):
+        h = ide.hover(analysis, offset)
+        return convert.hover(h, analysis.lines, ls.codec, formats) if h is not None else None
+
+    return await ls.at(params.text_document.uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION)
+@request
+async def text_document_completion(ls: QuiverServer, params: lsp.CompletionParams):
+    formats = ls.doc_formats
+
+    def query(analysis: Analysis, offset: int):
+        items = [convert.completion_item(c, formats) for c in ide.completions(analysis, offset)]
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+    return await ls.at(params.text_document.uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP)
+@request
+async def text_document_signature_help(ls: QuiverServer, params: lsp.SignatureHelpParams):
+    formats = ls.doc_formats
+
+    def query(analysis: Analysis, offset: int):
+        h = ide.signature_help(analysis, offset)
+        return convert.signature_help(h, formats) if h is not None else None
+
+    return await ls.at(params.text_document.uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+@request
+async def text_document_definition(ls: QuiverServer, params: lsp.DefinitionParams):
+    uri = params.text_document.uri
+
+    def query(analysis: Analysis, offset: int):
+        targets = ide.definition(analysis, offset)
+        return [convert.location(uri, t.focus, analysis.lines, ls.codec) for t in targets] or None
+
+    return await ls.at(uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+@request
+async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams):
+    uri = params.text_document.uri
+    include = params.context.include_declaration if params.context is not None else True
+
+    def query(analysis: Analysis, offset: int):
+        spans = ide.references(analysis, offset, include)
+        return [convert.location(uri, s, analysis.lines, ls.codec) for s in spans] or None
+
+    return await ls.at(uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@request
+async def text_document_document_highlight(ls: QuiverServer, params: lsp.DocumentHighlightParams):
+    def query(analysis: Analysis, offset: int):
+        found = ide.highlights(analysis, offset)
+        return [lsp.DocumentHighlight(range=ls.codec.range(analysis.lines, s),
+                                      kind=lsp.DocumentHighlightKind.Write if is_def else lsp.DocumentHighlightKind.Read)
+                for s, is_def in found] or None
+
+    return await ls.at(params.text_document.uri, params.position, query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@request
+async def text_document_document_symbol(ls: QuiverServer, params: lsp.DocumentSymbolParams):
+    uri = params.text_document.uri
+    found = await ls.analysis_of(uri)
+    if found is None:
+        return None
+    _, analysis = found
+    td = ls.client_capabilities.text_document
+    ds = td.document_symbol if td is not None else None
+    hierarchical = ds is not None and bool(ds.hierarchical_document_symbol_support)
+
+    def query():
+        symbols = ide.document_symbols(analysis)
+        if hierarchical:
+            return [convert.document_symbol(s, analysis.lines, ls.codec) for s in symbols]
+        return [i for s in symbols for i in convert.symbol_information(s, uri, analysis.lines, ls.codec)]
+
+    return await ls.docs.run_on_worker(query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+@request
+async def text_document_inlay_hint(ls: QuiverServer, params: lsp.InlayHintParams):
+    found = await ls.analysis_of(params.text_document.uri)
+    if found is None or not ls.settings.inlay_hints:
+        return None
+    _, analysis = found
+    span = ls.codec.span(analysis.lines, params.range)
+    if span is None:
+        span = Span(ls.codec.offset(analysis.lines, params.range.start) or 0, len(analysis.text))
+
+    def query():
+        return [convert.inlay_hint(h, analysis.lines, ls.codec) for h in ide.inlay_hints(analysis, span)]
+
+    return await ls.docs.run_on_worker(query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL)
+@request
+async def text_document_semantic_tokens_full(ls: QuiverServer, params: lsp.SemanticTokensParams):
+    found = await ls.analysis_of(params.text_document.uri)
+    if found is None:
+        return None
+    _, analysis = found
+    return await ls.docs.run_on_worker(
+        lambda: convert.semantic_tokens(ide.semantic_tokens(analysis), analysis.lines, ls.codec))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
+@request
+async def text_document_semantic_tokens_range(ls: QuiverServer, params: lsp.SemanticTokensRangeParams):
+    found = await ls.analysis_of(params.text_document.uri)
+    if found is None:
+        return None
+    _, analysis = found
+    span = ls.codec.span(analysis.lines, params.range) or Span(0, len(analysis.text))
+
+    def query():
+        tokens = [t for t in ide.semantic_tokens(analysis, span) if span.start <= t.span.start < span.end]
+        return convert.semantic_tokens(tokens, analysis.lines, ls.codec)
+
+    return await ls.docs.run_on_worker(query)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+@request
+async def text_document_code_lens(ls: QuiverServer, params: lsp.CodeLensParams):
+    uri = params.text_document.uri
+    found = await ls.analysis_of(uri)
+    if found is None or not ls.settings.code_lens:
+        return None
+    _, analysis = found
+    return await ls.docs.run_on_worker(
+        lambda: [convert.code_lens(lens, uri, analysis.lines, ls.codec) for lens in ide.code_lenses(analysis)])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
+@request
+async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionParams):
+    uri = params.text_document.uri
+    found = await ls.analysis_of(uri)
+    if found is None:
+        return None
+    _, analysis = found
+    span = ls.codec.span(analysis.lines, params.range)
+    if span is None:
+        return None
+    only = params.context.only if params.context is not None else None
+
+    def wanted(kind: str) -> bool:
+        return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+    def query():
+        out: list[lsp.CodeAction] = []
+        if wanted(lsp.CodeActionKind.QuickFix):
+            out += [convert.quick_fix(a, uri, analysis.lines, ls.codec, ls.docs_base)
+                    for a in ide.code_actions(analysis, span)]
+        if wanted(capabilities.RUN_ACTION_KIND) and ide.runnable(analysis):
+            out.append(convert.run_action(uri, capabilities.RUN_ACTION_KIND))
+        return out
+
+    return await ls.docs.run_on_worker(query)
+
+
+# ====================================================================== commands
+
+
+def _string_arg(args: tuple, what: str) -> str:
+    if not args or not isinstance(args[0], str) or not args[0]:
+        raise JsonRpcInvalidParams(f"expected {what} as the first argument")
+    return args[0]
+
+
+@server.command("quiver.runFile")
+async def run_file(ls: QuiverServer, *args):
+    """Run the document's `main`; answers `{runId}` at once."""
+    uri = _string_arg(args, "a document URI")
+    doc = ls.docs.get(uri)
+    if doc is not None:
+        text, version = doc.text, doc.version
+        if doc.run_failure is not None:
+            doc.run_failure = None
+            ls._publish(doc)
+    else:
+        path = uri_to_path(uri)
+        try:
+            text, version = path.read_text(encoding="utf-8"), 0  # type: ignore[union-attr]
+        except (AttributeError, OSError, UnicodeDecodeError) as exc:
+            raise JsonRpcInvalidParams(f"cannot read {uri}: {exc}") from exc
+    run = ls.runs.start(uri, text, version)
+    return {"runId": run.id}
+
+
+@server.command("quiver.stopRun")
+async def stop_run(ls: QuiverServer, *args):
+    """Stop the runs of a document (by URI) or one run (by id)."""
+    key = _string_arg(args, "a document URI or a run id")
+    stopped = [r.id for r in ls.runs.find(key) if ls.runs.stop(r.id)]
+    return {"stopped": stopped}
+
+
+@server.command("quiver.showParamReads")
+async def show_param_reads(ls: QuiverServer, *args):
+    """Show which params a function reads, with every chain (code lenses run this)."""
+    uri = _string_arg(args, "a document URI")
+    if len(args) < 2 or not isinstance(args[1], str):
+        raise JsonRpcInvalidParams("expected a function name as the second argument")
+    found = await ls.analysis_of(uri)
+    if found is None:
+        return None
+    _, analysis = found
+    text = await ls.docs.run_on_worker(ide.param_reads_report, analysis, args[1])
+    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=text))
+    return text
+
+
+# ====================================================================== entry
+
+
+def serve(stdin=None, stdout=None, answered_early=None) -> int:
+    """Serve over stdio until the client says exit or goes away. The exit
+    status is 0 after a `shutdown` request, 1 otherwise (as the protocol says)."""
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),
+                        format="quiver-lsp %(levelname)s %(name)s: %(message)s")
+    if answered_early is not None:
+        server.protocol.answered_early.add(answered_early)
+    # A long-running process with a large, long-lived heap (the protocol
+    # types, the checker, the documents' syntax trees): what is loaded now is
+    # never garbage, so the cyclic collector stops scanning it, and young
+    # collections run less often. Both cut pauses of tens of milliseconds
+    # from the edit-to-diagnostics path of large files.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
+    try:
+        server.start_io(stdin, stdout)
+    finally:
+        server.runs.stop_all()
+    return 0 if server.protocol._shutdown else 1

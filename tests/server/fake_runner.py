@@ -1,0 +1,79 @@
+"""A stand-in for `python -m quiver.cli` that honours the runner's contract
+(`run FILE --error-format json`: output on stdout, exit 0 on success; exit 1
+with a last stderr line of JSON on failure) and does what the file's
+`# fake:` comment lines say, so run-file tests control exactly what happens:
+
+    # fake: print 3             three lines "line 1".."line 3" on stdout
+    # fake: stderr some text    a line on stderr
+    # fake: fail 5 5 5 9 boom   a runtime failure at 5:5-5:9 (1-based, end exclusive)
+    # fake: checkfail 2 1 2 4 bad   a check failure
+    # fake: sleep 30            sleep that long
+    # fake: child 30 PIDFILE    start a child that sleeps 30 s and write its pid to PIDFILE
+    # fake: flood 5000000       write that many bytes to stdout, fast
+    # fake: binary              write bytes that are not UTF-8
+    # fake: exit 3              exit with that status (no JSON)
+    # fake: cwd                 print the working directory
+    # fake: file                print the path of the file it was given
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] != "run":
+        print("usage: fake_runner run FILE --error-format json", file=sys.stderr)
+        return 2
+    path = argv[1]
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("# fake:"):
+            continue
+        cmd, _, rest = line[len("# fake:"):].strip().partition(" ")
+        if cmd == "print":
+            for i in range(int(rest)):
+                print(f"line {i + 1}", flush=True)
+        elif cmd == "stderr":
+            print(rest, file=sys.stderr, flush=True)
+        elif cmd in ("fail", "checkfail"):
+            a, b, c, d, message = rest.split(" ", 4)
+            error = {"path": path, "line": int(a), "col": int(b), "end_line": int(c), "end_col": int(d),
+                     "message": message, "kind": "runtime" if cmd == "fail" else "check"}
+            print("Traceback (most recent call last): ...", file=sys.stderr)
+            print(json.dumps(error), file=sys.stderr, flush=True)
+            return 1
+        elif cmd == "sleep":
+            time.sleep(float(rest))
+        elif cmd == "child":
+            seconds, pidfile = rest.split(" ", 1)
+            child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"])
+            with open(pidfile, "w") as f:
+                f.write(str(child.pid))
+        elif cmd == "flood":
+            n = int(rest)
+            block = ("x" * 1023 + "\n").encode()
+            out = sys.stdout.buffer
+            for _ in range(n // len(block)):
+                out.write(block)
+            out.flush()
+        elif cmd == "binary":
+            sys.stdout.buffer.write(b"caf\xe9 \xff\xfe ok\n")
+            sys.stdout.flush()
+        elif cmd == "exit":
+            return int(rest)
+        elif cmd == "cwd":
+            print(os.getcwd(), flush=True)
+        elif cmd == "file":
+            print(path, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,298 @@
+"""Run file: `quiver.runFile` / `quiver.stopRun`, streamed output, exit status,
+runtime failures as diagnostics, timeouts; the server never blocks and
+survives whatever the program does.
+
+Most tests use tests/server/fake_runner.py (QUIVER_LSP_RUNNER), which follows
+the runner's contract and does what the file's `# fake:` lines say; the last
+ones use the real `python -m quiver.cli`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from pytest_lsp import ClientServerConfig
+
+from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
+
+MAIN = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
+
+
+async def run(session: Session, text: str, uri: str | None = None) -> tuple[str, str]:
+    uri = session.open(text, uri)
+    await session.diagnostics(uri)
+    result = await session.command("quiver.runFile", uri)
+    return uri, result["runId"]
+
+
+async def finished(session: Session, run_id: str, timeout: float = 20) -> dict:
+    (done,) = await wait_until(lambda: session.custom("quiver/runFinished", run_id), timeout, f"end of {run_id}")
+    return done
+
+
+def output(session: Session, run_id: str, stream: str = "stdout") -> str:
+    return "".join(p["text"] for p in session.custom("quiver/runOutput", run_id) if p["stream"] == stream)
+
+
+async def test_output_streams_and_success_is_reported(session: Session) -> None:
+    uri, run_id = await run(session, MAIN + "# fake: print 3\n# fake: stderr a warning\n")
+    done = await finished(session, run_id)
+    assert done == {"uri": uri, "runId": run_id, "exitCode": 0, "status": "ok"}
+    assert output(session, run_id) == "line 1\nline 2\nline 3\n"
+    assert output(session, run_id, "stderr") == "a warning\n"
+    (started,) = session.custom("quiver/runStarted", run_id)
+    assert started["uri"] == uri
+    assert started["command"].endswith(" --error-format json") and " run " in started["command"]
+    # notifications came in order: started, output, finished
+    methods = [m for m, p in session.client.custom if p.get("runId") == run_id]
+    assert methods[0] == "quiver/runStarted" and methods[-1] == "quiver/runFinished"
+
+
+async def test_a_runtime_failure_becomes_a_diagnostic_at_its_location(session: Session) -> None:
+    text = MAIN + "# fake: print 1\n# fake: fail 2 9 2 25 shape mismatch in randn\n"
+    uri, run_id = await run(session, text)
+    done = await finished(session, run_id)
+    assert done["status"] == "failed" and done["exitCode"] == 1
+    assert done["message"].endswith(":2:9: shape mismatch in randn")
+    # the runner's JSON line is not shown as output; the rest of stderr is
+    assert output(session, run_id, "stderr") == "Traceback (most recent call last): ...\n"
+
+    def with_run_failure():
+        for p in reversed(session.client.published):
+            if p.uri == uri and any(d.source == "quiver run" for d in p.diagnostics):
+                return p
+        return None
+
+    published = await wait_until(with_run_failure, 5, "the run's diagnostic")
+    (d,) = [d for d in published.diagnostics if d.source == "quiver run"]
+    assert (d.range, d.message, d.severity, d.code) == (
+        session.range(uri, text.index("randn"), text.index("randn") + 16), "shape mismatch in randn",
+        lsp.DiagnosticSeverity.Error, "run")
+    assert published.version == 1
+    # pulled too
+    report = await session.client.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri)))
+    assert [x.message for x in report.items] == ["shape mismatch in randn"]
+    # an edit makes the location stale: the diagnostic goes
+    v = session.change(uri, 0, 0, "# edited\n")
+    assert [x for x in await session.diagnostics(uri, v) if x.source == "quiver run"] == []
+
+
+async def test_a_check_failure_is_reported_but_not_duplicated(session: Session) -> None:
+    uri, run_id = await run(session, MAIN + "# fake: checkfail 2 5 2 6 E0101 unknown name\n")
+    done = await finished(session, run_id)
+    assert done["status"] == "failed" and done["message"].endswith(":2:5: E0101 unknown name")
+    await asyncio.sleep(0.1)
+    assert not [d for p in session.client.published if p.uri == uri for d in p.diagnostics if d.source == "quiver run"]
+
+
+async def test_a_failure_without_json_reports_the_exit_status(session: Session) -> None:
+    uri, run_id = await run(session, MAIN + "# fake: exit 3\n")
+    assert await finished(session, run_id) == {"uri": uri, "runId": run_id, "exitCode": 3,
+                                               "status": "failed", "message": "exited with code 3"}
+
+
+async def test_stop_by_uri_and_by_id_ends_the_whole_process_group(session: Session, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    uri, run_id = await run(session, MAIN + f"# fake: print 1\n# fake: child 60 {pidfile}\n# fake: sleep 60\n")
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), 10, "the child to start")
+    child = int(pidfile.read_text())
+    assert await session.command("quiver.stopRun", uri) == {"stopped": [run_id]}
+    done = await finished(session, run_id, 10)
+    assert done == {"uri": uri, "runId": run_id, "exitCode": None, "status": "stopped", "message": "stopped"}
+    await wait_until(lambda: not _alive(child), 5, "the child to end")
+    # by run id
+    _, second = await run(session, MAIN + "# fake: sleep 60\n", session.uri())
+    await wait_until(lambda: session.custom("quiver/runStarted", second), 5)
+    assert await session.command("quiver.stopRun", second) == {"stopped": [second]}
+    assert (await finished(session, second, 10))["status"] == "stopped"
+    assert await session.command("quiver.stopRun", "run-unknown") == {"stopped": []}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for its parent counts as ended
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+async def test_the_server_answers_while_a_program_runs(session: Session) -> None:
+    uri, run_id = await run(session, MAIN + "# fake: sleep 30\n")
+    await wait_until(lambda: session.custom("quiver/runStarted", run_id), 5)
+    started = time.perf_counter()
+    h = await session.hover(uri, MAIN.index("x = randn"))
+    assert h.contents.value == "```quiver\n(local) x: [3]\n```"
+    assert time.perf_counter() - started < 1.0
+    await session.command("quiver.stopRun", run_id)
+    await finished(session, run_id)
+
+
+async def test_a_second_run_of_a_document_stops_the_first(session: Session) -> None:
+    uri, first = await run(session, MAIN + "# fake: sleep 30\n")
+    second = (await session.command("quiver.runFile", uri))["runId"]
+    assert first != second
+    assert (await finished(session, first))["status"] == "stopped"
+    await session.command("quiver.stopRun", second)
+    assert (await finished(session, second))["status"] == "stopped"
+
+
+async def test_floods_and_binary_output_do_not_hurt(session: Session) -> None:
+    uri, run_id = await run(session, MAIN + "# fake: binary\n# fake: flood 6000000\n# fake: print 1\n")
+    done = await finished(session, run_id, 60)
+    assert done["status"] == "ok"
+    text = output(session, run_id)
+    assert text.startswith("caf\ufffd \ufffd\ufffd ok\n")
+    assert "[quiver: more than 4 MiB of stdout; the rest is not shown]" in text
+    assert len(text) < 4 * 1024 * 1024 + 1000
+    # batched: far fewer notifications than the program's writes
+    assert len(session.custom("quiver/runOutput", run_id)) < 400
+    h = await session.hover(uri, MAIN.index("x = randn"))
+    assert h is not None
+
+
+async def test_the_editors_text_is_run_and_the_file_when_unchanged(session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "prog.qv"
+    text = MAIN + "# fake: file\n# fake: cwd\n"
+    path.write_text(text, encoding="utf-8")
+    uri, run_id = await run(session, text, path.as_uri())
+    await finished(session, run_id)
+    assert output(session, run_id) == f"{path}\n{tmp_path}\n"
+    # unsaved changes: a copy of the editor's text, with the same name, run from the file's folder
+    session.change(uri, 0, 0, "# unsaved\n")
+    run_id = (await session.command("quiver.runFile", uri))["runId"]
+    await finished(session, run_id)
+    ran, cwd = output(session, run_id).splitlines()
+    assert ran != str(path) and Path(ran).name == "prog.qv" and cwd == str(tmp_path)
+    assert not Path(ran).exists()  # cleaned up
+
+
+async def test_running_a_file_that_is_not_open(session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "closed.qv"
+    path.write_text(MAIN + "# fake: print 2\n", encoding="utf-8")
+    run_id = (await session.command("quiver.runFile", path.as_uri()))["runId"]
+    assert (await finished(session, run_id))["status"] == "ok"
+    assert output(session, run_id) == "line 1\nline 2\n"
+    with pytest.raises(Exception, match="cannot read"):
+        await session.command("quiver.runFile", (tmp_path / "missing.qv").as_uri())
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def impatient(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(init_params("visual-studio-code", run={"timeoutSeconds": 1}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_run_that_takes_too_long_is_ended(impatient: LanguageClient) -> None:
+    s = Session(impatient)
+    uri, run_id = await run(s, MAIN + "# fake: print 1\n# fake: sleep 60\n")
+    started = time.perf_counter()
+    done = await finished(s, run_id, 10)
+    assert done == {"uri": uri, "runId": run_id, "exitCode": None, "status": "timeout",
+                    "message": "timed out after 1 s"}
+    assert time.perf_counter() - started < 5
+    assert output(s, run_id) == "line 1\n"
+
+
+async def test_the_server_exiting_ends_its_runs(tmp_path: Path) -> None:
+    pidfile = tmp_path / "runner.pid"
+    client = make_client()
+    await client.start_io(*SERVER, env=server_env())
+    await client.initialize_session(init_params("neovim"))
+    s = Session(client)
+    uri, run_id = await run(s, MAIN + f"# fake: child 60 {pidfile}\n# fake: sleep 60\n")
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), 10)
+    child = int(pidfile.read_text())
+    await client.shutdown_session()
+    await client.stop()
+    await wait_until(lambda: not _alive(child), 10, "the program to end with the server")
+
+
+# ---------------------------------------------------------------------- the real runner
+
+REAL = ClientServerConfig(server_command=SERVER, client_factory=make_client,
+                          server_env={k: v for k, v in os.environ.items() if k != "QUIVER_LSP_RUNNER"})
+
+
+@pytest_lsp.fixture(config=REAL, params=["visual-studio-code", "neovim"])
+async def real(lsp_client: LanguageClient, request):
+    await lsp_client.initialize_session(init_params(request.param))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_real_runner_reports_a_check_failure(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    total = 1\n    print(totl)\n"
+    uri, run_id = await run(s, text)
+    done = await finished(s, run_id, 60)
+    (started,) = s.custom("quiver/runStarted", run_id)
+    assert " -m quiver.cli run " in started["command"]
+    assert done["status"] == "failed" and done["exitCode"] == 1
+    assert done["message"] == f"{Path(uri).name}:3:11: E0101 unknown name 'totl'; did you mean 'total'?"
+    assert done["message"].endswith(":3:11: E0101 unknown name 'totl'; did you mean 'total'?")
+    assert "has 1 error(s); nothing was run" in output(s, run_id, "stderr")
+
+
+def _runtime_available() -> bool:
+    try:
+        from quiver import runtime
+    except Exception:  # noqa: BLE001
+        return False
+    return hasattr(runtime, "load_compiled")
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_runs_main(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    for i in range(3):\n        print(\"step\", i)\n"
+    _, run_id = await run(s, text)
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "ok", done
+    assert output(s, run_id) == "step 0\nstep 1\nstep 2\n"
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_failure_at_run_time_is_a_diagnostic(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    print(\"start\")\n    n = 0\n    x = 10 / n\n    print(x)\n"
+    uri, run_id = await run(s, text)
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "failed" and done["exitCode"] == 1
+    assert done["message"] == f"{Path(uri).name}:4:5: ZeroDivisionError: division by zero"
+    assert output(s, run_id) == "start\n"
+    assert '"kind": "runtime"' not in output(s, run_id, "stderr")
+
+    def run_diagnostics():
+        for p in reversed(s.client.published):
+            if p.uri == uri:
+                return [d for d in p.diagnostics if d.source == "quiver run"]
+        return []
+
+    (d,) = await wait_until(run_diagnostics, 10, "the run's diagnostic")
+    line = text.index("x = 10 / n")
+    assert (d.range, d.message) == (s.range(uri, line, line + len("x = 10 / n")), "ZeroDivisionError: division by zero")
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_can_be_stopped(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = "fn main():\n    i = 0\n    while True:\n        i = i + 1\n        if i % 1000000 == 0:\n            print(i)\n"
+    uri, run_id = await run(s, text)
+    await wait_until(lambda: output(s, run_id).startswith("1000000\n"), 120, "the program to print")
+    assert await s.command("quiver.stopRun", uri) == {"stopped": [run_id]}
+    done = await finished(s, run_id, 10)
+    assert (done["status"], done["exitCode"]) == ("stopped", None)

@@ -1,0 +1,165 @@
+"""Every built-in, compiled and run, against the same computation in torch."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import quiver
+from quiver import runtime as rt
+
+SRC = """
+dim T = 2
+dim C = 3
+
+fn relu_(x: [T C]) -> [T C] NonNeg:
+    return relu(x)
+
+fn tanh_(x: [T C]) -> [T C]:
+    return tanh(x)
+
+fn sigmoid_(x: [T C]) -> [T C] Prob:
+    return sigmoid(x)
+
+fn exp_(x: [T C]) -> [T C] NonNeg:
+    return exp(x)
+
+fn log_(x: [T C]) -> [T C]:
+    return log(abs(x) + 1.0)
+
+fn sqrt_(x: [T C]) -> [T C] NonNeg:
+    return sqrt(abs(x))
+
+fn softmax_(x: [T C]) -> [T C] Prob:
+    return softmax(x, over=C)
+
+fn log_softmax_(x: [T C]) -> [T C]:
+    return log_softmax(x, over=T)
+
+fn sum_(x: [T C]) -> [C]:
+    return sum(x, over=T)
+
+fn sum_all(x: [T C]) -> []:
+    return sum(x)
+
+fn mean_(x: [T C]) -> [T]:
+    return mean(x, over=C)
+
+fn max_(x: [T C]) -> [T]:
+    return max(x, over=C)
+
+fn min_(x: [T C]) -> []:
+    return min(x)
+
+fn argmax_(x: [T C]) -> [T] Index[C]:
+    return argmax(x, over=C)
+
+fn ce(x: [T C], y: [T] Index[C]) -> [] NonNeg:
+    return cross_entropy(x, y, over=C)
+
+fn ce_first(x: [C T], y: [T] Index[C]) -> [] NonNeg:
+    return cross_entropy(x, y, over=C)
+
+fn mse_(x: [T C], y: [T C]) -> [] NonNeg:
+    return mse(x, y)
+
+fn where_(x: [T C]) -> [T C]:
+    return where(x > 0.0, x, 0.0)
+
+fn transpose_(x: [T C]) -> [C T]:
+    return transpose(x)
+
+fn norm_(x: [T C]) -> [] NonNeg:
+    return norm(x)
+
+fn stop_(x: [T C]) -> [T C]:
+    return stop_grad(x)
+
+fn pipe(x: [T C]) -> [T]:
+    return x |> relu |> sum(over=C)
+
+fn number_to_tensor(n: Float) -> []:
+    return n as []
+
+fn dropout_eval(x: [T C]) -> [T C]:
+    return dropout(x, 0.5, Eval)
+
+fn dropout_train(x: [T C], s: Int) -> [T C]:
+    return dropout(x, 0.5, Train(seed=s))
+
+fn made() -> ([T C], [T C], [T C], [4] Index[C]):
+    return zeros([T C]), ones([T C]), randn([T C], seed=3), randint([4] Index[C], seed=4)
+"""
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    path: Path = tmp_path_factory.mktemp("builtins") / "b.qv"
+    path.write_text(textwrap.dedent(SRC))
+    return quiver.load(str(path))
+
+
+X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("relu_", F.relu(X)),
+    ("tanh_", torch.tanh(X)),
+    ("sigmoid_", torch.sigmoid(X)),
+    ("exp_", torch.exp(X)),
+    ("log_", torch.log(X.abs() + 1)),
+    ("sqrt_", torch.sqrt(X.abs())),
+    ("softmax_", torch.softmax(X, 1)),
+    ("log_softmax_", torch.log_softmax(X, 0)),
+    ("sum_", X.sum(0)),
+    ("sum_all", X.sum()),
+    ("mean_", X.mean(1)),
+    ("max_", X.max(1).values),
+    ("min_", X.min()),
+    ("argmax_", X.argmax(1)),
+    ("where_", torch.where(X > 0, X, torch.tensor(0.0))),
+    ("transpose_", X.T),
+    ("norm_", X.norm()),
+    ("stop_", X),
+    ("pipe", F.relu(X).sum(1)),
+    ("dropout_eval", X),
+])
+def test_elementwise_and_reductions(mod, name: str, expected: torch.Tensor) -> None:
+    got = getattr(mod, name)(X)
+    assert got.dtype == expected.dtype and torch.allclose(got, expected), (got, expected)
+
+
+def test_cross_entropy_finds_the_class_axis(mod) -> None:
+    y = torch.tensor([2, 1])
+    assert torch.allclose(mod.ce(X, y), F.cross_entropy(X, y))
+    assert torch.allclose(mod.ce_first(X.T.contiguous(), y), F.cross_entropy(X, y))
+
+
+def test_mse(mod) -> None:
+    assert torch.allclose(mod.mse_(X, X * 2), F.mse_loss(X, X * 2))
+
+
+def test_number_to_tensor(mod) -> None:
+    t = mod.number_to_tensor(2.5)
+    assert isinstance(t, torch.Tensor) and t.dim() == 0 and float(t) == 2.5
+
+
+def test_dropout_in_train_mode_is_deterministic_for_a_seed(mod) -> None:
+    x = torch.ones(2, 3)
+    a, b = mod.dropout_train(x, 1), mod.dropout_train(x, 1)
+    assert torch.equal(a, b)
+    assert set(a.unique().tolist()) <= {0.0, 2.0}
+    masks = {tuple(mod.dropout_train(x, s).flatten().tolist()) for s in range(8)}
+    assert len(masks) > 1, "different seeds give different masks"
+
+
+def test_creation_builtins(mod) -> None:
+    z, o, r, i = mod.made()
+    assert torch.equal(z, torch.zeros(2, 3)) and torch.equal(o, torch.ones(2, 3))
+    assert torch.equal(r, mod.made()[2]), "randn is deterministic for its seed"
+    assert i.dtype == torch.int64 and bool((i >= 0).all() and (i < 3).all())
+    assert rt.checks.enabled
