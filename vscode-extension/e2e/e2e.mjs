@@ -1,0 +1,640 @@
+// End-to-end test of the packaged extension in real VS Code: code-server 4.100.3
+// (VS Code 1.100.3) in Debian's Chromium, driven by playwright-core.
+// Run through run-e2e.sh (make e2e), which installs the tools and builds the .vsix.
+//
+// Scenarios, each with a screenshot in .e2e/screenshots/. A trusted workspace whose
+// .venv is the repo's (the default server resolution):
+//   language   the status bar shows the language of a .qv file
+//   problems   the Problems panel lists the diagnostic (code Exxxx) of broken.qv, on
+//              the line where the error was introduced
+//   hover      a hover on the gradient `g` in train_step shows Grad[Mlp]'s fields
+//   run        Run File (editor title button) on the clean example streams the
+//              training output into the Quiver Run channel
+//   stop       the editor title's Stop Run button stops a long run of long.qv
+//   bad-server a missing Python, a server that crashes at start, and a Python without
+//              Quiver each give exactly one message (bad-server-*.png); fixing the
+//              setting brings diagnostics back (bad-server.png)
+// Then the same files in Restricted Mode (an untrusted workspace whose settings point
+// the server elsewhere), with the server set in the user's (remote) settings:
+//   restricted diagnostics and hovers work, Run File is offered nowhere, and the
+//              workspace's server settings were ignored
+//
+// Environment: QUIVER_E2E_SERVER=real (default: the repo's .venv, python -m quiver.server)
+// or stub (test/stub-server, only to exercise this harness); QUIVER_E2E_ROOT=<checkout>
+// to take the .venv and examples/ from another Quiver checkout.
+
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The Quiver checkout whose .venv serves and whose examples/mlp.qv is opened:
+// this repository, unless QUIVER_E2E_ROOT names another checkout (e.g. a branch's).
+const ROOT = path.resolve(process.env.QUIVER_E2E_ROOT ?? path.join(EXT, '..'));
+const E2E = path.join(EXT, '.e2e');
+const TOOLS = path.join(E2E, 'tools');
+const RUN = path.join(E2E, 'run');
+const SHOTS = path.join(E2E, 'screenshots');
+const MODE = process.env.QUIVER_E2E_SERVER ?? 'real';
+const VSIX = process.env.QUIVER_VSIX ?? path.join(EXT, `quiver-${JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8')).version}.vsix`);
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const VENV_PYTHON = path.join(ROOT, '.venv', 'bin', 'python');
+const STUB = path.join(EXT, 'test', 'stub-server', 'stub_quiver_server.py');
+const CODE_SERVER = path.join(TOOLS, 'node_modules', '.bin', 'code-server');
+const { chromium } = createRequire(path.join(TOOLS, 'package.json'))('playwright-core');
+
+/** The error introduced into the copy of examples/mlp.qv: the output layer uses w1 ([D H]) on h ([b H]). */
+const CLEAN_LINE = '    return h @ m.w2 + m.b2';
+const BROKEN_LINE = '    return h @ m.w1 + m.b2';
+const DIAGNOSTIC_CODE = /\bE\d{4}\b/;
+
+const results = [];
+const started = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntil(what, fn, timeoutMs, intervalMs = 250) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) {
+        return last;
+      }
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** A fresh workspace and user-data folder for one code-server session. */
+function prepareSession(name, { trusted }) {
+  const base = path.join(RUN, name);
+  const ws = path.join(base, 'workspace');
+  const userData = path.join(base, 'user-data');
+  for (const d of [ws, path.join(userData, 'User'), path.join(userData, 'Machine')]) {
+    fs.mkdirSync(d, { recursive: true });
+  }
+  const example = fs.readFileSync(path.join(ROOT, 'examples', 'mlp.qv'), 'utf8');
+  if (!example.includes(CLEAN_LINE)) {
+    throw new Error(`examples/mlp.qv no longer contains "${CLEAN_LINE.trim()}"; update BROKEN_LINE in e2e.mjs`);
+  }
+  fs.writeFileSync(path.join(ws, 'mlp.qv'), example);
+  fs.writeFileSync(path.join(ws, 'broken.qv'), example.replace(CLEAN_LINE, BROKEN_LINE));
+  if (!example.includes('range(100)')) {
+    throw new Error('examples/mlp.qv no longer trains for range(100) steps; update long.qv in e2e.mjs');
+  }
+  fs.writeFileSync(path.join(ws, 'long.qv'), example.replace('range(100)', 'range(100000)'));
+  if (MODE === 'real') {
+    // The default server resolution: the workspace's own .venv.
+    fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
+  }
+  let remote = remoteSettings({});
+  if (!trusted) {
+    // A workspace that tries to choose what runs; Restricted Mode must ignore it.
+    fs.mkdirSync(path.join(ws, '.vscode'));
+    fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'quiver.server.pythonPath': '/nonexistent/workspace-python', 'quiver.server.command': ['/nonexistent/workspace-server'] }));
+    // The user's own choice is honoured: here, the repo's Python.
+    remote = MODE === 'real' ? { 'quiver.server.pythonPath': VENV_PYTHON } : remote;
+  }
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings({ trusted }), null, 2));
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(remote, null, 2));
+  return { name, base, ws, userData, trusted };
+}
+
+/** The browser's user settings: a quiet workbench, and nothing that edits while the test types. */
+function userSettings({ trusted }) {
+  return {
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'extensions.ignoreRecommendations': true,
+    'update.mode': 'none',
+    'security.workspace.trust.enabled': !trusted,
+    'security.workspace.trust.startupPrompt': 'never',
+    'editor.hover.delay': 200,
+    'editor.minimap.enabled': false,
+    'files.hotExit': 'off',
+    'window.restoreWindows': 'none',
+    'chat.commandCenter.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'git.openRepositoryInParentFolders': 'never',
+    'editor.autoClosingBrackets': 'never',
+    'editor.autoClosingQuotes': 'never',
+    'editor.autoIndent': 'none',
+    'editor.formatOnType': false,
+  };
+}
+
+/** The remote (machine) settings, where the quiver.server settings apply in code-server. */
+function remoteSettings(extra) {
+  return { ...(MODE === 'stub' ? { 'quiver.server.command': [VENV_PYTHON, STUB] } : {}), ...extra };
+}
+
+function installExtension() {
+  const extensions = path.join(RUN, 'extensions');
+  log('installing', path.relative(EXT, VSIX));
+  const out = execFileSync(CODE_SERVER, ['--install-extension', VSIX, '--force', '--extensions-dir', extensions, '--user-data-dir', path.join(RUN, 'install-user-data')], {
+    encoding: 'utf8',
+  });
+  if (!/was successfully installed/.test(out)) {
+    throw new Error(`installing the .vsix failed:\n${out}`);
+  }
+  return extensions;
+}
+
+async function startCodeServer(session, extensions) {
+  const port = await freePort();
+  const logPath = path.join(session.base, 'code-server.log');
+  const logFile = fs.openSync(logPath, 'w');
+  const proc = spawn(
+    CODE_SERVER,
+    [
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--auth', 'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      ...(session.trusted ? ['--disable-workspace-trust'] : []),
+      '--disable-getting-started-override',
+      '--config', path.join(session.base, 'code-server.yaml'),
+      '--user-data-dir', session.userData,
+      '--extensions-dir', extensions,
+      session.ws,
+    ],
+    { stdio: ['ignore', logFile, logFile], detached: true },
+  );
+  await waitUntil('code-server to listen', () => fs.readFileSync(logPath, 'utf8').includes('HTTP server listening'), 60_000);
+  return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(session.ws)}` };
+}
+
+/** Runs `body(wb, session)` in a browser on a fresh code-server; keeps the Quiver logs. */
+async function withSession(session, extensions, browser, body) {
+  log(`=== session ${session.name} (${session.trusted ? 'trusted' : 'Restricted Mode'})`);
+  const cs = await startCodeServer(session, extensions);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const wb = new Workbench(page);
+  try {
+    await page.goto(cs.url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await waitUntil('the explorer to list broken.qv', async () => (await page.locator('.explorer-folders-view .monaco-list-row').allInnerTexts()).some((t) => t.includes('broken.qv')), 60_000);
+    log('workbench loaded');
+    await body(wb, session);
+  } finally {
+    copyOutputLogs(session);
+    await page.close().catch(() => undefined);
+    try {
+      process.kill(-cs.proc.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// ------------------------------------------------------------------ workbench helpers
+
+class Workbench {
+  constructor(page) {
+    this.page = page;
+  }
+
+  async shot(name) {
+    await this.page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  }
+
+  /** The text of the extension's own log (the "Quiver" output channel) so far. */
+  serverLog(session) {
+    const found = findFiles(path.join(session.userData, 'logs'), (n) => n === 'Quiver.log');
+    return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  }
+
+  /**
+   * Opens a quick input with `prefixKey`, types `text`, and picks the row whose first
+   * line is `rowLabel` (by clicking it: Enter would take the top row, which may be a
+   * recently used look-alike), or presses Enter when no label is given.
+   */
+  async quickInput(prefixKey, text, rowLabel) {
+    const page = this.page;
+    await page.keyboard.press('Escape');
+    await page.keyboard.press(prefixKey);
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(text);
+    if (rowLabel === undefined) {
+      await page.keyboard.press('Enter');
+      return;
+    }
+    const rows = page.locator('.quick-input-widget .monaco-list-row');
+    const matches = (t) => {
+      const first = t.split('\n')[0].trim();
+      return rowLabel instanceof RegExp ? rowLabel.test(first) : first.toLowerCase() === rowLabel.toLowerCase();
+    };
+    let seen = [];
+    let previous = -1;
+    // The list re-renders while it filters: take the row once it stays in place.
+    const index = await waitUntil(`a quick-pick row "${rowLabel}"`, async () => {
+      seen = await rows.allInnerTexts();
+      const i = seen.findIndex(matches);
+      const stable = i >= 0 && i === previous;
+      previous = i;
+      return stable ? i + 1 : false;
+    }, 15_000, 300).catch((e) => {
+      throw new Error(`${e.message}; rows: ${seen.map((t) => t.split('\n')[0]).join(' | ')}`);
+    });
+    await rows.nth(index - 1).click({ timeout: 5000 });
+  }
+
+  /** Runs a command from the palette: types `typed`, picks the row `title` (a string, or a RegExp for titles that vary). */
+  async command(title, typed = title) {
+    await this.quickInput('F1', `>${typed}`, title);
+  }
+
+  async openFile(name) {
+    await this.quickInput('Control+P', name, name);
+    await waitUntil(`${name} to be the active editor`, async () => {
+      const label = await this.page.locator('.tabs-container .tab.active').getAttribute('aria-label');
+      return label?.startsWith(name);
+    }, 15_000);
+  }
+
+  async gotoLine(line, col) {
+    await this.quickInput('Control+G', `:${line}:${col}`);
+    await this.page.waitForTimeout(300);
+  }
+
+  async statusBarLanguage() {
+    return (await this.page.locator('[id="status.editor.mode"]').innerText()).trim();
+  }
+
+  async problemRows() {
+    return (await this.page.locator('.markers-panel .monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  }
+
+  /**
+   * Every notification message so far, from the notification center (toasts hide on
+   * Escape, which the helpers press). Leaves the center open when `keepOpen`.
+   */
+  async notifications(keepOpen = false) {
+    await this.command('Notifications: Show Notifications');
+    await this.page.waitForTimeout(300);
+    const items = await this.page.locator('.notifications-center .notification-list-item').allInnerTexts();
+    if (!keepOpen) {
+      await this.page.keyboard.press('Escape');
+    }
+    return items.map((t) => {
+      const lines = t.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+      return lines.find((l) => /^Quiver:/.test(l)) ?? lines[lines.length - 1] ?? '';
+    });
+  }
+
+  async outputText() {
+    // Monaco renders spaces as no-break spaces.
+    return (await this.page.locator('.output-view .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+  }
+
+  /**
+   * Replaces the remote (machine) settings the way a user would, in their JSON editor:
+   * code-server does not notice the file being rewritten behind its back. The
+   * quiver.server settings are machine-overridable, so in a remote window such as
+   * code-server's they live in the remote settings, not the browser's user settings.
+   */
+  async setRemoteSettings(settings) {
+    await this.command(/^Preferences: Open Remote Settings \(JSON\)/, 'Preferences: Open Remote Settings (JSON)');
+    await waitUntil('settings.json to be the active editor', async () => {
+      const label = await this.page.locator('.tabs-container .tab.active').getAttribute('aria-label');
+      return label?.startsWith('settings.json');
+    }, 15_000);
+    await this.page.locator('.editor-group-container.active .monaco-editor textarea').first().focus();
+    await this.page.keyboard.press('Control+A');
+    // One line, and (see userSettings) no auto-closing or auto-indent to fight with.
+    await this.page.keyboard.insertText(JSON.stringify(settings));
+    // Whatever the editor closed for us (a bracket, a quote) lies after the cursor.
+    await this.page.keyboard.press('Shift+Control+End');
+    await this.page.keyboard.press('Delete');
+    await this.page.keyboard.press('Control+S');
+    await this.page.waitForTimeout(500);
+    await this.command('View: Close Editor');
+  }
+}
+
+async function scenario(name, wb, fn) {
+  const t0 = Date.now();
+  log(`--- ${name}`);
+  try {
+    const detail = await fn();
+    await wb.shot(name);
+    results.push({ name, ok: true, seconds: (Date.now() - t0) / 1000, detail });
+    log(`PASS ${name}${detail ? `: ${detail}` : ''}`);
+  } catch (error) {
+    results.push({ name, ok: false, seconds: (Date.now() - t0) / 1000, detail: String(error?.message ?? error) });
+    log(`FAIL ${name}: ${error?.message ?? error}`);
+    await wb.shot(`${name}-FAILED`).catch(() => undefined);
+  }
+}
+
+function lineCol(text, needle, offsetInNeedle = 0) {
+  const lines = text.split('\n');
+  const i = lines.findIndex((l) => l.includes(needle));
+  if (i < 0) {
+    throw new Error(`"${needle}" not found`);
+  }
+  return { line: i + 1, col: lines[i].indexOf(needle) + offsetInNeedle + 1 };
+}
+
+// ------------------------------------------------------------------ checks used by several scenarios
+
+/** Waits for the Problems panel to list broken.qv's error, on the line where it was introduced. */
+async function expectDiagnostic(wb, session) {
+  await wb.command('Problems: Focus on Problems View');
+  const broken = fs.readFileSync(path.join(session.ws, 'broken.qv'), 'utf8');
+  const { line } = lineCol(broken, BROKEN_LINE.trim());
+  const onLine = (r) => DIAGNOSTIC_CODE.test(r) && (r.includes(`Ln ${line},`) || r.includes(`[${line},`));
+  let rows = [];
+  const row = await waitUntil(`a Problems row with a code on line ${line}`, async () => {
+    rows = await wb.problemRows();
+    return rows.find(onLine);
+  }, 90_000).catch((e) => {
+    throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
+  });
+  await wb.page.waitForTimeout(1000);
+  rows = await wb.problemRows();
+  if (rows.filter((r) => r === row).length !== 1) {
+    throw new Error(`the diagnostic is listed ${rows.filter((r) => r === row).length} times: ${rows.join(' | ')}`);
+  }
+  return `${row.match(DIAGNOSTIC_CODE)[0]}: ${row}`;
+}
+
+/** Hovers the gradient `g` in `lr * g.w1` and waits for Grad[Mlp]'s fields. */
+async function expectGradHover(wb, session) {
+  const page = wb.page;
+  await wb.openFile('mlp.qv');
+  const text = fs.readFileSync(path.join(session.ws, 'mlp.qv'), 'utf8');
+  const { line, col } = lineCol(text, 'lr * g.w1', 'lr * '.length);
+  await wb.gotoLine(line, col);
+  const hover = await waitUntil('a hover with the Grad fields', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+    await h.waitFor({ state: 'visible', timeout: 3000 });
+    const t = (await h.innerText()).replace(/\s+/g, ' ');
+    return /Grad/.test(t) && ['w1', 'b1', 'w2', 'b2'].every((f) => new RegExp(`\\b${f}\\b`).test(t)) ? t : false;
+  }, 60_000, 1000);
+  await page.waitForTimeout(500); // let the hover finish fading in for the screenshot
+  return `hover on g at ${line}:${col}: ${hover.slice(0, 240)}`;
+}
+
+const RUN_BUTTON = '.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]';
+const STOP_BUTTON = '.editor-actions .action-label[aria-label^="Stop Run"], .editor-actions .action-label[aria-label^="Quiver: Stop Run"]';
+
+// ------------------------------------------------------------------ scenarios
+
+async function trustedScenarios(wb, session) {
+  const page = wb.page;
+
+  await scenario('language', wb, async () => {
+    await wb.openFile('broken.qv');
+    const lang = await waitUntil('the status bar to show Quiver', async () => ((await wb.statusBarLanguage()) === 'Quiver' ? 'Quiver' : false), 30_000);
+    return `status bar language: ${lang}`;
+  });
+
+  await scenario('problems', wb, () => expectDiagnostic(wb, session));
+
+  await scenario('hover', wb, () => expectGradHover(wb, session));
+
+  await scenario('run', wb, async () => {
+    await page.keyboard.press('Escape');
+    const runButton = page.locator(RUN_BUTTON).first();
+    await runButton.waitFor({ state: 'visible', timeout: 10_000 });
+    await runButton.click();
+    await waitUntil('the Quiver Run output to start', async () => /Running mlp\.qv/.test(await wb.outputText()), 60_000);
+    await wb.command('View: Toggle Maximized Panel');
+    const seen = new Set();
+    const ended = (l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l);
+    await waitUntil('training output and the end of the run', async () => {
+      for (const l of (await wb.outputText()).split('\n')) {
+        seen.add(l.trim());
+      }
+      return [...seen].some(ended);
+    }, 300_000, 500);
+    await wb.shot('run-maximized');
+    await wb.command('View: Toggle Maximized Panel');
+    const all = [...seen];
+    const step0 = all.find((l) => /step 0 loss/.test(l));
+    const end = all.find(ended);
+    if (!step0) {
+      throw new Error(`no "step 0 loss" line in the output; saw: ${all.join(' | ').slice(0, 800)}`);
+    }
+    if (!/finished/.test(end)) {
+      throw new Error(`the run did not finish cleanly: ${end}; saw: ${all.join(' | ').slice(0, 800)}`);
+    }
+    return `via the editor title button: "${step0}" … "${end}"`;
+  });
+
+  await scenario('stop', wb, async () => {
+    await wb.openFile('long.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 10_000 });
+    await waitUntil('long.qv to train', async () => /Running long\.qv[\s\S]*step 0 loss/.test(await wb.outputText()), 60_000);
+    // While it runs, the editor title offers Stop instead of Run.
+    await page.locator(STOP_BUTTON).first().click({ timeout: 10_000 });
+    const end = await waitUntil('the run to stop', async () => (await wb.outputText()).split('\n').find((l) => /long\.qv (stopped|finished|failed)/.test(l)), 30_000);
+    if (!/stopped/.test(end)) {
+      throw new Error(`the run did not stop: ${end}`);
+    }
+    await page.locator(RUN_BUTTON).first().waitFor({ state: 'visible', timeout: 10_000 });
+    return `${end.trim()}; Run File is offered again`;
+  });
+
+  await scenario('bad-server', wb, async () => {
+    // Each broken setup must give exactly one message that says what is wrong.
+    const cases = [
+      { name: 'missing-python', settings: { 'quiver.server.pythonPath': '/nonexistent/bin/python3' }, expect: /quiver\.server\.pythonPath is set to "\/nonexistent\/bin\/python3", which was not found/ },
+      {
+        name: 'crash-at-start',
+        settings: { 'quiver.server.command': [VENV_PYTHON, '-c', 'import sys; sys.exit("RuntimeError: simulated crash at start")'] },
+        expect: /stopped during startup \(exit code 1\): RuntimeError: simulated crash at start/,
+      },
+    ];
+    const badPython = findPythonWithoutQuiver();
+    if (badPython !== undefined) {
+      cases.push({ name: 'python-without-quiver', settings: { 'quiver.server.pythonPath': badPython }, expect: /has no Quiver language server/ });
+    }
+    const seen = [];
+    for (const c of cases) {
+      await wb.command('Notifications: Clear All Notifications');
+      // In stub mode the stub's quiver.server.command would win over pythonPath: leave it out.
+      await wb.setRemoteSettings(c.settings);
+      const message = await waitUntil(`an error message (${c.name})`, async () => (await wb.notifications()).find((n) => /^Quiver:/.test(n)), 60_000, 1000);
+      await page.waitForTimeout(5000); // anything stacking up would show by now
+      const related = (await wb.notifications(true)).filter((n) => /quiver|server|connection/i.test(n));
+      await wb.shot(`bad-server-${c.name}`);
+      await page.keyboard.press('Escape');
+      if (related.length !== 1) {
+        throw new Error(`${c.name}: expected exactly one message, got ${related.length}: ${related.join(' || ')}`);
+      }
+      if (!c.expect.test(message)) {
+        throw new Error(`${c.name}: the message does not say what is wrong: ${message}`);
+      }
+      seen.push(`${c.name}: "${message.slice(0, 110)}…"`);
+    }
+    // Fix the cause: the server restarts on the settings change and diagnostics come back.
+    await wb.command('Notifications: Clear All Notifications');
+    await wb.setRemoteSettings(remoteSettings({}));
+    await wb.openFile('broken.qv');
+    await expectDiagnostic(wb, session);
+    const after = (await wb.notifications()).filter((n) => /^Quiver:/.test(n));
+    if (after.length > 0) {
+      throw new Error(`messages after the fix: ${after.join(' || ')}`);
+    }
+    return `one message each: ${seen.join('; ')}; diagnostics back after the setting was fixed`;
+  });
+}
+
+async function restrictedScenarios(wb, session) {
+  const page = wb.page;
+  await scenario('restricted', wb, async () => {
+    await wb.openFile('broken.qv');
+    const diagnostic = await expectDiagnostic(wb, session);
+    await wb.shot('restricted-problems');
+    const hover = await expectGradHover(wb, session);
+    await wb.shot('restricted-hover');
+    await page.keyboard.press('Escape');
+    if ((await page.locator(RUN_BUTTON).count()) > 0) {
+      throw new Error('the editor title offers Run File in Restricted Mode');
+    }
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.fill('>Quiver:');
+    await page.waitForTimeout(1000);
+    const offered = (await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts()).map((t) => t.split('\n')[0].trim());
+    await page.keyboard.press('Escape');
+    if (!offered.includes('Quiver: Restart Server')) {
+      throw new Error(`the palette does not list the Quiver commands: ${offered.join(' | ')}`);
+    }
+    if (offered.some((t) => t.startsWith('Quiver: Run File'))) {
+      throw new Error(`the palette offers Run File in Restricted Mode: ${offered.join(' | ')}`);
+    }
+    if (!(await page.locator('.statusbar').innerText()).includes('Restricted Mode')) {
+      throw new Error('the window is not in Restricted Mode');
+    }
+    // VS Code hides the workspace values of the restrictedConfigurations from the
+    // extension, and the extension itself only reads user values when untrusted: the
+    // server must have come from the user's setting, never from .vscode/settings.json.
+    const serverLog = wb.serverLog(session);
+    const from = MODE === 'real' ? 'quiver.server.pythonPath' : 'quiver.server.command';
+    if (!serverLog.includes(`Starting the language server (from ${from})`) || serverLog.includes('/nonexistent/workspace')) {
+      throw new Error(`the server did not come from the user's ${from}:\n${serverLog}`);
+    }
+    return `${diagnostic}; ${hover.slice(0, 80)}…; no Run File in the title or palette; server from the user's ${from}, not the workspace's`;
+  });
+}
+
+async function main() {
+  log(`server: ${MODE === 'real' ? `${VENV_PYTHON} -m quiver.server (via the workspace .venv)` : `STUB ${path.relative(ROOT, STUB)}`}`);
+  fs.rmSync(RUN, { recursive: true, force: true });
+  fs.rmSync(SHOTS, { recursive: true, force: true });
+  fs.mkdirSync(SHOTS, { recursive: true });
+  fs.mkdirSync(RUN, { recursive: true });
+  const extensions = installExtension();
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    await withSession(prepareSession('trusted', { trusted: true }), extensions, browser, trustedScenarios);
+    await withSession(prepareSession('restricted', { trusted: false }), extensions, browser, restrictedScenarios);
+  } finally {
+    await browser.close().catch(() => undefined);
+  }
+}
+
+/** A python3 on PATH that cannot import quiver, for the bad-input scenario. */
+function findPythonWithoutQuiver() {
+  for (const candidate of ['python3', '/usr/bin/python3']) {
+    try {
+      const exe = execFileSync(candidate, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+      try {
+        execFileSync(exe, ['-c', 'import quiver.server'], { stdio: 'ignore' });
+      } catch {
+        return exe;
+      }
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}
+
+function findFiles(dir, test) {
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) {
+        walk(p);
+      } else if (test(e.name)) {
+        found.push(p);
+      }
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    // no such folder yet
+  }
+  return found;
+}
+
+/** VS Code keeps every output channel in the logs folder: keep the Quiver ones with the results. */
+function copyOutputLogs(session) {
+  for (const f of findFiles(path.join(session.userData, 'logs'), (n) => /Quiver/.test(n))) {
+    fs.copyFileSync(f, path.join(session.base, path.basename(f).replace(/^\d+-/, '')));
+  }
+}
+
+const watchdog = setTimeout(() => {
+  console.error('e2e: gave up after 9 minutes');
+  process.exit(2);
+}, 9 * 60_000);
+
+main()
+  .catch((error) => {
+    results.push({ name: 'setup', ok: false, detail: String(error?.stack ?? error) });
+    log(`FAIL setup: ${error?.stack ?? error}`);
+  })
+  .finally(() => {
+    clearTimeout(watchdog);
+    const passed = results.filter((r) => r.ok).length;
+    const failed = results.length - passed;
+    fs.mkdirSync(RUN, { recursive: true });
+    fs.writeFileSync(path.join(RUN, 'results.json'), JSON.stringify({ mode: MODE, results }, null, 2));
+    console.log(`\ne2e (${MODE} server): screenshots in ${path.relative(process.cwd(), SHOTS) || SHOTS}`);
+    for (const r of results) {
+      console.log(`  ${r.ok ? 'PASS' : 'FAIL'} ${r.name}${r.detail ? ` — ${r.detail}` : ''}`);
+    }
+    console.log(`${passed} passed, ${failed} failed`);
+    process.exit(failed === 0 && passed > 0 ? 0 : 1);
+  });

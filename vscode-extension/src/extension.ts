@@ -1,0 +1,393 @@
+// The Quiver extension: starts the language server, wires the commands, and shows
+// run output. The decisions live in pure modules (serverCommand, messages,
+// controller, runs); this file only connects them to VS Code.
+
+import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+} from 'vscode-languageclient/node';
+import { ControllerPorts, CrashPolicy, LaunchResult, ServerController } from './controller';
+import { MessageAction, StartFailure, UserMessage } from './messages';
+import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './runs';
+import { resolveServerCommand, Resolution, ServerCommand } from './serverCommand';
+
+/** The server's own executeCommand ids (vscode-languageclient registers these itself). */
+export const SERVER_RUN_FILE = 'quiver.runFile';
+export const SERVER_STOP_RUN = 'quiver.stopRun';
+
+const STDERR_TAIL_CHARS = 8000;
+/** A server that has not answered `initialize` by then counts as failed to start. */
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * The controller shows one message of its own for every way the server can fail to
+ * start or keep running; the client's forced notifications ("couldn't create
+ * connection", "Restarting server failed", ...) would stack more on top. They still
+ * go to the log.
+ */
+class QuiverLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
+    super.error(message, data, showNotification === 'force' ? false : showNotification);
+  }
+}
+
+/** Starts and stops one client at a time, spawning the server process itself to keep its stderr and exit code. */
+class ClientLauncher {
+  client: QuiverLanguageClient | undefined;
+  private proc: ChildProcess | undefined;
+  private stderrTail = '';
+  private exit: { code: number | null; signal: string | null } | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly runLog: RunLog,
+    private readonly onGaveUp: (crashes: number, failure: StartFailure) => void,
+  ) {}
+
+  async launch(server: ServerCommand): Promise<LaunchResult> {
+    const policy = new CrashPolicy();
+    const serverOptions = async (): Promise<ChildProcess> => {
+      const proc = spawn(server.command, server.args, { cwd: server.cwd, env: process.env, stdio: 'pipe' });
+      this.track(proc);
+      await new Promise<void>((resolve, reject) => {
+        proc.once('spawn', () => resolve());
+        proc.once('error', reject);
+      });
+      return proc;
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'quiver' },
+        { scheme: 'untitled', language: 'quiver' },
+      ],
+      // The server can push diagnostics, answer pulls, or both; VS Code would show
+      // "both" twice (one collection each), so ask for push only.
+      initializationOptions: { diagnostics: { mode: 'push' } },
+      outputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: (_error, _message, count) =>
+          policy.error(count) === 'shutdown'
+            ? { action: ErrorAction.Shutdown, handled: true }
+            : { action: ErrorAction.Continue, handled: true },
+        closed: () => {
+          this.runLog.serverStopped();
+          const decision = policy.closed();
+          if (decision.action === 'restart') {
+            this.log.warn(`The language server stopped unexpectedly (${policy.recentCrashes} recently); restarting it.`);
+            return { action: CloseAction.Restart, handled: true };
+          }
+          if (decision.gaveUp) {
+            this.onGaveUp(policy.recentCrashes, this.failure());
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        // Code lenses and code actions from the server run commands through here.
+        executeCommand: (command, args, next) => {
+          if (command === SERVER_RUN_FILE && !vscode.workspace.isTrusted) {
+            void vscode.window.showWarningMessage(RESTRICTED_RUN_MESSAGE);
+            return undefined;
+          }
+          return next(command, args);
+        },
+      },
+    };
+    const client = new QuiverLanguageClient('quiver', 'Quiver', serverOptions, clientOptions);
+    client.onNotification('quiver/runStarted', (p: RunStartedParams) => this.runLog.started(p));
+    client.onNotification('quiver/runOutput', (p: RunOutputParams) => this.runLog.output(p));
+    client.onNotification('quiver/runFinished', (p: RunFinishedParams) => this.runLog.finished(p));
+    this.client = client;
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    try {
+      await Promise.race([
+        client.start(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            this.proc?.kill();
+            reject(new Error(`the server did not answer "initialize" within ${START_TIMEOUT_MS / 1000} s`));
+          }, START_TIMEOUT_MS);
+        }),
+      ]);
+      policy.markRunning();
+      return { ok: true };
+    } catch (error) {
+      // Let the process finish dying so that its exit code and last words are known.
+      await Promise.race([this.exited, delay(3000)]);
+      const failure: StartFailure = { ...this.failure(error), timedOutAfterS: timedOut ? START_TIMEOUT_MS / 1000 : undefined };
+      await this.stop();
+      return { ok: false, failure };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) {
+      try {
+        if (client.isRunning()) {
+          await client.stop(2000);
+        } else {
+          await client.dispose(0).catch(() => undefined);
+        }
+      } catch (error) {
+        this.log.warn(`Stopping the language client: ${String(error)}`);
+      }
+    }
+    const proc = this.proc;
+    if (proc !== undefined && proc.exitCode === null && proc.signalCode === null) {
+      await Promise.race([this.exited, delay(1000)]);
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill();
+      }
+    }
+  }
+
+  private track(proc: ChildProcess): void {
+    this.proc = proc;
+    this.stderrTail = '';
+    this.exit = undefined;
+    proc.stderr?.on('data', (chunk: Buffer | string) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
+    });
+    this.exited = new Promise((resolve) => {
+      proc.once('exit', (code, signal) => {
+        if (this.proc === proc) {
+          this.exit = { code, signal };
+        }
+        resolve();
+      });
+      proc.once('error', () => resolve());
+    });
+    proc.once('error', (error: NodeJS.ErrnoException) => {
+      this.log.error(`Could not start ${proc.spawnfile}: ${error.message}`);
+    });
+  }
+
+  private failure(error?: unknown): StartFailure {
+    const err = error as NodeJS.ErrnoException | undefined;
+    const spawnError =
+      err !== undefined && typeof err.code === 'string' && err.syscall?.startsWith('spawn')
+        ? { code: err.code, message: err.message }
+        : undefined;
+    return {
+      spawnError,
+      exitCode: this.exit?.code,
+      signal: this.exit?.signal,
+      stderr: this.stderrTail,
+      error: error === undefined ? undefined : error instanceof Error ? error.message : String(error),
+    };
+  }
+}
+
+const RESTRICTED_RUN_MESSAGE =
+  'Quiver: Run File is disabled in Restricted Mode, because running a file executes code from this workspace. Trust the workspace to run it; diagnostics and hovers keep working.';
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function readResolution(): Resolution {
+  const cfg = vscode.workspace.getConfiguration('quiver');
+  const command = cfg.inspect<string[]>('server.command');
+  const pythonPath = cfg.inspect<string>('server.pythonPath');
+  return resolveServerCommand({
+    trusted: vscode.workspace.isTrusted,
+    command: {
+      globalValue: command?.globalValue,
+      workspaceValue: command?.workspaceValue,
+      workspaceFolderValue: command?.workspaceFolderValue,
+    },
+    pythonPath: {
+      globalValue: pythonPath?.globalValue,
+      workspaceValue: pythonPath?.workspaceValue,
+      workspaceFolderValue: pythonPath?.workspaceFolderValue,
+    },
+    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    platform: process.platform,
+    envPath: process.env.PATH ?? '',
+    homeDir: os.homedir(),
+    isFile,
+  });
+}
+
+let controller: ServerController | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const serverLog = vscode.window.createOutputChannel('Quiver', { log: true });
+  const runChannel = vscode.window.createOutputChannel('Quiver Run');
+  context.subscriptions.push(serverLog, runChannel);
+
+  const runLog = new RunLog(
+    { append: (t) => runChannel.append(t), clear: () => runChannel.clear(), reveal: () => runChannel.show(true) },
+    { clearOnStart: () => vscode.workspace.getConfiguration('quiver').get<boolean>('run.clearOutput', true) },
+  );
+  runLog.onDidChange(() => {
+    void vscode.commands.executeCommand('setContext', 'quiver.runActive', runLog.active.length > 0);
+  });
+
+  const status = vscode.languages.createLanguageStatusItem('quiver.server', { language: 'quiver' });
+  status.name = 'Quiver Language Server';
+  context.subscriptions.push(status);
+
+  const showError = (message: UserMessage): void => {
+    void vscode.window.showErrorMessage(message.text, ...message.actions).then((choice?: MessageAction) => {
+      if (choice === 'Show Server Log') {
+        serverLog.show();
+      } else if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'quiver.server');
+      } else if (choice === 'Restart Server') {
+        void ctl.restart();
+      }
+    });
+  };
+
+  const launcher = new ClientLauncher(serverLog, runLog, (crashes, failure) => ctl.gaveUp(crashes, failure));
+  const ports: ControllerPorts = {
+    resolve: readResolution,
+    isTrusted: () => vscode.workspace.isTrusted,
+    launch: (server) => launcher.launch(server),
+    stop: () => launcher.stop(),
+    showError,
+    log: (line) => serverLog.info(line),
+  };
+  const ctl = new ServerController(ports);
+  controller = ctl;
+  ctl.onDidChangeState((state) => {
+    if (state !== 'running' && state !== 'starting') {
+      runLog.serverStopped();
+    }
+    status.text = { stopped: 'Quiver: stopped', starting: 'Quiver: starting', running: 'Quiver', failed: 'Quiver: server failed' }[state];
+    status.severity = state === 'failed' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
+    status.busy = state === 'starting';
+    status.command =
+      state === 'failed'
+        ? { title: 'Restart', command: 'quiver.client.restartServer' }
+        : { title: 'Show Log', command: 'quiver.client.showServerLog' };
+  });
+
+  /**
+   * The running client, starting the server if it was never started; undefined when
+   * it cannot run. A server that already failed is not retried here (its message was
+   * shown); the user fixes the cause and restarts it.
+   */
+  const runningClient = async (): Promise<LanguageClient | undefined> => {
+    if (ctl.state !== 'failed') {
+      const state = await ctl.start();
+      if (state === 'running' && launcher.client !== undefined) {
+        return launcher.client;
+      }
+      if (state === 'failed') {
+        return undefined; // start() has just said why
+      }
+    }
+    void vscode.window.showErrorMessage('Quiver: the language server is not running. Fix the cause shown earlier, then run "Quiver: Restart Server".', 'Show Server Log').then((c) => {
+      if (c !== undefined) {
+        serverLog.show();
+      }
+    });
+    return undefined;
+  };
+
+  const runFile = async (resource?: vscode.Uri): Promise<void> => {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage(RESTRICTED_RUN_MESSAGE);
+      return;
+    }
+    const editorDoc = vscode.window.activeTextEditor?.document;
+    const doc =
+      resource instanceof vscode.Uri && resource.toString() !== editorDoc?.uri.toString()
+        ? await vscode.workspace.openTextDocument(resource)
+        : editorDoc;
+    if (doc === undefined || doc.languageId !== 'quiver') {
+      void vscode.window.showInformationMessage('Quiver: open a .qv file to run it.');
+      return;
+    }
+    if (doc.isUntitled) {
+      void vscode.window.showInformationMessage('Quiver: save the file before running it.');
+      return;
+    }
+    if (doc.isDirty && vscode.workspace.getConfiguration('quiver').get<boolean>('run.saveBeforeRun', true)) {
+      await doc.save();
+    }
+    const client = await runningClient();
+    if (client === undefined) {
+      return;
+    }
+    const uri = doc.uri.toString();
+    try {
+      const result = (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_RUN_FILE, arguments: [uri] })) as { runId?: string } | null;
+      if (result && typeof result.runId === 'string') {
+        runLog.requested(uri, result.runId);
+      }
+    } catch (error) {
+      runLog.note(`Quiver: the server could not start the run: ${error instanceof Error ? error.message : String(error)}`);
+      runChannel.show(true);
+    }
+  };
+
+  const stopRun = async (): Promise<void> => {
+    const run = runLog.runToStop(vscode.window.activeTextEditor?.document.uri.toString());
+    if (run === undefined) {
+      void vscode.window.showInformationMessage('Quiver: no run is in progress.');
+      return;
+    }
+    const client = launcher.client;
+    if (client === undefined || !client.isRunning()) {
+      return;
+    }
+    try {
+      await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_STOP_RUN, arguments: [run.runId] });
+    } catch (error) {
+      runLog.note(`Quiver: could not stop ${run.name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('quiver.client.runFile', runFile),
+    vscode.commands.registerCommand('quiver.client.stopRun', stopRun),
+    vscode.commands.registerCommand('quiver.client.restartServer', () => ctl.restart()),
+    vscode.commands.registerCommand('quiver.client.showOutput', () => runChannel.show()),
+    vscode.commands.registerCommand('quiver.client.showServerLog', () => serverLog.show()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('quiver.server')) {
+        serverLog.info('The quiver.server settings changed; restarting the language server.');
+        void ctl.restart();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      serverLog.info('The workspace is now trusted; restarting the language server.');
+      void ctl.restart();
+    }),
+  );
+
+  void vscode.commands.executeCommand('setContext', 'quiver.runActive', false);
+  void ctl.start(); // activation does not wait for the server
+}
+
+export async function deactivate(): Promise<void> {
+  await controller?.stop();
+}
