@@ -72,6 +72,9 @@ class ClientLauncher {
       // The server can push diagnostics, answer pulls, or both; VS Code would show
       // "both" twice (one collection each), so ask for push only.
       initializationOptions: { diagnostics: { mode: 'push' } },
+      // The server reads the `quiver` section (debounce, run timeout, hints,
+      // lenses) and re-reads it when it changes.
+      synchronize: { configurationSection: 'quiver' },
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,
