@@ -31,7 +31,7 @@ from . import ast as A
 from . import catalog as C
 from .body import BodyResult, check_body
 from .declarations import Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
-from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, SymbolRef
+from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
 from .source import DecodeProblem, LineIndex, decode_source
@@ -182,7 +182,13 @@ class Analyzer:
                 facts[info.name] = result.facts
 
         interfaces_changed = any(n == "*names*" or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
-        reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed)
+        erroneous = frozenset(
+            item.name.text for item, result in bodies.items()  # type: ignore[attr-defined]
+            if any(d.severity is Severity.ERROR for d in result.diagnostics)
+            or any(d.severity is Severity.ERROR for d in declared[item].diagnostics)
+            or slot_of_item[item].parse.diagnostics
+        )
+        reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous)
         self._reads = reads
         site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
         for item, result in bodies.items():

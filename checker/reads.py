@@ -49,13 +49,17 @@ class Summary:
     model: str
     reads: dict[str, Reason]  # param field name -> first reason
     everything: Reason | None = None  # set when the model escapes
+    # The function, or one it passes the model to, has errors: what it reads
+    # is then a guess, and no E1107/W1101 is drawn from it.
+    tainted: bool = False
 
     def key(self) -> tuple:
         """What a value_and_grad site's diagnostics depend on (computed once:
         a summary does not change after its analysis is built)."""
         key = self.__dict__.get("_key")
         if key is None:
-            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None)
+            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None,
+                                           self.tainted)
         return key
 
 
@@ -69,15 +73,18 @@ class ReadAnalysis:
     """
 
     def __init__(self, glob: Globals, facts: dict[str, frozenset[ReadFact]],
-                 previous: "ReadAnalysis | None" = None, interfaces_changed: bool = True) -> None:
+                 previous: "ReadAnalysis | None" = None, interfaces_changed: bool = True,
+                 erroneous: frozenset[str] = frozenset()) -> None:
         self.g = glob
         self.facts = facts
+        self.erroneous = erroneous
         if previous is None or interfaces_changed:
             dirty = set(facts)
             previous = None
         else:
             dirty = {f for f, ff in facts.items() if previous.facts.get(f) is not ff}
             dirty |= set(previous.facts) - set(facts)
+            dirty |= erroneous ^ previous.erroneous
         self.callees: dict[str, frozenset[str]] = {}
         for f, ff in facts.items():
             if previous is not None and f not in dirty:
@@ -105,7 +112,8 @@ class ReadAnalysis:
                 continue
             for p in info.params:
                 if isinstance(p.type, T.ModelT):
-                    self.summaries[(fn_name, p.name)] = Summary(fn_name, p.name, p.type.name, {})
+                    self.summaries[(fn_name, p.name)] = Summary(fn_name, p.name, p.type.name, {},
+                                                                tainted=fn_name in erroneous)
         self._solve({f: facts[f] for f in self.solved})
 
     def _param_name(self, fn: str, index: int) -> str | None:
@@ -148,6 +156,9 @@ class ReadAnalysis:
             if target.everything is not None and s.everything is None:
                 s.everything = reason
                 grew = True
+            if target.tainted and not s.tainted:
+                s.tainted = True
+                grew = True
             if grew:
                 for caller, r in edges.get((s.fn, s.param), ()):
                     pending.append((caller, s, r))
@@ -180,7 +191,7 @@ class ReadAnalysis:
 
 def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> tuple[LocalDiagnostic, ...]:
     """E1107 / W1101 for one `value_and_grad(f, m, ...)` call."""
-    if summary is None or summary.everything is not None:
+    if summary is None or summary.everything is not None or summary.tainted:
         return ()
     model = glob.models.get(site.model)
     if model is None:

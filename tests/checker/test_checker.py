@@ -558,3 +558,21 @@ def test_did_you_mean_diagnostics_carry_the_rename() -> None:
 def test_no_close_name_means_no_fix() -> None:
     (d,) = check_text("fn f() -> Int:\n    return zzzzzz\n").diagnostics
     assert d.code == "E0101" and d.fix is None
+
+
+def test_errors_in_a_differentiated_function_silence_its_read_warnings() -> None:
+    # The mistake (m.w1 for m.w2) is reported once; that w2 is then unread is
+    # its consequence, not a second finding.
+    check("""
+    fn forward(m: Mlp, x: [b D]) -> [b C]:
+        h = relu(x @ m.w1 + m.b1)
+        return h @ m.w1 + m.b2
+    #          ^^^^^^^^ E0203: matmul [b H] NonNeg @ [D H]: inner dims H and D differ
+
+    fn loss(m: Mlp, x: [b D]) -> [] NonNeg:
+        return mean(relu(forward(m, x)))
+
+    fn f(m: Mlp, x: [b D]) -> Grad[Mlp]:
+        l, g = value_and_grad(loss, m, x)
+        return g
+    """)
