@@ -371,6 +371,15 @@ class BrokenItem(Node):
 Item = Union[DimDecl, ModelDecl, FnDecl, ExternDecl, BrokenItem]
 
 
+def same_path(a: Node, b: Node) -> bool:
+    """The same variable or field chain read twice (`x` and `x`, `m.w` and `m.w`)."""
+    if isinstance(a, Name) and isinstance(b, Name):
+        return a.name == b.name
+    if isinstance(a, Field) and isinstance(b, Field):
+        return a.name.text == b.name.text and same_path(a.value, b.value)
+    return False
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node under `node` (itself included), parents before children."""
     stack = [node]

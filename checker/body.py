@@ -734,7 +734,7 @@ class BodyChecker:
                                          hint="; cast to a float type first"))
             return T.UNKNOWN
         refine = _refine_arith(op, lt, rt, right)
-        if op == "*" and refine is None and _same_path(left, right):
+        if op == "*" and refine is None and A.same_path(left, right):
             refine = "nonneg"  # x * x
         elem = T.Elem(tensor_elem.dtype, refine if tensor_elem.is_float else None)
         return T.TensorT(dims, elem)
@@ -1704,15 +1704,6 @@ def _refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:
     if op == "**" and (nonneg(lt) or (isinstance(right, A.IntLit) and right.value % 2 == 0)):
         return "nonneg"
     return None
-
-
-def _same_path(a: A.Expr, b: A.Expr) -> bool:
-    """The same variable or field read twice (`x * x`, `m.w * m.w`)."""
-    if isinstance(a, A.Name) and isinstance(b, A.Name):
-        return a.name == b.name
-    if isinstance(a, A.Field) and isinstance(b, A.Field):
-        return a.name.text == b.name.text and _same_path(a.value, b.value)
-    return False
 
 
 def _cast_problem(src: T.Type, target: T.Type) -> str | None:

@@ -152,7 +152,7 @@ class _FnCompiler:
         if not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
             return None
         if value is not None:
-            if not (isinstance(value, A.Binary) and value.op in ("+", "-") and _same_path(value.left, target)):
+            if not (isinstance(value, A.Binary) and value.op in ("+", "-") and A.same_path(value.left, target)):
                 return None
             op, operand = value.op, value.right
         if op not in ("+", "-") or operand is None:
@@ -462,14 +462,6 @@ class Compiler:
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {py_name(source[0])}.shape[{source[1]}]", base)
         _FnCompiler(self, fn, body, base).block(decl.body, 1)
-
-
-def _same_path(a: A.Expr, b: A.Expr) -> bool:
-    if isinstance(a, A.Name) and isinstance(b, A.Name):
-        return a.name == b.name
-    if isinstance(a, A.Field) and isinstance(b, A.Field):
-        return a.name.text == b.name.text and _same_path(a.value, b.value)
-    return False
 
 
 def _dim_source(fn: FnInfo, g: str) -> tuple[str, int] | None:

@@ -40,14 +40,18 @@ def _line_end_col(path: str, line: int) -> int:
     return 1
 
 
+def _cannot_read(path: str, e: OSError) -> int:
+    print(f"quiver: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+    return 2
+
+
 def cmd_run(args) -> int:
     # Stream the program's output even through a pipe (the language server).
     sys.stdout.reconfigure(line_buffering=True)
     try:
         program = compile_file(args.file)
     except OSError as e:
-        print(f"quiver: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        return _cannot_read(args.file, e)
     except CheckFailed as e:
         first = None
         for d in e.diagnostics:
@@ -99,8 +103,7 @@ def cmd_compile(args) -> int:
     try:
         program = compile_file(args.file)
     except OSError as e:
-        print(f"quiver: cannot read {args.file}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        return _cannot_read(args.file, e)
     except CheckFailed as e:
         print(str(e), file=sys.stderr)
         return 1
