@@ -168,9 +168,16 @@ class ClientLauncher {
     proc.stderr?.on('data', (chunk: Buffer | string) => {
       this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
     });
+    // 'close' comes after 'exit' once stdout and stderr are drained: waiting
+    // for it means the server's last words (its traceback) have been read.
     this.exited = new Promise((resolve) => {
       proc.once('exit', (code, signal) => {
         if (this.proc === proc) {
+          this.exit = { code, signal };
+        }
+      });
+      proc.once('close', (code, signal) => {
+        if (this.proc === proc && this.exit === undefined) {
           this.exit = { code, signal };
         }
         resolve();
