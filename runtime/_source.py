@@ -148,8 +148,10 @@ def format_error(exc: BaseException, *, traceback: bool = False,
     """``file.qv:LINE:COL: error: MESSAGE`` for an exception from compiled code.
 
     Paths are shown relative to ``relative_to`` (default: the current
-    directory) when they lie below it.  With ``traceback=True`` one more line
-    per frame of compiled code follows, innermost first:
+    directory) when they lie below it.  An error that carries the location of
+    a declaration (an argument check, an extern's result) adds the line of the
+    call: ``  called from file.qv:LINE:COL (in FN)``.  With ``traceback=True``
+    one line per frame of compiled code follows instead, innermost first:
     ``  file.qv:LINE:COL: in FN``.
     """
     loc = qv_location(exc)
@@ -159,6 +161,13 @@ def format_error(exc: BaseException, *, traceback: bool = False,
     else:
         head = f"error: {msg}"
     if not traceback:
+        # An error located at a declaration (a parameter's check, an extern's
+        # result) also says where the call came from.
+        own = getattr(exc, "loc", None) if isinstance(exc, QuiverError) else None
+        if own is not None:
+            for fr in reversed(qv_traceback(exc)):
+                if (fr.loc.path, fr.loc.line) != (own.path, own.line):
+                    return f"{head}\n  called from {_display(fr.loc.path, relative_to)}:{fr.loc.line}:{fr.loc.col} (in {fr.function})"
         return head
     lines = [head]
     for fr in reversed(qv_traceback(exc)):

@@ -72,6 +72,9 @@ def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
     assert last["line"] in (4, 7), last
     assert "[8 3]" in last["message"] and "[5 4]" in last["message"]
     assert "Traceback" not in err
+    # The text output names the extern's declaration and the call.
+    assert f"{p}:4:1: error: load(): return value expected [8 3] f32, found [5 4] f32" in err
+    assert f"  called from {p}:7:5 (in main)" in err
 
 
 def test_a_missing_extern_module_is_a_clear_error(tmp_path: Path, capsys) -> None:
