@@ -13,8 +13,10 @@ repetition, so no variant always runs first or last):
   examples/mlp.qv (with ``dim H = 512``) compiled by the real compiler.  Pass
   another module object to :func:`run` (or a compiled ``.py`` file with
   ``--module``) to measure something else: it must define ``Mlp`` and
-  ``train_step(m, x, y, lr, step)``.  ``COMPILED_MLP`` below is the
-  hand-written stand-in the runtime was first measured with.
+  ``train_step(m, x, y, lr, step)``.
+- ``quiver plain-update (off)``: the same program compiled with
+  ``fuse_updates=False``: field updates by plain assignment instead of the
+  fused ``rt.field_add``.
 - ``torch (module+optim)``: idiomatic PyTorch: an ``nn.Module`` with
   ``nn.Parameter`` fields, ``F.dropout``, ``loss.backward()`` and
   ``torch.optim.SGD``.
@@ -43,103 +45,10 @@ from quiver import runtime as rt
 
 D, H, C, BATCH, LR = 784, 512, 10, 256, 0.1
 
-COMPILED_MLP = '''
-import torch
-from quiver import runtime as rt
-
-_src = rt.SourceFile(QV_PATH)
-
-D = 784
-H = 512
-C = 10
-
-
-class Mlp(rt.Model):
-    _qv_name = "Mlp"
-    _qv_device = "cpu"
-    _qv_params = (
-        rt.Field("w1", (784, 512), rt.f32, rt.init.normal(0.0, 0.02), _src.loc(7, 5)),
-        rt.Field("b1", (512,), rt.f32, rt.init.zeros, _src.loc(8, 5)),
-        rt.Field("w2", (512, 10), rt.f32, rt.init.normal(0.0, 0.02), _src.loc(9, 5)),
-        rt.Field("b2", (10,), rt.f32, rt.init.zeros, _src.loc(10, 5)),
-    )
-    _qv_buffers = (
-        rt.Field("steps", (), rt.i64, rt.init.fill(0), _src.loc(11, 5)),
-    )
-
-
-_sig_forward = rt.Signature(_src, "forward", _src.loc(13, 1), (
-    rt.ModelArg("m", Mlp, _src.loc(13, 12)),
-    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(13, 20)),
-    rt.ModeArg("mode", _src.loc(13, 32)),
-))
-
-
-def forward(m, x, mode):
-    if rt.checks.enabled:
-        _sig_forward.check(m, x, mode)
-    h = rt.relu(x @ m.w1 + m.b1)
-    h = rt.dropout(h, 0.1, mode)
-    return h @ m.w2 + m.b2
-
-
-_sig_loss = rt.Signature(_src, "loss", _src.loc(18, 1), (
-    rt.ModelArg("m", Mlp, _src.loc(18, 9)),
-    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(18, 17)),
-    rt.TensorArg("y", ("b",), rt.index(10), _src.loc(18, 27)),
-    rt.ModeArg("mode", _src.loc(18, 44)),
-))
-
-
-def loss(m, x, y, mode):
-    if rt.checks.enabled:
-        _sig_loss.check(m, x, y, mode)
-    return rt.cross_entropy(forward(m, x, mode), y, 1)
-
-
-_sig_train_step = rt.Signature(_src, "train_step", _src.loc(21, 1), (
-    rt.ModelArg("m", Mlp, _src.loc(21, 19)),
-    rt.TensorArg("x", ("b", 784), rt.f32, _src.loc(21, 27)),
-    rt.TensorArg("y", ("b",), rt.index(10), _src.loc(21, 37)),
-    rt.NumberArg("lr", "float", _src.loc(21, 54)),
-    rt.NumberArg("step", "int", _src.loc(21, 65)),
-))
-
-
-def train_step(m, x, y, lr, step):
-    if rt.checks.enabled:
-        _sig_train_step.check(m, x, y, lr, step)
-    l, g = rt.value_and_grad(loss, m, x, y, rt.Train(seed=step))
-UPDATES
-    return l
-
-
-_src.set_line_map({})
-'''
-
-
-# `m.f = m.f - lr * g.f` as the compiler is asked to emit it (docs/runtime.md,
-# "Field updates"): one fused in-place pass per field.
-FUSED_UPDATES = """\
-    rt.field_add(m, "w1", g.w1, -lr)
-    rt.field_add(m, "b1", g.b1, -lr)
-    rt.field_add(m, "w2", g.w2, -lr)
-    rt.field_add(m, "b2", g.b2, -lr)
-    rt.field_add(m, "steps", 1)"""
-
-# The same statements as plain assignments (Model.__setattr__): correct, but
-# each update makes two temporaries and copies the result into the field.
-PLAIN_UPDATES = """\
-    m.w1 = m.w1 - lr * g.w1
-    m.b1 = m.b1 - lr * g.b1
-    m.w2 = m.w2 - lr * g.w2
-    m.b2 = m.b2 - lr * g.b2
-    m.steps = m.steps + 1"""
-
-
-def compiled_module(d=D, h=H):
+def compiled_module(d=D, h=H, fuse_updates=True):
     """examples/mlp.qv with D and H set for the benchmark, through the real
-    checker and compiler (the default subject of the benchmark)."""
+    checker and compiler (the default subject of the benchmark); with
+    `fuse_updates=False` its field updates are plain assignments."""
     from quiver.checker import check_text
     from quiver.checker.compiler import compile_program
 
@@ -150,15 +59,7 @@ def compiled_module(d=D, h=H):
     qv_path = os.path.join(root, "bench", f"mlp_{d}_{h}.qv")
     analysis = check_text(src)
     assert not analysis.diagnostics, analysis.diagnostics
-    return rt.load_compiled(compile_program(analysis, qv_path).source, qv_path)
-
-
-def hand_written_module(updates=FUSED_UPDATES, d=D, h=H):
-    """The compiled-style stand-in, loaded the way compiled code is."""
-    qv_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp512.qv")
-    code = COMPILED_MLP.replace("QV_PATH", repr(qv_path)).replace("UPDATES", updates)
-    code = code.replace("784", str(d)).replace("512", str(h))
-    return rt.load_compiled(code, qv_path)
+    return rt.load_compiled(compile_program(analysis, qv_path, fuse_updates).source, qv_path)
 
 
 class TorchMlp(nn.Module):
@@ -313,7 +214,7 @@ def overhead(reps=3000, warmup=100, block=4):
 def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True, block=4,
         with_overhead=True, out=sys.stdout):
     """Run the benchmark on ``module`` (default: examples/mlp.qv at 784-512-10
-    through the real compiler); ``plain`` adds the hand-written stand-in with
+    through the real compiler); ``plain`` adds the same program compiled with
     plain field assignments (what the step costs without ``rt.field_add``),
     ``control`` a second, identical copy of the autograd.grad baseline whose
     ratio to the first shows the measurement noise."""
@@ -321,7 +222,7 @@ def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True
         torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
     module = compiled_module() if module is None else module
-    plain_module = hand_written_module(PLAIN_UPDATES) if plain else None
+    plain_module = compiled_module(fuse_updates=False) if plain else None
     steps = make_steps(module, plain_module)
     if control:
         steps[CONTROL] = make_steps(module)["torch (autograd.grad)"]
@@ -375,14 +276,14 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--block", type=int, default=4, help="steps per variant per round (first untimed)")
-    ap.add_argument("--module", help="a compiled .py file to measure instead of the stand-in")
+    ap.add_argument("--module", help="a compiled .py file to measure instead of examples/mlp.qv")
     ap.add_argument("--json", help="also write the figures to this file")
     ap.add_argument("--no-control", action="store_true",
                     help="leave out the second copy of the torch baseline (the noise control)")
     ap.add_argument("--no-overhead", action="store_true",
                     help="leave out the per-step overhead measurement on a tiny model")
     ap.add_argument("--no-plain", action="store_true",
-                    help="leave out the stand-in that updates fields by plain assignment")
+                    help="leave out the variant that updates fields by plain assignment")
     args = ap.parse_args(argv)
     module = _load_module_file(args.module) if args.module else None
     result = run(module, reps=args.reps, warmup=args.warmup, threads=args.threads,

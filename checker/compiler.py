@@ -149,7 +149,7 @@ class _FnCompiler:
         """`m.f = m.f - lr * e` (and `+`, and `m.f -= e`) as one fused in-place
         update, `rt.field_add(m, "f", e, -lr)`: the optimizer step of every
         training loop, which would otherwise build two temporaries and copy."""
-        if not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
+        if not self.c.fuse_updates or not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
             return None
         if value is not None:
             if not (isinstance(value, A.Binary) and value.op in ("+", "-") and A.same_path(value.left, target)):
@@ -330,9 +330,10 @@ class _FnCompiler:
 
 
 class Compiler:
-    def __init__(self, analysis: Analysis, path: str) -> None:
+    def __init__(self, analysis: Analysis, path: str, fuse_updates: bool = True) -> None:
         self.a = analysis
         self.path = path
+        self.fuse_updates = fuse_updates
         self.w = _Writer(analysis.lines)
 
     def loc(self, offset: int) -> str:
@@ -481,8 +482,10 @@ def _number_text(e: A.Expr) -> str:
     raise CompileError("an initializer argument must be a number")  # pragma: no cover
 
 
-def compile_program(analysis: Analysis, path: str) -> CompiledModule:
-    """Python source for a program that checked without errors."""
+def compile_program(analysis: Analysis, path: str, fuse_updates: bool = True) -> CompiledModule:
+    """Python source for a program that checked without errors. With
+    `fuse_updates=False` field updates stay plain assignments (for measuring
+    what the fused `rt.field_add` saves)."""
     if analysis.errors:
         raise CompileError(f"{path} has {len(analysis.errors)} error(s); check it with qlint")
-    return Compiler(analysis, path).run()
+    return Compiler(analysis, path, fuse_updates).run()
