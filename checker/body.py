@@ -917,7 +917,7 @@ class BodyChecker:
             target_expr.name.text in ("f16", "bf16", "f32", "f64", "i32", "i64", "NonNeg", "Prob")
             or target_expr.name.text == "Index"
         )
-        ctx = TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
+        ctx = self.type_context()
         if elem_only:
             assert isinstance(target_expr, A.NamedType)
             arg = target_expr.arg
@@ -947,9 +947,21 @@ class BodyChecker:
             return T.UNKNOWN
         return target
 
+    def type_context(self) -> TypeContext:
+        """For types written in the body (casts, shapes, over= dims)."""
+        return TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
+
     def _take(self, ctx: TypeContext) -> None:
+        """Take a type context's diagnostics, and the global names it looked
+        up as dependencies of this body."""
         self.diags.extend(ctx.diagnostics)
         ctx.diagnostics.clear()
+        for name in ctx.lookups:
+            if name == "*names*":
+                self.deps[name] = frozenset(self.g.names.kinds)
+            else:
+                self.deps[name] = self.g.fingerprint(name)
+        ctx.lookups.clear()
 
     # -- calls
 
@@ -1227,28 +1239,12 @@ class BodyChecker:
             self.diags.append(C.E0301.at(e.span, context="over=: ", expected="a dim name", found=_expr_text(e)))
             return None
         name = e.name
-        dim: T.Dim
-        if name in self.fn.generics:
-            dim = T.DimVar(name)
-            self.refs[e] = Ref("generic", name, self.fn.name)
-        else:
-            kind = self.global_kind(name)
-            if kind == "dim":
-                value = self.g.names.dim_values.get(name)
-                if value is None:
-                    return None
-                dim = T.DimConst(name, value)
-                self.refs[e] = Ref("dim", name)
-            elif kind is not None and kind.startswith("broken"):
-                return None
-            elif kind is not None:
-                self.diags.append(C.E0211.at(e.span, name=name, kind=_kind_phrase(kind)))
-                return None
-            else:
-                dims = [n for n, k in self.g.names.kinds.items() if k == "dim"] + list(self.fn.generics)
-                self.deps["*names*"] = frozenset(self.g.names.kinds)
-                self.diags.append(C.E0109.at(e.span, name=name, hint=suggest(name, dims)))
-                return None
+        ctx = self.type_context()
+        dim = ctx.dim(A.DimName(e.span, name))
+        self._take(ctx)
+        if isinstance(dim, T.DimUnknown):
+            return None
+        self.refs[e] = Ref("generic", name, self.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", name)
         self.types[e] = T.NumberT("Int", True)
         hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
         if any(isinstance(d, T.DimUnknown) for d in operand.dims) and not hits:
@@ -1328,8 +1324,7 @@ class BodyChecker:
             elem = T.Elem("i64") if elem.is_bool else T.with_refine(T.Elem(elem.dtype), "nonneg" if elem.nonneg else None)
         elif b.name == "mean":
             elem = T.with_refine(T.Elem(elem.dtype), elem.refine)
-        else:  # max / min keep the refinement, Index included
-            elem = elem
+        # max / min keep the element type, refinement and Index included
         over = bound.get("over")
         if over is None:
             self.axes[node] = None
@@ -1473,19 +1468,15 @@ class BodyChecker:
             self.diags.append(C.E0301.at(a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]",
                                          found=_expr_text(a.node)))
             return None
-        ctx = TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
+        ctx = self.type_context()
         t = ctx.resolve(a.node)
+        self._take(ctx)
         for d in a.node.dims:
             if isinstance(d, A.DimName):
                 if d.name in self.fn.generics:
                     self.refs[d] = Ref("generic", d.name, self.fn.name)
-                else:
-                    self.deps[d.name] = self.g.fingerprint(d.name)
-                    if self.g.names.kinds.get(d.name) == "dim":
-                        self.refs[d] = Ref("dim", d.name)
-                    else:
-                        self.deps["*names*"] = frozenset(self.g.names.kinds)
-        self._take(ctx)
+                elif self.g.names.kinds.get(d.name) == "dim":
+                    self.refs[d] = Ref("dim", d.name)
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
 
@@ -1515,8 +1506,6 @@ class BodyChecker:
         t = self.shape_arg(bound["shape"], b.name)
         if t is None:
             return T.UNKNOWN
-        if t.elem.refine == "prob" and b.name == "ones":
-            return t
         return t
 
     _builtin_ones = _builtin_zeros

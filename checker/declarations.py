@@ -196,6 +196,17 @@ class TypeContext:
     generics: list[str] = field(default_factory=list)
     diagnostics: list[LocalDiagnostic] = field(default_factory=list)
     silent: tuple[str, ...] = ()  # dim names already reported elsewhere
+    # Every global name looked up ("*names*" when the set of all names was
+    # used, for a suggestion): a body records them as its dependencies.
+    lookups: set[str] = field(default_factory=set)
+
+    def kind(self, name: str) -> str | None:
+        self.lookups.add(name)
+        return self.names.kinds.get(name)
+
+    def all_of(self, kind: str) -> list[str]:
+        self.lookups.add("*names*")
+        return [n for n, k in self.names.kinds.items() if k == kind]
 
     def dim(self, d: A.Dim) -> T.Dim:
         if isinstance(d, A.DimInt):
@@ -204,7 +215,9 @@ class TypeContext:
                 return T.DimUnknown()
             return T.DimLit(d.value)
         name = d.name
-        kind = self.names.kinds.get(name)
+        if self.where == "body" and name in self.generics:
+            return T.DimVar(name)
+        kind = self.kind(name)
         if kind == "dim":
             value = self.names.dim_values.get(name)
             return T.DimConst(name, value) if value is not None else T.DimUnknown()
@@ -217,11 +230,9 @@ class TypeContext:
             if name not in self.generics:
                 self.generics.append(name)
             return T.DimVar(name)
-        if self.where == "body" and name in self.generics:
-            return T.DimVar(name)
         if name in self.silent:
             return T.DimUnknown()
-        dims = [n for n, k in self.names.kinds.items() if k == "dim"] + list(self.generics)
+        dims = self.all_of("dim") + list(self.generics)
         if self.where == "model":
             self.diagnostics.append(C.E0207.at(d.span, name=name, hint=suggest(name, dims)))
         else:
@@ -270,7 +281,7 @@ class TypeContext:
             return NUMBER_TYPES[name]
         if name == "Mode":
             return T.MODE
-        kind = self.names.kinds.get(name)
+        kind = self.kind(name)
         if kind == "model":
             return T.ModelT(name)
         if kind is not None and kind.startswith("broken"):
@@ -284,7 +295,7 @@ class TypeContext:
         if kind is not None:
             self.diagnostics.append(C.E0110.at(t.name.span, name=name, kind=_kind_word(kind), use="a type"))
             return T.UNKNOWN
-        candidates = list(NUMBER_TYPES) + ["Mode", "Grad"] + [n for n, k in self.names.kinds.items() if k == "model"]
+        candidates = list(NUMBER_TYPES) + ["Mode", "Grad"] + self.all_of("model")
         self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
         return T.UNKNOWN
 
@@ -294,14 +305,14 @@ class TypeContext:
             self.diagnostics.append(C.E0303.at(t.span, what="Grad needs a model, as in Grad[Mlp]"))
             return T.UNKNOWN
         if isinstance(arg, A.NamedType) and arg.arg is None:
-            kind = self.names.kinds.get(arg.name.text)
+            kind = self.kind(arg.name.text)
             if kind == "model":
                 return T.GradT(arg.name.text)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
             if kind is None and arg.name.text not in NUMBER_TYPES and arg.name.text not in ELEM_TYPES \
                     and arg.name.text != "Mode":
-                models = [n for n, k in self.names.kinds.items() if k == "model"]
+                models = self.all_of("model")
                 self.diagnostics.append(C.E0102.at(arg.name.span, what="model", name=arg.name.text,
                                                    hint=suggest(arg.name.text, models)))
                 return T.UNKNOWN

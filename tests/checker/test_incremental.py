@@ -123,3 +123,14 @@ def test_older_analyses_stay_valid_after_updates() -> None:
     old_reads = old.reads.summary("loss", "m").reads.keys()
     analyzer.update(src.replace("return h @ m.w2 + m.b2", "return h @ m.w2"))
     assert set(old.reads.summary("loss", "m").reads) == set(old_reads) == {"w1", "b1", "w2", "b2"}
+
+
+def test_types_written_in_bodies_depend_on_the_names_they_use() -> None:
+    # A cast or shape in a body names dims and models too: renaming the dim
+    # must re-check the body (a cached result would miss E0109).
+    analyzer = Analyzer()
+    analyzer.update("dim K = 3\nfn f(x: [3]) -> [3] f64:\n    return x as [K] f64\n")
+    renamed = "dim J = 3\nfn f(x: [3]) -> [3] f64:\n    return x as [K] f64\n"
+    result = analyzer.update(renamed)
+    assert analyzer.stats.bodies_checked == ["f"]
+    assert [d.code for d in result.diagnostics] == [d.code for d in check_text(renamed).diagnostics] == ["E0109"]
