@@ -99,16 +99,6 @@ class Analysis:
     def fn(self, name: str) -> FnInfo | None:
         return self.globals.fns.get(name)
 
-    def body_of(self, name: str) -> BodyResult | None:
-        info = self.globals.fns.get(name)
-        if info is None:
-            return None
-        return self.bodies.get(info.decl)
-
-    def absolute(self, item: A.Node, span: A.Span) -> A.Span:
-        slot = self.slot_of_item.get(item)
-        base = slot.start if slot is not None else 0
-        return A.Span(span.start + base, span.end + base)
 
 
 class Analyzer:

@@ -21,15 +21,6 @@ class Span:
     start: int
     end: int
 
-    def shifted(self, delta: int) -> "Span":
-        return Span(self.start + delta, self.end + delta)
-
-    def contains(self, offset: int) -> bool:
-        return self.start <= offset <= self.end
-
-    def cover(self, other: "Span") -> "Span":
-        return Span(min(self.start, other.start), max(self.end, other.end))
-
     def __len__(self) -> int:
         return self.end - self.start
 

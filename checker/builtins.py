@@ -98,8 +98,3 @@ MODEL_METHODS = {
     "init": Builtin("init", (SEED,), "M.init(seed=Int) -> M",
                     "A new model with its params and buffers initialised, deterministically for the seed."),
 }
-
-KEYWORDS = (
-    "dim", "model", "param", "buffer", "fn", "extern", "from", "mut", "on", "return", "if", "elif",
-    "else", "for", "in", "while", "and", "or", "not", "as", "pass", "break", "continue", "True", "False",
-)

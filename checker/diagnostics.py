@@ -9,7 +9,7 @@ absolute form. Codes and messages come only from checker/catalog.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from .ast import Span
@@ -81,13 +81,3 @@ class Diagnostic:
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
-
-
-@dataclass
-class Sink:
-    """Collects the diagnostics of one pass."""
-
-    items: list[LocalDiagnostic] = field(default_factory=list)
-
-    def add(self, diag: LocalDiagnostic) -> None:
-        self.items.append(diag)

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .ast import Item, Node, Span
-from .diagnostics import LocalDiagnostic
+from .ast import Item
 from .parser import ItemParse, parse_item
 from .source import LineIndex
 
@@ -54,8 +53,6 @@ class ItemSlot:
     def end(self) -> int:
         return self.start + len(self.parse.text)
 
-    def absolute(self, span: Span) -> Span:
-        return Span(span.start + self.start, span.end + self.start)
 
 
 class ParseCache:
@@ -96,9 +93,6 @@ class ParsedDocument:
     def items(self) -> list[Item]:
         return [s.item for s in self.slots if s.item is not None]
 
-    def syntax_diagnostics(self) -> list[tuple[ItemSlot, LocalDiagnostic]]:
-        return [(s, d) for s in self.slots for d in s.parse.diagnostics]
-
     def slot_at(self, offset: int) -> ItemSlot | None:
         """The item whose text holds `offset` (an offset at the very end of an
         item belongs to it, so a cursor after the last character works)."""
@@ -112,12 +106,6 @@ class ParsedDocument:
             else:
                 hi = mid - 1
         return found
-
-    def slot_of(self, node: Node) -> ItemSlot | None:
-        for s in self.slots:
-            if s.item is node:
-                return s
-        return None
 
 
 def parse_document(text: str, cache: ParseCache | None = None,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lark import Lark, Token
 from lark.lexer import LexerThread
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from lark.indenter import DedentError, Indenter
 
 from . import ast as A
@@ -433,8 +433,6 @@ def _get_parsers() -> tuple[Lark, _PlainLexer]:
 
 # ------------------------------------------------------------------ items
 
-
-ItemKind = str  # "dim" | "model" | "fn" | "extern"
 
 _HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim)\b\s*([^\W\d]\w*)?")
 

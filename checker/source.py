@@ -71,7 +71,6 @@ class DecodeProblem:
     """Where undecodable bytes were replaced while decoding."""
 
     offset: int  # offset in the decoded text of the first replacement character
-    byte_offset: int
     byte: int
 
 
@@ -85,4 +84,4 @@ def decode_source(data: bytes) -> tuple[str, DecodeProblem | None]:
     except UnicodeDecodeError as e:
         prefix = data[: e.start].decode("utf-8", errors="replace")
         text = data.decode("utf-8", errors="replace")
-        return text, DecodeProblem(len(prefix), e.start, data[e.start])
+        return text, DecodeProblem(len(prefix), data[e.start])

@@ -290,10 +290,6 @@ def is_unknown(t: Type) -> bool:
     )
 
 
-def has_unknown_dims(t: Type) -> bool:
-    return isinstance(t, TensorT) and any(isinstance(d, DimUnknown) for d in t.dims)
-
-
 def show_pair(expected: Type, found: Type) -> tuple[str, str]:
     """Render two types for a message; element types are written out when they
     are what differs, so "expected [] NonNeg, found [] Float" reads clearly."""
