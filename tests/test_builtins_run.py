@@ -10,7 +10,6 @@ import torch
 import torch.nn.functional as F
 
 import quiver
-from quiver import runtime as rt
 
 SRC = """
 dim T = 2
@@ -162,4 +161,3 @@ def test_creation_builtins(mod) -> None:
     assert torch.equal(z, torch.zeros(2, 3)) and torch.equal(o, torch.ones(2, 3))
     assert torch.equal(r, mod.made()[2]), "randn is deterministic for its seed"
     assert i.dtype == torch.int64 and bool((i >= 0).all() and (i < 3).all())
-    assert rt.checks.enabled

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 import quiver
 from quiver import runtime as rt
+from quiver.checker import ast as A
 from quiver.checker import check_text
 from quiver.checker.compiler import CompileError, compile_program
 
@@ -35,10 +36,17 @@ def test_examples_compile_to_valid_python_importing_only_the_runtime(path: Path)
     tree = pyast.parse(out.source)
     imports = [n for n in pyast.walk(tree) if isinstance(n, (pyast.Import, pyast.ImportFrom))]
     assert [(i.module, [a.name for a in i.names]) for i in imports] == [("quiver", ["runtime"])]
-    # every statement of every function body maps back to a .qv line
-    lines = path.read_text().splitlines()
-    for py_line, (qv_line, qv_col) in out.line_map.items():
-        assert 1 <= qv_line <= len(lines) and 1 <= qv_col <= len(lines[qv_line - 1]) + 1
+    # every statement of every function body maps back to its .qv line and column
+    analysis = check_text(path.read_text())
+    mapped = set(out.line_map.values())
+    for item in analysis.parsed.items:
+        if not isinstance(item, A.FnDecl):
+            continue
+        base = analysis.slot_of_item[item].start
+        for node in A.walk(item):
+            if isinstance(node, (A.Assign, A.AugAssign, A.ExprStmt, A.Return, A.For, A.While, A.IfBranch)):
+                p = analysis.lines.position(base + node.span.start)
+                assert (p.line + 1, p.column + 1) in mapped, (item.name.text, p.line + 1)
 
 
 def test_programs_with_errors_are_not_compiled() -> None:
