@@ -11,13 +11,12 @@ item is parsed again. Target: the incremental edit at most 10 ms median.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import fmt, measure, summary  # noqa: E402
+from common import fmt, measure, one_character_edits, size_args, summary  # noqa: E402
 from generate import generate  # noqa: E402
 
 from quiver.checker.items import ParseCache, parse_document  # noqa: E402
@@ -25,10 +24,7 @@ from quiver.checker.parser import _get_parsers  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lines", type=int, default=5000)
-    ap.add_argument("--repeat", type=int, default=30)
-    args = ap.parse_args()
+    args = size_args(__doc__)
     _get_parsers()  # grammar loading is a one-time cost, reported apart
     src = generate(args.lines)
     n_lines = src.count("\n")
@@ -39,9 +35,7 @@ def main() -> None:
 
     cache = ParseCache()
     doc = parse_document(src, cache)
-    anchor = "h = dropout(h, 0.1, mode)"
-    at = src.index(anchor, len(src) // 2) + len("h = dropout(h, 0.")
-    versions = [src[:at] + str(d) + src[at + 1:] for d in range(2, 10)]
+    versions = one_character_edits(src)
     i = 0
 
     def edit() -> None:

@@ -137,7 +137,9 @@ class BodyChecker:
         self.used: set[A.Node] = set()
         self.simple_defs: dict[A.Node, str] = {}
         self.loops: list[_Loop] = []
-        self.unbound_reported: set[str] = set()
+        # (code, name) pairs already reported once per function: a variable's
+        # E0103/E0311 (keyed "var"), a model's E0501.
+        self.reported_once: set[tuple[str, str]] = set()
         self.locals: dict[str, T.Type] = {}
         self.stop_grad_depth = 0
         self.reported_unreachable: set[int] = set()
@@ -349,10 +351,10 @@ class BodyChecker:
         self.refs[target.name] = Ref("field", finfo.name, model.name)
         self.types[target.name] = finfo.type
         if var is None or var.param is None or not var.param.mut:
-            key = f"E0501:{_expr_text(target.value)}"
-            if key in self.unbound_reported:
+            key = ("E0501", _expr_text(target.value))
+            if key in self.reported_once:
                 return  # once per model: one mistake, one diagnostic
-            self.unbound_reported.add(key)
+            self.reported_once.add(key)
             if var is not None and var.param is not None:
                 what = f"'{var.param.name}' is not a mut parameter"
                 fix = Fix(f"Make '{var.param.name}' mut",
@@ -452,10 +454,10 @@ class BodyChecker:
                 where = min(here.defs, key=lambda d: d.span.start, default=at)
                 first_other = min(other.defs, key=lambda d: d.span.start, default=None)
                 related = (LocalRelated(f"'{name}' is {other.type} here", span=first_other.span),) if first_other else ()
-                if name not in self.unbound_reported:
+                if ("var", name) not in self.reported_once:
                     self.diags.append(C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type),
                                                  related=related))
-                    self.unbound_reported.add(name)
+                    self.reported_once.add(("var", name))
                 t = T.UNKNOWN
             result.vars[name] = Var(t, defs, maybe, origin, param)
         return result
@@ -468,10 +470,10 @@ class BodyChecker:
         entry = env.copy()
         state = env.copy()
         anchor = body[0] if body else A.Pass(A.Span(0, 0))
-        reported = (set(self.unbound_reported), set(self.reported_unreachable))
+        reported = (set(self.reported_once), set(self.reported_unreachable))
         for attempt in range(MAX_LOOP_PASSES):
             mark = len(self.diags)
-            self.unbound_reported, self.reported_unreachable = set(reported[0]), set(reported[1])
+            self.reported_once, self.reported_unreachable = set(reported[0]), set(reported[1])
             loop = _Loop()
             self.loops.append(loop)
             if head is not None:
@@ -606,8 +608,8 @@ class BodyChecker:
             else:
                 self.refs[e] = Ref("local", e.name, self.fn.name, tuple(sorted(var.defs, key=lambda d: d.span.start)))
             self.used.update(var.defs)
-            if var.maybe_unbound and e.name not in self.unbound_reported and not self.partial:
-                self.unbound_reported.add(e.name)
+            if var.maybe_unbound and ("var", e.name) not in self.reported_once and not self.partial:
+                self.reported_once.add(("var", e.name))
                 first = min(var.defs, key=lambda d: d.span.start, default=None)
                 related = (LocalRelated(f"'{e.name}' is assigned here", span=first.span),) if first is not None else ()
                 self.diags.append(C.E0103.at(e.span, name=e.name, related=related))

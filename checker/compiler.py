@@ -393,7 +393,7 @@ class Compiler:
         if init is None:
             return "rt.init.zeros"
         if isinstance(init, A.Name):
-            return "rt.init.xavier_uniform" if init.name == "xavier" else f"rt.init.{init.name}"
+            return f"rt.init.{init.name}"
         if isinstance(init, A.Call) and isinstance(init.func, A.Name):
             args = ", ".join(_number_text(a.value) for a in init.args)
             return f"rt.init.{init.func.name}({args})"

@@ -17,7 +17,7 @@ import torch
 
 __all__ = [
     "Initializer", "zeros", "ones", "fill", "normal", "uniform",
-    "glorot_uniform", "glorot_normal", "xavier_uniform", "xavier_normal",
+    "glorot_uniform", "glorot_normal", "xavier", "xavier_uniform", "xavier_normal",
 ]
 
 
@@ -133,3 +133,4 @@ glorot_uniform = _Glorot("uniform")
 glorot_normal = _Glorot("normal")
 xavier_uniform = glorot_uniform
 xavier_normal = glorot_normal
+xavier = glorot_uniform  # the language's `xavier` initializer

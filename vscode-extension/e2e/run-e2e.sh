@@ -40,13 +40,8 @@ step "repo .venv"
 bash -c "source '$ROOT/scripts/_venv.sh'"
 
 # 3. The extension: dependencies, type check, bundle, .vsix.
+bash "$EXT/tools/npm-ci-if-changed.sh"
 cd "$EXT"
-lock_sum="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ "$(cat node_modules/.quiver-lock-sha256 2>/dev/null)" != "$lock_sum" ]; then
-    step "npm ci (extension)"
-    npm ci --no-audit --no-fund
-    echo "$lock_sum" > node_modules/.quiver-lock-sha256
-fi
 step "npm run package"
 npm run -s package >/dev/null
 
