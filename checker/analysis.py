@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from . import ast as A
 from . import catalog as C
 from .body import BodyResult, check_body
-from .declarations import Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
+from .declarations import ALL_NAMES, Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
@@ -47,11 +47,22 @@ class Stats:
     sites_checked: list[str] = field(default_factory=list)
 
 
+_IDE_CACHE_LIMIT = 8192
+
+
 @dataclass
-class _BodyEntry:
-    interface: tuple
-    deps: dict[str, object]
-    result: BodyResult
+class _Entry:
+    """A cached declaration or body result, with what it was computed from.
+
+    `valid_at` is the last update at which the entry was known to be valid.
+    If no global name changed its meaning since then, it still is, and the
+    check of its dependencies one by one can be skipped: a shortcut that
+    gives the same answer as the full check, not a key of its own."""
+
+    inputs: tuple  # the item's own inputs: parse state, signature
+    deps: dict[str, object]  # global name -> the meaning it had
+    result: object
+    valid_at: int
 
 
 class _Generational:
@@ -91,6 +102,11 @@ class Analysis:
     diagnostics: list[Diagnostic]
     slot_of_item: dict[A.Node, ItemSlot]
     internal_errors: list[str]
+    # For the IDE queries (checker/ide.py): a cache shared by the analyses
+    # of one document, and a token that is the same object for as long as
+    # the global names and their kinds stay the same.
+    ide_cache: dict = field(default_factory=dict)
+    names_token: object = None
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -108,9 +124,13 @@ class Analyzer:
         self._body_cache = _Generational()
         self._site_cache = _Generational()
         self._fingerprints: dict[str, object] = {}
+        self._names: Names | None = None
+        self._update = 0  # the number of this update
+        self._names_changed = 0  # the last update at which a name's kind or dim value changed
+        self._fingerprints_changed = 0  # ... at which a name's fingerprint changed
         self._parsed: ParsedDocument | None = None
-        self._env_ids: dict[tuple, int] = {}
         self._reads: ReadAnalysis | None = None
+        self._ide_cache: dict = {}
         self.stats = Stats()
 
     def update(self, text: str, decode_problem: DecodeProblem | None = None) -> Analysis:
@@ -125,34 +145,40 @@ class Analyzer:
         slot_of_item = {s.item: s for s in slots}
         items = [s.item for s in slots]
         names = collect_names(items)  # type: ignore[arg-type]
-        # Interned: a small int hashes faster than the tuple, once per item.
-        if len(self._env_ids) > 1000:
-            self._env_ids.clear()
-        env_key = self._env_ids.setdefault(names.env_key(), len(self._env_ids))
+        self._update += 1
+        now = self._update
+        if not names.same_as(self._names):
+            self._names_changed = now
+        self._names = names
 
         declared: dict[A.Node, Declared] = {}
         for item in items:
-            key = (item, env_key)
-            d = self._decl_cache.get(key)
-            if d is None:
+            partial = bool(slot_of_item[item].parse.diagnostics)
+            entry: _Entry | None = self._decl_cache.get(item)
+            if entry is not None and entry.inputs == (partial,) \
+                    and (entry.valid_at >= self._names_changed or _same(entry.deps, names.meaning)):
+                entry.valid_at = now
+                d = entry.result
+            else:
                 try:
-                    partial = bool(slot_of_item[item].parse.diagnostics)
                     d = declare_item(item, names, partial)  # type: ignore[arg-type]
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
-                self._decl_cache.put(key, d)
+                self._decl_cache.put(item, _Entry((partial,), {n: names.meaning(n) for n in d.lookups}, d, now))
                 stats.declared += 1
             declared[item] = d  # type: ignore[index]
 
         glob = _globals(names, items, declared)
         dup_diags = _duplicates(items, names)
-        # What changed, for users of global names, since the last update.
+        # What each global name means to its users now; what changed since
+        # the last update (for the read analysis).
         fingerprints = {name: glob.fingerprint(name) for name in names.kinds}
+        fingerprints[ALL_NAMES] = glob.fingerprint(ALL_NAMES)
         changed = {n for n in fingerprints.keys() | self._fingerprints.keys()
                    if fingerprints.get(n) != self._fingerprints.get(n)}
-        if fingerprints.keys() != self._fingerprints.keys():
-            changed.add("*names*")
+        if changed or now == 1:
+            self._fingerprints_changed = now
         self._fingerprints = fingerprints
 
         bodies: dict[A.Node, BodyResult] = {}
@@ -164,14 +190,14 @@ class Analyzer:
             if not isinstance(info, FnInfo):
                 continue
             parse = slot_of_item[item].parse
-            result = self._body(item, info, glob, changed, parse.recovered_names, bool(parse.diagnostics), stats, internal)
+            result = self._body(item, info, glob, fingerprints, parse.recovered_names, bool(parse.diagnostics), stats, internal)
             if result is None:
                 continue
             bodies[item] = result
             if names.first.get(info.name) is item:
                 facts[info.name] = result.facts
 
-        interfaces_changed = any(n == "*names*" or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
+        interfaces_changed = any(n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
         erroneous = frozenset(
             item.name.text for item, result in bodies.items()  # type: ignore[attr-defined]
             if any(d.severity is Severity.ERROR for d in result.diagnostics)
@@ -221,24 +247,38 @@ class Analyzer:
         self._body_cache.end_version()
         self._site_cache.end_version()
         self.stats = stats
-        return Analysis(text, parsed.lines, parsed, glob, declared, bodies, reads, diagnostics, slot_of_item, internal)
+        if len(self._ide_cache) > _IDE_CACHE_LIMIT:
+            self._ide_cache.clear()
+        return Analysis(text, parsed.lines, parsed, glob, declared, bodies, reads, diagnostics, slot_of_item, internal,
+                        self._ide_cache, names.meaning(ALL_NAMES))
 
-    def _body(self, item: A.FnDecl, info: FnInfo, glob: Globals, changed: set[str], recovered: tuple[str, ...],
-              partial: bool, stats: Stats, internal: list[str]) -> BodyResult | None:
-        # A cached result was valid at the last update; it still is unless
-        # its own signature or a global name it looked up changed since.
-        entry: _BodyEntry | None = self._body_cache.get(item)
+    def _body(self, item: A.FnDecl, info: FnInfo, glob: Globals, fingerprints: dict[str, object],
+              recovered: tuple[str, ...], partial: bool, stats: Stats, internal: list[str]) -> BodyResult | None:
+        # A body's result is a function of its text (the item), its own
+        # signature and the fingerprints of the global names it looked up:
+        # a cached result is reused only when all of these are equal now.
+        entry: _Entry | None = self._body_cache.get(item)
         interface = (info.interface, recovered, partial)
-        if entry is not None and entry.interface == interface and not (changed and changed & entry.deps.keys()):
-            return entry.result
+        if entry is not None and entry.inputs == interface \
+                and (entry.valid_at >= self._fingerprints_changed or _same(entry.deps, fingerprints.get)):
+            entry.valid_at = self._update
+            return entry.result  # type: ignore[return-value]
         try:
             result = check_body(info, glob, recovered, partial)
         except Exception:  # pragma: no cover - a checker bug; never the user's problem
             internal.append(traceback.format_exc())
             return None
-        self._body_cache.put(item, _BodyEntry(interface, result.deps, result))
+        self._body_cache.put(item, _Entry(interface, result.deps, result, self._update))
         stats.bodies_checked.append(info.name)
         return result
+
+
+def _same(deps: dict[str, object], meaning) -> bool:
+    """Whether every recorded dependency still has the value it had."""
+    for name, value in deps.items():
+        if meaning(name) != value:
+            return False
+    return True
 
 
 def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Globals:

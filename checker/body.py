@@ -22,7 +22,7 @@ from . import catalog as C
 from . import shapes as S
 from . import types as T
 from .builtins import BUILTINS, CONSTANTS, MODEL_METHODS, Builtin
-from .declarations import FnInfo, Globals, ParamInfo, TypeContext, suggest
+from .declarations import ALL_NAMES, FnInfo, Globals, ParamInfo, TypeContext, suggest
 from .diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
 
 MAX_LOOP_PASSES = 4
@@ -180,7 +180,7 @@ class BodyChecker:
         return self.g.names.kinds.get(name)
 
     def all_names(self, env: Env) -> list[str]:
-        self.deps["*names*"] = frozenset(self.g.names.kinds)
+        self.deps[ALL_NAMES] = self.g.fingerprint(ALL_NAMES)
         return list(env.vars) + list(self.fn.generics) + list(self.g.names.kinds) + list(BUILTINS) + list(CONSTANTS)
 
     # -------------------------------------------------------------- statements
@@ -959,10 +959,7 @@ class BodyChecker:
         self.diags.extend(ctx.diagnostics)
         ctx.diagnostics.clear()
         for name in ctx.lookups:
-            if name == "*names*":
-                self.deps[name] = frozenset(self.g.names.kinds)
-            else:
-                self.deps[name] = self.g.fingerprint(name)
+            self.deps[name] = self.g.fingerprint(name)
         ctx.lookups.clear()
 
     # -- calls

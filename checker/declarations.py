@@ -108,6 +108,9 @@ class FnInfo:
         return head + (f" -> {self.ret}" if self.declared_ret else "")
 
 
+ALL_NAMES = "*names*"  # the dependency on the whole set of global names
+
+
 @dataclass
 class Names:
     """Stage one: every top-level name, its kind and the first item naming it."""
@@ -116,12 +119,26 @@ class Names:
     first: dict[str, A.Item] = field(default_factory=dict)
     dim_values: dict[str, int | None] = field(default_factory=dict)
 
-    def env_key(self) -> tuple:
-        """What the meaning of a signature depends on."""
-        models = tuple(sorted(n for n, k in self.kinds.items() if k == "model"))
-        dims = tuple(sorted(self.dim_values.items(), key=lambda kv: kv[0]))
-        broken = tuple(sorted(n for n, k in self.kinds.items() if k.startswith("broken")))
-        return (dims, models, broken)
+    def meaning(self, name: str) -> object:
+        """What a declaration or a written type can learn about a global
+        name: its kind and, for a dim, its value. "*names*" (a lookup of all
+        names, for a suggestion) stands for every name with its kind."""
+        if name == ALL_NAMES:
+            return self._all_kinds
+        return (self.kinds.get(name), self.dim_values.get(name))
+
+    @cached_property
+    def _all_kinds(self) -> frozenset:
+        return frozenset(self.kinds.items())
+
+    def same_as(self, older: "Names | None") -> bool:
+        """Whether `older` has the same names, kinds and dim values; if so,
+        this one shares its set of all names (not rebuilt, and the same
+        object for as long as the names stay the same)."""
+        if older is None or self.kinds != older.kinds or self.dim_values != older.dim_values:
+            return False
+        self.__dict__["_all_kinds"] = older.meaning(ALL_NAMES)
+        return True
 
 
 def item_name(item: A.Item) -> A.Ident | None:
@@ -205,7 +222,7 @@ class TypeContext:
         return self.names.kinds.get(name)
 
     def all_of(self, kind: str) -> list[str]:
-        self.lookups.add("*names*")
+        self.lookups.add(ALL_NAMES)
         return [n for n, k in self.names.kinds.items() if k == kind]
 
     def dim(self, d: A.Dim) -> T.Dim:
@@ -346,6 +363,9 @@ class Declared:
 
     info: DimInfo | ModelInfo | FnInfo | None
     diagnostics: tuple[LocalDiagnostic, ...]
+    # The global names it looked up (through a TypeContext): the declaration
+    # is a function of the item's text and these names' `Names.meaning`.
+    lookups: frozenset[str] = frozenset()
 
 
 _INITS = {"zeros": 0, "ones": 0, "normal": 2, "uniform": 2, "xavier": 0}
@@ -413,7 +433,8 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
         if m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m))
-    return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics))
+    return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics),
+                    frozenset(ctx.lookups))
 
 
 def _an(word: str) -> str:
@@ -556,7 +577,7 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
         item.name.text, tuple(params), ret, item.ret is not None, tuple(bound),
         isinstance(item, A.ExternDecl), target, item, tuple(unbound),
     )
-    return Declared(info, tuple(ctx.diagnostics))
+    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups))
 
 
 def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
@@ -597,6 +618,8 @@ class Globals:
     def fingerprint(self, name: str) -> object:
         """A value that changes exactly when what `name` means to a user of it
         changes (not when its body or position does)."""
+        if name == ALL_NAMES:
+            return self.names.meaning(name)
         kind = self.names.kinds.get(name)
         if kind is None:
             return None

@@ -163,24 +163,23 @@ class _ItemIndex:
     tokens: list[tuple[int, int, str, tuple[str, ...]]] | None = None
 
 
-_INDEX_CACHE: dict[A.Node, tuple[object, object, _ItemIndex]] = {}
-_INDEX_CACHE_LIMIT = 8192
-
-
 def _index(analysis: Analysis, item: A.Node) -> _ItemIndex:
-    """Every name occurrence in one item, in order; cached per item for as
-    long as its declaration and body results are the same objects."""
+    """Every name occurrence in one item, in order. Cached per item for as
+    long as what the collector reads stays the same: the item's declaration
+    and body results (the same objects), the kinds of the global names (the
+    names token), and whether the item is the first of its name."""
     body = analysis.bodies.get(item)
     declared = analysis.declared.get(item)
-    hit = _INDEX_CACHE.get(item)
-    if hit is not None and hit[0] is body and hit[1] is declared:
-        return hit[2]
+    name = getattr(item, "name", None)
+    first = name is not None and analysis.globals.names.first.get(name.text) is item
+    key = (body, declared, analysis.names_token, first)
+    hit = analysis.ide_cache.get(item)
+    if hit is not None and all(a is b for a, b in zip(hit[0], key)):
+        return hit[1]
     occs = _Collector(analysis, item, body).run()
     occs.sort(key=lambda o: (o.span.start, o.span.end))
     index = _ItemIndex(occs, body, declared)  # type: ignore[arg-type]
-    if len(_INDEX_CACHE) >= _INDEX_CACHE_LIMIT:
-        _INDEX_CACHE.clear()
-    _INDEX_CACHE[item] = (body, declared, index)
+    analysis.ide_cache[item] = (key, index)
     return index
 
 

@@ -74,6 +74,13 @@ class ParseCache:
             self._current[text] = hit
         return hit
 
+    def parse_again(self, text: str) -> ItemParse:
+        """A parse of its own, for a second item with the same text as
+        another: analysis results are keyed by the item object, so two
+        items of one document must never share one."""
+        self.parsed += 1
+        return parse_item(text)
+
     def keep(self, parse: ItemParse) -> None:
         """Keep a parse reused without a lookup (its text's hash is cached)."""
         self._current[parse.text] = parse
@@ -118,8 +125,28 @@ def parse_document(text: str, cache: ParseCache | None = None,
         slots = tuple(ItemSlot(s, cache.get(text[s:e])) for s, e in split_items(text))
     else:
         slots = _reparse(text, cache, previous)
+    slots = _distinct(slots, cache)
     cache.end_version()
     return ParsedDocument(text, LineIndex(text), slots)
+
+
+def _distinct(slots: tuple[ItemSlot, ...], cache: ParseCache) -> tuple[ItemSlot, ...]:
+    """The slots, where no two share a parse: a repeated item (a copy-pasted
+    function) gets a parse of its own, whatever the edit history was."""
+    parses = [id(s.parse) for s in slots if s.item is not None]
+    if len(set(parses)) == len(parses):  # the usual case, checked at C speed
+        return slots
+    seen: set[int] = set()
+    out = None
+    for i, slot in enumerate(slots):
+        if slot.item is None:
+            continue
+        key = id(slot.parse)
+        if key in seen:
+            out = list(slots) if out is None else out
+            out[i] = ItemSlot(slot.start, cache.parse_again(slot.parse.text))
+        seen.add(key)
+    return slots if out is None else tuple(out)
 
 
 def _reparse(text: str, cache: ParseCache, previous: ParsedDocument) -> tuple[ItemSlot, ...]:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from quiver.checker import Analyzer, check_text
 from quiver.checker import ast as A
+from quiver.checker import ide
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.qv"))
@@ -134,3 +135,72 @@ def test_types_written_in_bodies_depend_on_the_names_they_use() -> None:
     result = analyzer.update(renamed)
     assert analyzer.stats.bodies_checked == ["f"]
     assert [d.code for d in result.diagnostics] == [d.code for d in check_text(renamed).diagnostics] == ["E0109"]
+
+
+# --- found by the differential fuzz (tests/stress/incremental_fuzz.py) -----------------
+
+
+def _same_as_fresh(history: list[str]) -> list:
+    """Runs the texts through one analyzer; the last result, compared with a
+    fresh check of the same text."""
+    analyzer = Analyzer()
+    for text in history:
+        result = analyzer.update(text)
+    fresh = check_text(history[-1])
+    assert diagnostics(result) == diagnostics(fresh)
+    return diagnostics(result)
+
+
+def test_a_name_that_changes_kind_redeclares_its_users() -> None:
+    # `dim C` edited into a broken `fn C` header keeps the name C: the model
+    # that uses C as a dim must learn that C is now a function.
+    dim = "dim C = 3\nmodel M:\n    param b: [C] = zeros\n"
+    broken = dim.replace("dim C = 3", "fn C = 3")
+    got = _same_as_fresh([dim, broken])
+    assert [(code, message) for code, message, *_ in got if code != "E0003"] == [
+        ("E0211", "'C' is a function, not a dim")]
+
+
+def test_a_message_does_not_depend_on_the_edit_history() -> None:
+    # A type naming a function is E0110; once the function is renamed, it is
+    # an unknown type (E0102), not the function error remembered from before.
+    with_fn = "fn bad_assign(x: Int) -> Int:\n    return x\nfn f(y: bad_assign) -> Int:\n    return 1\n"
+    renamed = with_fn.replace("fn bad_assign(", "fn other(")
+    assert [c for c, *_ in _same_as_fresh([with_fn])] == ["E0110"]
+    assert [c for c, *_ in _same_as_fresh([with_fn, renamed])] == ["E0102"]
+    # A broken item of another kind under the same name changes the message.
+    broken_dim = "dim C = \nmodel M:\n    param b: [C] = zeros\n"
+    broken_fn = broken_dim.replace("dim C =", "fn C =")
+    assert [c for c, *_ in _same_as_fresh([broken_dim, broken_fn]) if c != "E0003"] == ["E0211"]
+
+
+def test_two_items_with_the_same_text_are_two_items() -> None:
+    # A pasted copy of a function shares its text; each copy has its own
+    # results, and hovers inside the second copy are the same as from scratch.
+    fn = "fn g(x: [b D]) -> [b D]:\n    return x\n"
+    one = "dim D = 2\n" + fn
+    two = one + fn
+    analyzer = Analyzer()
+    analyzer.update(one)
+    result = analyzer.update(two)
+    fresh = check_text(two)
+    items = [s.item for s in result.parsed.slots]
+    assert items[1] is not items[2] and len({id(s.item) for s in fresh.parsed.slots}) == 3
+    for offset in range(len(two)):
+        assert ide.hover(result, offset) == ide.hover(fresh, offset), offset
+
+
+def test_ide_answers_follow_which_item_is_first_of_its_name() -> None:
+    # The second `fn g` is a duplicate: its generic dims are not hovered as
+    # g's. Deleting the first makes it g, and the cached index must notice.
+    fn2 = "fn g(x: [b D]) -> [b D]:\n    return x\n"
+    two = "dim D = 2\nfn g(y: Int) -> Int:\n    return y\n" + fn2
+    one = "dim D = 2\n" + fn2
+    analyzer = Analyzer()
+    analyzer.update(one)
+    before = analyzer.update(two)
+    offset = two.rindex("[b D]:") + 1
+    assert ide.hover(before, offset) == ide.hover(check_text(two), offset)
+    after = analyzer.update(one)
+    offset = one.rindex("[b D]:") + 1
+    assert ide.hover(after, offset) == ide.hover(check_text(one), offset) is not None

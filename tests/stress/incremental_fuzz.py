@@ -1,0 +1,277 @@
+"""Differential fuzz: incremental analysis against a fresh check, edit by edit.
+
+Each run starts from a program of the corpus (every example, every program in
+docs/, every diagnostic fixture), applies random *semantic* edits — the kind a
+person makes, which change what names mean rather than a few characters — and
+after each edit compares `Analyzer.update(text)` (with all the caches built by
+the edits before) with `check_text(text)` (nothing cached):
+
+- every diagnostic: code, message, span, related locations, fix, tags;
+- the parse structure of every item;
+- internal errors (there must be none);
+- IDE answers that read the caches: hover and go to definition at identifiers,
+  code lenses (the param reads) and document symbols.
+
+The edits: swap an identifier for another name of the program; change an
+item's or member's keyword (`dim C = 3` -> `fn C = 3`); rename an item at its
+header; change a number; delete, duplicate or swap lines; indent or dedent a
+line; insert a snippet (an item, a statement, stray punctuation); undo back to
+an earlier text of the same session (which revives cached entries).
+
+    python tests/stress/incremental_fuzz.py --edits 100000 --seed 1 --jobs 2
+
+prints each mismatch (the seed, the session and the edit that reproduce it,
+the two answers) and a summary; exit 1 when any mismatch or internal error was
+found. tests/checker/test_incremental_fuzz.py runs a short seeded slice in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import multiprocessing
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from quiver.checker import Analyzer, check_text  # noqa: E402
+from quiver.checker import ast as A  # noqa: E402
+from quiver.checker import ide  # noqa: E402
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"(?<![A-Za-z_0-9.])\d+(\.\d+)?(?![A-Za-z_0-9.])")
+_HEADER = re.compile(r"^(\s*)(dim|model|fn|extern fn|extern|param|buffer)\b", re.M)
+_ITEM_NAME = re.compile(r"^(dim|model|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while"]
+NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
+SNIPPETS = [
+    "dim C = 3\n", "dim E = 4\n", "dim D = 2\n", "dim b = 5\n", "fn C = 3\n", "model C:\n    param w: [C] = zeros\n",
+    "fn f(m: Mlp) -> [] NonNeg:\n    return sum(relu(m.w1))\n", "fn g(x: [b D]) -> [b D]:\n    return relu(x)\n",
+    "model M:\n    param w: [D C] = zeros\n    buffer n: [] i64 = 0\n", "extern fn e(x: [b D]) -> [b] from \"m:f\"\n",
+    "    x = 1\n", "    return x\n", "    l, g = value_and_grad(loss, m, x, y)\n", "    m.w1 = m.w1 - 0.1 * g.w1\n",
+    "    param w3: [H C] = zeros\n", "    buffer k: [C] = zeros\n", "(", ")", ":", ",", " as [C] f64", "mut ",
+    "Grad[", "]", " @ m.w1", ".w2", " |> relu()", "stop_grad(", "over=C", "\n", "    ", "#",
+]
+
+
+# ------------------------------------------------------------------ corpus
+
+def corpus() -> list[tuple[str, str]]:
+    """(name, text) of every program the edits start from."""
+    from test_docs import EXAMPLES as DOC_EXAMPLES
+
+    out = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted((ROOT / "examples").glob("*.qv"))]
+    out += [(e.id, e.source) for e in DOC_EXAMPLES]
+    fixtures = ROOT / "tests" / "checker" / "diagnostics"
+    out += [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted(fixtures.glob("*.qv"))]
+    return out
+
+
+# ------------------------------------------------------------------- edits
+
+def _code_spans(text: str, pattern: re.Pattern) -> list[re.Match]:
+    """Matches of `pattern` outside comments and strings."""
+    found = []
+    for line_match in re.finditer(r"[^\n]*\n?", text):
+        line = line_match.group()
+        cut = len(line)
+        for i, ch in enumerate(line):
+            if ch in "#\"":
+                cut = i
+                break
+        base = line_match.start()
+        for m in pattern.finditer(line[:cut]):
+            found.append((base + m.start(), base + m.end(), m.group()))
+    return found
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def edit(text: str, rng: random.Random, history: list[str], names: list[str]) -> tuple[str, str]:
+    """One random edit: (new text, a description)."""
+    kind = rng.choice(["swap", "swap", "swap", "keyword", "keyword", "keyword", "rename", "rename", "number",
+                       "delete", "duplicate", "lines", "indent", "snippet", "snippet", "undo", "undo"])
+    if kind in ("swap", "rename"):
+        if kind == "rename":
+            spans = [(m.start(2), m.end(2), m.group(2)) for m in _ITEM_NAME.finditer(text)]
+        else:
+            spans = _code_spans(text, _IDENT)
+        if spans and names:
+            start, end, old = rng.choice(spans)
+            new = rng.choice(names + KEYWORDS[:3] if kind == "swap" else names + [old + "2", old[:-1] or "x"])
+            return text[:start] + new + text[end:], f"{kind} {old!r}->{new!r} at {start}"
+    if kind == "keyword":
+        spans = [(m.start(2), m.end(2), m.group(2)) for m in _HEADER.finditer(text)]
+        if spans:
+            start, end, old = rng.choice(spans)
+            new = rng.choice([k for k in KEYWORDS if k != old])
+            return text[:start] + new + text[end:], f"keyword {old!r}->{new!r} at {start}"
+    if kind == "number":
+        spans = _code_spans(text, _NUMBER)
+        if spans:
+            start, end, old = rng.choice(spans)
+            new = rng.choice(NUMBERS)
+            return text[:start] + new + text[end:], f"number {old!r}->{new!r} at {start}"
+    lines = _lines(text)
+    if kind in ("delete", "duplicate", "lines", "indent") and lines:
+        i = rng.randrange(len(lines))
+        if kind == "delete":
+            del lines[i]
+        elif kind == "duplicate":
+            lines.insert(i, lines[i] if lines[i].endswith("\n") else lines[i] + "\n")
+        elif kind == "lines":
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+            if not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            kind = f"swap lines {j + 1}"
+        else:
+            lines[i] = ("    " + lines[i]) if rng.random() < 0.5 or not lines[i].startswith("    ") else lines[i][4:]
+        return "".join(lines), f"{kind} line {i + 1}"
+    if kind == "undo" and len(history) > 1:
+        k = rng.randrange(1, min(len(history), 6))
+        return history[-1 - k], f"undo {k}"
+    at = rng.randrange(len(text) + 1)
+    if rng.random() < 0.6:  # snippets that are lines go at the start of a line
+        at = text.rfind("\n", 0, at) + 1
+    snippet = rng.choice(SNIPPETS)
+    return text[:at] + snippet + text[at:], f"insert {snippet!r} at {at}"
+
+
+# ----------------------------------------------------------------- answers
+
+def _structure(analysis) -> list:
+    return [(s.start, A.dump(s.item) if s.item is not None else None, s.parse.diagnostics) for s in analysis.parsed.slots]
+
+
+def _diagnostics(analysis) -> list:
+    return [(d.code, d.severity, d.message, d.span, d.related, d.fix, d.unnecessary) for d in analysis.diagnostics]
+
+
+def answers(analysis, offsets: list[int]) -> dict:
+    """Everything compared between the incremental and the fresh analysis."""
+    return {
+        "diagnostics": _diagnostics(analysis),
+        "structure": _structure(analysis),
+        "internal errors": list(analysis.internal_errors),
+        "hover": [(o, ide.hover(analysis, o)) for o in offsets],
+        "definition": [(o, ide.definition(analysis, o)) for o in offsets],
+        "code lenses": ide.code_lenses(analysis),
+        "symbols": ide.document_symbols(analysis),
+    }
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return "\n".join(f"      {v!r}" for v in value) or "      (none)"
+    return f"      {value!r}"
+
+
+# -------------------------------------------------------------------- runs
+
+@dataclasses.dataclass
+class Result:
+    edits: int = 0
+    mismatches: list = dataclasses.field(default_factory=list)
+
+
+def session(seed: int, programs: list[tuple[str, str]], length: int) -> Result:
+    """One editing session: a program, then `length` edits, each compared."""
+    rng = random.Random(seed)
+    name, text = rng.choice(programs)
+    names = sorted({m.group() for _, t in programs[:40] for m in _IDENT.finditer(t)} | set(_IDENT.findall(text)))
+    names = [n for n in names if len(n) < 12]
+    analyzer = Analyzer()
+    analyzer.update(text)
+    history = [text]
+    done: list[str] = []
+    result = Result()
+    for _ in range(length):
+        text, what = edit(text, rng, history, names)
+        history.append(text)
+        done.append(what)
+        idents = [s for s, _, _ in _code_spans(text, _IDENT)]
+        offsets = sorted(rng.sample(idents, min(4, len(idents))))
+        incremental = answers(analyzer.update(text), offsets)
+        fresh = answers(check_text(text), offsets)
+        result.edits += 1
+        if incremental != fresh:
+            diff = [k for k in fresh if incremental[k] != fresh[k]]
+            result.mismatches.append({"seed": seed, "program": name, "edits": list(done), "text": text,
+                                      "differ": diff, "incremental": {k: incremental[k] for k in diff},
+                                      "fresh": {k: fresh[k] for k in diff}})
+            # Start over from this text: later edits would only repeat it.
+            analyzer = Analyzer()
+            analyzer.update(text)
+    return result
+
+
+def _run_chunk(args) -> Result:
+    seeds, length = args
+    programs = corpus()
+    total = Result()
+    for s in seeds:
+        r = session(s, programs, length)
+        total.edits += r.edits
+        total.mismatches += r.mismatches
+    return total
+
+
+def run(edits: int, seed: int = 0, jobs: int = 1, length: int = 40) -> Result:
+    """`edits` edits in sessions of `length`, seeded: the same arguments give the same edits."""
+    n_sessions = max(1, edits // length)
+    seeds = [seed * 1_000_003 + i for i in range(n_sessions)]
+    chunks = [(seeds[i::jobs], length) for i in range(jobs)]
+    if jobs == 1:
+        results = [_run_chunk(chunks[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_run_chunk, chunks)
+    total = Result()
+    for r in results:
+        total.edits += r.edits
+        total.mismatches += r.mismatches
+    return total
+
+
+def report(m: dict) -> str:
+    rows = [f"mismatch: session seed {m['seed']}, program {m['program']}, after {len(m['edits'])} edits "
+            f"(last: {m['edits'][-1]}); differ: {', '.join(m['differ'])}"]
+    for k in m["differ"]:
+        rows.append(f"  {k}:\n    incremental:\n{_show(m['incremental'][k])}\n    fresh:\n{_show(m['fresh'][k])}")
+    rows.append("  text:\n" + "".join(f"    | {line}" for line in _lines(m["text"])))
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--edits", type=int, default=10_000, help="number of edits (default 10000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--length", type=int, default=40, help="edits per session (default 40)")
+    ap.add_argument("--show", type=int, default=5, help="mismatches printed in full (default 5)")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    result = run(args.edits, args.seed, args.jobs, args.length)
+    for m in result.mismatches[: args.show]:
+        print(report(m), end="\n\n")
+    kinds: dict[str, int] = {}
+    for m in result.mismatches:
+        for k in m["differ"]:
+            kinds[k] = kinds.get(k, 0) + 1
+    print(f"{result.edits} edits, {len(result.mismatches)} mismatches"
+          + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(kinds.items()))})" if kinds else "")
+          + f", {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return 1 if result.mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
