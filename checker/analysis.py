@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 
 from . import ast as A
 from . import catalog as C
-from .body import BodyResult, check_body
+from .body import check_body
 from .declarations import ALL_NAMES, Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
+from .results import BodyResult
 from .source import DecodeProblem, LineIndex, decode_source
 
 

@@ -1,6 +1,6 @@
 """The built-in functions: their parameters, signatures and one-line docs.
 
-Their typing rules live in checker/body.py (`BodyChecker._builtin_*`); this
+Their typing rules live in checker/body/builtin_rules.py (`BuiltinRules._builtin_*`); this
 table is what argument matching, completion, hover and signature help read.
 A parameter's `kind` says how its argument is read: most are expressions;
 `dim` takes a dim name (`over=C`), `shape` a shape literal (`[64 D]`), `fn` a

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from . import ast as A
 from . import types as T
 from .analysis import Analysis
-from .body import BodyResult
+from .results import BodyResult
 from .declarations import FnInfo, ModelInfo
 
 # Names the generated code uses itself, or that Python gives a meaning.

@@ -1,6 +1,6 @@
 """The param-read analysis: which params of its model(s) each function reads.
 
-Each function body yields facts (checker/body.py): `m.w1` reads w1; passing
+Each function body yields facts (checker/body/): `m.w1` reads w1; passing
 `m` as argument i of `g` reads whatever `g` reads through its parameter i
 (calls, pipes and nested `value_and_grad` alike); handing `m` anywhere else (an
 extern fn, print, a return value, a tuple) may read every param. A summary per
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .body import GradSite, ReadFact
+from .results import GradSite, ReadFact
 from .declarations import FnInfo, Globals
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 

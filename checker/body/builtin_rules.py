@@ -1,0 +1,268 @@
+"""The typing rule of each built-in function."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import shapes as S
+from .. import types as T
+from ..builtins import Builtin
+from ..results import Ref
+from .env import CallArg, Env
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+class BuiltinRules:
+    def _builtin_elementwise(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=b.name != "abs")
+        if t is None:
+            return T.UNKNOWN
+        if b.name == "abs" and t.elem.is_bool:
+            self.diags.append(C.E0306.at(bound["x"].node.span, op="abs", left=T.describe(t), right="", detail=""))
+            return T.UNKNOWN
+        refine = {"relu": "nonneg", "exp": "nonneg", "sqrt": "nonneg", "abs": "nonneg", "sigmoid": "prob"}.get(b.name)
+        if b.name == "abs" and not t.elem.is_float:
+            return T.TensorT(t.dims, T.Elem(t.elem.dtype))
+        return T.TensorT(t.dims, T.with_refine(t.elem, refine))
+
+    def _builtin_stop_grad(self: BodyChecker, node, b, bound, env) -> T.Type:
+        self.stop_grad_depth += 1
+        try:
+            t = self.tensor_arg(bound["x"], env, "stop_grad", "x", float_only=False)
+        finally:
+            self.stop_grad_depth -= 1
+        return t if t is not None else T.UNKNOWN
+
+    def _builtin_transpose(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, "transpose", "x", float_only=False)
+        if t is None:
+            return T.UNKNOWN
+        if t.rank < 2:
+            self.diags.append(C.E0210.at(bound["x"].node.span, what=f"transpose needs 2 dims or more, found {t}"))
+            return T.UNKNOWN
+        return T.TensorT(t.dims[:-2] + (t.dims[-1], t.dims[-2]), t.elem)
+
+    def _softmaxish(self: BodyChecker, node, b, bound, env, refine: str | None) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, b.name, "x")
+        if t is None:
+            self._eval_dim_quietly(bound.get("over"), env)
+            return T.UNKNOWN
+        axis = self.dim_arg(bound["over"], env, t, b.name)
+        self.axes[node] = axis
+        if axis is None:
+            return T.UNKNOWN
+        return T.TensorT(t.dims, T.with_refine(t.elem, refine))
+
+    def _eval_dim_quietly(self: BodyChecker, a: CallArg | None, env: Env) -> None:
+        if a is not None and isinstance(a.node, A.Name):
+            if a.node.name in self.fn.generics:
+                self.refs[a.node] = Ref("generic", a.node.name, self.fn.name)
+            elif self.global_kind(a.node.name) == "dim":
+                self.refs[a.node] = Ref("dim", a.node.name)
+
+    def _builtin_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
+        return self._softmaxish(node, b, bound, env, "prob")
+
+    def _builtin_log_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
+        return self._softmaxish(node, b, bound, env, None)
+
+    def _reduce(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
+        float_only = b.name == "mean"
+        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only)
+        if t is None:
+            self._eval_dim_quietly(bound.get("over"), env)
+            return T.UNKNOWN
+        if t.elem.is_bool and b.name != "sum":
+            self.diags.append(C.E0306.at(bound["x"].node.span, op=b.name, left=T.describe(t), right="", detail=""))
+            return T.UNKNOWN
+        elem = t.elem
+        if b.name == "sum":
+            elem = T.Elem("i64") if elem.is_bool else T.with_refine(T.Elem(elem.dtype), "nonneg" if elem.nonneg else None)
+        elif b.name == "mean":
+            elem = T.with_refine(T.Elem(elem.dtype), elem.refine)
+        # max / min keep the element type, refinement and Index included
+        over = bound.get("over")
+        if over is None:
+            self.axes[node] = None
+            return T.TensorT((), elem)
+        axis = self.dim_arg(over, env, t, b.name)
+        self.axes[node] = axis
+        if axis is None:
+            return T.UNKNOWN
+        return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], elem)
+
+    _builtin_sum = _reduce
+    _builtin_mean = _reduce
+    _builtin_max = _reduce
+    _builtin_min = _reduce
+
+    def _builtin_argmax(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, "argmax", "x", float_only=False)
+        if t is None:
+            self._eval_dim_quietly(bound.get("over"), env)
+            return T.UNKNOWN
+        axis = self.dim_arg(bound["over"], env, t, "argmax")
+        self.axes[node] = axis
+        if axis is None:
+            return T.UNKNOWN
+        return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], T.index_of(t.dims[axis]))
+
+    def _builtin_cross_entropy(self: BodyChecker, node, b, bound, env) -> T.Type:
+        logits = self.tensor_arg(bound["logits"], env, "cross_entropy", "logits")
+        labels_t = self.value(bound["labels"].node, env)
+        if logits is None:
+            self._eval_dim_quietly(bound.get("over"), env)
+            return T.scalar(T.NONNEG)
+        axis = self.dim_arg(bound["over"], env, logits, "cross_entropy")
+        self.axes[node] = axis
+        if axis is None:
+            return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
+        class_dim = logits.dims[axis]
+        want_dims = logits.dims[:axis] + logits.dims[axis + 1:]
+        want = T.TensorT(want_dims, T.index_of(class_dim))
+        if isinstance(labels_t, T.UnknownT):
+            pass
+        elif not isinstance(labels_t, T.TensorT):
+            self.diags.append(C.E0301.at(bound["labels"].node.span, context="labels of cross_entropy: ",
+                                         expected=str(want), found=T.describe(labels_t)))
+        elif labels_t.rank != len(want_dims) or not all(T.dims_equal(x, y) for x, y in zip(labels_t.dims, want_dims)):
+            self.diags.append(C.E0201.at(bound["labels"].node.span, context="labels of cross_entropy: ",
+                                         expected=str(want), found=str(labels_t)))
+        elif labels_t.elem.index is None or not T.dims_equal(labels_t.elem.index, class_dim):
+            over_name = bound["over"].node.name if isinstance(bound["over"].node, A.Name) else str(class_dim)
+            if labels_t.elem.index is not None:
+                detail = f"the labels index {labels_t.elem.index}, but over={over_name}"
+            else:
+                detail = f"the labels must be Index[{class_dim}] to index over={over_name}"
+            self.diags.append(C.E0305.at(bound["labels"].node.span, context=f"{detail}: ",
+                                         expected=str(want), found=str(labels_t)))
+        return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
+
+    def _builtin_mse(self: BodyChecker, node, b, bound, env) -> T.Type:
+        p = self.tensor_arg(bound["pred"], env, "mse", "pred")
+        t = self.tensor_arg(bound["target"], env, "mse", "target")
+        if p is None or t is None:
+            return T.scalar(T.NONNEG)
+        if p.rank != t.rank or not all(T.dims_equal(x, y) for x, y in zip(p.dims, t.dims)):
+            self.diags.append(C.E0201.at(bound["target"].node.span, context="target of mse (same shape as pred): ",
+                                         expected=str(T.TensorT(p.dims, t.elem)), found=str(t)))
+        elif p.elem.dtype != t.elem.dtype:
+            self.diags.append(C.E0302.at(node.span, context="mse needs one element type: ",
+                                         expected=p.show_elem(), found=t.show_elem()))
+        return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
+
+    def _builtin_dropout(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, "dropout", "x")
+        self.expect_number(bound["p"], env, "Float", "p")
+        mode = self.value(bound["mode"].node, env)
+        if not isinstance(mode, (T.ModeT, T.UnknownT)):
+            self.diags.append(C.E0301.at(bound["mode"].node.span, context="mode of dropout: ", expected="Mode",
+                                         found=T.describe(mode)))
+        p_node = bound["p"].node
+        if isinstance(p_node, (A.FloatLit, A.IntLit)) and not (0 <= p_node.value < 1):
+            self.diags.append(C.E0301.at(p_node.span, context="p of dropout: ", expected="a probability in [0, 1)",
+                                         found=str(p_node.value)))
+        if t is None:
+            return T.UNKNOWN
+        return T.TensorT(t.dims, T.with_refine(t.elem, "nonneg" if t.elem.nonneg else None))
+
+    def _builtin_where(self: BodyChecker, node, b, bound, env) -> T.Type:
+        c = self.value(bound["cond"].node, env)
+        a = self.value(bound["a"].node, env)
+        bb = self.value(bound["b"].node, env)
+        if any(isinstance(x, T.UnknownT) for x in (c, a, bb)):
+            return T.UNKNOWN
+        if not (isinstance(c, T.TensorT) and c.elem.is_bool):
+            self.diags.append(C.E0301.at(bound["cond"].node.span, context="cond of where: ", expected="a Bool tensor",
+                                         found=T.describe(c)))
+            return T.UNKNOWN
+        for x, k in ((a, "a"), (bb, "b")):
+            if not isinstance(x, (T.TensorT, T.NumberT)) or (isinstance(x, T.NumberT) and x.kind not in ("Int", "Float")):
+                self.diags.append(C.E0301.at(bound[k].node.span, context=f"{k} of where: ", expected="a tensor or number",
+                                             found=T.describe(x)))
+                return T.UNKNOWN
+        elems = [x.elem for x in (a, bb) if isinstance(x, T.TensorT)]
+        if len(elems) == 2 and elems[0].dtype != elems[1].dtype:
+            self.diags.append(C.E0302.at(node.span, context="where needs one element type for a and b: ",
+                                         expected=a.show_elem(), found=bb.show_elem()))  # type: ignore[union-attr]
+            return T.UNKNOWN
+        elem = elems[0] if elems else T.F32
+        if len(elems) == 2:
+            j = S.join(T.TensorT((), elems[0]), T.TensorT((), elems[1]))
+            elem = j.elem if isinstance(j, T.TensorT) else elems[0].plain()
+        else:
+            elem = elem.plain() if elem.index is None else T.Elem(elem.dtype)
+        dims: object = c.dims
+        for x in (a, bb):
+            if isinstance(x, T.TensorT):
+                dims = S.broadcast(dims, x.dims)  # type: ignore[arg-type]
+                if isinstance(dims, S.DimClash):
+                    self.diags.append(C.E0202.at(node.span, op="where", left=str(c), right=str(x),
+                                                 a=str(dims.left), b=str(dims.right)))
+                    return T.UNKNOWN
+        return T.TensorT(dims, elem)  # type: ignore[arg-type]
+
+    def _builtin_norm(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.value(bound["x"].node, env)
+        if isinstance(t, T.GradT):
+            self.global_kind(t.model)
+            model = self.g.models.get(t.model)
+            dtype = "f32"
+            if model is not None and model.params and isinstance(model.params[0].type, T.TensorT):
+                dtype = model.params[0].type.elem.dtype
+            return T.scalar(T.Elem(dtype, "nonneg"))
+        if isinstance(t, T.UnknownT):
+            return T.scalar(T.NONNEG)
+        if isinstance(t, T.TensorT) and t.elem.is_float:
+            return T.scalar(T.Elem(t.elem.dtype, "nonneg"))
+        self.diags.append(C.E0301.at(bound["x"].node.span, context="argument of norm: ",
+                                     expected="a gradient or a float tensor", found=T.describe(t)))
+        return T.UNKNOWN
+
+
+    def _builtin_randn(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.shape_arg(bound["shape"], "randn")
+        self.expect_number(bound["seed"], env, "Int", "seed")
+        if t is None:
+            return T.UNKNOWN
+        if not t.elem.is_float or t.elem.refine is not None:
+            self.diags.append(C.E0309.at(bound["shape"].node.span,
+                                         what=f"randn gives plain floats; found element type {t.elem}"))
+            return T.UNKNOWN
+        return t
+
+    def _builtin_randint(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.shape_arg(bound["shape"], "randint")
+        self.expect_number(bound["seed"], env, "Int", "seed")
+        if t is None:
+            return T.UNKNOWN
+        if t.elem.index is None:
+            self.diags.append(C.E0309.at(bound["shape"].node.span,
+                                         what=f"randint needs an Index[C] element type, as in [64] Index[C]; found {t.elem}"))
+            return T.UNKNOWN
+        return t
+
+    def _builtin_zeros(self: BodyChecker, node, b, bound, env) -> T.Type:
+        t = self.shape_arg(bound["shape"], b.name)
+        if t is None:
+            return T.UNKNOWN
+        return t
+
+    _builtin_ones = _builtin_zeros
+
+    def _builtin_range(self: BodyChecker, node, b, bound, env) -> T.Type:
+        for k in ("start", "stop", "step"):
+            if k in bound:
+                self.expect_number(bound[k], env, "Int", f"{k} of range")
+        return T.RangeT()
+
+    def _builtin_Train(self: BodyChecker, node, b, bound, env) -> T.Type:
+        self.expect_number(bound["seed"], env, "Int", "seed")
+        return T.MODE
+
+    # -- value_and_grad
+

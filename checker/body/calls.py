@@ -1,0 +1,333 @@
+"""Calls: pipes, argument binding, user functions, model methods, and the
+argument readers that built-in rules share (tensor, dim and shape arguments)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import shapes as S
+from .. import types as T
+from ..builtins import BUILTINS, MODEL_METHODS, Builtin
+from ..declarations import FnInfo, ParamInfo, suggest
+from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..results import ReadFact, Ref
+from .env import CallArg, Env
+from .text import expr_text, plural
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+class CallRules:
+    def pipe(self: BodyChecker, e: A.Pipe, env: Env) -> T.Type:
+        target = e.target
+        if isinstance(target, A.Call):
+            return self.call(e, target.func, target.args, env, e.left, target)
+        if isinstance(target, A.Name):
+            return self.call(e, target, (), env, e.left, None)
+        self.value(e.left, env)
+        self.diags.append(C.E0409.at(target.span, what="the right side of |> must be a function or a call, as in x |> f(y)"))
+        return T.UNKNOWN
+
+    def call(self: BodyChecker, node: A.Node, func: A.Expr, args: tuple[A.Arg, ...], env: Env, piped: A.Expr | None,
+             inner_call: A.Call | None = None) -> T.Type:
+        call_args: list[CallArg] = []
+        if piped is not None:
+            call_args.append(CallArg(piped, None, piped.span))
+        for a in args:
+            call_args.append(CallArg(a.value, a.keyword.text if a.keyword else None, a.span, a))
+        paren = node.paren_span if isinstance(node, A.Call) else (inner_call.paren_span if inner_call else node.span)
+        # A model method: Mlp.init(seed=0)
+        if isinstance(func, A.Field):
+            recv = self.expr(func.value, env)
+            if isinstance(recv, T.ModelClassT):
+                self.types[func] = recv
+                return self.model_method(node, recv, func, call_args, env, paren)
+            if isinstance(recv, T.UnknownT):
+                self._eval_args(call_args, env)
+                return T.UNKNOWN
+            if isinstance(recv, T.ModelT):
+                self.diags.append(C.E0409.at(func.span, what=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)"))
+            else:
+                self.field_access(func, env)
+            self._eval_args(call_args, env)
+            return T.UNKNOWN
+        if not isinstance(func, A.Name):
+            self.value(func, env)
+            self.diags.append(C.E0409.at(func.span, what="only a function can be called"))
+            self._eval_args(call_args, env)
+            return T.UNKNOWN
+        var = env.vars.get(func.name)
+        if var is not None:
+            self.name(func, env)
+            if not isinstance(var.type, T.UnknownT):
+                self.diags.append(C.E0409.at(func.span, what=f"'{func.name}' is {T.describe(var.type)}, not a function"))
+            self._eval_args(call_args, env)
+            return T.UNKNOWN
+        ftype = self.expr(func, env)
+        if isinstance(ftype, T.FnRefT):
+            info = self.g.fns.get(ftype.name)
+            if info is None:
+                self._eval_args(call_args, env)
+                return T.UNKNOWN
+            return self.user_call(node, info, call_args, env, paren)
+        if isinstance(ftype, T.BuiltinRefT):
+            return self.builtin_call(node, BUILTINS[ftype.name], call_args, env, paren)
+        if isinstance(ftype, T.ModelClassT):
+            self.diags.append(C.E0409.at(func.span, what=f"{func.name} is a model; create one with {func.name}.init(seed=0)"))
+        elif isinstance(ftype, T.ModeT):
+            self.diags.append(C.E0409.at(func.span, what="Eval is a mode, not a function; write Eval"))
+        self._eval_args(call_args, env)
+        return T.UNKNOWN
+
+    def _eval_args(self: BodyChecker, args: list[CallArg], env: Env) -> None:
+        for a in args:
+            if isinstance(a.node, A.TensorType):
+                continue
+            self.expr(a.node, env)
+
+    def bind_args(self: BodyChecker, name: str, params: list[tuple[str, bool, bool]], args: list[CallArg], paren: A.Span,
+                  variadic: bool = False) -> tuple[dict[str, CallArg], list[CallArg]] | None:
+        """Match arguments to parameters (name, required, keyword_only), as
+        Python does. Reports E0401/E0402/E0403/E0404/E0405; None on failure."""
+        bound: dict[str, CallArg] = {}
+        extra: list[CallArg] = []
+        positional = [p for p in params if not p[2]]
+        pos_i = 0
+        seen_keyword = False
+        ok = True
+        for a in args:
+            if a.keyword is None:
+                if seen_keyword:
+                    self.diags.append(C.E0405.at(a.span))
+                    return None
+                if pos_i < len(positional):
+                    bound[positional[pos_i][0]] = a
+                    pos_i += 1
+                elif variadic:
+                    extra.append(a)
+                else:
+                    count = len(positional)
+                    self.diags.append(C.E0401.at(a.span, name=name, expected=plural(count, "positional argument"),
+                                                 found=str(len([x for x in args if x.keyword is None]))))
+                    return None
+            else:
+                seen_keyword = True
+                names = [p[0] for p in params]
+                if a.keyword not in names:
+                    self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
+                                                 name=a.keyword, fn=name, hint=suggest(a.keyword, names)))
+                    ok = False
+                    continue
+                if a.keyword in bound:
+                    self.diags.append(C.E0404.at(a.span, name=a.keyword, fn=name))
+                    ok = False
+                    continue
+                bound[a.keyword] = a
+        if not ok:
+            return None
+        missing = [p for p in params if p[1] and p[0] not in bound]
+        if missing:
+            p = missing[0]
+            if p[2]:
+                self.diags.append(C.E0403.at(paren, name=name, param=f"{p[0]}="))
+            else:
+                count = len([x for x in params if x[1] and not x[2]])
+                given = len([x for x in args if x.keyword is None])
+                self.diags.append(C.E0401.at(paren, name=name, expected=plural(count, "positional argument"),
+                                             found=str(given)))
+            return None
+        return bound, extra
+
+    def user_call(self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+        params = [(p.name, True, False) for p in info.params]
+        matched = self.bind_args(info.name, params, args, paren)
+        if matched is None:
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        bound, _ = matched
+        return self.check_call_args(info, [(p, bound[p.name]) for p in info.params], env, node)
+
+    def check_call_args(self: BodyChecker, info: FnInfo, pairs: list[tuple[ParamInfo, CallArg]], env: Env,
+                        node: A.Node, first_index: int = 0) -> T.Type:
+        bindings = S.Bindings(info.generics)
+        ok = True
+        for index, (p, a) in enumerate(pairs, start=first_index):
+            t = self.value(a.node, env)
+            origin = self.origin_of(a.node, env)
+            if origin is not None:
+                if info.extern:
+                    self.fact(ReadFact("escape", origin, f"passed to extern fn {info.name}", a.node.span))
+                else:
+                    self.fact(ReadFact("call", origin, info.name, a.node.span, index))
+            mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
+            if mismatch is not None:
+                if mismatch.kind in ("refine", "index", "dtype"):
+                    # The shape matched: show it bound (`[5] NonNeg`, not `[n] NonNeg`), so the
+                    # message differs only where the types do.
+                    mismatch = S.Mismatch(mismatch.kind, bindings.subst(mismatch.expected), mismatch.found)
+                ok = False
+                self.report_mismatch(mismatch, a.node.span, f"argument '{p.name}' of {info.name}: ",
+                                     SymbolRef(("param", info.name, p.name)))
+                continue
+            if p.mut and isinstance(t, T.ModelT):
+                var = env.vars.get(a.node.name) if isinstance(a.node, A.Name) else None
+                src_param = var.param if var is not None else None
+                if src_param is None and var is not None and var.origin is not None:
+                    src_param = next((q for q in self.fn.params if q.name == var.origin), None)
+                if src_param is not None and not src_param.mut:
+                    fix = Fix(f"Make '{src_param.name}' mut",
+                              (TextEdit(A.Span(src_param.decl.span.start, src_param.decl.span.start), "mut "),))
+                    self.diags.append(C.E0502.at(a.node.span, name=src_param.name, fn=info.name, param=p.name,
+                                                 fix=fix,
+                                                 related=(LocalRelated(f"'{p.name}' is mut here",
+                                                                       symbol=SymbolRef(("param", info.name, p.name))),)))
+        if not ok:
+            return T.UNKNOWN
+        return bindings.subst(info.ret)
+
+    def report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None) -> None:
+        related = (LocalRelated("declared here", symbol=symbol),) if symbol is not None else ()
+        self._report_mismatch(m, span, context, related)
+
+    def _report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
+        expected, found = T.show_pair(m.expected, m.found)
+        if m.kind == "binding":
+            assert m.earlier is not None
+            rel = (LocalRelated(f"{m.dim} is {m.earlier.dim} from argument '{m.earlier.where}'", span=m.earlier.span),)
+            self.diags.append(C.E0205.at(span, context=context, dim=m.dim, first=str(m.earlier.dim),
+                                         where=m.earlier.where, now=str(m.now), related=rel))
+        elif m.kind == "shape":
+            self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
+        elif m.kind == "dtype":
+            self.diags.append(C.E0302.at(span, context=context, expected=expected, found=found, related=related))
+        elif m.kind == "refine":
+            self.diags.append(C.E0304.at(span, context=context, expected=expected, found=found, related=related))
+        elif m.kind == "index":
+            self.diags.append(C.E0305.at(span, context=context, expected=expected, found=found, related=related))
+        elif m.kind == "model":
+            self.diags.append(C.E0904.at(span, context=context, expected=str(m.expected), found=T.describe(m.found)))
+        else:
+            self.diags.append(C.E0301.at(span, context=context, expected=T.describe(m.expected),
+                                         found=T.describe(m.found), related=related))
+
+    def check_assignable(self: BodyChecker, expected: T.Type, found: T.Type, span: A.Span, context: str,
+                         related: tuple = ()) -> None:
+        m = S.assignable(expected, found)
+        if m is not None:
+            self._report_mismatch(m, span, context, related)
+
+    def model_method(self: BodyChecker, node: A.Node, recv: T.ModelClassT, func: A.Field, args: list[CallArg], env: Env,
+                     paren: A.Span) -> T.Type:
+        method = MODEL_METHODS.get(func.name.text)
+        if method is None:
+            self.diags.append(C.E0905.at(func.name.span, name=func.name.text, model=recv.name,
+                                         hint=suggest(func.name.text, MODEL_METHODS)))
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
+        matched = self.bind_args(f"{recv.name}.init", [(p.name, p.required, p.keyword_only) for p in method.params],
+                                 args, paren)
+        if matched is None:
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        bound, _ = matched
+        self.expect_number(bound["seed"], env, "Int", "seed")
+        return T.ModelT(recv.name)
+
+    def expect_number(self: BodyChecker, a: CallArg, env: Env, kind: str, what: str) -> bool:
+        t = self.value(a.node, env)
+        if isinstance(t, T.UnknownT):
+            return False
+        if isinstance(t, T.NumberT) and (t.kind == kind or (kind == "Float" and t.kind == "Int")):
+            return True
+        self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=kind, found=T.describe(t)))
+        return False
+
+    # -- builtins
+
+    def builtin_call(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+        if b.name == "value_and_grad":
+            return self.value_and_grad(node, args, env, paren)
+        if b.name == "print":
+            for a in args:
+                if a.keyword is not None:
+                    self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
+                                                 name=a.keyword, fn="print", hint=""))
+                    continue
+                self.value(a.node, env)
+                self.escape_if_model(a.node, env, "printed")
+            return T.UNIT
+        params = [(p.name, p.required, p.keyword_only) for p in b.params]
+        matched = self.bind_args(b.name, params, args, paren, b.variadic)
+        if matched is None:
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        bound, _ = matched
+        rule = getattr(self, "_builtin_" + b.name, None)
+        if rule is None:
+            rule = self._builtin_elementwise
+        return rule(node, b, bound, env)
+
+    def tensor_arg(self: BodyChecker, a: CallArg, env: Env, fn: str, pname: str, float_only: bool = True) -> T.TensorT | None:
+        t = self.value(a.node, env)
+        if isinstance(t, T.UnknownT):
+            return None
+        if isinstance(t, T.GradT):
+            self.diags.append(C.E1108.at(a.node.span, operation=f"{fn}({T.describe(t)})"))
+            return None
+        if not isinstance(t, T.TensorT):
+            self.diags.append(C.E0301.at(a.node.span, context=f"argument '{pname}' of {fn}: ", expected="a tensor",
+                                         found=T.describe(t)))
+            return None
+        if float_only and not t.elem.is_float:
+            self.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
+            return None
+        return t
+
+    def dim_arg(self: BodyChecker, a: CallArg, env: Env, operand: T.TensorT, fn: str) -> int | None:
+        """Resolve `over=d` to an axis of `operand` (None after an error)."""
+        e = a.node
+        if not isinstance(e, A.Name):
+            self.value(e, env)
+            self.diags.append(C.E0301.at(e.span, context="over=: ", expected="a dim name", found=expr_text(e)))
+            return None
+        name = e.name
+        ctx = self.type_context()
+        dim = ctx.dim(A.DimName(e.span, name))
+        self._take(ctx)
+        if isinstance(dim, T.DimUnknown):
+            return None
+        self.refs[e] = Ref("generic", name, self.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", name)
+        self.types[e] = T.NumberT("Int", True)
+        hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
+        if any(isinstance(d, T.DimUnknown) for d in operand.dims) and not hits:
+            return None
+        if not hits:
+            self.diags.append(C.E0204.at(e.span, dim=name, operand=str(operand)))
+            return None
+        if len(hits) > 1:
+            self.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand)))
+            return None
+        return hits[0]
+
+
+    def shape_arg(self: BodyChecker, a: CallArg, fn: str) -> T.TensorT | None:
+        if not isinstance(a.node, A.TensorType):
+            self.diags.append(C.E0301.at(a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]",
+                                         found=expr_text(a.node)))
+            return None
+        ctx = self.type_context()
+        t = ctx.resolve(a.node)
+        self._take(ctx)
+        for d in a.node.dims:
+            if isinstance(d, A.DimName):
+                if d.name in self.fn.generics:
+                    self.refs[d] = Ref("generic", d.name, self.fn.name)
+                elif self.g.names.kinds.get(d.name) == "dim":
+                    self.refs[d] = Ref("dim", d.name)
+        self.types[a.node] = t
+        return t if isinstance(t, T.TensorT) else None
+

@@ -1,0 +1,91 @@
+"""The body checker: its state and entry point, composed from one part per
+concern (flow, expressions, calls, built-in rules, gradient sites)."""
+
+from __future__ import annotations
+
+
+from .. import ast as A
+from .. import catalog as C
+from .. import types as T
+from ..builtins import BUILTINS, CONSTANTS
+from ..declarations import ALL_NAMES, FnInfo, Globals
+from ..diagnostics import LocalDiagnostic
+from ..results import BodyResult, GradSite, ReadFact, Ref
+from .env import Env, Loop, Var
+
+from .builtin_rules import BuiltinRules
+from .calls import CallRules
+from .expressions import ExpressionRules
+from .flow import FlowRules
+from .grad_sites import GradRules
+
+class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules):
+    def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
+        self.fn = fn
+        self.g = glob
+        self.recovered = set(recovered)
+        # Some statements did not parse: flow-based diagnostics (unused,
+        # unreachable, missing return, maybe unassigned) would be guesses.
+        self.partial = partial
+        self.diags: list[LocalDiagnostic] = []
+        self.types: dict[A.Node, T.Type] = {}
+        self.refs: dict[A.Node, Ref] = {}
+        self.deps: dict[str, object] = {}
+        self.facts: set[ReadFact] = set()
+        self.sites: dict[A.Call, GradSite] = {}
+        self.axes: dict[A.Node, int | None] = {}
+        self.used: set[A.Node] = set()
+        self.simple_defs: dict[A.Node, str] = {}
+        self.loops: list[Loop] = []
+        # (code, name) pairs already reported once per function: a variable's
+        # E0103/E0311 (keyed "var"), a model's E0501.
+        self.reported_once: set[tuple[str, str]] = set()
+        self.locals: dict[str, T.Type] = {}
+        self.stop_grad_depth = 0
+        self.reported_unreachable: set[int] = set()
+        # value_and_grad calls bound to two names, or already reported (E0411)
+        self.vag_bound: set[A.Node] = set()
+
+    # -------------------------------------------------------------- entry
+
+    def run(self) -> BodyResult:
+        decl = self.fn.decl
+        assert isinstance(decl, A.FnDecl)
+        env = Env({})
+        for p in self.fn.params:
+            origin = p.name if isinstance(p.type, T.ModelT) else None
+            env.vars[p.name] = Var(p.type, frozenset({p.decl}), origin=origin, param=p)
+            self.types[p.decl.name] = p.type
+            self.refs[p.decl.name] = Ref("param", p.name, self.fn.name)
+        for name in self.recovered:
+            env.vars.setdefault(name, Var(T.UNKNOWN, frozenset()))
+        end = self.block(decl.body, env)
+        if not end.dead and self.fn.declared_ret and not isinstance(self.fn.ret, (T.UnitT, T.UnknownT)) \
+                and not self.partial:
+            assert decl.ret is not None
+            self.diags.append(C.E0407.at(decl.ret.span, name=self.fn.name, type=str(self.fn.ret)))
+        for node, name in self.simple_defs.items():
+            # A value that could not be typed already has its diagnostic.
+            if not self.partial and node not in self.used and not name.startswith("_") and not T.is_unknown(self.types.get(node, T.UNKNOWN)):
+                self.diags.append(C.W0101.at(node.span, name=name))
+        return BodyResult(
+            tuple(self.diags), self.types, self.refs, frozenset(self.facts), tuple(self.sites.values()),
+            self.deps, self.axes, self.locals,
+        )
+
+    # -------------------------------------------------------------- globals
+
+    def global_kind(self, name: str) -> str | None:
+        self.deps[name] = self.g.fingerprint(name)
+        return self.g.names.kinds.get(name)
+
+    def all_names(self, env: Env) -> list[str]:
+        self.deps[ALL_NAMES] = self.g.fingerprint(ALL_NAMES)
+        return list(env.vars) + list(self.fn.generics) + list(self.g.names.kinds) + list(BUILTINS) + list(CONSTANTS)
+
+
+
+def check_body(fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> BodyResult:
+    return BodyChecker(fn, glob, recovered, partial).run()
+
+

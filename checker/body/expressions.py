@@ -1,0 +1,509 @@
+"""Expressions: names, operators with broadcasting and refinements, field
+access, indexing, casts and types written in a body."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import shapes as S
+from .. import types as T
+from ..builtins import BUILTINS, CONSTANTS
+from ..declarations import TypeContext, suggest
+from ..diagnostics import LocalRelated, SymbolRef
+from ..results import ReadFact, Ref
+from .env import Env, Var
+from .grad_sites import grad_field_type
+from .text import expr_text
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+class ExpressionRules:
+    # -------------------------------------------------------------- expressions
+
+    def value(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+        """An expression whose result is used as a value."""
+        t = self.expr(e, env)
+        if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT)):
+            kind = {"FnRefT": "a function", "BuiltinRefT": "a built-in function", "ModelClassT": "a model"}[type(t).__name__]
+            hint = ""
+            if isinstance(t, T.ModelClassT):
+                hint = f"; create one with {t.name}.init(seed=0)"
+            self.diags.append(C.E0110.at(e.span, name=expr_text(e), kind=kind, use=f"a value{hint}"))
+            return T.UNKNOWN
+        if isinstance(t, T.UnitT):
+            self.diags.append(C.E0406.at(e.span, what=expr_text(e)))
+            return T.UNKNOWN
+        if isinstance(t, T.RangeT):
+            self.diags.append(C.E0414.at(e.span, found="range(...) outside a for loop"))
+            return T.UNKNOWN
+        return t
+
+    def expr(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+        t = self._expr(e, env)
+        self.types[e] = t
+        return t
+
+    def _expr(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+        if isinstance(e, A.Name):
+            return self.name(e, env)
+        if isinstance(e, A.IntLit):
+            return T.NumberT("Int", e.value >= 0)
+        if isinstance(e, A.FloatLit):
+            return T.NumberT("Float", e.value >= 0)
+        if isinstance(e, A.StrLit):
+            return T.STR
+        if isinstance(e, A.BoolLit):
+            return T.BOOL_N
+        if isinstance(e, A.TupleExpr):
+            items = []
+            for x in e.items:
+                items.append(self.value(x, env))
+                self.escape_if_model(x, env, "put in a tuple")
+            return T.TupleT(tuple(items))
+        if isinstance(e, A.Unary):
+            return self.unary(e, env)
+        if isinstance(e, A.Binary):
+            lt = self.value(e.left, env)
+            rt = self.value(e.right, env)
+            return self.binary_types(e.op, lt, rt, e.left, e.right, e.op_span, e)
+        if isinstance(e, A.Compare):
+            return self.compare(e, env)
+        if isinstance(e, A.BoolOp):
+            for side in (e.left, e.right):
+                self.boolean(side, env, e.op)
+            return T.BOOL_N
+        if isinstance(e, A.Not):
+            self.boolean(e.operand, env, "not")
+            return T.BOOL_N
+        if isinstance(e, A.Call):
+            return self.call(e, e.func, e.args, env, None)
+        if isinstance(e, A.Pipe):
+            return self.pipe(e, env)
+        if isinstance(e, A.Field):
+            return self.field_access(e, env)
+        if isinstance(e, A.Index):
+            return self.index(e, env)
+        if isinstance(e, A.Cast):
+            return self.cast(e, env)
+        if isinstance(e, A.TensorType):
+            self.diags.append(C.E0301.at(e.span, context="", expected="a value",
+                                         found=f"the shape {expr_text(e)} (shapes are arguments of randn, zeros, ...)"))
+            return T.UNKNOWN
+        return T.UNKNOWN  # pragma: no cover
+
+    def name(self: BodyChecker, e: A.Name, env: Env) -> T.Type:
+        var = env.vars.get(e.name)
+        if var is not None and var.phantom:
+            return T.UNKNOWN
+        if var is not None:
+            if var.param is not None and var.defs == frozenset({var.param.decl}):
+                self.refs[e] = Ref("param", e.name, self.fn.name, (var.param.decl,))
+            else:
+                self.refs[e] = Ref("local", e.name, self.fn.name, tuple(sorted(var.defs, key=lambda d: d.span.start)))
+            self.used.update(var.defs)
+            if var.maybe_unbound and ("var", e.name) not in self.reported_once and not self.partial:
+                self.reported_once.add(("var", e.name))
+                first = min(var.defs, key=lambda d: d.span.start, default=None)
+                related = (LocalRelated(f"'{e.name}' is assigned here", span=first.span),) if first is not None else ()
+                self.diags.append(C.E0103.at(e.span, name=e.name, related=related))
+            return var.type
+        if e.name in self.fn.generics:
+            self.refs[e] = Ref("generic", e.name, self.fn.name)
+            return T.NumberT("Int", True)
+        kind = self.global_kind(e.name)
+        if kind is not None:
+            if kind == "dim":
+                self.refs[e] = Ref("dim", e.name)
+                return T.NumberT("Int", True)
+            if kind in ("fn", "extern"):
+                self.refs[e] = Ref(kind, e.name)
+                return T.FnRefT(e.name, kind == "extern")
+            if kind == "model":
+                self.refs[e] = Ref("model", e.name)
+                return T.ModelClassT(e.name)
+            return T.UNKNOWN  # a broken item: its errors are reported there
+        if e.name in CONSTANTS:
+            self.refs[e] = Ref("builtin", e.name)
+            return T.MODE
+        if e.name in BUILTINS:
+            self.refs[e] = Ref("builtin", e.name)
+            return T.BuiltinRefT(e.name)
+        if e.name in self.recovered:
+            return T.UNKNOWN
+        candidates = self.all_names(env)
+        hint = suggest(e.name, candidates)
+        self.diags.append(C.E0101.at(e.span, name=e.name, hint=hint))
+        # The variable the typo meant is not "unused" (one mistake, one diagnostic).
+        for name in env.vars:
+            if hint == suggest(e.name, [name]) and hint:
+                self.used.update(env.vars[name].defs)
+        # Define it from here on, so one typo gives one diagnostic.
+        env.vars[e.name] = Var(T.UNKNOWN, frozenset(), phantom=True)
+        return T.UNKNOWN
+
+    def origin_of(self: BodyChecker, e: A.Expr, env: Env) -> str | None:
+        if isinstance(e, A.Name):
+            var = env.vars.get(e.name)
+            if var is not None:
+                return var.origin
+        return None
+
+    def fact(self: BodyChecker, f: ReadFact) -> None:
+        """Record a use of a model parameter; nothing under stop_grad(...)
+        is differentiated, so reads there (direct or through calls) do not count."""
+        if self.stop_grad_depth == 0:
+            self.facts.add(f)
+
+    def escape_if_model(self: BodyChecker, e: A.Expr, env: Env, why: str) -> None:
+        origin = self.origin_of(e, env)
+        if origin is not None:
+            self.fact(ReadFact("escape", origin, why, e.span))
+
+    # -- operators
+
+    def unary(self: BodyChecker, e: A.Unary, env: Env) -> T.Type:
+        t = self.value(e.operand, env)
+        if isinstance(t, T.UnknownT):
+            return t
+        if isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
+            return T.NumberT(t.kind, t.nonneg and e.op == "+")
+        if isinstance(t, T.TensorT) and not t.elem.is_bool:
+            if e.op == "+":
+                return t
+            elem = t.elem.plain() if t.elem.index is None else T.Elem(t.elem.dtype)
+            return T.TensorT(t.dims, elem)
+        if isinstance(t, T.GradT):
+            return t
+        self.diags.append(C.E0306.at(e.span, op=f"unary '{e.op}'", left=T.describe(t), right="", detail=""))
+        return T.UNKNOWN
+
+    def binary_types(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span,
+                     node: A.Node) -> T.Type:
+        if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
+            return T.UNKNOWN
+        if isinstance(lt, T.GradT) or isinstance(rt, T.GradT):
+            return self.grad_arith(op, lt, rt, node)
+        if op == "@":
+            return self.matmul(lt, rt, left, right, op_span, node)
+        if isinstance(lt, T.NumberT) and isinstance(rt, T.NumberT):
+            return self.number_arith(op, lt, rt, node, right)
+        lt_ok = isinstance(lt, (T.TensorT, T.NumberT))
+        rt_ok = isinstance(rt, (T.TensorT, T.NumberT))
+        if not (lt_ok and rt_ok):
+            self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                         detail=""))
+            return T.UNKNOWN
+        # tensor with tensor or number
+        elem_l = lt.elem if isinstance(lt, T.TensorT) else None
+        elem_r = rt.elem if isinstance(rt, T.TensorT) else None
+        for el, side in ((elem_l, lt), (elem_r, rt)):
+            if el is not None and el.is_bool:
+                self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                             detail="; Bool tensors take no arithmetic"))
+                return T.UNKNOWN
+            if isinstance(side, T.NumberT) and side.kind not in ("Int", "Float"):
+                self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                             detail=""))
+                return T.UNKNOWN
+        if elem_l is not None and elem_r is not None and elem_l.dtype != elem_r.dtype:
+            self.diags.append(C.E0302.at(node.span, context=f"'{op}' needs one element type on both sides: ",
+                                         expected=lt.show_elem(), found=rt.show_elem()))
+            return T.UNKNOWN
+        tensor_elem = elem_l or elem_r
+        assert tensor_elem is not None
+        number = lt if isinstance(lt, T.NumberT) else rt if isinstance(rt, T.NumberT) else None
+        if number is not None and number.kind == "Float" and not tensor_elem.is_float:
+            tensor = lt if isinstance(lt, T.TensorT) else rt
+            self.diags.append(C.E0302.at(node.span, context=f"'{op}' of an integer tensor and a Float: ",
+                                         expected=tensor.show_elem(), found="Float"))
+            return T.UNKNOWN
+        ld = lt.dims if isinstance(lt, T.TensorT) else ()
+        rd = rt.dims if isinstance(rt, T.TensorT) else ()
+        dims = S.broadcast(ld, rd)
+        if isinstance(dims, S.DimClash):
+            self.diags.append(C.E0202.at(node.span, op=op, left=str(lt), right=str(rt),
+                                         a=str(dims.left), b=str(dims.right)))
+            return T.UNKNOWN
+        if op == "/" and tensor_elem.is_int:
+            self.diags.append(C.E0310.at(node.span, what=f"'/' on {T.describe(lt if elem_l else rt)}",
+                                         hint="; cast to a float type first"))
+            return T.UNKNOWN
+        refine = refine_arith(op, lt, rt, right)
+        if op == "*" and refine is None and A.same_path(left, right):
+            refine = "nonneg"  # x * x
+        elem = T.Elem(tensor_elem.dtype, refine if tensor_elem.is_float else None)
+        return T.TensorT(dims, elem)
+
+    def number_arith(self: BodyChecker, op: str, lt: T.NumberT, rt: T.NumberT, node: A.Node, right: A.Expr) -> T.Type:
+        if lt.kind not in ("Int", "Float") or rt.kind not in ("Int", "Float"):
+            if op == "+" and lt.kind == rt.kind == "Str":
+                return T.STR
+            self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                         detail=""))
+            return T.UNKNOWN
+        kind = "Float" if "Float" in (lt.kind, rt.kind) or op == "/" else "Int"
+        nonneg = refine_arith(op, lt, rt, right) is not None
+        return T.NumberT(kind, nonneg)
+
+    def matmul(self: BodyChecker, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node) -> T.Type:
+        if not isinstance(lt, T.TensorT) or not isinstance(rt, T.TensorT):
+            self.diags.append(C.E0306.at(node.span, op="'@'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                         detail="; @ multiplies two tensors"))
+            return T.UNKNOWN
+        if not lt.elem.is_float or not rt.elem.is_float:
+            bad = lt if not lt.elem.is_float else rt
+            self.diags.append(C.E0310.at(node.span, what=f"'@' on {T.describe(bad)}", hint=""))
+            return T.UNKNOWN
+        if lt.elem.dtype != rt.elem.dtype:
+            self.diags.append(C.E0302.at(node.span, context="'@' needs one element type on both sides: ",
+                                         expected=lt.show_elem(), found=rt.show_elem()))
+            return T.UNKNOWN
+        dims = S.matmul(lt.dims, rt.dims)
+        if dims == "scalar":
+            self.diags.append(C.E0210.at(node.span, what=f"'@' needs tensors of rank 1 or more, found {lt} @ {rt}"))
+            return T.UNKNOWN
+        if isinstance(dims, S.DimClash):
+            self.diags.append(C.E0203.at(node.span, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right)))
+            return T.UNKNOWN
+        refine = "nonneg" if lt.elem.nonneg and rt.elem.nonneg else None
+        return T.TensorT(dims, T.Elem(lt.elem.dtype, refine))  # type: ignore[arg-type]
+
+    def grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+        if op in ("+", "-") and isinstance(lt, T.GradT) and isinstance(rt, T.GradT):
+            if lt.model != rt.model:
+                self.diags.append(C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt),
+                                             found=str(rt)))
+                return T.UNKNOWN
+            return lt
+        scale = lambda t: (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")) or (  # noqa: E731
+            isinstance(t, T.TensorT) and t.rank == 0 and not t.elem.is_bool)
+        if op == "*" and ((isinstance(lt, T.GradT) and scale(rt)) or (isinstance(rt, T.GradT) and scale(lt))):
+            return lt if isinstance(lt, T.GradT) else rt
+        if op == "/" and isinstance(lt, T.GradT) and scale(rt):
+            return lt
+        self.diags.append(C.E1108.at(node.span, operation=f"{T.describe(lt)} {op} {T.describe(rt)}"))
+        return T.UNKNOWN
+
+    def compare(self: BodyChecker, e: A.Compare, env: Env) -> T.Type:
+        lt = self.value(e.left, env)
+        rt = self.value(e.right, env)
+        if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
+            return T.UNKNOWN
+        if isinstance(lt, T.GradT) or isinstance(rt, T.GradT):
+            self.diags.append(C.E1108.at(e.span, operation=f"{T.describe(lt)} {e.op} {T.describe(rt)}"))
+            return T.UNKNOWN
+        if isinstance(lt, T.NumberT) and isinstance(rt, T.NumberT):
+            numeric = {"Int", "Float"}
+            if (lt.kind in numeric and rt.kind in numeric) or (lt.kind == rt.kind and e.op in ("==", "!=")):
+                return T.BOOL_N
+        elif isinstance(lt, (T.TensorT, T.NumberT)) and isinstance(rt, (T.TensorT, T.NumberT)):
+            ld = lt.dims if isinstance(lt, T.TensorT) else ()
+            rd = rt.dims if isinstance(rt, T.TensorT) else ()
+            if any(isinstance(x, T.NumberT) and x.kind not in ("Int", "Float") for x in (lt, rt)):
+                pass
+            else:
+                dims = S.broadcast(ld, rd)
+                if isinstance(dims, S.DimClash):
+                    self.diags.append(C.E0202.at(e.span, op=e.op, left=str(lt), right=str(rt),
+                                                 a=str(dims.left), b=str(dims.right)))
+                    return T.UNKNOWN
+                el = lt.elem if isinstance(lt, T.TensorT) else None
+                er = rt.elem if isinstance(rt, T.TensorT) else None
+                if el is not None and er is not None and el.dtype != er.dtype:
+                    self.diags.append(C.E0302.at(e.span, context=f"'{e.op}' needs one element type on both sides: ",
+                                                 expected=lt.show_elem(), found=rt.show_elem()))
+                    return T.UNKNOWN
+                return T.TensorT(dims, T.BOOL)
+        self.diags.append(C.E0306.at(e.span, op=f"'{e.op}'", left=T.describe(lt), right=" and " + T.describe(rt),
+                                     detail=""))
+        return T.UNKNOWN
+
+    def boolean(self: BodyChecker, e: A.Expr, env: Env, op: str) -> None:
+        t = self.value(e, env)
+        if isinstance(t, T.UnknownT):
+            return
+        if isinstance(t, T.NumberT) and t.kind == "Bool":
+            return
+        if isinstance(t, T.TensorT) and t.rank == 0 and t.elem.is_bool:
+            return
+        self.diags.append(C.E0306.at(e.span, op=f"'{op}'", left=T.describe(t), right="",
+                                     detail="; it needs Bool values (use where() for elementwise choices)"))
+
+    # -- fields, indexing, casts
+
+    def field_access(self: BodyChecker, e: A.Field, env: Env) -> T.Type:
+        obj = self.expr(e.value, env)
+        name = e.name.text
+        if isinstance(obj, T.UnknownT):
+            return T.UNKNOWN
+        if isinstance(obj, T.ModelT):
+            self.global_kind(obj.name)
+            model = self.g.models.get(obj.name)
+            if model is None:
+                return T.UNKNOWN
+            f = model.field(name)
+            if f is None:
+                if not model.partial:
+                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"model {obj.name}",
+                                                 hint=suggest(name, [x.name for x in model.fields])))
+                return T.UNKNOWN
+            self.refs[e.name] = Ref("field", name, obj.name)
+            self.types[e.name] = f.type
+            origin = self.origin_of(e.value, env)
+            if origin is not None and f.kind == "param":
+                self.fact(ReadFact("field", origin, name, e.span))
+            return f.type
+        if isinstance(obj, T.GradT):
+            self.global_kind(obj.model)
+            model = self.g.models.get(obj.model)
+            if model is None:
+                return T.UNKNOWN
+            f = model.field(name)
+            if f is not None and f.kind == "buffer":
+                self.diags.append(C.E0901.at(e.name.span, name=name, model=obj.model,
+                                             related=(LocalRelated(f"{name} is a buffer of {obj.model}",
+                                                                   symbol=SymbolRef(("member", obj.model, name))),)))
+                return T.UNKNOWN
+            if f is None:
+                if not model.partial:
+                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"Grad[{obj.model}]",
+                                                 hint=suggest(name, [x.name for x in model.params])))
+                return T.UNKNOWN
+            self.refs[e.name] = Ref("gradfield", name, obj.model)
+            # A gradient has the param's shape and dtype, but no refinement:
+            # the gradient of a NonNeg param can be negative.
+            t = grad_field_type(f.type)
+            self.types[e.name] = t
+            return t
+        if isinstance(obj, T.ModelClassT):
+            self.diags.append(C.E0110.at(e.span, name=expr_text(e), kind="a model method",
+                                         use=f"a value; call it, as in {obj.name}.init(seed=0)"))
+            return T.UNKNOWN
+        self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=""))
+        return T.UNKNOWN
+
+    def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
+        t = self.value(e.value, env)
+        i = self.value(e.index, env)
+        if isinstance(i, T.NumberT) and i.kind != "Int":
+            self.diags.append(C.E0301.at(e.index.span, context="index: ", expected="Int", found=T.describe(i)))
+            return T.UNKNOWN
+        if not isinstance(i, (T.NumberT, T.UnknownT)):
+            self.diags.append(C.E0301.at(e.index.span, context="index: ", expected="Int", found=T.describe(i)))
+            return T.UNKNOWN
+        if isinstance(t, T.UnknownT):
+            return t
+        if isinstance(t, T.TensorT):
+            if t.rank == 0:
+                self.diags.append(C.E0210.at(e.span, what=f"cannot index {t}: it has no dims"))
+                return T.UNKNOWN
+            return T.TensorT(t.dims[1:], t.elem)
+        self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
+        return T.UNKNOWN
+
+    def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
+        src = self.value(e.value, env)
+        target_expr = e.type
+        if isinstance(target_expr, A.NamedType) and target_expr.name.text == "Grad":
+            self.diags.append(C.E0303.at(e.type.span, what="a value cannot be cast to a gradient type"))
+            return T.UNKNOWN
+        # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
+        elem_only = isinstance(target_expr, A.NamedType) and (
+            target_expr.name.text in ("f16", "bf16", "f32", "f64", "i32", "i64", "NonNeg", "Prob")
+            or target_expr.name.text == "Index"
+        )
+        ctx = self.type_context()
+        if elem_only:
+            assert isinstance(target_expr, A.NamedType)
+            arg = target_expr.arg
+            elem_node = A.ElemType(target_expr.span, target_expr.name,
+                                   A.Ident(arg.span, arg.name.text) if isinstance(arg, A.NamedType) else None)
+            elem = ctx.elem(elem_node)
+            self._take(ctx)
+            if elem is None or isinstance(src, T.UnknownT):
+                return T.UNKNOWN
+            if not isinstance(src, T.TensorT):
+                self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(elem),
+                                             why="; an element type alone casts a tensor"))
+                return T.UNKNOWN
+            if target_expr.name.text in ("NonNeg", "Prob") and src.elem.is_float:
+                # A refinement alone keeps the element type: `x as NonNeg` on f64 stays f64.
+                elem = T.Elem(src.elem.dtype, elem.refine)
+            target: T.Type = T.TensorT(src.dims, elem)
+        else:
+            target = ctx.resolve(target_expr)
+            self._take(ctx)
+        self.types[e.type] = target
+        if isinstance(src, T.UnknownT) or isinstance(target, T.UnknownT):
+            return target
+        why = cast_problem(src, target)
+        if why is not None:
+            self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(target), why=why))
+            return T.UNKNOWN
+        return target
+
+    def type_context(self: BodyChecker) -> TypeContext:
+        """For types written in the body (casts, shapes, over= dims)."""
+        return TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
+
+    def _take(self: BodyChecker, ctx: TypeContext) -> None:
+        """Take a type context's diagnostics, and the global names it looked
+        up as dependencies of this body."""
+        self.diags.extend(ctx.diagnostics)
+        ctx.diagnostics.clear()
+        for name in ctx.lookups:
+            self.deps[name] = self.g.fingerprint(name)
+        ctx.lookups.clear()
+
+    # -- calls
+
+
+
+def refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:
+    def nonneg(t: T.Type) -> bool:
+        if isinstance(t, T.NumberT):
+            return t.nonneg
+        return isinstance(t, T.TensorT) and t.elem.nonneg
+
+    def prob(t: T.Type) -> bool:
+        return isinstance(t, T.TensorT) and t.elem.refine == "prob"
+
+    if op == "*" and prob(lt) and prob(rt):
+        return "prob"
+    if op in ("+", "*", "/") and nonneg(lt) and nonneg(rt):
+        return "nonneg"
+    # x ** 2 (any even integer literal) is never negative.
+    if op == "**" and (nonneg(lt) or (isinstance(right, A.IntLit) and right.value % 2 == 0)):
+        return "nonneg"
+    return None
+
+
+def cast_problem(src: T.Type, target: T.Type) -> str | None:
+    if isinstance(target, (T.ModelT, T.ModeT, T.TupleT)) or isinstance(src, (T.ModelT, T.GradT, T.ModeT, T.TupleT)):
+        return "; only tensors and numbers can be cast"
+    if isinstance(src, T.TensorT) and isinstance(target, T.TensorT):
+        if src.rank != target.rank or not all(T.dims_equal(a, b) for a, b in zip(src.dims, target.dims)):
+            return "; a cast cannot change the shape"
+        if target.elem.index is not None and not (src.elem.is_int):
+            return "; only integer tensors can be cast to an Index"
+        if target.elem.refine is not None and not src.elem.is_float:
+            return "; only float tensors can be refined"
+        return None
+    if isinstance(src, T.TensorT) and isinstance(target, T.NumberT):
+        if src.rank != 0:
+            return "; only a [] tensor converts to a number"
+        return None if target.kind in ("Int", "Float", "Bool") else "; a tensor does not convert to a string"
+    if isinstance(src, T.NumberT) and isinstance(target, T.TensorT):
+        if target.rank != 0:
+            return "; a number converts only to a [] tensor"
+        return None if src.kind in ("Int", "Float", "Bool") else "; a string does not convert to a tensor"
+    if isinstance(src, T.NumberT) and isinstance(target, T.NumberT):
+        if "Str" in (src.kind, target.kind) and src.kind != target.kind:
+            return "; strings do not convert"
+        return None
+    return "; these types do not convert"
+

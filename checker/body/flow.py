@@ -1,0 +1,369 @@
+"""Statements and control flow: assignments, returns, branches that join,
+loops that run until their variables' types settle."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import shapes as S
+from .. import types as T
+from ..declarations import suggest
+from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..results import Ref
+from .env import Env, Loop, Var, fresh_name, same_state
+from .grad_sites import is_vag
+from .text import expr_text, kind_phrase
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+# A loop body is checked until its variables' types settle, at most this often.
+MAX_LOOP_PASSES = 4
+
+
+class FlowRules:
+    # -------------------------------------------------------------- statements
+
+    def block(self: BodyChecker, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
+        reported_here = False
+        for i, s in enumerate(stmts):
+            if env.dead:
+                # Everything after a return/break/continue: one warning for
+                # the rest of the block.
+                first = stmts[i]
+                if not reported_here and first.span.start not in self.reported_unreachable and not self.partial:
+                    self.reported_unreachable.add(first.span.start)
+                    span = A.Span(first.span.start, stmts[-1].span.end)
+                    self.diags.append(C.W0102.at(span))
+                reported_here = True
+                # Still typed (for hovers), from a live copy; its diagnostics are
+                # left out, since the code never runs.
+                env = env.copy()
+                env.dead = False
+                saved = len(self.diags)
+                defs = dict(self.simple_defs)
+                env = self.stmt(s, env)
+                del self.diags[saved:]
+                self.simple_defs = defs  # nothing in dead code is "unused" on top
+                env.dead = True
+                continue
+            env = self.stmt(s, env)
+        return env
+
+    def stmt(self: BodyChecker, s: A.Stmt, env: Env) -> Env:
+        if isinstance(s, A.Assign):
+            return self.assign(s, env)
+        if isinstance(s, A.AugAssign):
+            return self.aug_assign(s, env)
+        if isinstance(s, A.ExprStmt):
+            if is_vag(s.expr):
+                self.vag_bound.add(s.expr)
+                self.diags.append(C.E0411.at(s.expr.span, found="discarded", fix=self._vag_fix_statement(s)))
+            self.expr(s.expr, env)
+            return env
+        if isinstance(s, A.Return):
+            return self.return_(s, env)
+        if isinstance(s, A.If):
+            return self.if_(s, env)
+        if isinstance(s, A.For):
+            return self.for_(s, env)
+        if isinstance(s, A.While):
+            return self.while_(s, env)
+        if isinstance(s, A.Break):
+            if self.loops:
+                self.loops[-1].breaks.append(env.copy())
+            env = env.copy()
+            env.dead = True
+            return env
+        if isinstance(s, A.Continue):
+            if self.loops:
+                self.loops[-1].continues.append(env.copy())
+            env = env.copy()
+            env.dead = True
+            return env
+        return env  # Pass
+
+    def _vag_fix_statement(self: BodyChecker, s: A.ExprStmt) -> Fix:
+        return Fix("Bind the value and the gradient: l, g = ...", (TextEdit(A.Span(s.span.start, s.span.start), "l, g = "),))
+
+    def assign(self: BodyChecker, s: A.Assign, env: Env) -> Env:
+        env = env.copy()
+        if len(s.targets) == 1:
+            target = s.targets[0]
+            if is_vag(s.value):
+                fix = None
+                if isinstance(target, A.Name):
+                    g = fresh_name("g", env)
+                    fix = Fix(f"Bind the gradient too: {target.name}, {g} = ...",
+                              (TextEdit(A.Span(target.span.end, target.span.end), f", {g}"),))
+                self.diags.append(C.E0411.at(target.span, found="bound to one name", fix=fix))
+                self.vag_bound.add(s.value)
+                self.expr(s.value, env)
+                self.bind_target(target, T.UNKNOWN, None, env, s.value)
+                return env
+            t = self.value(s.value, env)
+            origin = self.origin_of(s.value, env)
+            if isinstance(target, A.Field):
+                self.assign_field(target, t, s.value, env)
+            else:
+                self.bind_target(target, t, origin, env, s.value, simple=True)
+            return env
+        # several names
+        span = A.Span(s.targets[0].span.start, s.targets[-1].span.end)
+        n = len(s.targets)
+        if is_vag(s.value):
+            self.vag_bound.add(s.value)
+            t = self.expr(s.value, env)
+            if n != 2:
+                self.diags.append(C.E0411.at(span, found=f"bound to {n} names"))
+                t = T.UNKNOWN
+        else:
+            t = self.value(s.value, env)
+            if isinstance(t, T.TupleT) and len(t.items) != n:
+                self.diags.append(C.E0410.at(span, count=n, found=str(t)))
+                t = T.UNKNOWN
+            elif not isinstance(t, (T.TupleT, T.UnknownT)):
+                self.diags.append(C.E0410.at(span, count=n, found=T.describe(t)))
+                t = T.UNKNOWN
+        for i, target in enumerate(s.targets):
+            item = t.items[i] if isinstance(t, T.TupleT) else T.UNKNOWN
+            self.bind_target(target, item, None, env, s.value)
+        return env
+
+    def aug_assign(self: BodyChecker, s: A.AugAssign, env: Env) -> Env:
+        env = env.copy()
+        current = self.expr(s.target, env)
+        value = self.value(s.value, env)
+        result = self.binary_types(s.op, current, value, s.target, s.value, s.op_span, s)
+        if isinstance(s.target, A.Field):
+            self.assign_field(s.target, result, s.value, env)
+        else:
+            self.bind_target(s.target, result, None, env, s.value)
+        return env
+
+    def bind_target(self: BodyChecker, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr,
+                    simple: bool = False) -> None:
+        if not isinstance(target, A.Name):
+            return
+        name = target.name
+        kind = self.global_kind(name)
+        if kind is not None and name not in env.vars:
+            self.diags.append(C.E0111.at(target.span, name=name, what=kind_phrase(kind)))
+            return
+        if name in self.fn.generics:
+            self.diags.append(C.E0111.at(target.span, name=name, what="a generic dim of this function"))
+            return
+        current = env.vars.get(name)
+        if current is not None and current.param is not None and current.param.mut:
+            self.diags.append(C.E0504.at(target.span, name=name))
+            return
+        if isinstance(t, (T.UnitT,)):
+            t = T.UNKNOWN
+        env.vars[name] = Var(t, frozenset({target}), origin=origin)
+        self.types[target] = t
+        self.refs[target] = Ref("local", name, self.fn.name, (target,))
+        self.locals[name] = t
+        if simple:
+            self.simple_defs[target] = name
+
+    def assign_field(self: BodyChecker, target: A.Field, t: T.Type, value: A.Expr, env: Env) -> None:
+        obj_type = self.expr(target.value, env)
+        if isinstance(obj_type, T.UnknownT):
+            return
+        if isinstance(obj_type, T.GradT):
+            self.diags.append(C.E0505.at(target.span, model=obj_type.model))
+            return
+        if not isinstance(obj_type, T.ModelT):
+            self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
+            return
+        self.global_kind(obj_type.name)
+        model = self.g.models.get(obj_type.name)
+        if model is None:
+            return
+        finfo = model.field(target.name.text)
+        var = env.vars.get(target.value.name) if isinstance(target.value, A.Name) else None
+        if finfo is None:
+            if not model.partial:
+                self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=f"model {model.name}",
+                                             hint=suggest(target.name.text, [x.name for x in model.fields])))
+            return
+        self.refs[target.name] = Ref("field", finfo.name, model.name)
+        self.types[target.name] = finfo.type
+        if var is None or var.param is None or not var.param.mut:
+            key = ("E0501", expr_text(target.value))
+            if key in self.reported_once:
+                return  # once per model: one mistake, one diagnostic
+            self.reported_once.add(key)
+            if var is not None and var.param is not None:
+                what = f"'{var.param.name}' is not a mut parameter"
+                fix = Fix(f"Make '{var.param.name}' mut",
+                          (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),))
+            else:
+                what = "fields change only through a mut parameter"
+                fix = None
+            self.diags.append(C.E0501.at(target.span, field=f"{expr_text(target)}", why=what, fix=fix))
+            return
+        self.check_assignable(finfo.type, t, value.span, f"field {obj_type.name}.{finfo.name}: ",
+                              related=(LocalRelated(f"{finfo.name} is declared here",
+                                                    symbol=SymbolRef(("member", obj_type.name, finfo.name))),))
+
+    def return_(self: BodyChecker, s: A.Return, env: Env) -> Env:
+        fn = self.fn
+        if not s.values:
+            if fn.declared_ret and not isinstance(fn.ret, (T.UnitT, T.UnknownT)):
+                assert isinstance(fn.decl, A.FnDecl) and fn.decl.ret is not None
+                self.diags.append(C.E0407.at(s.span, name=fn.name, type=str(fn.ret)))
+        else:
+            if len(s.values) == 1:
+                t = self.value(s.values[0], env)
+                self.escape_if_model(s.values[0], env, "returned")
+            else:
+                t = T.TupleT(tuple(self.value(v, env) for v in s.values))
+                for v in s.values:
+                    self.escape_if_model(v, env, "returned")
+            span = A.Span(s.values[0].span.start, s.values[-1].span.end)
+            if not fn.declared_ret:
+                self.diags.append(C.E0408.at(span, name=fn.name, found=str(t)))
+            else:
+                self.check_assignable(fn.ret, t, span, "return value: ",
+                                      related=(LocalRelated("return type declared here",
+                                                            symbol=SymbolRef(("ret", fn.name))),))
+        env = env.copy()
+        env.dead = True
+        return env
+
+    def condition(self: BodyChecker, e: A.Expr, env: Env) -> None:
+        t = self.value(e, env)
+        if isinstance(t, T.UnknownT):
+            return
+        if isinstance(t, T.NumberT) and t.kind == "Bool":
+            return
+        if isinstance(t, T.TensorT) and t.rank == 0 and t.elem.is_bool:
+            return
+        self.diags.append(C.E0307.at(e.span, found=T.describe(t)))
+
+    def if_(self: BodyChecker, s: A.If, env: Env) -> Env:
+        outs: list[Env] = []
+        current = env
+        for b in s.branches:
+            self.condition(b.cond, current)
+            outs.append(self.block(b.body, current.copy()))
+        if s.orelse is not None:
+            outs.append(self.block(s.orelse, current.copy()))
+        else:
+            outs.append(current.copy())
+        return self.join(env, outs, s)
+
+    def join(self: BodyChecker, before: Env, outs: list[Env], at: A.Node) -> Env:
+        live = [o for o in outs if not o.dead]
+        if not live:
+            result = before.copy()
+            result.dead = True
+            return result
+        result = Env({})
+        names = set()
+        for o in live:
+            names.update(o.vars)
+        for name in names:
+            present = [o.vars[name] for o in live if name in o.vars]
+            if any(v.phantom for v in present):
+                result.vars[name] = Var(T.UNKNOWN, frozenset(), phantom=True)
+                continue
+            maybe = len(present) < len(live) or any(v.maybe_unbound for v in present)
+            t = present[0].type
+            clash = None
+            for v in present[1:]:
+                j = S.join(t, v.type)
+                if j is None:
+                    clash = v
+                    break
+                t = j
+            defs = frozenset().union(*(v.defs for v in present))
+            origins = {v.origin for v in present}
+            origin = origins.pop() if len(origins) == 1 else None
+            params = {v.param for v in present}
+            param = params.pop() if len(params) == 1 else None
+            if clash is not None:
+                # Report at an assignment made on one of the paths (not the
+                # value the variable had before them).
+                old = before.vars.get(name)
+                fresh = [v for v in present if old is None or v.defs != old.defs] or present
+                here = fresh[-1]
+                other = next(v for v in present if v is not here and S.join(v.type, here.type) is None)
+                where = min(here.defs, key=lambda d: d.span.start, default=at)
+                first_other = min(other.defs, key=lambda d: d.span.start, default=None)
+                related = (LocalRelated(f"'{name}' is {other.type} here", span=first_other.span),) if first_other else ()
+                if ("var", name) not in self.reported_once:
+                    self.diags.append(C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type),
+                                                 related=related))
+                    self.reported_once.add(("var", name))
+                t = T.UNKNOWN
+            result.vars[name] = Var(t, defs, maybe, origin, param)
+        return result
+
+    def loop(self: BodyChecker, body: tuple[A.Stmt, ...], env: Env, head, forever: bool = False) -> Env:
+        """Check a loop body until its variables settle (their types and the
+        assignments that reach the top of the body); only the final pass's
+        diagnostics are kept, and every pass starts from the same reporting
+        state, so a pass cannot hide what an earlier one found."""
+        entry = env.copy()
+        state = env.copy()
+        anchor = body[0] if body else A.Pass(A.Span(0, 0))
+        reported = (set(self.reported_once), set(self.reported_unreachable))
+        for attempt in range(MAX_LOOP_PASSES):
+            mark = len(self.diags)
+            self.reported_once, self.reported_unreachable = set(reported[0]), set(reported[1])
+            loop = Loop()
+            self.loops.append(loop)
+            if head is not None:
+                head(state)
+            end = self.block(body, state.copy())
+            self.loops.pop()
+            back = self.join(entry, [end, *loop.continues], anchor)
+            merged = self.join(entry, [entry, back], anchor)
+            for name in [n for n, v in merged.vars.items() if v.phantom]:
+                del merged.vars[name]  # the next pass reports the unknown name itself
+            if same_state(merged, state) or attempt == MAX_LOOP_PASSES - 1:
+                # `while True:` leaves only through a break (or a return).
+                exits = list(loop.breaks) if forever else [entry, back, *loop.breaks]
+                if not exits:
+                    dead = entry.copy()
+                    dead.dead = True
+                    return dead
+                return self.join(entry, exits, anchor)
+            del self.diags[mark:]
+            state = merged
+
+        return entry  # pragma: no cover
+
+    def for_(self: BodyChecker, s: A.For, env: Env) -> Env:
+        it = s.iter
+        ok = isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.func.name == "range" \
+            and "range" not in env.vars
+        if ok:
+            self.expr(it, env)
+        else:
+            t = self.value(it, env)
+            if not isinstance(t, T.UnknownT):
+                self.diags.append(C.E0414.at(it.span, found=T.describe(t)))
+
+        def head(state: Env) -> None:
+            state.vars[s.var.text] = Var(T.INT, frozenset({s.var}))
+            self.types[s.var] = T.INT
+            self.refs[s.var] = Ref("local", s.var.text, self.fn.name, (s.var,))
+            self.locals[s.var.text] = T.INT
+
+        out = self.loop(s.body, env, head)
+        # The loop variable itself stays defined after a loop that ran.
+        return out
+
+    def while_(self: BodyChecker, s: A.While, env: Env) -> Env:
+        def head(state: Env) -> None:
+            self.condition(s.cond, state)
+
+        forever = isinstance(s.cond, A.BoolLit) and s.cond.value
+        return self.loop(s.body, env, head, forever=forever)
+

@@ -1,0 +1,164 @@
+"""Completion: fields after `m.` / `g.`, dims after `over=`, types, and names in scope."""
+
+from __future__ import annotations
+
+import re
+
+from .. import ast as A
+from .. import types as T
+from ..analysis import Analysis
+from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..declarations import (
+    ELEM_TYPES,
+    NUMBER_TYPES,
+    FnInfo,
+)
+from ..items import ItemSlot
+from .results import STATEMENT_KEYWORDS, TOP_KEYWORDS, Completion
+from .symbols import _fn_of, _slot_at
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_AFTER_DOT = re.compile(rf"({_IDENT})\s*\.\s*({_IDENT})?$")
+_AFTER_OVER = re.compile(rf"\bover\s*=\s*({_IDENT})?$")
+_WORD_BEFORE = re.compile(rf"({_IDENT})?$")
+
+
+def completions(analysis: Analysis, offset: int) -> list[Completion]:
+    offset = max(0, min(offset, len(analysis.text)))
+    pos = analysis.lines.position(offset)
+    line_start = offset - pos.column
+    prefix = analysis.text[line_start:offset]
+    if _in_comment_or_string(prefix):
+        return []
+    slot = _slot_at(analysis, offset)
+    fn = _fn_of(analysis, slot.item) if slot is not None and prefix[:1].isspace() else None
+    m = _AFTER_DOT.search(prefix)
+    if m is not None:
+        return _member_completions(analysis, slot, fn, m.group(1)) if slot is not None else []
+    if prefix and not prefix[0].isspace():
+        # A line at column 0 starts an item, or is an item's header.
+        stripped = prefix.lstrip()
+        if re.fullmatch(_WORD_BEFORE.pattern, stripped):
+            return [Completion(k, "keyword", sort_text="0" + k) for k in TOP_KEYWORDS]
+        header_fn = _fn_of(analysis, slot.item) if slot is not None else None
+        return _type_completions(analysis, prefix, header_fn)
+    if _AFTER_OVER.search(prefix):
+        return _dim_completions(analysis, fn)
+    if slot is not None and isinstance(slot.item, A.ModelDecl):
+        if re.match(r"\s*(param|buffer)\s+\w+\s*:", prefix):
+            return _type_completions(analysis, prefix, None)
+        if re.fullmatch(r"\s*\w*", prefix):
+            return [Completion(k, "keyword", sort_text="0" + k) for k in ("param", "buffer")]
+        return []
+    return _scope_completions(analysis, slot, fn)
+
+
+def _in_comment_or_string(prefix: str) -> bool:
+    quote = None
+    for ch in prefix:
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            return True
+    return quote is not None
+
+
+def _var_type(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None, name: str) -> T.Type | None:
+    if fn is not None:
+        body = analysis.bodies.get(fn.decl)
+        if body is not None and name in body.locals:
+            return body.locals[name]
+        for p in fn.params:
+            if p.name == name:
+                return p.type
+    return None
+
+
+def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, receiver: str) -> list[Completion]:
+    g = analysis.globals
+    ty = _var_type(analysis, slot, fn, receiver)
+    if ty is None and receiver in g.models:
+        m = MODEL_METHODS["init"]
+        return [Completion("init", "method", m.signature.replace("M.", f"{receiver}.").replace("-> M", f"-> {receiver}"),
+                           m.doc)]
+    if isinstance(ty, T.ModelT):
+        model = g.models.get(ty.name)
+        if model is None:
+            return []
+        return [Completion(f.name, "field", f"{f.kind} {f.name}: {f.type}", sort_text=f"{i:04d}")
+                for i, f in enumerate(model.fields)]
+    if isinstance(ty, T.GradT):
+        model = g.models.get(ty.model)
+        if model is None:
+            return []
+        return [Completion(f.name, "field", f"{f.name}: {f.type}", f"Gradient of param `{f.name}` of `{model.name}`.",
+                           sort_text=f"{i:04d}")
+                for i, f in enumerate(model.params)]
+    return []
+
+
+def _dim_completions(analysis: Analysis, fn: FnInfo | None) -> list[Completion]:
+    out = []
+    if fn is not None:
+        out += [Completion(d, "generic", f"generic dim of {fn.name}", sort_text="0" + d) for d in fn.generics]
+    for name, info in analysis.globals.dims.items():
+        out.append(Completion(name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}",
+                              sort_text="1" + name))
+    return out
+
+
+def _type_completions(analysis: Analysis, prefix: str, fn: FnInfo | None) -> list[Completion]:
+    depth = prefix.count("[") - prefix.count("]")
+    if depth > 0:
+        # Inside a shape: dims (generic ones are new names, so only those already used).
+        out = _dim_completions(analysis, fn)
+        if re.search(r"Index\s*\[\s*\w*$", prefix):
+            return out
+        return out
+    if re.search(r"\]\s*\w*$", prefix):
+        return [Completion(n, "type", "element type", sort_text="0" + n) for n in list(ELEM_TYPES) + ["Index"]]
+    if not re.search(r"(:|->|\[|,)\s*\w*$", prefix):
+        return []
+    out = [Completion(n, "type", "number type", sort_text="1" + n) for n in NUMBER_TYPES]
+    out.append(Completion("Mode", "type", "Train(seed=...) or Eval", sort_text="1Mode"))
+    out.append(Completion("Grad", "type", "Grad[M]: the gradient of a model M", sort_text="1Grad"))
+    out += [Completion(n, "model", "model", sort_text="0" + n) for n in analysis.globals.models]
+    return out
+
+
+def _scope_completions(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None) -> list[Completion]:
+    g = analysis.globals
+    out: list[Completion] = []
+    seen: set[str] = set()
+
+    def add(c: Completion) -> None:
+        if c.label not in seen:
+            seen.add(c.label)
+            out.append(c)
+
+    if fn is not None:
+        body = analysis.bodies.get(fn.decl)
+        for p in fn.params:
+            add(Completion(p.name, "param", f"{'mut ' if p.mut else ''}{p.name}: {p.type}", sort_text="0" + p.name))
+        if body is not None:
+            for name, ty in body.locals.items():
+                add(Completion(name, "variable", f"{name}: {ty}", sort_text="0" + name))
+        for d in fn.generics:
+            add(Completion(d, "generic", f"generic dim of {fn.name}", sort_text="1" + d))
+    for name, info in g.dims.items():
+        add(Completion(name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name))
+    for name in g.models:
+        add(Completion(name, "model", f"model {name}", sort_text="2" + name))
+    for name, info in g.fns.items():
+        add(Completion(name, "extern" if info.extern else "fn", info.signature(), sort_text="2" + name))
+    for name, b in BUILTINS.items():
+        add(Completion(name, "builtin", b.signature, b.doc, sort_text="3" + name))
+    for name, doc in CONSTANTS.items():
+        sig, _, rest = doc.partition(" — ")
+        add(Completion(name, "constant", sig, rest, sort_text="3" + name))
+    for k in STATEMENT_KEYWORDS:
+        add(Completion(k, "keyword", sort_text="4" + k))
+    return out

@@ -1,0 +1,254 @@
+"""Hover: the type under the cursor with inferred shapes, a gradient's fields, a function's param reads."""
+
+from __future__ import annotations
+
+from .. import ast as A
+from .. import types as T
+from ..analysis import Analysis
+from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..declarations import (
+    FnInfo,
+    ModelInfo,
+)
+from ..items import ItemSlot
+from ..reads import ParamReads, Step, param_reads
+from .results import Hover
+from .symbols import _abs, _fn_of, _Occ, _occ_at, _slot_at
+
+
+def hover(analysis: Analysis, offset: int) -> Hover | None:
+    if not 0 <= offset <= len(analysis.text):
+        return None
+    found = _occ_at(analysis, offset)
+    if found is not None:
+        slot, occ = found
+        text = _describe(analysis, slot, occ)
+        if text is not None:
+            return Hover(_abs(slot, occ.span), text)
+    return _expression_hover(analysis, offset)
+
+
+def _code(text: str) -> str:
+    return f"```quiver\n{text}\n```"
+
+
+def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
+    g = analysis.globals
+    sym = occ.sym
+    if sym.kind == "var":
+        return _describe_var(analysis, slot, occ)
+    if sym.kind == "dim":
+        info = g.dims.get(sym.name)
+        value = info.value if info is not None else None
+        return _code(f"dim {sym.name} = {value if value is not None else '?'}")
+    if sym.kind == "generic":
+        return _code(f"(generic dim) {sym.name}") + f"\n\nBound to a size at each call of `{sym.scope}`."
+    if sym.kind == "model":
+        model = g.models.get(sym.name)
+        return _describe_model(model) if model is not None else None
+    if sym.kind == "member":
+        return _describe_member(analysis, slot, occ)
+    if sym.kind == "fn":
+        info = g.fns.get(sym.name)
+        return describe_fn(analysis, info) if info is not None else None
+    if sym.kind == "builtin":
+        return _describe_builtin(analysis, slot, occ)
+    if sym.kind == "method":
+        m = MODEL_METHODS.get(sym.name)
+        if m is None:
+            return None
+        return _code(m.signature.replace("M.", f"{sym.scope}.").replace("-> M", f"-> {sym.scope}")) + f"\n\n{m.doc}"
+    return None
+
+
+def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
+    fn = _fn_of(analysis, slot.item)  # type: ignore[arg-type]
+    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    ty = body.types.get(occ.node) if body is not None else None
+    param = None
+    if fn is not None:
+        param = next((p for p in fn.params if p.name == occ.sym.name), None)
+    ref = body.refs.get(occ.node) if body is not None else None
+    is_param = param is not None and (ref is None or ref.kind == "param")
+    if ty is None and is_param:
+        ty = param.type  # type: ignore[union-attr]
+    if ty is None:
+        return None
+    what = "param" if is_param else "local"
+    mut = "mut " if is_param and param is not None and param.mut else ""
+    text = _code(f"({what}) {mut}{occ.sym.name}: {ty}")
+    if isinstance(ty, T.GradT):
+        text += "\n\n" + _grad_fields(analysis, ty.model)
+    return text
+
+
+def _grad_fields(analysis: Analysis, model_name: str) -> str:
+    model = analysis.globals.models.get(model_name)
+    if model is None:
+        return ""
+    params = model.params
+    if not params:
+        return f"`{model_name}` has no params."
+    lines = "\n".join(f"{p.name}: {p.type}" for p in params)
+    return f"Fields (one per param of `{model_name}`; buffers have no gradient):\n\n" + _code(lines)
+
+
+def _describe_model(model: ModelInfo) -> str:
+    head = f"model {model.name}" + (f" on {model.device}" if model.device != "cpu" else "")
+    lines = [head] + [f"    {f.kind} {f.name}: {f.type}" for f in model.fields]
+    return _code("\n".join(lines))
+
+
+def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
+    model = analysis.globals.models.get(occ.sym.scope or "")
+    if model is None:
+        return None
+    f = model.field(occ.sym.name)
+    if f is None:
+        return None
+    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    ref = body.refs.get(occ.node) if body is not None else None
+    if ref is not None and ref.kind == "gradfield":
+        return _code(f"(gradient) Grad[{model.name}].{f.name}: {f.type}") + \
+            f"\n\nThe gradient with respect to param `{f.name}` of `{model.name}`."
+    return _code(f"{f.kind} {model.name}.{f.name}: {f.type}")
+
+
+def _describe_builtin(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
+    name = occ.sym.name
+    if name in CONSTANTS:
+        sig, _, doc = CONSTANTS[name].partition(" — ")
+        return _code(sig) + (f"\n\n{doc[:1].upper()}{doc[1:]}" if doc else "")
+    b = BUILTINS.get(name)
+    if b is None:
+        return None
+    text = _code(b.signature) + f"\n\n{b.doc}"
+    if name == "value_and_grad":
+        site = _site_of_name(analysis, slot, occ.node)
+        if site is not None:
+            text += "\n\n" + _site_summary(analysis, site.f_name)
+    return text
+
+
+def _site_of_name(analysis: Analysis, slot: ItemSlot, node: A.Node):
+    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    if body is None:
+        return None
+    for site in body.sites:
+        if isinstance(site.call, A.Call) and site.call.func is node:
+            return site
+    return None
+
+
+def _site_summary(analysis: Analysis, f_name: str) -> str:
+    info = analysis.globals.fns.get(f_name)
+    if info is None or not info.params:
+        return ""
+    reads = _reads_of(analysis, info)
+    if not reads:
+        return ""
+    pr = reads[0]
+    return f"Differentiates `{f_name}` with respect to `{pr.param}: {pr.model}`: {pr.describe()}."
+
+
+def _reads_of(analysis: Analysis, info: FnInfo) -> list[ParamReads]:
+    if info.extern or analysis.globals.fns.get(info.name) is not info:
+        return []
+    return param_reads(analysis.reads, info, analysis.globals)
+
+
+def describe_fn(analysis: Analysis, info: FnInfo) -> str:
+    """A function's signature and, for each model parameter, the params it reads."""
+    text = _code(info.signature())
+    for pr in _reads_of(analysis, info):
+        text += "\n\n" + _reads_markdown(analysis, pr)
+    return text
+
+
+def _reads_markdown(analysis: Analysis, pr: ParamReads) -> str:
+    out = f"**Param reads** of `{pr.param}: {pr.model}`: {pr.describe()}"
+    chains = []
+    if pr.everything is not None:
+        chains.append(("every param", pr.everything))
+    for name, chain in pr.read:
+        if len(chain) > 1:
+            chains.append((name, chain))
+    for name, chain in chains:
+        out += f"\n- `{name}`: " + " → ".join(_step_text(analysis, s) for s in chain)
+    return out
+
+
+def _step_text(analysis: Analysis, step: Step) -> str:
+    line = _step_line(analysis, step)
+    where = f" (line {line})" if line is not None else ""
+    return f"`{step.text}` in `{step.fn}`{where}"
+
+
+def _step_line(analysis: Analysis, step: Step) -> int | None:
+    info = analysis.globals.fns.get(step.fn)
+    if info is None:
+        return None
+    slot = analysis.slot_of_item.get(info.decl)
+    if slot is None:
+        return None
+    return analysis.lines.position(slot.start + step.span.start).line + 1
+
+
+def param_reads_report(analysis: Analysis, fn_name: str) -> str:
+    """Plain text of what a function reads, with every witness chain (for a
+    message window)."""
+    info = analysis.globals.fns.get(fn_name)
+    if info is None:
+        return f"No function named {fn_name}."
+    reads = _reads_of(analysis, info)
+    if not reads:
+        return f"{fn_name} takes no model."
+    lines = []
+    for pr in reads:
+        lines.append(f"{fn_name}({pr.param}: {pr.model}) {pr.describe()}")
+        for name, chain in pr.read:
+            lines.append(f"  {name}: " + " -> ".join(_step_text(analysis, s).replace("`", "") for s in chain))
+        if pr.everything is not None:
+            lines.append("  every param: " + " -> ".join(_step_text(analysis, s).replace("`", "") for s in pr.everything))
+    return "\n".join(lines)
+
+
+# -- expressions
+
+
+def _expression_hover(analysis: Analysis, offset: int) -> Hover | None:
+    slot = _slot_at(analysis, offset)
+    if slot is None or not isinstance(slot.item, A.FnDecl):
+        return None
+    body = analysis.bodies.get(slot.item)
+    if body is None:
+        return None
+    rel = offset - slot.start
+    best: A.Node | None = None
+    for node in _path_to(slot.item, rel):
+        if node in body.types and not isinstance(node, A.Ident):
+            best = node
+    if best is None:
+        return None
+    ty = body.types[best]
+    if isinstance(ty, (T.UnknownT, T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.RangeT, T.UnitT)):
+        return None
+    text = _code(str(ty))
+    if isinstance(ty, T.GradT):
+        text += "\n\n" + _grad_fields(analysis, ty.model)
+    return Hover(_abs(slot, best.span), text)
+
+
+def _path_to(root: A.Node, rel: int) -> list[A.Node]:
+    """The nodes whose span holds `rel`, outermost first."""
+    path = []
+    node: A.Node | None = root
+    while node is not None:
+        path.append(node)
+        nxt = None
+        for child in node.children():
+            if child.span.start <= rel < child.span.end:
+                nxt = child
+                break
+        node = nxt
+    return path

@@ -1,0 +1,70 @@
+"""Code lenses: the param reads of functions and `value_and_grad` calls; Run above `fn main`."""
+
+from __future__ import annotations
+
+from .. import ast as A
+from ..analysis import Analysis
+from ..declarations import (
+    FnInfo,
+)
+from ..reads import ParamReads
+from .hover import _reads_of
+from .results import CodeLens
+from .symbols import _abs, _fn_of
+
+
+def code_lenses(analysis: Analysis) -> list[CodeLens]:
+    """Above each function that takes a model, what it reads; on each
+    `value_and_grad` call, what the differentiated function reads; "Run"
+    above `fn main()`."""
+    out = []
+    g = analysis.globals
+    for slot in analysis.parsed.slots:
+        item = slot.item
+        if not isinstance(item, A.FnDecl):
+            continue
+        info = _fn_of(analysis, item)
+        if info is None:
+            continue
+        if is_runnable_main(info):
+            out.append(CodeLens(_abs(slot, item.name.span), "▶ Run", "quiver.runFile"))
+        reads = _reads_of(analysis, info)
+        for pr in reads:
+            title = lens_title(analysis, pr)
+            if len(reads) > 1:
+                title = f"{pr.param}: {title}"
+            out.append(CodeLens(_abs(slot, item.name.span), title, "quiver.showParamReads", (info.name,)))
+        body = analysis.bodies.get(item)
+        if body is None:
+            continue
+        for site in body.sites:
+            f = g.fns.get(site.f_name)
+            if f is None:
+                continue
+            site_reads = _reads_of(analysis, f)
+            if not site_reads:
+                continue
+            title = f"{site.f_name} " + lens_title(analysis, site_reads[0])
+            out.append(CodeLens(_abs(slot, site.call.span), title, "quiver.showParamReads", (site.f_name,)))
+    return out
+
+
+def lens_title(analysis: Analysis, pr: ParamReads) -> str:
+    model = analysis.globals.models.get(pr.model)
+    total = len(model.params) if model is not None else len(pr.read) + len(pr.unread)
+    if pr.everything is not None:
+        return f"may read every param of {pr.model}"
+    text = f"reads {len(pr.read)} of {total} param{'s' if total != 1 else ''} of {pr.model}"
+    if pr.unread and pr.read:
+        text += " — never " + ", ".join(pr.unread)
+    return text
+
+
+def is_runnable_main(info: FnInfo) -> bool:
+    return info.name == "main" and not info.extern and not info.params
+
+
+def runnable(analysis: Analysis) -> bool:
+    """Whether the document has a `fn main()` to run."""
+    info = analysis.globals.fns.get("main")
+    return info is not None and is_runnable_main(info)

@@ -1,0 +1,222 @@
+"""Symbols and their occurrences in each item (cached per document), and locating the cursor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .. import ast as A
+from .. import types as T
+from ..analysis import Analysis
+from ..declarations import (
+    Declared,
+    FnInfo,
+)
+from ..items import ItemSlot
+from ..results import BodyResult, Ref
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    """What an occurrence of a name means. `scope` is the function for locals,
+    parameters and generic dims, the model for members and methods."""
+
+    kind: str  # dim | generic | model | fn | member | var | builtin | method
+    name: str
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Occ:
+    span: A.Span  # relative to the item
+    sym: Sym
+    is_def: bool
+    node: A.Node
+
+
+@dataclass
+class _ItemIndex:
+    occs: list[_Occ]
+    body: BodyResult | None
+    declared: Declared
+    # semantic tokens, relative to the item: (start, end, type, modifiers)
+    tokens: list[tuple[int, int, str, tuple[str, ...]]] | None = None
+
+
+def _index(analysis: Analysis, item: A.Node) -> _ItemIndex:
+    """Every name occurrence in one item, in order. Cached per item for as
+    long as what the collector reads stays the same: the item's declaration
+    and body results (the same objects), the kinds of the global names (the
+    names token), and whether the item is the first of its name."""
+    body = analysis.bodies.get(item)
+    declared = analysis.declared.get(item)
+    name = getattr(item, "name", None)
+    first = name is not None and analysis.globals.names.first.get(name.text) is item
+    key = (body, declared, analysis.names_token, first)
+    hit = analysis.ide_cache.get(item)
+    if hit is not None and all(a is b for a, b in zip(hit[0], key)):
+        return hit[1]
+    occs = _Collector(analysis, item, body).run()
+    occs.sort(key=lambda o: (o.span.start, o.span.end))
+    index = _ItemIndex(occs, body, declared)  # type: ignore[arg-type]
+    analysis.ide_cache[item] = (key, index)
+    return index
+
+
+class _Collector:
+    def __init__(self, analysis: Analysis, item: A.Node, body: BodyResult | None) -> None:
+        self.g = analysis.globals
+        self.item = item
+        self.body = body
+        self.out: list[_Occ] = []
+        self.seen: set[tuple[int, int]] = set()
+
+    def add(self, node: A.Node, span: A.Span, sym: Sym, is_def: bool = False) -> None:
+        key = (span.start, span.end)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.out.append(_Occ(span, sym, is_def, node))
+
+    def run(self) -> list[_Occ]:
+        item = self.item
+        if isinstance(item, A.DimDecl):
+            self.add(item.name, item.name.span, Sym("dim", item.name.text), True)
+        elif isinstance(item, A.ModelDecl):
+            self.add(item.name, item.name.span, Sym("model", item.name.text), True)
+            for m in item.members:
+                self.add(m.name, m.name.span, Sym("member", m.name.text, item.name.text), True)
+                self.type_expr(m.type, None)
+        elif isinstance(item, (A.FnDecl, A.ExternDecl)):
+            fn = item.name.text
+            self.add(item.name, item.name.span, Sym("fn", fn), True)
+            generics_seen: set[str] = set()
+            for p in item.params:
+                self.add(p.name, p.name.span, Sym("var", p.name.text, fn), True)
+                self.type_expr(p.type, fn, generics_seen)
+            if item.ret is not None:
+                self.type_expr(item.ret, fn, generics_seen)
+            if isinstance(item, A.FnDecl) and self.body is not None:
+                self.body_refs(fn)
+        return self.out
+
+    def type_expr(self, t: A.Node, fn: str | None, generics_seen: set[str] | None = None) -> None:
+        info = self.g.fns.get(fn) if fn is not None else None
+        generics = info.generics if info is not None and info.decl is self.item else ()
+        for node in A.walk(t):
+            if isinstance(node, A.DimName):
+                self.dim_name(node, node.name, node.span, fn, generics, generics_seen)
+            elif isinstance(node, A.ElemType) and node.arg is not None:
+                self.dim_name(node.arg, node.arg.text, node.arg.span, fn, generics, generics_seen)
+            elif isinstance(node, A.NamedType):
+                name = node.name.text
+                if name in self.g.models:
+                    self.add(node.name, node.name.span, Sym("model", name))
+
+    def dim_name(self, node: A.Node, name: str, span: A.Span, fn: str | None, generics, seen) -> None:
+        if name in self.g.dims:
+            self.add(node, span, Sym("dim", name))
+        elif fn is not None and name in generics:
+            first = seen is not None and name not in seen
+            if seen is not None:
+                seen.add(name)
+            self.add(node, span, Sym("generic", name, fn), first)
+
+    def body_refs(self, fn: str) -> None:
+        body = self.body
+        assert body is not None
+        for node, ref in body.refs.items():
+            sym = _sym_of_ref(ref, fn)
+            if sym is None:
+                continue
+            is_def = ref.kind == "local" and node in ref.defs
+            self.add(node, node.span, sym, is_def)
+        # Field targets of assignments (`m.w1 = ...`) and shapes in casts are
+        # not recorded by the checker as references; they are found here.
+        assert isinstance(self.item, A.FnDecl)
+        for stmt in _statements(self.item.body):
+            targets: tuple = ()
+            if isinstance(stmt, A.Assign):
+                targets = stmt.targets
+            elif isinstance(stmt, A.AugAssign):
+                targets = (stmt.target,)
+            for t in targets:
+                if isinstance(t, A.Field):
+                    owner = body.types.get(t.value)
+                    if isinstance(owner, T.ModelT):
+                        model = self.g.models.get(owner.name)
+                        if model is not None and model.field(t.name.text) is not None:
+                            self.add(t.name, t.name.span, Sym("member", t.name.text, owner.name))
+        for stmt in self.item.body:
+            for node in A.walk(stmt):
+                if isinstance(node, A.Cast):
+                    self.type_expr(node.type, fn)
+                elif isinstance(node, A.TensorType):  # a shape literal: randint([16] Index[C], ...)
+                    self.type_expr(node, fn)
+
+
+def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
+    k = ref.kind
+    if k in ("local", "param"):
+        return Sym("var", ref.name, fn)
+    if k == "generic":
+        return Sym("generic", ref.name, fn)
+    if k in ("dim", "model"):
+        return Sym(k, ref.name)
+    if k in ("fn", "extern"):
+        return Sym("fn", ref.name)
+    if k in ("field", "gradfield"):
+        return Sym("member", ref.name, ref.owner)
+    if k == "builtin":
+        if ref.owner is not None:  # Mlp.init
+            return Sym("method", ref.name.rsplit(".", 1)[-1], ref.owner)
+        return Sym("builtin", ref.name)
+    return None
+
+
+def _statements(stmts: Iterable[A.Stmt]) -> Iterator[A.Stmt]:
+    for s in stmts:
+        yield s
+        if isinstance(s, A.If):
+            for b in s.branches:
+                yield from _statements(b.body)
+            if s.orelse is not None:
+                yield from _statements(s.orelse)
+        elif isinstance(s, (A.For, A.While)):
+            yield from _statements(s.body)
+
+
+
+
+def _slot_at(analysis: Analysis, offset: int) -> ItemSlot | None:
+    slot = analysis.parsed.slot_at(offset)
+    if slot is None or slot.item is None:
+        return None
+    return slot
+
+
+def _occ_at(analysis: Analysis, offset: int) -> tuple[ItemSlot, _Occ] | None:
+    """The name occurrence under the cursor: on a character of the name, or
+    right after its last character."""
+    for probe in (offset, offset - 1):
+        if probe < 0:
+            continue
+        slot = _slot_at(analysis, probe)
+        if slot is None:
+            continue
+        rel = probe - slot.start
+        for occ in _index(analysis, slot.item).occs:  # type: ignore[arg-type]
+            if occ.span.start <= rel < occ.span.end:
+                return slot, occ
+            if occ.span.start > rel:
+                break
+    return None
+
+
+def _fn_of(analysis: Analysis, item: A.Node) -> FnInfo | None:
+    d = analysis.declared.get(item)
+    return d.info if d is not None and isinstance(d.info, FnInfo) else None
+
+
+def _abs(slot: ItemSlot, span: A.Span) -> A.Span:
+    return A.Span(span.start + slot.start, span.end + slot.start)

@@ -1,0 +1,64 @@
+"""What checking a function body produces: references, read facts, gradient
+sites and the result itself. The read analysis, the IDE queries and the
+compiler read these; checker/body/ makes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+from . import types as T
+from .diagnostics import LocalDiagnostic
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What a name (or field name) at one place refers to."""
+
+    kind: str  # local | param | dim | generic | fn | extern | model | builtin | field | gradfield
+    name: str
+    owner: str | None = None  # model of a field; function of a param
+    defs: tuple[A.Node, ...] = ()  # reaching definitions of a local
+
+
+@dataclass(frozen=True)
+class ReadFact:
+    """One way a function's model parameter `param` is used.
+
+    kind "field": reads field `target` at `span`;
+    kind "call": passes it on as argument `index` of function `target`;
+    kind "escape": hands it somewhere that may read anything (`target` says where).
+    """
+
+    kind: str
+    param: str
+    target: str
+    span: A.Span
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class GradSite:
+    """A `value_and_grad(f, m, ...)` call whose f is valid: where to report
+    E1107/W1101 once f's reads are known."""
+
+    call: A.Call
+    f_span: A.Span
+    f_name: str
+    model: str
+
+
+@dataclass
+class BodyResult:
+    diagnostics: tuple[LocalDiagnostic, ...]
+    types: dict[A.Node, T.Type]
+    refs: dict[A.Node, Ref]
+    facts: frozenset[ReadFact]
+    sites: tuple[GradSite, ...]
+    deps: dict[str, object]
+    # Static facts the compiler needs: the axis of each over= dim, resolved
+    # shape literals, the callee kind of each call.
+    axes: dict[A.Node, int | None]
+    locals: dict[str, T.Type]
+
+
