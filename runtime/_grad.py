@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import threading
 
 import torch
 
@@ -253,22 +254,42 @@ class Grad:
         raise GradError(f"{name}() is not defined on gradients ({what}); use rt.norm(g) for its size")
 
 
+class _Running(threading.local):
+    """``depth[0]``: how many value_and_grad calls are running in this thread
+    (their f entered and not left).  A one-item list, so that a call does one
+    thread-local lookup and then plain item reads and writes."""
+
+    def __init__(self):
+        self.depth = [0]
+
+
+_running = _Running()
+
+
 def value_and_grad(f, m, *args):
     """``(value, gradient)`` of ``f(m, *args)`` with respect to the params of ``m``.
 
     Runs ``f`` with autograd enabled (also inside ``torch.no_grad()``), then
     ``torch.autograd.grad`` over the params in declaration order; ``.grad`` is
-    neither read nor written.  The params require grad only while a
-    value_and_grad call on their model is running (nested calls included);
-    when the outermost call ends they are set back to not requiring grad.
-    Tensor arguments that require grad are detached first, so the gradient is
-    the partial derivative with respect to the params alone.  The value comes
-    back detached; params that ``f`` does not use get zeros.
+    neither read nor written.  The gradient is the partial derivative with
+    respect to the params, the other arguments held fixed; params that ``f``
+    does not use get zeros.
+
+    The outermost call in a thread (no other value_and_grad's ``f`` running)
+    sets the params to require grad while ``f`` runs and back to not requiring
+    it afterwards, passes tensor arguments that require grad detached, keeps
+    no graph, and returns the value detached.
+
+    A call made while another one's ``f`` is running (on any model) is
+    differentiable for the enclosing calls: see :func:`_nested`.
     """
     if not isinstance(m, Model):
         raise GradError(f"value_and_grad needs a model as its second argument, found {_operand_text(m)}")
     if not callable(f):
         raise GradError(f"value_and_grad needs a function as its first argument, found {_operand_text(f)}")
+    running = _running.depth
+    if running[0]:
+        return _nested(f, m, args, running)
     cls = type(m)
     params = m._qv_tensors
     diff = cls._qv_diff
@@ -279,6 +300,7 @@ def value_and_grad(f, m, *args):
             if d:
                 p.requires_grad_(True)
     object.__setattr__(m, "_qv_depth", depth + 1)
+    running[0] = 1
     grad_was = _is_grad_enabled()
     try:
         _set_grad_enabled(True)
@@ -288,8 +310,7 @@ def value_and_grad(f, m, *args):
                 break
         out = f(m, *args)
         if not isinstance(out, torch.Tensor) or out.dim() != 0 or not out.is_floating_point():
-            raise GradError(f"value_and_grad({getattr(f, '__name__', 'f')}): the function must return "
-                            f"a [] of floats, found {_result_text(out)}")
+            raise _result_error(f, out)
         if out.requires_grad:
             wrt = params if all_diff else tuple([p for p, d in zip(params, diff) if d])
             got = torch.autograd.grad(out, wrt, allow_unused=True)
@@ -304,6 +325,7 @@ def value_and_grad(f, m, *args):
             got = [torch.zeros_like(p) for p in params]
     finally:
         _set_grad_enabled(grad_was)
+        running[0] = 0
         object.__setattr__(m, "_qv_depth", depth)
         if depth == 0:
             for p in params:
@@ -312,6 +334,66 @@ def value_and_grad(f, m, *args):
     if out.is_leaf:
         value = value.clone()  # a param or an argument itself: do not alias it
     return value, Grad._make(cls, got)
+
+
+def _nested(f, m, args, running):
+    """value_and_grad inside the ``f`` of another one: differentiable.
+
+    ``f`` runs on stand-ins for the floating params of ``m``, put in the
+    model's fields for the duration of the call, and the gradient is taken
+    with respect to the stand-ins with ``create_graph=True``.  Since nothing
+    computed before the call depends on a stand-in, the gradient is the
+    partial derivative with the arguments held fixed, even when they were
+    computed from the params (or are a param).  The arguments are not
+    detached and the value is not detached, so the enclosing calls
+    differentiate through the value, the gradient and the arguments.
+
+    When an enclosing call differentiates ``m`` itself, a stand-in is an
+    identity view of the current param (``p.view_as(p)``), through which the
+    enclosing gradient reaches the param; otherwise no enclosing call needs a
+    gradient with respect to ``m``, and a stand-in is a fresh leaf sharing
+    the param's storage (the param itself never requires grad then).
+    """
+    cls = type(m)
+    names = cls._qv_param_names
+    diff = cls._qv_diff
+    params = m._qv_tensors
+    d = m.__dict__
+    depth = m._qv_depth
+    # A param requires grad exactly when an enclosing call differentiates m.
+    stand_ins = tuple([(p.view_as(p) if p.requires_grad else p.detach().requires_grad_(True)) if ok else p
+                       for p, ok in zip(params, diff)])
+    object.__setattr__(m, "_qv_depth", depth + 1)
+    object.__setattr__(m, "_qv_tensors", stand_ins)
+    d.update(zip(names, stand_ins))
+    outer = running[0]
+    running[0] = outer + 1
+    grad_was = _is_grad_enabled()
+    try:
+        _set_grad_enabled(True)
+        out = f(m, *args)
+        if not isinstance(out, torch.Tensor) or out.dim() != 0 or not out.is_floating_point():
+            raise _result_error(f, out)
+        if out.is_leaf or any(out is s for s in stand_ins):
+            out = out.clone()  # a param or an argument itself: do not alias it
+        got = [None] * len(params)
+        if out.requires_grad:
+            wrt = [s for s, ok in zip(stand_ins, diff) if ok]
+            found = iter(torch.autograd.grad(out, wrt, allow_unused=True, create_graph=True))
+            got = [next(found) if ok else None for ok in diff]
+        got = [torch.zeros_like(p) if gr is None else gr for p, gr in zip(params, got)]
+    finally:
+        _set_grad_enabled(grad_was)
+        running[0] = outer
+        d.update(zip(names, params))
+        object.__setattr__(m, "_qv_tensors", params)
+        object.__setattr__(m, "_qv_depth", depth)
+    return out, Grad._make(cls, got)
+
+
+def _result_error(f, out) -> GradError:
+    return GradError(f"value_and_grad({getattr(f, '__name__', 'f')}): the function must return "
+                     f"a [] of floats, found {_result_text(out)}")
 
 
 def _detached(a):
