@@ -331,8 +331,10 @@ def value_and_grad(f, m, *args):
             for p in params:
                 p.requires_grad_(False)
     value = out.detach()
-    if out.is_leaf:
-        value = value.clone()  # a param or an argument itself: do not alias it
+    if out.is_leaf or out._base is not None:
+        # a param or an argument itself, or a view of one (m.w[0, 0]): a
+        # later update of the param must not change the returned value
+        value = value.clone()
     return value, Grad._make(cls, got)
 
 

@@ -243,6 +243,17 @@ def test_a_value_that_is_a_param_itself_does_not_alias_it():
     assert float(value) == 2.0
 
 
+def test_a_value_that_is_a_view_of_a_param_does_not_alias_it():
+    class V(rt.Model):
+        _qv_params = (rt.Field("w", (2, 2), rt.f32, rt.init.fill(2.0)),)
+
+    m = V.init(seed=0)
+    value, g = rt.value_and_grad(lambda mm: mm.w[0, 0], m)
+    assert float(value) == 2.0 and float(g.w[0, 0]) == 1.0
+    m.w = m.w * 5
+    assert float(value) == 2.0
+
+
 # --- the gradient --------------------------------------------------------------------------
 
 def test_each_gradient_has_its_params_shape_dtype_and_device():
@@ -360,7 +371,9 @@ def test_nested_value_and_grad_on_the_same_model():
     assert not m.w.requires_grad
     iv, ig = inner_results[0]
     assert torch.allclose(ig.w, x.sum(0)[:, None].expand(3, 2))
-    # the inner gradient is a constant for the outer one
+    # the inner gradient, sum(x) over the batch, does not depend on w: it adds
+    # nothing to the outer gradient (tests/runtime/test_nested_grad.py covers
+    # inner gradients that do)
     w = m.w.detach().clone().requires_grad_(True)
     ref = torch.mean((x @ w) ** 2)
     (ref_gw,) = torch.autograd.grad(ref, [w])
