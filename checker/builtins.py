@@ -1,21 +1,55 @@
-"""The built-in functions: their parameters, signatures and one-line docs.
+"""The built-in functions: one declarative spec per built-in.
 
-Their typing rules live in checker/body/builtin_rules.py (`BuiltinRules._builtin_*`); this
-table is what argument matching, completion, hover and signature help read.
-A parameter's `kind` says how its argument is read: most are expressions;
-`dim` takes a dim name (`over=C`), `shape` a shape literal (`[64 D]`), `fn` a
-function name.
+A `Builtin` holds everything the tools know about one built-in: its parameters
+(how each argument is read, which are keyword-only or optional), the
+signature and one-line doc that hover, completion and signature help show, an
+example, the typing rule that checks a call (by name, in
+checker/body/builtin_rules.py; shared by built-ins of one family), the
+refinement an elementwise rule gives its result, and how a call compiles: the
+`rt` function it becomes and how its arguments map to that function.
+
+From this table come: argument matching, hover, completion and signature help
+(checker/), the compiled call (checker/compiler.py), the built-in tables of
+docs/language.md and the TextMate grammar's list of built-ins
+(`scripts/gen-builtins` writes both; tests check they are in sync), and the
+tests that every spec has a typing rule and a runtime function that `rt`
+exports. Adding a built-in: its spec here, its rule (often an existing one),
+its runtime op in runtime/_ops.py exported by runtime/__init__.py, its tests.
 """
 
 from __future__ import annotations
 
+import enum
+import re
 from dataclasses import dataclass
+
+
+class ParamKind(enum.Enum):
+    """How a built-in reads one argument."""
+
+    VALUE = "value"  # an expression
+    DIM = "dim"  # a dim name: over=C; compiles to the axis the checker resolved
+    SHAPE = "shape"  # a shape literal: [64 D] f64
+    FN = "fn"  # a function name: value_and_grad's f
+
+
+class Lowering(enum.Enum):
+    """How a call to a built-in becomes Python."""
+
+    # rt.<runtime>(...): value parameters in order (keyword-only ones as
+    # name=value), a dim parameter as its axis, extra arguments appended.
+    CALL = "call"
+    # rt.<runtime>(shape, dtype=..., seed=...): a creation function whose
+    # first argument is a shape; its element type becomes dtype=.
+    SHAPE = "shape"
+    # rt.<runtime>(shape, n, seed=...): the same for a shape of Index[n].
+    SHAPE_INDEX = "shape-index"
 
 
 @dataclass(frozen=True)
 class BParam:
     name: str
-    kind: str = "value"  # value | dim | shape | fn
+    kind: ParamKind = ParamKind.VALUE
     required: bool = True
     keyword_only: bool = False
 
@@ -24,77 +58,178 @@ class BParam:
 class Builtin:
     name: str
     params: tuple[BParam, ...]
-    signature: str
-    doc: str
+    signature: str  # shown by hover, completion and signature help (" / " separates overloads)
+    doc: str  # one line, markdown
+    example: str  # a statement using it; checked clean by the tests in a body with x: [b D], y, m, mode
+    group: str  # the table of docs/language.md it is listed in
+    rule: str  # its typing rule: a key of checker/body/builtin_rules.RULES
+    runtime: str | None  # the rt function it compiles to; None: Python's own function of that name
+    lowering: Lowering = Lowering.CALL
+    refine: str | None = None  # for the elementwise rule: "nonneg" or "prob"
+    ints: bool = False  # for the elementwise rule: integer tensors are accepted too
     variadic: bool = False  # extra positional arguments allowed (print, value_and_grad)
-
-
-def _b(name, params, signature, doc, variadic=False):
-    return Builtin(name, tuple(params), signature, doc, variadic)
+    note: str = ""  # more for the docs table (links to diagnostics)
 
 
 X = BParam("x")
-OVER = BParam("over", "dim", True, True)
-OVER_OPT = BParam("over", "dim", False, True)
+OVER = BParam("over", ParamKind.DIM, True, True)
+OVER_OPT = BParam("over", ParamKind.DIM, False, True)
 SEED = BParam("seed", keyword_only=True)
+SHAPE = BParam("shape", ParamKind.SHAPE)
 
-BUILTINS: dict[str, Builtin] = {
-    b.name: b
-    for b in [
-        _b("relu", [X], "relu(x: [..] Float) -> [..] NonNeg", "max(x, 0), elementwise."),
-        _b("tanh", [X], "tanh(x: [..] Float) -> [..] Float", "Hyperbolic tangent, elementwise."),
-        _b("sigmoid", [X], "sigmoid(x: [..] Float) -> [..] Prob", "1 / (1 + exp(-x)), elementwise."),
-        _b("exp", [X], "exp(x: [..] Float) -> [..] NonNeg", "e to the power x, elementwise."),
-        _b("log", [X], "log(x: [..] Float) -> [..] Float", "Natural logarithm, elementwise."),
-        _b("sqrt", [X], "sqrt(x: [..] Float) -> [..] NonNeg", "Square root, elementwise."),
-        _b("abs", [X], "abs(x: [..]) -> [..] NonNeg", "Absolute value, elementwise."),
-        _b("softmax", [X, OVER], "softmax(x: [..] Float, over=d) -> [..] Prob",
-           "Normalised exponentials along dim d; each slice sums to 1."),
-        _b("log_softmax", [X, OVER], "log_softmax(x: [..] Float, over=d) -> [..] Float",
-           "log(softmax(x, over=d)), computed stably."),
-        _b("sum", [X, OVER_OPT], "sum(x: [..], over=d) -> [..]", "Sum along dim d, or of every value when over= is left out."),
-        _b("mean", [X, OVER_OPT], "mean(x: [..] Float, over=d) -> [..]", "Mean along dim d, or of every value."),
-        _b("max", [X, OVER_OPT], "max(x: [..], over=d) -> [..]", "Largest value along dim d, or of every value."),
-        _b("min", [X, OVER_OPT], "min(x: [..], over=d) -> [..]", "Smallest value along dim d, or of every value."),
-        _b("argmax", [X, OVER], "argmax(x: [..], over=d) -> [..] Index[d]",
-           "Position of the largest value along dim d: an Index into d."),
-        _b("cross_entropy", [BParam("logits"), BParam("labels"), OVER],
-           "cross_entropy(logits: [.. C ..] Float, labels: [..] Index[C], over=C) -> [] NonNeg",
-           "Mean cross-entropy of the labels under softmax(logits, over=C). The labels must index C."),
-        _b("mse", [BParam("pred"), BParam("target")], "mse(pred: [..] Float, target: [..] Float) -> [] NonNeg",
-           "Mean squared error; both operands have the same shape."),
-        _b("dropout", [X, BParam("p"), BParam("mode")], "dropout(x: [..] Float, p: Float, mode: Mode) -> [..]",
-           "Zeroes each value with probability p in Train mode (scaling the rest by 1/(1-p)); identity in Eval."),
-        _b("where", [BParam("cond"), BParam("a"), BParam("b")], "where(cond: [..] Bool, a: [..], b: [..]) -> [..]",
-           "a where cond holds, b elsewhere (broadcast)."),
-        _b("stop_grad", [X], "stop_grad(x: [..]) -> [..]",
-           "x, with no gradient flowing back through it; params read only here are not differentiated."),
-        _b("norm", [X], "norm(x: Grad[M] or [..] Float) -> [] NonNeg",
-           "The 2-norm of all values together (of every field of a gradient)."),
-        _b("transpose", [X], "transpose(x: [.. a b]) -> [.. b a]", "Swaps the last two dims."),
-        _b("randn", [BParam("shape", "shape"), SEED], "randn(shape: [..] Float, seed=Int) -> [..] Float",
-           "Standard normal values, deterministic for the seed."),
-        _b("randint", [BParam("shape", "shape"), SEED], "randint(shape: [..] Index[C], seed=Int) -> [..] Index[C]",
-           "Uniform integers in 0..C-1, deterministic for the seed."),
-        _b("zeros", [BParam("shape", "shape")], "zeros(shape: [..] T) -> [..] T", "A tensor of zeros."),
-        _b("ones", [BParam("shape", "shape")], "ones(shape: [..] T) -> [..] T", "A tensor of ones."),
-        _b("print", [], "print(values...)", "Prints the values on one line, separated by spaces.", variadic=True),
-        _b("range", [BParam("start"), BParam("stop", required=False), BParam("step", required=False)],
-           "range(stop: Int) / range(start: Int, stop: Int, step: Int)",
-           "The integers start, start+step, ... below stop; only in a for loop."),
-        _b("value_and_grad", [BParam("f", "fn"), BParam("m")],
-           "value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])",
-           "Calls f(m, args...) and returns its value and its gradient with respect to the params of m.",
-           variadic=True),
-        _b("Train", [SEED], "Train(seed=Int) -> Mode", "Training mode: dropout is on, with randomness from the seed."),
-    ]
+# The docs tables, in order: group key -> heading.
+GROUPS = {
+    "elementwise": "Elementwise",
+    "along": "Along a dim",
+    "losses": "Losses",
+    "tensor": "Other tensor functions",
+    "create": "Creating tensors",
+    "other": "Other built-ins",
 }
 
-# Names that are values rather than functions.
-CONSTANTS = {"Eval": "Eval: Mode — evaluation mode: dropout is off."}
+
+def _elementwise(name: str, result: str, doc: str, refine: str | None = None, ints: bool = False,
+                 runtime: str | None = None) -> Builtin:
+    arg = "[..]" if ints else "[..] Float"
+    return Builtin(name, (X,), f"{name}(x: {arg}) -> [..] {result}", doc, f"h = {name}(x)", "elementwise",
+                   "elementwise", runtime or name, refine=refine, ints=ints)
+
+
+_BUILTINS = [
+    _elementwise("relu", "NonNeg", "max(x, 0), elementwise.", "nonneg"),
+    _elementwise("tanh", "Float", "Hyperbolic tangent, elementwise."),
+    _elementwise("sigmoid", "Prob", "1 / (1 + exp(-x)), elementwise.", "prob"),
+    _elementwise("exp", "NonNeg", "e to the power x, elementwise.", "nonneg"),
+    _elementwise("log", "Float", "Natural logarithm, elementwise."),
+    _elementwise("log1p", "Float", "log(1 + x), elementwise; accurate for x near 0."),
+    _elementwise("softplus", "NonNeg", "log(1 + exp(x)), elementwise: a smooth relu.", "nonneg"),
+    _elementwise("sqrt", "NonNeg", "Square root, elementwise.", "nonneg"),
+    _elementwise("abs", "NonNeg", "Absolute value, elementwise; on integer tensors, an integer tensor.", "nonneg",
+                 ints=True),
+    Builtin("softmax", (X, OVER), "softmax(x: [..] Float, over=d) -> [..] Prob",
+            "Normalised exponentials along dim d; each slice sums to 1.", "p = softmax(x, over=D)", "along",
+            "softmax", "softmax", refine="prob"),
+    Builtin("log_softmax", (X, OVER), "log_softmax(x: [..] Float, over=d) -> [..] Float",
+            "log(softmax(x, over=d)), computed stably.", "lp = log_softmax(x, over=D)", "along", "softmax",
+            "log_softmax"),
+    Builtin("sum", (X, OVER_OPT), "sum(x: [..], over=d) -> [..]",
+            "Sum along dim d (the result loses d), or of every value when over= is left out.",
+            "s = sum(x, over=D)", "along", "reduce", "sum"),
+    Builtin("mean", (X, OVER_OPT), "mean(x: [..] Float, over=d) -> [..]",
+            "Mean along dim d (the result loses d), or of every value.", "s = mean(x)", "along", "reduce", "mean"),
+    Builtin("max", (X, OVER_OPT), "max(x: [..], over=d) -> [..]",
+            "Largest value along dim d (the result loses d), or of every value.", "s = max(x, over=D)", "along",
+            "reduce", "max"),
+    Builtin("min", (X, OVER_OPT), "min(x: [..], over=d) -> [..]",
+            "Smallest value along dim d (the result loses d), or of every value.", "s = min(x)", "along",
+            "reduce", "min"),
+    Builtin("argmax", (X, OVER), "argmax(x: [..], over=d) -> [..] Index[d]",
+            "Position of the largest value along dim d: an Index into d.", "i = argmax(x, over=D)", "along",
+            "argmax", "argmax"),
+    Builtin("cross_entropy", (BParam("logits"), BParam("labels"), OVER),
+            "cross_entropy(logits: [.. C ..] Float, labels: [..] Index[C], over=C) -> [] NonNeg",
+            "Mean cross-entropy of the labels under softmax(logits, over=C). The labels must index C.",
+            "l = cross_entropy(x @ m.w, y, over=C)", "losses", "cross_entropy", "cross_entropy",
+            note="The labels have the logits' shape without C ([E0201](diagnostics.md#e0201)) and index C "
+                 "([E0305](diagnostics.md#e0305))."),
+    Builtin("mse", (BParam("pred"), BParam("target")), "mse(pred: [..] Float, target: [..] Float) -> [] NonNeg",
+            "Mean squared error; both operands have the same shape and element type.", "l = mse(x, x * 2.0)",
+            "losses", "mse", "mse"),
+    Builtin("dropout", (X, BParam("p"), BParam("mode")), "dropout(x: [..] Float, p: Float, mode: Mode) -> [..]",
+            "Zeroes each value with probability p in Train mode (scaling the rest by 1/(1-p)); identity in Eval.",
+            "h = dropout(x, 0.1, mode)", "tensor", "dropout", "dropout", note="A literal p must be in [0, 1)."),
+    Builtin("where", (BParam("cond"), BParam("a"), BParam("b")), "where(cond: [..] Bool, a: [..], b: [..]) -> [..]",
+            "a where cond holds, b elsewhere; the three broadcast, and a and b may be numbers.",
+            "h = where(x > 0.0, x, 0.0)", "tensor", "where", "where"),
+    Builtin("transpose", (X,), "transpose(x: [.. a b]) -> [.. b a]", "Swaps the last two dims.",
+            "t = transpose(x)", "tensor", "transpose", "transpose", note="([E0210](diagnostics.md#e0210))"),
+    Builtin("stop_grad", (X,), "stop_grad(x: [..]) -> [..]",
+            "x, with no gradient flowing back through it; params read only here are not differentiated.",
+            "h = stop_grad(x @ m.w)", "tensor", "stop_grad", "stop_grad"),
+    Builtin("norm", (X,), "norm(x: Grad[M] or [..] Float) -> [] NonNeg",
+            "The 2-norm of all values together (of every field of a gradient).", "n = norm(x)", "tensor", "norm",
+            "norm"),
+    Builtin("randn", (SHAPE, SEED), "randn(shape: [..] Float, seed=Int) -> [..] Float",
+            "Standard normal values of a plain float type, deterministic for the seed.",
+            "r = randn([4 D] f64, seed=1)", "create", "randn", "randn", Lowering.SHAPE),
+    Builtin("randint", (SHAPE, SEED), "randint(shape: [..] Index[C], seed=Int) -> [..] Index[C]",
+            "Uniform integers in 0..C-1, deterministic for the seed.", "r = randint([4] Index[C], seed=2)",
+            "create", "randint", "randint", Lowering.SHAPE_INDEX),
+    Builtin("zeros", (SHAPE,), "zeros(shape: [..] T) -> [..] T", "A tensor of zeros, of any element type.",
+            "z = zeros([D] i64)", "create", "filled", "zeros", Lowering.SHAPE),
+    Builtin("ones", (SHAPE,), "ones(shape: [..] T) -> [..] T", "A tensor of ones, of any element type.",
+            "z = ones([D] Bool)", "create", "filled", "ones", Lowering.SHAPE),
+    Builtin("print", (), "print(values...)", "Prints the values on one line, separated by spaces.",
+            "print(\"loss\", x)", "other", "print", "print", variadic=True),
+    Builtin("range", (BParam("start"), BParam("stop", required=False), BParam("step", required=False)),
+            "range(stop: Int) / range(start: Int, stop: Int, step: Int)",
+            "The integers start, start+step, ... below stop; only in a for loop.",
+            "for i in range(3):\n        print(i)", "other", "range", None,
+            note="([E0414](diagnostics.md#e0414))"),
+    Builtin("value_and_grad", (BParam("f", ParamKind.FN), BParam("m")),
+            "value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])",
+            "Calls f(m, args...) and returns its value and its gradient with respect to the params of m.",
+            "l, g = value_and_grad(loss, m, x, y)", "other", "value_and_grad", "value_and_grad", variadic=True,
+            note="See [Gradients](#gradients)."),
+    Builtin("Train", (SEED,), "Train(seed=Int) -> Mode",
+            "Training mode: dropout is on, with randomness from the seed.", "t = Train(seed=3)", "other", "train",
+            "Train"),
+]
+
+BUILTINS: dict[str, Builtin] = {b.name: b for b in _BUILTINS}
+
+# Names that are values rather than functions: name -> "signature — doc".
+CONSTANTS = {"Eval": "Eval: Mode — Evaluation mode: dropout is off."}
 
 # Model "methods": `Mlp.init(seed=0)`.
 MODEL_METHODS = {
     "init": Builtin("init", (SEED,), "M.init(seed=Int) -> M",
-                    "A new model with its params and buffers initialised, deterministically for the seed."),
+                    "A new model with its params and buffers initialised, deterministically for the seed.",
+                    "m2 = M.init(seed=0)", "other", "init", None),
 }
+
+# Initialisers of model fields (`param w: [D H] = normal(0.0, 0.02)`): not
+# functions of a body, but highlighted as built-ins.
+INITIALIZERS = ("zeros", "ones", "normal", "uniform", "xavier")
+
+
+# ------------------------------------------------------------------ generated text
+
+
+def docs_table(group: str) -> str:
+    """The markdown table of one group, as docs/language.md lists it."""
+    rows = ["| Function | Meaning | Example |", "| --- | --- | --- |"]
+    entries: list[tuple[str, str, str]] = []
+    specs = [b for b in _BUILTINS if b.group == group]
+    if group == "other":
+        specs += list(MODEL_METHODS.values())
+    for b in specs:
+        example = f"`{b.example.split(chr(10))[0]}`"
+        for sig in b.signature.split(" / "):
+            entries.append((sig, _cell(b.doc, b.note), example))
+            example = ""
+    if group == "other":
+        for text in CONSTANTS.values():
+            sig, _, doc = text.partition(" — ")
+            entries.append((sig, doc, ""))
+    for sig, meaning, example in entries:
+        rows.append(f"| `{sig}` | {meaning} | {example} |")
+    return "\n".join(rows) + "\n"
+
+
+_GENERATED = re.compile(r"(<!-- generated from checker/builtins.py by scripts/gen-builtins: (\w+) -->\n)"
+                        r"(.*?)(<!-- end generated -->)", re.S)
+
+
+def render_docs(page: str) -> str:
+    """docs/language.md with each generated built-in table brought up to date."""
+    return _GENERATED.sub(lambda m: m.group(1) + docs_table(m.group(2)) + m.group(4), page)
+
+
+def _cell(doc: str, note: str) -> str:
+    return (doc + (" " + note if note else "")).replace("|", "\\|")
+
+
+def grammar_names() -> list[str]:
+    """What the TextMate grammar highlights as built-in functions."""
+    return sorted(set(BUILTINS) | set(INITIALIZERS))

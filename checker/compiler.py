@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from . import ast as A
 from . import types as T
 from .analysis import Analysis
+from .builtins import BUILTINS, Builtin, Lowering, ParamKind
 from .results import BodyResult
 from .declarations import FnInfo, ModelInfo
 
@@ -277,49 +278,43 @@ class _FnCompiler:
         return f"{py_name(func.name)}({rendered})"
 
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
+        """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
+        b = BUILTINS[name]
+        func = f"rt.{b.runtime}" if b.runtime is not None else name
         positional = [v for k, v in args if k is None]
         keywords = {k: v for k, v in args if k is not None}
-        if name in ("print",):
-            return "rt.print(" + ", ".join(self.expr(v) for v in positional) + ")"
-        if name == "range":
-            return "range(" + ", ".join(self.expr(v) for v in positional) + ")"
-        if name == "value_and_grad":
-            f = positional[0]
-            assert isinstance(f, A.Name)
-            rest = ", ".join(self.expr(v) for v in positional[1:])
-            return f"rt.value_and_grad({py_name(f.name)}, {rest})"
-        if name == "Train":
-            return f"rt.Train(seed={self.expr(keywords['seed'])})"
-        if name in ("randn", "randint", "zeros", "ones"):
-            shape_node = keywords.get("shape", positional[0] if positional else None)
-            assert isinstance(shape_node, A.TensorType)
-            t = self.type_of(shape_node)
-            assert isinstance(t, T.TensorT)
-            shape = self.shape(shape_node)
-            if name == "randint":
-                assert t.elem.index is not None
-                high = self.dim_value(t.elem.index)
-                return f"rt.randint({shape}, {high}, seed={self.expr(keywords['seed'])})"
-            if name == "randn":
-                return f"rt.randn({shape}, seed={self.expr(keywords['seed'])}, dtype={elem_expr(t.elem)})"
-            return f"rt.{name}({shape}, dtype={elem_expr(t.elem)})"
-        # Everything else maps its arguments in the builtin's parameter order,
-        # with over= turned into the axis the checker resolved.
-        from .builtins import BUILTINS
-
-        params = BUILTINS[name].params
+        if b.lowering is not Lowering.CALL:
+            return f"{func}({self.creation_args(b, positional, keywords)})"
+        # Parameters in order: keyword-only ones as name=value, a dim as the
+        # axis the checker resolved; extra (variadic) arguments at the end.
         values: list[str] = []
-        for i, p in enumerate(params):
-            if p.kind == "dim":
+        for i, p in enumerate(b.params):
+            if p.kind is ParamKind.DIM:
                 if p.name in keywords or not p.required:
-                    axis = self.body.axes.get(node)
-                    values.append(repr(axis))
+                    values.append(repr(self.body.axes.get(node)))
                 continue
-            v = keywords.get(p.name, positional[i] if i < len(positional) else None)
-            if v is None:
-                continue
-            values.append(self.expr(v))
-        return f"rt.{name}(" + ", ".join(values) + ")"
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is not None:
+                values.append(f"{p.name}={self.expr(v)}" if p.keyword_only else self.expr(v))
+        if b.variadic:
+            values.extend(self.expr(v) for v in positional[len(b.params):])
+        return f"{func}(" + ", ".join(values) + ")"
+
+    def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
+        """The shape, then its element type (dtype=, or the size of an Index), then seed=."""
+        shape_node = keywords.get("shape", positional[0] if positional else None)
+        assert isinstance(shape_node, A.TensorType)
+        t = self.type_of(shape_node)
+        assert isinstance(t, T.TensorT)
+        parts = [self.shape(shape_node)]
+        if b.lowering is Lowering.SHAPE_INDEX:
+            assert t.elem.index is not None
+            parts.append(self.dim_value(t.elem.index))
+        else:
+            parts.append(f"dtype={elem_expr(t.elem)}")
+        if "seed" in keywords:
+            parts.append(f"seed={self.expr(keywords['seed'])}")
+        return ", ".join(parts)
 
     def dim_value(self, d: T.Dim) -> str:
         v = T.dim_value(d)

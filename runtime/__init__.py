@@ -12,9 +12,9 @@ from ._extern import Extern, extern
 from ._grad import Grad, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
-from ._ops import (abs, argmax, cast, cross_entropy, dropout, exp, format_value, item, log, log_softmax,
-                   max, mean, min, mse, norm, ones, randint, randn, relu, sigmoid, softmax, sqrt, stop_grad,
-                   sum, tanh, transpose, where, zeros)
+from ._ops import (abs, argmax, cast, cross_entropy, dropout, exp, format_value, item, log, log1p, log_softmax,
+                   max, mean, min, mse, norm, ones, randint, randn, relu, sigmoid, softmax, softplus, sqrt,
+                   stop_grad, sum, tanh, transpose, where, zeros)
 from ._ops import print_ as print  # noqa: A001 - the Quiver builtin's name
 from ._source import (Loc, QvFrame, SourceFile, compiled_filename, error_message, format_error,
                       load_compiled, qv_location, qv_traceback, run_main)
@@ -26,9 +26,9 @@ __all__ = [
     "nonneg", "prob",
     "CheckError", "ExternError", "GradError", "ModeError", "ModelError", "QuiverError", "ValueCheckError",
     "Extern", "extern", "Grad", "value_and_grad", "Field", "Model", "field_add", "Eval", "EvalMode", "Mode", "Train",
-    "abs", "argmax", "cast", "cross_entropy", "dropout", "exp", "format_value", "item", "log",
+    "abs", "argmax", "cast", "cross_entropy", "dropout", "exp", "format_value", "item", "log", "log1p",
     "log_softmax", "max", "mean", "min", "mse", "norm", "ones", "print", "randint", "randn", "relu", "sigmoid",
-    "softmax", "sqrt", "stop_grad", "sum", "tanh", "transpose", "where", "zeros",
+    "softmax", "softplus", "sqrt", "stop_grad", "sum", "tanh", "transpose", "where", "zeros",
     "Loc", "QvFrame", "SourceFile", "compiled_filename", "error_message", "format_error",
     "load_compiled", "qv_location", "qv_traceback", "run_main",
     "ArgSpec", "GradArg", "ModeArg", "ModelArg", "NumberArg", "Signature", "TensorArg", "TupleArg",

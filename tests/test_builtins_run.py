@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import quiver
+from quiver.checker.builtins import BUILTINS
 
 SRC = """
 dim T = 2
@@ -29,6 +31,12 @@ fn exp_(x: [T C]) -> [T C] NonNeg:
 
 fn log_(x: [T C]) -> [T C]:
     return log(abs(x) + 1.0)
+
+fn log1p_(x: [T C]) -> [T C]:
+    return log1p(abs(x))
+
+fn softplus_(x: [T C]) -> [T C] NonNeg:
+    return softplus(x)
 
 fn sqrt_(x: [T C]) -> [T C] NonNeg:
     return sqrt(abs(x))
@@ -111,6 +119,8 @@ X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
     ("sigmoid_", torch.sigmoid(X)),
     ("exp_", torch.exp(X)),
     ("log_", torch.log(X.abs() + 1)),
+    ("log1p_", torch.log1p(X.abs())),
+    ("softplus_", F.softplus(X)),
     ("sqrt_", torch.sqrt(X.abs())),
     ("softmax_", torch.softmax(X, 1)),
     ("log_softmax_", torch.log_softmax(X, 0)),
@@ -161,3 +171,38 @@ def test_creation_builtins(mod) -> None:
     assert torch.equal(z, torch.zeros(2, 3)) and torch.equal(o, torch.ones(2, 3))
     assert torch.equal(r, mod.made()[2]), "randn is deterministic for its seed"
     assert i.dtype == torch.int64 and bool((i >= 0).all() and (i < 3).all())
+
+
+def test_softplus_and_log1p_gradients_match_torch(tmp_path) -> None:
+    # The two built-ins added through the spec recipe: values and gradients.
+    path = tmp_path / "sp.qv"
+    path.write_text(textwrap.dedent("""
+        dim D = 3
+
+        model P:
+            param w: [D] = ones
+
+        fn loss(m: P, x: [D]) -> []:
+            return sum(softplus(x * m.w)) + sum(log1p(abs(x * m.w)))
+    """))
+    mod = quiver.load(str(path))
+    m = mod.P.init(seed=0)
+    x = torch.tensor([0.5, -2.0, 3.0])
+    value, g = quiver.runtime.value_and_grad(mod.loss, m, x)
+    w = torch.ones(3, requires_grad=True)
+    expected = F.softplus(x * w).sum() + torch.log1p((x * w).abs()).sum()
+    (expected_grad,) = torch.autograd.grad(expected, w)
+    assert torch.allclose(value, expected.detach()) and torch.allclose(g.w, expected_grad)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, b in BUILTINS.items() if b.runtime is not None))
+def test_each_spec_names_a_runtime_function_that_rt_exports(name: str) -> None:
+    runtime = BUILTINS[name].runtime
+    assert runtime in quiver.runtime.__all__ and callable(getattr(quiver.runtime, runtime))
+
+
+def test_every_builtin_is_compiled_and_run_by_this_file() -> None:
+    # The compiled program above calls every built-in at least once.
+    called = set(re.findall(r"\b([A-Za-z_][A-Za-z_0-9]*)\(", SRC))
+    # (print, range and value_and_grad run in tests/test_run.py and tests/runtime.)
+    assert set(BUILTINS) - {"print", "range", "value_and_grad"} <= called

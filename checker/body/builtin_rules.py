@@ -1,8 +1,20 @@
-"""The typing rule of each built-in function."""
+"""The typing rules of the built-in functions.
+
+Each rule is registered under the name a spec in checker/builtins.py gives as
+its `rule`; several built-ins of one family share a rule (every elementwise
+function, every reduction). A call to a built-in runs exactly its rule: a
+spec whose rule is missing is a test failure (tests/checker/test_builtins.py)
+and an internal error at run time, never a silent fallback.
+
+A rule gets the call's arguments bound to the spec's parameters by name
+(`bound`), or, for a raw rule (print, value_and_grad), the arguments as
+written.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from .. import ast as A
 from .. import catalog as C
@@ -16,19 +28,49 @@ if TYPE_CHECKING:
     from .core import BodyChecker
 
 
+@dataclass(frozen=True)
+class Rule:
+    check: Callable[..., T.Type]
+    raw: bool  # gets the arguments unbound: (node, b, args, env, paren)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(name: str, raw: bool = False):
+    """Registers the decorated method as the typing rule `name`."""
+    def register(fn):
+        assert name not in RULES, name
+        RULES[name] = Rule(fn, raw)
+        return fn
+    return register
+
+
 class BuiltinRules:
+    @rule("print", raw=True)
+    def _builtin_print(self: BodyChecker, node, b: Builtin, args: list[CallArg], env: Env, paren) -> T.Type:
+        for a in args:
+            if a.keyword is not None:
+                self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
+                                             name=a.keyword, fn="print", hint=""))
+                continue
+            self.value(a.node, env)
+            self.escape_if_model(a.node, env, "printed")
+        return T.UNIT
+
+    @rule("elementwise")
     def _builtin_elementwise(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
-        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=b.name != "abs")
+        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=not b.ints)
         if t is None:
             return T.UNKNOWN
-        if b.name == "abs" and t.elem.is_bool:
-            self.diags.append(C.E0306.at(bound["x"].node.span, op="abs", left=T.describe(t), right="", detail=""))
+        if b.ints and t.elem.is_bool:
+            self.diags.append(C.E0306.at(bound["x"].node.span, op=b.name, left=T.describe(t), right="", detail=""))
             return T.UNKNOWN
-        refine = {"relu": "nonneg", "exp": "nonneg", "sqrt": "nonneg", "abs": "nonneg", "sigmoid": "prob"}.get(b.name)
-        if b.name == "abs" and not t.elem.is_float:
+        if not t.elem.is_float:  # an integer tensor (b.ints) stays one, unrefined
             return T.TensorT(t.dims, T.Elem(t.elem.dtype))
-        return T.TensorT(t.dims, T.with_refine(t.elem, refine))
+        return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
+    @rule("stop_grad")
     def _builtin_stop_grad(self: BodyChecker, node, b, bound, env) -> T.Type:
         self.stop_grad_depth += 1
         try:
@@ -37,6 +79,7 @@ class BuiltinRules:
             self.stop_grad_depth -= 1
         return t if t is not None else T.UNKNOWN
 
+    @rule("transpose")
     def _builtin_transpose(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "transpose", "x", float_only=False)
         if t is None:
@@ -46,7 +89,8 @@ class BuiltinRules:
             return T.UNKNOWN
         return T.TensorT(t.dims[:-2] + (t.dims[-1], t.dims[-2]), t.elem)
 
-    def _softmaxish(self: BodyChecker, node, b, bound, env, refine: str | None) -> T.Type:
+    @rule("softmax")
+    def _builtin_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, b.name, "x")
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
@@ -55,7 +99,7 @@ class BuiltinRules:
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
-        return T.TensorT(t.dims, T.with_refine(t.elem, refine))
+        return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
     def _eval_dim_quietly(self: BodyChecker, a: CallArg | None, env: Env) -> None:
         if a is not None and isinstance(a.node, A.Name):
@@ -64,13 +108,8 @@ class BuiltinRules:
             elif self.global_kind(a.node.name) == "dim":
                 self.refs[a.node] = Ref("dim", a.node.name)
 
-    def _builtin_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
-        return self._softmaxish(node, b, bound, env, "prob")
-
-    def _builtin_log_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
-        return self._softmaxish(node, b, bound, env, None)
-
-    def _reduce(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
+    @rule("reduce")
+    def _builtin_reduce(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
         float_only = b.name == "mean"
         t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only)
         if t is None:
@@ -95,11 +134,7 @@ class BuiltinRules:
             return T.UNKNOWN
         return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], elem)
 
-    _builtin_sum = _reduce
-    _builtin_mean = _reduce
-    _builtin_max = _reduce
-    _builtin_min = _reduce
-
+    @rule("argmax")
     def _builtin_argmax(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "argmax", "x", float_only=False)
         if t is None:
@@ -111,6 +146,7 @@ class BuiltinRules:
             return T.UNKNOWN
         return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], T.index_of(t.dims[axis]))
 
+    @rule("cross_entropy")
     def _builtin_cross_entropy(self: BodyChecker, node, b, bound, env) -> T.Type:
         logits = self.tensor_arg(bound["logits"], env, "cross_entropy", "logits")
         labels_t = self.value(bound["labels"].node, env)
@@ -142,6 +178,7 @@ class BuiltinRules:
                                          expected=str(want), found=str(labels_t)))
         return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
 
+    @rule("mse")
     def _builtin_mse(self: BodyChecker, node, b, bound, env) -> T.Type:
         p = self.tensor_arg(bound["pred"], env, "mse", "pred")
         t = self.tensor_arg(bound["target"], env, "mse", "target")
@@ -155,6 +192,7 @@ class BuiltinRules:
                                          expected=p.show_elem(), found=t.show_elem()))
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
 
+    @rule("dropout")
     def _builtin_dropout(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "dropout", "x")
         self.expect_number(bound["p"], env, "Float", "p")
@@ -170,6 +208,7 @@ class BuiltinRules:
             return T.UNKNOWN
         return T.TensorT(t.dims, T.with_refine(t.elem, "nonneg" if t.elem.nonneg else None))
 
+    @rule("where")
     def _builtin_where(self: BodyChecker, node, b, bound, env) -> T.Type:
         c = self.value(bound["cond"].node, env)
         a = self.value(bound["a"].node, env)
@@ -206,6 +245,7 @@ class BuiltinRules:
                     return T.UNKNOWN
         return T.TensorT(dims, elem)  # type: ignore[arg-type]
 
+    @rule("norm")
     def _builtin_norm(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.value(bound["x"].node, env)
         if isinstance(t, T.GradT):
@@ -223,7 +263,7 @@ class BuiltinRules:
                                      expected="a gradient or a float tensor", found=T.describe(t)))
         return T.UNKNOWN
 
-
+    @rule("randn")
     def _builtin_randn(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.shape_arg(bound["shape"], "randn")
         self.expect_number(bound["seed"], env, "Int", "seed")
@@ -235,6 +275,7 @@ class BuiltinRules:
             return T.UNKNOWN
         return t
 
+    @rule("randint")
     def _builtin_randint(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.shape_arg(bound["shape"], "randint")
         self.expect_number(bound["seed"], env, "Int", "seed")
@@ -246,23 +287,22 @@ class BuiltinRules:
             return T.UNKNOWN
         return t
 
-    def _builtin_zeros(self: BodyChecker, node, b, bound, env) -> T.Type:
+    @rule("filled")
+    def _builtin_filled(self: BodyChecker, node, b, bound, env) -> T.Type:
         t = self.shape_arg(bound["shape"], b.name)
         if t is None:
             return T.UNKNOWN
         return t
 
-    _builtin_ones = _builtin_zeros
-
+    @rule("range")
     def _builtin_range(self: BodyChecker, node, b, bound, env) -> T.Type:
         for k in ("start", "stop", "step"):
             if k in bound:
                 self.expect_number(bound[k], env, "Int", f"{k} of range")
         return T.RangeT()
 
-    def _builtin_Train(self: BodyChecker, node, b, bound, env) -> T.Type:
+    @rule("train")
+    def _builtin_train(self: BodyChecker, node, b, bound, env) -> T.Type:
         self.expect_number(bound["seed"], env, "Int", "seed")
         return T.MODE
-
-    # -- value_and_grad
 

@@ -13,6 +13,7 @@ from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import ReadFact, Ref
+from .builtin_rules import RULES
 from .env import CallArg, Env
 from .text import expr_text, plural
 
@@ -249,27 +250,16 @@ class CallRules:
     # -- builtins
 
     def builtin_call(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
-        if b.name == "value_and_grad":
-            return self.value_and_grad(node, args, env, paren)
-        if b.name == "print":
-            for a in args:
-                if a.keyword is not None:
-                    self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
-                                                 name=a.keyword, fn="print", hint=""))
-                    continue
-                self.value(a.node, env)
-                self.escape_if_model(a.node, env, "printed")
-            return T.UNIT
+        rule = RULES[b.rule]  # every spec has its rule (tests/checker/test_builtins.py)
+        if rule.raw:
+            return rule.check(self, node, b, args, env, paren)
         params = [(p.name, p.required, p.keyword_only) for p in b.params]
         matched = self.bind_args(b.name, params, args, paren, b.variadic)
         if matched is None:
             self._eval_args(args, env)
             return T.UNKNOWN
         bound, _ = matched
-        rule = getattr(self, "_builtin_" + b.name, None)
-        if rule is None:
-            rule = self._builtin_elementwise
-        return rule(node, b, bound, env)
+        return rule.check(self, node, b, bound, env)
 
     def tensor_arg(self: BodyChecker, a: CallArg, env: Env, fn: str, pname: str, float_only: bool = True) -> T.TensorT | None:
         t = self.value(a.node, env)

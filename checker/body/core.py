@@ -3,7 +3,6 @@ concern (flow, expressions, calls, built-in rules, gradient sites)."""
 
 from __future__ import annotations
 
-
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
@@ -11,13 +10,13 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref
-from .env import Env, Loop, Var
-
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
+from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
+
 
 class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
+from ..builtins import Builtin
 from ..declarations import FnInfo
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import GradSite, ReadFact
+from .builtin_rules import rule
 from .env import CallArg, Env
 
 if TYPE_CHECKING:
@@ -18,7 +20,9 @@ if TYPE_CHECKING:
 
 
 class GradRules:
-    def value_and_grad(self: BodyChecker, node: A.Node, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    @rule("value_and_grad", raw=True)
+    def value_and_grad(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env,
+                       paren: A.Span) -> T.Type:
         misused = node not in self.vag_bound
         if misused:
             # Returned, passed on, put in a tuple, piped...: its two results

@@ -1,0 +1,103 @@
+"""The built-in specs (checker/builtins.py) against everything derived from them.
+
+Each spec has a typing rule, an example that checks clean, a docs row and a
+grammar entry; a spec without a rule is an internal error, not a silent
+fallback. (Every spec's runtime function is checked against `rt` in
+tests/test_builtins_run.py, which may import torch.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from quiver.checker import builtins, check_text
+from quiver.checker.body.builtin_rules import RULES
+from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A body where each example runs: x a float batch, y labels, m a model, mode a Mode.
+HARNESS = """\
+dim D = 4
+dim C = 3
+
+model M:
+    param w: [D C] = zeros
+
+fn loss(m: M, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(x @ m.w, y, over=C)
+
+fn harness(m: M, x: [b D], y: [b] Index[C], mode: Mode):
+{body}
+"""
+
+
+def test_every_spec_has_its_typing_rule_and_every_rule_is_used() -> None:
+    specs = list(BUILTINS.values())
+    assert {b.rule for b in specs} == set(RULES), "each spec's rule is a key of RULES, and each rule is used"
+
+
+@pytest.mark.parametrize("b", list(BUILTINS.values()) + list(MODEL_METHODS.values()), ids=lambda b: b.name)
+def test_each_example_checks_clean(b: Builtin) -> None:
+    body = textwrap.indent(b.example, "    ") + "\n"
+    analysis = check_text(HARNESS.format(body=body))
+    assert [(d.code, d.message) for d in analysis.diagnostics if d.code != "W0101"] == []
+    assert not analysis.internal_errors
+    assert re.search(rf"\b{b.name}\b", b.example)
+
+
+@pytest.mark.parametrize("b", list(BUILTINS.values()), ids=lambda b: b.name)
+def test_a_spec_is_consistent(b: Builtin) -> None:
+    assert b.signature.startswith(b.name + "(") and b.doc.endswith(".") and "\n" not in b.doc
+    assert b.group in builtins.GROUPS
+    names = [p.name for p in b.params]
+    assert len(names) == len(set(names))
+    # required positional parameters come before optional ones
+    positional = [p for p in b.params if not p.keyword_only]
+    assert all(p.required for p in positional[: len([q for q in positional if q.required])])
+    assert b.refine in (None, "nonneg", "prob")
+    if any(p.kind is ParamKind.DIM for p in b.params):
+        assert "over=" in b.signature
+
+
+def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
+    fake = Builtin("layer_norm", (builtins.X, builtins.OVER), "layer_norm(x: [..] Float, over=d) -> [..]",
+                   "Made up.", "h = layer_norm(x, over=D)", "along", "no-such-rule", "layer_norm")
+    monkeypatch.setitem(BUILTINS, "layer_norm", fake)
+    analysis = check_text(HARNESS.format(body="    h = layer_norm(x, over=Q)\n"))
+    assert analysis.internal_errors and "no-such-rule" in analysis.internal_errors[0]
+
+
+def test_the_docs_tables_are_generated_from_the_specs() -> None:
+    page = (ROOT / "docs" / "language.md").read_text()
+    assert builtins.render_docs(page) == page, "run scripts/gen-builtins"
+    for group in builtins.GROUPS:
+        assert f"scripts/gen-builtins: {group} -->" in page
+    for b in BUILTINS.values():
+        assert f"`{b.signature.split(' / ')[0]}`" in page
+
+
+def test_the_grammar_highlights_exactly_the_builtins() -> None:
+    grammar = json.loads((ROOT / "vscode-extension" / "syntaxes" / "quiver.tmLanguage.json").read_text())
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("name") == "support.function.builtin.quiver":
+                found.append(node["match"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(grammar)
+    assert len(found) == 1, "run scripts/gen-builtins"
+    names = re.fullmatch(r"\\b\(\?:(.*)\)\\b", found[0]).group(1).split("|")
+    assert names == builtins.grammar_names(), "run scripts/gen-builtins"
+    assert "grad" not in names and "jvp" not in names and "transpose" in names
