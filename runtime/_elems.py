@@ -47,13 +47,16 @@ class Elem:
 
     __slots__ = ("name", "dtype", "kind", "refinement", "size", "_ok")
 
-    def __init__(self, name, dtype, kind, refinement=None, size=None):
+    def __init__(
+        self, name: str, dtype: torch.dtype, kind: str, refinement: str | None = None, size: int | None = None
+    ):
         self.name = name
         self.dtype = dtype
         self.kind = kind  # "float", "int" or "bool"
         self.refinement = refinement  # None, "index", "nonneg", "prob"
         self.size = size  # C for Index[C]
-        self._ok = None  # (weakref, version) of the last tensor whose values passed
+        # (weakref, version) of the last tensor whose values passed
+        self._ok: tuple[weakref.ref[torch.Tensor], int] | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -100,10 +103,12 @@ class Elem:
             if lo >= 0 and hi <= 1:
                 return None
             return f"values outside [0, 1] or NaN (min {_num(lo)}, max {_num(hi)})"
-        # index
-        if lo >= 0 and hi < self.size:
+        # index: Index[C] always has its size C
+        size = self.size
+        assert size is not None
+        if lo >= 0 and hi < size:
             return None
-        return f"values outside 0..{self.size - 1} (min {lo}, max {hi})"
+        return f"values outside 0..{size - 1} (min {lo}, max {hi})"
 
 
 def _num(v) -> str:

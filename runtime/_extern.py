@@ -39,9 +39,10 @@ def _import_top_from(folder: str, top: str):
     spec = importlib.machinery.PathFinder.find_spec(top, [folder])
     if spec is None or spec.origin is None:
         return None
+    origin = spec.origin
     existing = sys.modules.get(top)
     if existing is not None:
-        if _same_file(getattr(existing, "__file__", None), spec.origin):
+        if _same_file(getattr(existing, "__file__", None), origin):
             return existing
         _alias_count[0] += 1
         name = f"quiver_extern_{_alias_count[0]}.{top}"
@@ -53,9 +54,11 @@ def _import_top_from(folder: str, top: str):
             pkg.__path__ = []
             sys.modules[parent] = pkg
         spec = importlib.util.spec_from_file_location(
-            name, spec.origin, submodule_search_locations=spec.submodule_search_locations)
+            name, origin, submodule_search_locations=spec.submodule_search_locations)
     else:
         name = top
+    if spec is None or spec.loader is None:  # no loader for a file of that kind
+        raise ImportError(f"cannot load module {top!r} from {origin}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

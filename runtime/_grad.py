@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numbers
 import threading
+from collections.abc import Callable
+from typing import NoReturn
 
 import torch
 
@@ -56,6 +58,19 @@ def _is_scalar(x) -> bool:
     if isinstance(x, torch.Tensor):
         return x.dim() == 0 and x.dtype is not torch.bool and not isinstance(x, Grad)
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _binary_error(op: str) -> tuple[Callable[[Grad, object], NoReturn], Callable[[Grad, object], NoReturn]]:
+    """The methods ``g OP x`` and ``x OP g`` (reflected) for an operator that
+    gradients do not support: both raise the error naming the operands."""
+
+    def left(self: Grad, other: object) -> NoReturn:
+        raise _bad(op, self, other)
+
+    def right(self: Grad, other: object) -> NoReturn:
+        raise _bad(op, other, self)
+
+    return left, right
 
 
 class Grad:
@@ -205,14 +220,6 @@ class Grad:
     def __invert__(self):
         raise _bad("~", self)
 
-    def _binary_error(op):
-        def left(self, other):
-            raise _bad(op, self, other)
-
-        def right(self, other):
-            raise _bad(op, other, self)
-        return left, right
-
     __matmul__, __rmatmul__ = _binary_error("@")
     __pow__, __rpow__ = _binary_error("**")
     __floordiv__, __rfloordiv__ = _binary_error("//")
@@ -220,11 +227,10 @@ class Grad:
     __and__, __rand__ = _binary_error("&")
     __or__, __ror__ = _binary_error("|")
     __xor__, __rxor__ = _binary_error("^")
-    __lt__, _ = _binary_error("<")
-    __le__, _ = _binary_error("<=")
-    __gt__, _ = _binary_error(">")
-    __ge__, _ = _binary_error(">=")
-    del _binary_error, _
+    __lt__ = _binary_error("<")[0]
+    __le__ = _binary_error("<=")[0]
+    __gt__ = _binary_error(">")[0]
+    __ge__ = _binary_error(">=")[0]
 
     __hash__ = object.__hash__
 

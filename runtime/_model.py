@@ -183,7 +183,7 @@ class Model:
     def load_state_dict(self, state) -> None:
         """Overwrite every field from ``state`` (same names, shapes, dtypes)."""
         cls = type(self)
-        _validate_state(cls, state)
+        state = _validate_state(cls, state)
         d = self.__dict__
         with torch.no_grad():
             for name in cls._qv_fields:
@@ -207,8 +207,7 @@ class Model:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} is not a saved Quiver model")
         if data.get("model") != cls._qv_name:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} holds a {data.get('model')}")
-        state = data.get("fields")
-        _validate_state(cls, state)
+        state = _validate_state(cls, data.get("fields"))
         device = cls._qv_device_or_error()
         values = {name: state[name].to(device).detach().clone() for name in cls._qv_fields}
         return cls._qv_from_tensors(values)
@@ -320,7 +319,8 @@ def _value_text(value) -> str:
     return f"a {type(value).__name__}"
 
 
-def _validate_state(cls, state) -> None:
+def _validate_state(cls, state: object) -> dict[str, torch.Tensor]:
+    """``state`` itself if it is a dict of tensors that fits ``cls``; else a ModelError."""
     if not isinstance(state, dict):
         raise ModelError(f"{cls._qv_name}: a state must be a dict of tensors, found {type(state).__name__}")
     missing = [n for n in cls._qv_fields if n not in state]
@@ -337,6 +337,7 @@ def _validate_state(cls, state) -> None:
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
             raise ModelError(f"state does not fit {cls._qv_name}: {name} is {_describe(t)}, "
                              f"expected {f.type_text}")
+    return state
 
 
 def model_class_of(x):

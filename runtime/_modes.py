@@ -48,11 +48,12 @@ class Train(Mode):
             except TypeError:
                 raise ModeError(f"Train(seed=...) needs an Int, found {type(seed).__name__}") from None
         self.seed = seed
-        self._cpu = None
-        self._gens = None
+        self._cpu: torch.Generator | None = None
+        self._gens: dict[torch.device, torch.Generator] | None = None
 
-    def generator(self, device) -> torch.Generator:
-        """This mode's random stream on ``device`` (created at first use)."""
+    def generator(self, device: torch.device | str | int) -> torch.Generator | None:
+        """This mode's random stream on ``device`` (created at first use); None
+        on the meta device, where nothing is drawn."""
         device = torch.device(device) if not isinstance(device, torch.device) else device
         if device.type == "cpu":
             gen = self._cpu

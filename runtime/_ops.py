@@ -151,6 +151,8 @@ def randn(shape, seed=None, dtype=f32):
 def randint(shape, high, seed=None):
     """Uniform int64 draws in ``0..high-1`` (an ``Index[high]`` tensor), on the CPU."""
     if isinstance(high, Elem):
+        if high.size is None:
+            raise TypeError(f"randint needs an Index[C] element type or an Int, found {high.name}")
         high = high.size
     high = int(high)
     if high < 1:
@@ -214,7 +216,7 @@ def item(x):
 
 # --- printing --------------------------------------------------------------------------
 
-def _float_text(v: float) -> str:
+def _float_text(v: float | np.floating) -> str:
     if math.isnan(v) or math.isinf(v):
         return str(v)
     a = builtins.abs(v)

@@ -188,7 +188,7 @@ def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> ty
         module_name = "quiver_compiled." + "".join(c if c.isalnum() else "_" for c in stem)
     module = types.ModuleType(module_name)
     module.__file__ = filename
-    module.__quiver_source__ = qv_path
+    module.__dict__["__quiver_source__"] = qv_path  # not a ModuleType attribute: set in the namespace
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     exec(compile(code, filename, "exec"), module.__dict__)
     return module

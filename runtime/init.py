@@ -59,6 +59,8 @@ def fill(value) -> Initializer:
 
 
 class _Random(Initializer):
+    """Base class of the random initialisers; subclasses implement ``sample``."""
+
     random = True
 
     def __call__(self, shape, dtype, generator):
@@ -66,6 +68,10 @@ class _Random(Initializer):
         if draw is None:
             raise ValueError(f"{self.name} needs a float element type")
         return self.sample(tuple(shape), draw, generator).to(dtype)
+
+    def sample(self, shape: tuple[int, ...], dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:
+        """Draws of ``shape`` in ``dtype`` (f32 or f64) from ``generator``."""
+        raise NotImplementedError  # pragma: no cover - abstract
 
 
 class _Normal(_Random):
