@@ -6,18 +6,56 @@ See docs/runtime.md for the contract between the compiler and this package.
 from . import init
 from ._checks import Checks, checks
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
-from ._errors import (CheckError, ExternError, GradError, ModeError, ModelError, QuiverError,
-                      ValueCheckError)
+from ._errors import CheckError, ExternError, GradError, ModeError, ModelError, QuiverError, ValueCheckError
 from ._extern import Extern, extern
 from ._grad import Grad, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
-from ._ops import (abs, argmax, cast, cross_entropy, dropout, exp, format_value, item, log, log1p, log_softmax,
-                   max, mean, min, mse, norm, ones, randint, randn, relu, sigmoid, softmax, softplus, sqrt,
-                   stop_grad, sum, tanh, transpose, where, zeros)
-from ._ops import print_ as print  # noqa: A001 - the Quiver builtin's name
-from ._source import (Loc, QvFrame, SourceFile, compiled_filename, error_message, format_error,
-                      load_compiled, qv_location, qv_traceback, run_main)
+from ._ops import (
+    abs,
+    argmax,
+    cast,
+    cross_entropy,
+    dropout,
+    exp,
+    format_value,
+    item,
+    log,
+    log1p,
+    log_softmax,
+    max,
+    mean,
+    min,
+    mse,
+    norm,
+    ones,
+    randint,
+    randn,
+    relu,
+    sigmoid,
+    softmax,
+    softplus,
+    sqrt,
+    stop_grad,
+    sum,
+    tanh,
+    transpose,
+    where,
+    zeros,
+)
+from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
+from ._source import (
+    Loc,
+    QvFrame,
+    SourceFile,
+    compiled_filename,
+    error_message,
+    format_error,
+    load_compiled,
+    qv_location,
+    qv_traceback,
+    run_main,
+)
 from ._specs import ArgSpec, GradArg, ModeArg, ModelArg, NumberArg, Signature, TensorArg, TupleArg
 
 __all__ = [

@@ -13,7 +13,6 @@ from ._elems import tensor_text
 from ._errors import GradError
 from ._model import Model, model_class_of
 
-
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
 
@@ -108,7 +107,7 @@ class Grad:
         self.__dict__.update(zip(cls._qv_param_names, tensors))
 
     @classmethod
-    def _make(cls, model_cls, tensors) -> "Grad":
+    def _make(cls, model_cls, tensors) -> Grad:
         """A gradient built by the runtime, known to have the right fields."""
         g = object.__new__(cls)
         g._qv_init(model_cls, tuple(tensors), True)

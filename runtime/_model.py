@@ -106,7 +106,7 @@ class Model:
         return device
 
     @classmethod
-    def _qv_from_tensors(cls, values) -> "Model":
+    def _qv_from_tensors(cls, values) -> Model:
         m = object.__new__(cls)
         d = m.__dict__
         for name in cls._qv_fields:
@@ -118,7 +118,7 @@ class Model:
     # --- creation -------------------------------------------------------------
 
     @classmethod
-    def init(cls, seed) -> "Model":
+    def init(cls, seed) -> Model:
         """A new model with every field initialised from one generator seeded
         with ``seed``, in the order the fields are declared in the source."""
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -195,7 +195,7 @@ class Model:
                     "model": type(self)._qv_name, "fields": self.state_dict()}, path)
 
     @classmethod
-    def load(cls, path) -> "Model":
+    def load(cls, path) -> Model:
         """A new model with the fields saved by :meth:`save` at ``path``."""
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)

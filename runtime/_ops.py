@@ -27,7 +27,7 @@ log = torch.log
 log1p = torch.log1p
 softplus = F.softplus
 sqrt = torch.sqrt
-abs = torch.abs  # noqa: A001 - the Quiver builtin's name
+abs = torch.abs  # the Quiver builtin's name: shadows abs on purpose
 softmax = torch.softmax          # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
 where = torch.where              # where(cond, a, b)
@@ -35,7 +35,7 @@ where = torch.where              # where(cond, a, b)
 
 # --- reductions ------------------------------------------------------------------
 
-def sum(x, axis=None):  # noqa: A001
+def sum(x, axis=None):  # the Quiver builtin's name: shadows sum on purpose
     """Sum over ``axis`` (an int or a tuple of ints), or over all dims."""
     if axis is None:
         return torch.sum(x)
@@ -49,7 +49,7 @@ def mean(x, axis=None):
     return torch.mean(x, axis)
 
 
-def max(x, axis=None):  # noqa: A001
+def max(x, axis=None):  # the Quiver builtin's name: shadows max on purpose
     """Largest value over ``axis``, or over all dims (values only).  Where
     several elements tie, the gradient is shared among them."""
     if axis is None:
@@ -57,7 +57,7 @@ def max(x, axis=None):  # noqa: A001
     return torch.amax(x, axis)
 
 
-def min(x, axis=None):  # noqa: A001
+def min(x, axis=None):  # the Quiver builtin's name: shadows min on purpose
     """Smallest value over ``axis``, or over all dims (values only)."""
     if axis is None:
         return torch.amin(x)

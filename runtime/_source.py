@@ -47,7 +47,7 @@ def compiled_filename(qv_path: str) -> str:
 class SourceFile:
     """One ``.qv`` file as seen by the compiled module made from it."""
 
-    _registry: dict[str, "SourceFile"] = {}
+    _registry: dict[str, SourceFile] = {}
 
     compiled_filename = staticmethod(compiled_filename)
 
@@ -167,7 +167,8 @@ def format_error(exc: BaseException, *, traceback: bool = False,
         if own is not None:
             for fr in reversed(qv_traceback(exc)):
                 if (fr.loc.path, fr.loc.line) != (own.path, own.line):
-                    return f"{head}\n  called from {_display(fr.loc.path, relative_to)}:{fr.loc.line}:{fr.loc.col} (in {fr.function})"
+                    where = f"{_display(fr.loc.path, relative_to)}:{fr.loc.line}:{fr.loc.col}"
+                    return f"{head}\n  called from {where} (in {fr.function})"
         return head
     lines = [head]
     for fr in reversed(qv_traceback(exc)):
@@ -206,7 +207,7 @@ def run_main(module, *, stream=None, relative_to: str | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=stream)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the runner reports everything
+    except Exception as exc:  # the runner reports every error
         print(format_error(exc, traceback=True, relative_to=relative_to), file=stream)
         return 1
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from quiver import runtime as rt
 from rt_support import load_fixture
 

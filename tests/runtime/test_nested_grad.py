@@ -15,10 +15,9 @@ import weakref
 from pathlib import Path
 
 import pytest
+import quiver
 import torch
 import torch.nn.functional as F
-
-import quiver
 from quiver import runtime as rt
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "language.md"
@@ -78,10 +77,10 @@ fn main():
 
 def torch_penalised(w, b, x, y):
     """penalised() by hand: the inner gradient kept differentiable."""
-    l = F.cross_entropy(x @ w + b, y)
-    gw, gb = torch.autograd.grad(l, [w, b], create_graph=True)
+    loss = F.cross_entropy(x @ w + b, y)
+    gw, gb = torch.autograd.grad(loss, [w, b], create_graph=True)
     norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(gw), torch.linalg.vector_norm(gb)]))
-    return l + 0.1 * norm, (gw, gb)
+    return loss + 0.1 * norm, (gw, gb)
 
 
 def torch_penalty_reference(m, x, y):
@@ -254,9 +253,9 @@ def test_nested_call_on_another_model_differentiates_through_its_arguments(tmp_p
 
     w, v = leaves(e.w, h.v)
     z = torch.tanh(x @ w)
-    l = F.mse_loss(torch.tanh(z @ v), y)
-    (gv,) = torch.autograd.grad(l, [v], create_graph=True)
-    ref = l + (gv * gv).sum()
+    loss = F.mse_loss(torch.tanh(z @ v), y)
+    (gv,) = torch.autograd.grad(loss, [v], create_graph=True)
+    ref = loss + (gv * gv).sum()
     want = (ref, *torch.autograd.grad(ref, [w]))
     err = max_err((value, g.w), want)
     report("nested call on another model", err)
@@ -319,9 +318,9 @@ def test_same_model_nested_gives_the_partial_derivative_and_an_exact_outer_gradi
 
     def outer(mm, xx, yy):
         h = rt.tanh(xx @ mm.w)
-        l, g = rt.value_and_grad(prog.inner, mm, h, xx, yy)
+        loss, g = rt.value_and_grad(prog.inner, mm, h, xx, yy)
         inner_grads.append(g)
-        return l + rt.sum(g.w * g.w) + rt.sum(g.u * g.u)
+        return loss + rt.sum(g.w * g.w) + rt.sum(g.u * g.u)
 
     value, g = rt.value_and_grad(prog.outer, m, x, y)
     value2, g2 = rt.value_and_grad(outer, m, x, y)
@@ -331,9 +330,9 @@ def test_same_model_nested_gives_the_partial_derivative_and_an_exact_outer_gradi
     h = torch.tanh(x @ w)
     # the partial derivative: with respect to stand-ins for w and u that h does not depend on
     wi, ui = w.view_as(w), u.view_as(u)
-    l = torch_inner(wi, ui, h, x, y)
-    gw, gu = torch.autograd.grad(l, [wi, ui], create_graph=True)
-    ref = l + (gw * gw).sum() + (gu * gu).sum()
+    loss = torch_inner(wi, ui, h, x, y)
+    gw, gu = torch.autograd.grad(loss, [wi, ui], create_graph=True)
+    ref = loss + (gw * gw).sum() + (gu * gu).sum()
     want = (ref, *torch.autograd.grad(ref, [w, u]))
     err = max_err((value, g.w, g.u), want)
     # the inner gradient against the partial derivative computed with h a separate leaf
@@ -386,8 +385,8 @@ def test_a_param_passed_as_an_argument_is_held_fixed_at_every_depth(tmp_path):
     # outer gradient: d/dw [ |w|^2 + |d head_loss / dv (v, tanh(x w))|^2 ]
     w, = leaves(e.w)
     v, = leaves(h.v)
-    l = F.mse_loss(torch.tanh(torch.tanh(x @ w) @ v), y)
-    (gv,) = torch.autograd.grad(l, [v], create_graph=True)
+    loss = F.mse_loss(torch.tanh(torch.tanh(x @ w) @ v), y)
+    (gv,) = torch.autograd.grad(loss, [v], create_graph=True)
     ref = (w * w).sum() + (gv * gv).sum()
     want = (ref, *torch.autograd.grad(ref, [w]))
     err = max_err((value, g.w), want)
@@ -463,10 +462,10 @@ def test_outermost_result_holds_no_graph(tmp_path):
     inner = []
 
     def penalised(mm, xx, yy):
-        l, g = rt.value_and_grad(prog.loss, mm, xx, yy)
-        assert l.requires_grad and g.w.requires_grad  # differentiable inside
+        loss, g = rt.value_and_grad(prog.loss, mm, xx, yy)
+        assert loss.requires_grad and g.w.requires_grad  # differentiable inside
         inner.append(weakref.ref(g.w))
-        return l + 0.1 * rt.norm(g)
+        return loss + 0.1 * rt.norm(g)
 
     value, g = rt.value_and_grad(penalised, m, x, y)
     assert_no_graph(value, g)
@@ -543,12 +542,16 @@ def test_params_and_fields_are_restored_after_nested_calls_and_exceptions(tmp_pa
     def raising_same(ee, z, yy):
         raise Boom
 
-    for inner, on in ((raising_inner, "h"), (raising_same, "e")):
+    def outer_calling(inner, on):
         def outer(ee, hh, xx, yy):
             z = rt.tanh(xx @ ee.w)
             model = hh if on == "h" else ee
             rt.value_and_grad(inner, model, z, yy)
 
+        return outer
+
+    for inner, on in ((raising_inner, "h"), (raising_same, "e")):
+        outer = outer_calling(inner, on)
         with torch.no_grad():
             with pytest.raises(Boom):
                 rt.value_and_grad(outer, e, h, x, y)

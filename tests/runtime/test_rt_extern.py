@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 import torch
-
 from quiver import runtime as rt
 
 

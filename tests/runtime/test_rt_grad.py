@@ -6,7 +6,6 @@ import math
 
 import pytest
 import torch
-
 from quiver import runtime as rt
 
 
@@ -60,7 +59,7 @@ def test_no_fields_for_buffers():
     g = grad_a()
     assert "steps" not in g
     with pytest.raises(rt.GradError) as info:
-        g.steps
+        _ = g.steps
     assert str(info.value) == "Grad[A] has no field 'steps' (its fields: w1, b1, z)"
     assert isinstance(info.value, AttributeError)
     with pytest.raises(rt.GradError, match="Grad\\[A\\] has no field 'steps'"):

@@ -7,7 +7,6 @@ import pickle
 
 import pytest
 import torch
-
 from quiver import runtime as rt
 
 
