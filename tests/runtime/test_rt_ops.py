@@ -217,7 +217,7 @@ def test_element_types():
     assert rt.index(10) is rt.index(10) and rt.index(10).name == "Index[10]"
     assert rt.index(10).dtype == torch.int64 and rt.index(10).size == 10
     assert repr(rt.index(3)) == "Index[3]"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^Index\[C\] needs a positive int C, got 0$"):
         rt.index(0)
     assert rt.elem_of(torch.float16) is rt.f16
     assert rt.dtype_name(torch.uint8) == "uint8"
