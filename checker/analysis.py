@@ -25,12 +25,14 @@ one item is recorded in `Analysis.internal_errors` and that item is skipped.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar, cast
 
 from . import ast as A
 from . import catalog as C
 from .body import check_body
-from .declarations import ALL_NAMES, Declared, FnInfo, Globals, Names, collect_names, declare_item, item_name
+from .declarations import ALL_NAMES, Declared, FnInfo, Globals, ModelInfo, Names, collect_names, declare_item, item_name
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
@@ -49,10 +51,13 @@ class Stats:
 
 
 _IDE_CACHE_LIMIT = 8192
+K = TypeVar("K")
+R = TypeVar("R")
+V = TypeVar("V")
 
 
 @dataclass
-class _Entry:
+class _Entry(Generic[R]):
     """A cached declaration or body result, with what it was computed from.
 
     `valid_at` is the last update at which the entry was known to be valid.
@@ -62,18 +67,18 @@ class _Entry:
 
     inputs: tuple  # the item's own inputs: parse state, signature
     deps: dict[str, object]  # global name -> the meaning it had
-    result: object
+    result: R
     valid_at: int
 
 
-class _Generational:
+class _Generational(Generic[K, V]):
     """A cache that forgets what the last two updates did not use."""
 
     def __init__(self) -> None:
-        self.current: dict = {}
-        self.previous: dict = {}
+        self.current: dict[K, V] = {}
+        self.previous: dict[K, V] = {}
 
-    def get(self, key):
+    def get(self, key: K) -> V | None:
         hit = self.current.get(key)
         if hit is None:
             hit = self.previous.get(key)
@@ -81,7 +86,7 @@ class _Generational:
                 self.current[key] = hit
         return hit
 
-    def put(self, key, value) -> None:
+    def put(self, key: K, value: V) -> None:
         self.current[key] = value
 
     def end_version(self) -> None:
@@ -97,8 +102,8 @@ class Analysis:
     lines: LineIndex
     parsed: ParsedDocument
     globals: Globals
-    declared: dict[A.Node, Declared]
-    bodies: dict[A.Node, BodyResult]
+    declared: Mapping[A.Node, Declared]
+    bodies: Mapping[A.Node, BodyResult]
     reads: ReadAnalysis
     diagnostics: list[Diagnostic]
     slot_of_item: dict[A.Node, ItemSlot]
@@ -121,9 +126,10 @@ class Analysis:
 class Analyzer:
     def __init__(self) -> None:
         self.parse_cache = ParseCache()
-        self._decl_cache = _Generational()
-        self._body_cache = _Generational()
-        self._site_cache = _Generational()
+        self._decl_cache: _Generational[A.Item, _Entry[Declared]] = _Generational()
+        self._body_cache: _Generational[A.Item, _Entry[BodyResult]] = _Generational()
+        # (call, summary key, model id) -> (E1107/W1101, the model kept alive)
+        self._site_cache: _Generational[tuple, tuple[tuple[LocalDiagnostic, ...], ModelInfo | None]] = _Generational()
         self._fingerprints: dict[str, object] = {}
         self._names: Names | None = None
         self._update = 0  # the number of this update
@@ -142,10 +148,13 @@ class Analyzer:
         stats.parsed = self.parse_cache.parsed - before
         internal: list[str] = []
 
-        slots = [s for s in parsed.slots if s.item is not None]
-        slot_of_item = {s.item: s for s in slots}
-        items = [s.item for s in slots]
-        names = collect_names(items)  # type: ignore[arg-type]
+        slot_of_item: dict[A.Node, ItemSlot] = {}
+        items: list[A.Item] = []
+        for slot in parsed.slots:
+            if slot.item is not None:
+                slot_of_item[slot.item] = slot
+                items.append(slot.item)
+        names = collect_names(items)
         self._update += 1
         now = self._update
         if not names.same_as(self._names):
@@ -155,20 +164,20 @@ class Analyzer:
         declared: dict[A.Node, Declared] = {}
         for item in items:
             partial = bool(slot_of_item[item].parse.diagnostics)
-            entry: _Entry | None = self._decl_cache.get(item)
+            entry = self._decl_cache.get(item)
             if entry is not None and entry.inputs == (partial,) \
                     and (entry.valid_at >= self._names_changed or _same(entry.deps, names.meaning)):
                 entry.valid_at = now
                 d = entry.result
             else:
                 try:
-                    d = declare_item(item, names, partial)  # type: ignore[arg-type]
+                    d = declare_item(item, names, partial)
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
                 self._decl_cache.put(item, _Entry((partial,), {n: names.meaning(n) for n in d.lookups}, d, now))
                 stats.declared += 1
-            declared[item] = d  # type: ignore[index]
+            declared[item] = d
 
         glob = _globals(names, items, declared)
         dup_diags = _duplicates(items, names)
@@ -182,7 +191,7 @@ class Analyzer:
             self._fingerprints_changed = now
         self._fingerprints = fingerprints
 
-        bodies: dict[A.Node, BodyResult] = {}
+        bodies: dict[A.Node, BodyResult] = {}  # keyed by A.FnDecl
         facts = {}
         for item in items:
             if not isinstance(item, A.FnDecl):
@@ -200,7 +209,7 @@ class Analyzer:
 
         interfaces_changed = any(n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
         erroneous = frozenset(
-            item.name.text for item, result in bodies.items()  # type: ignore[attr-defined]
+            cast(A.FnDecl, item).name.text for item, result in bodies.items()
             if any(d.severity is Severity.ERROR for d in result.diagnostics)
             or any(d.severity is Severity.ERROR for d in declared[item].diagnostics)
             or slot_of_item[item].parse.diagnostics
@@ -219,12 +228,12 @@ class Analyzer:
                 # are. The entry keeps it alive, so its id is not reused.
                 model = glob.models.get(site.model)
                 skey = (site.call, summary.key() if summary is not None else None, id(model))
-                entry = self._site_cache.get(skey)
-                if entry is None:
-                    entry = (site_diagnostics(site, summary, glob), model)
-                    self._site_cache.put(skey, entry)
-                    stats.sites_checked.append(item.name.text)  # type: ignore[attr-defined]
-                diags = entry[0]
+                cached = self._site_cache.get(skey)
+                if cached is None:
+                    cached = (site_diagnostics(site, summary, glob), model)
+                    self._site_cache.put(skey, cached)
+                    stats.sites_checked.append(cast(A.FnDecl, item).name.text)
+                diags = cached[0]
                 site_diags.setdefault(item, []).extend(diags)
 
         diagnostics: list[Diagnostic] = []
@@ -258,12 +267,12 @@ class Analyzer:
         # A body's result is a function of its text (the item), its own
         # signature and the fingerprints of the global names it looked up:
         # a cached result is reused only when all of these are equal now.
-        entry: _Entry | None = self._body_cache.get(item)
+        entry = self._body_cache.get(item)
         interface = (info.interface, recovered, partial)
         if entry is not None and entry.inputs == interface \
                 and (entry.valid_at >= self._fingerprints_changed or _same(entry.deps, fingerprints.get)):
             entry.valid_at = self._update
-            return entry.result  # type: ignore[return-value]
+            return entry.result
         try:
             result = check_body(info, glob, recovered, partial)
         except Exception:  # pragma: no cover - a checker bug; never the user's problem

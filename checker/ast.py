@@ -13,7 +13,7 @@ results; `dump()` gives a structural form for tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Iterator, Union
+from typing import Iterator, Literal, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +307,7 @@ class DimDecl(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Member(Node):
-    kind: str  # "param" or "buffer"
+    kind: Literal["param", "buffer"]
     name: Ident
     type: TypeExpr
     init: Expr | None
@@ -347,7 +347,7 @@ class ExternDecl(Node):
     name: Ident
     params: tuple[Param, ...]
     ret: TypeExpr | None
-    target: StrLit
+    target: StrLit | None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -385,7 +385,7 @@ def walk(node: Node) -> Iterator[Node]:
 def dump(node: object) -> object:
     """A structural, comparable form of a tree (for tests)."""
     if isinstance(node, Node):
-        out = [type(node).__name__]
+        out: list[object] = [type(node).__name__]
         for f in fields(node):
             out.append((f.name, dump(getattr(node, f.name))))
         return tuple(out)

@@ -23,8 +23,8 @@ from . import ast as A
 from . import types as T
 from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
-from .results import BodyResult
 from .declarations import FnInfo, ModelInfo
+from .results import BodyResult
 
 # Names the generated code uses itself, or that Python gives a meaning.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"rt", "torch"}
@@ -268,6 +268,7 @@ class _FnCompiler:
 
     def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
         if isinstance(func, A.Field):  # Mlp.init(seed=...)
+            assert isinstance(func.value, A.Name)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
             return f"{py_name(self.name(func.value))}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 from . import ast as A
 from . import catalog as C
@@ -42,7 +43,7 @@ class DimInfo:
 @dataclass(frozen=True)
 class FieldInfo:
     name: str
-    kind: str  # "param" | "buffer"
+    kind: Literal["param", "buffer"]
     type: T.Type
     decl: A.Member
 
@@ -466,9 +467,9 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
             if not elem.is_float:
                 bad(f"a Float fill value for {field}")
             else:
-                _check_range(value, value, elem, field, bad)  # type: ignore[arg-type]
+                _check_range(value, value, elem, field, bad)
         elif not elem.is_bool:
-            _check_range(value, value, elem, field, bad)  # type: ignore[arg-type]
+            _check_range(value, value, elem, field, bad)
         return
     name = None
     args: tuple[A.Arg, ...] = ()
@@ -569,9 +570,9 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
         if unbound:
             ret = _forget_dims(ret, set(unbound))
     target = None
-    if isinstance(item, A.ExternDecl):
-        target = item.target.value if item.target is not None else None
-        if target is not None and not _valid_target(target):
+    if isinstance(item, A.ExternDecl) and item.target is not None:
+        target = item.target.value
+        if not _valid_target(target):
             ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
     info = FnInfo(
         item.name.text, tuple(params), ret, item.ret is not None, tuple(bound),
@@ -636,12 +637,14 @@ class Globals:
         path = ref.path
         if path[0] in ("dim", "model", "fn", "extern") and len(path) == 2:
             item = self.names.first.get(path[1])
-            ident = item_name(item) if item is not None else None
+            if item is None:
+                return None
+            ident = item_name(item)
             return (item, ident.span) if ident is not None else None
         if path[0] == "member" and len(path) == 3:
             model = self.models.get(path[1])
-            f = model.field(path[2]) if model else None
-            return (model.decl, f.decl.name.span) if f else None
+            f = model.field(path[2]) if model is not None else None
+            return (model.decl, f.decl.name.span) if model is not None and f is not None else None
         if path[0] == "param" and len(path) == 3:
             fn = self.fns.get(path[1])
             if fn is None:

@@ -15,11 +15,12 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from lark import Lark, Token
-from lark.lexer import LexerThread
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from lark.indenter import DedentError, Indenter
+from lark.lexer import LexerThread
 
 from . import ast as A
 from . import catalog as C
@@ -37,12 +38,30 @@ _LAST_LINE = re.compile(r"\r\n?|\n")
 
 
 class _QuiverIndenter(Indenter):
-    NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB"]
-    INDENT_type = "_INDENT"
-    DEDENT_type = "_DEDENT"
-    tab_len = 8
+    # lark declares these as abstract properties
+    @property
+    def NL_type(self) -> str:
+        return "_NL"
+
+    @property
+    def OPEN_PAREN_types(self) -> list[str]:
+        return ["LPAR", "LSQB"]
+
+    @property
+    def CLOSE_PAREN_types(self) -> list[str]:
+        return ["RPAR", "RSQB"]
+
+    @property
+    def INDENT_type(self) -> str:
+        return "_INDENT"
+
+    @property
+    def DEDENT_type(self) -> str:
+        return "_DEDENT"
+
+    @property
+    def tab_len(self) -> int:
+        return 8
 
     def handle_NL(self, token: Token):
         if self.paren_level > 0:
@@ -111,8 +130,18 @@ class _Else:
         self.span = span
 
 
+def _start(t: Token) -> int:
+    assert t.start_pos is not None  # the lexer sets positions on every token
+    return t.start_pos
+
+
+def _end(t: Token) -> int:
+    assert t.end_pos is not None
+    return t.end_pos
+
+
 def _tok_span(t: Token) -> A.Span:
-    return A.Span(t.start_pos, t.end_pos)
+    return A.Span(_start(t), _end(t))
 
 
 def _span_of(x) -> A.Span | None:
@@ -192,14 +221,15 @@ class _Builder:
         name = _tokens(ch, "NAME")[0]
         nodes = _nodes(ch)
         init = nodes[1] if len(nodes) > 1 else None
-        return A.Member(_span(ch), str(kind), _ident(name), nodes[0], init)
+        member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two
+        return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init)
 
     def fn_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
         params: tuple = ()
-        ret = None
+        ret: A.TypeExpr | None = None
         body: tuple = ()
-        colon = None
+        colon: Token | None = None
         after_arrow = False
         for c in ch:
             if isinstance(c, _Seq) and c and isinstance(c[0], A.Param):
@@ -207,18 +237,19 @@ class _Builder:
             elif isinstance(c, Token) and c.type == "ARROW":
                 after_arrow = True
             elif after_arrow and isinstance(c, A.Node) and ret is None:
-                ret = c
+                ret = cast(A.TypeExpr, c)
             elif isinstance(c, Token) and c.type == "COLON" and colon is None:
                 colon = c
             elif isinstance(c, _Seq) and colon is not None:
                 body = tuple(c)
-        header = A.Span(ch[0].start_pos, colon.end_pos)
+        assert colon is not None  # the grammar requires it
+        header = A.Span(_start(ch[0]), _end(colon))
         return A.FnDecl(_span(ch), _ident(name), params, ret, body, header)
 
     def extern_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
         params: tuple = ()
-        ret = None
+        ret: A.TypeExpr | None = None
         after_arrow = False
         target = None
         for c in ch:
@@ -227,7 +258,7 @@ class _Builder:
             elif isinstance(c, Token) and c.type == "ARROW":
                 after_arrow = True
             elif after_arrow and isinstance(c, A.Node) and ret is None:
-                ret = c
+                ret = cast(A.TypeExpr, c)
             elif isinstance(c, Token) and c.type == "STRING":
                 target = A.StrLit(_tok_span(c), _unescape(c))
         return A.ExternDecl(_span(ch), _ident(name), params, ret, target)
@@ -303,7 +334,7 @@ class _Builder:
 
     def if_stmt(self, ch):
         cond, body = _nodes(ch)[:2]
-        branches = [A.IfBranch(A.Span(ch[0].start_pos, body.span.end), cond, tuple(body))]
+        branches = [A.IfBranch(A.Span(_start(ch[0]), body.span.end), cond, tuple(body))]
         orelse = None
         for c in ch:
             if isinstance(c, A.IfBranch):
@@ -359,7 +390,7 @@ class _Builder:
         args = next((c for c in ch if isinstance(c, _Seq)), ())
         lpar = _tokens(ch, "LPAR")[0]
         rpar = _tokens(ch, "RPAR")[-1]
-        return A.Call(_span(ch), func, tuple(args), A.Span(lpar.start_pos, rpar.end_pos))
+        return A.Call(_span(ch), func, tuple(args), A.Span(_start(lpar), _end(rpar)))
 
     def field(self, ch):
         return A.Field(_span(ch), ch[0], _ident(ch[2]))
@@ -493,18 +524,18 @@ class _Recovery:
             prepassed = False
             for _ in range(MAX_RECOVERIES):
                 try:
-                    item = parser.parse(self.text)
+                    item = cast(A.Item, parser.parse(self.text))  # the callbacks build AST nodes
                 except _BadDedent as e:
                     if not prepassed:  # lexical and bracket errors explain most failures
                         prepassed = True
                         self._prepass(lexer)
                         continue
-                    start = e.token.end_pos - len(_LAST_LINE.split(e.token)[-1])
+                    start = _end(e.token) - len(_LAST_LINE.split(e.token)[-1])
                     diag = C.E0005.at(
-                        A.Span(start, max(start + 1, e.token.end_pos)),
+                        A.Span(start, max(start + 1, _end(e.token))),
                         what="unindent does not match any outer indentation level",
                     )
-                    self._recover(diag, e.token.end_pos)
+                    self._recover(diag, _end(e.token))
                     continue
                 except UnexpectedInput as e:
                     if not prepassed:
@@ -661,18 +692,18 @@ class _Recovery:
             elif tok.type in ("RPAR", "RSQB"):
                 want = "LPAR" if tok.type == "RPAR" else "LSQB"
                 if not stack:
-                    problems.append((1, C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), tok.start_pos))
+                    problems.append((1, C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), _start(tok)))
                 elif stack[-1].type != want:
                     opener = stack[-1]
                     closer = ")" if opener.type == "LPAR" else "]"
                     what = f"'{tok}' does not match '{opener}'; expected '{closer}'"
-                    problems.append((1, C.E0004.at(_tok_span(tok), what=what), tok.start_pos))
+                    problems.append((1, C.E0004.at(_tok_span(tok), what=what), _start(tok)))
                 else:
                     stack.pop()
         for opener in stack:
             closer = ")" if opener.type == "LPAR" else "]"
             what = f"'{opener}' is never closed; expected '{closer}'"
-            problems.append((2, C.E0004.at(_tok_span(opener), what=what), opener.start_pos))
+            problems.append((2, C.E0004.at(_tok_span(opener), what=what), _start(opener)))
         return problems
 
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .results import GradSite, ReadFact
 from .declarations import FnInfo, Globals
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
+from .results import FactKind, GradSite, ReadFact
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Reason:
-    kind: str  # "field" | "call" | "escape"
+    kind: FactKind
     fact: ReadFact
     fn: str
     # for "call": the callee's parameter whose summary supplied the read

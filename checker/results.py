@@ -5,17 +5,24 @@ compiler read these; checker/body/ makes them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from . import ast as A
 from . import types as T
 from .diagnostics import LocalDiagnostic
+
+# What a name refers to: a local variable, a parameter, a dim constant, a
+# generic dim, a function, an extern fn, a model, a built-in, a model field,
+# or a field of a gradient.
+RefKind = Literal["local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield"]
+FactKind = Literal["field", "call", "escape"]
 
 
 @dataclass(frozen=True)
 class Ref:
     """What a name (or field name) at one place refers to."""
 
-    kind: str  # local | param | dim | generic | fn | extern | model | builtin | field | gradfield
+    kind: RefKind
     name: str
     owner: str | None = None  # model of a field; function of a param
     defs: tuple[A.Node, ...] = ()  # reaching definitions of a local
@@ -30,7 +37,7 @@ class ReadFact:
     kind "escape": hands it somewhere that may read anything (`target` says where).
     """
 
-    kind: str
+    kind: FactKind
     param: str
     target: str
     span: A.Span

@@ -8,8 +8,10 @@ right code and range).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from . import types as T
+from .ast import Span
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def broadcast(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] |
 def matmul(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | DimClash | str:
     """`a @ b` as torch.matmul: 1-d operands are vectors, leading dims
     broadcast. Returns the result dims, the clashing inner dims, or a reason."""
-    if not a or not b:
+    if len(a) == 0 or len(b) == 0:
         return "scalar"
     inner_a = a[-1]
     inner_b = b[-2] if len(b) >= 2 else b[-1]
@@ -72,7 +74,7 @@ def matmul(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | Di
 class Binding:
     dim: T.Dim
     where: str  # the argument that bound it, for messages ("x")
-    span: object  # that argument's span (relative to the caller's item)
+    span: Span | None  # that argument's span (relative to the caller's item)
 
 
 class Bindings:
@@ -98,9 +100,14 @@ class Bindings:
         return t
 
 
+# What differs: the kind of type, the model, the shape, the element type, its
+# refinement, the dim an Index indexes, or a generic dim bound two ways.
+MismatchKind = Literal["kind", "model", "shape", "dtype", "refine", "index", "binding"]
+
+
 @dataclass(frozen=True)
 class Mismatch:
-    kind: str  # "kind" | "model" | "shape" | "dtype" | "refine" | "index" | "binding"
+    kind: MismatchKind
     expected: T.Type
     found: T.Type
     # for "binding": the generic dim and its earlier binding
@@ -109,7 +116,7 @@ class Mismatch:
     now: T.Dim | None = None
 
 
-def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: object) -> Mismatch | None:
+def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span | None) -> Mismatch | None:
     """Check an argument of type `arg` against a parameter type, binding the
     callee's generic dims. Unknowns match anything."""
     if isinstance(param, T.UnknownT) or isinstance(arg, T.UnknownT):

@@ -198,14 +198,14 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         return C.E0003.at(span, expected="an indented block", context=context, found=_found(token)), span.start
     context = _context(stack, expected)
     in_args = context in (" in the argument list", " in the parameter list", " inside the parentheses", " in the brackets")
-    message_args = dict(expected=expected_phrase(expected, in_args), context=context, found=_found(token))
-    return C.E0003.at(span, **message_args), span.start
+    return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=_found(token)), span.start
 
 
 def _token_span(token: Token, text: str) -> Span:
     t = token.type
     start = getattr(token, "start_pos", None)
-    if start is None or t == "$END":
+    end_pos = getattr(token, "end_pos", None)
+    if start is None or end_pos is None or t == "$END":
         end = len(text.rstrip())
         return Span(end, end)
     if t == "_NL":
@@ -220,7 +220,7 @@ def _token_span(token: Token, text: str) -> Span:
         return Span(end, end + 1) if end < len(text) else Span(end, end)
     if t in ("_INDENT", "_DEDENT"):
         # Borrowed from the line break before the indentation.
-        end = token.end_pos
+        end = end_pos
         indent = len(token.value)
         return Span(end - indent, max(end, end - indent + 1)) if indent else Span(end, end)
-    return Span(start, token.end_pos)
+    return Span(start, end_pos)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-
 # ------------------------------------------------------------------ dims
 
 
@@ -189,6 +188,10 @@ class NumberT(Type):
     nonneg: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
+        return self.kind
+
+    def show_elem(self) -> str:
+        """As an element type in a message: a number shows its kind."""
         return self.kind
 
 

@@ -13,6 +13,10 @@ written.
 
 from __future__ import annotations
 
+# pyright: reportGeneralTypeIssues=false
+# (the methods of these parts annotate self with BodyChecker, the class they
+# are composed into, so each part sees the whole checker; pyright calls that
+# a general type issue.)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -238,12 +242,12 @@ class BuiltinRules:
         dims: object = c.dims
         for x in (a, bb):
             if isinstance(x, T.TensorT):
-                dims = S.broadcast(dims, x.dims)  # type: ignore[arg-type]
+                dims = S.broadcast(dims, x.dims)
                 if isinstance(dims, S.DimClash):
                     self.diags.append(C.E0202.at(node.span, op="where", left=str(c), right=str(x),
                                                  a=str(dims.left), b=str(dims.right)))
                     return T.UNKNOWN
-        return T.TensorT(dims, elem)  # type: ignore[arg-type]
+        return T.TensorT(dims, elem)
 
     @rule("norm")
     def _builtin_norm(self: BodyChecker, node, b, bound, env) -> T.Type:

@@ -3,6 +3,10 @@ argument readers that built-in rules share (tensor, dim and shape arguments)."""
 
 from __future__ import annotations
 
+# pyright: reportGeneralTypeIssues=false
+# (the methods of these parts annotate self with BodyChecker, the class they
+# are composed into, so each part sees the whole checker; pyright calls that
+# a general type issue.)
 from typing import TYPE_CHECKING
 
 from .. import ast as A

@@ -3,6 +3,10 @@ access, indexing, casts and types written in a body."""
 
 from __future__ import annotations
 
+# pyright: reportGeneralTypeIssues=false
+# (the methods of these parts annotate self with BodyChecker, the class they
+# are composed into, so each part sees the whole checker; pyright calls that
+# a general type issue.)
 from typing import TYPE_CHECKING
 
 from .. import ast as A
@@ -28,7 +32,12 @@ class ExpressionRules:
         """An expression whose result is used as a value."""
         t = self.expr(e, env)
         if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT)):
-            kind = {"FnRefT": "a function", "BuiltinRefT": "a built-in function", "ModelClassT": "a model"}[type(t).__name__]
+            if isinstance(t, T.FnRefT):
+                kind = "a function"
+            elif isinstance(t, T.BuiltinRefT):
+                kind = "a built-in function"
+            else:
+                kind = "a model"
             hint = ""
             if isinstance(t, T.ModelClassT):
                 hint = f"; create one with {t.name}.init(seed=0)"

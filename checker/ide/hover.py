@@ -62,7 +62,7 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
 
 
 def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
-    fn = _fn_of(analysis, slot.item)  # type: ignore[arg-type]
+    fn = _fn_of(analysis, slot.item)
     body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
     ty = body.types.get(occ.node) if body is not None else None
     param = None

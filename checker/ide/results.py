@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from .. import ast as A
 from ..diagnostics import Diagnostic, TextEdit
@@ -25,7 +26,7 @@ class NavTarget:
 @dataclass(frozen=True, slots=True)
 class DocumentSymbol:
     name: str
-    kind: str  # dim | model | param | buffer | fn | extern
+    kind: Literal["dim", "model", "param", "buffer", "fn", "extern"]
     detail: str
     span: A.Span
     focus: A.Span
@@ -35,7 +36,8 @@ class DocumentSymbol:
 @dataclass(frozen=True, slots=True)
 class Completion:
     label: str
-    kind: str  # field | variable | param | dim | generic | model | fn | extern | builtin | method | keyword | type | constant
+    kind: Literal["field", "variable", "param", "dim", "generic", "model", "fn", "extern", "builtin", "method",
+                  "keyword", "type", "constant"]
     detail: str = ""
     documentation: str = ""  # markdown
     sort_text: str = ""
@@ -80,7 +82,7 @@ class CodeLens:
 @dataclass(frozen=True, slots=True)
 class CodeAction:
     title: str
-    kind: str  # "quickfix"
+    kind: Literal["quickfix"]
     edits: tuple[TextEdit, ...]
     diagnostic: Diagnostic | None = None
     preferred: bool = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Literal
 
 from .. import ast as A
 from .. import types as T
@@ -15,13 +15,18 @@ from ..declarations import (
 from ..items import ItemSlot
 from ..results import BodyResult, Ref
 
+# A dim constant, a generic dim, a model, a function, a model member (param
+# or buffer, and the gradient field of the same name), a local or parameter,
+# a built-in function, a model method.
+SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method"]
+
 
 @dataclass(frozen=True, slots=True)
 class Sym:
     """What an occurrence of a name means. `scope` is the function for locals,
     parameters and generic dims, the model for members and methods."""
 
-    kind: str  # dim | generic | model | fn | member | var | builtin | method
+    kind: SymKind
     name: str
     scope: str | None = None
 
@@ -213,8 +218,8 @@ def _occ_at(analysis: Analysis, offset: int) -> tuple[ItemSlot, _Occ] | None:
     return None
 
 
-def _fn_of(analysis: Analysis, item: A.Node) -> FnInfo | None:
-    d = analysis.declared.get(item)
+def _fn_of(analysis: Analysis, item: A.Node | None) -> FnInfo | None:
+    d = analysis.declared.get(item) if item is not None else None
     return d.info if d is not None and isinstance(d.info, FnInfo) else None
 
 
