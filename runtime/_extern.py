@@ -50,11 +50,13 @@ def _import_top_from(folder: str, top: str):
         parent = name.rsplit(".", 1)[0]
         if parent not in sys.modules:
             import types
+
             pkg = types.ModuleType(parent)
             pkg.__path__ = []
             sys.modules[parent] = pkg
         spec = importlib.util.spec_from_file_location(
-            name, origin, submodule_search_locations=spec.submodule_search_locations)
+            name, origin, submodule_search_locations=spec.submodule_search_locations
+        )
     else:
         name = top
     if spec is None or spec.loader is None:  # no loader for a file of that kind
@@ -74,8 +76,7 @@ class Extern:
 
     def __init__(self, src, target, signature, returns=None, loc=None):
         if not isinstance(target, str) or target.count(":") != 1:
-            raise ExternError(f"extern fn {signature.name}: target must be \"module:attr\", "
-                              f"found {target!r}", loc)
+            raise ExternError(f'extern fn {signature.name}: target must be "module:attr", found {target!r}', loc)
         self.src = src
         self.target = target
         self.signature = signature
@@ -106,7 +107,7 @@ class Extern:
     def _find(self):
         modname, attr = self.target.split(":")
         where = self.folder
-        what = f"extern fn {self.name}: cannot resolve \"{self.target}\""
+        what = f'extern fn {self.name}: cannot resolve "{self.target}"'
         if not modname or not attr or not all(p.isidentifier() for p in modname.split(".")):
             raise ExternError(f"{what}: not a module:attr name", self.loc)
         parts = modname.split(".")
@@ -119,16 +120,17 @@ class Extern:
             else:
                 module = importlib.import_module(modname)
         except ModuleNotFoundError as exc:
-            raise ExternError(f"{what}: no module {modname!r} in {where} or on the Python path "
-                              f"({exc})", self.loc) from None
+            raise ExternError(
+                f"{what}: no module {modname!r} in {where} or on the Python path ({exc})", self.loc
+            ) from None
         except Exception as exc:
-            raise ExternError(f"{what}: importing {modname!r} failed: {type(exc).__name__}: {exc}",
-                              self.loc) from exc
+            raise ExternError(f"{what}: importing {modname!r} failed: {type(exc).__name__}: {exc}", self.loc) from exc
         try:
             fn = getattr(module, attr)
         except AttributeError:
-            raise ExternError(f"{what}: module {modname!r} ({getattr(module, '__file__', '?')}) "
-                              f"has no attribute {attr!r}", self.loc) from None
+            raise ExternError(
+                f"{what}: module {modname!r} ({getattr(module, '__file__', '?')}) has no attribute {attr!r}", self.loc
+            ) from None
         if not callable(fn):
             raise ExternError(f"{what}: {modname}.{attr} is a {type(fn).__name__}, not callable", self.loc)
         return fn

@@ -49,8 +49,10 @@ def _bad(op: str, left, right=None) -> GradError:
         what = f"{op}{_operand_text(left)}"
     else:
         what = f"{_operand_text(left)} {op} {_operand_text(right)}"
-    return GradError(f"unsupported operation on gradients: {what} (gradients of one model can be "
-                     f"added and subtracted, negated, multiplied by a [] or a number, divided by one)")
+    return GradError(
+        f"unsupported operation on gradients: {what} (gradients of one model can be "
+        f"added and subtracted, negated, multiplied by a [] or a number, divided by one)"
+    )
 
 
 def _is_scalar(x) -> bool:
@@ -92,8 +94,10 @@ class Grad:
             raise GradError("Grad(model, values) needs a mapping from param names to tensors")
         keys = list(values.keys())
         if set(keys) != set(names) or len(keys) != len(names):
-            raise GradError(f"Grad[{cls._qv_name}] needs exactly the fields {', '.join(names) or '(none)'}, "
-                            f"found {', '.join(map(str, keys)) or '(none)'}")
+            raise GradError(
+                f"Grad[{cls._qv_name}] needs exactly the fields {', '.join(names) or '(none)'}, "
+                f"found {', '.join(map(str, keys)) or '(none)'}"
+            )
         tensors = tuple(values[n] for n in names)
         for n, t in zip(names, tensors):
             if not isinstance(t, torch.Tensor):
@@ -118,15 +122,19 @@ class Grad:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise GradAttributeError(f"Grad[{_model_name(self._qv_model)}] has no field {name!r} "
-                                 f"(its fields: {', '.join(self._qv_model._qv_param_names) or 'none'})")
+        raise GradAttributeError(
+            f"Grad[{_model_name(self._qv_model)}] has no field {name!r} "
+            f"(its fields: {', '.join(self._qv_model._qv_param_names) or 'none'})"
+        )
 
     def __getitem__(self, name):
         try:
             return self.__dict__[name]
         except (KeyError, TypeError):
-            raise GradKeyError(f"Grad[{_model_name(self._qv_model)}] has no field {name!r} "
-                               f"(its fields: {', '.join(self._qv_model._qv_param_names) or 'none'})") from None
+            raise GradKeyError(
+                f"Grad[{_model_name(self._qv_model)}] has no field {name!r} "
+                f"(its fields: {', '.join(self._qv_model._qv_param_names) or 'none'})"
+            ) from None
 
     def __setattr__(self, name, value):
         raise GradError(f"gradients are read-only: cannot set {name!r} of Grad[{_model_name(self._qv_model)}]")
@@ -171,8 +179,9 @@ class Grad:
             a, b = _model_name(self._qv_model), _model_name(other._qv_model)
             if a == b:
                 b += " (another class of that name)"
-            raise GradError(f"cannot {'add' if op == '+' else 'subtract'} gradients of different models: "
-                            f"Grad[{a}] {op} Grad[{b}]")
+            raise GradError(
+                f"cannot {'add' if op == '+' else 'subtract'} gradients of different models: Grad[{a}] {op} Grad[{b}]"
+            )
         return other._qv_values
 
     def __add__(self, other):
@@ -245,10 +254,27 @@ class Grad:
                 return b.__rmul__(a)
             if isinstance(a, Grad) and not isinstance(b, Grad):
                 return a.__mul__(b)
-        ops = {"add": "+", "__add__": "+", "__radd__": "+", "sub": "-", "__sub__": "-", "__rsub__": "-",
-               "rsub": "-", "div": "/", "__truediv__": "/", "__rtruediv__": "/", "true_divide": "/",
-               "mul": "*", "__mul__": "*", "__rmul__": "*", "matmul": "@", "__matmul__": "@",
-               "pow": "**", "__pow__": "**", "__rpow__": "**"}
+        ops = {
+            "add": "+",
+            "__add__": "+",
+            "__radd__": "+",
+            "sub": "-",
+            "__sub__": "-",
+            "__rsub__": "-",
+            "rsub": "-",
+            "div": "/",
+            "__truediv__": "/",
+            "__rtruediv__": "/",
+            "true_divide": "/",
+            "mul": "*",
+            "__mul__": "*",
+            "__rmul__": "*",
+            "matmul": "@",
+            "__matmul__": "@",
+            "pow": "**",
+            "__pow__": "**",
+            "__rpow__": "**",
+        }
         if name in ops and len(args) == 2:
             left, right = args
             if name.startswith("__r") or name == "rsub":
@@ -368,8 +394,12 @@ def _nested(f, m, args, running):
     d = m.__dict__
     depth = m._qv_depth
     # A param requires grad exactly when an enclosing call differentiates m.
-    stand_ins = tuple([(p.view_as(p) if p.requires_grad else p.detach().requires_grad_(True)) if ok else p
-                       for p, ok in zip(params, diff)])
+    stand_ins = tuple(
+        [
+            (p.view_as(p) if p.requires_grad else p.detach().requires_grad_(True)) if ok else p
+            for p, ok in zip(params, diff)
+        ]
+    )
     object.__setattr__(m, "_qv_depth", depth + 1)
     object.__setattr__(m, "_qv_tensors", stand_ins)
     d.update(zip(names, stand_ins))
@@ -399,8 +429,10 @@ def _nested(f, m, args, running):
 
 
 def _result_error(f, out) -> GradError:
-    return GradError(f"value_and_grad({getattr(f, '__name__', 'f')}): the function must return "
-                     f"a [] of floats, found {_result_text(out)}")
+    return GradError(
+        f"value_and_grad({getattr(f, '__name__', 'f')}): the function must return "
+        f"a [] of floats, found {_result_text(out)}"
+    )
 
 
 def _detached(a):

@@ -90,8 +90,10 @@ class Model:
         cls._qv_torch_device = torch.device(cls._qv_device)
 
     def __init__(self, *args, **kwargs):
-        raise ModelError(f"create a {type(self)._qv_name} with {type(self).__name__}.init(seed=...) "
-                         f"or {type(self).__name__}.load(path)")
+        raise ModelError(
+            f"create a {type(self)._qv_name} with {type(self).__name__}.init(seed=...) "
+            f"or {type(self).__name__}.load(path)"
+        )
 
     @classmethod
     def _qv_device_or_error(cls) -> torch.device:
@@ -101,8 +103,9 @@ class Model:
         try:
             torch.empty(0, device=device)
         except Exception as exc:  # torch raises RuntimeError / AssertionError
-            raise ModelError(f"model {cls._qv_name} is declared on {cls._qv_device}, "
-                             f"but that device is not available here ({exc})") from None
+            raise ModelError(
+                f"model {cls._qv_name} is declared on {cls._qv_device}, but that device is not available here ({exc})"
+            ) from None
         return device
 
     @classmethod
@@ -131,11 +134,14 @@ class Model:
             try:
                 t = f.init(f.shape, f.elem.dtype, gen)
             except (ValueError, TypeError, RuntimeError) as exc:
-                raise ModelError(f"cannot initialise {cls._qv_name}.{f.name} ({f.type_text}) "
-                                 f"with {f.init!r}: {exc}", f.loc) from None
+                raise ModelError(
+                    f"cannot initialise {cls._qv_name}.{f.name} ({f.type_text}) with {f.init!r}: {exc}", f.loc
+                ) from None
             if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
-                raise ModelError(f"initialiser {f.init!r} of {cls._qv_name}.{f.name} gave "
-                                 f"{_describe(t)}, expected {f.type_text}", f.loc)
+                raise ModelError(
+                    f"initialiser {f.init!r} of {cls._qv_name}.{f.name} gave {_describe(t)}, expected {f.type_text}",
+                    f.loc,
+                )
             if checks.enabled and f.elem.refinement is not None:
                 problem = f.elem.value_problem(t)
                 if problem is not None:
@@ -149,20 +155,25 @@ class Model:
         cls = type(self)
         field = cls._qv_fields.get(name)
         if field is None:
-            raise ModelError(f"model {cls._qv_name} has no field {name!r}; only its params and "
-                             f"buffers ({', '.join(cls._qv_fields) or 'none'}) can be assigned")
+            raise ModelError(
+                f"model {cls._qv_name} has no field {name!r}; only its params and "
+                f"buffers ({', '.join(cls._qv_fields) or 'none'}) can be assigned"
+            )
         cur = self.__dict__[name]
         if not isinstance(value, torch.Tensor):
             value = _number_value(cls, field, value, cur)
         if checks.enabled:
             if value.shape != cur.shape or value.dtype != cur.dtype:
-                raise ModelError(f"cannot assign {tensor_text(value)} to {cls._qv_name}.{name}, "
-                                 f"which is {field.type_text}{_where(field.loc)}")
+                raise ModelError(
+                    f"cannot assign {tensor_text(value)} to {cls._qv_name}.{name}, "
+                    f"which is {field.type_text}{_where(field.loc)}"
+                )
             if field.elem.refinement is not None:
                 problem = field.elem.value_problem(value)
                 if problem is not None:
-                    raise ModelError(f"cannot assign to {cls._qv_name}.{name} ({field.type_text}): "
-                                     f"{problem}{_where(field.loc)}")
+                    raise ModelError(
+                        f"cannot assign to {cls._qv_name}.{name} ({field.type_text}): {problem}{_where(field.loc)}"
+                    )
         if value.requires_grad or cur.requires_grad:
             with torch.no_grad():
                 cur.copy_(value)
@@ -191,8 +202,10 @@ class Model:
 
     def save(self, path) -> None:
         """Write the model's fields to ``path`` (a torch checkpoint)."""
-        torch.save({"format": _FORMAT, "version": _FORMAT_VERSION,
-                    "model": type(self)._qv_name, "fields": self.state_dict()}, path)
+        torch.save(
+            {"format": _FORMAT, "version": _FORMAT_VERSION, "model": type(self)._qv_name, "fields": self.state_dict()},
+            path,
+        )
 
     @classmethod
     def load(cls, path) -> Model:
@@ -269,8 +282,10 @@ def field_add(m, name, value, alpha=1) -> None:
             except RuntimeError:
                 shape = None
             if shape != cur.shape:
-                raise ModelError(f"cannot update {cls._qv_name}.{name}, which is {field.type_text}, "
-                                 f"with {tensor_text(value)}{_where(field.loc)}")
+                raise ModelError(
+                    f"cannot update {cls._qv_name}.{name}, which is {field.type_text}, "
+                    f"with {tensor_text(value)}{_where(field.loc)}"
+                )
         if value.dtype != cur.dtype:
             result = torch.result_type(cur, value)
             if ta is float and not result.is_floating_point:
@@ -296,8 +311,10 @@ def _plain_add(m, name, cur, value, alpha):
 
 
 def _dtype_error(cls, field, name, cur, result):
-    raise ModelError(f"cannot assign {dims_text(tuple(cur.shape))} {dtype_name(result)} to "
-                     f"{cls._qv_name}.{name}, which is {field.type_text}{_where(field.loc)}")
+    raise ModelError(
+        f"cannot assign {dims_text(tuple(cur.shape))} {dtype_name(result)} to "
+        f"{cls._qv_name}.{name}, which is {field.type_text}{_where(field.loc)}"
+    )
 
 
 def _describe(x) -> str:
@@ -309,8 +326,10 @@ def _describe(x) -> str:
 def _number_value(cls, field, value, cur) -> torch.Tensor:
     if isinstance(value, (bool, int, float)) and cur.dim() == 0:
         return torch.tensor(value, dtype=cur.dtype, device=cur.device)
-    raise ModelError(f"cannot assign {_value_text(value)} to {cls._qv_name}.{field.name}, "
-                     f"which is {field.type_text}{_where(field.loc)}")
+    raise ModelError(
+        f"cannot assign {_value_text(value)} to {cls._qv_name}.{field.name}, "
+        f"which is {field.type_text}{_where(field.loc)}"
+    )
 
 
 def _value_text(value) -> str:
@@ -335,8 +354,7 @@ def _validate_state(cls, state: object) -> dict[str, torch.Tensor]:
     for name, f in cls._qv_fields.items():
         t = state[name]
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
-            raise ModelError(f"state does not fit {cls._qv_name}: {name} is {_describe(t)}, "
-                             f"expected {f.type_text}")
+            raise ModelError(f"state does not fit {cls._qv_name}: {name} is {_describe(t)}, expected {f.type_text}")
     return state
 
 

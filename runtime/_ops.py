@@ -28,12 +28,13 @@ log1p = torch.log1p
 softplus = F.softplus
 sqrt = torch.sqrt
 abs = torch.abs  # the Quiver builtin's name: shadows abs on purpose
-softmax = torch.softmax          # softmax(x, axis)
+softmax = torch.softmax  # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
-where = torch.where              # where(cond, a, b)
+where = torch.where  # where(cond, a, b)
 
 
 # --- reductions ------------------------------------------------------------------
+
 
 def sum(x, axis=None):  # the Quiver builtin's name: shadows sum on purpose
     """Sum over ``axis`` (an int or a tuple of ints), or over all dims."""
@@ -73,6 +74,7 @@ def argmax(x, axis=None):
 
 # --- losses ---------------------------------------------------------------------
 
+
 def cross_entropy(logits, labels, axis=-1):
     """Mean cross-entropy of ``logits`` whose class dim is ``axis`` against
     ``labels`` (class indices, int64, the logits' shape without the class dim;
@@ -96,6 +98,7 @@ def mse(a, b):
 
 
 # --- randomness and modes ---------------------------------------------------------
+
 
 def dropout(x, p, mode):
     """Inverted dropout.  ``Eval`` (or p = 0): ``x`` itself.  ``Train(seed=s)``:
@@ -172,6 +175,7 @@ def ones(shape, dtype=f32):
 
 # --- misc ---------------------------------------------------------------------------
 
+
 def stop_grad(x):
     """``x`` cut off from autograd: no gradient flows through it."""
     return x.detach()
@@ -216,6 +220,7 @@ def item(x):
 
 # --- printing --------------------------------------------------------------------------
 
+
 def _float_text(v: float | np.floating) -> str:
     if math.isnan(v) or math.isinf(v):
         return str(v)
@@ -236,8 +241,9 @@ def format_value(v) -> str:
             t = t.to(torch.float64 if t.dtype is torch.float64 else torch.float32)
         arr = t.cpu().numpy()
         if arr.dtype.kind == "f":
-            return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3,
-                                   formatter={"float_kind": _float_text})
+            return np.array2string(
+                arr, separator=", ", threshold=1000, edgeitems=3, formatter={"float_kind": _float_text}
+            )
         return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3)
     if isinstance(v, (Grad, Model, Mode)):
         return repr(v)

@@ -143,8 +143,7 @@ def error_message(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-def format_error(exc: BaseException, *, traceback: bool = False,
-                 relative_to: str | None = None) -> str:
+def format_error(exc: BaseException, *, traceback: bool = False, relative_to: str | None = None) -> str:
     """``file.qv:LINE:COL: error: MESSAGE`` for an exception from compiled code.
 
     Paths are shown relative to ``relative_to`` (default: the current

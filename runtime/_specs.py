@@ -65,8 +65,10 @@ class ArgSpec:
         raise NotImplementedError
 
     def _fail(self, sig, found, error=CheckError):
-        raise error(f"{sig.name}(): {self.label} expected {self.type_text()}, found {found}",
-                    self.loc if self.loc is not None else sig.loc)
+        raise error(
+            f"{sig.name}(): {self.label} expected {self.type_text()}, found {found}",
+            self.loc if self.loc is not None else sig.loc,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name}: {self.type_text()})"
@@ -131,8 +133,10 @@ class TensorArg(ArgSpec):
             what = f"dim {g} is both {size} and {got} in {self.label}"
         else:
             what = f"dim {g} is {size} in {where} but {got} in {self.label}"
-        raise CheckError(f"{sig.name}(): {what} (expected {self.type_text()}, found {tensor_text(a)})",
-                         self.loc if self.loc is not None else sig.loc)
+        raise CheckError(
+            f"{sig.name}(): {what} (expected {self.type_text()}, found {tensor_text(a)})",
+            self.loc if self.loc is not None else sig.loc,
+        )
 
 
 class ModelArg(ArgSpec):
@@ -180,8 +184,9 @@ class GradArg(ArgSpec):
             return
         for f, t in zip(self.cls._qv_param_fields, a._qv_values):
             if not isinstance(t, _Tensor) or tuple(t.shape) != f.shape or t.dtype is not f.elem.dtype:
-                self._fail(sig, f"Grad[{self.cls._qv_name}] whose field {f.name} is {describe(t)} "
-                                f"instead of {f.type_text}")
+                self._fail(
+                    sig, f"Grad[{self.cls._qv_name}] whose field {f.name} is {describe(t)} instead of {f.type_text}"
+                )
         object.__setattr__(a, "_qv_trusted", True)
 
 
@@ -199,8 +204,14 @@ class ModeArg(ArgSpec):
 
 
 _KINDS = {
-    "int": "Int", "float": "Float", "bool": "Bool", "str": "Str",
-    int: "Int", float: "Float", bool: "Bool", str: "Str",
+    "int": "Int",
+    "float": "Float",
+    "bool": "Bool",
+    "str": "Str",
+    int: "Int",
+    float: "Float",
+    bool: "Bool",
+    str: "Str",
 }
 
 
@@ -310,8 +321,10 @@ class Signature:
 
     def _arity(self, args):
         names = ", ".join(s.name for s in self.specs)
-        raise CheckError(f"{self.name}() takes {self._n} argument{'s' if self._n != 1 else ''} "
-                         f"({names}), found {len(args)}", self.loc)
+        raise CheckError(
+            f"{self.name}() takes {self._n} argument{'s' if self._n != 1 else ''} ({names}), found {len(args)}",
+            self.loc,
+        )
 
     def __repr__(self) -> str:
         return f"Signature({self.name}: " + ", ".join(f"{s.name}: {s.type_text()}" for s in self.specs) + ")"

@@ -16,8 +16,17 @@ import math
 import torch
 
 __all__ = [
-    "Initializer", "zeros", "ones", "fill", "normal", "uniform",
-    "glorot_uniform", "glorot_normal", "xavier", "xavier_uniform", "xavier_normal",
+    "Initializer",
+    "zeros",
+    "ones",
+    "fill",
+    "normal",
+    "uniform",
+    "glorot_uniform",
+    "glorot_normal",
+    "xavier",
+    "xavier_uniform",
+    "xavier_normal",
 ]
 
 

@@ -91,7 +91,7 @@ def torch_penalty_reference(m, x, y):
 
 def test_the_documented_example_is_the_one_tested():
     text = DOCS.read_text()
-    section = text[text.index("### Nested `value_and_grad`"):]
+    section = text[text.index("### Nested `value_and_grad`") :]
     block = re.search(r"```quiver\n(.*?)```", section, re.S).group(1)
     assert block == PENALTY
 
@@ -116,9 +116,13 @@ def test_gradient_penalty_as_documented(tmp_path):
 
 
 def test_gradient_penalty_in_f64(tmp_path):
-    src = (PENALTY.replace("[D C] =", "[D C] f64 =").replace("[C] =", "[C] f64 =")
-           .replace("x: [b D]", "x: [b D] f64").replace("-> [] NonNeg", "-> [] f64")
-           .replace("randn([8 D]", "randn([8 D] f64"))
+    src = (
+        PENALTY.replace("[D C] =", "[D C] f64 =")
+        .replace("[C] =", "[C] f64 =")
+        .replace("x: [b D]", "x: [b D] f64")
+        .replace("-> [] NonNeg", "-> [] f64")
+        .replace("randn([8 D]", "randn([8 D] f64")
+    )
     prog = load(tmp_path, src)
     m = prog.Lin.init(seed=0)
     m.b = rt.randn((3,), seed=3, dtype=rt.f64)
@@ -145,13 +149,16 @@ fn loss(m: Net, x: [n D] f64, y: [n K] f64) -> [] f64:
     return mse(tanh(x @ m.w + m.b), y)
 """
 
-MAML = NET + """
+MAML = (
+    NET
+    + """
 fn maml(m: Net, xs: [n D] f64, ys: [n K] f64, xq: [q D] f64, yq: [q K] f64) -> [] f64:
     l, g = value_and_grad(loss, m, xs, ys)
     w = m.w - 0.1 * g.w
     b = m.b - 0.1 * g.b
     return mse(tanh(xq @ w + b), yq)
 """
+)
 
 
 def torch_loss(w, b, x, y):
@@ -187,11 +194,14 @@ def test_maml_is_second_order(tmp_path):
 
 # --- 3. Hessian-vector product -----------------------------------------------------------------
 
-HVP = NET + """
+HVP = (
+    NET
+    + """
 fn g_dot_v(m: Net, x: [n D] f64, y: [n K] f64, vw: [D K] f64, vb: [K] f64) -> [] f64:
     l, g = value_and_grad(loss, m, x, y)
     return sum(g.w * vw) + sum(g.b * vb)
 """
+)
 
 
 def test_hessian_vector_product(tmp_path):
@@ -262,7 +272,7 @@ def test_nested_call_on_another_model_differentiates_through_its_arguments(tmp_p
     assert err < F64_TOL
     assert float(g.w.abs().max()) > 1e-3
     # without the path through z into the inner gradient the answer differs
-    w2, = leaves(e.w)
+    (w2,) = leaves(e.w)
     z2 = torch.tanh(x @ w2)
     l2 = F.mse_loss(torch.tanh(z2 @ h.v), y)
     assert max_err(torch.autograd.grad(l2 + (gv.detach() ** 2).sum(), [w2]), [g.w]) > 1e-4
@@ -383,8 +393,8 @@ def test_a_param_passed_as_an_argument_is_held_fixed_at_every_depth(tmp_path):
     # the outermost call agrees: there too an argument is held fixed
     assert torch.equal(rt.value_and_grad(dot, h, h.v)[1].v, h.v)
     # outer gradient: d/dw [ |w|^2 + |d head_loss / dv (v, tanh(x w))|^2 ]
-    w, = leaves(e.w)
-    v, = leaves(h.v)
+    (w,) = leaves(e.w)
+    (v,) = leaves(h.v)
     loss = F.mse_loss(torch.tanh(torch.tanh(x @ w) @ v), y)
     (gv,) = torch.autograd.grad(loss, [v], create_graph=True)
     ref = (w * w).sum() + (gv * gv).sum()
@@ -418,7 +428,7 @@ def test_three_deep_gives_the_third_derivative(tmp_path):
     m = prog.S.init(seed=0)
     m.s = 1.5
     value, g = rt.value_and_grad(prog.d2, m)  # d2 = 12 s^2, its derivative 24 s
-    err = max(abs(float(value) - 12 * 1.5 ** 2), abs(float(g.s) - 24 * 1.5))
+    err = max(abs(float(value) - 12 * 1.5**2), abs(float(g.s) - 24 * 1.5))
     report("third derivative (three deep)", err)
     assert err < F64_TOL
     assert_no_graph(value, g)
@@ -427,13 +437,16 @@ def test_three_deep_gives_the_third_derivative(tmp_path):
 
 # --- 6. the outermost result holds no graph; nothing piles up over training ------------------
 
-TRAIN = PENALTY.replace("dim D = 4", "dim D = 32").replace("dim C = 3", "dim C = 16") + """
+TRAIN = (
+    PENALTY.replace("dim D = 4", "dim D = 32").replace("dim C = 3", "dim C = 16")
+    + """
 fn train_step(mut m: Lin, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg:
     l, g = value_and_grad(penalised, m, x, y)
     m.w = m.w - lr * g.w
     m.b = m.b - lr * g.b
     return l
 """
+)
 
 
 def live_tensors() -> int:
@@ -504,14 +517,17 @@ def _training_does_not_accumulate_memory(tmp_path):
 
     leak_tensors, leak_rss = growth(leaky)
     kept.clear()
-    print(f"\n[nested grad] 900 steps: {tensors} more live tensors, RSS {rss / 2**20:+.1f} MiB; "
-          f"leaking control: {leak_tensors} tensors, RSS {leak_rss / 2**20:+.1f} MiB")
+    print(
+        f"\n[nested grad] 900 steps: {tensors} more live tensors, RSS {rss / 2**20:+.1f} MiB; "
+        f"leaking control: {leak_tensors} tensors, RSS {leak_rss / 2**20:+.1f} MiB"
+    )
     assert leak_tensors >= 900 and leak_rss > 16 * 2**20
     assert tensors < 50
     assert rss < 8 * 2**20
 
 
 # --- 7. params are left as they were, also after an exception in a nested f -----------------
+
 
 def test_params_and_fields_are_restored_after_nested_calls_and_exceptions(tmp_path):
     prog = load(tmp_path, TWO)
@@ -561,6 +577,7 @@ def test_params_and_fields_are_restored_after_nested_calls_and_exceptions(tmp_pa
     # an error raised by value_and_grad itself in a nested call (a bad result)
     def bad_result(ee, hh, xx, yy):
         rt.value_and_grad(lambda mm, zz: zz, hh, xx)
+
     with pytest.raises(rt.GradError, match="must return a \\[\\] of floats"):
         rt.value_and_grad(bad_result, e, h, x, y)
     check_restored()

@@ -27,6 +27,7 @@ def torch_error(fn, *args) -> str:
 
 # --- the messages, through the hand-written compiled mlp ------------------------------------------
 
+
 def test_wrong_dim(mlp):
     m = mlp.Mlp.init(seed=0)
     err = check_error(mlp.forward, m, torch.zeros(64, 10), rt.Eval)
@@ -50,8 +51,9 @@ def test_wrong_dtype(mlp):
 def test_inconsistent_generic_binding_names_both_arguments(mlp):
     m = mlp.Mlp.init(seed=0)
     err = check_error(mlp.loss, m, torch.zeros(64, 784), torch.zeros(32, dtype=torch.int64), rt.Eval)
-    assert str(err) == ("mlp.qv:18: loss(): dim b is 64 in argument 'x' but 32 in argument 'y' "
-                        "(expected [b] Index[10], found [32] i64)")
+    assert str(err) == (
+        "mlp.qv:18: loss(): dim b is 64 in argument 'x' but 32 in argument 'y' (expected [b] Index[10], found [32] i64)"
+    )
     assert err.loc == mlp._src.loc(18, 27)
 
 
@@ -71,8 +73,9 @@ def test_index_values_out_of_range(mlp):
     y = torch.tensor([0, 3, 12, -1])
     err = check_error(mlp.loss, m, torch.zeros(4, 784), y, rt.Eval)
     assert isinstance(err, rt.ValueCheckError)
-    assert str(err) == ("mlp.qv:18: loss(): argument 'y' expected [b] Index[10], "
-                        "found values outside 0..9 (min -1, max 12)")
+    assert str(err) == (
+        "mlp.qv:18: loss(): argument 'y' expected [b] Index[10], found values outside 0..9 (min -1, max 12)"
+    )
 
 
 def test_index_needs_int64(mlp):
@@ -93,31 +96,37 @@ def test_wrong_model_class(mlp, kitchen):
     err = check_error(mlp.forward, kitchen.Tiny.init(seed=0), torch.zeros(1, 784), rt.Eval)
     assert str(err) == "mlp.qv:13: forward(): argument 'm' expected model Mlp, found model Tiny"
     err = check_error(mlp.forward, mlp.Mlp, torch.zeros(1, 784), rt.Eval)
-    assert str(err) == ("mlp.qv:13: forward(): argument 'm' expected model Mlp, "
-                        "found the model class Mlp (not a model value)")
+    assert str(err) == (
+        "mlp.qv:13: forward(): argument 'm' expected model Mlp, found the model class Mlp (not a model value)"
+    )
 
 
 def test_a_model_from_another_load_of_the_file(mlp):
     from rt_support import load_fixture
+
     other = load_fixture("mlp")
     err = check_error(mlp.forward, other.Mlp.init(seed=0), torch.zeros(1, 784), rt.Eval)
-    assert str(err) == ("mlp.qv:13: forward(): argument 'm' expected model Mlp, found model Mlp "
-                        "(another class of that name, from another load of the file)")
+    assert str(err) == (
+        "mlp.qv:13: forward(): argument 'm' expected model Mlp, found model Mlp "
+        "(another class of that name, from another load of the file)"
+    )
 
 
 def test_wrong_mode(mlp):
     m = mlp.Mlp.init(seed=0)
     err = check_error(mlp.forward, m, torch.zeros(1, 784), "train")
-    assert str(err) == ("mlp.qv:13: forward(): argument 'mode' expected Mode (Train(seed=...) or Eval), "
-                        "found Str 'train'")
+    assert str(err) == (
+        "mlp.qv:13: forward(): argument 'mode' expected Mode (Train(seed=...) or Eval), found Str 'train'"
+    )
 
 
 def test_numbers_and_tensors(mlp):
     m = mlp.Mlp.init(seed=0)
     x, y = torch.zeros(2, 784), torch.zeros(2, dtype=torch.int64)
     err = check_error(mlp.train_step, m, x, y, torch.tensor(0.1), 0)
-    assert str(err) == ("mlp.qv:21: train_step(): argument 'lr' expected Float, "
-                        "found a tensor [] f32 (a tensor is not a plain number)")
+    assert str(err) == (
+        "mlp.qv:21: train_step(): argument 'lr' expected Float, found a tensor [] f32 (a tensor is not a plain number)"
+    )
     err = check_error(mlp.train_step, m, x, y, 0.1, 1.0)
     assert str(err) == "mlp.qv:21: train_step(): argument 'step' expected Int, found Float 1.0"
     err = check_error(mlp.train_step, m, x, y, 0.1, True)
@@ -146,6 +155,7 @@ def test_wrong_number_of_arguments(mlp):
 
 # --- through the kitchen fixture: Grad, repeated dims, Bool/Str, refined types, tuples ------------
 
+
 def grad_of(kitchen, **over):
     values = {"w": torch.zeros(4, 3), "b": torch.zeros(3)}
     values.update(over)
@@ -168,11 +178,15 @@ def test_a_grad_of_another_model(kitchen):
 def test_a_grad_with_wrong_shapes(kitchen):
     m = kitchen.Tiny.init(seed=0)
     err = check_error(kitchen.apply, m, grad_of(kitchen, w=torch.zeros(3, 4)), 0.1)
-    assert str(err) == ("kitchen.qv:16: apply(): argument 'g' expected Grad[Tiny], "
-                        "found Grad[Tiny] whose field w is [3 4] f32 instead of [4 3] f32")
+    assert str(err) == (
+        "kitchen.qv:16: apply(): argument 'g' expected Grad[Tiny], "
+        "found Grad[Tiny] whose field w is [3 4] f32 instead of [4 3] f32"
+    )
     err = check_error(kitchen.apply, m, grad_of(kitchen, b=torch.zeros(3, dtype=torch.float64)), 0.1)
-    assert str(err) == ("kitchen.qv:16: apply(): argument 'g' expected Grad[Tiny], "
-                        "found Grad[Tiny] whose field b is [3] f64 instead of [3] f32")
+    assert str(err) == (
+        "kitchen.qv:16: apply(): argument 'g' expected Grad[Tiny], "
+        "found Grad[Tiny] whose field b is [3] f64 instead of [3] f32"
+    )
 
 
 def test_a_tensor_where_a_grad_is_expected(kitchen):
@@ -185,8 +199,9 @@ def test_a_generic_dim_repeated_in_one_argument(kitchen):
     a = torch.zeros(3, 3)
     assert kitchen.square(a, 1, True, "a") is a
     err = check_error(kitchen.square, torch.zeros(3, 4), 1, True, "a")
-    assert str(err) == ("kitchen.qv:20: square(): dim n is both 3 and 4 in argument 'a' "
-                        "(expected [n n] f32, found [3 4] f32)")
+    assert str(err) == (
+        "kitchen.qv:20: square(): dim n is both 3 and 4 in argument 'a' (expected [n n] f32, found [3 4] f32)"
+    )
 
 
 def test_numpy_scalars_count_as_plain_numbers(kitchen):
@@ -212,16 +227,19 @@ def test_refined_element_types(kitchen):
     y = torch.tensor([0, 1, 2])
     assert torch.equal(kitchen.refined(p, q, y), torch.tensor([0.0, 1.0, 3.0]))
     err = check_error(kitchen.refined, torch.tensor([0.5, 1.5, 0.0]), q, y)
-    assert str(err) == ("kitchen.qv:23: refined(): argument 'p' expected [k] Prob, "
-                        "found values outside [0, 1] or NaN (min 0, max 1.5)")
+    assert str(err) == (
+        "kitchen.qv:23: refined(): argument 'p' expected [k] Prob, found values outside [0, 1] or NaN (min 0, max 1.5)"
+    )
     err = check_error(kitchen.refined, p, torch.tensor([1.0, -0.25, 0.0]), y)
-    assert str(err) == ("kitchen.qv:23: refined(): argument 'q' expected [k] NonNeg, "
-                        "found values below 0 or NaN (min -0.25)")
+    assert str(err) == (
+        "kitchen.qv:23: refined(): argument 'q' expected [k] NonNeg, found values below 0 or NaN (min -0.25)"
+    )
     err = check_error(kitchen.refined, p, torch.tensor([1.0, float("nan"), 0.0]), y)
     assert "argument 'q' expected [k] NonNeg, found values below 0 or NaN (min nan)" in str(err)
     err = check_error(kitchen.refined, p, q, torch.tensor([0, 3, 1]))
-    assert str(err) == ("kitchen.qv:23: refined(): argument 'y' expected [k] Index[3], "
-                        "found values outside 0..2 (min 0, max 3)")
+    assert str(err) == (
+        "kitchen.qv:23: refined(): argument 'y' expected [k] Index[3], found values outside 0..2 (min 0, max 3)"
+    )
 
 
 def test_a_tensor_modified_in_place_is_checked_again(kitchen):
@@ -243,11 +261,14 @@ def test_tuple_parameters(kitchen):
     err = check_error(kitchen.pair, (u, 1.5), u)
     assert str(err) == "kitchen.qv:26: pair(): element 1 of argument 't' expected Int, found Float 1.5"
     err = check_error(kitchen.pair, (u, 1), torch.ones(4, dtype=torch.float64))
-    assert str(err) == ("kitchen.qv:26: pair(): dim n is 3 in element 0 of argument 't' but 4 in "
-                        "argument 'u' (expected [n] f64, found [4] f64)")
+    assert str(err) == (
+        "kitchen.qv:26: pair(): dim n is 3 in element 0 of argument 't' but 4 in "
+        "argument 'u' (expected [n] f64, found [4] f64)"
+    )
 
 
 # --- where the errors come from ------------------------------------------------------------------------
+
 
 def test_check_errors_come_from_the_check_not_from_torch(mlp):
     m = mlp.Mlp.init(seed=0)
@@ -261,6 +282,7 @@ def test_check_errors_come_from_the_check_not_from_torch(mlp):
 
 
 # --- the switch -----------------------------------------------------------------------------------------
+
 
 def test_checks_can_be_switched_off(mlp):
     m = mlp.Mlp.init(seed=0)
@@ -300,10 +322,13 @@ def test_the_context_manager_restores_the_previous_state(mlp):
     assert repr(rt.checks) == "rt.checks(enabled=True)"
 
 
-@pytest.mark.parametrize("value, expected", [("0", False), ("off", False), ("FALSE", False), ("no", False),
-                                             ("1", True), ("yes", True), (None, True)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [("0", False), ("off", False), ("FALSE", False), ("no", False), ("1", True), ("yes", True), (None, True)],
+)
 def test_the_environment_variable_sets_the_initial_state(monkeypatch, value, expected):
     from quiver.runtime import _checks
+
     if value is None:
         monkeypatch.delenv("QUIVER_CHECKS", raising=False)
     else:
@@ -313,8 +338,9 @@ def test_the_environment_variable_sets_the_initial_state(monkeypatch, value, exp
 
 def test_spec_reprs():
     src = rt.SourceFile("/x/a.qv")
-    sig = rt.Signature(src, "f", src.loc(1, 1), (rt.TensorArg("x", ("b", 3), rt.f32, None),
-                                                 rt.NumberArg("k", int, None)))
+    sig = rt.Signature(
+        src, "f", src.loc(1, 1), (rt.TensorArg("x", ("b", 3), rt.f32, None), rt.NumberArg("k", int, None))
+    )
     assert repr(sig) == "Signature(f: x: [b 3] f32, k: Int)"
     with pytest.raises(TypeError, match="NumberArg kind"):
         rt.NumberArg("k", "complex", None)

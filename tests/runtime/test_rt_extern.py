@@ -30,24 +30,33 @@ def clean_modules():
 
 
 def test_a_module_next_to_the_qv_file(tmp_path, clean_modules):
-    ext = make_extern(tmp_path, "qv_ext_helpers:double", files={
-        "qv_ext_helpers.py": "def double(x):\n    return x * 2\n"})
+    ext = make_extern(
+        tmp_path, "qv_ext_helpers:double", files={"qv_ext_helpers.py": "def double(x):\n    return x * 2\n"}
+    )
     assert torch.equal(ext(torch.ones(3)), torch.full((3,), 2.0))
     assert sys.modules["qv_ext_helpers"].__file__ == str(tmp_path / "qv_ext_helpers.py")
 
 
 def test_a_dotted_package_next_to_the_qv_file(tmp_path, clean_modules):
-    ext = make_extern(tmp_path, "qv_ext_pkg.ops.inner:neg", files={
-        "qv_ext_pkg/__init__.py": "",
-        "qv_ext_pkg/ops/__init__.py": "",
-        "qv_ext_pkg/ops/inner.py": "from .. import ops\n\ndef neg(x):\n    return -x\n"})
+    ext = make_extern(
+        tmp_path,
+        "qv_ext_pkg.ops.inner:neg",
+        files={
+            "qv_ext_pkg/__init__.py": "",
+            "qv_ext_pkg/ops/__init__.py": "",
+            "qv_ext_pkg/ops/inner.py": "from .. import ops\n\ndef neg(x):\n    return -x\n",
+        },
+    )
     assert torch.equal(ext(torch.ones(2)), -torch.ones(2))
 
 
 def test_resolution_is_lazy(tmp_path, clean_modules):
     marker = tmp_path / "imported.txt"
-    ext = make_extern(tmp_path, "qv_ext_lazy:f", files={
-        "qv_ext_lazy.py": f"open({str(marker)!r}, 'w').close()\ndef f(x):\n    return x\n"})
+    ext = make_extern(
+        tmp_path,
+        "qv_ext_lazy:f",
+        files={"qv_ext_lazy.py": f"open({str(marker)!r}, 'w').close()\ndef f(x):\n    return x\n"},
+    )
     assert not marker.exists()
     ext.resolve()
     assert marker.exists()
@@ -64,6 +73,7 @@ def test_modules_on_the_python_path_are_found_too():
 
 def test_a_local_module_wins_over_a_loaded_module_of_the_same_name(tmp_path, clean_modules):
     import json  # noqa: F401 - make sure the stdlib module is loaded
+
     ext = make_extern(tmp_path, "json:twice", files={"json.py": "def twice(x):\n    return x + x\n"})
     assert torch.equal(ext(torch.ones(2)), torch.full((2,), 2.0))
     assert sys.modules["json"].__file__ != str(tmp_path / "json.py")  # the stdlib one stays
@@ -74,8 +84,10 @@ def test_a_missing_module(tmp_path):
     with pytest.raises(rt.ExternError) as info:
         ext(torch.ones(1))
     msg = str(info.value)
-    assert msg.startswith("prog.qv:3: extern fn ext: cannot resolve \"qv_no_such_module:f\": "
-                          f"no module 'qv_no_such_module' in {tmp_path} or on the Python path")
+    assert msg.startswith(
+        'prog.qv:3: extern fn ext: cannot resolve "qv_no_such_module:f": '
+        f"no module 'qv_no_such_module' in {tmp_path} or on the Python path"
+    )
     assert info.value.loc == rt.Loc(str(tmp_path / "prog.qv"), 3, 1)
 
 
@@ -83,8 +95,10 @@ def test_a_missing_attribute(tmp_path, clean_modules):
     ext = make_extern(tmp_path, "qv_ext_attr:nope", files={"qv_ext_attr.py": "x = 1\n"})
     with pytest.raises(rt.ExternError) as info:
         ext(torch.ones(1))
-    assert str(info.value) == (f"prog.qv:3: extern fn ext: cannot resolve \"qv_ext_attr:nope\": module "
-                               f"'qv_ext_attr' ({tmp_path / 'qv_ext_attr.py'}) has no attribute 'nope'")
+    assert str(info.value) == (
+        f'prog.qv:3: extern fn ext: cannot resolve "qv_ext_attr:nope": module '
+        f"'qv_ext_attr' ({tmp_path / 'qv_ext_attr.py'}) has no attribute 'nope'"
+    )
 
 
 def test_an_attribute_that_is_not_callable(tmp_path, clean_modules):
@@ -95,8 +109,7 @@ def test_an_attribute_that_is_not_callable(tmp_path, clean_modules):
 
 def test_a_module_that_fails_to_import(tmp_path, clean_modules):
     ext = make_extern(tmp_path, "qv_ext_broken:f", files={"qv_ext_broken.py": "raise RuntimeError('nope')\n"})
-    with pytest.raises(rt.ExternError,
-                       match="importing 'qv_ext_broken' failed: RuntimeError: nope"):
+    with pytest.raises(rt.ExternError, match="importing 'qv_ext_broken' failed: RuntimeError: nope"):
         ext(torch.ones(1))
     assert "qv_ext_broken" not in sys.modules
 
@@ -111,12 +124,16 @@ def test_a_bad_target_string(tmp_path):
 
 
 def test_the_result_is_checked_against_the_declared_type(tmp_path, clean_modules):
-    ext = make_extern(tmp_path, "qv_ext_shape:grow", files={
-        "qv_ext_shape.py": "import torch\ndef grow(x):\n    return torch.zeros(len(x) + 1)\n"})
+    ext = make_extern(
+        tmp_path,
+        "qv_ext_shape:grow",
+        files={"qv_ext_shape.py": "import torch\ndef grow(x):\n    return torch.zeros(len(x) + 1)\n"},
+    )
     with pytest.raises(rt.CheckError) as info:
         ext(torch.ones(3))
-    assert str(info.value) == ("prog.qv:3: ext(): dim n is 3 in argument 'x' but 4 in return value "
-                               "(expected [n] f32, found [4] f32)")
+    assert str(info.value) == (
+        "prog.qv:3: ext(): dim n is 3 in argument 'x' but 4 in return value (expected [n] f32, found [4] f32)"
+    )
     with rt.checks(False):
         assert ext(torch.ones(3)).shape == (4,)
 

@@ -26,9 +26,14 @@ class B(rt.Model):
 
 def grad_a(seed=0):
     gen = torch.Generator().manual_seed(seed)
-    return rt.Grad(A, {"w1": torch.randn(3, 2, generator=gen),
-                       "b1": torch.randn(2, generator=gen),
-                       "z": torch.randn(2, generator=gen)})
+    return rt.Grad(
+        A,
+        {
+            "w1": torch.randn(3, 2, generator=gen),
+            "b1": torch.randn(2, generator=gen),
+            "z": torch.randn(2, generator=gen),
+        },
+    )
 
 
 def grad_b():
@@ -87,6 +92,7 @@ def test_gradients_are_read_only():
 
 # --- arithmetic ----------------------------------------------------------------------------
 
+
 def check_fields(g, expected):
     assert isinstance(g, rt.Grad) and g._qv_model is A
     for name, t in zip(("w1", "b1", "z"), expected):
@@ -142,8 +148,7 @@ def test_same_name_but_other_class_is_another_model():
         grad_a() + other
 
 
-ALLOWED = ("gradients of one model can be added and subtracted, negated, multiplied by a [] "
-           "or a number, divided by one")
+ALLOWED = "gradients of one model can be added and subtracted, negated, multiplied by a [] or a number, divided by one"
 
 BAD_BINARY = [
     ("g * g", lambda g: g * g, "Grad[A] * Grad[A]"),
@@ -158,7 +163,7 @@ BAD_BINARY = [
     ("x * g", lambda g: torch.ones(2) * g, "a tensor [2] f32 * Grad[A]"),
     ("g * True", lambda g: g * True, "Grad[A] * a Bool"),
     ("g @ g", lambda g: g @ g, "Grad[A] @ Grad[A]"),
-    ("g ** 2", lambda g: g ** 2, "Grad[A] ** a number (2)"),
+    ("g ** 2", lambda g: g**2, "Grad[A] ** a number (2)"),
     ("g < g", lambda g: g < g, "Grad[A] < Grad[A]"),
     ("+g", lambda g: +g, "+Grad[A]"),
 ]
@@ -171,13 +176,16 @@ def test_anything_else_is_an_error(label, op, what):
     assert str(info.value) == f"unsupported operation on gradients: {what} ({ALLOWED})"
 
 
-@pytest.mark.parametrize("fn, name", [
-    (lambda g: rt.mean(g), "mean"),
-    (lambda g: rt.sum(g), "sum"),
-    (lambda g: rt.relu(g), "relu"),
-    (lambda g: torch.mean(g), "mean"),
-    (lambda g: rt.exp(g), "exp"),
-])
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (lambda g: rt.mean(g), "mean"),
+        (lambda g: rt.sum(g), "sum"),
+        (lambda g: rt.relu(g), "relu"),
+        (lambda g: torch.mean(g), "mean"),
+        (lambda g: rt.exp(g), "exp"),
+    ],
+)
 def test_builtins_on_a_gradient_are_errors(fn, name):
     with pytest.raises(rt.GradError) as info:
         fn(grad_a())
@@ -193,12 +201,13 @@ def test_abs_and_truth_value_are_errors():
 
 # --- norm -----------------------------------------------------------------------------------
 
+
 def test_norm_is_the_2_norm_of_all_values_together():
     g = grad_a()
     flat = torch.cat([t.flatten() for t in g.values()])
     n = rt.norm(g)
     assert n.dim() == 0
-    assert torch.allclose(n, torch.sqrt((flat ** 2).sum()))
+    assert torch.allclose(n, torch.sqrt((flat**2).sum()))
 
 
 def test_norm_by_hand():
@@ -230,6 +239,7 @@ def test_norm_of_a_real_gradient(mlp):
 
 
 # --- the public constructor ----------------------------------------------------------------------
+
 
 def test_constructor_needs_exactly_the_param_names():
     with pytest.raises(rt.GradError) as info:

@@ -25,6 +25,7 @@ class Net(rt.Model):
 
 # --- init ------------------------------------------------------------------------------------
 
+
 def test_same_seed_gives_identical_tensors(mlp):
     a, b = mlp.Mlp.init(seed=3), mlp.Mlp.init(seed=3)
     for name in ("w1", "b1", "w2", "b2", "steps"):
@@ -56,9 +57,13 @@ def test_fields_are_initialised_in_source_order_params_and_buffers_together(kitc
 
 def test_fields_hold_tensors_of_the_declared_shape_dtype_and_device(mlp):
     m = mlp.Mlp.init(seed=0)
-    expected = {"w1": ((784, 128), torch.float32), "b1": ((128,), torch.float32),
-                "w2": ((128, 10), torch.float32), "b2": ((10,), torch.float32),
-                "steps": ((), torch.int64)}
+    expected = {
+        "w1": ((784, 128), torch.float32),
+        "b1": ((128,), torch.float32),
+        "w2": ((128, 10), torch.float32),
+        "b2": ((10,), torch.float32),
+        "steps": ((), torch.int64),
+    }
     for name, (shape, dtype) in expected.items():
         t = getattr(m, name)
         assert type(t) is torch.Tensor
@@ -100,8 +105,9 @@ def test_a_random_initialiser_on_an_integer_field_is_an_error():
 
     with pytest.raises(rt.ModelError) as info:
         Bad.init(seed=0)
-    assert str(info.value) == ("bad.qv:3: cannot initialise Bad.k ([2] i64) with normal(0.0, 1.0): "
-                               "normal(0.0, 1.0) needs a float element type")
+    assert str(info.value) == (
+        "bad.qv:3: cannot initialise Bad.k ([2] i64) with normal(0.0, 1.0): normal(0.0, 1.0) needs a float element type"
+    )
 
 
 def test_initial_values_must_fit_a_refined_type():
@@ -114,17 +120,23 @@ def test_initial_values_must_fit_a_refined_type():
 
 def test_bad_field_declarations_are_rejected():
     with pytest.raises(rt.ModelError, match="declared twice"):
+
         class Twice(rt.Model):
             _qv_params = (rt.Field("w", (1,), rt.f32), rt.Field("w", (1,), rt.f32))
+
     with pytest.raises(rt.ModelError, match="is reserved"):
+
         class Reserved(rt.Model):
             _qv_params = (rt.Field("_qv_x", (1,), rt.f32),)
+
     with pytest.raises(rt.ModelError, match="needs fixed dims"):
+
         class Generic(rt.Model):
             _qv_params = (rt.Field("w", ("n",), rt.f32),)
 
 
 # --- assignment -----------------------------------------------------------------------------------
+
 
 def test_assigning_a_field_updates_the_same_tensor_in_place(mlp):
     m = mlp.Mlp.init(seed=0)
@@ -179,8 +191,9 @@ def test_assigning_anything_else_is_an_error(mlp):
     m = mlp.Mlp.init(seed=0)
     with pytest.raises(rt.ModelError) as info:
         m.w3 = torch.zeros(1)
-    assert str(info.value) == ("model Mlp has no field 'w3'; only its params and buffers "
-                               "(w1, b1, w2, b2, steps) can be assigned")
+    assert str(info.value) == (
+        "model Mlp has no field 'w3'; only its params and buffers (w1, b1, w2, b2, steps) can be assigned"
+    )
     with pytest.raises(rt.ModelError, match="cannot assign a str to Mlp.w1"):
         m.w1 = "zeros"
     with pytest.raises(rt.ModelError, match=r"cannot assign float 1.5 to Mlp.w1, which is \[784 128\] f32"):
@@ -204,6 +217,7 @@ def test_assigning_values_outside_a_refined_type_is_an_error():
 
 
 # --- field_add ---------------------------------------------------------------------------------------
+
 
 def test_field_add_equals_the_plain_assignment(mlp):
     a, b = mlp.Mlp.init(seed=0), mlp.Mlp.init(seed=0)
@@ -270,6 +284,7 @@ def test_field_add_records_no_autograd():
 
 
 # --- state, save and load -----------------------------------------------------------------------
+
 
 def test_save_and_load_round_trip_exactly(mlp, tmp_path):
     m = mlp.Mlp.init(seed=9)
@@ -342,6 +357,7 @@ def test_repr(kitchen):
 
 
 # --- initialisers ------------------------------------------------------------------------------------
+
 
 def test_constant_initialisers():
     gen = torch.Generator().manual_seed(0)

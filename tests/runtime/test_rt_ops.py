@@ -14,10 +14,18 @@ X = torch.randn(3, 4, 5, generator=GEN)
 POS = X.abs() + 0.1
 
 
-@pytest.mark.parametrize("name, ref, arg", [
-    ("relu", torch.relu, X), ("tanh", torch.tanh, X), ("sigmoid", torch.sigmoid, X),
-    ("exp", torch.exp, X), ("log", torch.log, POS), ("sqrt", torch.sqrt, POS), ("abs", torch.abs, X),
-])
+@pytest.mark.parametrize(
+    "name, ref, arg",
+    [
+        ("relu", torch.relu, X),
+        ("tanh", torch.tanh, X),
+        ("sigmoid", torch.sigmoid, X),
+        ("exp", torch.exp, X),
+        ("log", torch.log, POS),
+        ("sqrt", torch.sqrt, POS),
+        ("abs", torch.abs, X),
+    ],
+)
 def test_elementwise(name, ref, arg):
     assert torch.equal(getattr(rt, name)(arg), ref(arg))
 
@@ -112,7 +120,7 @@ def test_stop_grad_stops_gradients():
 
 def test_norm_of_a_tensor():
     out = rt.norm(X)
-    assert out.dim() == 0 and torch.allclose(out, torch.sqrt((X ** 2).sum()))
+    assert out.dim() == 0 and torch.allclose(out, torch.sqrt((X**2).sum()))
 
 
 def test_transpose_swaps_the_last_two_dims():
@@ -179,8 +187,13 @@ def test_print(capsys):
 
 
 def test_print_small_large_and_special_floats(capsys):
-    rt.print(torch.tensor(1.5e-7), torch.tensor(3.0e9), torch.tensor(0.0), torch.tensor(float("nan")),
-             torch.tensor(-2.0, dtype=torch.float64))
+    rt.print(
+        torch.tensor(1.5e-7),
+        torch.tensor(3.0e9),
+        torch.tensor(0.0),
+        torch.tensor(float("nan")),
+        torch.tensor(-2.0, dtype=torch.float64),
+    )
     assert capsys.readouterr().out == "1.5000e-07 3.0000e+09 0.0000 nan -2.0000\n"
 
 
@@ -201,7 +214,8 @@ def test_print_gradients_models_modes_and_tuples(capsys, kitchen):
     assert capsys.readouterr().out == (
         "Grad[Tiny](w: [4 3] f32, b: [3] f32) "
         "Tiny(param w: [4 3] f32, param b: [3] f32, buffer count: [] i64 = 0) "
-        "Train(seed=2) (1, 0.5000)\n")
+        "Train(seed=2) (1, 0.5000)\n"
+    )
 
 
 def test_print_to_a_stream():
@@ -211,8 +225,17 @@ def test_print_to_a_stream():
 
 
 def test_element_types():
-    assert [e.name for e in (rt.f32, rt.f16, rt.bf16, rt.f64, rt.i32, rt.i64, rt.bool_, rt.nonneg, rt.prob)] == \
-        ["f32", "f16", "bf16", "f64", "i32", "i64", "Bool", "NonNeg", "Prob"]
+    assert [e.name for e in (rt.f32, rt.f16, rt.bf16, rt.f64, rt.i32, rt.i64, rt.bool_, rt.nonneg, rt.prob)] == [
+        "f32",
+        "f16",
+        "bf16",
+        "f64",
+        "i32",
+        "i64",
+        "Bool",
+        "NonNeg",
+        "Prob",
+    ]
     assert rt.nonneg.dtype == torch.float32 and rt.prob.dtype == torch.float32
     assert rt.index(10) is rt.index(10) and rt.index(10).name == "Index[10]"
     assert rt.index(10).dtype == torch.int64 and rt.index(10).size == 10

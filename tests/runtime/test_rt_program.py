@@ -45,9 +45,11 @@ def test_one_train_step_equals_the_same_step_in_plain_torch(mlp):
 def test_in_a_fresh_process():
     # one interpreter start for two facts: importing the runtime pulls in
     # neither the checker nor pygls, and QUIVER_CHECKS=0 is read at import
-    code = ("import sys; from quiver import runtime as rt; "
-            "bad = [n for n in sys.modules if n.startswith(('quiver.checker', 'pygls', 'lsprotocol'))]; "
-            "print(bad, rt.checks.enabled)")
+    code = (
+        "import sys; from quiver import runtime as rt; "
+        "bad = [n for n in sys.modules if n.startswith(('quiver.checker', 'pygls', 'lsprotocol'))]; "
+        "print(bad, rt.checks.enabled)"
+    )
     env = dict(os.environ, QUIVER_CHECKS="0")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "[] False"
@@ -70,8 +72,13 @@ def test_the_benchmark_runs(capsys):
     result = bench.run(reps=2, warmup=1, block=2, with_overhead=False, out=sys.stdout)
     out = capsys.readouterr().out
     assert "quiver (checks on)" in out and "torch (autograd.grad)" in out
-    assert set(result["median_ms"]) == {"quiver (checks on)", "quiver (checks off)", "quiver plain-update (off)",
-                                        "torch (module+optim)", "torch (autograd.grad)",
-                                        "torch (autograd.grad) again"}
+    assert set(result["median_ms"]) == {
+        "quiver (checks on)",
+        "quiver (checks off)",
+        "quiver plain-update (off)",
+        "torch (module+optim)",
+        "torch (autograd.grad)",
+        "torch (autograd.grad) again",
+    }
     assert result["ratio_checks_on"] > 0 and result["ratio_checks_off"] > 0
     assert rt.checks.enabled

@@ -39,8 +39,7 @@ def test_a_torch_error_maps_to_the_innermost_qv_line(kitchen):
     exc = raised(kitchen.boom, torch.ones(3), torch.ones(4))
     assert type(exc) is RuntimeError
     assert rt.qv_location(exc) == rt.Loc(KITCHEN, 31, 12)
-    assert rt.format_error(exc, relative_to=FIXTURES) == (
-        f"kitchen.qv:31:12: error: RuntimeError: {exc}")
+    assert rt.format_error(exc, relative_to=FIXTURES) == (f"kitchen.qv:31:12: error: RuntimeError: {exc}")
 
 
 def test_the_qv_traceback(kitchen):
@@ -60,7 +59,8 @@ def test_a_check_error_reports_the_parameter(mlp):
     exc = raised(mlp.forward, m, torch.zeros(64, 10), rt.Eval)
     assert rt.qv_location(exc) == mlp._src.loc(13, 20)
     assert rt.format_error(exc, relative_to=FIXTURES) == (
-        "mlp.qv:13:20: error: forward(): argument 'x' expected [b 784] f32, found [64 10] f32")
+        "mlp.qv:13:20: error: forward(): argument 'x' expected [b 784] f32, found [64 10] f32"
+    )
 
 
 def test_an_error_inside_value_and_grad_maps_through_the_runtime(mlp):
@@ -86,15 +86,18 @@ def test_a_grad_error_in_compiled_code(tmp_path):
     qv = str(tmp_path / "g.qv")
     code = compile_text(
         "from quiver import runtime as rt\n"
-        "_src = rt.SourceFile(\"@QV_PATH@\")\n"
+        '_src = rt.SourceFile("@QV_PATH@")\n'
         "def bad(g):\n"
-        "    return g * g  # qv 5:12\n", qv)
+        "    return g * g  # qv 5:12\n",
+        qv,
+    )
     module = rt.load_compiled(code, qv)
     g = rt.Grad(type("M", (rt.Model,), {"_qv_params": (rt.Field("w", (1,), rt.f32),)}), {"w": torch.ones(1)})
     exc = raised(module.bad, g)
     assert isinstance(exc, rt.GradError)
     assert rt.format_error(exc, relative_to=str(tmp_path)).startswith(
-        "g.qv:5:12: error: unsupported operation on gradients: Grad[M] * Grad[M]")
+        "g.qv:5:12: error: unsupported operation on gradients: Grad[M] * Grad[M]"
+    )
 
 
 def test_errors_outside_compiled_code_have_no_location():
@@ -129,10 +132,12 @@ def test_run_main_prints_the_error_at_its_qv_location(tmp_path):
     code = compile_text(
         "import torch\n"
         "from quiver import runtime as rt\n"
-        "_src = rt.SourceFile(\"@QV_PATH@\")\n"
+        '_src = rt.SourceFile("@QV_PATH@")\n'
         "def main():\n"
         "    rt.print('hello')  # qv 2:5\n"
-        "    x = torch.ones(2) @ torch.ones(3)  # qv 3:9\n", qv)
+        "    x = torch.ones(2) @ torch.ones(3)  # qv 3:9\n",
+        qv,
+    )
     module = rt.load_compiled(code, qv)
     err = io.StringIO()
     assert rt.run_main(module, stream=err, relative_to=str(tmp_path)) == 1
@@ -145,8 +150,10 @@ def test_run_main_succeeds(tmp_path, capsys):
     qv = str(tmp_path / "ok.qv")
     code = compile_text(
         "from quiver import runtime as rt\n"
-        "_src = rt.SourceFile(\"@QV_PATH@\")\n"
+        '_src = rt.SourceFile("@QV_PATH@")\n'
         "def main():\n"
-        "    rt.print('fine')  # qv 2:5\n", qv)
+        "    rt.print('fine')  # qv 2:5\n",
+        qv,
+    )
     assert rt.run_main(rt.load_compiled(code, qv)) == 0
     assert capsys.readouterr().out == "fine\n"

@@ -39,6 +39,7 @@ MLP_PARAMS = ("w1", "b1", "w2", "b2")
 
 # --- what it calls and returns ------------------------------------------------------
 
+
 def test_calls_f_with_the_model_and_the_arguments_and_returns_value_and_grad(mlp):
     m = mlp.Mlp.init(seed=0)
     x = rt.randn((4, 784), seed=1)
@@ -146,6 +147,7 @@ def test_gradcheck_in_float64_through_value_and_grad():
 
 # --- autograd mode, torch.autograd.grad, .grad ---------------------------------------------
 
+
 def test_autograd_is_enabled_even_inside_no_grad():
     m = Pair.init(seed=0)
     x = torch.ones(5, 3)
@@ -222,6 +224,7 @@ def test_the_mode_is_passed_on_to_f_like_any_other_argument():
 
 # --- the value ---------------------------------------------------------------------------
 
+
 def test_the_value_is_detached_and_keeps_the_type_of_f_result():
     m = Small.init(seed=0)
     x = torch.randn(4, 3, dtype=torch.float64)
@@ -254,6 +257,7 @@ def test_a_value_that_is_a_view_of_a_param_does_not_alias_it():
 
 
 # --- the gradient --------------------------------------------------------------------------
+
 
 def test_each_gradient_has_its_params_shape_dtype_and_device():
     m = Pair.init(seed=0)
@@ -310,6 +314,7 @@ def test_integer_params_get_zeros_of_their_dtype():
 
 
 # --- requires_grad outside and inside ----------------------------------------------------------
+
 
 def test_params_do_not_require_grad_outside_value_and_grad():
     m = Pair.init(seed=0)
@@ -415,12 +420,16 @@ def test_tensor_arguments_that_require_grad_are_not_differentiated():
 
 # --- errors ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("result, found", [
-    (lambda mm, x: x @ mm.w, "found [2 2] f32"),
-    (lambda mm, x: torch.tensor(3), "found [] i64"),
-    (lambda mm, x: 2.5, "found a plain float (2.5), not a tensor"),
-    (lambda mm, x: None, "found nothing (None)"),
-])
+
+@pytest.mark.parametrize(
+    "result, found",
+    [
+        (lambda mm, x: x @ mm.w, "found [2 2] f32"),
+        (lambda mm, x: torch.tensor(3), "found [] i64"),
+        (lambda mm, x: 2.5, "found a plain float (2.5), not a tensor"),
+        (lambda mm, x: None, "found nothing (None)"),
+    ],
+)
 def test_f_must_return_a_0_dim_float_tensor(result, found):
     m = Pair.init(seed=0)
     with pytest.raises(rt.GradError) as info:
