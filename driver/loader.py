@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from quiver.checker.analysis import Analysis, check_bytes
 from quiver.checker.compiler import CompiledModule, compile_program
 
+from .report import diagnostic_line
+
 
 class CheckFailed(Exception):
     """The program did not pass the checker."""
@@ -24,9 +26,7 @@ class CheckFailed(Exception):
         self.analysis = analysis
         self.diagnostics = analysis.errors
         lines = [f"{path} has {len(self.diagnostics)} error(s):"]
-        for d in self.diagnostics[:20]:
-            p = analysis.lines.position(d.span.start)
-            lines.append(f"{path}:{p.line + 1}:{p.column + 1}: {d.code} {d.message}")
+        lines += [diagnostic_line(path, analysis.lines, d) for d in self.diagnostics[:20]]
         super().__init__("\n".join(lines))
 
 

@@ -27,6 +27,8 @@ from quiver.checker import catalog
 from quiver.checker.analysis import Analysis, check_bytes
 from quiver.checker.diagnostics import Diagnostic
 
+from .report import diagnostic_line, location
+
 SKIP_DIRS = {"node_modules", "__pycache__"}
 FORMATS = ("text", "pretty", "json", "sarif", "github")
 
@@ -97,11 +99,7 @@ def selected(code: str, select: list[str], ignore: list[str]) -> bool:
 
 
 def format_text(findings: list[Finding]) -> str:
-    lines = []
-    for f in findings:
-        p = f.start
-        lines.append(f"{f.path}:{p.line + 1}:{p.column + 1}: {f.diagnostic.code} {f.diagnostic.message}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    return "".join(diagnostic_line(f.path, f.analysis.lines, f.diagnostic) + "\n" for f in findings)
 
 
 def format_json(findings: list[Finding]) -> str:
@@ -214,7 +212,7 @@ def _snippet(path: str, a: Analysis, span, st: _Style, mark: str, color: str) ->
     end_col = e.column if e.line == s.line else len(text)
     count = max(1, end_col - s.column)
     return [
-        f"{' ' * width}{st('-->', '1;34')} {path}:{s.line + 1}:{s.column + 1}",
+        f"{' ' * width}{st('-->', '1;34')} {location(path, s.line + 1, s.column + 1)}",
         bar,
         f"{st(str(s.line + 1) + ' |', '1;34')} {text}",
         f"{bar} {' ' * s.column}{st(mark * count, color)}",
