@@ -7,26 +7,27 @@
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
 the program prints. A failure is reported at its .qv location
 (`mlp.qv:14:9: error: ...`) and the exit status is 1; `--traceback` adds the
-Python traceback. With `--error-format json` the last line on stderr is one
-JSON object describing the failure (path, line, col, end_line, end_col,
-message, kind), for tools such as the language server.
+Python traceback. A file whose `main` cannot be run (none, or one that takes
+parameters: the checker's rule, `ide.runnable`) fails the same way before
+anything runs. With `--error-format json` the last line on stderr is one JSON
+object describing the failure, for tools such as the language server; its
+shape is defined in run_protocol.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 import traceback as tb
 
-from .loader import CheckFailed, compile_file
+from quiver.checker import ide
+from quiver.checker.ast import Span
 
-
-def _error_json(path: str, line: int, col: int, end_line: int, end_col: int, message: str, kind: str) -> str:
-    return json.dumps({"path": path, "line": line, "col": col, "end_line": end_line, "end_col": end_col,
-                       "message": message, "kind": kind})
+from . import report
+from .loader import CheckFailed, Program, compile_file
+from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, RunError
 
 
 def _line_end_col(path: str, line: int) -> int:
@@ -45,30 +46,59 @@ def _cannot_read(path: str, e: OSError) -> int:
     return 2
 
 
+def _main_problem(program: Program) -> tuple[Span | None, str] | None:
+    """Why the program's `main` cannot be run, with the place to point at;
+    None when it can. Whether it can is the checker's rule (`ide.runnable`,
+    the same one behind the editor's Run action); this only says why not."""
+    analysis = program.analysis
+    if ide.runnable(analysis):
+        return None
+    info = analysis.globals.fns.get("main")
+    if info is None:
+        return None, "no fn main() to run"
+    focus = next((s.focus for s in ide.document_symbols(analysis)
+                  if s.name == "main" and s.kind in ("fn", "extern")), None)
+    if info.extern:
+        why = "main must be a fn with a body to be run"
+    elif info.params:
+        why = "main must take no parameters to be run"
+    else:
+        why = "main cannot be run"
+    return focus, f"{why} (found {info.signature()})"
+
+
 def cmd_run(args) -> int:
     # Stream the program's output even through a pipe (the language server).
     sys.stdout.reconfigure(line_buffering=True)
+    as_json = args.error_format == ERROR_FORMAT
     try:
         program = compile_file(args.file)
     except OSError as e:
         return _cannot_read(args.file, e)
     except CheckFailed as e:
-        first = None
+        lines = e.analysis.lines
         for d in e.diagnostics:
-            s = e.analysis.lines.position(d.span.start)
-            end = e.analysis.lines.position(d.span.end)
-            print(f"{args.file}:{s.line + 1}:{s.column + 1}: {d.code} {d.message}", file=sys.stderr)
-            if first is None:
-                first = (s.line + 1, s.column + 1, end.line + 1, end.column + 1, f"{d.code} {d.message}")
+            print(report.diagnostic_line(args.file, lines, d), file=sys.stderr)
         print(f"quiver: {args.file} has {len(e.diagnostics)} error(s); nothing was run", file=sys.stderr)
-        if args.error_format == "json" and first is not None:
-            print(_error_json(e.path, *first, kind="check"), file=sys.stderr)
+        if as_json and e.diagnostics:
+            d = e.diagnostics[0]
+            s, end = lines.position(d.span.start), lines.position(d.span.end)
+            print(RunError(e.path, s.line + 1, s.column + 1, end.line + 1, end.column + 1, f"{d.code} {d.message}",
+                           CHECK).to_json(), file=sys.stderr)
         return 1
-    if "main" not in program.analysis.globals.fns or program.analysis.globals.fns["main"].extern:
-        msg = f"{args.file} has no fn main() to run"
-        print(f"quiver: {msg}", file=sys.stderr)
-        if args.error_format == "json":
-            print(_error_json(program.path, 1, 1, 1, 1, msg, "check"), file=sys.stderr)
+    problem = _main_problem(program)
+    if problem is not None:
+        span, message = problem
+        lines = program.analysis.lines
+        if span is None:
+            print(f"quiver: {args.file} has {message}", file=sys.stderr)
+            error = RunError(program.path, 1, 1, 1, 1, f"{args.file} has {message}", CHECK)
+        else:
+            s, end = lines.position(span.start), lines.position(span.end)
+            print(report.error_line(args.file, s.line + 1, s.column + 1, message), file=sys.stderr)
+            error = RunError(program.path, s.line + 1, s.column + 1, end.line + 1, end.column + 1, message, CHECK)
+        if as_json:
+            print(error.to_json(), file=sys.stderr)
         return 1
     from quiver import runtime as rt
 
@@ -85,14 +115,15 @@ def cmd_run(args) -> int:
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         print(rt.format_error(exc, traceback=args.traceback), file=sys.stderr)
-        if args.error_format == "json":
+        if as_json:
             loc = rt.qv_location(exc)
             message = rt.error_message(exc)
             if loc is not None:
-                print(_error_json(loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line), message,
-                                  "runtime"), file=sys.stderr)
+                error = RunError(loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line), message,
+                                 RUNTIME)
             else:
-                print(_error_json(program.path, 1, 1, 1, 1, message, "runtime"), file=sys.stderr)
+                error = RunError(program.path, 1, 1, 1, 1, message, RUNTIME)
+            print(error.to_json(), file=sys.stderr)
         return 1
     if args.timing:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
@@ -122,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file")
     run.add_argument("--no-checks", action="store_true", help="skip argument checks at function entry (faster)")
     run.add_argument("--traceback", action="store_true", help="also print the Python traceback of a failure")
-    run.add_argument("--error-format", choices=("text", "json"), default="text",
+    run.add_argument("--error-format", choices=("text", ERROR_FORMAT), default="text",
                      help="json: end stderr with one JSON object describing a failure")
     run.add_argument("--timing", action="store_true", help="print how long main() took")
     run.set_defaults(func=cmd_run)

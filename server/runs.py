@@ -15,10 +15,10 @@ Notifications to the client (the VS Code extension is built against these):
   with status "ok", "failed", "stopped" or "timeout"; exitCode is null when
   the process was ended by a signal.
 
-The runner's contract: on failure it exits 1 and its last stderr line is a JSON
-object `{"path", "line", "col", "end_line", "end_col", "message", "kind"}`
-(1-based, end exclusive, kind "check" or "runtime"). That line is not
-forwarded as output; a runtime failure becomes a diagnostic at its location.
+The runner's side of the contract (its arguments, and the JSON line that ends
+its stderr on a failure) is quiver.run_protocol, which the runner uses too.
+That line is not forwarded as output; a runtime failure becomes a diagnostic
+at its location.
 """
 
 from __future__ import annotations
@@ -40,9 +40,11 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
+from quiver.run_protocol import RunError, runner_args
+
 log = logging.getLogger(__name__)
 
-# The runner command before "run FILE --error-format json". Tests point the
+# The runner command before `runner_args(FILE)`. Tests point the
 # server at a stand-in runner with QUIVER_LSP_RUNNER (a JSON list or a shell-
 # quoted string).
 RUNNER_ENV = "QUIVER_LSP_RUNNER"
@@ -73,36 +75,6 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
-@dataclass(frozen=True)
-class RunError:
-    """The runner's JSON error line."""
-
-    path: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
-    message: str
-    kind: str
-
-    @staticmethod
-    def parse(line: str) -> "RunError | None":
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            return None
-        if not isinstance(obj, dict):
-            return None
-        try:
-            return RunError(str(obj["path"]), int(obj["line"]), int(obj["col"]), int(obj.get("end_line", obj["line"])),
-                            int(obj.get("end_col", obj["col"])), str(obj["message"]), str(obj.get("kind", "runtime")))
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    def describe(self) -> str:
-        return f"{Path(self.path).name}:{self.line}:{self.col}: {self.message}"
-
-
 @dataclass
 class Run:
     id: str
@@ -129,16 +101,13 @@ class RunManager:
         self._runs: dict[str, Run] = {}  # by id
         self._ids = itertools.count(1)
 
-    def active(self) -> list[Run]:
-        return list(self._runs.values())
-
     def start(self, uri: str, text: str, version: int) -> Run:
         """Start running `main` of the document's current text; a run of the
         same document still going is stopped first."""
         for old in [r for r in self._runs.values() if r.uri == uri]:
             self.stop(old.id)
         path, temp_dir = _source_file(uri, text)
-        command = runner_prefix() + ["run", str(path), "--error-format", "json"]
+        command = runner_prefix() + runner_args(path)
         run = Run(f"run-{next(self._ids)}", uri, version, command, path, temp_dir)
         self._runs[run.id] = run
         run.task = asyncio.get_running_loop().create_task(self._drive(run))

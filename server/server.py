@@ -32,11 +32,12 @@ from pygls.protocol.language_server import lsp_method
 from quiver.checker import ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
+from quiver.run_protocol import RUNTIME, RunError
 
 from . import __version__, capabilities, convert
 from . import settings as S
 from .documents import Document, Documents, RunFailure
-from .runs import Run, RunError, RunManager, uri_to_path
+from .runs import Run, RunManager, uri_to_path
 
 log = logging.getLogger("quiver.server")
 
@@ -189,7 +190,7 @@ class QuiverServer(LanguageServer):
 
     def _run_failed(self, run: Run, error: RunError | None) -> None:
         doc = self.docs.get(run.uri)
-        if doc is None or error is None or error.kind != "runtime" or doc.version != run.version:
+        if doc is None or error is None or error.kind != RUNTIME or doc.version != run.version:
             return
         if Path(error.path).resolve() != run.path.resolve():
             return

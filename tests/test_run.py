@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,7 +12,9 @@ import pytest
 import torch
 
 import quiver
+from quiver.checker import check_text, ide
 from quiver.cli import main as quiver_main
+from quiver.run_protocol import CHECK, KINDS, RUNTIME, RunError, runner_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,9 +50,8 @@ def test_a_program_with_errors_does_not_run(tmp_path: Path, capsys) -> None:
     code, out, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1 and out == ""
     assert f"{p}:4:11: E0101 unknown name 'nope'" in err
-    last = json.loads(err.strip().splitlines()[-1])
-    assert last == {"path": str(p), "line": 4, "col": 11, "end_line": 4, "end_col": 15,
-                    "message": "E0101 unknown name 'nope'", "kind": "check"}
+    last = RunError.parse(err.strip().splitlines()[-1])
+    assert last == RunError(str(p), 4, 11, 4, 15, "E0101 unknown name 'nope'", CHECK)
 
 
 def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
@@ -67,10 +67,10 @@ def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
     """)
     code, out, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1
-    last = json.loads(err.strip().splitlines()[-1])
-    assert last["kind"] == "runtime" and last["path"] == str(p)
-    assert last["line"] in (4, 7), last
-    assert "[8 3]" in last["message"] and "[5 4]" in last["message"]
+    last = RunError.parse(err.strip().splitlines()[-1])
+    assert last.kind == RUNTIME and last.path == str(p)
+    assert last.line in (4, 7), last
+    assert "[8 3]" in last.message and "[5 4]" in last.message
     assert "Traceback" not in err
     # The text output names the extern's declaration and the call.
     assert f"{p}:4:1: error: load(): return value expected [8 3] f32, found [5 4] f32" in err
@@ -105,6 +105,70 @@ def test_no_main_is_reported(tmp_path: Path, capsys) -> None:
     p = write(tmp_path, "fn f() -> Int:\n    return 1\n")
     code, _, err = run(capsys, "run", str(p))
     assert code == 1 and "has no fn main()" in err
+    code, _, err = run(capsys, "run", str(p), "--error-format", "json")
+    last = RunError.parse(err.strip().splitlines()[-1])
+    assert code == 1 and last.kind == CHECK and "has no fn main()" in last.message
+
+
+def test_a_main_with_parameters_is_not_run(tmp_path: Path, capsys) -> None:
+    """It checks clean, but the checker's rule says it cannot be run: a clear
+    error at `main`, not a Python TypeError from calling it."""
+    p = write(tmp_path, "fn main(n: Int):\n    print(n)\n")
+    code, out, err = run(capsys, "run", str(p))
+    assert (code, out) == (1, "")
+    assert err == f"{p}:1:4: error: main must take no parameters to be run (found fn main(n: Int))\n"
+    code, _, err = run(capsys, "run", str(p), "--error-format", "json")
+    assert code == 1
+    assert RunError.parse(err.strip().splitlines()[-1]) == RunError(
+        str(p), 1, 4, 1, 8, "main must take no parameters to be run (found fn main(n: Int))", CHECK)
+
+
+@pytest.mark.parametrize("src", [
+    "fn main():\n    print(1)\n",
+    "fn main() -> Int:\n    return 1\n",
+    "fn main(n: Int):\n    print(n)\n",
+    "model M:\n    param w: [2]\n\nfn main(mut m: M):\n    print(m.w)\n",
+    "extern fn main() from \"nowhere:main\"\n",
+    "dim D = 2\n",
+])
+def test_run_follows_the_checkers_rule(tmp_path: Path, capsys, src: str) -> None:
+    """`quiver run` runs a file exactly when ide.runnable says so (the rule
+    behind the editor's Run action and lens)."""
+    p = write(tmp_path, src)
+    assert not check_text(src).errors
+    code, _, err = run(capsys, "run", str(p))
+    if ide.runnable(check_text(src)):
+        assert code == 0, err
+    else:
+        assert code == 1 and ("main must" in err or "has no fn main()" in err) and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------- the run protocol
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_of_run_error_round_trips(kind: str) -> None:
+    error = RunError("/tmp/ünï code.qv", 3, 5, 4, 1, 'E0101 unknown name "x" — 🎉', kind)
+    line = error.to_json()
+    assert "\n" not in line and line.isascii()  # one line, whatever stderr's encoding
+    assert RunError.parse(line) == error
+    assert error.describe() == 'ünï code.qv:3:5: E0101 unknown name "x" — 🎉'
+
+
+def test_run_error_lines_that_are_not_records() -> None:
+    for line in ["", "Traceback (most recent call last):", "[1, 2]", "{}", '{"path": "a.qv", "line": "x"}',
+                 '{"line": 1, "col": 1, "message": "m"}']:
+        assert RunError.parse(line) is None, line
+    # the end defaults to the start, the kind to "runtime"
+    assert RunError.parse('{"path": "a.qv", "line": 2, "col": 3, "message": "boom"}') == \
+        RunError("a.qv", 2, 3, 2, 3, "boom", RUNTIME)
+
+
+def test_the_server_starts_the_runner_with_the_protocols_arguments(tmp_path: Path) -> None:
+    from quiver.cli import build_parser
+
+    args = build_parser().parse_args(runner_args(tmp_path / "prog.qv"))
+    assert (args.command, args.file, args.error_format) == ("run", str(tmp_path / "prog.qv"), "json")
 
 
 def test_compile_command(tmp_path: Path, capsys) -> None:

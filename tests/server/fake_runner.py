@@ -1,6 +1,7 @@
 """A stand-in for `python -m quiver.cli` that honours the runner's contract
-(`run FILE --error-format json`: output on stdout, exit 0 on success; exit 1
-with a last stderr line of JSON on failure) and does what the file's
+(quiver.run_protocol: `run FILE --error-format json`, output on stdout, exit 0
+on success; exit 1 with a last stderr line of JSON on failure, written with
+the protocol's own RunError) and does what the file's
 `# fake:` comment lines say, so run-file tests control exactly what happens:
 
     # fake: print 3             three lines "line 1".."line 3" on stdout
@@ -18,11 +19,12 @@ with a last stderr line of JSON on failure) and does what the file's
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
+
+from quiver.run_protocol import CHECK, RUNTIME, RunError
 
 
 def main(argv: list[str]) -> int:
@@ -44,10 +46,9 @@ def main(argv: list[str]) -> int:
             print(rest, file=sys.stderr, flush=True)
         elif cmd in ("fail", "checkfail"):
             a, b, c, d, message = rest.split(" ", 4)
-            error = {"path": path, "line": int(a), "col": int(b), "end_line": int(c), "end_col": int(d),
-                     "message": message, "kind": "runtime" if cmd == "fail" else "check"}
+            error = RunError(path, int(a), int(b), int(c), int(d), message, RUNTIME if cmd == "fail" else CHECK)
             print("Traceback (most recent call last): ...", file=sys.stderr)
-            print(json.dumps(error), file=sys.stderr, flush=True)
+            print(error.to_json(), file=sys.stderr, flush=True)
             return 1
         elif cmd == "sleep":
             time.sleep(float(rest))

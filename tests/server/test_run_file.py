@@ -22,6 +22,7 @@ from pytest_lsp import LanguageClient
 from pytest_lsp import ClientServerConfig
 
 from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
+from quiver.checker import check_text
 
 MAIN = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
 
@@ -242,9 +243,25 @@ async def test_real_runner_reports_a_check_failure(real: LanguageClient, tmp_pat
     (started,) = s.custom("quiver/runStarted", run_id)
     assert " -m quiver.cli run " in started["command"]
     assert done["status"] == "failed" and done["exitCode"] == 1
-    assert done["message"] == f"{Path(uri).name}:3:11: E0101 unknown name 'totl'; did you mean 'total'?"
-    assert done["message"].endswith(":3:11: E0101 unknown name 'totl'; did you mean 'total'?")
+    (d,) = check_text(text).errors
+    assert done["message"] == f"{Path(uri).name}:3:11: {d.code} {d.message}"
     assert "has 1 error(s); nothing was run" in output(s, run_id, "stderr")
+
+
+async def test_real_runner_refuses_a_main_the_editor_does_not_offer_to_run(real: LanguageClient,
+                                                                           tmp_path: Path) -> None:
+    """`fn main(n: Int)` checks clean, but the checker's rule (ide.runnable)
+    says it cannot be run: the server offers no Run (test_features.py) and the
+    runner, asked anyway, says why at `main` instead of failing in Python."""
+    s = Session(real, tmp_path)
+    text = "fn main(n: Int):\n    print(n)\n"
+    uri, run_id = await run(s, text)
+    done = await finished(s, run_id, 60)
+    assert done["status"] == "failed" and done["exitCode"] == 1
+    assert done["message"] == f"{Path(uri).name}:1:4: main must take no parameters to be run (found fn main(n: Int))"
+    assert "TypeError" not in output(s, run_id, "stderr")
+    await asyncio.sleep(0.1)  # nothing ran: no run diagnostic
+    assert not [d for p in s.client.published if p.uri == uri for d in p.diagnostics if d.source == "quiver run"]
 
 
 def _runtime_available() -> bool:

@@ -1,0 +1,82 @@
+"""What `quiver run --error-format json` tells the program that started it.
+
+The runner (driver/cli.py) and the language server (server/runs.py) both read
+this module, so the two cannot drift apart:
+
+- the server starts `<python> -m quiver.cli` followed by `runner_args(FILE)`;
+- the program's own output goes to stdout and stderr as it is written;
+- exit status 0: `main` returned;
+- on a failure the runner exits with status 1 and the LAST line it writes to
+  stderr is one JSON object, a `RunError`:
+
+      {"path": "/abs/prog.qv", "line": 4, "col": 5, "end_line": 4, "end_col": 15,
+       "message": "ZeroDivisionError: division by zero", "kind": "runtime"}
+
+  lines and columns 1-based, the end exclusive, columns in characters.
+
+Kinds of failure (`RunError.kind`):
+
+- `"check"` (CHECK): nothing ran. Either the checker found errors (the record
+  is the first one, its message `CODE message`; an editor already shows these
+  from its own analysis), or the file has no `main` that can be run (the
+  checker's rule, `quiver.checker.ide.runnable`).
+- `"runtime"` (RUNTIME): `main` ran and raised; the place is the `.qv` line
+  the failure is reported at.
+
+Standard library only: the language server imports it and must never pull in
+the checker's compiler, the runtime or torch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ERROR_FORMAT = "json"  # the value of --error-format that asks for the JSON line
+
+CHECK = "check"
+RUNTIME = "runtime"
+KINDS = (CHECK, RUNTIME)
+
+
+def runner_args(path: str | Path) -> list[str]:
+    """The arguments after `python -m quiver.cli` that run a file for a tool."""
+    return ["run", str(path), "--error-format", ERROR_FORMAT]
+
+
+@dataclass(frozen=True)
+class RunError:
+    """The runner's last stderr line when a run fails."""
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    message: str
+    kind: str  # CHECK | RUNTIME
+
+    def to_json(self) -> str:
+        """The record as the one line the runner writes."""
+        return json.dumps(asdict(self))  # ASCII: whatever encoding stderr has
+
+    @staticmethod
+    def parse(line: str) -> "RunError | None":
+        """The record in a line of stderr, or None when the line is not one.
+        A missing end is the start; a missing kind is "runtime"."""
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        try:
+            return RunError(str(obj["path"]), int(obj["line"]), int(obj["col"]), int(obj.get("end_line", obj["line"])),
+                            int(obj.get("end_col", obj["col"])), str(obj["message"]), str(obj.get("kind", RUNTIME)))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def describe(self) -> str:
+        """`prog.qv:LINE:COL: message`, for a person."""
+        return f"{Path(self.path).name}:{self.line}:{self.col}: {self.message}"
