@@ -2,9 +2,10 @@
 
 Fast start: importing pygls, lsprotocol and the checker takes most of half a
 second, longer than an editor should wait for the `initialize` reply. So this
-module (standard library only) starts that import on a thread, reads the first
-message itself and, when it is `initialize`, answers it at once from
-server/capabilities.py, the same table the pygls side uses. When the import
+module (standard library only) starts that import on a thread, the checker
+first, reads the first message itself and, when it is `initialize`, answers it
+from server/capabilities.py, the same table the pygls side uses, as soon as
+the checker (whose token legend the reply names) is loaded. When the import
 is done, the bytes read so far are handed to pygls as if unread: pygls handles
 `initialize` again (to set itself up) and its duplicate reply is suppressed.
 Anything unexpected in the first message just skips the fast path.
@@ -114,7 +115,11 @@ def main(argv: list[str] | None = None) -> int:
 
     def load() -> None:
         try:
-            from . import server  # noqa: F401  (pygls, lsprotocol, the checker)
+            # The checker first: the fast reply below needs its token legend
+            # (capabilities.py), and waits for this import rather than
+            # competing with it.
+            import quiver.checker.ide  # noqa: F401
+            from . import server  # noqa: F401  (pygls, lsprotocol)
         except BaseException as exc:  # reported below, on the main thread
             failed.append(exc)
 
@@ -135,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     loader.join()
     if failed:
         raise failed[0]
-    from .server import serve
+    from .server import create_server, serve
 
-    return serve(_Replay(prefix, stdin), stdout, answered)
+    return serve(create_server(), _Replay(prefix, stdin), stdout, answered)
 
 
 if __name__ == "__main__":

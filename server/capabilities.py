@@ -1,25 +1,24 @@
 """What the server tells the client in its `initialize` reply, as plain JSON.
 
-Standard library only: `python -m quiver.server` answers `initialize` from
-this module while pygls, lsprotocol and the checker are still being imported
-(see __main__.py), and the pygls side returns exactly the same object, so the
-two paths cannot disagree.
+`python -m quiver.server` answers `initialize` from this module before pygls
+and lsprotocol are loaded (see __main__.py), and the pygls side returns
+exactly the same object, so the two paths cannot disagree. Besides the
+standard library it reads only the checker's semantic-token legend
+(`quiver.checker.ide.TOKEN_TYPES` / `TOKEN_MODIFIERS`): the checker decides
+what kinds of tokens there are, the server only announces them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from quiver.checker.ide import TOKEN_MODIFIERS, TOKEN_TYPES
+
 from . import __version__
 
 SERVER_NAME = "quiver-lsp"
 
 ENCODINGS = ("utf-8", "utf-16", "utf-32")
-
-# The semantic token legend. checker/ide.py names token types and modifiers by
-# these strings; tests check that it never uses one that is not here.
-TOKEN_TYPES = ("typeParameter", "class", "property", "parameter", "variable", "function")
-TOKEN_MODIFIERS = ("declaration", "readonly", "defaultLibrary", "mutable", "buffer")
 
 COMMANDS = ("quiver.runFile", "quiver.stopRun", "quiver.showParamReads")
 

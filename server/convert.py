@@ -12,7 +12,6 @@ builds a Range or a Position.
 from __future__ import annotations
 
 import bisect
-from pathlib import Path
 from typing import Iterable
 
 from lsprotocol import types as lsp
@@ -21,8 +20,6 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.diagnostics import Diagnostic, Severity, TextEdit
 from quiver.checker.source import LineIndex
-
-from .capabilities import TOKEN_MODIFIERS, TOKEN_TYPES
 
 # ====================================================================== positions
 
@@ -260,11 +257,13 @@ def inlay_hint(h: ide.InlayHint, lines: LineIndex, codec: Codec) -> lsp.InlayHin
 
 
 def semantic_tokens(tokens: list[ide.SemanticToken], lines: LineIndex, codec: Codec) -> lsp.SemanticTokens:
-    """The relative five-integer encoding of the protocol. Tokens never span
+    """The relative five-integer encoding of the protocol, with type and
+    modifier indices into the checker's legend (`ide.TOKEN_TYPES`,
+    `ide.TOKEN_MODIFIERS`, which capabilities.py announces). Tokens never span
     lines (they are names). The tokens come in document order, so lines are
     found by walking forward rather than searched for each token."""
     data: list[int] = []
-    type_index = {t: i for i, t in enumerate(TOKEN_TYPES)}
+    type_index = {t: i for i, t in enumerate(ide.TOKEN_TYPES)}
     mod_bits: dict[tuple[str, ...], int] = {}
     starts = lines.line_starts
     text = lines.text
@@ -297,8 +296,8 @@ def semantic_tokens(tokens: list[ide.SemanticToken], lines: LineIndex, codec: Co
         if mods is None:
             mods = 0
             for m in t.modifiers:
-                if m in TOKEN_MODIFIERS:
-                    mods |= 1 << TOKEN_MODIFIERS.index(m)
+                if m in ide.TOKEN_MODIFIERS:
+                    mods |= 1 << ide.TOKEN_MODIFIERS.index(m)
             mod_bits[t.modifiers] = mods
         delta_line = line - prev_line
         data.extend((delta_line, char - prev_char if delta_line == 0 else char, length, kind, mods))
@@ -329,7 +328,3 @@ def quick_fix(a: ide.CodeAction, uri: str, lines: LineIndex, codec: Codec, docs_
 def run_action(uri: str, kind: str) -> lsp.CodeAction:
     return lsp.CodeAction(title="Run main (quiver run)", kind=kind,
                           command=lsp.Command(title="Run main", command="quiver.runFile", arguments=[uri]))
-
-
-def path_to_uri(path: str | Path) -> str:
-    return Path(path).resolve().as_uri()

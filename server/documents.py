@@ -75,6 +75,12 @@ class Document:
     def current_analysis(self) -> Analysis | None:
         return self.analysis if self.analysis_version == self.version else None
 
+    def run_failure_of(self, version: int) -> RunFailure | None:
+        """The run failure to show with the diagnostics of `version`: only one
+        found by a run of that same version."""
+        failure = self.run_failure
+        return failure if failure is not None and failure.version == version else None
+
 
 class Documents:
     """The open documents, and the scheduling of their analyses."""
@@ -89,9 +95,6 @@ class Documents:
 
     def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)
-
-    def __iter__(self):
-        return iter(list(self._docs.values()))
 
     def open(self, uri: str, text: str, version: int) -> Document:
         old = self._docs.pop(uri, None)

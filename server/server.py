@@ -1,9 +1,14 @@
 """The language server: pygls handlers, one per LSP method.
 
-Each handler is short: find the document, get the analysis of its current
-version, ask quiver.checker.ide one question, convert the answer
-(server/convert.py). Mutations (open, change, close, configuration) run in
-order on the event loop; analyses and queries run on one worker thread.
+Each handler is short: it hands `QuiverServer.query` (or `query_at`, for a
+position) a function that asks quiver.checker.ide one question and converts
+the answer (server/convert.py); `query` finds the document's analysis of its
+current version and runs that function on the analysis thread. Mutations
+(open, change, close, configuration) run in order on the event loop.
+
+Nothing is built at import: `create_server()` makes a server and registers
+the handlers below on it (`python -m quiver.server` calls it, see
+__main__.py), so importing this module for its parts starts nothing.
 
 Every request gets exactly one response: an unknown document or a position
 past the end gives null; malformed params give an InvalidParams error; an
@@ -21,7 +26,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
@@ -32,6 +37,7 @@ from pygls.protocol.language_server import lsp_method
 from quiver.checker import ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
+from quiver.checker.source import LineIndex
 from quiver.run_protocol import RUNTIME, RunError
 
 from . import __version__, capabilities, convert
@@ -177,14 +183,15 @@ class QuiverServer(LanguageServer):
         if analysis is None or self.diagnostic_mode == "pull":
             return
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=doc.uri, version=doc.version, diagnostics=self.diagnostics_of(doc, analysis, doc.version)))
+            uri=doc.uri, version=doc.version,
+            diagnostics=self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), doc.run_failure_of(doc.version))))
 
-    def diagnostics_of(self, doc: Document, analysis: Analysis, version: int) -> list[lsp.Diagnostic]:
+    def diagnostics_of(self, uri: str, analysis: Analysis, lines: LineIndex,
+                       failure: RunFailure | None) -> list[lsp.Diagnostic]:
+        """The checker's diagnostics of an analysis, and a run's failure at the same version."""
         base = self.docs_base
-        lines = doc.lines_of(analysis)
-        out = [convert.diagnostic(d, lines, self.codec, doc.uri, base) for d in analysis.diagnostics]
-        failure = doc.run_failure
-        if failure is not None and failure.version == version:
+        out = [convert.diagnostic(d, lines, self.codec, uri, base) for d in analysis.diagnostics]
+        if failure is not None:
             out.append(convert.run_diagnostic(failure.span, failure.message, lines, self.codec))
         return out
 
@@ -211,22 +218,29 @@ class QuiverServer(LanguageServer):
 
     # ------------------------------------------------------------------ queries
 
-    async def analysis_of(self, uri: str) -> tuple[Document, Analysis] | None:
+    async def query(self, uri: str, answer: Callable[[Analysis, LineIndex], Any]) -> Any:
+        """The one path of a request about a document: its analysis of the
+        version it has now (computed at once if the debounce has not fired
+        yet), then `answer(analysis, lines)` on the analysis thread, off the
+        event loop. `answer` asks quiver.checker.ide and converts what it
+        says; `lines` is the line index of the analysed text. None when the
+        document is not open."""
         doc = self.docs.get(uri)
         if doc is None:
             return None
-        return doc, await self.docs.analysis(doc)
+        analysis = await self.docs.analysis(doc)
+        return await self.docs.run_on_worker(answer, analysis, doc.lines_of(analysis))
 
-    async def at(self, uri: str, position: lsp.Position, query):
-        """Run `query(analysis, offset)` for a position of a document."""
-        found = await self.analysis_of(uri)
-        if found is None:
-            return None
-        doc, analysis = found
-        offset = self.codec.offset(doc.lines_of(analysis), position)
-        if offset is None:
-            return None
-        return await self.docs.run_on_worker(query, analysis, offset)
+    async def query_at(self, uri: str, position: lsp.Position,
+                       answer: Callable[[Analysis, LineIndex, int], Any]) -> Any:
+        """`query` about a position: `answer(analysis, lines, offset)`; None
+        when the position's line is past the end of the text."""
+
+        def at(analysis: Analysis, lines: LineIndex) -> Any:
+            offset = self.codec.offset(lines, position)
+            return None if offset is None else answer(analysis, lines, offset)
+
+        return await self.query(uri, at)
 
     @property
     def markdown_formats(self):
@@ -264,7 +278,40 @@ def diagnostics_doc_uri() -> str | None:
         return None
 
 
-server = QuiverServer()
+# ====================================================================== registration
+
+_FEATURES: list[tuple[str, Any, Callable]] = []  # (method, options, handler), in the order below
+_COMMANDS: list[tuple[str, Callable]] = []
+
+
+def feature(method: str, options: Any = None):
+    """Mark a function as the handler of an LSP method (registered by create_server)."""
+
+    def mark(fn):
+        _FEATURES.append((method, options, fn))
+        return fn
+
+    return mark
+
+
+def command(name: str):
+    """Mark a function as the handler of a `workspace/executeCommand` command."""
+
+    def mark(fn):
+        _COMMANDS.append((name, fn))
+        return fn
+
+    return mark
+
+
+def create_server() -> QuiverServer:
+    """A new server with every handler of this module registered."""
+    server = QuiverServer()
+    for method, options, fn in _FEATURES:
+        server.feature(method, options)(fn)
+    for name, fn in _COMMANDS:
+        server.command(name)(fn)
+    return server
 
 
 # ====================================================================== handler boundary
@@ -302,7 +349,7 @@ def notification(fn):
 # ====================================================================== lifecycle
 
 
-@server.feature(lsp.INITIALIZE)
+@feature(lsp.INITIALIZE)
 @notification
 def initialize(ls: QuiverServer, params: lsp.InitializeParams) -> None:
     ls.codec = convert.Codec(capabilities.choose_encoding(ls.protocol.raw_initialize_params.get("capabilities")
@@ -311,7 +358,7 @@ def initialize(ls: QuiverServer, params: lsp.InitializeParams) -> None:
     ls.update_settings(params.initialization_options)
 
 
-@server.feature(lsp.INITIALIZED)
+@feature(lsp.INITIALIZED)
 def initialized(ls: QuiverServer, params: lsp.InitializedParams) -> None:
     asyncio.get_running_loop().create_task(_pull_configuration(ls))
 
@@ -330,7 +377,7 @@ async def _pull_configuration(ls: QuiverServer) -> None:
         ls.update_settings(result[0])
 
 
-@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 @notification
 def workspace_did_change_configuration(ls: QuiverServer, params: lsp.DidChangeConfigurationParams) -> None:
     settings = params.settings
@@ -340,7 +387,7 @@ def workspace_did_change_configuration(ls: QuiverServer, params: lsp.DidChangeCo
         asyncio.get_running_loop().create_task(_pull_configuration(ls))
 
 
-@server.feature(lsp.SHUTDOWN)
+@feature(lsp.SHUTDOWN)
 def shutdown(ls: QuiverServer, params) -> None:
     ls.runs.stop_all()
 
@@ -348,20 +395,20 @@ def shutdown(ls: QuiverServer, params) -> None:
 # ====================================================================== documents
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+@feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 @notification
 def text_document_did_open(ls: QuiverServer, params: lsp.DidOpenTextDocumentParams) -> None:
     td = params.text_document
     ls.docs.open(td.uri, td.text, td.version)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+@feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 @notification
 def text_document_did_change(ls: QuiverServer, params: lsp.DidChangeTextDocumentParams) -> None:
     ls.docs.change(params.text_document.uri, params.content_changes, params.text_document.version, ls.codec)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+@feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 @notification
 def text_document_did_close(ls: QuiverServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
@@ -369,200 +416,183 @@ def text_document_did_close(ls: QuiverServer, params: lsp.DidCloseTextDocumentPa
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC)
+@feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC)
 @request
 async def text_document_diagnostic(ls: QuiverServer, params: lsp.DocumentDiagnosticParams):
-    found = await ls.analysis_of(params.text_document.uri)
-    if found is None:
+    uri = params.text_document.uri
+    doc = ls.docs.get(uri)
+    if doc is None:
         return lsp.FullDocumentDiagnosticReport(items=[])
-    doc, analysis = found
-    version = doc.version
-    failure = doc.run_failure
-    result_id = f"{version}" + (f"+run{failure.version}" if failure is not None and failure.version == version else "")
+    version = doc.version  # the report is of this version, whatever arrives while it is computed
+    failure = doc.run_failure_of(version)
+    result_id = f"{version}" + (f"+run{version}" if failure is not None else "")
     if params.previous_result_id == result_id:
         return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
-    return lsp.FullDocumentDiagnosticReport(items=ls.diagnostics_of(doc, analysis, version), result_id=result_id)
+    items = await ls.query(uri, lambda analysis, lines: ls.diagnostics_of(uri, analysis, lines, failure))
+    return lsp.FullDocumentDiagnosticReport(items=items or [], result_id=result_id)
 
 
 # ====================================================================== language features
 
 
-@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+@feature(lsp.TEXT_DOCUMENT_HOVER)
 @request
 async def text_document_hover(ls: QuiverServer, params: lsp.HoverParams):
     formats = ls.markdown_formats
 
-    def query(analysis: Analysis, offset: int):
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
         h = ide.hover(analysis, offset)
-        return convert.hover(h, analysis.lines, ls.codec, formats) if h is not None else None
+        return convert.hover(h, lines, ls.codec, formats) if h is not None else None
 
-    return await ls.at(params.text_document.uri, params.position, query)
+    return await ls.query_at(params.text_document.uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_COMPLETION)
+@feature(lsp.TEXT_DOCUMENT_COMPLETION)
 @request
 async def text_document_completion(ls: QuiverServer, params: lsp.CompletionParams):
     formats = ls.doc_formats
 
-    def query(analysis: Analysis, offset: int):
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
         items = [convert.completion_item(c, formats) for c in ide.completions(analysis, offset)]
         return lsp.CompletionList(is_incomplete=False, items=items)
 
-    return await ls.at(params.text_document.uri, params.position, query)
+    return await ls.query_at(params.text_document.uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP)
+@feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP)
 @request
 async def text_document_signature_help(ls: QuiverServer, params: lsp.SignatureHelpParams):
     formats = ls.doc_formats
 
-    def query(analysis: Analysis, offset: int):
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
         h = ide.signature_help(analysis, offset)
         return convert.signature_help(h, formats) if h is not None else None
 
-    return await ls.at(params.text_document.uri, params.position, query)
+    return await ls.query_at(params.text_document.uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+@feature(lsp.TEXT_DOCUMENT_DEFINITION)
 @request
 async def text_document_definition(ls: QuiverServer, params: lsp.DefinitionParams):
     uri = params.text_document.uri
 
-    def query(analysis: Analysis, offset: int):
-        targets = ide.definition(analysis, offset)
-        return [convert.location(uri, t.focus, analysis.lines, ls.codec) for t in targets] or None
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
+        return [convert.location(uri, t.focus, lines, ls.codec) for t in ide.definition(analysis, offset)] or None
 
-    return await ls.at(uri, params.position, query)
+    return await ls.query_at(uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+@feature(lsp.TEXT_DOCUMENT_REFERENCES)
 @request
 async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams):
     uri = params.text_document.uri
     include = params.context.include_declaration if params.context is not None else True
 
-    def query(analysis: Analysis, offset: int):
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
         spans = ide.references(analysis, offset, include)
-        return [convert.location(uri, s, analysis.lines, ls.codec) for s in spans] or None
+        return [convert.location(uri, s, lines, ls.codec) for s in spans] or None
 
-    return await ls.at(uri, params.position, query)
+    return await ls.query_at(uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
 @request
 async def text_document_document_highlight(ls: QuiverServer, params: lsp.DocumentHighlightParams):
-    def query(analysis: Analysis, offset: int):
-        found = ide.highlights(analysis, offset)
-        return [lsp.DocumentHighlight(range=ls.codec.range(analysis.lines, s),
+    def answer(analysis: Analysis, lines: LineIndex, offset: int):
+        return [lsp.DocumentHighlight(range=ls.codec.range(lines, s),
                                       kind=lsp.DocumentHighlightKind.Write if is_def else lsp.DocumentHighlightKind.Read)
-                for s, is_def in found] or None
+                for s, is_def in ide.highlights(analysis, offset)] or None
 
-    return await ls.at(params.text_document.uri, params.position, query)
+    return await ls.query_at(params.text_document.uri, params.position, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 @request
 async def text_document_document_symbol(ls: QuiverServer, params: lsp.DocumentSymbolParams):
     uri = params.text_document.uri
-    found = await ls.analysis_of(uri)
-    if found is None:
-        return None
-    _, analysis = found
     td = ls.client_capabilities.text_document
     ds = td.document_symbol if td is not None else None
     hierarchical = ds is not None and bool(ds.hierarchical_document_symbol_support)
 
-    def query():
+    def answer(analysis: Analysis, lines: LineIndex):
         symbols = ide.document_symbols(analysis)
         if hierarchical:
-            return [convert.document_symbol(s, analysis.lines, ls.codec) for s in symbols]
-        return [i for s in symbols for i in convert.symbol_information(s, uri, analysis.lines, ls.codec)]
+            return [convert.document_symbol(s, lines, ls.codec) for s in symbols]
+        return [i for s in symbols for i in convert.symbol_information(s, uri, lines, ls.codec)]
 
-    return await ls.docs.run_on_worker(query)
+    return await ls.query(uri, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+@feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 @request
 async def text_document_inlay_hint(ls: QuiverServer, params: lsp.InlayHintParams):
-    found = await ls.analysis_of(params.text_document.uri)
-    if found is None or not ls.settings.inlay_hints:
+    if not ls.settings.inlay_hints:
         return None
-    _, analysis = found
-    span = ls.codec.span(analysis.lines, params.range)
-    if span is None:
-        span = Span(ls.codec.offset(analysis.lines, params.range.start) or 0, len(analysis.text))
 
-    def query():
-        return [convert.inlay_hint(h, analysis.lines, ls.codec) for h in ide.inlay_hints(analysis, span)]
+    def answer(analysis: Analysis, lines: LineIndex):
+        span = ls.codec.span(lines, params.range)
+        if span is None:
+            span = Span(ls.codec.offset(lines, params.range.start) or 0, len(analysis.text))
+        return [convert.inlay_hint(h, lines, ls.codec) for h in ide.inlay_hints(analysis, span)]
 
-    return await ls.docs.run_on_worker(query)
+    return await ls.query(params.text_document.uri, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL)
+@feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL)
 @request
 async def text_document_semantic_tokens_full(ls: QuiverServer, params: lsp.SemanticTokensParams):
-    found = await ls.analysis_of(params.text_document.uri)
-    if found is None:
-        return None
-    _, analysis = found
-    return await ls.docs.run_on_worker(
-        lambda: convert.semantic_tokens(ide.semantic_tokens(analysis), analysis.lines, ls.codec))
+    def answer(analysis: Analysis, lines: LineIndex):
+        return convert.semantic_tokens(ide.semantic_tokens(analysis), lines, ls.codec)
+
+    return await ls.query(params.text_document.uri, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
+@feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
 @request
 async def text_document_semantic_tokens_range(ls: QuiverServer, params: lsp.SemanticTokensRangeParams):
-    found = await ls.analysis_of(params.text_document.uri)
-    if found is None:
-        return None
-    _, analysis = found
-    span = ls.codec.span(analysis.lines, params.range) or Span(0, len(analysis.text))
-
-    def query():
+    def answer(analysis: Analysis, lines: LineIndex):
+        span = ls.codec.span(lines, params.range) or Span(0, len(analysis.text))
         tokens = [t for t in ide.semantic_tokens(analysis, span) if span.start <= t.span.start < span.end]
-        return convert.semantic_tokens(tokens, analysis.lines, ls.codec)
+        return convert.semantic_tokens(tokens, lines, ls.codec)
 
-    return await ls.docs.run_on_worker(query)
+    return await ls.query(params.text_document.uri, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+@feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 @request
 async def text_document_code_lens(ls: QuiverServer, params: lsp.CodeLensParams):
     uri = params.text_document.uri
-    found = await ls.analysis_of(uri)
-    if found is None or not ls.settings.code_lens:
+    if not ls.settings.code_lens:
         return None
-    _, analysis = found
-    return await ls.docs.run_on_worker(
-        lambda: [convert.code_lens(lens, uri, analysis.lines, ls.codec) for lens in ide.code_lenses(analysis)])
+
+    def answer(analysis: Analysis, lines: LineIndex):
+        return [convert.code_lens(lens, uri, lines, ls.codec) for lens in ide.code_lenses(analysis)]
+
+    return await ls.query(uri, answer)
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
+@feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
 @request
 async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionParams):
     uri = params.text_document.uri
-    found = await ls.analysis_of(uri)
-    if found is None:
-        return None
-    _, analysis = found
-    span = ls.codec.span(analysis.lines, params.range)
-    if span is None:
-        return None
     only = params.context.only if params.context is not None else None
 
     def wanted(kind: str) -> bool:
         return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
-    def query():
+    def answer(analysis: Analysis, lines: LineIndex):
+        span = ls.codec.span(lines, params.range)
+        if span is None:
+            return None
         out: list[lsp.CodeAction] = []
         if wanted(lsp.CodeActionKind.QuickFix):
-            out += [convert.quick_fix(a, uri, analysis.lines, ls.codec, ls.docs_base)
-                    for a in ide.code_actions(analysis, span)]
+            out += [convert.quick_fix(a, uri, lines, ls.codec, ls.docs_base) for a in ide.code_actions(analysis, span)]
+        # The checker's rule for what can be run, the same that `quiver run` applies.
         if wanted(capabilities.RUN_ACTION_KIND) and ide.runnable(analysis):
             out.append(convert.run_action(uri, capabilities.RUN_ACTION_KIND))
         return out
 
-    return await ls.docs.run_on_worker(query)
+    return await ls.query(uri, answer)
 
 
 # ====================================================================== commands
@@ -574,7 +604,7 @@ def _string_arg(args: tuple, what: str) -> str:
     return args[0]
 
 
-@server.command("quiver.runFile")
+@command("quiver.runFile")
 async def run_file(ls: QuiverServer, *args):
     """Run the document's `main`; answers `{runId}` at once."""
     uri = _string_arg(args, "a document URI")
@@ -594,7 +624,7 @@ async def run_file(ls: QuiverServer, *args):
     return {"runId": run.id}
 
 
-@server.command("quiver.stopRun")
+@command("quiver.stopRun")
 async def stop_run(ls: QuiverServer, *args):
     """Stop the runs of a document (by URI) or one run (by id)."""
     key = _string_arg(args, "a document URI or a run id")
@@ -602,17 +632,16 @@ async def stop_run(ls: QuiverServer, *args):
     return {"stopped": stopped}
 
 
-@server.command("quiver.showParamReads")
+@command("quiver.showParamReads")
 async def show_param_reads(ls: QuiverServer, *args):
     """Show which params a function reads, with every chain (code lenses run this)."""
     uri = _string_arg(args, "a document URI")
     if len(args) < 2 or not isinstance(args[1], str):
         raise JsonRpcInvalidParams("expected a function name as the second argument")
-    found = await ls.analysis_of(uri)
-    if found is None:
+    name = args[1]
+    text = await ls.query(uri, lambda analysis, lines: ide.param_reads_report(analysis, name))
+    if text is None:
         return None
-    _, analysis = found
-    text = await ls.docs.run_on_worker(ide.param_reads_report, analysis, args[1])
     ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=text))
     return text
 
@@ -620,7 +649,7 @@ async def show_param_reads(ls: QuiverServer, *args):
 # ====================================================================== entry
 
 
-def serve(stdin=None, stdout=None, answered_early=None) -> int:
+def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) -> int:
     """Serve over stdio until the client says exit or goes away. The exit
     status is 0 after a `shutdown` request, 1 otherwise (as the protocol says)."""
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),

@@ -125,6 +125,25 @@ def test_a_whole_session_over_raw_stdio(fast: str) -> None:
     assert not [m for m in imported if m == "torch" or m.startswith("torch.")]
 
 
+def test_importing_the_server_builds_nothing_and_never_loads_torch() -> None:
+    """`import quiver.server.server` (and the run protocol it shares with
+    `quiver run`) registers no handlers and starts no server: create_server()
+    does, once per call. torch and the runtime stay out."""
+    code = """
+import sys
+import quiver.server, quiver.server.server as s, quiver.server.runs, quiver.run_protocol
+from quiver.server import capabilities
+assert not [k for k, v in vars(s).items() if isinstance(v, s.QuiverServer)], "a server built at import"
+one, two = s.create_server(), s.create_server()
+assert one is not two and one.protocol.fm.features.keys() == two.protocol.fm.features.keys()
+assert sorted(one.protocol.fm.commands) == sorted(capabilities.COMMANDS)
+loaded = [m for m in sys.modules if m == "torch" or m.startswith("torch.") or m.startswith("quiver.runtime")]
+assert not loaded, loaded
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_fast_and_plain_initialize_agree() -> None:
     for profile in ["visual-studio-code", "neovim", "neovim@v0.7.0", "emacs"]:
         fast = read_frames(run_raw(opening(profile) + CLOSING, {"QUIVER_LSP_FAST_START": "1"}).stdout)[0]
