@@ -20,6 +20,7 @@ from lsp_support import CONFIG, PROFILES, Session, init_params
 async def client(lsp_client: LanguageClient, request):
     lsp_client.profile = request.param
     result = await lsp_client.initialize_session(init_params(request.param))
+    lsp_client.initialize_result = result
     lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
     yield
     await lsp_client.shutdown_session()

@@ -1,5 +1,12 @@
 """Every language feature over the protocol, against the VS Code and Neovim
-client profiles: exact markdown, labels, ranges and edits."""
+client profiles: that each request reaches the checker's answer
+(quiver.checker.ide) and comes back as the protocol says, with its ranges in
+the client's encoding, its kinds mapped, its markup and its edits.
+
+What the checker answers (the text of a hover, which completions, the titles
+of lenses and fixes) is pinned by the checker's tests (tests/checker); these tests
+compare against the checker's answer for the same text instead of repeating it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from lsp_support import Session, cursors, position
+from quiver.checker import check_text, ide
+from quiver.checker.ast import Span
 
 PROGRAM = (Path(__file__).with_name("data") / "chain.qv").read_text(encoding="utf-8")
 
@@ -19,10 +28,6 @@ def at(needle: str, nth: int = 0, into: int = 0, src: str = PROGRAM) -> int:
     return i + into
 
 
-def code(text: str) -> str:
-    return f"```quiver\n{text}\n```"
-
-
 async def opened(session: Session, text: str = PROGRAM) -> str:
     uri = session.open(text)
     await session.diagnostics(uri)
@@ -32,41 +37,17 @@ async def opened(session: Session, text: str = PROGRAM) -> str:
 # ====================================================================== hover
 
 
-async def test_hover_on_a_gradient_lists_its_fields(session: Session) -> None:
+async def test_hover_is_the_checkers_markdown_at_its_range(session: Session) -> None:
     uri = await opened(session)
-    h = await session.hover(uri, at("g.w1"))
-    assert h.contents.kind == lsp.MarkupKind.Markdown
-    assert h.contents.value == (
-        code("(local) g: Grad[Mlp]")
-        + "\n\nFields (one per param of `Mlp`; buffers have no gradient):\n\n"
-        + code("w1: [D H]\nb1: [H]\nw2: [H C]\nb2: [C]"))
-    assert h.range == session.range(uri, at("g.w1"), at("g.w1") + 1)
-
-
-async def test_hover_on_a_function_gives_its_reads_with_chains(session: Session) -> None:
-    uri = await opened(session)
-    h = await session.hover(uri, at("value_and_grad(loss", into=16))
-    assert h.contents.value == (
-        code("fn loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg")
-        + "\n\n**Param reads** of `m: Mlp`: reads w1, b1, w2 — never b2"
-        + "\n- `w1`: `forward(...)` in `loss` (line 19) → `hidden(...)` in `forward` (line 16) → `m.w1` in `hidden` (line 13)"
-        + "\n- `b1`: `forward(...)` in `loss` (line 19) → `hidden(...)` in `forward` (line 16) → `m.b1` in `hidden` (line 13)"
-        + "\n- `w2`: `forward(...)` in `loss` (line 19) → `m.w2` in `forward` (line 16)")
-    assert h.range == session.range(uri, at("loss, m"), at("loss, m") + 4)
-
-
-async def test_hover_on_names_and_expressions(session: Session) -> None:
-    uri = await opened(session)
-    cases = [
-        (at("h = ", src=PROGRAM) if "h = " in PROGRAM else at("l, g"), code("(local) l: [] NonNeg")),
-        (at("x = randn"), code("(local) x: [16 D]")),
-        (at("@ m.w1"), code("[b H]")),
-        (at("over=C", into=5), code("dim C = 3")),
-        (at("m.steps + 1", into=3), code("buffer Mlp.steps: [] i64")),
-    ]
-    for offset, expected in cases:
+    analysis = check_text(PROGRAM)
+    offsets = [at("g.w1"), at("value_and_grad(loss", into=16), at("l, g"), at("x = randn"), at("@ m.w1"),
+               at("over=C", into=5), at("m.steps + 1", into=3), at("relu")]
+    for offset in offsets:
+        want = ide.hover(analysis, offset)
         h = await session.hover(uri, offset)
-        assert h is not None and h.contents.value == expected, PROGRAM[offset:offset + 10]
+        assert h is not None and h.contents.kind == lsp.MarkupKind.Markdown, PROGRAM[offset:offset + 10]
+        assert h.contents.value == want.markdown
+        assert h.range == session.range(uri, want.span.start, want.span.end)
 
 
 async def test_no_hover_on_keywords_or_blank_lines(session: Session) -> None:
@@ -114,15 +95,13 @@ async def test_document_highlight(session: Session) -> None:
 async def test_document_symbols(session: Session) -> None:
     uri = await opened(session)
     symbols = await session.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(session.doc(uri)))
-    assert [(s.name, s.kind, s.detail) for s in symbols] == [
-        ("D", lsp.SymbolKind.Constant, "= 4"), ("H", lsp.SymbolKind.Constant, "= 8"),
-        ("C", lsp.SymbolKind.Constant, "= 3"), ("Mlp", lsp.SymbolKind.Class, None),
-        ("hidden", lsp.SymbolKind.Function, "fn hidden(m: Mlp, x: [b D]) -> [b H]"),
-        ("forward", lsp.SymbolKind.Function, "fn forward(m: Mlp, x: [b D]) -> [b C]"),
-        ("loss", lsp.SymbolKind.Function, "fn loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg"),
-        ("step", lsp.SymbolKind.Function, "fn step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg"),
-        ("main", lsp.SymbolKind.Function, "fn main()"),
+    want = ide.document_symbols(check_text(PROGRAM))
+    assert [(s.name, s.kind) for s in symbols] == [
+        ("D", lsp.SymbolKind.Constant), ("H", lsp.SymbolKind.Constant), ("C", lsp.SymbolKind.Constant),
+        ("Mlp", lsp.SymbolKind.Class), ("hidden", lsp.SymbolKind.Function), ("forward", lsp.SymbolKind.Function),
+        ("loss", lsp.SymbolKind.Function), ("step", lsp.SymbolKind.Function), ("main", lsp.SymbolKind.Function),
     ]
+    assert [s.detail for s in symbols] == [w.detail or None for w in want]  # an empty detail is left out
     model = symbols[3]
     assert model.range == session.range(uri, at("model Mlp"), at("buffer steps: [] i64 = 0", into=24))
     assert model.selection_range == session.range(uri, at("Mlp:"), at("Mlp:") + 3)
@@ -139,43 +118,46 @@ def in_step(line: str) -> tuple[str, int]:
     return text, offset
 
 
-async def complete(session: Session, line: str) -> list[lsp.CompletionItem]:
+async def complete(session: Session, line: str) -> tuple[list[lsp.CompletionItem], list[ide.Completion]]:
+    """The server's completions at the cursor of `line`, and the checker's."""
     text, offset = in_step(line)
     uri = session.open(text)
     result = await session.client.text_document_completion_async(lsp.CompletionParams(
         text_document=session.doc(uri), position=session.pos(uri, offset),
         context=lsp.CompletionContext(trigger_kind=lsp.CompletionTriggerKind.TriggerCharacter, trigger_character=".")))
-    return list(result.items)
+    assert result.is_incomplete is False
+    return list(result.items), ide.completions(check_text(text), offset)
+
+
+def as_sent(c: ide.Completion) -> tuple:
+    """A checker completion as the server must send it: empty strings left out,
+    documentation as markdown."""
+    doc = lsp.MarkupContent(lsp.MarkupKind.Markdown, c.documentation) if c.documentation else None
+    return c.label, c.detail or None, c.sort_text or None, doc
+
+
+def sent(i: lsp.CompletionItem) -> tuple:
+    return i.label, i.detail, i.sort_text, i.documentation
 
 
 async def test_completion_after_a_model_and_a_gradient(session: Session) -> None:
-    items = await complete(session, "z = m.$0")
-    assert [(i.label, i.kind, i.detail) for i in items] == [
-        ("w1", lsp.CompletionItemKind.Field, "param w1: [D H]"), ("b1", lsp.CompletionItemKind.Field, "param b1: [H]"),
-        ("w2", lsp.CompletionItemKind.Field, "param w2: [H C]"), ("b2", lsp.CompletionItemKind.Field, "param b2: [C]"),
-        ("steps", lsp.CompletionItemKind.Field, "buffer steps: [] i64")]
-    items = await complete(session, "z = g.$0")
-    assert [i.label for i in items] == ["w1", "b1", "w2", "b2"]
-    assert items[0].documentation.value == "Gradient of param `w1` of `Mlp`."
+    for line in ("z = m.$0", "z = g.$0"):
+        items, want = await complete(session, line)
+        assert want and [sent(i) for i in items] == [as_sent(c) for c in want]
+        assert {i.kind for i in items} == {lsp.CompletionItemKind.Field}
 
 
 async def test_completion_of_names(session: Session) -> None:
-    items = {i.label: i for i in await complete(session, "z = $0")}
-    assert items["relu"].kind == lsp.CompletionItemKind.Function
-    assert items["relu"].detail == "relu(x: [..] Float) -> [..] NonNeg"
-    assert items["relu"].documentation.value == "max(x, 0), elementwise."
-    assert (items["D"].kind, items["D"].detail) == (lsp.CompletionItemKind.Constant, "dim D = 4")
-    assert (items["b"].kind, items["b"].detail) == (lsp.CompletionItemKind.TypeParameter, "generic dim of step")
-    assert (items["g"].kind, items["g"].detail) == (lsp.CompletionItemKind.Variable, "g: Grad[Mlp]")
-    assert (items["Mlp"].kind, items["loss"].kind) == (lsp.CompletionItemKind.Class, lsp.CompletionItemKind.Function)
-    assert items["return"].kind == lsp.CompletionItemKind.Keyword
-    assert sorted(items, key=lambda k: items[k].sort_text)[:6] == ["g", "l", "lr", "m", "x", "y"]
-
-
-async def test_completion_of_dims_after_over(session: Session) -> None:
-    items = await complete(session, "z = sum(x, over=$0")
-    assert [(i.label, i.detail) for i in items] == [
-        ("b", "generic dim of step"), ("D", "dim D = 4"), ("H", "dim H = 8"), ("C", "dim C = 3")]
+    items, want = await complete(session, "z = $0")
+    assert [sent(i) for i in items] == [as_sent(c) for c in want]
+    kinds = {i.label: i.kind for i in items}
+    # the server's mapping of the checker's kinds
+    assert (kinds["relu"], kinds["loss"], kinds["Mlp"]) == (
+        lsp.CompletionItemKind.Function, lsp.CompletionItemKind.Function, lsp.CompletionItemKind.Class)
+    assert (kinds["D"], kinds["b"], kinds["g"], kinds["m"]) == (
+        lsp.CompletionItemKind.Constant, lsp.CompletionItemKind.TypeParameter, lsp.CompletionItemKind.Variable,
+        lsp.CompletionItemKind.Variable)
+    assert kinds["return"] == lsp.CompletionItemKind.Keyword
 
 
 # ====================================================================== signature help
@@ -186,12 +168,13 @@ async def test_signature_help(session: Session) -> None:
     uri = session.open(text)
     h = await session.client.text_document_signature_help_async(lsp.SignatureHelpParams(
         session.doc(uri), session.pos(uri, offset)))
+    want = ide.signature_help(check_text(text), offset)
     (sig,) = h.signatures
-    assert sig.label == "value_and_grad(loss, m: Mlp, x: [b D], y: [b] Index[C]) -> ([] NonNeg, Grad[Mlp])"
-    assert [sig.label[a:b] for a, b in (p.label for p in sig.parameters)] == ["loss", "m: Mlp", "x: [b D]", "y: [b] Index[C]"]
-    assert h.active_parameter == 3 and h.active_signature == 0
-    assert sig.documentation.value == ("Calls `loss` and returns its value and its gradient with respect to the params "
-                                       "of `m: Mlp`.")
+    (want_sig,) = want.signatures
+    assert sig.label == want_sig.label
+    assert [p.label for p in sig.parameters] == list(want_sig.parameters)  # ASCII: code points are UTF-16 units
+    assert (h.active_signature, h.active_parameter) == (want.active_signature, want.active_parameter)
+    assert sig.documentation == lsp.MarkupContent(lsp.MarkupKind.Markdown, want_sig.documentation)
 
 
 async def test_signature_help_label_offsets_are_utf16(session: Session) -> None:
@@ -212,15 +195,15 @@ async def test_inlay_hints(session: Session) -> None:
     end = len(PROGRAM)
     hints = await session.client.text_document_inlay_hint_async(lsp.InlayHintParams(
         text_document=session.doc(uri), range=session.range(uri, 0, end)))
-    assert [(h.position, h.label, h.kind) for h in hints] == [
-        (session.pos(uri, at("l, g") + 1), ": [] NonNeg", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("g = value") + 1), ": Grad[Mlp]", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("m = Mlp") + 1), ": Mlp", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("x = randn") + 1), ": [16 D]", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("y = randint") + 1), ": [16] Index[C]", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("i in") + 1), ": Int", lsp.InlayHintKind.Type),
-        (session.pos(uri, at("l = step") + 1), ": [] NonNeg", lsp.InlayHintKind.Type),
-    ]
+    want = ide.inlay_hints(check_text(PROGRAM), Span(0, end))
+    assert want and [(h.position, h.label, h.kind) for h in hints] == [
+        (session.pos(uri, w.offset), w.label, lsp.InlayHintKind.Type) for w in want]
+    # a range gets the hints inside it
+    start = at("fn main")
+    hints = await session.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=session.doc(uri), range=session.range(uri, start, end)))
+    assert [h.label for h in hints] == [w.label for w in ide.inlay_hints(check_text(PROGRAM), Span(start, end))]
+    assert len(hints) < len(want)
 
 
 def decode(data: list[int], text: str, legend_types, legend_mods, encoding: str):
@@ -241,58 +224,38 @@ def decode(data: list[int], text: str, legend_types, legend_mods, encoding: str)
 
 
 async def test_semantic_tokens(session: Session) -> None:
+    # non-ASCII names (Mé) and tokens on many lines: the relative encoding in the client's units
     text = "dim D = 4\n\nmodel Mé:\n    param w: [D]\n    buffer n: [] i64\n\nfn f(mut m: Mé, x: [b D]) -> [b D]:\n    y = x * m.w\n    return y\n"
     uri = session.open(text)
     await session.diagnostics(uri)
+    legend = session.client.initialize_result.capabilities.semantic_tokens_provider.legend
+    want = [(text[t.span.start:t.span.end], t.type, frozenset(t.modifiers))
+            for t in ide.semantic_tokens(check_text(text))]
     result = await session.client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(session.doc(uri)))
-    from quiver.server.capabilities import TOKEN_MODIFIERS, TOKEN_TYPES
-
-    assert decode(result.data, text, TOKEN_TYPES, TOKEN_MODIFIERS, session.encoding) == [
-        ("D", "typeParameter", ("declaration", "readonly")),
-        ("Mé", "class", ("declaration",)),
-        ("w", "property", ("declaration",)),
-        ("D", "typeParameter", ("readonly",)),
-        ("n", "property", ("declaration", "buffer")),
-        ("f", "function", ("declaration",)),
-        ("m", "parameter", ("declaration", "mutable")),
-        ("Mé", "class", ()),
-        ("x", "parameter", ("declaration",)),
-        ("b", "typeParameter", ("declaration",)),
-        ("D", "typeParameter", ("readonly",)),
-        ("b", "typeParameter", ()),
-        ("D", "typeParameter", ("readonly",)),
-        ("y", "variable", ("declaration",)),
-        ("x", "parameter", ()),
-        ("m", "parameter", ("mutable",)),
-        ("w", "property", ()),
-        ("y", "variable", ()),
-    ]
+    got = decode(result.data, text, legend.token_types, legend.token_modifiers, session.encoding)
+    assert [(w, t, frozenset(m)) for w, t, m in got] == want
+    assert ("Mé", "class", ("declaration",)) in got and ("n", "property", ("declaration", "buffer")) in got
+    start = text.index("    y =")
     ranged = await session.client.text_document_semantic_tokens_range_async(lsp.SemanticTokensRangeParams(
-        text_document=session.doc(uri), range=session.range(uri, text.index("    y ="), len(text))))
-    assert [w for w, _, _ in decode(ranged.data, "\n" * 7 + text.split("\n", 7)[7], TOKEN_TYPES, TOKEN_MODIFIERS,
-                                    session.encoding)] == ["y", "x", "m", "w", "y"]
+        text_document=session.doc(uri), range=session.range(uri, start, len(text))))
+    assert [w for w, _, _ in decode(ranged.data, "\n" * 7 + text.split("\n", 7)[7], legend.token_types,
+                                    legend.token_modifiers, session.encoding)] == ["y", "x", "m", "w", "y"]
 
 
 async def test_code_lenses(session: Session) -> None:
     uri = await opened(session)
     lenses = await session.client.text_document_code_lens_async(lsp.CodeLensParams(session.doc(uri)))
-    got = [(session.texts[uri][:1] and lens.range.start.line, lens.command.title, lens.command.command,
-            list(lens.command.arguments)) for lens in lenses]
-    assert got == [
-        (11, "reads 2 of 4 params of Mlp — never w2, b2", "quiver.showParamReads", [uri, "hidden"]),
-        (14, "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", [uri, "forward"]),
-        (17, "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", [uri, "loss"]),
-        (20, "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", [uri, "step"]),
-        (21, "loss reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", [uri, "loss"]),
-        (28, "▶ Run", "quiver.runFile", [uri]),
-    ]
-    # the lens command works, and shows the chains
+    analysis = check_text(PROGRAM)
+    want = ide.code_lenses(analysis)
+    # each lens at its range, its command given the document first
+    assert [(lens.range, lens.command.title, lens.command.command, list(lens.command.arguments)) for lens in lenses] == [
+        (session.range(uri, w.span.start, w.span.end), w.title, w.command, [uri, *w.arguments]) for w in want]
+    assert [lens.command.command for lens in lenses].count("quiver.runFile") == 1
+    # the lens command answers with the checker's report, and shows it
     text = await session.command("quiver.showParamReads", uri, "forward")
-    assert text == ("forward(m: Mlp) reads w1, b1, w2 — never b2\n"
-                    "  w1: hidden(...) in forward (line 16) -> m.w1 in hidden (line 13)\n"
-                    "  b1: hidden(...) in forward (line 16) -> m.b1 in hidden (line 13)\n"
-                    "  w2: m.w2 in forward (line 16)")
+    assert text == ide.param_reads_report(analysis, "forward")
     assert session.client.messages[-1].message == text
+    assert session.client.messages[-1].type == lsp.MessageType.Info
 
 
 # ====================================================================== code actions
@@ -314,10 +277,13 @@ async def test_quick_fix_for_e0411(session: Session) -> None:
     at_l = text.index("l = value_and_grad")
     found = await actions(session, uri, at_l, at_l + 1, only=[lsp.CodeActionKind.QuickFix])
     (fix,) = [a for a in found if a.diagnostics and a.diagnostics[0].code == "E0411"]
-    assert fix.title == "Bind the gradient too: l, g = ..."
+    analysis = check_text(text)
+    (want,) = [a for a in ide.code_actions(analysis, Span(at_l, at_l + 1)) if a.diagnostic.code == "E0411"]
+    assert fix.title == want.title
     assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
-    assert list(fix.diagnostics) == [e0411]
-    assert fix.edit.changes == {uri: (lsp.TextEdit(session.range(uri, at_l + 1, at_l + 1), ", g"),)}
+    assert list(fix.diagnostics) == [e0411]  # the same diagnostic as published
+    assert fix.edit.changes == {uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text)
+                                           for e in want.edits)}
 
 
 async def test_quick_fix_did_you_mean(session: Session) -> None:
@@ -326,8 +292,10 @@ async def test_quick_fix_did_you_mean(session: Session) -> None:
     await session.diagnostics(uri)
     bad = text.index("ww2")
     (fix,) = await actions(session, uri, bad, bad, only=[lsp.CodeActionKind.QuickFix])
-    assert fix.title == "Change to 'w2'"
-    assert fix.edit.changes == {uri: (lsp.TextEdit(session.range(uri, bad, bad + 3), "w2"),)}
+    (want,) = ide.code_actions(check_text(text), Span(bad, bad))
+    assert fix.title == want.title
+    assert fix.edit.changes == {uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text)
+                                           for e in want.edits)}
 
 
 async def test_run_action_is_offered_for_a_file_with_main(session: Session) -> None:
@@ -347,6 +315,23 @@ async def test_run_action_is_offered_for_a_file_with_main(session: Session) -> N
     no_main = session.open("dim D = 3\n")
     await session.diagnostics(no_main)
     assert await raw_actions(no_main) == []
+
+
+async def test_run_is_offered_by_the_checkers_rule(session: Session) -> None:
+    """The Run action and lens follow ide.runnable, the rule `quiver run` applies:
+    a `main` that takes parameters checks clean but cannot be run."""
+    for text in ("fn main():\n    print(1)\n", "fn main(n: Int):\n    print(n)\n",
+                 "extern fn main() from \"m:main\"\n"):
+        uri = session.open(text)
+        assert [d for d in await session.diagnostics(uri) if d.severity == lsp.DiagnosticSeverity.Error] == []
+        runnable = ide.runnable(check_text(text))
+        result = await session.client.text_document_code_action_async(lsp.CodeActionParams(
+            text_document=session.doc(uri), range=session.range(uri, 0, 0),
+            context=lsp.CodeActionContext(diagnostics=[], only=["source.run"])))
+        assert len(result or []) == (1 if runnable else 0), text
+        lenses = await session.client.text_document_code_lens_async(lsp.CodeLensParams(session.doc(uri)))
+        assert [lens.command.command for lens in lenses or []].count("quiver.runFile") == (1 if runnable else 0), text
+    assert ide.runnable(check_text("fn main():\n    print(1)\n"))
 
 
 async def test_position_encoding_is_honoured_by_features(session: Session) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from quiver.checker import check_text
+
 NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
 
@@ -87,9 +89,10 @@ def test_neovim_gets_diagnostics_and_hover(tmp_path: Path) -> None:
     line = SOURCE.splitlines()[4]
     col = len(line[:line.index("totl")].encode("utf-8"))
     docs = (Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md").as_uri()
+    (d,) = check_text(SOURCE).diagnostics  # its message is the checker's (pinned in tests/checker)
     assert out["diagnostics"] == [{
         "lnum": 4, "col": col, "end_col": col + 4, "code": "E0101", "severity": 1, "source": "quiver",
-        "message": "unknown name 'totl'; did you mean 'total'?", "href": f"{docs}#e0101",
+        "message": d.message, "href": f"{docs}#e0101",
     }]
     assert out["hover"] == "```quiver\n(local) total: [2 D]\n```"
     assert out["cleared"]
