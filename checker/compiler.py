@@ -52,8 +52,6 @@ def attr(obj: str, name: str) -> str:
     return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
 
 
-_ELEMS = {"f32": "rt.f32", "f16": "rt.f16", "bf16": "rt.bf16", "f64": "rt.f64", "i32": "rt.i32", "i64": "rt.i64",
-          "bool": "rt.bool_"}
 
 
 def elem_expr(e: T.Elem) -> str:
@@ -64,7 +62,7 @@ def elem_expr(e: T.Elem) -> str:
         return "rt.nonneg"
     if e.dtype == "f32" and e.refine == "prob":
         return "rt.prob"
-    return _ELEMS[e.dtype]
+    return "rt." + T.DTYPES[e.dtype][1]
 
 
 class _Writer:

@@ -20,10 +20,7 @@ from . import types as T
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
-ELEM_TYPES = {
-    "Float": T.F32, "f32": T.F32, "f16": T.Elem("f16"), "bf16": T.Elem("bf16"), "f64": T.Elem("f64"),
-    "i32": T.Elem("i32"), "i64": T.I64, "Int": T.I64, "Bool": T.BOOL, "NonNeg": T.NONNEG, "Prob": T.PROB,
-}
+ELEM_TYPES = T.ELEM_TYPES
 DEVICES = ("cpu", "cuda", "mps")
 # Names every compiled model has as methods (see runtime/_model.py); a field
 # with one of them would hide it from Python users.

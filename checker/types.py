@@ -83,8 +83,19 @@ def is_one(d: Dim) -> bool:
 
 # ------------------------------------------------------------------ element types
 
-FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
-INT_DTYPES = ("i32", "i64")
+# The one table of element types. Each dtype: its family and the name of its
+# element spec in the runtime (`rt.f16`, ...), which compiled code uses.
+DTYPES: dict[str, tuple[str, str]] = {
+    "f16": ("float", "f16"),
+    "bf16": ("float", "bf16"),
+    "f32": ("float", "f32"),
+    "f64": ("float", "f64"),
+    "i32": ("int", "i32"),
+    "i64": ("int", "i64"),
+    "bool": ("bool", "bool_"),
+}
+FLOAT_DTYPES = tuple(d for d, (family, _) in DTYPES.items() if family == "float")
+INT_DTYPES = tuple(d for d, (family, _) in DTYPES.items() if family == "int")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +141,14 @@ NONNEG = Elem("f32", "nonneg")
 PROB = Elem("f32", "prob")
 I64 = Elem("i64")
 BOOL = Elem("bool")
+
+
+# How element types are written in Quiver (after the shape: `[b D] f64`).
+# `Float`, `Int` and `Bool` written alone, without a shape, are numbers.
+ELEM_TYPES: dict[str, Elem] = {
+    "Float": F32, "f32": F32, "f16": Elem("f16"), "bf16": Elem("bf16"), "f64": Elem("f64"),
+    "i32": Elem("i32"), "i64": I64, "Int": I64, "Bool": BOOL, "NonNeg": NONNEG, "Prob": PROB,
+}
 
 
 def with_refine(elem: Elem, refine: str | None) -> Elem:

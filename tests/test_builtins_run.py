@@ -206,3 +206,15 @@ def test_every_builtin_is_compiled_and_run_by_this_file() -> None:
     called = set(re.findall(r"\b([A-Za-z_][A-Za-z_0-9]*)\(", SRC))
     # (print, range and value_and_grad run in tests/test_run.py and tests/runtime.)
     assert set(BUILTINS) - {"print", "range", "value_and_grad"} <= called
+
+
+def test_each_element_type_of_the_checker_is_one_of_the_runtime() -> None:
+    # checker/types.py's DTYPES is the one table of element types; the
+    # compiler writes rt.<name> for each, which must be that dtype.
+    from quiver.checker import types as T
+
+    torch_dtypes = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
+                    "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+    assert set(T.DTYPES) == set(torch_dtypes)
+    for dtype, (_family, rt_name) in T.DTYPES.items():
+        assert getattr(quiver.runtime, rt_name).dtype == torch_dtypes[dtype], (dtype, rt_name)

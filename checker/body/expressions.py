@@ -14,7 +14,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import TypeContext, suggest
+from ..declarations import NUMBER_TYPES, TypeContext, suggest
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
@@ -422,7 +422,7 @@ class ExpressionRules:
             return T.UNKNOWN
         # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
         elem_only = isinstance(target_expr, A.NamedType) and (
-            target_expr.name.text in ("f16", "bf16", "f32", "f64", "i32", "i64", "NonNeg", "Prob")
+            (target_expr.name.text in T.ELEM_TYPES and target_expr.name.text not in NUMBER_TYPES)
             or target_expr.name.text == "Index"
         )
         ctx = self.type_context()
