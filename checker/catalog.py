@@ -149,7 +149,7 @@ E0003 = _code(
 
 E0004 = _code(
     "E0004", "unbalanced brackets",
-    "{what}",
+    "'{bracket}' {problem}",
     """
     Every `(` needs a matching `)` and every `[` a matching `]`. A bracket that is
     never closed is reported at the bracket that opens it, a stray closing bracket
@@ -167,7 +167,7 @@ E0004 = _code(
 
 E0005 = _code(
     "E0005", "bad indentation",
-    "{what}",
+    "this line {problem}",
     """
     Blocks are marked by indentation, as in Python. A line is indented more than
     the block it is in, or dedents to a column that no enclosing block uses.
@@ -717,7 +717,7 @@ E0209 = _code(
 
 E0210 = _code(
     "E0210", "not enough dims",
-    "{what}",
+    "{operation} needs {needed}, found {found}",
     """
     The operation needs more dims than the tensor has: `@` needs at least one on
     each side, `transpose` two, indexing one.
@@ -800,7 +800,7 @@ E0302 = _code(
 
 E0303 = _code(
     "E0303", "invalid Grad type",
-    "{what}",
+    "{type}: {reason}",
     """
     `Grad[M]` is the type of a gradient with respect to the params of model M, so
     its argument must be a model. Gradients come only from value_and_grad:
@@ -921,7 +921,7 @@ E0308 = _code(
 
 E0309 = _code(
     "E0309", "misused element type",
-    "{what}",
+    "element type {elem}: {reason}",
     """
     Element types (f64, NonNeg, Index[C], ...) describe the values of a tensor and
     are written after its shape: `[] f64` is a scalar tensor. Alone they are not
@@ -1149,7 +1149,7 @@ E0408 = _code(
 
 E0409 = _code(
     "E0409", "not callable",
-    "{what}",
+    "{callee} cannot be called: {reason}",
     """
     Only functions, extern functions, built-ins and `M.init` can be called.
     The right side of `|>` is a call or a function name: `x |> f(y)` means
@@ -1299,7 +1299,7 @@ E0502 = _code(
 
 E0503 = _code(
     "E0503", "invalid mut",
-    "{what}",
+    "'mut {name}': {reason}",
     """
     `mut` marks a model parameter whose fields the function may assign. Tensors
     and numbers are values and are never mutated; extern fns cannot take a

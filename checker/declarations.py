@@ -260,7 +260,7 @@ class TypeContext:
         name = e.name.text
         if name == "Index":
             if e.arg is None:
-                self.diagnostics.append(C.E0309.at(e.span, what="Index needs the dim it indexes, as in Index[C]"))
+                self.diagnostics.append(C.E0309.at(e.span, elem="Index", reason="Index needs the dim it indexes, as in Index[C]"))
                 return None
             dim = self.dim(A.DimName(e.arg.span, e.arg.text))
             return T.index_of(dim)
@@ -272,7 +272,7 @@ class TypeContext:
             )
             return None
         if e.arg is not None:
-            self.diagnostics.append(C.E0309.at(e.span, what=f"{name} takes no argument"))
+            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
             return None
         return elem
 
@@ -290,7 +290,7 @@ class TypeContext:
         if name == "Grad":
             return self._grad(t)
         if t.arg is not None and name != "Index":
-            self.diagnostics.append(C.E0309.at(t.span, what=f"{name} takes no argument"))
+            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
             return T.UNKNOWN
         if name in NUMBER_TYPES:
             return NUMBER_TYPES[name]
@@ -304,7 +304,7 @@ class TypeContext:
         if name in ELEM_TYPES or name == "Index":
             written = name if t.arg is None else f"{name}[...]"
             self.diagnostics.append(
-                C.E0309.at(t.span, what=f"{written} is an element type; write [] {written} for a scalar tensor")
+                C.E0309.at(t.span, elem=written, reason=f"it is not a type by itself; write [] {written} for a scalar tensor")
             )
             return T.UNKNOWN
         if kind is not None:
@@ -317,7 +317,7 @@ class TypeContext:
     def _grad(self, t: A.NamedType) -> T.Type:
         arg = t.arg
         if arg is None:
-            self.diagnostics.append(C.E0303.at(t.span, what="Grad needs a model, as in Grad[Mlp]"))
+            self.diagnostics.append(C.E0303.at(t.span, type="Grad", reason="Grad needs a model, as in Grad[Mlp]"))
             return T.UNKNOWN
         if isinstance(arg, A.NamedType) and arg.arg is None:
             kind = self.kind(arg.name.text)
@@ -331,19 +331,19 @@ class TypeContext:
                 self.diagnostics.append(C.E0102.at(arg.name.span, what="model", name=arg.name.text,
                                                    hint=suggest(arg.name.text, models)))
                 return T.UNKNOWN
-        inner = _type_text(arg)
-        self.diagnostics.append(C.E0303.at(t.span, what=f"Grad[{inner}]: {inner} is not a model"))
+        inner = type_text(arg)
+        self.diagnostics.append(C.E0303.at(t.span, type=f"Grad[{inner}]", reason=f"{inner} is not a model"))
         return T.UNKNOWN
 
 
-def _type_text(t: A.TypeExpr) -> str:
+def type_text(t: A.TypeExpr) -> str:
     if isinstance(t, A.TensorType):
         dims = " ".join(d.name if isinstance(d, A.DimName) else str(d.value) for d in t.dims)
         elem = "" if t.elem is None else " " + t.elem.name.text + (f"[{t.elem.arg.text}]" if t.elem.arg else "")
         return f"[{dims}]{elem}"
     if isinstance(t, A.TupleType):
-        return "(" + ", ".join(_type_text(x) for x in t.items) + ")"
-    return t.name.text + (f"[{_type_text(t.arg)}]" if t.arg is not None else "")
+        return "(" + ", ".join(type_text(x) for x in t.items) + ")"
+    return t.name.text + (f"[{type_text(t.arg)}]" if t.arg is not None else "")
 
 
 def _kind_word(kind: str) -> str:
@@ -548,9 +548,9 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
             continue
         seen[p.name.text] = p
         if p.mut and isinstance(item, A.ExternDecl):
-            ctx.diagnostics.append(C.E0503.at(p.span, what="an extern fn cannot take a mut parameter"))
+            ctx.diagnostics.append(C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter"))
         elif p.mut and not isinstance(ty, (T.ModelT, T.UnknownT)):
-            ctx.diagnostics.append(C.E0503.at(p.span, what=f"only a model can be mut; '{p.name.text}' is {T.describe(ty)}"))
+            ctx.diagnostics.append(C.E0503.at(p.span, name=p.name.text, reason=f"only a model can be mut, and this is {T.describe(ty)}"))
         params.append(ParamInfo(p.name.text, p.mut, ty, p))
     bound = list(ctx.generics)
     for p in params:

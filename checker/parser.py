@@ -25,7 +25,7 @@ from lark.lexer import LexerThread
 from . import ast as A
 from . import catalog as C
 from .diagnostics import LocalDiagnostic
-from .syntax_messages import describe_unexpected
+from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
 
 # Deeper expressions are refused (E0009): nobody writes them, and it keeps every
 # recursive pass over the tree far from Python's recursion limit.
@@ -490,7 +490,7 @@ def parse_item(text: str) -> ItemParse:
         # Indented text before the first item (items always start at column 0).
         first = len(text) - len(text.lstrip())
         end = _line_end(text, first)
-        return ItemParse(text, None, (C.E0005.at(A.Span(first, end), what="unexpected indentation"),))
+        return ItemParse(text, None, (C.E0005.at(A.Span(first, end), problem=UNEXPECTED_INDENT),))
     with _lock:
         return _Recovery(text).run()
 
@@ -533,7 +533,7 @@ class _Recovery:
                     start = _end(e.token) - len(_LAST_LINE.split(e.token)[-1])
                     diag = C.E0005.at(
                         A.Span(start, max(start + 1, _end(e.token))),
-                        what="unindent does not match any outer indentation level",
+                        problem="dedents to a column that no enclosing block uses",
                     )
                     self._recover(diag, _end(e.token))
                     continue
@@ -692,18 +692,18 @@ class _Recovery:
             elif tok.type in ("RPAR", "RSQB"):
                 want = "LPAR" if tok.type == "RPAR" else "LSQB"
                 if not stack:
-                    problems.append((1, C.E0004.at(_tok_span(tok), what=f"unmatched '{tok}'"), _start(tok)))
+                    problems.append((1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem="has no opening bracket"), _start(tok)))
                 elif stack[-1].type != want:
                     opener = stack[-1]
                     closer = ")" if opener.type == "LPAR" else "]"
-                    what = f"'{tok}' does not match '{opener}'; expected '{closer}'"
-                    problems.append((1, C.E0004.at(_tok_span(tok), what=what), _start(tok)))
+                    problem = f"does not match '{opener}'; expected '{closer}'"
+                    problems.append((1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem=problem), _start(tok)))
                 else:
                     stack.pop()
         for opener in stack:
             closer = ")" if opener.type == "LPAR" else "]"
-            what = f"'{opener}' is never closed; expected '{closer}'"
-            problems.append((2, C.E0004.at(_tok_span(opener), what=what), _start(opener)))
+            problem = f"is never closed; expected '{closer}'"
+            problems.append((2, C.E0004.at(_tok_span(opener), bracket=str(opener), problem=problem), _start(opener)))
         return problems
 
 

@@ -190,7 +190,7 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
                           found=f"{_found(token)} (the right side of |> is a call such as f(y); "
                                 "put the pipe in parentheses to go on)"), span.start
     if token.type == "_INDENT":
-        return C.E0005.at(span, what="unexpected indentation"), span.start
+        return C.E0005.at(span, problem=UNEXPECTED_INDENT), span.start
     tail = [v.type if isinstance(v, Token) else None for v in stack[-2:]]
     if tail == ["COLON", "_NL"]:
         # A block header whose block is missing.
@@ -199,6 +199,9 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
     context = _context(stack, expected)
     in_args = context in (" in the argument list", " in the parameter list", " inside the parentheses", " in the brackets")
     return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=_found(token)), span.start
+
+
+UNEXPECTED_INDENT = "is indented more than its block"
 
 
 def _token_span(token: Token, text: str) -> Span:

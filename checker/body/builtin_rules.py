@@ -89,7 +89,8 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if t.rank < 2:
-            self.diags.append(C.E0210.at(bound["x"].node.span, what=f"transpose needs 2 dims or more, found {t}"))
+            self.diags.append(C.E0210.at(bound["x"].node.span, operation="transpose", needed="2 dims or more",
+                                         found=str(t)))
             return T.UNKNOWN
         return T.TensorT(t.dims[:-2] + (t.dims[-1], t.dims[-2]), t.elem)
 
@@ -274,8 +275,8 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if not t.elem.is_float or t.elem.refine is not None:
-            self.diags.append(C.E0309.at(bound["shape"].node.span,
-                                         what=f"randn gives plain floats; found element type {t.elem}"))
+            self.diags.append(C.E0309.at(bound["shape"].node.span, elem=str(t.elem),
+                                         reason="randn gives plain floats (Float, f16, bf16 or f64)"))
             return T.UNKNOWN
         return t
 
@@ -286,8 +287,8 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if t.elem.index is None:
-            self.diags.append(C.E0309.at(bound["shape"].node.span,
-                                         what=f"randint needs an Index[C] element type, as in [64] Index[C]; found {t.elem}"))
+            self.diags.append(C.E0309.at(bound["shape"].node.span, elem=str(t.elem),
+                                         reason="randint needs an Index[C] element type, as in [64] Index[C]"))
             return T.UNKNOWN
         return t
 

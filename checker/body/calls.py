@@ -33,7 +33,8 @@ class CallRules:
         if isinstance(target, A.Name):
             return self.call(e, target, (), env, e.left, None)
         self.value(e.left, env)
-        self.diags.append(C.E0409.at(target.span, what="the right side of |> must be a function or a call, as in x |> f(y)"))
+        self.diags.append(C.E0409.at(target.span, callee=expr_text(target),
+                                         reason="the right side of |> must be a function or a call, as in x |> f(y)"))
         return T.UNKNOWN
 
     def call(self: BodyChecker, node: A.Node, func: A.Expr, args: tuple[A.Arg, ...], env: Env, piped: A.Expr | None,
@@ -54,21 +55,23 @@ class CallRules:
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
             if isinstance(recv, T.ModelT):
-                self.diags.append(C.E0409.at(func.span, what=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)"))
+                self.diags.append(C.E0409.at(func.span, callee=expr_text(func),
+                                                 reason=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)"))
             else:
                 self.field_access(func, env)
             self._eval_args(call_args, env)
             return T.UNKNOWN
         if not isinstance(func, A.Name):
             self.value(func, env)
-            self.diags.append(C.E0409.at(func.span, what="only a function can be called"))
+            self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason="only a function can be called"))
             self._eval_args(call_args, env)
             return T.UNKNOWN
         var = env.vars.get(func.name)
         if var is not None:
             self.name(func, env)
             if not isinstance(var.type, T.UnknownT):
-                self.diags.append(C.E0409.at(func.span, what=f"'{func.name}' is {T.describe(var.type)}, not a function"))
+                self.diags.append(C.E0409.at(func.span, callee=f"'{func.name}'",
+                                                 reason=f"it is {T.describe(var.type)}, not a function"))
             self._eval_args(call_args, env)
             return T.UNKNOWN
         ftype = self.expr(func, env)
@@ -81,9 +84,10 @@ class CallRules:
         if isinstance(ftype, T.BuiltinRefT):
             return self.builtin_call(node, BUILTINS[ftype.name], call_args, env, paren)
         if isinstance(ftype, T.ModelClassT):
-            self.diags.append(C.E0409.at(func.span, what=f"{func.name} is a model; create one with {func.name}.init(seed=0)"))
+            self.diags.append(C.E0409.at(func.span, callee=func.name,
+                                         reason=f"it is a model; create one with {func.name}.init(seed=0)"))
         elif isinstance(ftype, T.ModeT):
-            self.diags.append(C.E0409.at(func.span, what="Eval is a mode, not a function; write Eval"))
+            self.diags.append(C.E0409.at(func.span, callee="Eval", reason="it is a mode, not a function; write Eval"))
         self._eval_args(call_args, env)
         return T.UNKNOWN
 

@@ -14,7 +14,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import NUMBER_TYPES, TypeContext, suggest
+from ..declarations import NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
@@ -273,7 +273,8 @@ class ExpressionRules:
             return T.UNKNOWN
         dims = S.matmul(lt.dims, rt.dims)
         if dims == "scalar":
-            self.diags.append(C.E0210.at(node.span, what=f"'@' needs tensors of rank 1 or more, found {lt} @ {rt}"))
+            self.diags.append(C.E0210.at(node.span, operation="'@'", needed="tensors of rank 1 or more",
+                                         found=f"{lt} @ {rt}"))
             return T.UNKNOWN
         if isinstance(dims, S.DimClash):
             self.diags.append(C.E0203.at(node.span, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right)))
@@ -408,7 +409,7 @@ class ExpressionRules:
             return t
         if isinstance(t, T.TensorT):
             if t.rank == 0:
-                self.diags.append(C.E0210.at(e.span, what=f"cannot index {t}: it has no dims"))
+                self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=str(t)))
                 return T.UNKNOWN
             return T.TensorT(t.dims[1:], t.elem)
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
@@ -418,7 +419,8 @@ class ExpressionRules:
         src = self.value(e.value, env)
         target_expr = e.type
         if isinstance(target_expr, A.NamedType) and target_expr.name.text == "Grad":
-            self.diags.append(C.E0303.at(e.type.span, what="a value cannot be cast to a gradient type"))
+            self.diags.append(C.E0303.at(e.type.span, type=type_text(e.type),
+                                         reason="a value cannot be cast to a gradient type"))
             return T.UNKNOWN
         # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
         elem_only = isinstance(target_expr, A.NamedType) and (

@@ -307,7 +307,7 @@ def test_calling_something_that_is_not_a_function() -> None:
     check("""
     fn f(m: Mlp) -> Int:
         m.w1(1)
-    #   ^^^^ E0409: models have no methods; write w1(m, ...)
+    #   ^^^^ E0409: m.w1 cannot be called: models have no methods; write w1(m, ...)
         return 0
     """)
 
@@ -430,7 +430,7 @@ def test_as_grad_is_e0303() -> None:
     check("""
     fn f(x: [D H]) -> Int:
         g = x as Grad[Mlp]
-    #            ^^^^^^^^^ E0303: a value cannot be cast to a gradient type
+    #            ^^^^^^^^^ E0303: Grad[Mlp]: a value cannot be cast to a gradient type
         print(g)
         return 0
     """)

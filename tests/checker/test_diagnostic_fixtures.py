@@ -48,7 +48,7 @@ def test_e0001_invalid_utf8_points_at_the_byte() -> None:
 def test_e0005_unexpected_indentation() -> None:
     src = "fn main():\n    x = 1\n      print(x)\n"
     d = _only(check_text(src))
-    assert (d.code, d.message) == ("E0005", "unexpected indentation")
+    assert (d.code, d.message) == ("E0005", "this line is indented more than its block")
     start = src.index("      print")
     assert (d.span.start, d.span.end) == (start, start + 6)
 
@@ -56,7 +56,7 @@ def test_e0005_unexpected_indentation() -> None:
 def test_e0005_inconsistent_dedent() -> None:
     src = "fn main():\n    if True:\n        x = 1\n      print(x)\n"
     d = _only(check_text(src))
-    assert (d.code, d.message) == ("E0005", "unindent does not match any outer indentation level")
+    assert (d.code, d.message) == ("E0005", "this line dedents to a column that no enclosing block uses")
     start = src.index("      print")
     assert (d.span.start, d.span.end) == (start, start + 6)
 

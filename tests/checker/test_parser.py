@@ -153,7 +153,7 @@ def test_items_are_cut_at_column_zero() -> None:
         ("model M\n    param w: [3] = zeros\n", ("E0003", "expected ':' or 'on' after the model name, found the end of the line", "\n")),
         ("fn main():\n    if True\n        pass\n", ("E0003", "expected ':' after the condition, found the end of the line", "\n")),
         ("fn main():\n    if True:\n    pass\n", ("E0003", "expected an indented block after the condition, found keyword 'pass'", "pass")),
-        ("fn main():\n    x = 1)\n", ("E0004", "unmatched ')'", ")")),
+        ("fn main():\n    x = 1)\n", ("E0004", "')' has no opening bracket", ")")),
         ("fn f(x: [b D) -> Int:\n    return 1\n", ("E0004", "')' does not match '['; expected ']'", ")")),
         ("fn main():\n    print((1)\n", ("E0004", "'(' is never closed; expected ')'", "(")),
         ("fn main():\n    return return\n", ("E0003", "expected a name, found keyword 'return'", "return")),
@@ -228,7 +228,7 @@ def test_empty_and_comment_only_files() -> None:
 
 def test_indented_text_before_the_first_item() -> None:
     (d,) = check_text("   x = 1\ndim D = 4\n").diagnostics
-    assert (d.code, d.message) == ("E0005", "unexpected indentation")
+    assert (d.code, d.message) == ("E0005", "this line is indented more than its block")
 
 
 def test_invalid_utf8_still_checks_the_rest() -> None:
