@@ -239,7 +239,7 @@ class TypeContext:
         if kind == "broken-dim":
             return T.DimUnknown()
         if kind is not None:
-            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=_kind_word(kind)))
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))
             return T.DimUnknown()
         if self.where == "signature":
             if name not in self.generics:
@@ -308,7 +308,7 @@ class TypeContext:
             )
             return T.UNKNOWN
         if kind is not None:
-            self.diagnostics.append(C.E0110.at(t.name.span, name=name, kind=_kind_word(kind), use="a type"))
+            self.diagnostics.append(C.E0110.at(t.name.span, name=name, kind=kind_word(kind), use="a type"))
             return T.UNKNOWN
         candidates = list(NUMBER_TYPES) + ["Mode", "Grad"] + self.all_of("model")
         self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
@@ -346,7 +346,8 @@ def type_text(t: A.TypeExpr) -> str:
     return t.name.text + (f"[{type_text(t.arg)}]" if t.arg is not None else "")
 
 
-def _kind_word(kind: str) -> str:
+def kind_word(kind: str) -> str:
+    """'a dim', 'a model', 'a function', 'an extern function' (a broken item: the same)."""
     if kind.startswith("broken-"):
         kind = kind[len("broken-"):]
     return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)

@@ -13,12 +13,12 @@ from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
-from ..declarations import suggest
+from ..declarations import kind_word, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import Ref
 from .env import Env, Loop, Var, fresh_name, same_state
 from .grad_sites import is_vag
-from .text import expr_text, kind_phrase
+from .text import expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -155,7 +155,7 @@ class FlowRules:
         name = target.name
         kind = self.global_kind(name)
         if kind is not None and name not in env.vars:
-            self.diags.append(C.E0111.at(target.span, name=name, what=kind_phrase(kind)))
+            self.diags.append(C.E0111.at(target.span, name=name, what=kind_word(kind)))
             return
         if name in self.fn.generics:
             self.diags.append(C.E0111.at(target.span, name=name, what="a generic dim of this function"))

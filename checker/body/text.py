@@ -9,11 +9,6 @@ def plural(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def kind_phrase(kind: str) -> str:
-    kind = kind.removeprefix("broken-")
-    return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern fn"}.get(kind, kind)
-
-
 
 def expr_text(e: A.Node) -> str:
     """A short rendering of an expression for messages."""
