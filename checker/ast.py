@@ -3,7 +3,7 @@
 Every node carries a `span` in offsets *relative to the start of its item*
 (see checker/items.py). Relative spans are what makes incremental parsing cheap:
 an edit elsewhere in the document shifts an item as a whole, and its tree is
-reused untouched. `Document.span_of` / `LineIndex` turn a relative span into
+reused untouched. `ItemSlot.start` and `LineIndex` turn a relative span into
 absolute offsets and line/column positions.
 
 Nodes compare by identity (`eq=False`) so they can key dictionaries of analysis

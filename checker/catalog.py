@@ -5,7 +5,7 @@ template (its `{placeholders}` are the only way a message gets its details), an
 explanation, an example that triggers it and the same example fixed. The
 checker builds diagnostics with `E0201.at(span, expected=..., found=...)` and
 never writes a message literal; `qlint --explain`, docs/diagnostics.md and the
-language server all read this table. tests/test_catalog.py checks that every
+language server all read this table. tests/checker/test_catalog.py checks that every
 example triggers its own code and every fix checks clean.
 
 Ranges: E00xx syntax, E01xx names and scopes, E02xx shapes and dims, E03xx types

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Literal
+from typing import Literal
 
 from .. import ast as A
-from .. import types as T
 from ..analysis import Analysis
 from ..declarations import (
     Declared,
@@ -136,22 +135,9 @@ class _Collector:
                 continue
             is_def = ref.kind == "local" and node in ref.defs
             self.add(node, node.span, sym, is_def)
-        # Field targets of assignments (`m.w1 = ...`) and shapes in casts are
-        # not recorded by the checker as references; they are found here.
+        # Shapes written in casts and shape literals are not references the
+        # checker records; they are found here.
         assert isinstance(self.item, A.FnDecl)
-        for stmt in _statements(self.item.body):
-            targets: tuple = ()
-            if isinstance(stmt, A.Assign):
-                targets = stmt.targets
-            elif isinstance(stmt, A.AugAssign):
-                targets = (stmt.target,)
-            for t in targets:
-                if isinstance(t, A.Field):
-                    owner = body.types.get(t.value)
-                    if isinstance(owner, T.ModelT):
-                        model = self.g.models.get(owner.name)
-                        if model is not None and model.field(t.name.text) is not None:
-                            self.add(t.name, t.name.span, Sym("member", t.name.text, owner.name))
         for stmt in self.item.body:
             for node in A.walk(stmt):
                 if isinstance(node, A.Cast):
@@ -177,18 +163,6 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
             return Sym("method", ref.name.rsplit(".", 1)[-1], ref.owner)
         return Sym("builtin", ref.name)
     return None
-
-
-def _statements(stmts: Iterable[A.Stmt]) -> Iterator[A.Stmt]:
-    for s in stmts:
-        yield s
-        if isinstance(s, A.If):
-            for b in s.branches:
-                yield from _statements(b.body)
-            if s.orelse is not None:
-                yield from _statements(s.orelse)
-        elif isinstance(s, (A.For, A.While)):
-            yield from _statements(s.body)
 
 
 
