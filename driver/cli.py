@@ -111,7 +111,7 @@ def cmd_run(args) -> int:
     except KeyboardInterrupt:
         print("quiver: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - everything the program does is reported
+    except Exception as exc:  # everything the program does is reported
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         print(rt.format_error(exc, traceback=args.traceback), file=sys.stderr)

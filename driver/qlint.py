@@ -223,7 +223,7 @@ def explain(code: str) -> str:
     c = catalog.get(code)
     if c is None:
         raise UsageError(f"unknown diagnostic code '{code}' (see qlint --list-codes)")
-    indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())  # noqa: E731
+    indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())
     parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, "", "Example:", "", indent(c.example_text)]
     if c.fixed is not None:
         parts += ["", "Fixed:", "", indent(c.fixed)]
@@ -240,7 +240,8 @@ def list_codes() -> str:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="qlint", description="Check Quiver (.qv) files: shapes, types, names and gradients.",
-        epilog="Exit status: 0 no errors, 1 errors found (or warnings with --strict), 2 usage error or unreadable input.",
+        epilog="Exit status: 0 no errors, 1 errors found (or warnings with --strict), "
+               "2 usage error or unreadable input.",
     )
     ap.add_argument("paths", nargs="*", help="files or directories (searched for *.qv); '-' reads stdin")
     ap.add_argument("--format", choices=FORMATS, help="output format (default: pretty on a terminal, else text)")

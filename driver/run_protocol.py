@@ -62,7 +62,7 @@ class RunError:
         return json.dumps(asdict(self))  # ASCII: whatever encoding stderr has
 
     @staticmethod
-    def parse(line: str) -> "RunError | None":
+    def parse(line: str) -> RunError | None:
         """The record in a line of stderr, or None when the line is not one.
         A missing end is the start; a missing kind is "runtime"."""
         try:

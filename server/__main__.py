@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             # (capabilities.py), and waits for this import rather than
             # competing with it.
             import quiver.checker.ide  # noqa: F401
+
             from . import server  # noqa: F401  (pygls, lsprotocol)
         except BaseException as exc:  # reported below, on the main thread
             failed.append(exc)
@@ -134,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                 and isinstance(message.get("params"), dict) and isinstance(message["params"].get("capabilities"), dict):
             from .capabilities import initialize_result
 
-            _write_message(stdout, {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(message["params"])})
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(message["params"])}
+            _write_message(stdout, reply)
             answered = message["id"]
 
     loader.join()

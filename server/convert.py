@@ -12,10 +12,9 @@ builds a Range or a Position.
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from collections.abc import Iterable
 
 from lsprotocol import types as lsp
-
 from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.diagnostics import Diagnostic, Severity, TextEdit
@@ -97,7 +96,7 @@ class Lines(LineIndex):
             self._known = LineIndex.line_starts.fget(self)  # type: ignore[attr-defined]
         return self._known
 
-    def edited(self, start: int, end: int, new: str) -> "Lines":
+    def edited(self, start: int, end: int, new: str) -> Lines:
         """The lines of the text with [start, end) replaced by `new`."""
         text = self.text
         result = text[:start] + new + text[end:]

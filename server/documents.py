@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 from quiver.checker import Analyzer
 from quiver.checker.analysis import Analysis

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import itertools
 import json
 import logging
@@ -35,9 +36,9 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 from urllib.parse import unquote, urlparse
 
 from quiver.run_protocol import RunError, runner_args
@@ -159,13 +160,13 @@ class RunManager:
             readers = asyncio.gather(out.pump(run.proc.stdout), err.pump(run.proc.stderr))
             try:
                 await asyncio.wait_for(asyncio.shield(run.proc.wait()), timeout=self._timeout())
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.stop(run.id, "timeout")
                 await run.proc.wait()
             try:
                 # A grandchild may hold the pipes open after the runner exits.
                 await asyncio.wait_for(readers, timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 _kill(run, signal.SIGKILL)
                 readers.cancel()
             _kill(run, signal.SIGKILL)  # whatever the program left behind
@@ -311,10 +312,8 @@ def _kill(run: Run, sig: int) -> None:
     proc = run.proc
     if proc is None or run.finished:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _source_file(uri: str, text: str) -> tuple[Path, str | None]:

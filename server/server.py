@@ -19,21 +19,22 @@ InternalError, and the server carries on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import logging
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
-
 from quiver.checker import ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -140,10 +141,8 @@ class QuiverServer(LanguageServer):
     # ------------------------------------------------------------------ plumbing
 
     def log(self, message: str, level: lsp.MessageType = lsp.MessageType.Log) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the client may be gone
             self.window_log_message(lsp.LogMessageParams(type=level, message=message))
-        except Exception:  # pragma: no cover - the client is gone
-            pass
 
     def report_server_error(self, error: Exception, source) -> None:
         # Logged, never shown as a pop-up: the handler boundary already logged it.
@@ -182,9 +181,9 @@ class QuiverServer(LanguageServer):
         analysis = doc.current_analysis
         if analysis is None or self.diagnostic_mode == "pull":
             return
+        diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), doc.run_failure_of(doc.version))
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=doc.uri, version=doc.version,
-            diagnostics=self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), doc.run_failure_of(doc.version))))
+            uri=doc.uri, version=doc.version, diagnostics=diagnostics))
 
     def diagnostics_of(self, uri: str, analysis: Analysis, lines: LineIndex,
                        failure: RunFailure | None) -> list[lsp.Diagnostic]:
@@ -499,8 +498,8 @@ async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams
 @request
 async def text_document_document_highlight(ls: QuiverServer, params: lsp.DocumentHighlightParams):
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
-        return [lsp.DocumentHighlight(range=ls.codec.range(lines, s),
-                                      kind=lsp.DocumentHighlightKind.Write if is_def else lsp.DocumentHighlightKind.Read)
+        write, read = lsp.DocumentHighlightKind.Write, lsp.DocumentHighlightKind.Read
+        return [lsp.DocumentHighlight(range=ls.codec.range(lines, s), kind=write if is_def else read)
                 for s, is_def in ide.highlights(analysis, offset)] or None
 
     return await ls.query_at(params.text_document.uri, params.position, answer)

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from quiver.checker.catalog import CODES
 from quiver.qlint import main
 

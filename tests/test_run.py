@@ -9,9 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import torch
-
 import quiver
+import torch
 from quiver.checker import check_text, ide
 from quiver.cli import main as quiver_main
 from quiver.run_protocol import CHECK, KINDS, RUNTIME, RunError, runner_args

@@ -10,10 +10,9 @@ import warnings
 
 import pytest
 import pytest_lsp
+from lsp_support import CONFIG, PROFILES, Session, init_params
 from pytest_lsp import LanguageClient
 from pytest_lsp.checks import LspSpecificationWarning
-
-from lsp_support import CONFIG, PROFILES, Session, init_params
 
 
 @pytest_lsp.fixture(config=CONFIG, params=PROFILES)

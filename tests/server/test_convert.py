@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lsprotocol import types as lsp
-
 from lsp_support import position
+from lsprotocol import types as lsp
 from quiver.checker.source import LineIndex
 from quiver.server.convert import Codec, Lines, apply_change
 
@@ -19,7 +18,7 @@ TEXT = st.lists(ALPHABET, max_size=40).map("".join)
 @given(TEXT, st.data())
 def test_edited_lines_match_a_fresh_scan(text: str, data) -> None:
     lines = Lines(text)
-    lines.line_starts  # known, so the edit carries them over
+    _ = lines.line_starts  # known, so the edit carries them over
     for _ in range(data.draw(st.integers(1, 5))):
         start = data.draw(st.integers(0, len(lines.text)))
         end = data.draw(st.integers(start, len(lines.text)))
@@ -85,7 +84,8 @@ def test_settings() -> None:
                                     "inlayHints": {"enabled": False}, "unknown": 1}})
     assert (s.diagnostics.debounce_ms, s.diagnostics.mode, s.run.timeout_seconds, s.inlay_hints, s.code_lens) == \
         (40, "pull", 2.0, False, True) and problems == []
-    s, problems = parse({"diagnostics": {"debounceMs": True, "mode": "sometimes"}, "run": "fast", "codeLens": {"enabled": 1}})
+    s, problems = parse({"diagnostics": {"debounceMs": True, "mode": "sometimes"}, "run": "fast",
+                         "codeLens": {"enabled": 1}})
     assert s == Settings()
     assert problems == [
         "quiver.diagnostics.debounceMs must be a number of milliseconds in 0..10000, found True",

@@ -13,10 +13,9 @@ import asyncio
 import random
 
 import pytest_lsp
+from lsp_support import CONFIG, ROOT, Session, init_params, position, span_range, wait_until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
-
-from lsp_support import CONFIG, ROOT, Session, init_params, position, span_range, wait_until
 from quiver.checker import check_text
 
 DOCS = (ROOT / "docs" / "diagnostics.md").as_uri()
@@ -108,11 +107,13 @@ async def test_pull_diagnostics(session: Session) -> None:
     assert report.kind == "full"
     assert [summary(d) for d in report.items] == expected(session.encoding)
     again = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri), previous_result_id=report.result_id))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri),
+                                     previous_result_id=report.result_id))
     assert again.kind == "unchanged" and again.result_id == report.result_id
     session.change(uri, 0, 0, "# a comment\n")
     third = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri), previous_result_id=report.result_id))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri),
+                                     previous_result_id=report.result_id))
     assert third.kind == "full" and third.result_id != report.result_id
     assert [d.range.start.line for d in third.items] == [10, 11, 12]
 

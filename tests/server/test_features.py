@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsprotocol import types as lsp
-
 from lsp_support import Session, cursors, position
+from lsprotocol import types as lsp
 from quiver.checker import check_text, ide
 from quiver.checker.ast import Span
 
@@ -106,8 +105,9 @@ async def test_document_symbols(session: Session) -> None:
     assert model.range == session.range(uri, at("model Mlp"), at("buffer steps: [] i64 = 0", into=24))
     assert model.selection_range == session.range(uri, at("Mlp:"), at("Mlp:") + 3)
     assert [(c.name, c.kind, c.detail) for c in model.children] == [
-        ("w1", lsp.SymbolKind.Field, "[D H]"), ("b1", lsp.SymbolKind.Field, "[H]"), ("w2", lsp.SymbolKind.Field, "[H C]"),
-        ("b2", lsp.SymbolKind.Field, "[C]"), ("steps", lsp.SymbolKind.Property, "[] i64")]
+        ("w1", lsp.SymbolKind.Field, "[D H]"), ("b1", lsp.SymbolKind.Field, "[H]"),
+        ("w2", lsp.SymbolKind.Field, "[H C]"), ("b2", lsp.SymbolKind.Field, "[C]"),
+        ("steps", lsp.SymbolKind.Property, "[] i64")]
 
 
 # ====================================================================== completion
@@ -225,7 +225,8 @@ def decode(data: list[int], text: str, legend_types, legend_mods, encoding: str)
 
 async def test_semantic_tokens(session: Session) -> None:
     # non-ASCII names (Mé) and tokens on many lines: the relative encoding in the client's units
-    text = "dim D = 4\n\nmodel Mé:\n    param w: [D]\n    buffer n: [] i64\n\nfn f(mut m: Mé, x: [b D]) -> [b D]:\n    y = x * m.w\n    return y\n"
+    text = ("dim D = 4\n\nmodel Mé:\n    param w: [D]\n    buffer n: [] i64\n\n"
+            "fn f(mut m: Mé, x: [b D]) -> [b D]:\n    y = x * m.w\n    return y\n")
     uri = session.open(text)
     await session.diagnostics(uri)
     legend = session.client.initialize_result.capabilities.semantic_tokens_provider.legend
@@ -248,8 +249,9 @@ async def test_code_lenses(session: Session) -> None:
     analysis = check_text(PROGRAM)
     want = ide.code_lenses(analysis)
     # each lens at its range, its command given the document first
-    assert [(lens.range, lens.command.title, lens.command.command, list(lens.command.arguments)) for lens in lenses] == [
-        (session.range(uri, w.span.start, w.span.end), w.title, w.command, [uri, *w.arguments]) for w in want]
+    got = [(lens.range, lens.command.title, lens.command.command, list(lens.command.arguments)) for lens in lenses]
+    assert got == [(session.range(uri, w.span.start, w.span.end), w.title, w.command, [uri, *w.arguments])
+                   for w in want]
     assert [lens.command.command for lens in lenses].count("quiver.runFile") == 1
     # the lens command answers with the checker's report, and shows it
     text = await session.command("quiver.showParamReads", uri, "forward")

@@ -11,11 +11,9 @@ import time
 
 import pytest
 import pytest_lsp
+from lsp_support import CONFIG, PROFILES, ROOT, SERVER, Session, init_params, server_env, wait_until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
-
-from lsp_support import CONFIG, PROFILES, ROOT, SERVER, Session, init_params, server_env, wait_until
-
 
 # ---------------------------------------------------------------------- raw stdio
 

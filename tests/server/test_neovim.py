@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from quiver.checker import check_text
 
 NVIM = shutil.which("nvim")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from lsp_support import Session
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcMethodNotFound
-
-from lsp_support import Session
 
 TEXT = "dim D = 3\n\nfn main():\n    x = randn([4 D], seed=1)\n    print(x)\n"
 
@@ -63,7 +62,7 @@ async def test_unknown_documents(session: Session) -> None:
 async def error_of(awaitable) -> Exception:
     try:
         await awaitable
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return exc
     raise AssertionError("expected an error reply")
 

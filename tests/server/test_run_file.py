@@ -16,12 +16,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient
-
-from pytest_lsp import ClientServerConfig
-
 from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
 from quiver.checker import check_text
 
 MAIN = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
@@ -267,7 +264,7 @@ async def test_real_runner_refuses_a_main_the_editor_does_not_offer_to_run(real:
 def _runtime_available() -> bool:
     try:
         from quiver import runtime
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
     return hasattr(runtime, "load_compiled")
 
@@ -307,7 +304,8 @@ async def test_real_runner_failure_at_run_time_is_a_diagnostic(real: LanguageCli
 @pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_can_be_stopped(real: LanguageClient, tmp_path: Path) -> None:
     s = Session(real, tmp_path)
-    text = "fn main():\n    i = 0\n    while True:\n        i = i + 1\n        if i % 1000000 == 0:\n            print(i)\n"
+    text = ("fn main():\n    i = 0\n    while True:\n        i = i + 1\n"
+            "        if i % 1000000 == 0:\n            print(i)\n")
     uri, run_id = await run(s, text)
     await wait_until(lambda: output(s, run_id).startswith("1000000\n"), 120, "the program to print")
     assert await s.command("quiver.stopRun", uri) == {"stopped": [run_id]}
