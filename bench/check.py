@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import fmt, measure, one_character_edits, size_args, summary  # noqa: E402
-from generate import generate  # noqa: E402
+from common import fmt, measure, one_character_edits, size_args, summary
+from generate import generate
 
-from quiver.checker import Analyzer  # noqa: E402
-from quiver.checker.parser import _get_parsers  # noqa: E402
+from quiver.checker import Analyzer
+from quiver.checker.parser import _get_parsers
 
 
 def main() -> None:

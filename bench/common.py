@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def measure(fn: Callable[[], object], repeat: int) -> list[float]:

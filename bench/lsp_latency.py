@@ -50,7 +50,7 @@ class Client:
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def start(cls, env: dict | None = None) -> "Client":
+    async def start(cls, env: dict | None = None) -> Client:
         proc = await asyncio.create_subprocess_exec(*SERVER, stdin=asyncio.subprocess.PIPE,
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
                                                     env=env, limit=2**24)
@@ -113,7 +113,7 @@ class Client:
             await asyncio.wait_for(self.request("shutdown", None), 10)
             self.notify("exit", None)
             await asyncio.wait_for(self.proc.wait(), 10)
-        except (asyncio.TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError):
             self.proc.kill()
             await self.proc.wait()
         self.reader.cancel()

@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import fmt, measure, one_character_edits, size_args, summary  # noqa: E402
-from generate import generate  # noqa: E402
+from common import fmt, measure, one_character_edits, size_args, summary
+from generate import generate
 
-from quiver.checker.items import ParseCache, parse_document  # noqa: E402
-from quiver.checker.parser import _get_parsers  # noqa: E402
+from quiver.checker.items import ParseCache, parse_document
+from quiver.checker.parser import _get_parsers
 
 
 def main() -> None:

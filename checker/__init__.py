@@ -5,7 +5,26 @@ Entry points: `Analyzer` (incremental, one per document), `check_text`,
 `check_bytes`, and `catalog` (every diagnostic code, documented).
 """
 
-from .analysis import Analysis, Analyzer, check_bytes, check_text
-from .diagnostics import Diagnostic, Severity
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 __all__ = ["Analysis", "Analyzer", "Diagnostic", "Severity", "check_bytes", "check_text"]
+
+if TYPE_CHECKING:
+    from .analysis import Analysis, Analyzer, check_bytes, check_text
+    from .diagnostics import Diagnostic, Severity
+
+
+def __getattr__(name: str) -> object:
+    # Loaded on first use, so that importing a light submodule (the token
+    # legend, the catalog) does not load the parser and the analysis.
+    if name in ("Analysis", "Analyzer", "check_bytes", "check_text"):
+        from . import analysis
+
+        return getattr(analysis, name)
+    if name in ("Diagnostic", "Severity"):
+        from . import diagnostics
+
+        return getattr(diagnostics, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

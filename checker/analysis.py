@@ -285,10 +285,7 @@ class Analyzer:
 
 def _same(deps: dict[str, object], meaning) -> bool:
     """Whether every recorded dependency still has the value it had."""
-    for name, value in deps.items():
-        if meaning(name) != value:
-            return False
-    return True
+    return all(meaning(name) == value for name, value in deps.items())
 
 
 def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Globals:

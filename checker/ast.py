@@ -12,8 +12,9 @@ results; `dump()` gives a structural form for tests.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from typing import Iterator, Literal, Union
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 class Node:
     span: Span
 
-    def children(self) -> Iterator["Node"]:
+    def children(self) -> Iterator[Node]:
         cls = type(self)
         names = _CHILD_FIELDS.get(cls)
         if names is None:
@@ -69,7 +70,7 @@ class DimInt(Node):
     value: int
 
 
-Dim = Union[DimName, DimInt]
+Dim = DimName | DimInt
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -93,15 +94,15 @@ class NamedType(Node):
     """`Int`, `Float`, `Mode`, a model name, `Grad[Mlp]`."""
 
     name: Ident
-    arg: "TypeExpr | None"
+    arg: TypeExpr | None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class TupleType(Node):
-    items: tuple["TypeExpr", ...]
+    items: tuple[TypeExpr, ...]
 
 
-TypeExpr = Union[TensorType, NamedType, TupleType]
+TypeExpr = TensorType | NamedType | TupleType
 
 
 # ------------------------------------------------------------------ expressions
@@ -134,42 +135,42 @@ class BoolLit(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class TupleExpr(Node):
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Unary(Node):
     op: str  # "-" or "+"
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Binary(Node):
     op: str  # + - * / % @ **
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     op_span: Span
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Compare(Node):
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     op_span: Span
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class BoolOp(Node):
     op: str  # "and" / "or"
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     op_span: Span
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Not(Node):
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -177,12 +178,12 @@ class Arg(Node):
     """One call argument; `keyword` is set for `over=C`."""
 
     keyword: Ident | None
-    value: "Expr"
+    value: Expr
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Call(Node):
-    func: "Expr"
+    func: Expr
     args: tuple[Arg, ...]
     # The span of `(...)`, for signature help and argument-count diagnostics.
     paren_span: Span
@@ -190,35 +191,32 @@ class Call(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Field(Node):
-    value: "Expr"
+    value: Expr
     name: Ident
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Index(Node):
-    value: "Expr"
-    index: "Expr"
+    value: Expr
+    index: Expr
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Pipe(Node):
     """`left |> target`: `target` is a call `f(b)` (meaning `f(left, b)`) or a name."""
 
-    left: "Expr"
-    target: "Expr"
+    left: Expr
+    target: Expr
     op_span: Span
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Cast(Node):
-    value: "Expr"
+    value: Expr
     type: TypeExpr
 
 
-Expr = Union[
-    Name, IntLit, FloatLit, StrLit, BoolLit, TupleExpr, Unary, Binary, Compare, BoolOp,
-    Not, Call, Field, Index, Pipe, Cast, TensorType,
-]
+Expr = Name | IntLit | FloatLit | StrLit | BoolLit | TupleExpr | Unary | Binary | Compare | BoolOp | Not | Call | Field | Index | Pipe | Cast | TensorType
 
 
 # ------------------------------------------------------------------ statements
@@ -271,29 +269,29 @@ class Continue(Node):
 @dataclass(frozen=True, eq=False, slots=True)
 class IfBranch(Node):
     cond: Expr
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class If(Node):
     branches: tuple[IfBranch, ...]  # the `if` and each `elif`
-    orelse: tuple["Stmt", ...] | None
+    orelse: tuple[Stmt, ...] | None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class For(Node):
     var: Ident
     iter: Expr
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class While(Node):
     cond: Expr
-    body: tuple["Stmt", ...]
+    body: tuple[Stmt, ...]
 
 
-Stmt = Union[Assign, AugAssign, ExprStmt, Return, Pass, Break, Continue, If, For, While]
+Stmt = Assign | AugAssign | ExprStmt | Return | Pass | Break | Continue | If | For | While
 
 
 # ------------------------------------------------------------------ items
@@ -359,7 +357,7 @@ class BrokenItem(Node):
     name: Ident | None
 
 
-Item = Union[DimDecl, ModelDecl, FnDecl, ExternDecl, BrokenItem]
+Item = DimDecl | ModelDecl | FnDecl | ExternDecl | BrokenItem
 
 
 def same_path(a: Node, b: Node) -> bool:

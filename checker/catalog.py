@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .ast import Span
 from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
 
-CODES: dict[str, "Code"] = {}
+CODES: dict[str, Code] = {}
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ class _Writer:
 class _FnCompiler:
     """The body of one function."""
 
-    def __init__(self, c: "Compiler", fn: FnInfo, body: BodyResult, base: int) -> None:
+    def __init__(self, c: Compiler, fn: FnInfo, body: BodyResult, base: int) -> None:
         self.c = c
         self.fn = fn
         self.body = body

@@ -129,7 +129,7 @@ class Names:
     def _all_kinds(self) -> frozenset:
         return frozenset(self.kinds.items())
 
-    def same_as(self, older: "Names | None") -> bool:
+    def same_as(self, older: Names | None) -> bool:
         """Whether `older` has the same names, kinds and dim values; if so,
         this one shares its set of all names (not rebuilt, and the same
         object for as long as the names stay the same)."""
@@ -455,7 +455,7 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     assert init is not None
     elem = ty.elem
     field = f"{_an(str(elem))} {m.kind}"
-    bad = lambda what: ctx.diagnostics.append(C.E0903.at(init.span, what=what))  # noqa: E731
+    bad = lambda what: ctx.diagnostics.append(C.E0903.at(init.span, what=what))
     value = _literal_value(init)
     if value is not None:
         if isinstance(init, A.BoolLit) != elem.is_bool:
@@ -591,7 +591,7 @@ def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
 
 def _valid_target(target: str) -> bool:
     module, sep, attr = target.partition(":")
-    ident = lambda s: s.isidentifier()  # noqa: E731
+    ident = lambda s: s.isidentifier()
     return bool(sep) and all(ident(p) for p in module.split(".")) and all(ident(p) for p in attr.split("."))
 
 

@@ -431,7 +431,7 @@ class _Builder:
 _GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text()
 _lock = threading.Lock()
 _parser: Lark | None = None
-_lexer: "_PlainLexer | None" = None
+_lexer: _PlainLexer | None = None
 
 
 class _PlainLexer:

@@ -73,7 +73,7 @@ class ReadAnalysis:
     """
 
     def __init__(self, glob: Globals, facts: dict[str, frozenset[ReadFact]],
-                 previous: "ReadAnalysis | None" = None, interfaces_changed: bool = True,
+                 previous: ReadAnalysis | None = None, interfaces_changed: bool = True,
                  erroneous: frozenset[str] = frozenset()) -> None:
         self.g = glob
         self.facts = facts

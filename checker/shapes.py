@@ -210,9 +210,7 @@ def join(a: T.Type, b: T.Type) -> T.Type | None:
         if a.elem.dtype != b.elem.dtype:
             return None
         ea, eb = a.elem, b.elem
-        if ea == eb:
-            elem = ea
-        elif ea.index is not None and eb.index is not None and T.dims_equal(ea.index, eb.index):
+        if ea == eb or ea.index is not None and eb.index is not None and T.dims_equal(ea.index, eb.index):
             elem = ea
         elif ea.nonneg and eb.nonneg:
             elem = T.Elem(ea.dtype, "nonneg")

@@ -20,7 +20,6 @@ diagnostic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 # ------------------------------------------------------------------ dims
 
@@ -58,7 +57,7 @@ class DimUnknown:
         return "?"
 
 
-Dim = Union[DimLit, DimConst, DimVar, DimUnknown]
+Dim = DimLit | DimConst | DimVar | DimUnknown
 
 
 def dim_value(d: Dim) -> int | None:
@@ -120,7 +119,7 @@ class Elem:
     def nonneg(self) -> bool:
         return self.refine in ("nonneg", "prob")
 
-    def plain(self) -> "Elem":
+    def plain(self) -> Elem:
         """The same dtype without refinement."""
         return Elem(self.dtype)
 

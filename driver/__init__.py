@@ -13,7 +13,12 @@ which must not pull in the checker, and the language server must not pull in
 torch.
 """
 
+from typing import TYPE_CHECKING
+
 __all__ = ["CheckFailed", "load"]
+
+if TYPE_CHECKING:
+    from .loader import CheckFailed, load
 __version__ = "0.1.0"
 
 

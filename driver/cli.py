@@ -17,6 +17,7 @@ shape is defined in run_protocol.py.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -69,7 +70,8 @@ def _main_problem(program: Program) -> tuple[Span | None, str] | None:
 
 def cmd_run(args) -> int:
     # Stream the program's output even through a pipe (the language server).
-    sys.stdout.reconfigure(line_buffering=True)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     as_json = args.error_format == ERROR_FORMAT
     try:
         program = compile_file(args.file)

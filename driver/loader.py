@@ -54,5 +54,5 @@ def load(path: str) -> types.ModuleType:
     from quiver import runtime as rt  # torch is imported here, not before
 
     module = rt.load_compiled(program.compiled.source, program.path)
-    module.__quiver_program__ = program
+    module.__dict__["__quiver_program__"] = program
     return module

@@ -4,7 +4,7 @@
 and lsprotocol are loaded (see __main__.py), and the pygls side returns
 exactly the same object, so the two paths cannot disagree. Besides the
 standard library it reads only the checker's semantic-token legend
-(`quiver.checker.ide.TOKEN_TYPES` / `TOKEN_MODIFIERS`): the checker decides
+(`quiver.checker.legend`): the checker decides
 what kinds of tokens there are, the server only announces them.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quiver.checker.ide import TOKEN_MODIFIERS, TOKEN_TYPES
+from quiver.checker.legend import TOKEN_MODIFIERS, TOKEN_TYPES
 
 from . import __version__
 

@@ -15,6 +15,7 @@ import bisect
 from collections.abc import Iterable
 
 from lsprotocol import types as lsp
+
 from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.diagnostics import Diagnostic, Severity, TextEdit

@@ -35,6 +35,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
 from quiver.checker import ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -137,6 +138,12 @@ class QuiverServer(LanguageServer):
         self._docs_base: str | None | bool = False  # False: not worked out yet
         self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
         self.runs = RunManager(self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds)
+
+    @property
+    def quiver_protocol(self) -> QuiverProtocol:
+        """The protocol, as the class this server was built with."""
+        assert isinstance(self.protocol, QuiverProtocol)
+        return self.protocol
 
     # ------------------------------------------------------------------ plumbing
 
@@ -351,8 +358,8 @@ def notification(fn):
 @feature(lsp.INITIALIZE)
 @notification
 def initialize(ls: QuiverServer, params: lsp.InitializeParams) -> None:
-    ls.codec = convert.Codec(capabilities.choose_encoding(ls.protocol.raw_initialize_params.get("capabilities")
-                                                          if ls.protocol.raw_initialize_params else None))
+    raw = ls.quiver_protocol.raw_initialize_params
+    ls.codec = convert.Codec(capabilities.choose_encoding(raw.get("capabilities") if raw else None))
     ls.diagnostic_mode = capabilities.diagnostic_mode(params.initialization_options)
     ls.update_settings(params.initialization_options)
 
@@ -654,7 +661,7 @@ def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) ->
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),
                         format="quiver-lsp %(levelname)s %(name)s: %(message)s")
     if answered_early is not None:
-        server.protocol.answered_early.add(answered_early)
+        server.quiver_protocol.answered_early.add(answered_early)
     # A long-running process with a large, long-lived heap (the protocol
     # types, the checker, the documents' syntax trees): what is loaded now is
     # never garbage, so the cyclic collector stops scanning it, and young

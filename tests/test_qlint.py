@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from quiver.checker.catalog import CODES
 from quiver.qlint import main
 

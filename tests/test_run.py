@@ -9,8 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import quiver
 import torch
+
+import quiver
 from quiver.checker import check_text, ide
 from quiver.cli import main as quiver_main
 from quiver.run_protocol import CHECK, KINDS, RUNTIME, RunError, runner_args

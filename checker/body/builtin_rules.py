@@ -13,12 +13,14 @@ written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # pyright: reportGeneralTypeIssues=false
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
 # a general type issue.)
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C

@@ -26,7 +26,7 @@ class Env:
     vars: dict[str, Var]
     dead: bool = False
 
-    def copy(self) -> "Env":
+    def copy(self) -> Env:
         return Env(dict(self.vars), self.dead)
 
 

@@ -289,7 +289,7 @@ class ExpressionRules:
                                              found=str(rt)))
                 return T.UNKNOWN
             return lt
-        scale = lambda t: (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")) or (  # noqa: E731
+        scale = lambda t: (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")) or (
             isinstance(t, T.TensorT) and t.rank == 0 and not t.elem.is_bool)
         if op == "*" and ((isinstance(lt, T.GradT) and scale(rt)) or (isinstance(rt, T.GradT) and scale(lt))):
             return lt if isinstance(lt, T.GradT) else rt

@@ -18,7 +18,7 @@ def expr_text(e: A.Node) -> str:
         return f"{expr_text(e.value)}.{e.name.text}"
     if isinstance(e, A.Call):
         return f"{expr_text(e.func)}(...)"
-    if isinstance(e, A.IntLit) or isinstance(e, A.FloatLit):
+    if isinstance(e, (A.IntLit, A.FloatLit)):
         return str(e.value)
     if isinstance(e, A.TensorType):
         dims = " ".join(d.name if isinstance(d, A.DimName) else str(d.value) for d in e.dims)

@@ -34,6 +34,7 @@ name are one symbol (renaming one means renaming both).
 
 from __future__ import annotations
 
+from ..legend import TOKEN_MODIFIERS, TOKEN_TYPES
 from .actions import code_actions, fixes
 from .completion import completions
 from .highlighting import semantic_tokens
@@ -42,8 +43,6 @@ from .inlay_hints import inlay_hints
 from .lenses import code_lenses, is_runnable_main, lens_title, runnable
 from .navigation import definition, document_symbols, highlights, references
 from .results import (
-    TOKEN_MODIFIERS,
-    TOKEN_TYPES,
     CodeAction,
     CodeLens,
     Completion,

@@ -1,4 +1,5 @@
-"""Answers of the IDE queries: plain frozen dataclasses in absolute code-point offsets, and the semantic-token legend."""
+"""Answers of the IDE queries: plain frozen dataclasses in absolute code-point
+offsets. (The semantic-token legend is checker/legend.py.)"""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class DocumentSymbol:
     detail: str
     span: A.Span
     focus: A.Span
-    children: tuple["DocumentSymbol", ...] = ()
+    children: tuple[DocumentSymbol, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +88,6 @@ class CodeAction:
     diagnostic: Diagnostic | None = None
     preferred: bool = False
 
-
-# The semantic token legend: standard LSP token types and modifiers, plus
-# `mutable` (a `mut` parameter) and `buffer` (a model buffer, as opposed to a param).
-TOKEN_TYPES = ("typeParameter", "class", "property", "parameter", "variable", "function")
-TOKEN_MODIFIERS = ("declaration", "readonly", "defaultLibrary", "mutable", "buffer")
 
 STATEMENT_KEYWORDS = ("return", "if", "elif", "else", "for", "in", "while", "and", "or", "not", "as", "pass",
                       "break", "continue", "True", "False", "mut")

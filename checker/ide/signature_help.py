@@ -71,9 +71,8 @@ def _open_call(text: str) -> tuple[str, bool, list[str]] | None:
             continue
         if ch in "([":
             stack.append(i)
-        elif ch in ")]":
-            if stack:
-                stack.pop()
+        elif ch in ")]" and stack:
+            stack.pop()
         i += 1
     for pos in reversed(stack):
         if text[pos] != "(":

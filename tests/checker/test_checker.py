@@ -7,8 +7,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from annotations import check_annotated
+
 from quiver.checker import check_text
 from quiver.checker import types as T
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from annotations import check_annotated
+
 from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES
 

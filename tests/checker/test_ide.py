@@ -462,7 +462,7 @@ def test_semantic_tokens_of_a_model() -> None:
 def test_semantic_tokens_of_a_function() -> None:
     src = "dim D = 4\n\nmodel M:\n    param w: [D]\n\nfn f(mut m: M, x: [b D]) -> [b D]:\n    y = x * m.w\n    m.w = m.w\n    return relu(y)\n"
     toks = tokens(src)
-    start = [t for t in toks].index(("f", "function", ("declaration",)))
+    start = list(toks).index(("f", "function", ("declaration",)))
     assert toks[start:] == [
         ("f", "function", ("declaration",)),
         ("m", "parameter", ("declaration", "mutable")),
@@ -485,10 +485,7 @@ def test_semantic_tokens_of_a_function() -> None:
     ]
 
 
-def test_semantic_token_vocabulary_is_the_servers_legend() -> None:
-    from quiver.server.capabilities import TOKEN_MODIFIERS, TOKEN_TYPES
-
-    assert set(ide.TOKEN_TYPES) <= set(TOKEN_TYPES) and set(ide.TOKEN_MODIFIERS) <= set(TOKEN_MODIFIERS)
+def test_every_semantic_token_is_in_the_legend() -> None:
     for _, kind, mods in tokens(PROGRAM):
         assert kind in ide.TOKEN_TYPES and set(mods) <= set(ide.TOKEN_MODIFIERS)
 

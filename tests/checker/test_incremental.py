@@ -7,9 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quiver.checker import Analyzer, check_text
+from quiver.checker import Analyzer, check_text, ide
 from quiver.checker import ast as A
-from quiver.checker import ide
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.qv"))

@@ -5,7 +5,6 @@ incremental analysis equals a fresh check after every edit. The long run
 from __future__ import annotations
 
 import pytest
-
 from stress import incremental_fuzz as fuzz  # tests/ is on pytest's pythonpath
 
 

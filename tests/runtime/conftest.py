@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from quiver import runtime as rt
 from rt_support import load_fixture
+
+from quiver import runtime as rt
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ import weakref
 from pathlib import Path
 
 import pytest
-import quiver
 import torch
 import torch.nn.functional as F
+
+import quiver
 from quiver import runtime as rt
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "language.md"

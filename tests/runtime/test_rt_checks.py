@@ -9,6 +9,7 @@ import traceback
 import pytest
 import torch
 import torch.nn.functional as F
+
 from quiver import runtime as rt
 
 

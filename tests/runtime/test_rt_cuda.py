@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from quiver import runtime as rt
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

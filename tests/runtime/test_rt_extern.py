@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 import torch
+
 from quiver import runtime as rt
 
 

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+
 from quiver import runtime as rt
 
 

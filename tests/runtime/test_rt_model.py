@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 import torch
+
 from quiver import runtime as rt
 
 

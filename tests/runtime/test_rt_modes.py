@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from quiver import runtime as rt
 
 X = torch.randn(64, 32, generator=torch.Generator().manual_seed(0)) + 3.0  # no zeros

@@ -7,6 +7,7 @@ import io
 import pytest
 import torch
 import torch.nn.functional as F
+
 from quiver import runtime as rt
 
 GEN = torch.Generator().manual_seed(0)

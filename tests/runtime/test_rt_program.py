@@ -9,6 +9,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+
 from quiver import runtime as rt
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

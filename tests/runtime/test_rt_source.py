@@ -8,8 +8,9 @@ import os
 import traceback
 
 import torch
-from quiver import runtime as rt
 from rt_support import FIXTURES, compile_text
+
+from quiver import runtime as rt
 
 KITCHEN = os.path.join(FIXTURES, "kitchen.qv")
 

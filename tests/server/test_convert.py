@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsp_support import position
 from lsprotocol import types as lsp
+
 from quiver.checker.source import LineIndex
 from quiver.server.convert import Codec, Lines, apply_change
 

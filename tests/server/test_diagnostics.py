@@ -16,6 +16,7 @@ import pytest_lsp
 from lsp_support import CONFIG, ROOT, Session, init_params, position, span_range, wait_until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
+
 from quiver.checker import check_text
 
 DOCS = (ROOT / "docs" / "diagnostics.md").as_uri()

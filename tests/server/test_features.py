@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lsp_support import Session, cursors, position
 from lsprotocol import types as lsp
+
 from quiver.checker import check_text, ide
 from quiver.checker.ast import Span
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from quiver.checker import check_text
 
 NVIM = shutil.which("nvim")

@@ -19,6 +19,7 @@ import pytest_lsp
 from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
+
 from quiver.checker import check_text
 
 MAIN = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"

@@ -39,9 +39,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from quiver.checker import Analyzer, check_text  # noqa: E402
+from quiver.checker import (  # noqa: E402
+    Analyzer,
+    check_text,
+    ide,
+)
 from quiver.checker import ast as A  # noqa: E402
-from quiver.checker import ide  # noqa: E402
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9.])\d+(\.\d+)?(?![A-Za-z_0-9.])")
