@@ -29,8 +29,10 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 
 def fmt(name: str, stats: dict[str, float]) -> str:
-    return (f"{name:<44} median {stats['median_ms']:8.2f} ms   p95 {stats['p95_ms']:8.2f} ms   "
-            f"min {stats['min_ms']:8.2f} ms   (n={int(stats['n'])})")
+    return (
+        f"{name:<44} median {stats['median_ms']:8.2f} ms   p95 {stats['p95_ms']:8.2f} ms   "
+        f"min {stats['min_ms']:8.2f} ms   (n={int(stats['n'])})"
+    )
 
 
 def size_args(doc: str | None) -> argparse.Namespace:
@@ -45,4 +47,4 @@ def one_character_edits(src: str) -> list[str]:
     """Versions of a generated program that differ from it by one character
     inside one function body (a dropout rate), in the middle of the file."""
     at = src.index("h = dropout(h, 0.1, mode)", len(src) // 2) + len("h = dropout(h, 0.")
-    return [src[:at] + str(d) + src[at + 1:] for d in range(2, 10)]
+    return [src[:at] + str(d) + src[at + 1 :] for d in range(2, 10)]

@@ -51,9 +51,14 @@ class Client:
 
     @classmethod
     async def start(cls, env: dict | None = None) -> Client:
-        proc = await asyncio.create_subprocess_exec(*SERVER, stdin=asyncio.subprocess.PIPE,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-                                                    env=env, limit=2**24)
+        proc = await asyncio.create_subprocess_exec(
+            *SERVER,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+            limit=2**24,
+        )
         return cls(proc)
 
     def _send(self, message: dict) -> None:
@@ -104,8 +109,9 @@ class Client:
 
     async def initialize(self, debounce_ms: int | None = None) -> None:
         opts = {} if debounce_ms is None else {"diagnostics": {"debounceMs": debounce_ms}}
-        await self.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {},
-                                          "initializationOptions": opts})
+        await self.request(
+            "initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}, "initializationOptions": opts}
+        )
         self.notify("initialized", {})
 
     async def close(self) -> None:
@@ -128,8 +134,13 @@ class Client:
 
 def stats(samples: list[float]) -> dict:
     s = sorted(samples)
-    return {"median": statistics.median(s), "p95": s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))],
-            "min": s[0], "max": s[-1], "n": len(s)}
+    return {
+        "median": statistics.median(s),
+        "p95": s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))],
+        "min": s[0],
+        "max": s[-1],
+        "n": len(s),
+    }
 
 
 def position_of(text: str, offset: int) -> dict:
@@ -173,14 +184,26 @@ async def measure_edits(lines: int, edits: int, debounce_ms: int) -> dict:
         digit = "2" if k % 2 == 0 else "1"
         waiter = c.published(uri, version)
         t0 = time.perf_counter()
-        c.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": pos, "end": {"line": pos["line"], "character": pos["character"] + 1}},
-                                "text": digit}]})
+        c.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [
+                    {
+                        "range": {"start": pos, "end": {"line": pos["line"], "character": pos["character"] + 1}},
+                        "text": digit,
+                    }
+                ],
+            },
+        )
         samples.append((await asyncio.wait_for(waiter, 30) - t0) * 1000)
     await c.close()
-    return {"lines": text.count("\n"), "open_ms": open_ms, "raw": stats(samples),
-            "after_debounce": stats([s - debounce_ms for s in samples])}
+    return {
+        "lines": text.count("\n"),
+        "open_ms": open_ms,
+        "raw": stats(samples),
+        "after_debounce": stats([s - debounce_ms for s in samples]),
+    }
 
 
 async def measure_hover(hovers: int) -> dict:
@@ -221,8 +244,13 @@ async def measure_rss(edits: int) -> dict:
         version = k + 2
         new = str(k + 2)  # a new literal each time: 0.2, 0.3, ... 0.2001
         waiter = c.published(uri, version)
-        c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                            "contentChanges": [{"range": {"start": pos, "end": end}, "text": new}]})
+        c.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": {"start": pos, "end": end}, "text": new}],
+            },
+        )
         end = {"line": pos["line"], "character": pos["character"] + len(new)}
         current = new
         await asyncio.wait_for(waiter, 30)
@@ -246,15 +274,19 @@ async def main() -> int:
     results: dict = {"debounce_ms": args.debounce_ms}
     start = await measure_start(args.starts)
     results["initialize_ms"] = stats(start)
-    print(f"start to initialize reply: median {statistics.median(start):.0f} ms, max {max(start):.0f} ms "
-          f"({len(start)} fresh processes)")
+    print(
+        f"start to initialize reply: median {statistics.median(start):.0f} ms, max {max(start):.0f} ms "
+        f"({len(start)} fresh processes)"
+    )
     for lines in (500, 5000):
         r = await measure_edits(lines, args.edits, args.debounce_ms)
         results[f"edit_{lines}"] = r
-        print(f"{r['lines']:>5} lines: didChange -> publishDiagnostics median {r['raw']['median']:.1f} ms, "
-              f"p95 {r['raw']['p95']:.1f} ms (debounce {args.debounce_ms} ms included); after the debounce: "
-              f"median {r['after_debounce']['median']:.1f} ms, p95 {r['after_debounce']['p95']:.1f} ms; "
-              f"first publish after open {r['open_ms']:.0f} ms")
+        print(
+            f"{r['lines']:>5} lines: didChange -> publishDiagnostics median {r['raw']['median']:.1f} ms, "
+            f"p95 {r['raw']['p95']:.1f} ms (debounce {args.debounce_ms} ms included); after the debounce: "
+            f"median {r['after_debounce']['median']:.1f} ms, p95 {r['after_debounce']['p95']:.1f} ms; "
+            f"first publish after open {r['open_ms']:.0f} ms"
+        )
     h = await measure_hover(args.hovers)
     results["hover_ms"] = h
     print(f"hover (5,000 lines): median {h['median']:.1f} ms, p95 {h['p95']:.1f} ms")

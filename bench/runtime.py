@@ -45,6 +45,7 @@ from quiver import runtime as rt
 
 D, H, C, BATCH, LR = 784, 512, 10, 256, 0.1
 
+
 def compiled_module(d=D, h=H, fuse_updates=True):
     """examples/mlp.qv with D and H set for the benchmark, through the real
     checker and compiler (the default subject of the benchmark); with
@@ -81,8 +82,7 @@ class TorchMlp(nn.Module):
 def _data(n_batches, d, c, batch=None):
     batch = BATCH if batch is None else batch
     g = torch.Generator().manual_seed(1234)
-    return [(torch.randn(batch, d, generator=g), torch.randint(0, c, (batch,), generator=g))
-            for _ in range(n_batches)]
+    return [(torch.randn(batch, d, generator=g), torch.randint(0, c, (batch,), generator=g)) for _ in range(n_batches)]
 
 
 def _quiver_step(module, checks_on, data):
@@ -97,6 +97,7 @@ def _quiver_step(module, checks_on, data):
             return train_step(m, x, y, LR, i)
         finally:
             rt.checks.enabled = before
+
     return step
 
 
@@ -129,10 +130,12 @@ def make_steps(module, plain_module=None, batch=None):
         return loss.detach()
 
     g = torch.Generator().manual_seed(0)
-    params = [(torch.randn(d, h, generator=g) * 0.02).requires_grad_(),
-              torch.zeros(h, requires_grad=True),
-              (torch.randn(h, c, generator=g) * 0.02).requires_grad_(),
-              torch.zeros(c, requires_grad=True)]
+    params = [
+        (torch.randn(d, h, generator=g) * 0.02).requires_grad_(),
+        torch.zeros(h, requires_grad=True),
+        (torch.randn(h, c, generator=g) * 0.02).requires_grad_(),
+        torch.zeros(c, requires_grad=True),
+    ]
     steps = torch.zeros((), dtype=torch.int64)
 
     def torch_grad(i):
@@ -191,8 +194,7 @@ def paired_ratio(rounds, a, b):
     """Median over rounds of (median step of a) / (median step of b) in that
     round: variants timed close together are compared, so slow drifts of the
     machine's load cancel."""
-    return statistics.median(statistics.median(x) / statistics.median(y)
-                             for x, y in zip(rounds[a], rounds[b]))
+    return statistics.median(statistics.median(x) / statistics.median(y) for x, y in zip(rounds[a], rounds[b]))
 
 
 TORCH_BASELINES = ("torch (module+optim)", "torch (autograd.grad)")
@@ -211,8 +213,17 @@ def overhead(reps=3000, warmup=100, block=4):
     return {name: round((v - base) * 1e6, 1) for name, v in med.items()}
 
 
-def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True, block=4,
-        with_overhead=True, out=sys.stdout):
+def run(
+    module=None,
+    reps=300,
+    warmup=30,
+    threads=None,
+    plain=True,
+    control=True,
+    block=4,
+    with_overhead=True,
+    out=sys.stdout,
+):
     """Run the benchmark on ``module`` (default: examples/mlp.qv at 784-512-10
     through the real compiler); ``plain`` adds the same program compiled with
     plain field assignments (what the step costs without ``rt.field_add``),
@@ -232,8 +243,12 @@ def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True
     quiver = [n for n in steps if n.startswith("quiver")]
     ratios = {q: {b: round(paired_ratio(rounds, q, b), 4) for b in TORCH_BASELINES} for q in quiver}
     result = {
-        "torch": torch.__version__, "threads": torch.get_num_threads(), "reps": reps,
-        "warmup": warmup, "block": block, "batch": BATCH,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "reps": reps,
+        "warmup": warmup,
+        "block": block,
+        "batch": BATCH,
         "median_ms": {name: round(v * 1e3, 4) for name, v in med.items()},
         "baseline": base,
         "ratio_checks_on": ratios["quiver (checks on)"][base],
@@ -242,9 +257,11 @@ def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True
     }
     if control:
         result["control_ratio"] = round(paired_ratio(rounds, CONTROL, "torch (autograd.grad)"), 4)
-    print(f"torch {result['torch']}, {result['threads']} threads, {reps} timed steps per variant "
-          f"in interleaved blocks of {block} (first of each untimed), {warmup} warm-up, batch {BATCH}",
-          file=out)
+    print(
+        f"torch {result['torch']}, {result['threads']} threads, {reps} timed steps per variant "
+        f"in interleaved blocks of {block} (first of each untimed), {warmup} warm-up, batch {BATCH}",
+        file=out,
+    )
     for name, v in med.items():
         print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
     print("paired ratios (median over rounds):", file=out)
@@ -252,12 +269,17 @@ def run(module=None, reps=300, warmup=30, threads=None, plain=True, control=True
         print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
     if control:
         print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
-    print(f"result vs {base}: checks on {result['ratio_checks_on']:.4f} (target <= 1.05), "
-          f"checks off {result['ratio_checks_off']:.4f} (target <= 1.01)", file=out)
+    print(
+        f"result vs {base}: checks on {result['ratio_checks_on']:.4f} (target <= 1.05), "
+        f"checks off {result['ratio_checks_off']:.4f} (target <= 1.01)",
+        file=out,
+    )
     if with_overhead:
         result["overhead_us_vs_autograd_grad"] = over = overhead(block=block)
-        print("per-step overhead on a tiny model (8-8-10, batch 4), microseconds more than "
-              "torch (autograd.grad):", file=out)
+        print(
+            "per-step overhead on a tiny model (8-8-10, batch 4), microseconds more than torch (autograd.grad):",
+            file=out,
+        )
         for name, v in over.items():
             if name != "torch (autograd.grad)":
                 print(f"  {name:29s} {v:+8.1f} us", file=out)
@@ -278,17 +300,27 @@ def main(argv=None):
     ap.add_argument("--block", type=int, default=4, help="steps per variant per round (first untimed)")
     ap.add_argument("--module", help="a compiled .py file to measure instead of examples/mlp.qv")
     ap.add_argument("--json", help="also write the figures to this file")
-    ap.add_argument("--no-control", action="store_true",
-                    help="leave out the second copy of the torch baseline (the noise control)")
-    ap.add_argument("--no-overhead", action="store_true",
-                    help="leave out the per-step overhead measurement on a tiny model")
-    ap.add_argument("--no-plain", action="store_true",
-                    help="leave out the variant that updates fields by plain assignment")
+    ap.add_argument(
+        "--no-control", action="store_true", help="leave out the second copy of the torch baseline (the noise control)"
+    )
+    ap.add_argument(
+        "--no-overhead", action="store_true", help="leave out the per-step overhead measurement on a tiny model"
+    )
+    ap.add_argument(
+        "--no-plain", action="store_true", help="leave out the variant that updates fields by plain assignment"
+    )
     args = ap.parse_args(argv)
     module = _load_module_file(args.module) if args.module else None
-    result = run(module, reps=args.reps, warmup=args.warmup, threads=args.threads,
-                 plain=not args.no_plain, control=not args.no_control, block=args.block,
-                 with_overhead=not args.no_overhead)
+    result = run(
+        module,
+        reps=args.reps,
+        warmup=args.warmup,
+        threads=args.threads,
+        plain=not args.no_plain,
+        control=not args.no_control,
+        block=args.block,
+        with_overhead=not args.no_overhead,
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=2)

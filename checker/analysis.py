@@ -122,7 +122,6 @@ class Analysis:
         return self.globals.fns.get(name)
 
 
-
 class Analyzer:
     def __init__(self) -> None:
         self.parse_cache = ParseCache()
@@ -165,8 +164,11 @@ class Analyzer:
         for item in items:
             partial = bool(slot_of_item[item].parse.diagnostics)
             entry = self._decl_cache.get(item)
-            if entry is not None and entry.inputs == (partial,) \
-                    and (entry.valid_at >= self._names_changed or _same(entry.deps, names.meaning)):
+            if (
+                entry is not None
+                and entry.inputs == (partial,)
+                and (entry.valid_at >= self._names_changed or _same(entry.deps, names.meaning))
+            ):
                 entry.valid_at = now
                 d = entry.result
             else:
@@ -185,8 +187,11 @@ class Analyzer:
         # the last update (for the read analysis).
         fingerprints = {name: glob.fingerprint(name) for name in names.kinds}
         fingerprints[ALL_NAMES] = glob.fingerprint(ALL_NAMES)
-        changed = {n for n in fingerprints.keys() | self._fingerprints.keys()
-                   if fingerprints.get(n) != self._fingerprints.get(n)}
+        changed = {
+            n
+            for n in fingerprints.keys() | self._fingerprints.keys()
+            if fingerprints.get(n) != self._fingerprints.get(n)
+        }
         if changed or now == 1:
             self._fingerprints_changed = now
         self._fingerprints = fingerprints
@@ -200,16 +205,21 @@ class Analyzer:
             if not isinstance(info, FnInfo):
                 continue
             parse = slot_of_item[item].parse
-            result = self._body(item, info, glob, fingerprints, parse.recovered_names, bool(parse.diagnostics), stats, internal)
+            result = self._body(
+                item, info, glob, fingerprints, parse.recovered_names, bool(parse.diagnostics), stats, internal
+            )
             if result is None:
                 continue
             bodies[item] = result
             if names.first.get(info.name) is item:
                 facts[info.name] = result.facts
 
-        interfaces_changed = any(n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed)
+        interfaces_changed = any(
+            n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed
+        )
         erroneous = frozenset(
-            cast(A.FnDecl, item).name.text for item, result in bodies.items()
+            cast(A.FnDecl, item).name.text
+            for item, result in bodies.items()
             if any(d.severity is Severity.ERROR for d in result.diagnostics)
             or any(d.severity is Severity.ERROR for d in declared[item].diagnostics)
             or slot_of_item[item].parse.diagnostics
@@ -259,18 +269,42 @@ class Analyzer:
         self.stats = stats
         if len(self._ide_cache) > _IDE_CACHE_LIMIT:
             self._ide_cache.clear()
-        return Analysis(text, parsed.lines, parsed, glob, declared, bodies, reads, diagnostics, slot_of_item, internal,
-                        self._ide_cache, names.meaning(ALL_NAMES))
+        return Analysis(
+            text,
+            parsed.lines,
+            parsed,
+            glob,
+            declared,
+            bodies,
+            reads,
+            diagnostics,
+            slot_of_item,
+            internal,
+            self._ide_cache,
+            names.meaning(ALL_NAMES),
+        )
 
-    def _body(self, item: A.FnDecl, info: FnInfo, glob: Globals, fingerprints: dict[str, object],
-              recovered: tuple[str, ...], partial: bool, stats: Stats, internal: list[str]) -> BodyResult | None:
+    def _body(
+        self,
+        item: A.FnDecl,
+        info: FnInfo,
+        glob: Globals,
+        fingerprints: dict[str, object],
+        recovered: tuple[str, ...],
+        partial: bool,
+        stats: Stats,
+        internal: list[str],
+    ) -> BodyResult | None:
         # A body's result is a function of its text (the item), its own
         # signature and the fingerprints of the global names it looked up:
         # a cached result is reused only when all of these are equal now.
         entry = self._body_cache.get(item)
         interface = (info.interface, recovered, partial)
-        if entry is not None and entry.inputs == interface \
-                and (entry.valid_at >= self._fingerprints_changed or _same(entry.deps, fingerprints.get)):
+        if (
+            entry is not None
+            and entry.inputs == interface
+            and (entry.valid_at >= self._fingerprints_changed or _same(entry.deps, fingerprints.get))
+        ):
             entry.valid_at = self._update
             return entry.result
         try:
@@ -315,10 +349,13 @@ def _duplicates(items: list, names: Names) -> dict[A.Node, list[LocalDiagnostic]
         if first is not None and first is not item:
             kind = names.kinds[ident.text].removeprefix("broken-")
             ref = SymbolRef((kind if kind in ("dim", "model", "fn", "extern") else "fn", ident.text))
-            out.setdefault(item, []).append(C.E0104.at(
-                ident.span, name=ident.text,
-                related=(LocalRelated(f"'{ident.text}' is first defined here", symbol=ref),),
-            ))
+            out.setdefault(item, []).append(
+                C.E0104.at(
+                    ident.span,
+                    name=ident.text,
+                    related=(LocalRelated(f"'{ident.text}' is first defined here", symbol=ref),),
+                )
+            )
     return out
 
 
@@ -338,9 +375,18 @@ def _absolute(d: LocalDiagnostic, base: int, glob: Globals, slot_of_item: dict) 
     if fix is not None:
         from .diagnostics import Fix, TextEdit
 
-        fix = Fix(fix.title, tuple(TextEdit(A.Span(e.span.start + base, e.span.end + base), e.new_text) for e in fix.edits))
-    return Diagnostic(d.code, d.severity, d.message, A.Span(d.span.start + base, d.span.end + base), tuple(related), fix,
-                      d.unnecessary)
+        fix = Fix(
+            fix.title, tuple(TextEdit(A.Span(e.span.start + base, e.span.end + base), e.new_text) for e in fix.edits)
+        )
+    return Diagnostic(
+        d.code,
+        d.severity,
+        d.message,
+        A.Span(d.span.start + base, d.span.end + base),
+        tuple(related),
+        fix,
+        d.unnecessary,
+    )
 
 
 def check_text(text: str) -> Analysis:

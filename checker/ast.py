@@ -216,7 +216,25 @@ class Cast(Node):
     type: TypeExpr
 
 
-Expr = Name | IntLit | FloatLit | StrLit | BoolLit | TupleExpr | Unary | Binary | Compare | BoolOp | Not | Call | Field | Index | Pipe | Cast | TensorType
+Expr = (
+    Name
+    | IntLit
+    | FloatLit
+    | StrLit
+    | BoolLit
+    | TupleExpr
+    | Unary
+    | Binary
+    | Compare
+    | BoolOp
+    | Not
+    | Call
+    | Field
+    | Index
+    | Pipe
+    | Cast
+    | TensorType
+)
 
 
 # ------------------------------------------------------------------ statements

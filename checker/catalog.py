@@ -70,8 +70,17 @@ class Code:
         return self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _code(code: str, title: str, message: str, explanation: str, example: str, fixed: str | None,
-          *, warning: bool = False, unnecessary: bool = False) -> Code:
+def _code(
+    code: str,
+    title: str,
+    message: str,
+    explanation: str,
+    example: str,
+    fixed: str | None,
+    *,
+    warning: bool = False,
+    unnecessary: bool = False,
+) -> Code:
     assert code not in CODES, code
     entry = Code(
         code,
@@ -90,7 +99,8 @@ def _code(code: str, title: str, message: str, explanation: str, example: str, f
 # ====================================================================== E00xx syntax
 
 E0001 = _code(
-    "E0001", "source is not valid UTF-8",
+    "E0001",
+    "source is not valid UTF-8",
     "the file is not valid UTF-8: byte 0x{byte} cannot be decoded",
     """
     Quiver source files are UTF-8. The file contains a byte sequence that is not
@@ -110,7 +120,8 @@ E0001 = _code(
 )
 
 E0002 = _code(
-    "E0002", "unexpected character",
+    "E0002",
+    "unexpected character",
     "unexpected character {char}",
     """
     The character cannot start any token of the language: it is not part of a
@@ -129,7 +140,8 @@ E0002 = _code(
 )
 
 E0003 = _code(
-    "E0003", "unexpected token",
+    "E0003",
+    "unexpected token",
     "expected {expected}{context}, found {found}",
     """
     The parser met a token that cannot come next at this point. The message says
@@ -148,7 +160,8 @@ E0003 = _code(
 )
 
 E0004 = _code(
-    "E0004", "unbalanced brackets",
+    "E0004",
+    "unbalanced brackets",
     "'{bracket}' {problem}",
     """
     Every `(` needs a matching `)` and every `[` a matching `]`. A bracket that is
@@ -166,7 +179,8 @@ E0004 = _code(
 )
 
 E0005 = _code(
-    "E0005", "bad indentation",
+    "E0005",
+    "bad indentation",
     "this line {problem}",
     """
     Blocks are marked by indentation, as in Python. A line is indented more than
@@ -187,7 +201,8 @@ E0005 = _code(
 )
 
 E0006 = _code(
-    "E0006", "tabs and spaces mixed",
+    "E0006",
+    "tabs and spaces mixed",
     "indentation mixes tabs and spaces",
     """
     An item's indentation uses both tabs and spaces. Tabs count as eight columns,
@@ -206,7 +221,8 @@ E0006 = _code(
 )
 
 E0007 = _code(
-    "E0007", "invalid assignment target",
+    "E0007",
+    "invalid assignment target",
     "only a name or a field (m.w) can be assigned",
     """
     The left side of `=` must be a name (`x = ...`), several names
@@ -231,7 +247,8 @@ E0007 = _code(
 )
 
 E0008 = _code(
-    "E0008", "unterminated string",
+    "E0008",
+    "unterminated string",
     "unterminated string: the closing quote is missing",
     """
     A string literal must close on the line it opens, with the same quote it
@@ -248,7 +265,8 @@ E0008 = _code(
 )
 
 E0009 = _code(
-    "E0009", "nested too deeply",
+    "E0009",
+    "nested too deeply",
     "nested more than {limit} levels deep",
     """
     An expression is nested more than the checker allows (calls inside calls,
@@ -265,7 +283,8 @@ E0009 = _code(
 )
 
 E0010 = _code(
-    "E0010", "loop control outside a loop",
+    "E0010",
+    "loop control outside a loop",
     "'{keyword}' outside a loop",
     """
     `break` and `continue` only mean something inside a `for` or `while` body.
@@ -300,7 +319,8 @@ def _with_lin(body: str) -> str:
 # ====================================================================== E01xx names and scopes
 
 E0101 = _code(
-    "E0101", "unknown name",
+    "E0101",
+    "unknown name",
     "unknown name '{name}'{hint}",
     """
     The name is not a local variable, a parameter, a generic dim of the function,
@@ -321,7 +341,8 @@ E0101 = _code(
 )
 
 E0102 = _code(
-    "E0102", "unknown type",
+    "E0102",
+    "unknown type",
     "unknown {what} '{name}'{hint}",
     """
     A type names something that is not a type. Types are tensor types such as
@@ -340,7 +361,8 @@ E0102 = _code(
 )
 
 E0103 = _code(
-    "E0103", "possibly unassigned variable",
+    "E0103",
+    "possibly unassigned variable",
     "'{name}' may be used before it is assigned",
     """
     On some path to this use the variable is never assigned: it is assigned only
@@ -363,7 +385,8 @@ E0103 = _code(
 )
 
 E0104 = _code(
-    "E0104", "duplicate definition",
+    "E0104",
+    "duplicate definition",
     "'{name}' is defined more than once",
     """
     Dims, models, functions and extern functions share one namespace, and each
@@ -381,7 +404,8 @@ E0104 = _code(
 )
 
 E0105 = _code(
-    "E0105", "duplicate parameter",
+    "E0105",
+    "duplicate parameter",
     "duplicate parameter '{name}'",
     """
     Two parameters of one function have the same name.
@@ -397,7 +421,8 @@ E0105 = _code(
 )
 
 E0106 = _code(
-    "E0106", "duplicate field",
+    "E0106",
+    "duplicate field",
     "duplicate field '{name}' in model {model}",
     """
     Params and buffers of a model share one namespace; each name may appear once.
@@ -415,7 +440,8 @@ E0106 = _code(
 )
 
 E0107 = _code(
-    "E0107", "unknown field",
+    "E0107",
+    "unknown field",
     "{owner} has no field '{name}'{hint}",
     """
     The field does not exist on the value: a model has its params and buffers as
@@ -433,7 +459,8 @@ E0107 = _code(
 )
 
 E0109 = _code(
-    "E0109", "unknown dim",
+    "E0109",
+    "unknown dim",
     "unknown dim '{name}'{hint}",
     """
     Inside a function body, a dim (in `over=`, or in a shape such as
@@ -455,7 +482,8 @@ E0109 = _code(
 )
 
 E0110 = _code(
-    "E0110", "wrong kind of name",
+    "E0110",
+    "wrong kind of name",
     "'{name}' is {kind}, not {use}",
     """
     The name exists but is the wrong kind of thing here: a model or a function
@@ -476,7 +504,8 @@ E0110 = _code(
 )
 
 E0111 = _code(
-    "E0111", "cannot assign to a global name",
+    "E0111",
+    "cannot assign to a global name",
     "cannot assign to '{name}': it is {what}",
     """
     Dims, models and functions are fixed; a local variable cannot take their name.
@@ -499,7 +528,8 @@ E0111 = _code(
 )
 
 E0112 = _code(
-    "E0112", "parameter named like a generic dim",
+    "E0112",
+    "parameter named like a generic dim",
     "'{name}' names both a parameter and a generic dim of this function",
     """
     Generic dims are names too: inside the body `b` is the size of the batch dim
@@ -519,7 +549,8 @@ E0112 = _code(
 # ====================================================================== E02xx shapes and dims
 
 E0201 = _code(
-    "E0201", "shape mismatch",
+    "E0201",
+    "shape mismatch",
     "{context}expected {expected}, found {found}",
     """
     A tensor has the wrong shape: a different number of dims, or a dim that is not
@@ -552,7 +583,8 @@ E0201 = _code(
 )
 
 E0202 = _code(
-    "E0202", "cannot broadcast",
+    "E0202",
+    "cannot broadcast",
     "cannot broadcast {left} {op} {right}: {a} and {b} differ",
     """
     Elementwise operators line the shapes up from the right; each pair of dims must
@@ -575,7 +607,8 @@ E0202 = _code(
 )
 
 E0203 = _code(
-    "E0203", "matmul dims differ",
+    "E0203",
+    "matmul dims differ",
     "matmul {left} @ {right}: inner dims {a} and {b} differ",
     """
     `a @ b` contracts the last dim of a with the second-to-last dim of b (the only
@@ -592,7 +625,8 @@ E0203 = _code(
 )
 
 E0204 = _code(
-    "E0204", "over= names no dim of the operand",
+    "E0204",
+    "over= names no dim of the operand",
     "over={dim}: {dim} is not a dim of {operand}",
     """
     `over=` picks the dim a reduction, softmax or cross_entropy works along; it
@@ -615,7 +649,8 @@ E0204 = _code(
 )
 
 E0205 = _code(
-    "E0205", "generic dim bound twice",
+    "E0205",
+    "generic dim bound twice",
     "{context}generic dim {dim} is {first} from argument '{where}' but {now} here",
     """
     A generic dim of the function called (such as the batch dim `b`) takes one
@@ -642,7 +677,8 @@ E0205 = _code(
 )
 
 E0206 = _code(
-    "E0206", "unbound generic dim in return type",
+    "E0206",
+    "unbound generic dim in return type",
     "generic dim '{name}' in the return type is not bound by any parameter",
     """
     A generic dim gets its value from the arguments of each call; one that appears
@@ -660,7 +696,8 @@ E0206 = _code(
 )
 
 E0207 = _code(
-    "E0207", "model shape not fixed",
+    "E0207",
+    "model shape not fixed",
     "model shapes use integers and dim constants; '{name}' is not a dim{hint}",
     """
     A model's params and buffers have fixed shapes: every dim is an integer or a
@@ -679,7 +716,8 @@ E0207 = _code(
 )
 
 E0208 = _code(
-    "E0208", "invalid dim size",
+    "E0208",
+    "invalid dim size",
     "a dim is a positive integer, found {value}",
     """
     `dim NAME = N` declares a size, and literal dims in shapes are sizes: both are
@@ -694,7 +732,8 @@ E0208 = _code(
 )
 
 E0209 = _code(
-    "E0209", "ambiguous over= dim",
+    "E0209",
+    "ambiguous over= dim",
     "over={dim} is ambiguous: {operand} has {dim} more than once",
     """
     The operand has the dim twice (a square matrix `[H H]`, say), so `over=` cannot
@@ -716,7 +755,8 @@ E0209 = _code(
 )
 
 E0210 = _code(
-    "E0210", "not enough dims",
+    "E0210",
+    "not enough dims",
     "{operation} needs {needed}, found {found}",
     """
     The operation needs more dims than the tensor has: `@` needs at least one on
@@ -733,7 +773,8 @@ E0210 = _code(
 )
 
 E0211 = _code(
-    "E0211", "not a dim",
+    "E0211",
+    "not a dim",
     "'{name}' is {kind}, not a dim",
     """
     A name used as a dim (in a shape or in `over=`) refers to a model or a
@@ -757,7 +798,8 @@ E0211 = _code(
 # ====================================================================== E03xx types and dtypes
 
 E0301 = _code(
-    "E0301", "type mismatch",
+    "E0301",
+    "type mismatch",
     "{context}expected {expected}, found {found}",
     """
     The value is the wrong kind of thing: a number where a tensor is needed, a
@@ -782,7 +824,8 @@ E0301 = _code(
 )
 
 E0302 = _code(
-    "E0302", "element type mismatch",
+    "E0302",
+    "element type mismatch",
     "{context}expected {expected}, found {found}",
     """
     Element types differ (f32 and f64, a float and an integer tensor). Quiver never
@@ -799,7 +842,8 @@ E0302 = _code(
 )
 
 E0303 = _code(
-    "E0303", "invalid Grad type",
+    "E0303",
+    "invalid Grad type",
     "{type}: {reason}",
     """
     `Grad[M]` is the type of a gradient with respect to the params of model M, so
@@ -820,7 +864,8 @@ E0303 = _code(
 )
 
 E0304 = _code(
-    "E0304", "refinement not satisfied",
+    "E0304",
+    "refinement not satisfied",
     "{context}expected {expected}, found {found}",
     """
     `NonNeg` (>= 0) and `Prob` (in [0, 1]) are refinements of Float that the
@@ -840,7 +885,8 @@ E0304 = _code(
 )
 
 E0305 = _code(
-    "E0305", "wrong index dim",
+    "E0305",
+    "wrong index dim",
     "{context}expected {expected}, found {found}",
     """
     `Index[C]` is an integer tensor whose values index dim C. Labels given to
@@ -865,7 +911,8 @@ E0305 = _code(
 )
 
 E0306 = _code(
-    "E0306", "unsupported operand",
+    "E0306",
+    "unsupported operand",
     "{op} is not defined for {left}{right}{detail}",
     """
     The operator does not apply to these values: arithmetic on Bool tensors,
@@ -882,7 +929,8 @@ E0306 = _code(
 )
 
 E0307 = _code(
-    "E0307", "condition is not Bool",
+    "E0307",
+    "condition is not Bool",
     "a condition must be Bool or [] Bool, found {found}",
     """
     `if` and `while` take a Bool: a comparison, a Bool number, or a scalar Bool
@@ -901,7 +949,8 @@ E0307 = _code(
 )
 
 E0308 = _code(
-    "E0308", "invalid cast",
+    "E0308",
+    "invalid cast",
     "cannot cast {source} to {target}{why}",
     """
     `e as T` converts between element types of the same shape (`x as f64`,
@@ -920,7 +969,8 @@ E0308 = _code(
 )
 
 E0309 = _code(
-    "E0309", "misused element type",
+    "E0309",
+    "misused element type",
     "element type {elem}: {reason}",
     """
     Element types (f64, NonNeg, Index[C], ...) describe the values of a tensor and
@@ -938,7 +988,8 @@ E0309 = _code(
 )
 
 E0310 = _code(
-    "E0310", "float tensor required",
+    "E0310",
+    "float tensor required",
     "{what} needs a float tensor{hint}",
     """
     The operation is defined for floating-point tensors only (activations,
@@ -955,7 +1006,8 @@ E0310 = _code(
 )
 
 E0311 = _code(
-    "E0311", "variable changes type",
+    "E0311",
+    "variable changes type",
     "'{name}' is {first} on one path and {second} on another",
     """
     After an `if` or a loop a variable must have one type whichever way the
@@ -982,7 +1034,8 @@ E0311 = _code(
 # ====================================================================== E04xx calls and bindings
 
 E0401 = _code(
-    "E0401", "wrong number of arguments",
+    "E0401",
+    "wrong number of arguments",
     "{name} takes {expected}, found {found}",
     """
     The call passes more or fewer positional arguments than the function has
@@ -1006,7 +1059,8 @@ E0401 = _code(
 )
 
 E0402 = _code(
-    "E0402", "unknown keyword argument",
+    "E0402",
+    "unknown keyword argument",
     "{fn} has no parameter '{name}'{hint}",
     """
     A keyword argument names no parameter of the function.
@@ -1024,7 +1078,8 @@ E0402 = _code(
 )
 
 E0403 = _code(
-    "E0403", "missing keyword argument",
+    "E0403",
+    "missing keyword argument",
     "{name} needs the argument {param}",
     """
     Some built-ins take a required keyword argument: `over=` names the dim of
@@ -1046,7 +1101,8 @@ E0403 = _code(
 )
 
 E0404 = _code(
-    "E0404", "argument given twice",
+    "E0404",
+    "argument given twice",
     "argument '{name}' of {fn} is given more than once",
     """
     A parameter receives an argument twice, by position and by keyword or by two
@@ -1065,7 +1121,8 @@ E0404 = _code(
 )
 
 E0405 = _code(
-    "E0405", "positional argument after keyword",
+    "E0405",
+    "positional argument after keyword",
     "a positional argument cannot follow a keyword argument",
     """
     As in Python, keyword arguments come after all positional ones.
@@ -1085,7 +1142,8 @@ E0405 = _code(
 )
 
 E0406 = _code(
-    "E0406", "no value",
+    "E0406",
+    "no value",
     "{what} gives no value",
     """
     The function has no return type, so its call has no value to assign or pass
@@ -1111,7 +1169,8 @@ E0406 = _code(
 )
 
 E0407 = _code(
-    "E0407", "missing return",
+    "E0407",
+    "missing return",
     "missing return: '{name}' must return {type} on every path",
     """
     A function with a return type must end every path with `return value`; this
@@ -1131,7 +1190,8 @@ E0407 = _code(
 )
 
 E0408 = _code(
-    "E0408", "unexpected return value",
+    "E0408",
+    "unexpected return value",
     "'{name}' declares no return type but returns {found}",
     """
     A function without `-> TYPE` returns nothing. Add the return type to the
@@ -1148,7 +1208,8 @@ E0408 = _code(
 )
 
 E0409 = _code(
-    "E0409", "not callable",
+    "E0409",
+    "not callable",
     "{callee} cannot be called: {reason}",
     """
     Only functions, extern functions, built-ins and `M.init` can be called.
@@ -1168,7 +1229,8 @@ E0409 = _code(
 )
 
 E0410 = _code(
-    "E0410", "cannot unpack",
+    "E0410",
+    "cannot unpack",
     "cannot unpack {found} into {count} names",
     """
     `a, b = e` needs e to be a tuple with exactly that many values.
@@ -1192,7 +1254,8 @@ E0410 = _code(
 )
 
 E0411 = _code(
-    "E0411", "value_and_grad not bound to two names",
+    "E0411",
+    "value_and_grad not bound to two names",
     "value_and_grad gives a value and a gradient, to bind to two names (l, g = value_and_grad(...)); here it is {found}",
     """
     `value_and_grad(f, m, args...)` calls f(m, args...) and gives two results:
@@ -1220,7 +1283,8 @@ E0411 = _code(
 )
 
 E0412 = _code(
-    "E0412", "invalid extern target",
+    "E0412",
+    "invalid extern target",
     "extern target '{target}' must have the form \"module:attr\"",
     """
     An extern fn names the Python function it calls as "module:attr". The module
@@ -1235,7 +1299,8 @@ E0412 = _code(
 )
 
 E0414 = _code(
-    "E0414", "not a range",
+    "E0414",
+    "not a range",
     "a for loop runs over range(...); found {found}",
     """
     `for i in range(n):` (or `range(start, stop)`, `range(start, stop, step)`) is
@@ -1256,7 +1321,8 @@ E0414 = _code(
 # ====================================================================== E05xx mutability
 
 E0501 = _code(
-    "E0501", "assignment not through a mut parameter",
+    "E0501",
+    "assignment not through a mut parameter",
     "cannot assign {field}: {why}",
     """
     A model's fields change only through a parameter declared `mut`
@@ -1274,7 +1340,8 @@ E0501 = _code(
 )
 
 E0502 = _code(
-    "E0502", "model passed as mut without being mut",
+    "E0502",
+    "model passed as mut without being mut",
     "'{name}' is not mut, but {fn} takes '{param}' as mut",
     """
     Passing a model to a `mut` parameter lets the callee change it. A function can
@@ -1298,7 +1365,8 @@ E0502 = _code(
 )
 
 E0503 = _code(
-    "E0503", "invalid mut",
+    "E0503",
+    "invalid mut",
     "'mut {name}': {reason}",
     """
     `mut` marks a model parameter whose fields the function may assign. Tensors
@@ -1316,7 +1384,8 @@ E0503 = _code(
 )
 
 E0504 = _code(
-    "E0504", "mut parameter rebound",
+    "E0504",
+    "mut parameter rebound",
     "cannot rebind mut parameter '{name}'; assign its fields instead",
     """
     A `mut` model parameter stands for the caller's model. Binding the name to
@@ -1333,7 +1402,8 @@ E0504 = _code(
 )
 
 E0505 = _code(
-    "E0505", "gradient is read-only",
+    "E0505",
+    "gradient is read-only",
     "a gradient is read-only: cannot assign a field of Grad[{model}]",
     """
     Gradients are values. Build a new one with gradient arithmetic
@@ -1361,7 +1431,8 @@ E0505 = _code(
 # ====================================================================== E09xx models
 
 E0901 = _code(
-    "E0901", "gradient of a buffer",
+    "E0901",
+    "gradient of a buffer",
     "Grad[{model}] has no field '{name}': {name} is a buffer, and buffers are not differentiated",
     """
     A gradient has one field per param of its model. Buffers (step counters,
@@ -1397,7 +1468,8 @@ E0901 = _code(
 )
 
 E0902 = _code(
-    "E0902", "non-float param",
+    "E0902",
+    "non-float param",
     "param '{name}' must be a float tensor, found {found}: its gradient is undefined",
     """
     Params are what value_and_grad differentiates, and only floating-point values
@@ -1414,7 +1486,8 @@ E0902 = _code(
 )
 
 E0903 = _code(
-    "E0903", "invalid initializer",
+    "E0903",
+    "invalid initializer",
     "invalid initializer: {what}",
     """
     A field's initializer is a number (every value set to it), `zeros`, `ones`,
@@ -1433,7 +1506,8 @@ E0903 = _code(
 )
 
 E0904 = _code(
-    "E0904", "wrong model",
+    "E0904",
+    "wrong model",
     "{context}expected {expected}, found {found}",
     """
     Two model types that must agree do not: the model passed to value_and_grad is
@@ -1473,7 +1547,8 @@ E0904 = _code(
 )
 
 E0905 = _code(
-    "E0905", "unknown model method",
+    "E0905",
+    "unknown model method",
     "model {model} has no method '{name}'{hint}",
     """
     A model name has one method, `init(seed=...)`, which creates a model with its
@@ -1493,7 +1568,8 @@ E0905 = _code(
 )
 
 E0906 = _code(
-    "E0906", "unknown device",
+    "E0906",
+    "unknown device",
     "unknown device '{device}': use cpu, cuda, cuda:N (as a string, \"cuda:1\") or mps",
     """
     `model M on DEVICE:` places the model's params and buffers, and its
@@ -1510,7 +1586,8 @@ E0906 = _code(
 )
 
 E0907 = _code(
-    "E0907", "field is not a tensor",
+    "E0907",
+    "field is not a tensor",
     "a {kind} must be a tensor type, found {found}",
     """
     Params and buffers hold tensors: write `[]` for a scalar (`buffer steps: [] i64`).
@@ -1526,7 +1603,8 @@ E0907 = _code(
 )
 
 E0908 = _code(
-    "E0908", "reserved field name",
+    "E0908",
+    "reserved field name",
     "a model field cannot be named '{name}': models use it themselves",
     """
     Every model has `init` (in Quiver and Python) and, for Python users of a
@@ -1549,7 +1627,8 @@ E0908 = _code(
 # ====================================================================== E11xx gradients
 
 E1105 = _code(
-    "E1105", "invalid function for value_and_grad",
+    "E1105",
+    "invalid function for value_and_grad",
     "value_and_grad: {problem}",
     """
     The first argument of value_and_grad is the name of a `fn` — not an extern
@@ -1576,7 +1655,8 @@ E1105 = _code(
 )
 
 E1106 = _code(
-    "E1106", "differentiated function does not return a scalar float",
+    "E1106",
+    "differentiated function does not return a scalar float",
     "value_and_grad needs f to return a [] of floats, such as a loss; {name} returns {found}",
     """
     A gradient is taken of a single number: f must return a `[]` tensor of a
@@ -1601,7 +1681,8 @@ E1106 = _code(
 )
 
 E1107 = _code(
-    "E1107", "differentiated function reads no param",
+    "E1107",
+    "differentiated function reads no param",
     "{fn} reads no param of {model}: its gradient would always be zero",
     """
     The param-read analysis found no param of the model that f reads, directly or
@@ -1628,7 +1709,8 @@ E1107 = _code(
 )
 
 E1108 = _code(
-    "E1108", "invalid gradient arithmetic",
+    "E1108",
+    "invalid gradient arithmetic",
     "{operation} is not defined: gradients support g + g, g - g, -g, and * or / by a number or []",
     """
     Gradients of the same model can be added and subtracted, negated, multiplied
@@ -1657,7 +1739,8 @@ E1108 = _code(
 # ====================================================================== warnings
 
 W0101 = _code(
-    "W0101", "unused variable",
+    "W0101",
+    "unused variable",
     "'{name}' is assigned but never used",
     """
     The value is computed and then never read. Remove the assignment, or start the
@@ -1675,11 +1758,13 @@ W0101 = _code(
         x = 1
         print(x)
     """,
-    warning=True, unnecessary=True,
+    warning=True,
+    unnecessary=True,
 )
 
 W0102 = _code(
-    "W0102", "unreachable code",
+    "W0102",
+    "unreachable code",
     "unreachable code",
     """
     The statements follow a `return`, `break` or `continue` in the same block and
@@ -1695,11 +1780,13 @@ W0102 = _code(
         print("always")
         return 1
     """,
-    warning=True, unnecessary=True,
+    warning=True,
+    unnecessary=True,
 )
 
 W1101 = _code(
-    "W1101", "param never read",
+    "W1101",
+    "param never read",
     "{fn} never reads param {param} of {model}: its gradient is always zero",
     """
     The function given to value_and_grad never reads this param, directly or
@@ -1733,8 +1820,15 @@ def get(code: str) -> Code | None:
 
 
 _RANGES = [
-    ("E00", "Syntax"), ("E01", "Names and scopes"), ("E02", "Shapes and dims"), ("E03", "Types and element types"),
-    ("E04", "Calls and bindings"), ("E05", "Mutability"), ("E09", "Models"), ("E11", "Gradients"), ("W", "Warnings"),
+    ("E00", "Syntax"),
+    ("E01", "Names and scopes"),
+    ("E02", "Shapes and dims"),
+    ("E03", "Types and element types"),
+    ("E04", "Calls and bindings"),
+    ("E05", "Mutability"),
+    ("E09", "Models"),
+    ("E11", "Gradients"),
+    ("W", "Warnings"),
 ]
 
 
@@ -1751,7 +1845,10 @@ def render_markdown() -> str:
     ]
     for prefix, title in _RANGES:
         codes = [c for c in CODES.values() if c.code.startswith(prefix)]
-        out.append(f"- [{title}](#{title.lower().replace(' ', '-')}): " + ", ".join(f"[{c.code}](#{c.docs_anchor})" for c in codes))
+        out.append(
+            f"- [{title}](#{title.lower().replace(' ', '-')}): "
+            + ", ".join(f"[{c.code}](#{c.docs_anchor})" for c in codes)
+        )
     out.append("")
     for prefix, title in _RANGES:
         out += [f"## {title}", ""]
@@ -1776,4 +1873,3 @@ def render_markdown() -> str:
             if c.fixed is not None:
                 out += ["Fixed:", "", "```quiver", c.fixed.rstrip("\n"), "```", ""]
     return "\n".join(out)
-

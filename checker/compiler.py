@@ -52,8 +52,6 @@ def attr(obj: str, name: str) -> str:
     return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
 
 
-
-
 def elem_expr(e: T.Elem) -> str:
     if e.index is not None:
         size = T.dim_value(e.index)
@@ -143,8 +141,9 @@ class _FnCompiler:
         else:
             w.emit(indent, "pass", at)
 
-    def field_update(self, target: A.Expr, value: A.Expr | None, op: str | None = None,
-                     operand: A.Expr | None = None) -> str | None:
+    def field_update(
+        self, target: A.Expr, value: A.Expr | None, op: str | None = None, operand: A.Expr | None = None
+    ) -> str | None:
         """`m.f = m.f - lr * e` (and `+`, and `m.f -= e`) as one fused in-place
         update, `rt.field_add(m, "f", e, -lr)`: the optimizer step of every
         training loop, which would otherwise build two temporaries and copy."""
@@ -296,7 +295,7 @@ class _FnCompiler:
             if v is not None:
                 values.append(f"{p.name}={self.expr(v)}" if p.keyword_only else self.expr(v))
         if b.variadic:
-            values.extend(self.expr(v) for v in positional[len(b.params):])
+            values.extend(self.expr(v) for v in positional[len(b.params) :])
         return f"{func}(" + ", ".join(values) + ")"
 
     def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
@@ -376,10 +375,16 @@ class Compiler:
             w.emit(1, f"_qv_{kind}s = (" if fields else f"_qv_{kind}s = ()")
             for f in fields:
                 assert isinstance(f.type, T.TensorT)
-                shape = "(" + ", ".join(str(T.dim_value(d)) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
+                shape = (
+                    "(" + ", ".join(str(T.dim_value(d)) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
+                )
                 init = self.initializer(f.decl.init)
-                w.emit(2, f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem)}, {init}, "
-                          f"{self.loc(base + f.decl.span.start)}),", base + f.decl.span.start)
+                w.emit(
+                    2,
+                    f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem)}, {init}, "
+                    f"{self.loc(base + f.decl.span.start)}),",
+                    base + f.decl.span.start,
+                )
             if fields:
                 w.emit(1, ")")
 
@@ -425,8 +430,12 @@ class Compiler:
         base = self.base(fn.decl)
         returns = self.spec("result", fn.ret, self.loc(base + fn.decl.span.start)) if fn.declared_ret else "None"
         self.w.emit(0, "")
-        self.w.emit(0, f"{py_name(fn.name)} = rt.extern(_src, {fn.target!r}, {self.signature(fn)}, {returns}, "
-                       f"{self.loc(base + fn.decl.span.start)})", base)
+        self.w.emit(
+            0,
+            f"{py_name(fn.name)} = rt.extern(_src, {fn.target!r}, {self.signature(fn)}, {returns}, "
+            f"{self.loc(base + fn.decl.span.start)})",
+            base,
+        )
 
     def function(self, fn: FnInfo) -> None:
         w = self.w

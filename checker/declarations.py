@@ -181,14 +181,14 @@ def collect_names(items: list[A.Item]) -> Names:
 
 
 class Hint(str):
-    """"; did you mean 'x'?" — a message suffix that also carries the name, so
+    """ "; did you mean 'x'?" — a message suffix that also carries the name, so
     the diagnostic built with it offers the rename as a quick fix."""
 
     name: str | None = None
 
 
 def suggest(name: str, candidates) -> Hint:
-    """"; did you mean 'x'?" or "" (as a Hint)."""
+    """ "; did you mean 'x'?" or "" (as a Hint)."""
     match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     if not match:
         return Hint("")
@@ -260,15 +260,18 @@ class TypeContext:
         name = e.name.text
         if name == "Index":
             if e.arg is None:
-                self.diagnostics.append(C.E0309.at(e.span, elem="Index", reason="Index needs the dim it indexes, as in Index[C]"))
+                self.diagnostics.append(
+                    C.E0309.at(e.span, elem="Index", reason="Index needs the dim it indexes, as in Index[C]")
+                )
                 return None
             dim = self.dim(A.DimName(e.arg.span, e.arg.text))
             return T.index_of(dim)
         elem = ELEM_TYPES.get(name)
         if elem is None:
             self.diagnostics.append(
-                C.E0102.at(e.name.span, what="element type", name=name,
-                           hint=suggest(name, list(ELEM_TYPES) + ["Index"]))
+                C.E0102.at(
+                    e.name.span, what="element type", name=name, hint=suggest(name, list(ELEM_TYPES) + ["Index"])
+                )
             )
             return None
         if e.arg is not None:
@@ -304,7 +307,9 @@ class TypeContext:
         if name in ELEM_TYPES or name == "Index":
             written = name if t.arg is None else f"{name}[...]"
             self.diagnostics.append(
-                C.E0309.at(t.span, elem=written, reason=f"it is not a type by itself; write [] {written} for a scalar tensor")
+                C.E0309.at(
+                    t.span, elem=written, reason=f"it is not a type by itself; write [] {written} for a scalar tensor"
+                )
             )
             return T.UNKNOWN
         if kind is not None:
@@ -325,11 +330,16 @@ class TypeContext:
                 return T.GradT(arg.name.text)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
-            if kind is None and arg.name.text not in NUMBER_TYPES and arg.name.text not in ELEM_TYPES \
-                    and arg.name.text != "Mode":
+            if (
+                kind is None
+                and arg.name.text not in NUMBER_TYPES
+                and arg.name.text not in ELEM_TYPES
+                and arg.name.text != "Mode"
+            ):
                 models = self.all_of("model")
-                self.diagnostics.append(C.E0102.at(arg.name.span, what="model", name=arg.name.text,
-                                                   hint=suggest(arg.name.text, models)))
+                self.diagnostics.append(
+                    C.E0102.at(arg.name.span, what="model", name=arg.name.text, hint=suggest(arg.name.text, models))
+                )
                 return T.UNKNOWN
         inner = type_text(arg)
         self.diagnostics.append(C.E0303.at(t.span, type=f"Grad[{inner}]", reason=f"{inner} is not a model"))
@@ -349,7 +359,7 @@ def type_text(t: A.TypeExpr) -> str:
 def kind_word(kind: str) -> str:
     """'a dim', 'a model', 'a function', 'an extern function' (a broken item: the same)."""
     if kind.startswith("broken-"):
-        kind = kind[len("broken-"):]
+        kind = kind[len("broken-") :]
     return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)
 
 
@@ -416,10 +426,14 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
             ctx.diagnostics.append(C.E0908.at(m.name.span, name=m.name.text))
             continue
         if m.name.text in seen:
-            ctx.diagnostics.append(C.E0106.at(
-                m.name.span, name=m.name.text, model=item.name.text,
-                related=(LocalRelated("first declared here", span=seen[m.name.text].name.span),),
-            ))
+            ctx.diagnostics.append(
+                C.E0106.at(
+                    m.name.span,
+                    name=m.name.text,
+                    model=item.name.text,
+                    related=(LocalRelated("first declared here", span=seen[m.name.text].name.span),),
+                )
+            )
             continue
         seen[m.name.text] = m
         before = len(ctx.diagnostics)
@@ -432,8 +446,9 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
         if m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m))
-    return Declared(ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics),
-                    frozenset(ctx.lookups))
+    return Declared(
+        ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics), frozenset(ctx.lookups)
+    )
 
 
 def _an(word: str) -> str:
@@ -542,16 +557,23 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
     for p in item.params:
         ty = ctx.resolve(p.type)
         if p.name.text in seen:
-            ctx.diagnostics.append(C.E0105.at(
-                p.name.span, name=p.name.text,
-                related=(LocalRelated("first declared here", span=seen[p.name.text].name.span),),
-            ))
+            ctx.diagnostics.append(
+                C.E0105.at(
+                    p.name.span,
+                    name=p.name.text,
+                    related=(LocalRelated("first declared here", span=seen[p.name.text].name.span),),
+                )
+            )
             continue
         seen[p.name.text] = p
         if p.mut and isinstance(item, A.ExternDecl):
-            ctx.diagnostics.append(C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter"))
+            ctx.diagnostics.append(
+                C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
+            )
         elif p.mut and not isinstance(ty, (T.ModelT, T.UnknownT)):
-            ctx.diagnostics.append(C.E0503.at(p.span, name=p.name.text, reason=f"only a model can be mut, and this is {T.describe(ty)}"))
+            ctx.diagnostics.append(
+                C.E0503.at(p.span, name=p.name.text, reason=f"only a model can be mut, and this is {T.describe(ty)}")
+            )
         params.append(ParamInfo(p.name.text, p.mut, ty, p))
     bound = list(ctx.generics)
     for p in params:
@@ -573,8 +595,15 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
         if not _valid_target(target):
             ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
     info = FnInfo(
-        item.name.text, tuple(params), ret, item.ret is not None, tuple(bound),
-        isinstance(item, A.ExternDecl), target, item, tuple(unbound),
+        item.name.text,
+        tuple(params),
+        ret,
+        item.ret is not None,
+        tuple(bound),
+        isinstance(item, A.ExternDecl),
+        target,
+        item,
+        tuple(unbound),
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups))
 

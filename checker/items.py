@@ -54,7 +54,6 @@ class ItemSlot:
         return self.start + len(self.parse.text)
 
 
-
 class ParseCache:
     """Parses by item text. Keeps the parses of the last two versions of a
     document, so undo and redo are as cheap as typing."""
@@ -115,8 +114,9 @@ class ParsedDocument:
         return found
 
 
-def parse_document(text: str, cache: ParseCache | None = None,
-                   previous: ParsedDocument | None = None) -> ParsedDocument:
+def parse_document(
+    text: str, cache: ParseCache | None = None, previous: ParsedDocument | None = None
+) -> ParsedDocument:
     """Parse a document. With the previous version, only the items around the
     edit are cut and looked up again: the items before it are reused as they
     are, the items after it moved by the edit's length."""
@@ -167,12 +167,12 @@ def _reparse(text: str, cache: ParseCache, previous: ParsedDocument) -> tuple[It
     while last >= first and old_slots[last].start >= changed_to:
         last -= 1
     head = old_slots[:first]
-    tail = old_slots[last + 1:]
+    tail = old_slots[last + 1 :]
     start = old_slots[first].start if first < len(old_slots) else (head[-1].end if head else 0)
     end = (tail[0].start + delta) if tail else len(text)
     for s in head:
         cache.keep(s.parse)
-    middle = [ItemSlot(start + s, cache.get(text[start + s:start + e])) for s, e in split_items(text[start:end])]
+    middle = [ItemSlot(start + s, cache.get(text[start + s : start + e])) for s, e in split_items(text[start:end])]
     moved = []
     for s in tail:
         cache.keep(s.parse)
@@ -186,7 +186,7 @@ _CHUNK = 4096
 def _common_prefix(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
-    while i + _CHUNK <= n and a[i:i + _CHUNK] == b[i:i + _CHUNK]:
+    while i + _CHUNK <= n and a[i : i + _CHUNK] == b[i : i + _CHUNK]:
         i += _CHUNK
     while i < n and a[i] == b[i]:
         i += 1
@@ -197,7 +197,7 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     """Length of the common suffix, at most `limit`."""
     i = 0
     la, lb = len(a), len(b)
-    while i + _CHUNK <= limit and a[la - i - _CHUNK:la - i] == b[lb - i - _CHUNK:lb - i]:
+    while i + _CHUNK <= limit and a[la - i - _CHUNK : la - i] == b[lb - i - _CHUNK : lb - i]:
         i += _CHUNK
     while i < limit and a[la - i - 1] == b[lb - i - 1]:
         i += 1

@@ -585,9 +585,7 @@ class _Recovery:
                 base = indent
             if indent == base and not re.match(r"(elif|else)\b", content):
                 starts.append(start)
-        return [
-            (s, starts[i + 1] if i + 1 < len(starts) else len(self.text)) for i, s in enumerate(starts)
-        ]
+        return [(s, starts[i + 1] if i + 1 < len(starts) else len(self.text)) for i, s in enumerate(starts)]
 
     def _chunk_at(self, offset: int) -> tuple[int, int] | None:
         chunks = self._body_chunks()
@@ -692,7 +690,9 @@ class _Recovery:
             elif tok.type in ("RPAR", "RSQB"):
                 want = "LPAR" if tok.type == "RPAR" else "LSQB"
                 if not stack:
-                    problems.append((1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem="has no opening bracket"), _start(tok)))
+                    problems.append(
+                        (1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem="has no opening bracket"), _start(tok))
+                    )
                 elif stack[-1].type != want:
                     opener = stack[-1]
                     closer = ")" if opener.type == "LPAR" else "]"
@@ -742,10 +742,30 @@ def _bound_names(chunk: str) -> list[str]:
 
 # Reserved: never names, although the contextual lexer would read them as names
 # where no keyword fits. `dim`, `model`, `param`, `buffer` and `on` stay usable.
-HARD_KEYWORDS = frozenset({
-    "fn", "extern", "from", "mut", "return", "if", "elif", "else", "for", "in", "while", "and", "or", "not",
-    "as", "pass", "break", "continue", "True", "False",
-})
+HARD_KEYWORDS = frozenset(
+    {
+        "fn",
+        "extern",
+        "from",
+        "mut",
+        "return",
+        "if",
+        "elif",
+        "else",
+        "for",
+        "in",
+        "while",
+        "and",
+        "or",
+        "not",
+        "as",
+        "pass",
+        "break",
+        "continue",
+        "True",
+        "False",
+    }
+)
 
 
 def _validate(item: A.Item) -> list[LocalDiagnostic]:

@@ -58,8 +58,7 @@ class Summary:
         a summary does not change after its analysis is built)."""
         key = self.__dict__.get("_key")
         if key is None:
-            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None,
-                                           self.tainted)
+            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None, self.tainted)
         return key
 
 
@@ -72,9 +71,14 @@ class ReadAnalysis:
     an analysis is built, so older analyses stay valid.
     """
 
-    def __init__(self, glob: Globals, facts: dict[str, frozenset[ReadFact]],
-                 previous: ReadAnalysis | None = None, interfaces_changed: bool = True,
-                 erroneous: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        glob: Globals,
+        facts: dict[str, frozenset[ReadFact]],
+        previous: ReadAnalysis | None = None,
+        interfaces_changed: bool = True,
+        erroneous: frozenset[str] = frozenset(),
+    ) -> None:
         self.g = glob
         self.facts = facts
         self.erroneous = erroneous
@@ -112,8 +116,9 @@ class ReadAnalysis:
                 continue
             for p in info.params:
                 if isinstance(p.type, T.ModelT):
-                    self.summaries[(fn_name, p.name)] = Summary(fn_name, p.name, p.type.name, {},
-                                                                tainted=fn_name in erroneous)
+                    self.summaries[(fn_name, p.name)] = Summary(
+                        fn_name, p.name, p.type.name, {}, tainted=fn_name in erroneous
+                    )
         self._solve({f: facts[f] for f in self.solved})
 
     def _param_name(self, fn: str, index: int) -> str | None:
@@ -201,15 +206,26 @@ def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> 
     if not params:
         return ()
     if not read:
-        return (C.E1107.at(site.f_span, fn=site.f_name, model=site.model,
-                           related=(LocalRelated(f"{site.f_name} is declared here",
-                                                 symbol=SymbolRef(("fn", site.f_name))),)),)
+        return (
+            C.E1107.at(
+                site.f_span,
+                fn=site.f_name,
+                model=site.model,
+                related=(LocalRelated(f"{site.f_name} is declared here", symbol=SymbolRef(("fn", site.f_name))),),
+            ),
+        )
     out = []
     for p in params:
         if p not in summary.reads:
-            out.append(C.W1101.at(site.f_span, fn=site.f_name, param=p, model=site.model,
-                                  related=(LocalRelated(f"param {p} is declared here",
-                                                        symbol=SymbolRef(("member", site.model, p))),)))
+            out.append(
+                C.W1101.at(
+                    site.f_span,
+                    fn=site.f_name,
+                    param=p,
+                    model=site.model,
+                    related=(LocalRelated(f"param {p} is declared here", symbol=SymbolRef(("member", site.model, p))),),
+                )
+            )
     return tuple(out)
 
 

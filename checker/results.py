@@ -67,5 +67,3 @@ class BodyResult:
     # shape literals, the callee kind of each call.
     axes: dict[A.Node, int | None]
     locals: dict[str, T.Type]
-
-

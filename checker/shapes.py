@@ -140,7 +140,11 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
             return Mismatch("dtype", param, arg)
         if pe.index is not None:
             want = bindings.subst_dim(pe.index)
-            if isinstance(pe.index, T.DimVar) and pe.index.name in bindings.generics and pe.index.name not in bindings.bound:
+            if (
+                isinstance(pe.index, T.DimVar)
+                and pe.index.name in bindings.generics
+                and pe.index.name not in bindings.bound
+            ):
                 if ae.index is None:
                     return Mismatch("index", param, arg)
                 bindings.bound[pe.index.name] = Binding(ae.index, where, span)

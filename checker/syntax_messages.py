@@ -18,23 +18,65 @@ from .ast import Span
 from .diagnostics import LocalDiagnostic
 
 _PUNCT = {
-    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COLON": "':'", "COMMA": "','",
-    "DOT": "'.'", "EQUAL": "'='", "ARROW": "'->'", "PIPE_OP": "'|>'", "AUG_OP": "'+='",
-    "COMP_OP": "a comparison", "ADD_OP": "'+' or '-'", "MUL_OP": "an operator", "POW_OP": "'**'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COLON": "':'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "EQUAL": "'='",
+    "ARROW": "'->'",
+    "PIPE_OP": "'|>'",
+    "AUG_OP": "'+='",
+    "COMP_OP": "a comparison",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "an operator",
+    "POW_OP": "'**'",
 }
 _KEYWORDS = {
-    "DIM": "dim", "MODEL": "model", "PARAM": "param", "BUFFER": "buffer", "FN": "fn",
-    "EXTERN": "extern", "FROM": "from", "MUT": "mut", "ON": "on", "RETURN": "return",
-    "PASS": "pass", "BREAK": "break", "CONTINUE": "continue", "IF": "if", "ELIF": "elif",
-    "ELSE": "else", "FOR": "for", "IN": "in", "WHILE": "while", "OR": "or", "AND": "and",
-    "NOT": "not", "AS": "as", "TRUE": "True", "FALSE": "False",
+    "DIM": "dim",
+    "MODEL": "model",
+    "PARAM": "param",
+    "BUFFER": "buffer",
+    "FN": "fn",
+    "EXTERN": "extern",
+    "FROM": "from",
+    "MUT": "mut",
+    "ON": "on",
+    "RETURN": "return",
+    "PASS": "pass",
+    "BREAK": "break",
+    "CONTINUE": "continue",
+    "IF": "if",
+    "ELIF": "elif",
+    "ELSE": "else",
+    "FOR": "for",
+    "IN": "in",
+    "WHILE": "while",
+    "OR": "or",
+    "AND": "and",
+    "NOT": "not",
+    "AS": "as",
+    "TRUE": "True",
+    "FALSE": "False",
 }
 _EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE"}
 _TYPE_START = {"NAME", "LSQB", "LPAR"}
 # Tokens that could continue an expression already complete: listing them
 # ("expected '+' or '*' or ...") only hides the useful alternatives.
 _CONTINUATIONS = {
-    "ADD_OP", "MUL_OP", "POW_OP", "COMP_OP", "PIPE_OP", "AS", "DOT", "LPAR", "LSQB", "AND", "OR",
+    "ADD_OP",
+    "MUL_OP",
+    "POW_OP",
+    "COMP_OP",
+    "PIPE_OP",
+    "AS",
+    "DOT",
+    "LPAR",
+    "LSQB",
+    "AND",
+    "OR",
     "AUG_OP",
 }
 _ITEM_START = {"DIM", "MODEL", "FN", "EXTERN"}
@@ -47,8 +89,13 @@ def _word(terminal: str) -> str:
     if terminal in _KEYWORDS:
         return f"'{_KEYWORDS[terminal]}'"
     return {
-        "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
-        "_NL": "a new line", "_INDENT": "an indented block", "_DEDENT": "the end of the block",
+        "NAME": "a name",
+        "INT": "an integer",
+        "FLOAT": "a number",
+        "STRING": "a string",
+        "_NL": "a new line",
+        "_INDENT": "an indented block",
+        "_DEDENT": "the end of the block",
         "$END": "the end of the item",
     }.get(terminal, terminal.lower())
 
@@ -126,18 +173,39 @@ def _context(stack: list, expected: set[str]) -> str:
         if isinstance(v, Token) and v.type in ("_NL", "_INDENT", "_DEDENT"):
             break  # the construct that opened a line before this one is finished
         if isinstance(v, Token) and v.type in (
-            "FN", "MODEL", "DIM", "EXTERN", "PARAM", "BUFFER", "IF", "ELIF", "ELSE", "WHILE", "FOR", "RETURN",
+            "FN",
+            "MODEL",
+            "DIM",
+            "EXTERN",
+            "PARAM",
+            "BUFFER",
+            "IF",
+            "ELIF",
+            "ELSE",
+            "WHILE",
+            "FOR",
+            "RETURN",
         ):
             keyword = v.type
             break
     if opens:
         i, tok = opens[-1]
         before = stack[i - 1] if i > 0 else None
-        if tok.type == "LPAR" and isinstance(before, Token) and before.type == "NAME" and keyword in ("FN", "EXTERN") \
-                and i >= 2 and isinstance(stack[i - 2], Token) and stack[i - 2].type == "FN":
+        if (
+            tok.type == "LPAR"
+            and isinstance(before, Token)
+            and before.type == "NAME"
+            and keyword in ("FN", "EXTERN")
+            and i >= 2
+            and isinstance(stack[i - 2], Token)
+            and stack[i - 2].type == "FN"
+        ):
             return " in the parameter list"
-        if tok.type == "LPAR" and i > 0 and not isinstance(before, Token | None) or (
-            tok.type == "LPAR" and isinstance(before, Token) and before.type in ("NAME", "RPAR", "RSQB")
+        if (
+            tok.type == "LPAR"
+            and i > 0
+            and not isinstance(before, Token | None)
+            or (tok.type == "LPAR" and isinstance(before, Token) and before.type in ("NAME", "RPAR", "RSQB"))
         ):
             return " in the argument list"
         if tok.type == "LSQB":
@@ -167,8 +235,9 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         return C.E0002.at(Span(pos, pos + 1), char=repr(text[pos])), pos
     if isinstance(e, UnexpectedEOF):
         end = len(text.rstrip())
-        return C.E0003.at(Span(end, end), expected=expected_phrase(set(e.expected)), context="",
-                          found="the end of the file"), end
+        return C.E0003.at(
+            Span(end, end), expected=expected_phrase(set(e.expected)), context="", found="the end of the file"
+        ), end
     assert isinstance(e, UnexpectedToken)
     token = e.token
     stack = []
@@ -186,9 +255,13 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
     span = _token_span(token, text)
     pipe = next((v for v in reversed(stack[-3:]) if isinstance(v, Token) and v.type == "PIPE_OP"), None)
     if pipe is not None and token.type not in ("_NL", "$END"):
-        return C.E0003.at(span, expected="the end of the pipe", context="",
-                          found=f"{_found(token)} (the right side of |> is a call such as f(y); "
-                                "put the pipe in parentheses to go on)"), span.start
+        return C.E0003.at(
+            span,
+            expected="the end of the pipe",
+            context="",
+            found=f"{_found(token)} (the right side of |> is a call such as f(y); "
+            "put the pipe in parentheses to go on)",
+        ), span.start
     if token.type == "_INDENT":
         return C.E0005.at(span, problem=UNEXPECTED_INDENT), span.start
     tail = [v.type if isinstance(v, Token) else None for v in stack[-2:]]
@@ -197,8 +270,15 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         context = _context(stack[:-1], {"COLON"})
         return C.E0003.at(span, expected="an indented block", context=context, found=_found(token)), span.start
     context = _context(stack, expected)
-    in_args = context in (" in the argument list", " in the parameter list", " inside the parentheses", " in the brackets")
-    return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=_found(token)), span.start
+    in_args = context in (
+        " in the argument list",
+        " in the parameter list",
+        " inside the parentheses",
+        " in the brackets",
+    )
+    return C.E0003.at(
+        span, expected=expected_phrase(expected, in_args), context=context, found=_found(token)
+    ), span.start
 
 
 UNEXPECTED_INDENT = "is indented more than its block"

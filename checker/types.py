@@ -145,8 +145,17 @@ BOOL = Elem("bool")
 # How element types are written in Quiver (after the shape: `[b D] f64`).
 # `Float`, `Int` and `Bool` written alone, without a shape, are numbers.
 ELEM_TYPES: dict[str, Elem] = {
-    "Float": F32, "f32": F32, "f16": Elem("f16"), "bf16": Elem("bf16"), "f64": Elem("f64"),
-    "i32": Elem("i32"), "i64": I64, "Int": I64, "Bool": BOOL, "NonNeg": NONNEG, "Prob": PROB,
+    "Float": F32,
+    "f32": F32,
+    "f16": Elem("f16"),
+    "bf16": Elem("bf16"),
+    "f64": Elem("f64"),
+    "i32": Elem("i32"),
+    "i64": I64,
+    "Int": I64,
+    "Bool": BOOL,
+    "NonNeg": NONNEG,
+    "Prob": PROB,
 }
 
 
@@ -306,9 +315,7 @@ def scalar(elem: Elem = F32) -> TensorT:
 
 
 def is_unknown(t: Type) -> bool:
-    return isinstance(t, UnknownT) or (
-        isinstance(t, TupleT) and any(is_unknown(x) for x in t.items)
-    )
+    return isinstance(t, UnknownT) or (isinstance(t, TupleT) and any(is_unknown(x) for x in t.items))
 
 
 def show_pair(expected: Type, found: Type) -> tuple[str, str]:

@@ -57,8 +57,9 @@ def _main_problem(program: Program) -> tuple[Span | None, str] | None:
     info = analysis.globals.fns.get("main")
     if info is None:
         return None, "no fn main() to run"
-    focus = next((s.focus for s in ide.document_symbols(analysis)
-                  if s.name == "main" and s.kind in ("fn", "extern")), None)
+    focus = next(
+        (s.focus for s in ide.document_symbols(analysis) if s.name == "main" and s.kind in ("fn", "extern")), None
+    )
     if info.extern:
         why = "main must be a fn with a body to be run"
     elif info.params:
@@ -85,8 +86,12 @@ def cmd_run(args) -> int:
         if as_json and e.diagnostics:
             d = e.diagnostics[0]
             s, end = lines.position(d.span.start), lines.position(d.span.end)
-            print(RunError(e.path, s.line + 1, s.column + 1, end.line + 1, end.column + 1, f"{d.code} {d.message}",
-                           CHECK).to_json(), file=sys.stderr)
+            print(
+                RunError(
+                    e.path, s.line + 1, s.column + 1, end.line + 1, end.column + 1, f"{d.code} {d.message}", CHECK
+                ).to_json(),
+                file=sys.stderr,
+            )
         return 1
     problem = _main_problem(program)
     if problem is not None:
@@ -121,8 +126,9 @@ def cmd_run(args) -> int:
             loc = rt.qv_location(exc)
             message = rt.error_message(exc)
             if loc is not None:
-                error = RunError(loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line), message,
-                                 RUNTIME)
+                error = RunError(
+                    loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line), message, RUNTIME
+                )
             else:
                 error = RunError(program.path, 1, 1, 1, 1, message, RUNTIME)
             print(error.to_json(), file=sys.stderr)
@@ -155,8 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file")
     run.add_argument("--no-checks", action="store_true", help="skip argument checks at function entry (faster)")
     run.add_argument("--traceback", action="store_true", help="also print the Python traceback of a failure")
-    run.add_argument("--error-format", choices=("text", ERROR_FORMAT), default="text",
-                     help="json: end stderr with one JSON object describing a failure")
+    run.add_argument(
+        "--error-format",
+        choices=("text", ERROR_FORMAT),
+        default="text",
+        help="json: end stderr with one JSON object describing a failure",
+    )
     run.add_argument("--timing", action="store_true", help="print how long main() took")
     run.set_defaults(func=cmd_run)
     comp = sub.add_parser("compile", help="print the Python a file compiles to")

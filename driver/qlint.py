@@ -106,10 +106,18 @@ def format_json(findings: list[Finding]) -> str:
     out = []
     for f in findings:
         s, e = f.start, f.end
-        out.append({
-            "path": f.path, "line": s.line + 1, "col": s.column + 1, "end_line": e.line + 1, "end_col": e.column + 1,
-            "code": f.diagnostic.code, "severity": f.diagnostic.severity.value, "message": f.diagnostic.message,
-        })
+        out.append(
+            {
+                "path": f.path,
+                "line": s.line + 1,
+                "col": s.column + 1,
+                "end_line": e.line + 1,
+                "end_col": e.column + 1,
+                "code": f.diagnostic.code,
+                "severity": f.diagnostic.severity.value,
+                "message": f.diagnostic.message,
+            }
+        )
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -123,39 +131,57 @@ def format_sarif(findings: list[Finding]) -> str:
     rules = []
     for code in used:
         c = catalog.CODES[code]
-        rules.append({
-            "id": code,
-            "name": c.title.replace(" ", "-"),
-            "shortDescription": {"text": c.title},
-            "fullDescription": {"text": c.explanation},
-            "helpUri": f"docs/diagnostics.md#{c.docs_anchor}",
-            "defaultConfiguration": {"level": "error" if c.severity.value == "error" else "warning"},
-        })
+        rules.append(
+            {
+                "id": code,
+                "name": c.title.replace(" ", "-"),
+                "shortDescription": {"text": c.title},
+                "fullDescription": {"text": c.explanation},
+                "helpUri": f"docs/diagnostics.md#{c.docs_anchor}",
+                "defaultConfiguration": {"level": "error" if c.severity.value == "error" else "warning"},
+            }
+        )
     index = {code: i for i, code in enumerate(used)}
     results = []
     for f in findings:
         d = f.diagnostic
-        loc = {"physicalLocation": {"artifactLocation": {"uri": f.path.replace(os.sep, "/")},
-                                    "region": _region(f.analysis, d.span)}}
+        loc = {
+            "physicalLocation": {
+                "artifactLocation": {"uri": f.path.replace(os.sep, "/")},
+                "region": _region(f.analysis, d.span),
+            }
+        }
         result = {
-            "ruleId": d.code, "ruleIndex": index[d.code], "level": d.severity.value, "message": {"text": d.message},
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": d.severity.value,
+            "message": {"text": d.message},
             "locations": [loc],
         }
         if d.related:
             result["relatedLocations"] = [
-                {"id": i, "message": {"text": r.message},
-                 "physicalLocation": {"artifactLocation": {"uri": f.path.replace(os.sep, "/")},
-                                      "region": _region(f.analysis, r.span)}}
+                {
+                    "id": i,
+                    "message": {"text": r.message},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path.replace(os.sep, "/")},
+                        "region": _region(f.analysis, r.span),
+                    },
+                }
                 for i, r in enumerate(d.related)
             ]
         results.append(result)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "qlint", "informationUri": "https://example.invalid/quiver", "rules": rules}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {"name": "qlint", "informationUri": "https://example.invalid/quiver", "rules": rules}
+                },
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -172,8 +198,10 @@ def format_github(findings: list[Finding]) -> str:
     for f in findings:
         s, e = f.start, f.end
         kind = "error" if f.diagnostic.is_error else "warning"
-        props = (f"file={_gh_escape(f.path, True)},line={s.line + 1},col={s.column + 1},"
-                 f"endLine={e.line + 1},endColumn={e.column + 1},title={_gh_escape(f.diagnostic.code, True)}")
+        props = (
+            f"file={_gh_escape(f.path, True)},line={s.line + 1},col={s.column + 1},"
+            f"endLine={e.line + 1},endColumn={e.column + 1},title={_gh_escape(f.diagnostic.code, True)}"
+        )
         lines.append(f"::{kind} {props}::{_gh_escape(f.diagnostic.code + ' ' + f.diagnostic.message)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -239,14 +267,19 @@ def list_codes() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="qlint", description="Check Quiver (.qv) files: shapes, types, names and gradients.",
+        prog="qlint",
+        description="Check Quiver (.qv) files: shapes, types, names and gradients.",
         epilog="Exit status: 0 no errors, 1 errors found (or warnings with --strict), "
-               "2 usage error or unreadable input.",
+        "2 usage error or unreadable input.",
     )
     ap.add_argument("paths", nargs="*", help="files or directories (searched for *.qv); '-' reads stdin")
     ap.add_argument("--format", choices=FORMATS, help="output format (default: pretty on a terminal, else text)")
-    ap.add_argument("--select", action="append", metavar="CODES",
-                    help="only report these codes or prefixes, comma-separated (E02, W1101)")
+    ap.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="only report these codes or prefixes, comma-separated (E02, W1101)",
+    )
     ap.add_argument("--ignore", action="append", metavar="CODES", help="do not report these codes or prefixes")
     ap.add_argument("--strict", action="store_true", help="warnings also fail the run")
     ap.add_argument("--explain", metavar="CODE", help="print the explanation of a diagnostic code and exit")
@@ -325,9 +358,11 @@ def _run(args) -> int:
         elif not findings:
             print(f"qlint: {checked} file{'s' if checked != 1 else ''} checked, no problems", file=sys.stderr)
         else:
-            print(f"qlint: {checked} file{'s' if checked != 1 else ''} checked: "
-                  f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
-                  file=sys.stderr)
+            print(
+                f"qlint: {checked} file{'s' if checked != 1 else ''} checked: "
+                f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+                file=sys.stderr,
+            )
     if unreadable or (not files and args.paths):
         return 2
     if errors or (args.strict and warnings):

@@ -72,8 +72,15 @@ class RunError:
         if not isinstance(obj, dict):
             return None
         try:
-            return RunError(str(obj["path"]), int(obj["line"]), int(obj["col"]), int(obj.get("end_line", obj["line"])),
-                            int(obj.get("end_col", obj["col"])), str(obj["message"]), str(obj.get("kind", RUNTIME)))
+            return RunError(
+                str(obj["path"]),
+                int(obj["line"]),
+                int(obj["col"]),
+                int(obj.get("end_line", obj["line"])),
+                int(obj.get("end_col", obj["col"])),
+                str(obj["message"]),
+                str(obj.get("kind", RUNTIME)),
+            )
         except (KeyError, TypeError, ValueError):
             return None
 

@@ -131,8 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     answered = None
     if os.environ.get("QUIVER_LSP_FAST_START", "1") != "0":
         prefix, message = _read_message(stdin)
-        if message is not None and message.get("method") == "initialize" and "id" in message \
-                and isinstance(message.get("params"), dict) and isinstance(message["params"].get("capabilities"), dict):
+        if (
+            message is not None
+            and message.get("method") == "initialize"
+            and "id" in message
+            and isinstance(message.get("params"), dict)
+            and isinstance(message["params"].get("capabilities"), dict)
+        ):
             from .capabilities import initialize_result
 
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(message["params"])}

@@ -83,8 +83,11 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
     else:
         caps["codeActionProvider"] = True
     if diagnostic_mode(initialization_options) != "push":
-        caps["diagnosticProvider"] = {"identifier": "quiver", "interFileDependencies": False,
-                                      "workspaceDiagnostics": False}
+        caps["diagnosticProvider"] = {
+            "identifier": "quiver",
+            "interFileDependencies": False,
+            "workspaceDiagnostics": False,
+        }
     return caps
 
 

@@ -48,8 +48,11 @@ class Codec:
         used = 0
         for i, c in enumerate(s):
             o = ord(c)
-            w = (2 if o > 0xFFFF else 1) if self.encoding == "utf-16" else (
-                1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4)
+            w = (
+                (2 if o > 0xFFFF else 1)
+                if self.encoding == "utf-16"
+                else (1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4)
+            )
             if used + w > units:
                 return i
             used += w
@@ -58,7 +61,7 @@ class Codec:
     def position(self, lines: LineIndex, offset: int) -> lsp.Position:
         p = lines.position(offset)
         start = lines.line_starts[p.line]
-        return lsp.Position(p.line, self.units(lines.text[start:start + p.column]))
+        return lsp.Position(p.line, self.units(lines.text[start : start + p.column]))
 
     def range(self, lines: LineIndex, span: Span) -> lsp.Range:
         return lsp.Range(self.position(lines, span.start), self.position(lines, span.end))
@@ -101,8 +104,12 @@ class Lines(LineIndex):
         """The lines of the text with [start, end) replaced by `new`."""
         text = self.text
         result = text[:start] + new + text[end:]
-        if self._known is None or "\r" in new or "\r" in text[max(0, start - 1):start + 1] \
-                or "\r" in text[max(0, end - 1):end + 1]:
+        if (
+            self._known is None
+            or "\r" in new
+            or "\r" in text[max(0, start - 1) : start + 1]
+            or "\r" in text[max(0, end - 1) : end + 1]
+        ):
             return Lines(result)  # a carriage return near the edit: scan again
         starts = self._known
         delta = len(new) - (end - start)
@@ -147,8 +154,7 @@ def docs_link(code: str, base: str) -> str:
 
 def diagnostic(d: Diagnostic, lines: LineIndex, codec: Codec, uri: str, docs_base: str | None) -> lsp.Diagnostic:
     related = [
-        lsp.DiagnosticRelatedInformation(lsp.Location(uri, codec.range(lines, r.span)), r.message)
-        for r in d.related
+        lsp.DiagnosticRelatedInformation(lsp.Location(uri, codec.range(lines, r.span)), r.message) for r in d.related
     ]
     return lsp.Diagnostic(
         range=codec.range(lines, d.span),
@@ -164,25 +170,40 @@ def diagnostic(d: Diagnostic, lines: LineIndex, codec: Codec, uri: str, docs_bas
 
 def run_diagnostic(span: Span, message: str, lines: LineIndex, codec: Codec) -> lsp.Diagnostic:
     """A failure of `quiver run` at its .qv location."""
-    return lsp.Diagnostic(range=codec.range(lines, span), message=message, severity=lsp.DiagnosticSeverity.Error,
-                          code="run", source="quiver run")
+    return lsp.Diagnostic(
+        range=codec.range(lines, span),
+        message=message,
+        severity=lsp.DiagnosticSeverity.Error,
+        code="run",
+        source="quiver run",
+    )
 
 
 # ====================================================================== features
 
 _COMPLETION_KINDS = {
-    "field": lsp.CompletionItemKind.Field, "variable": lsp.CompletionItemKind.Variable,
-    "param": lsp.CompletionItemKind.Variable, "dim": lsp.CompletionItemKind.Constant,
-    "generic": lsp.CompletionItemKind.TypeParameter, "model": lsp.CompletionItemKind.Class,
-    "fn": lsp.CompletionItemKind.Function, "extern": lsp.CompletionItemKind.Function,
-    "builtin": lsp.CompletionItemKind.Function, "method": lsp.CompletionItemKind.Method,
-    "keyword": lsp.CompletionItemKind.Keyword, "type": lsp.CompletionItemKind.TypeParameter,
+    "field": lsp.CompletionItemKind.Field,
+    "variable": lsp.CompletionItemKind.Variable,
+    "param": lsp.CompletionItemKind.Variable,
+    "dim": lsp.CompletionItemKind.Constant,
+    "generic": lsp.CompletionItemKind.TypeParameter,
+    "model": lsp.CompletionItemKind.Class,
+    "fn": lsp.CompletionItemKind.Function,
+    "extern": lsp.CompletionItemKind.Function,
+    "builtin": lsp.CompletionItemKind.Function,
+    "method": lsp.CompletionItemKind.Method,
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "type": lsp.CompletionItemKind.TypeParameter,
     "constant": lsp.CompletionItemKind.Constant,
 }
 
 _SYMBOL_KINDS = {
-    "dim": lsp.SymbolKind.Constant, "model": lsp.SymbolKind.Class, "param": lsp.SymbolKind.Field,
-    "buffer": lsp.SymbolKind.Property, "fn": lsp.SymbolKind.Function, "extern": lsp.SymbolKind.Function,
+    "dim": lsp.SymbolKind.Constant,
+    "model": lsp.SymbolKind.Class,
+    "param": lsp.SymbolKind.Field,
+    "buffer": lsp.SymbolKind.Property,
+    "fn": lsp.SymbolKind.Function,
+    "extern": lsp.SymbolKind.Function,
 }
 
 
@@ -224,10 +245,17 @@ def document_symbol(s: ide.DocumentSymbol, lines: LineIndex, codec: Codec) -> ls
     )
 
 
-def symbol_information(s: ide.DocumentSymbol, uri: str, lines: LineIndex, codec: Codec,
-                       container: str | None = None) -> list[lsp.SymbolInformation]:
-    out = [lsp.SymbolInformation(name=s.name, kind=_SYMBOL_KINDS[s.kind],
-                                 location=location(uri, s.span, lines, codec), container_name=container)]
+def symbol_information(
+    s: ide.DocumentSymbol, uri: str, lines: LineIndex, codec: Codec, container: str | None = None
+) -> list[lsp.SymbolInformation]:
+    out = [
+        lsp.SymbolInformation(
+            name=s.name,
+            kind=_SYMBOL_KINDS[s.kind],
+            location=location(uri, s.span, lines, codec),
+            container_name=container,
+        )
+    ]
     for c in s.children:
         out.extend(symbol_information(c, uri, lines, codec, s.name))
     return out
@@ -237,13 +265,14 @@ def signature_help(h: ide.SignatureHelp, doc_formats) -> lsp.SignatureHelp:
     sigs = []
     for s in h.signatures:
         params = [lsp.ParameterInformation(label=(a, b)) for a, b in _utf16_label_offsets(s)]
-        sigs.append(lsp.SignatureInformation(
-            label=s.label,
-            documentation=markup(s.documentation, doc_formats) if s.documentation else None,
-            parameters=params,
-        ))
-    return lsp.SignatureHelp(signatures=sigs, active_signature=h.active_signature,
-                             active_parameter=h.active_parameter)
+        sigs.append(
+            lsp.SignatureInformation(
+                label=s.label,
+                documentation=markup(s.documentation, doc_formats) if s.documentation else None,
+                parameters=params,
+            )
+        )
+    return lsp.SignatureHelp(signatures=sigs, active_signature=h.active_signature, active_parameter=h.active_parameter)
 
 
 def _utf16_label_offsets(s: ide.Signature) -> list[tuple[int, int]]:
@@ -291,7 +320,7 @@ def semantic_tokens(tokens: list[ide.SemanticToken], lines: LineIndex, codec: Co
             length = t.span.end - t.span.start
         else:
             char = codec.units(text[line_start:offset])
-            length = codec.units(text[offset:t.span.end])
+            length = codec.units(text[offset : t.span.end])
         mods = mod_bits.get(t.modifiers)
         if mods is None:
             mods = 0
@@ -326,5 +355,8 @@ def quick_fix(a: ide.CodeAction, uri: str, lines: LineIndex, codec: Codec, docs_
 
 
 def run_action(uri: str, kind: str) -> lsp.CodeAction:
-    return lsp.CodeAction(title="Run main (quiver run)", kind=kind,
-                          command=lsp.Command(title="Run main", command="quiver.runFile", arguments=[uri]))
+    return lsp.CodeAction(
+        title="Run main (quiver run)",
+        kind=kind,
+        command=lsp.Command(title="Run main", command="quiver.runFile", arguments=[uri]),
+    )

@@ -94,8 +94,12 @@ class Run:
 class RunManager:
     """The runs in progress, at most one per document."""
 
-    def __init__(self, notify: Callable[[str, dict], None], on_failure: Callable[[Run, RunError | None], None],
-                 timeout: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        notify: Callable[[str, dict], None],
+        on_failure: Callable[[Run, RunError | None], None],
+        timeout: Callable[[], float],
+    ) -> None:
         self._notify = notify
         self._on_failure = on_failure
         self._timeout = timeout
@@ -147,8 +151,14 @@ class RunManager:
             self._notify("quiver/runStarted", {"uri": run.uri, "runId": run.id, "command": shlex.join(run.command)})
             try:
                 run.proc = await asyncio.create_subprocess_exec(
-                    *run.command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+                    *run.command,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
             except OSError as e:
                 message = f"could not start the runner: {e}"
                 self._finish(run, None, "failed", message, None)
@@ -192,8 +202,13 @@ class RunManager:
                     message = f"ended by signal {-exit_code}"
                 else:
                     message = (last or "").strip() or f"exited with code {exit_code}"
-            self._finish(run, None if exit_code is None or exit_code < 0 else exit_code, status, message,
-                         error if status == "failed" else None)
+            self._finish(
+                run,
+                None if exit_code is None or exit_code < 0 else exit_code,
+                status,
+                message,
+                error if status == "failed" else None,
+            )
         except asyncio.CancelledError:
             _kill(run, signal.SIGKILL)
             raise
@@ -202,8 +217,9 @@ class RunManager:
             _kill(run, signal.SIGKILL)
             self._finish(run, None, "failed", "internal error in the language server (see its log)", None)
 
-    def _finish(self, run: Run, exit_code: int | None, status: str, message: str | None,
-                error: RunError | None) -> None:
+    def _finish(
+        self, run: Run, exit_code: int | None, status: str, message: str | None, error: RunError | None
+    ) -> None:
         run.finished = True
         self._runs.pop(run.id, None)
         if run.temp_dir is not None:
@@ -281,8 +297,10 @@ class _Stream:
         if self.sent + self.pending_len + len(text) > MAX_OUTPUT_CHARS:
             if not self.truncated:
                 self.truncated = True
-                self.pending.append(f"\n[quiver: more than {MAX_OUTPUT_CHARS // (1024 * 1024)} MiB of {self.name}; "
-                                    "the rest is not shown]\n")
+                self.pending.append(
+                    f"\n[quiver: more than {MAX_OUTPUT_CHARS // (1024 * 1024)} MiB of {self.name}; "
+                    "the rest is not shown]\n"
+                )
                 self.pending_len += 1
             return
         self.pending.append(text)
@@ -302,8 +320,9 @@ class _Stream:
         self.sent += self.pending_len
         self.pending.clear()
         self.pending_len = 0
-        self.m._notify("quiver/runOutput", {"uri": self.run.uri, "runId": self.run.id, "stream": self.name,
-                                            "text": text})
+        self.m._notify(
+            "quiver/runOutput", {"uri": self.run.uri, "runId": self.run.id, "stream": self.name, "text": text}
+        )
 
 
 def _kill(run: Run, sig: int) -> None:

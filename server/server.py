@@ -71,8 +71,9 @@ class QuiverProtocol(LanguageServerProtocol):
             raw = self._converter.unstructure(params, lsp.InitializeParams)
         result = capabilities.initialize_result(raw)
         self.server_capabilities = self._converter.structure(result["capabilities"], lsp.ServerCapabilities)
-        return lsp.InitializeResult(capabilities=self.server_capabilities,
-                                    server_info=lsp.ServerInfo(**result["serverInfo"]))
+        return lsp.InitializeResult(
+            capabilities=self.server_capabilities, server_info=lsp.ServerInfo(**result["serverInfo"])
+        )
 
     # The server keeps its own documents (server/documents.py). pygls would
     # keep a second copy, updated on every edit at a cost that grows with the
@@ -129,8 +130,12 @@ class QuiverProtocol(LanguageServerProtocol):
 
 class QuiverServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("quiver-lsp", __version__, protocol_cls=QuiverProtocol,
-                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "quiver-lsp",
+            __version__,
+            protocol_cls=QuiverProtocol,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
         self.codec = convert.Codec("utf-16")
         self.settings = S.Settings()
         self.diagnostic_mode = "both"
@@ -170,8 +175,9 @@ class QuiverServer(LanguageServer):
         for p in problems:
             if p not in self._reported:
                 self._reported.add(p)
-                self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
-                                                               message=f"Quiver: {p}; using the default"))
+                self.window_show_message(
+                    lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Quiver: {p}; using the default")
+                )
 
     @property
     def docs_base(self) -> str | None:
@@ -189,11 +195,13 @@ class QuiverServer(LanguageServer):
         if analysis is None or self.diagnostic_mode == "pull":
             return
         diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), doc.run_failure_of(doc.version))
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=doc.uri, version=doc.version, diagnostics=diagnostics))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics)
+        )
 
-    def diagnostics_of(self, uri: str, analysis: Analysis, lines: LineIndex,
-                       failure: RunFailure | None) -> list[lsp.Diagnostic]:
+    def diagnostics_of(
+        self, uri: str, analysis: Analysis, lines: LineIndex, failure: RunFailure | None
+    ) -> list[lsp.Diagnostic]:
         """The checker's diagnostics of an analysis, and a run's failure at the same version."""
         base = self.docs_base
         out = [convert.diagnostic(d, lines, self.codec, uri, base) for d in analysis.diagnostics]
@@ -218,8 +226,12 @@ class QuiverServer(LanguageServer):
 
     def _refresh_pull(self) -> None:
         caps = self.client_capabilities.workspace
-        if self.diagnostic_mode != "push" and caps is not None and caps.diagnostics is not None \
-                and caps.diagnostics.refresh_support:
+        if (
+            self.diagnostic_mode != "push"
+            and caps is not None
+            and caps.diagnostics is not None
+            and caps.diagnostics.refresh_support
+        ):
             self.workspace_diagnostic_refresh(None)
 
     # ------------------------------------------------------------------ queries
@@ -237,8 +249,9 @@ class QuiverServer(LanguageServer):
         analysis = await self.docs.analysis(doc)
         return await self.docs.run_on_worker(answer, analysis, doc.lines_of(analysis))
 
-    async def query_at(self, uri: str, position: lsp.Position,
-                       answer: Callable[[Analysis, LineIndex, int], Any]) -> Any:
+    async def query_at(
+        self, uri: str, position: lsp.Position, answer: Callable[[Analysis, LineIndex, int], Any]
+    ) -> Any:
         """`query` about a position: `answer(analysis, lines, offset)`; None
         when the position's line is past the end of the text."""
 
@@ -375,7 +388,8 @@ async def _pull_configuration(ls: QuiverServer) -> None:
         return
     try:
         result = await ls.workspace_configuration_async(
-            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="quiver")]))
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="quiver")])
+        )
     except Exception as exc:  # the client may not answer; the defaults stand
         ls.log(f"workspace/configuration failed: {exc}")
         return
@@ -506,8 +520,10 @@ async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams
 async def text_document_document_highlight(ls: QuiverServer, params: lsp.DocumentHighlightParams):
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
         write, read = lsp.DocumentHighlightKind.Write, lsp.DocumentHighlightKind.Read
-        return [lsp.DocumentHighlight(range=ls.codec.range(lines, s), kind=write if is_def else read)
-                for s, is_def in ide.highlights(analysis, offset)] or None
+        return [
+            lsp.DocumentHighlight(range=ls.codec.range(lines, s), kind=write if is_def else read)
+            for s, is_def in ide.highlights(analysis, offset)
+        ] or None
 
     return await ls.query_at(params.text_document.uri, params.position, answer)
 
@@ -658,8 +674,11 @@ async def show_param_reads(ls: QuiverServer, *args):
 def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) -> int:
     """Serve over stdio until the client says exit or goes away. The exit
     status is 0 after a `shutdown` request, 1 otherwise (as the protocol says)."""
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),
-                        format="quiver-lsp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("QUIVER_LSP_LOG", "WARNING").upper(),
+        format="quiver-lsp %(levelname)s %(name)s: %(message)s",
+    )
     if answered_early is not None:
         server.quiver_protocol.answered_early.add(answered_early)
     # A long-running process with a large, long-lived heap (the protocol

@@ -64,8 +64,12 @@ def check_annotated(source: str) -> Analysis:
     got = actual(analysis)
     missing = []
     for w in want:
-        match = [g for g in got if (g.line, g.start, g.end, g.code) == (w.line, w.start, w.end, w.code)
-                 and (w.message is None or g.message == w.message)]
+        match = [
+            g
+            for g in got
+            if (g.line, g.start, g.end, g.code) == (w.line, w.start, w.end, w.code)
+            and (w.message is None or g.message == w.message)
+        ]
         if not match:
             missing.append(w)
         else:

@@ -113,30 +113,33 @@ def mod(tmp_path_factory):
 X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("relu_", F.relu(X)),
-    ("tanh_", torch.tanh(X)),
-    ("sigmoid_", torch.sigmoid(X)),
-    ("exp_", torch.exp(X)),
-    ("log_", torch.log(X.abs() + 1)),
-    ("log1p_", torch.log1p(X.abs())),
-    ("softplus_", F.softplus(X)),
-    ("sqrt_", torch.sqrt(X.abs())),
-    ("softmax_", torch.softmax(X, 1)),
-    ("log_softmax_", torch.log_softmax(X, 0)),
-    ("sum_", X.sum(0)),
-    ("sum_all", X.sum()),
-    ("mean_", X.mean(1)),
-    ("max_", X.max(1).values),
-    ("min_", X.min()),
-    ("argmax_", X.argmax(1)),
-    ("where_", torch.where(X > 0, X, torch.tensor(0.0))),
-    ("transpose_", X.T),
-    ("norm_", X.norm()),
-    ("stop_", X),
-    ("pipe", F.relu(X).sum(1)),
-    ("dropout_eval", X),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("relu_", F.relu(X)),
+        ("tanh_", torch.tanh(X)),
+        ("sigmoid_", torch.sigmoid(X)),
+        ("exp_", torch.exp(X)),
+        ("log_", torch.log(X.abs() + 1)),
+        ("log1p_", torch.log1p(X.abs())),
+        ("softplus_", F.softplus(X)),
+        ("sqrt_", torch.sqrt(X.abs())),
+        ("softmax_", torch.softmax(X, 1)),
+        ("log_softmax_", torch.log_softmax(X, 0)),
+        ("sum_", X.sum(0)),
+        ("sum_all", X.sum()),
+        ("mean_", X.mean(1)),
+        ("max_", X.max(1).values),
+        ("min_", X.min()),
+        ("argmax_", X.argmax(1)),
+        ("where_", torch.where(X > 0, X, torch.tensor(0.0))),
+        ("transpose_", X.T),
+        ("norm_", X.norm()),
+        ("stop_", X),
+        ("pipe", F.relu(X).sum(1)),
+        ("dropout_eval", X),
+    ],
+)
 def test_elementwise_and_reductions(mod, name: str, expected: torch.Tensor) -> None:
     got = getattr(mod, name)(X)
     assert got.dtype == expected.dtype and torch.allclose(got, expected), (got, expected)
@@ -176,7 +179,8 @@ def test_creation_builtins(mod) -> None:
 def test_softplus_and_log1p_gradients_match_torch(tmp_path) -> None:
     # The two built-ins added through the spec recipe: values and gradients.
     path = tmp_path / "sp.qv"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         dim D = 3
 
         model P:
@@ -184,7 +188,8 @@ def test_softplus_and_log1p_gradients_match_torch(tmp_path) -> None:
 
         fn loss(m: P, x: [D]) -> []:
             return sum(softplus(x * m.w)) + sum(log1p(abs(x * m.w)))
-    """))
+    """)
+    )
     mod = quiver.load(str(path))
     m = mod.P.init(seed=0)
     x = torch.tensor([0.5, -2.0, 3.0])
@@ -213,8 +218,15 @@ def test_each_element_type_of_the_checker_is_one_of_the_runtime() -> None:
     # compiler writes rt.<name> for each, which must be that dtype.
     from quiver.checker import types as T
 
-    torch_dtypes = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
-                    "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+    torch_dtypes = {
+        "f16": torch.float16,
+        "bf16": torch.bfloat16,
+        "f32": torch.float32,
+        "f64": torch.float64,
+        "i32": torch.int32,
+        "i64": torch.int64,
+        "bool": torch.bool,
+    }
     assert set(T.DTYPES) == set(torch_dtypes)
     for dtype, (_family, rt_name) in T.DTYPES.items():
         assert getattr(quiver.runtime, rt_name).dtype == torch_dtypes[dtype], (dtype, rt_name)

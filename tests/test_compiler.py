@@ -73,7 +73,9 @@ def test_names_that_python_reserves_are_renamed() -> None:
 
 
 def test_over_dims_become_axes(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     dim T = 2
     dim C = 3
 
@@ -82,14 +84,17 @@ def test_over_dims_become_axes(tmp_path: Path) -> None:
 
     fn g(x: [b T C]) -> [b T] Index[C]:
         return argmax(x, over=C)
-    """)
+    """,
+    )
     x = torch.arange(12.0).reshape(2, 2, 3)
     assert torch.equal(mod.f(x), x.sum(1))
     assert torch.equal(mod.g(x), x.argmax(2))
 
 
 def test_generic_dims_are_read_from_the_arguments(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     dim H = 4
 
     fn start(x: [b 3]) -> [b H]:
@@ -97,32 +102,41 @@ def test_generic_dims_are_read_from_the_arguments(tmp_path: Path) -> None:
         for i in range(b):
             h = h + 1.0
         return h
-    """)
+    """,
+    )
     assert torch.equal(mod.start(torch.zeros(5, 3)), torch.full((5, 4), 5.0))
 
 
 def test_augmented_assignment_never_changes_a_shared_tensor(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     fn f(x: [3]) -> [3]:
         y = x
         y += 1.0
         return x
-    """)
+    """,
+    )
     x = torch.zeros(3)
     assert torch.equal(mod.f(x), torch.zeros(3)) and torch.equal(x, torch.zeros(3))
 
 
 def test_casts(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     fn f(x: [3]) -> ([3] f64, Float, [3] i64):
         return x as f64, mean(x) as Float, x as i64
-    """)
+    """,
+    )
     a, b, c = mod.f(torch.tensor([1.5, 2.5, 3.0]))
     assert a.dtype == torch.float64 and isinstance(b, float) and c.tolist() == [1, 2, 3]
 
 
 def test_field_assignment_updates_the_model_in_place(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     model M:
         param w: [2] = ones
         buffer n: [] i64 = 0
@@ -130,7 +144,8 @@ def test_field_assignment_updates_the_model_in_place(tmp_path: Path) -> None:
     fn bump(mut m: M):
         m.w = m.w * 2.0
         m.n += 1
-    """)
+    """,
+    )
     m = mod.M.init(seed=0)
     w = m.w
     mod.bump(m)
@@ -158,8 +173,8 @@ def test_mlp_gradients_match_hand_written_torch() -> None:
     value, g = rt.value_and_grad(mod.loss, m, x, y, rt.Eval)
     names = ["w1", "b1", "w2", "b2"]
     hand_value, hand = _hand_grads(
-        lambda w1, b1, w2, b2: F.cross_entropy(F.relu(x @ w1 + b1) @ w2 + b2, y),
-        [getattr(m, n) for n in names])
+        lambda w1, b1, w2, b2: F.cross_entropy(F.relu(x @ w1 + b1) @ w2 + b2, y), [getattr(m, n) for n in names]
+    )
     assert torch.allclose(value, hand_value)
     _assert_same(g, names, hand)
 
@@ -212,14 +227,17 @@ def test_autoencoder_gradients_match_hand_written_torch() -> None:
 
 
 def test_gradcheck_through_compiled_code(tmp_path: Path) -> None:
-    mod = load_text(tmp_path, """
+    mod = load_text(
+        tmp_path,
+        """
     model Tiny:
         param w: [3 2] f64 = normal(0.0, 0.5)
         param b: [2] f64 = zeros
 
     fn loss(m: Tiny, x: [n 3] f64) -> [] f64:
         return sum(tanh(x @ m.w + m.b) ** 2)
-    """)
+    """,
+    )
     m = mod.Tiny.init(seed=0)
     x = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     _, g = rt.value_and_grad(mod.loss, m, x)
@@ -227,7 +245,9 @@ def test_gradcheck_through_compiled_code(tmp_path: Path) -> None:
     def as_function(w, b):
         return (torch.tanh(x @ w + b) ** 2).sum()
 
-    assert torch.autograd.gradcheck(as_function, (m.w.detach().clone().requires_grad_(), m.b.detach().clone().requires_grad_()))
+    assert torch.autograd.gradcheck(
+        as_function, (m.w.detach().clone().requires_grad_(), m.b.detach().clone().requires_grad_())
+    )
     _, grads = _hand_grads(as_function, [m.w, m.b])
     _assert_same(g, ["w", "b"], grads)
 

@@ -63,8 +63,14 @@ def test_json_output(tree: Path, capsys) -> None:
     code, out, _ = run(capsys, "--format", "json", str(tree / "b.qv"))
     data = json.loads(out)
     assert data[1] == {
-        "path": str(tree / "b.qv"), "line": 5, "col": 24, "end_line": 5, "end_col": 25,
-        "code": "E0109", "severity": "error", "message": "unknown dim 'K'",
+        "path": str(tree / "b.qv"),
+        "line": 5,
+        "col": 24,
+        "end_line": 5,
+        "end_col": 25,
+        "code": "E0109",
+        "severity": "error",
+        "message": "unknown dim 'K'",
     }
     assert [d["severity"] for d in data] == ["warning", "error"]
     assert code == 1
@@ -79,13 +85,18 @@ def test_sarif_output(tree: Path, capsys) -> None:
     result = run_["results"][1]
     assert result["ruleId"] == "E0109" and result["level"] == "error"
     assert result["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 5, "startColumn": 24, "endLine": 5, "endColumn": 25}
+        "startLine": 5,
+        "startColumn": 24,
+        "endLine": 5,
+        "endColumn": 25,
+    }
 
 
 def test_github_output(tree: Path, capsys) -> None:
     _, out, _ = run(capsys, "--format", "github", str(tree / "a.qv"))
-    assert out == (f"::error file={tree / 'a.qv'},line=2,col=11,endLine=2,endColumn=15,title=E0101"
-                   "::E0101 unknown name 'totl'\n")
+    assert out == (
+        f"::error file={tree / 'a.qv'},line=2,col=11,endLine=2,endColumn=15,title=E0101::E0101 unknown name 'totl'\n"
+    )
 
 
 def test_pretty_output_underlines_the_range(tree: Path, capsys) -> None:
@@ -166,6 +177,10 @@ def test_invalid_utf8_file(tmp_path: Path, capsys) -> None:
 
 def test_console_script_runs() -> None:
     exe = Path(sys.executable).with_name("qlint")
-    proc = subprocess.run([str(exe), "--format", "text", str(ROOT / "examples")], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [str(exe), "--format", "text", str(ROOT / "examples")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert proc.returncode == 0, proc.stderr

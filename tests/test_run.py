@@ -32,21 +32,27 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_run_prints_the_program_output(tmp_path: Path, capsys) -> None:
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
     fn main():
         x = ones([3]) * 2.0
         print("sum", sum(x))
-    """)
+    """,
+    )
     code, out, err = run(capsys, "run", str(p))
     assert (code, out) == (0, "sum 6.0000\n")
 
 
 def test_a_program_with_errors_does_not_run(tmp_path: Path, capsys) -> None:
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
     fn main():
         print("never")
         print(nope)
-    """)
+    """,
+    )
     code, out, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1 and out == ""
     assert f"{p}:4:11: E0101 unknown name 'nope'" in err
@@ -56,7 +62,9 @@ def test_a_program_with_errors_does_not_run(tmp_path: Path, capsys) -> None:
 
 def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
     (tmp_path / "data.py").write_text("import torch\n\ndef load():\n    return torch.zeros(5, 4)\n")
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
     dim D = 3
 
     extern fn load() -> [8 D] from "data:load"
@@ -64,7 +72,8 @@ def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
     fn main():
         x = load()
         print(x)
-    """)
+    """,
+    )
     code, out, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1
     last = RunError.parse(err.strip().splitlines()[-1])
@@ -78,24 +87,30 @@ def test_a_runtime_failure_names_the_qv_line(tmp_path: Path, capsys) -> None:
 
 
 def test_a_missing_extern_module_is_a_clear_error(tmp_path: Path, capsys) -> None:
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
     extern fn load() -> [4] from "nowhere:load"
 
     fn main():
         print(load())
-    """)
+    """,
+    )
     code, _, err = run(capsys, "run", str(p))
     assert code == 1
     assert "nowhere" in err and "Traceback" not in err
 
 
 def test_traceback_flag_adds_the_python_traceback(tmp_path: Path, capsys) -> None:
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
     fn main():
         x = ones([2]) as [2] Prob
         y = (x * 3.0) as [2] Prob
         print(y)
-    """)
+    """,
+    )
     code, _, err = run(capsys, "run", str(p), "--traceback")
     assert code == 1 and "Traceback" in err
     assert f"{p.name}:4:" in err or "prog.qv:4:" in err
@@ -120,17 +135,21 @@ def test_a_main_with_parameters_is_not_run(tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1
     assert RunError.parse(err.strip().splitlines()[-1]) == RunError(
-        str(p), 1, 4, 1, 8, "main must take no parameters to be run (found fn main(n: Int))", CHECK)
+        str(p), 1, 4, 1, 8, "main must take no parameters to be run (found fn main(n: Int))", CHECK
+    )
 
 
-@pytest.mark.parametrize("src", [
-    "fn main():\n    print(1)\n",
-    "fn main() -> Int:\n    return 1\n",
-    "fn main(n: Int):\n    print(n)\n",
-    "model M:\n    param w: [2]\n\nfn main(mut m: M):\n    print(m.w)\n",
-    "extern fn main() from \"nowhere:main\"\n",
-    "dim D = 2\n",
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "fn main():\n    print(1)\n",
+        "fn main() -> Int:\n    return 1\n",
+        "fn main(n: Int):\n    print(n)\n",
+        "model M:\n    param w: [2]\n\nfn main(mut m: M):\n    print(m.w)\n",
+        'extern fn main() from "nowhere:main"\n',
+        "dim D = 2\n",
+    ],
+)
 def test_run_follows_the_checkers_rule(tmp_path: Path, capsys, src: str) -> None:
     """`quiver run` runs a file exactly when ide.runnable says so (the rule
     behind the editor's Run action and lens)."""
@@ -156,12 +175,19 @@ def test_each_kind_of_run_error_round_trips(kind: str) -> None:
 
 
 def test_run_error_lines_that_are_not_records() -> None:
-    for line in ["", "Traceback (most recent call last):", "[1, 2]", "{}", '{"path": "a.qv", "line": "x"}',
-                 '{"line": 1, "col": 1, "message": "m"}']:
+    for line in [
+        "",
+        "Traceback (most recent call last):",
+        "[1, 2]",
+        "{}",
+        '{"path": "a.qv", "line": "x"}',
+        '{"line": 1, "col": 1, "message": "m"}',
+    ]:
         assert RunError.parse(line) is None, line
     # the end defaults to the start, the kind to "runtime"
-    assert RunError.parse('{"path": "a.qv", "line": 2, "col": 3, "message": "boom"}') == \
-        RunError("a.qv", 2, 3, 2, 3, "boom", RUNTIME)
+    assert RunError.parse('{"path": "a.qv", "line": 2, "col": 3, "message": "boom"}') == RunError(
+        "a.qv", 2, 3, 2, 3, "boom", RUNTIME
+    )
 
 
 def test_the_server_starts_the_runner_with_the_protocols_arguments(tmp_path: Path) -> None:
@@ -194,8 +220,13 @@ def test_loaded_functions_check_python_arguments(tmp_path: Path) -> None:
 
 def test_run_as_a_process_streams_and_exits_zero() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run([sys.executable, "-m", "quiver", "run", str(ROOT / "examples" / "regression.qv")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "run", str(ROOT / "examples" / "regression.qv")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("step ")]
     assert lines[0].startswith("step 0 mse") and len(lines) == 5

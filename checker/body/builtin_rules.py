@@ -45,10 +45,12 @@ RULES: dict[str, Rule] = {}
 
 def rule(name: str, raw: bool = False):
     """Registers the decorated method as the typing rule `name`."""
+
     def register(fn):
         assert name not in RULES, name
         RULES[name] = Rule(fn, raw)
         return fn
+
     return register
 
 
@@ -57,8 +59,11 @@ class BuiltinRules:
     def _builtin_print(self: BodyChecker, node, b: Builtin, args: list[CallArg], env: Env, paren) -> T.Type:
         for a in args:
             if a.keyword is not None:
-                self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
-                                             name=a.keyword, fn="print", hint=""))
+                self.diags.append(
+                    C.E0402.at(
+                        a.arg.keyword.span if a.arg and a.arg.keyword else a.span, name=a.keyword, fn="print", hint=""
+                    )
+                )
                 continue
             self.value(a.node, env)
             self.escape_if_model(a.node, env, "printed")
@@ -91,8 +96,9 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if t.rank < 2:
-            self.diags.append(C.E0210.at(bound["x"].node.span, operation="transpose", needed="2 dims or more",
-                                         found=str(t)))
+            self.diags.append(
+                C.E0210.at(bound["x"].node.span, operation="transpose", needed="2 dims or more", found=str(t))
+            )
             return T.UNKNOWN
         return T.TensorT(t.dims[:-2] + (t.dims[-1], t.dims[-2]), t.elem)
 
@@ -127,7 +133,9 @@ class BuiltinRules:
             return T.UNKNOWN
         elem = t.elem
         if b.name == "sum":
-            elem = T.Elem("i64") if elem.is_bool else T.with_refine(T.Elem(elem.dtype), "nonneg" if elem.nonneg else None)
+            elem = (
+                T.Elem("i64") if elem.is_bool else T.with_refine(T.Elem(elem.dtype), "nonneg" if elem.nonneg else None)
+            )
         elif b.name == "mean":
             elem = T.with_refine(T.Elem(elem.dtype), elem.refine)
         # max / min keep the element type, refinement and Index included
@@ -139,7 +147,7 @@ class BuiltinRules:
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
-        return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], elem)
+        return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], elem)
 
     @rule("argmax")
     def _builtin_argmax(self: BodyChecker, node, b, bound, env) -> T.Type:
@@ -151,7 +159,7 @@ class BuiltinRules:
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
-        return T.TensorT(t.dims[:axis] + t.dims[axis + 1:], T.index_of(t.dims[axis]))
+        return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], T.index_of(t.dims[axis]))
 
     @rule("cross_entropy")
     def _builtin_cross_entropy(self: BodyChecker, node, b, bound, env) -> T.Type:
@@ -165,24 +173,37 @@ class BuiltinRules:
         if axis is None:
             return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
         class_dim = logits.dims[axis]
-        want_dims = logits.dims[:axis] + logits.dims[axis + 1:]
+        want_dims = logits.dims[:axis] + logits.dims[axis + 1 :]
         want = T.TensorT(want_dims, T.index_of(class_dim))
         if isinstance(labels_t, T.UnknownT):
             pass
         elif not isinstance(labels_t, T.TensorT):
-            self.diags.append(C.E0301.at(bound["labels"].node.span, context="labels of cross_entropy: ",
-                                         expected=str(want), found=T.describe(labels_t)))
+            self.diags.append(
+                C.E0301.at(
+                    bound["labels"].node.span,
+                    context="labels of cross_entropy: ",
+                    expected=str(want),
+                    found=T.describe(labels_t),
+                )
+            )
         elif labels_t.rank != len(want_dims) or not all(T.dims_equal(x, y) for x, y in zip(labels_t.dims, want_dims)):
-            self.diags.append(C.E0201.at(bound["labels"].node.span, context="labels of cross_entropy: ",
-                                         expected=str(want), found=str(labels_t)))
+            self.diags.append(
+                C.E0201.at(
+                    bound["labels"].node.span,
+                    context="labels of cross_entropy: ",
+                    expected=str(want),
+                    found=str(labels_t),
+                )
+            )
         elif labels_t.elem.index is None or not T.dims_equal(labels_t.elem.index, class_dim):
             over_name = bound["over"].node.name if isinstance(bound["over"].node, A.Name) else str(class_dim)
             if labels_t.elem.index is not None:
                 detail = f"the labels index {labels_t.elem.index}, but over={over_name}"
             else:
                 detail = f"the labels must be Index[{class_dim}] to index over={over_name}"
-            self.diags.append(C.E0305.at(bound["labels"].node.span, context=f"{detail}: ",
-                                         expected=str(want), found=str(labels_t)))
+            self.diags.append(
+                C.E0305.at(bound["labels"].node.span, context=f"{detail}: ", expected=str(want), found=str(labels_t))
+            )
         return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
 
     @rule("mse")
@@ -192,11 +213,20 @@ class BuiltinRules:
         if p is None or t is None:
             return T.scalar(T.NONNEG)
         if p.rank != t.rank or not all(T.dims_equal(x, y) for x, y in zip(p.dims, t.dims)):
-            self.diags.append(C.E0201.at(bound["target"].node.span, context="target of mse (same shape as pred): ",
-                                         expected=str(T.TensorT(p.dims, t.elem)), found=str(t)))
+            self.diags.append(
+                C.E0201.at(
+                    bound["target"].node.span,
+                    context="target of mse (same shape as pred): ",
+                    expected=str(T.TensorT(p.dims, t.elem)),
+                    found=str(t),
+                )
+            )
         elif p.elem.dtype != t.elem.dtype:
-            self.diags.append(C.E0302.at(node.span, context="mse needs one element type: ",
-                                         expected=p.show_elem(), found=t.show_elem()))
+            self.diags.append(
+                C.E0302.at(
+                    node.span, context="mse needs one element type: ", expected=p.show_elem(), found=t.show_elem()
+                )
+            )
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
 
     @rule("dropout")
@@ -205,12 +235,18 @@ class BuiltinRules:
         self.expect_number(bound["p"], env, "Float", "p")
         mode = self.value(bound["mode"].node, env)
         if not isinstance(mode, (T.ModeT, T.UnknownT)):
-            self.diags.append(C.E0301.at(bound["mode"].node.span, context="mode of dropout: ", expected="Mode",
-                                         found=T.describe(mode)))
+            self.diags.append(
+                C.E0301.at(
+                    bound["mode"].node.span, context="mode of dropout: ", expected="Mode", found=T.describe(mode)
+                )
+            )
         p_node = bound["p"].node
         if isinstance(p_node, (A.FloatLit, A.IntLit)) and not (0 <= p_node.value < 1):
-            self.diags.append(C.E0301.at(p_node.span, context="p of dropout: ", expected="a probability in [0, 1)",
-                                         found=str(p_node.value)))
+            self.diags.append(
+                C.E0301.at(
+                    p_node.span, context="p of dropout: ", expected="a probability in [0, 1)", found=str(p_node.value)
+                )
+            )
         if t is None:
             return T.UNKNOWN
         return T.TensorT(t.dims, T.with_refine(t.elem, "nonneg" if t.elem.nonneg else None))
@@ -223,18 +259,36 @@ class BuiltinRules:
         if any(isinstance(x, T.UnknownT) for x in (c, a, bb)):
             return T.UNKNOWN
         if not (isinstance(c, T.TensorT) and c.elem.is_bool):
-            self.diags.append(C.E0301.at(bound["cond"].node.span, context="cond of where: ", expected="a Bool tensor",
-                                         found=T.describe(c)))
+            self.diags.append(
+                C.E0301.at(
+                    bound["cond"].node.span, context="cond of where: ", expected="a Bool tensor", found=T.describe(c)
+                )
+            )
             return T.UNKNOWN
         for x, k in ((a, "a"), (bb, "b")):
-            if not isinstance(x, (T.TensorT, T.NumberT)) or (isinstance(x, T.NumberT) and x.kind not in ("Int", "Float")):
-                self.diags.append(C.E0301.at(bound[k].node.span, context=f"{k} of where: ", expected="a tensor or number",
-                                             found=T.describe(x)))
+            if not isinstance(x, (T.TensorT, T.NumberT)) or (
+                isinstance(x, T.NumberT) and x.kind not in ("Int", "Float")
+            ):
+                self.diags.append(
+                    C.E0301.at(
+                        bound[k].node.span,
+                        context=f"{k} of where: ",
+                        expected="a tensor or number",
+                        found=T.describe(x),
+                    )
+                )
                 return T.UNKNOWN
         elems = [x.elem for x in (a, bb) if isinstance(x, T.TensorT)]
         if len(elems) == 2 and elems[0].dtype != elems[1].dtype:
-            self.diags.append(C.E0302.at(node.span, context="where needs one element type for a and b: ",
-                                         expected=a.show_elem(), found=bb.show_elem()))  # type: ignore[union-attr]
+            assert isinstance(a, T.TensorT) and isinstance(bb, T.TensorT)
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context="where needs one element type for a and b: ",
+                    expected=a.show_elem(),
+                    found=bb.show_elem(),
+                )
+            )
             return T.UNKNOWN
         elem = elems[0] if elems else T.F32
         if len(elems) == 2:
@@ -247,8 +301,11 @@ class BuiltinRules:
             if isinstance(x, T.TensorT):
                 dims = S.broadcast(dims, x.dims)
                 if isinstance(dims, S.DimClash):
-                    self.diags.append(C.E0202.at(node.span, op="where", left=str(c), right=str(x),
-                                                 a=str(dims.left), b=str(dims.right)))
+                    self.diags.append(
+                        C.E0202.at(
+                            node.span, op="where", left=str(c), right=str(x), a=str(dims.left), b=str(dims.right)
+                        )
+                    )
                     return T.UNKNOWN
         return T.TensorT(dims, elem)
 
@@ -266,8 +323,14 @@ class BuiltinRules:
             return T.scalar(T.NONNEG)
         if isinstance(t, T.TensorT) and t.elem.is_float:
             return T.scalar(T.Elem(t.elem.dtype, "nonneg"))
-        self.diags.append(C.E0301.at(bound["x"].node.span, context="argument of norm: ",
-                                     expected="a gradient or a float tensor", found=T.describe(t)))
+        self.diags.append(
+            C.E0301.at(
+                bound["x"].node.span,
+                context="argument of norm: ",
+                expected="a gradient or a float tensor",
+                found=T.describe(t),
+            )
+        )
         return T.UNKNOWN
 
     @rule("randn")
@@ -277,8 +340,13 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if not t.elem.is_float or t.elem.refine is not None:
-            self.diags.append(C.E0309.at(bound["shape"].node.span, elem=str(t.elem),
-                                         reason="randn gives plain floats (Float, f16, bf16 or f64)"))
+            self.diags.append(
+                C.E0309.at(
+                    bound["shape"].node.span,
+                    elem=str(t.elem),
+                    reason="randn gives plain floats (Float, f16, bf16 or f64)",
+                )
+            )
             return T.UNKNOWN
         return t
 
@@ -289,8 +357,13 @@ class BuiltinRules:
         if t is None:
             return T.UNKNOWN
         if t.elem.index is None:
-            self.diags.append(C.E0309.at(bound["shape"].node.span, elem=str(t.elem),
-                                         reason="randint needs an Index[C] element type, as in [64] Index[C]"))
+            self.diags.append(
+                C.E0309.at(
+                    bound["shape"].node.span,
+                    elem=str(t.elem),
+                    reason="randint needs an Index[C] element type, as in [64] Index[C]",
+                )
+            )
             return T.UNKNOWN
         return t
 
@@ -312,4 +385,3 @@ class BuiltinRules:
     def _builtin_train(self: BodyChecker, node, b, bound, env) -> T.Type:
         self.expect_number(bound["seed"], env, "Int", "seed")
         return T.MODE
-

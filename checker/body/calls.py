@@ -33,12 +33,24 @@ class CallRules:
         if isinstance(target, A.Name):
             return self.call(e, target, (), env, e.left, None)
         self.value(e.left, env)
-        self.diags.append(C.E0409.at(target.span, callee=expr_text(target),
-                                         reason="the right side of |> must be a function or a call, as in x |> f(y)"))
+        self.diags.append(
+            C.E0409.at(
+                target.span,
+                callee=expr_text(target),
+                reason="the right side of |> must be a function or a call, as in x |> f(y)",
+            )
+        )
         return T.UNKNOWN
 
-    def call(self: BodyChecker, node: A.Node, func: A.Expr, args: tuple[A.Arg, ...], env: Env, piped: A.Expr | None,
-             inner_call: A.Call | None = None) -> T.Type:
+    def call(
+        self: BodyChecker,
+        node: A.Node,
+        func: A.Expr,
+        args: tuple[A.Arg, ...],
+        env: Env,
+        piped: A.Expr | None,
+        inner_call: A.Call | None = None,
+    ) -> T.Type:
         call_args: list[CallArg] = []
         if piped is not None:
             call_args.append(CallArg(piped, None, piped.span))
@@ -55,8 +67,13 @@ class CallRules:
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
             if isinstance(recv, T.ModelT):
-                self.diags.append(C.E0409.at(func.span, callee=expr_text(func),
-                                                 reason=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)"))
+                self.diags.append(
+                    C.E0409.at(
+                        func.span,
+                        callee=expr_text(func),
+                        reason=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)",
+                    )
+                )
             else:
                 self.field_access(func, env)
             self._eval_args(call_args, env)
@@ -70,8 +87,11 @@ class CallRules:
         if var is not None:
             self.name(func, env)
             if not isinstance(var.type, T.UnknownT):
-                self.diags.append(C.E0409.at(func.span, callee=f"'{func.name}'",
-                                                 reason=f"it is {T.describe(var.type)}, not a function"))
+                self.diags.append(
+                    C.E0409.at(
+                        func.span, callee=f"'{func.name}'", reason=f"it is {T.describe(var.type)}, not a function"
+                    )
+                )
             self._eval_args(call_args, env)
             return T.UNKNOWN
         ftype = self.expr(func, env)
@@ -84,8 +104,11 @@ class CallRules:
         if isinstance(ftype, T.BuiltinRefT):
             return self.builtin_call(node, BUILTINS[ftype.name], call_args, env, paren)
         if isinstance(ftype, T.ModelClassT):
-            self.diags.append(C.E0409.at(func.span, callee=func.name,
-                                         reason=f"it is a model; create one with {func.name}.init(seed=0)"))
+            self.diags.append(
+                C.E0409.at(
+                    func.span, callee=func.name, reason=f"it is a model; create one with {func.name}.init(seed=0)"
+                )
+            )
         elif isinstance(ftype, T.ModeT):
             self.diags.append(C.E0409.at(func.span, callee="Eval", reason="it is a mode, not a function; write Eval"))
         self._eval_args(call_args, env)
@@ -97,8 +120,14 @@ class CallRules:
                 continue
             self.expr(a.node, env)
 
-    def bind_args(self: BodyChecker, name: str, params: list[tuple[str, bool, bool]], args: list[CallArg], paren: A.Span,
-                  variadic: bool = False) -> tuple[dict[str, CallArg], list[CallArg]] | None:
+    def bind_args(
+        self: BodyChecker,
+        name: str,
+        params: list[tuple[str, bool, bool]],
+        args: list[CallArg],
+        paren: A.Span,
+        variadic: bool = False,
+    ) -> tuple[dict[str, CallArg], list[CallArg]] | None:
         """Match arguments to parameters (name, required, keyword_only), as
         Python does. Reports E0401/E0402/E0403/E0404/E0405; None on failure."""
         bound: dict[str, CallArg] = {}
@@ -119,15 +148,27 @@ class CallRules:
                     extra.append(a)
                 else:
                     count = len(positional)
-                    self.diags.append(C.E0401.at(a.span, name=name, expected=plural(count, "positional argument"),
-                                                 found=str(len([x for x in args if x.keyword is None]))))
+                    self.diags.append(
+                        C.E0401.at(
+                            a.span,
+                            name=name,
+                            expected=plural(count, "positional argument"),
+                            found=str(len([x for x in args if x.keyword is None])),
+                        )
+                    )
                     return None
             else:
                 seen_keyword = True
                 names = [p[0] for p in params]
                 if a.keyword not in names:
-                    self.diags.append(C.E0402.at(a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
-                                                 name=a.keyword, fn=name, hint=suggest(a.keyword, names)))
+                    self.diags.append(
+                        C.E0402.at(
+                            a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
+                            name=a.keyword,
+                            fn=name,
+                            hint=suggest(a.keyword, names),
+                        )
+                    )
                     ok = False
                     continue
                 if a.keyword in bound:
@@ -145,12 +186,15 @@ class CallRules:
             else:
                 count = len([x for x in params if x[1] and not x[2]])
                 given = len([x for x in args if x.keyword is None])
-                self.diags.append(C.E0401.at(paren, name=name, expected=plural(count, "positional argument"),
-                                             found=str(given)))
+                self.diags.append(
+                    C.E0401.at(paren, name=name, expected=plural(count, "positional argument"), found=str(given))
+                )
             return None
         return bound, extra
 
-    def user_call(self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    def user_call(
+        self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span
+    ) -> T.Type:
         params = [(p.name, True, False) for p in info.params]
         matched = self.bind_args(info.name, params, args, paren)
         if matched is None:
@@ -159,8 +203,14 @@ class CallRules:
         bound, _ = matched
         return self.check_call_args(info, [(p, bound[p.name]) for p in info.params], env, node)
 
-    def check_call_args(self: BodyChecker, info: FnInfo, pairs: list[tuple[ParamInfo, CallArg]], env: Env,
-                        node: A.Node, first_index: int = 0) -> T.Type:
+    def check_call_args(
+        self: BodyChecker,
+        info: FnInfo,
+        pairs: list[tuple[ParamInfo, CallArg]],
+        env: Env,
+        node: A.Node,
+        first_index: int = 0,
+    ) -> T.Type:
         bindings = S.Bindings(info.generics)
         ok = True
         for index, (p, a) in enumerate(pairs, start=first_index):
@@ -178,8 +228,12 @@ class CallRules:
                     # message differs only where the types do.
                     mismatch = S.Mismatch(mismatch.kind, bindings.subst(mismatch.expected), mismatch.found)
                 ok = False
-                self.report_mismatch(mismatch, a.node.span, f"argument '{p.name}' of {info.name}: ",
-                                     SymbolRef(("param", info.name, p.name)))
+                self.report_mismatch(
+                    mismatch,
+                    a.node.span,
+                    f"argument '{p.name}' of {info.name}: ",
+                    SymbolRef(("param", info.name, p.name)),
+                )
                 continue
             if p.mut and isinstance(t, T.ModelT):
                 var = env.vars.get(a.node.name) if isinstance(a.node, A.Name) else None
@@ -187,17 +241,29 @@ class CallRules:
                 if src_param is None and var is not None and var.origin is not None:
                     src_param = next((q for q in self.fn.params if q.name == var.origin), None)
                 if src_param is not None and not src_param.mut:
-                    fix = Fix(f"Make '{src_param.name}' mut",
-                              (TextEdit(A.Span(src_param.decl.span.start, src_param.decl.span.start), "mut "),))
-                    self.diags.append(C.E0502.at(a.node.span, name=src_param.name, fn=info.name, param=p.name,
-                                                 fix=fix,
-                                                 related=(LocalRelated(f"'{p.name}' is mut here",
-                                                                       symbol=SymbolRef(("param", info.name, p.name))),)))
+                    fix = Fix(
+                        f"Make '{src_param.name}' mut",
+                        (TextEdit(A.Span(src_param.decl.span.start, src_param.decl.span.start), "mut "),),
+                    )
+                    self.diags.append(
+                        C.E0502.at(
+                            a.node.span,
+                            name=src_param.name,
+                            fn=info.name,
+                            param=p.name,
+                            fix=fix,
+                            related=(
+                                LocalRelated(f"'{p.name}' is mut here", symbol=SymbolRef(("param", info.name, p.name))),
+                            ),
+                        )
+                    )
         if not ok:
             return T.UNKNOWN
         return bindings.subst(info.ret)
 
-    def report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None) -> None:
+    def report_mismatch(
+        self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None
+    ) -> None:
         related = (LocalRelated("declared here", symbol=symbol),) if symbol is not None else ()
         self._report_mismatch(m, span, context, related)
 
@@ -206,8 +272,17 @@ class CallRules:
         if m.kind == "binding":
             assert m.earlier is not None
             rel = (LocalRelated(f"{m.dim} is {m.earlier.dim} from argument '{m.earlier.where}'", span=m.earlier.span),)
-            self.diags.append(C.E0205.at(span, context=context, dim=m.dim, first=str(m.earlier.dim),
-                                         where=m.earlier.where, now=str(m.now), related=rel))
+            self.diags.append(
+                C.E0205.at(
+                    span,
+                    context=context,
+                    dim=m.dim,
+                    first=str(m.earlier.dim),
+                    where=m.earlier.where,
+                    now=str(m.now),
+                    related=rel,
+                )
+            )
         elif m.kind == "shape":
             self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
         elif m.kind == "dtype":
@@ -219,26 +294,41 @@ class CallRules:
         elif m.kind == "model":
             self.diags.append(C.E0904.at(span, context=context, expected=str(m.expected), found=T.describe(m.found)))
         else:
-            self.diags.append(C.E0301.at(span, context=context, expected=T.describe(m.expected),
-                                         found=T.describe(m.found), related=related))
+            self.diags.append(
+                C.E0301.at(
+                    span, context=context, expected=T.describe(m.expected), found=T.describe(m.found), related=related
+                )
+            )
 
-    def check_assignable(self: BodyChecker, expected: T.Type, found: T.Type, span: A.Span, context: str,
-                         related: tuple = ()) -> None:
+    def check_assignable(
+        self: BodyChecker, expected: T.Type, found: T.Type, span: A.Span, context: str, related: tuple = ()
+    ) -> None:
         m = S.assignable(expected, found)
         if m is not None:
             self._report_mismatch(m, span, context, related)
 
-    def model_method(self: BodyChecker, node: A.Node, recv: T.ModelClassT, func: A.Field, args: list[CallArg], env: Env,
-                     paren: A.Span) -> T.Type:
+    def model_method(
+        self: BodyChecker,
+        node: A.Node,
+        recv: T.ModelClassT,
+        func: A.Field,
+        args: list[CallArg],
+        env: Env,
+        paren: A.Span,
+    ) -> T.Type:
         method = MODEL_METHODS.get(func.name.text)
         if method is None:
-            self.diags.append(C.E0905.at(func.name.span, name=func.name.text, model=recv.name,
-                                         hint=suggest(func.name.text, MODEL_METHODS)))
+            self.diags.append(
+                C.E0905.at(
+                    func.name.span, name=func.name.text, model=recv.name, hint=suggest(func.name.text, MODEL_METHODS)
+                )
+            )
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
-        matched = self.bind_args(f"{recv.name}.init", [(p.name, p.required, p.keyword_only) for p in method.params],
-                                 args, paren)
+        matched = self.bind_args(
+            f"{recv.name}.init", [(p.name, p.required, p.keyword_only) for p in method.params], args, paren
+        )
         if matched is None:
             self._eval_args(args, env)
             return T.UNKNOWN
@@ -257,7 +347,9 @@ class CallRules:
 
     # -- builtins
 
-    def builtin_call(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    def builtin_call(
+        self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span
+    ) -> T.Type:
         rule = RULES[b.rule]  # every spec has its rule (tests/checker/test_builtins.py)
         if rule.raw:
             return rule.check(self, node, b, args, env, paren)
@@ -269,7 +361,9 @@ class CallRules:
         bound, _ = matched
         return rule.check(self, node, b, bound, env)
 
-    def tensor_arg(self: BodyChecker, a: CallArg, env: Env, fn: str, pname: str, float_only: bool = True) -> T.TensorT | None:
+    def tensor_arg(
+        self: BodyChecker, a: CallArg, env: Env, fn: str, pname: str, float_only: bool = True
+    ) -> T.TensorT | None:
         t = self.value(a.node, env)
         if isinstance(t, T.UnknownT):
             return None
@@ -277,8 +371,11 @@ class CallRules:
             self.diags.append(C.E1108.at(a.node.span, operation=f"{fn}({T.describe(t)})"))
             return None
         if not isinstance(t, T.TensorT):
-            self.diags.append(C.E0301.at(a.node.span, context=f"argument '{pname}' of {fn}: ", expected="a tensor",
-                                         found=T.describe(t)))
+            self.diags.append(
+                C.E0301.at(
+                    a.node.span, context=f"argument '{pname}' of {fn}: ", expected="a tensor", found=T.describe(t)
+                )
+            )
             return None
         if float_only and not t.elem.is_float:
             self.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
@@ -311,11 +408,13 @@ class CallRules:
             return None
         return hits[0]
 
-
     def shape_arg(self: BodyChecker, a: CallArg, fn: str) -> T.TensorT | None:
         if not isinstance(a.node, A.TensorType):
-            self.diags.append(C.E0301.at(a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]",
-                                         found=expr_text(a.node)))
+            self.diags.append(
+                C.E0301.at(
+                    a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]", found=expr_text(a.node)
+                )
+            )
             return None
         ctx = self.type_context()
         t = ctx.resolve(a.node)
@@ -328,4 +427,3 @@ class CallRules:
                     self.refs[d] = Ref("dim", d.name)
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
-

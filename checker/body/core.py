@@ -59,17 +59,32 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         for name in self.recovered:
             env.vars.setdefault(name, Var(T.UNKNOWN, frozenset()))
         end = self.block(decl.body, env)
-        if not end.dead and self.fn.declared_ret and not isinstance(self.fn.ret, (T.UnitT, T.UnknownT)) \
-                and not self.partial:
+        if (
+            not end.dead
+            and self.fn.declared_ret
+            and not isinstance(self.fn.ret, (T.UnitT, T.UnknownT))
+            and not self.partial
+        ):
             assert decl.ret is not None
             self.diags.append(C.E0407.at(decl.ret.span, name=self.fn.name, type=str(self.fn.ret)))
         for node, name in self.simple_defs.items():
             # A value that could not be typed already has its diagnostic.
-            if not self.partial and node not in self.used and not name.startswith("_") and not T.is_unknown(self.types.get(node, T.UNKNOWN)):
+            if (
+                not self.partial
+                and node not in self.used
+                and not name.startswith("_")
+                and not T.is_unknown(self.types.get(node, T.UNKNOWN))
+            ):
                 self.diags.append(C.W0101.at(node.span, name=name))
         return BodyResult(
-            tuple(self.diags), self.types, self.refs, frozenset(self.facts), tuple(self.sites.values()),
-            self.deps, self.axes, self.locals,
+            tuple(self.diags),
+            self.types,
+            self.refs,
+            frozenset(self.facts),
+            tuple(self.sites.values()),
+            self.deps,
+            self.axes,
+            self.locals,
         )
 
     # -------------------------------------------------------------- globals
@@ -83,8 +98,5 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         return list(env.vars) + list(self.fn.generics) + list(self.g.names.kinds) + list(BUILTINS) + list(CONSTANTS)
 
 
-
 def check_body(fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> BodyResult:
     return BodyChecker(fn, glob, recovered, partial).run()
-
-

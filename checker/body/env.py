@@ -44,8 +44,6 @@ class Loop:
         self.continues: list[Env] = []
 
 
-
-
 def fresh_name(base: str, env: Env) -> str:
     if base not in env.vars:
         return base
@@ -55,13 +53,12 @@ def fresh_name(base: str, env: Env) -> str:
     return f"{base}{i}"
 
 
-
 def same_state(a: Env, b: Env) -> bool:
     if set(a.vars) != set(b.vars):
         return False
     return all(
-        a.vars[k].type == b.vars[k].type and a.vars[k].maybe_unbound == b.vars[k].maybe_unbound
+        a.vars[k].type == b.vars[k].type
+        and a.vars[k].maybe_unbound == b.vars[k].maybe_unbound
         and a.vars[k].defs == b.vars[k].defs
         for k in a.vars
     )
-

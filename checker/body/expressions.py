@@ -99,8 +99,14 @@ class ExpressionRules:
         if isinstance(e, A.Cast):
             return self.cast(e, env)
         if isinstance(e, A.TensorType):
-            self.diags.append(C.E0301.at(e.span, context="", expected="a value",
-                                         found=f"the shape {expr_text(e)} (shapes are arguments of randn, zeros, ...)"))
+            self.diags.append(
+                C.E0301.at(
+                    e.span,
+                    context="",
+                    expected="a value",
+                    found=f"the shape {expr_text(e)} (shapes are arguments of randn, zeros, ...)",
+                )
+            )
             return T.UNKNOWN
         return T.UNKNOWN  # pragma: no cover
 
@@ -190,8 +196,9 @@ class ExpressionRules:
         self.diags.append(C.E0306.at(e.span, op=f"unary '{e.op}'", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
 
-    def binary_types(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span,
-                     node: A.Node) -> T.Type:
+    def binary_types(
+        self: BodyChecker, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
+    ) -> T.Type:
         if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
             return T.UNKNOWN
         if isinstance(lt, T.GradT) or isinstance(rt, T.GradT):
@@ -203,43 +210,68 @@ class ExpressionRules:
         lt_ok = isinstance(lt, (T.TensorT, T.NumberT))
         rt_ok = isinstance(rt, (T.TensorT, T.NumberT))
         if not (lt_ok and rt_ok):
-            self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                         detail=""))
+            self.diags.append(
+                C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt), detail="")
+            )
             return T.UNKNOWN
         # tensor with tensor or number
         elem_l = lt.elem if isinstance(lt, T.TensorT) else None
         elem_r = rt.elem if isinstance(rt, T.TensorT) else None
         for el, side in ((elem_l, lt), (elem_r, rt)):
             if el is not None and el.is_bool:
-                self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                             detail="; Bool tensors take no arithmetic"))
+                self.diags.append(
+                    C.E0306.at(
+                        node.span,
+                        op=f"'{op}'",
+                        left=T.describe(lt),
+                        right=" and " + T.describe(rt),
+                        detail="; Bool tensors take no arithmetic",
+                    )
+                )
                 return T.UNKNOWN
             if isinstance(side, T.NumberT) and side.kind not in ("Int", "Float"):
-                self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                             detail=""))
+                self.diags.append(
+                    C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt), detail="")
+                )
                 return T.UNKNOWN
         if elem_l is not None and elem_r is not None and elem_l.dtype != elem_r.dtype:
-            self.diags.append(C.E0302.at(node.span, context=f"'{op}' needs one element type on both sides: ",
-                                         expected=lt.show_elem(), found=rt.show_elem()))
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context=f"'{op}' needs one element type on both sides: ",
+                    expected=lt.show_elem(),
+                    found=rt.show_elem(),
+                )
+            )
             return T.UNKNOWN
         tensor_elem = elem_l or elem_r
         assert tensor_elem is not None
         number = lt if isinstance(lt, T.NumberT) else rt if isinstance(rt, T.NumberT) else None
         if number is not None and number.kind == "Float" and not tensor_elem.is_float:
             tensor = lt if isinstance(lt, T.TensorT) else rt
-            self.diags.append(C.E0302.at(node.span, context=f"'{op}' of an integer tensor and a Float: ",
-                                         expected=tensor.show_elem(), found="Float"))
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context=f"'{op}' of an integer tensor and a Float: ",
+                    expected=tensor.show_elem(),
+                    found="Float",
+                )
+            )
             return T.UNKNOWN
         ld = lt.dims if isinstance(lt, T.TensorT) else ()
         rd = rt.dims if isinstance(rt, T.TensorT) else ()
         dims = S.broadcast(ld, rd)
         if isinstance(dims, S.DimClash):
-            self.diags.append(C.E0202.at(node.span, op=op, left=str(lt), right=str(rt),
-                                         a=str(dims.left), b=str(dims.right)))
+            self.diags.append(
+                C.E0202.at(node.span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
+            )
             return T.UNKNOWN
         if op == "/" and tensor_elem.is_int:
-            self.diags.append(C.E0310.at(node.span, what=f"'/' on {T.describe(lt if elem_l else rt)}",
-                                         hint="; cast to a float type first"))
+            self.diags.append(
+                C.E0310.at(
+                    node.span, what=f"'/' on {T.describe(lt if elem_l else rt)}", hint="; cast to a float type first"
+                )
+            )
             return T.UNKNOWN
         refine = refine_arith(op, lt, rt, right)
         if op == "*" and refine is None and A.same_path(left, right):
@@ -251,30 +283,47 @@ class ExpressionRules:
         if lt.kind not in ("Int", "Float") or rt.kind not in ("Int", "Float"):
             if op == "+" and lt.kind == rt.kind == "Str":
                 return T.STR
-            self.diags.append(C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                         detail=""))
+            self.diags.append(
+                C.E0306.at(node.span, op=f"'{op}'", left=T.describe(lt), right=" and " + T.describe(rt), detail="")
+            )
             return T.UNKNOWN
         kind = "Float" if "Float" in (lt.kind, rt.kind) or op == "/" else "Int"
         nonneg = refine_arith(op, lt, rt, right) is not None
         return T.NumberT(kind, nonneg)
 
-    def matmul(self: BodyChecker, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node) -> T.Type:
+    def matmul(
+        self: BodyChecker, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
+    ) -> T.Type:
         if not isinstance(lt, T.TensorT) or not isinstance(rt, T.TensorT):
-            self.diags.append(C.E0306.at(node.span, op="'@'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                         detail="; @ multiplies two tensors"))
+            self.diags.append(
+                C.E0306.at(
+                    node.span,
+                    op="'@'",
+                    left=T.describe(lt),
+                    right=" and " + T.describe(rt),
+                    detail="; @ multiplies two tensors",
+                )
+            )
             return T.UNKNOWN
         if not lt.elem.is_float or not rt.elem.is_float:
             bad = lt if not lt.elem.is_float else rt
             self.diags.append(C.E0310.at(node.span, what=f"'@' on {T.describe(bad)}", hint=""))
             return T.UNKNOWN
         if lt.elem.dtype != rt.elem.dtype:
-            self.diags.append(C.E0302.at(node.span, context="'@' needs one element type on both sides: ",
-                                         expected=lt.show_elem(), found=rt.show_elem()))
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context="'@' needs one element type on both sides: ",
+                    expected=lt.show_elem(),
+                    found=rt.show_elem(),
+                )
+            )
             return T.UNKNOWN
         dims = S.matmul(lt.dims, rt.dims)
         if dims == "scalar":
-            self.diags.append(C.E0210.at(node.span, operation="'@'", needed="tensors of rank 1 or more",
-                                         found=f"{lt} @ {rt}"))
+            self.diags.append(
+                C.E0210.at(node.span, operation="'@'", needed="tensors of rank 1 or more", found=f"{lt} @ {rt}")
+            )
             return T.UNKNOWN
         if isinstance(dims, S.DimClash):
             self.diags.append(C.E0203.at(node.span, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right)))
@@ -285,12 +334,15 @@ class ExpressionRules:
     def grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         if op in ("+", "-") and isinstance(lt, T.GradT) and isinstance(rt, T.GradT):
             if lt.model != rt.model:
-                self.diags.append(C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt),
-                                             found=str(rt)))
+                self.diags.append(
+                    C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt), found=str(rt))
+                )
                 return T.UNKNOWN
             return lt
-        scale = lambda t: (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")) or (
-            isinstance(t, T.TensorT) and t.rank == 0 and not t.elem.is_bool)
+        scale = lambda t: (
+            (isinstance(t, T.NumberT) and t.kind in ("Int", "Float"))
+            or (isinstance(t, T.TensorT) and t.rank == 0 and not t.elem.is_bool)
+        )
         if op == "*" and ((isinstance(lt, T.GradT) and scale(rt)) or (isinstance(rt, T.GradT) and scale(lt))):
             return lt if isinstance(lt, T.GradT) else rt
         if op == "/" and isinstance(lt, T.GradT) and scale(rt):
@@ -318,18 +370,26 @@ class ExpressionRules:
             else:
                 dims = S.broadcast(ld, rd)
                 if isinstance(dims, S.DimClash):
-                    self.diags.append(C.E0202.at(e.span, op=e.op, left=str(lt), right=str(rt),
-                                                 a=str(dims.left), b=str(dims.right)))
+                    self.diags.append(
+                        C.E0202.at(e.span, op=e.op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
+                    )
                     return T.UNKNOWN
                 el = lt.elem if isinstance(lt, T.TensorT) else None
                 er = rt.elem if isinstance(rt, T.TensorT) else None
                 if el is not None and er is not None and el.dtype != er.dtype:
-                    self.diags.append(C.E0302.at(e.span, context=f"'{e.op}' needs one element type on both sides: ",
-                                                 expected=lt.show_elem(), found=rt.show_elem()))
+                    self.diags.append(
+                        C.E0302.at(
+                            e.span,
+                            context=f"'{e.op}' needs one element type on both sides: ",
+                            expected=lt.show_elem(),
+                            found=rt.show_elem(),
+                        )
+                    )
                     return T.UNKNOWN
                 return T.TensorT(dims, T.BOOL)
-        self.diags.append(C.E0306.at(e.span, op=f"'{e.op}'", left=T.describe(lt), right=" and " + T.describe(rt),
-                                     detail=""))
+        self.diags.append(
+            C.E0306.at(e.span, op=f"'{e.op}'", left=T.describe(lt), right=" and " + T.describe(rt), detail="")
+        )
         return T.UNKNOWN
 
     def boolean(self: BodyChecker, e: A.Expr, env: Env, op: str) -> None:
@@ -340,8 +400,15 @@ class ExpressionRules:
             return
         if isinstance(t, T.TensorT) and t.rank == 0 and t.elem.is_bool:
             return
-        self.diags.append(C.E0306.at(e.span, op=f"'{op}'", left=T.describe(t), right="",
-                                     detail="; it needs Bool values (use where() for elementwise choices)"))
+        self.diags.append(
+            C.E0306.at(
+                e.span,
+                op=f"'{op}'",
+                left=T.describe(t),
+                right="",
+                detail="; it needs Bool values (use where() for elementwise choices)",
+            )
+        )
 
     # -- fields, indexing, casts
 
@@ -358,8 +425,14 @@ class ExpressionRules:
             f = model.field(name)
             if f is None:
                 if not model.partial:
-                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"model {obj.name}",
-                                                 hint=suggest(name, [x.name for x in model.fields])))
+                    self.diags.append(
+                        C.E0107.at(
+                            e.name.span,
+                            name=name,
+                            owner=f"model {obj.name}",
+                            hint=suggest(name, [x.name for x in model.fields]),
+                        )
+                    )
                 return T.UNKNOWN
             self.refs[e.name] = Ref("field", name, obj.name)
             self.types[e.name] = f.type
@@ -374,14 +447,29 @@ class ExpressionRules:
                 return T.UNKNOWN
             f = model.field(name)
             if f is not None and f.kind == "buffer":
-                self.diags.append(C.E0901.at(e.name.span, name=name, model=obj.model,
-                                             related=(LocalRelated(f"{name} is a buffer of {obj.model}",
-                                                                   symbol=SymbolRef(("member", obj.model, name))),)))
+                self.diags.append(
+                    C.E0901.at(
+                        e.name.span,
+                        name=name,
+                        model=obj.model,
+                        related=(
+                            LocalRelated(
+                                f"{name} is a buffer of {obj.model}", symbol=SymbolRef(("member", obj.model, name))
+                            ),
+                        ),
+                    )
+                )
                 return T.UNKNOWN
             if f is None:
                 if not model.partial:
-                    self.diags.append(C.E0107.at(e.name.span, name=name, owner=f"Grad[{obj.model}]",
-                                                 hint=suggest(name, [x.name for x in model.params])))
+                    self.diags.append(
+                        C.E0107.at(
+                            e.name.span,
+                            name=name,
+                            owner=f"Grad[{obj.model}]",
+                            hint=suggest(name, [x.name for x in model.params]),
+                        )
+                    )
                 return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
             # A gradient has the param's shape and dtype, but no refinement:
@@ -390,8 +478,14 @@ class ExpressionRules:
             self.types[e.name] = t
             return t
         if isinstance(obj, T.ModelClassT):
-            self.diags.append(C.E0110.at(e.span, name=expr_text(e), kind="a model method",
-                                         use=f"a value; call it, as in {obj.name}.init(seed=0)"))
+            self.diags.append(
+                C.E0110.at(
+                    e.span,
+                    name=expr_text(e),
+                    kind="a model method",
+                    use=f"a value; call it, as in {obj.name}.init(seed=0)",
+                )
+            )
             return T.UNKNOWN
         self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=""))
         return T.UNKNOWN
@@ -419,8 +513,9 @@ class ExpressionRules:
         src = self.value(e.value, env)
         target_expr = e.type
         if isinstance(target_expr, A.NamedType) and target_expr.name.text == "Grad":
-            self.diags.append(C.E0303.at(e.type.span, type=type_text(e.type),
-                                         reason="a value cannot be cast to a gradient type"))
+            self.diags.append(
+                C.E0303.at(e.type.span, type=type_text(e.type), reason="a value cannot be cast to a gradient type")
+            )
             return T.UNKNOWN
         # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
         elem_only = isinstance(target_expr, A.NamedType) and (
@@ -431,15 +526,21 @@ class ExpressionRules:
         if elem_only:
             assert isinstance(target_expr, A.NamedType)
             arg = target_expr.arg
-            elem_node = A.ElemType(target_expr.span, target_expr.name,
-                                   A.Ident(arg.span, arg.name.text) if isinstance(arg, A.NamedType) else None)
+            elem_node = A.ElemType(
+                target_expr.span,
+                target_expr.name,
+                A.Ident(arg.span, arg.name.text) if isinstance(arg, A.NamedType) else None,
+            )
             elem = ctx.elem(elem_node)
             self._take(ctx)
             if elem is None or isinstance(src, T.UnknownT):
                 return T.UNKNOWN
             if not isinstance(src, T.TensorT):
-                self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(elem),
-                                             why="; an element type alone casts a tensor"))
+                self.diags.append(
+                    C.E0308.at(
+                        e.span, source=T.describe(src), target=str(elem), why="; an element type alone casts a tensor"
+                    )
+                )
                 return T.UNKNOWN
             if target_expr.name.text in ("NonNeg", "Prob") and src.elem.is_float:
                 # A refinement alone keeps the element type: `x as NonNeg` on f64 stays f64.
@@ -471,7 +572,6 @@ class ExpressionRules:
         ctx.lookups.clear()
 
     # -- calls
-
 
 
 def refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:
@@ -517,4 +617,3 @@ def cast_problem(src: T.Type, target: T.Type) -> str | None:
             return "; strings do not convert"
         return None
     return "; these types do not convert"
-

@@ -91,7 +91,9 @@ class FlowRules:
         return env  # Pass
 
     def _vag_fix_statement(self: BodyChecker, s: A.ExprStmt) -> Fix:
-        return Fix("Bind the value and the gradient: l, g = ...", (TextEdit(A.Span(s.span.start, s.span.start), "l, g = "),))
+        return Fix(
+            "Bind the value and the gradient: l, g = ...", (TextEdit(A.Span(s.span.start, s.span.start), "l, g = "),)
+        )
 
     def assign(self: BodyChecker, s: A.Assign, env: Env) -> Env:
         env = env.copy()
@@ -101,8 +103,10 @@ class FlowRules:
                 fix = None
                 if isinstance(target, A.Name):
                     g = fresh_name("g", env)
-                    fix = Fix(f"Bind the gradient too: {target.name}, {g} = ...",
-                              (TextEdit(A.Span(target.span.end, target.span.end), f", {g}"),))
+                    fix = Fix(
+                        f"Bind the gradient too: {target.name}, {g} = ...",
+                        (TextEdit(A.Span(target.span.end, target.span.end), f", {g}"),),
+                    )
                 self.diags.append(C.E0411.at(target.span, found="bound to one name", fix=fix))
                 self.vag_bound.add(s.value)
                 self.expr(s.value, env)
@@ -148,8 +152,9 @@ class FlowRules:
             self.bind_target(s.target, result, None, env, s.value)
         return env
 
-    def bind_target(self: BodyChecker, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr,
-                    simple: bool = False) -> None:
+    def bind_target(
+        self: BodyChecker, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr, simple: bool = False
+    ) -> None:
         if not isinstance(target, A.Name):
             return
         name = target.name
@@ -191,8 +196,14 @@ class FlowRules:
         var = env.vars.get(target.value.name) if isinstance(target.value, A.Name) else None
         if finfo is None:
             if not model.partial:
-                self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=f"model {model.name}",
-                                             hint=suggest(target.name.text, [x.name for x in model.fields])))
+                self.diags.append(
+                    C.E0107.at(
+                        target.name.span,
+                        name=target.name.text,
+                        owner=f"model {model.name}",
+                        hint=suggest(target.name.text, [x.name for x in model.fields]),
+                    )
+                )
             return
         self.refs[target.name] = Ref("field", finfo.name, model.name)
         self.types[target.name] = finfo.type
@@ -203,16 +214,24 @@ class FlowRules:
             self.reported_once.add(key)
             if var is not None and var.param is not None:
                 what = f"'{var.param.name}' is not a mut parameter"
-                fix = Fix(f"Make '{var.param.name}' mut",
-                          (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),))
+                fix = Fix(
+                    f"Make '{var.param.name}' mut",
+                    (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),),
+                )
             else:
                 what = "fields change only through a mut parameter"
                 fix = None
             self.diags.append(C.E0501.at(target.span, field=f"{expr_text(target)}", why=what, fix=fix))
             return
-        self.check_assignable(finfo.type, t, value.span, f"field {obj_type.name}.{finfo.name}: ",
-                              related=(LocalRelated(f"{finfo.name} is declared here",
-                                                    symbol=SymbolRef(("member", obj_type.name, finfo.name))),))
+        self.check_assignable(
+            finfo.type,
+            t,
+            value.span,
+            f"field {obj_type.name}.{finfo.name}: ",
+            related=(
+                LocalRelated(f"{finfo.name} is declared here", symbol=SymbolRef(("member", obj_type.name, finfo.name))),
+            ),
+        )
 
     def return_(self: BodyChecker, s: A.Return, env: Env) -> Env:
         fn = self.fn
@@ -232,9 +251,13 @@ class FlowRules:
             if not fn.declared_ret:
                 self.diags.append(C.E0408.at(span, name=fn.name, found=str(t)))
             else:
-                self.check_assignable(fn.ret, t, span, "return value: ",
-                                      related=(LocalRelated("return type declared here",
-                                                            symbol=SymbolRef(("ret", fn.name))),))
+                self.check_assignable(
+                    fn.ret,
+                    t,
+                    span,
+                    "return value: ",
+                    related=(LocalRelated("return type declared here", symbol=SymbolRef(("ret", fn.name))),),
+                )
         env = env.copy()
         env.dead = True
         return env
@@ -299,10 +322,13 @@ class FlowRules:
                 other = next(v for v in present if v is not here and S.join(v.type, here.type) is None)
                 where = min(here.defs, key=lambda d: d.span.start, default=at)
                 first_other = min(other.defs, key=lambda d: d.span.start, default=None)
-                related = (LocalRelated(f"'{name}' is {other.type} here", span=first_other.span),) if first_other else ()
+                related = (
+                    (LocalRelated(f"'{name}' is {other.type} here", span=first_other.span),) if first_other else ()
+                )
                 if ("var", name) not in self.reported_once:
-                    self.diags.append(C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type),
-                                                 related=related))
+                    self.diags.append(
+                        C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type), related=related)
+                    )
                     self.reported_once.add(("var", name))
                 t = T.UNKNOWN
             result.vars[name] = Var(t, defs, maybe, origin, param)
@@ -345,8 +371,12 @@ class FlowRules:
 
     def for_(self: BodyChecker, s: A.For, env: Env) -> Env:
         it = s.iter
-        ok = isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.func.name == "range" \
+        ok = (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Name)
+            and it.func.name == "range"
             and "range" not in env.vars
+        )
         if ok:
             self.expr(it, env)
         else:
@@ -370,4 +400,3 @@ class FlowRules:
 
         forever = isinstance(s.cond, A.BoolLit) and s.cond.value
         return self.loop(s.body, env, head, forever=forever)
-

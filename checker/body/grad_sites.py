@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 class GradRules:
     @rule("value_and_grad", raw=True)
-    def value_and_grad(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env,
-                       paren: A.Span) -> T.Type:
+    def value_and_grad(
+        self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span
+    ) -> T.Type:
         misused = node not in self.vag_bound
         if misused:
             # Returned, passed on, put in a tuple, piped...: its two results
@@ -39,8 +40,14 @@ class GradRules:
     def _value_and_grad(self: BodyChecker, node: A.Node, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
         positional = [a for a in args if a.keyword is None]
         if len(positional) < 2 or any(a.keyword is not None for a in args[:2]):
-            self.diags.append(C.E0401.at(paren, name="value_and_grad", expected="at least 2 positional arguments (f, m)",
-                                         found=str(len(positional))))
+            self.diags.append(
+                C.E0401.at(
+                    paren,
+                    name="value_and_grad",
+                    expected="at least 2 positional arguments (f, m)",
+                    found=str(len(positional)),
+                )
+            )
             self._eval_args(args, env)
             return T.UNKNOWN
         f_arg, m_arg = args[0], args[1]
@@ -65,9 +72,14 @@ class GradRules:
         if isinstance(m_type, T.UnknownT):
             model_ok = False
         elif not (isinstance(m_type, T.ModelT) and m_type.name == first.type.name):
-            self.diags.append(C.E0904.at(m_arg.node.span, context=f"the model of {info.name}'s first parameter: ",
-                                         expected=first.type.name, found=T.describe(m_type),
-                                         ))
+            self.diags.append(
+                C.E0904.at(
+                    m_arg.node.span,
+                    context=f"the model of {info.name}'s first parameter: ",
+                    expected=first.type.name,
+                    found=T.describe(m_type),
+                )
+            )
             model_ok = False
         origin = self.origin_of(m_arg.node, env)
         if origin is not None:
@@ -78,10 +90,18 @@ class GradRules:
         declared = info.ret
         bad_ret = not (isinstance(declared, T.TensorT) and declared.rank == 0 and declared.elem.is_float)
         if bad_ret and not isinstance(declared, T.UnknownT):
-            self.diags.append(C.E1106.at(f_arg.node.span, name=info.name, found=str(declared) if info.declared_ret else "nothing",
-                                         related=((LocalRelated("return type declared here",
-                                                                symbol=SymbolRef(("ret", info.name))),)
-                                                  if info.declared_ret else ())))
+            self.diags.append(
+                C.E1106.at(
+                    f_arg.node.span,
+                    name=info.name,
+                    found=str(declared) if info.declared_ret else "nothing",
+                    related=(
+                        (LocalRelated("return type declared here", symbol=SymbolRef(("ret", info.name))),)
+                        if info.declared_ret
+                        else ()
+                    ),
+                )
+            )
             return T.UNKNOWN
         if not model_ok or isinstance(ret, T.UnknownT):
             return T.TupleT((declared if not bad_ret else T.UNKNOWN, T.GradT(first.type.name)))
@@ -124,20 +144,31 @@ class GradRules:
             if isinstance(first, T.UnknownT):
                 return None
             problem = f"the first parameter of {info.name} must be a model" + (
-                f", found {T.describe(first)}" if first is not None else "; it has no parameters")
-            self.diags.append(C.E1105.at(e.span, problem=problem,
-                                         related=(LocalRelated(f"{info.name} is declared here",
-                                                               symbol=SymbolRef(("fn", info.name))),)))
+                f", found {T.describe(first)}" if first is not None else "; it has no parameters"
+            )
+            self.diags.append(
+                C.E1105.at(
+                    e.span,
+                    problem=problem,
+                    related=(LocalRelated(f"{info.name} is declared here", symbol=SymbolRef(("fn", info.name))),),
+                )
+            )
             return None
         muts = [p for p in info.params if p.mut]
         if muts:
-            self.diags.append(C.E1105.at(e.span, problem=f"{info.name} has a mut parameter '{muts[0].name}'",
-                                         related=(LocalRelated("mut parameter declared here",
-                                                               symbol=SymbolRef(("param", info.name, muts[0].name))),)))
+            self.diags.append(
+                C.E1105.at(
+                    e.span,
+                    problem=f"{info.name} has a mut parameter '{muts[0].name}'",
+                    related=(
+                        LocalRelated(
+                            "mut parameter declared here", symbol=SymbolRef(("param", info.name, muts[0].name))
+                        ),
+                    ),
+                )
+            )
             return None
         return info
-
-
 
 
 def grad_field_type(t: T.Type) -> T.Type:
@@ -149,4 +180,3 @@ def grad_field_type(t: T.Type) -> T.Type:
 
 def is_vag(e: A.Expr) -> bool:
     return isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.name == "value_and_grad"
-

@@ -9,7 +9,6 @@ def plural(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-
 def expr_text(e: A.Node) -> str:
     """A short rendering of an expression for messages."""
     if isinstance(e, A.Name):
@@ -25,4 +24,3 @@ def expr_text(e: A.Node) -> str:
         elem = "" if e.elem is None else " " + e.elem.name.text + (f"[{e.elem.arg.text}]" if e.elem.arg else "")
         return f"[{dims}]{elem}"
     return "this expression"
-

@@ -17,10 +17,16 @@ def fixes(analysis: Analysis, d: Diagnostic) -> list[CodeAction]:
     if d.fix is not None:
         out.append(CodeAction(d.fix.title, "quickfix", d.fix.edits, d, True))
     if d.code == "W0101":
-        written = analysis.text[d.span.start:d.span.end]
+        written = analysis.text[d.span.start : d.span.end]
         if re.fullmatch(_IDENT, written):
-            out.append(CodeAction(f"Rename to '_{written}' (unused on purpose)", "quickfix",
-                                  (TextEdit(A.Span(d.span.start, d.span.start), "_"),), d))
+            out.append(
+                CodeAction(
+                    f"Rename to '_{written}' (unused on purpose)",
+                    "quickfix",
+                    (TextEdit(A.Span(d.span.start, d.span.start), "_"),),
+                    d,
+                )
+            )
     if d.code == "W0102":
         lines = analysis.lines
         first = lines.position(d.span.start).line

@@ -82,21 +82,33 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
     ty = _var_type(analysis, slot, fn, receiver)
     if ty is None and receiver in g.models:
         m = MODEL_METHODS["init"]
-        return [Completion("init", "method", m.signature.replace("M.", f"{receiver}.").replace("-> M", f"-> {receiver}"),
-                           m.doc)]
+        return [
+            Completion(
+                "init", "method", m.signature.replace("M.", f"{receiver}.").replace("-> M", f"-> {receiver}"), m.doc
+            )
+        ]
     if isinstance(ty, T.ModelT):
         model = g.models.get(ty.name)
         if model is None:
             return []
-        return [Completion(f.name, "field", f"{f.kind} {f.name}: {f.type}", sort_text=f"{i:04d}")
-                for i, f in enumerate(model.fields)]
+        return [
+            Completion(f.name, "field", f"{f.kind} {f.name}: {f.type}", sort_text=f"{i:04d}")
+            for i, f in enumerate(model.fields)
+        ]
     if isinstance(ty, T.GradT):
         model = g.models.get(ty.model)
         if model is None:
             return []
-        return [Completion(f.name, "field", f"{f.name}: {f.type}", f"Gradient of param `{f.name}` of `{model.name}`.",
-                           sort_text=f"{i:04d}")
-                for i, f in enumerate(model.params)]
+        return [
+            Completion(
+                f.name,
+                "field",
+                f"{f.name}: {f.type}",
+                f"Gradient of param `{f.name}` of `{model.name}`.",
+                sort_text=f"{i:04d}",
+            )
+            for i, f in enumerate(model.params)
+        ]
     return []
 
 
@@ -105,8 +117,11 @@ def _dim_completions(analysis: Analysis, fn: FnInfo | None) -> list[Completion]:
     if fn is not None:
         out += [Completion(d, "generic", f"generic dim of {fn.name}", sort_text="0" + d) for d in fn.generics]
     for name, info in analysis.globals.dims.items():
-        out.append(Completion(name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}",
-                              sort_text="1" + name))
+        out.append(
+            Completion(
+                name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name
+            )
+        )
     return out
 
 
@@ -149,7 +164,11 @@ def _scope_completions(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | N
         for d in fn.generics:
             add(Completion(d, "generic", f"generic dim of {fn.name}", sort_text="1" + d))
     for name, info in g.dims.items():
-        add(Completion(name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name))
+        add(
+            Completion(
+                name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name
+            )
+        )
     for name in g.models:
         add(Completion(name, "model", f"model {name}", sort_text="2" + name))
     for name, info in g.fns.items():

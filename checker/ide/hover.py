@@ -109,8 +109,10 @@ def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | Non
     body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
     ref = body.refs.get(occ.node) if body is not None else None
     if ref is not None and ref.kind == "gradfield":
-        return _code(f"(gradient) Grad[{model.name}].{f.name}: {f.type}") + \
-            f"\n\nThe gradient with respect to param `{f.name}` of `{model.name}`."
+        return (
+            _code(f"(gradient) Grad[{model.name}].{f.name}: {f.type}")
+            + f"\n\nThe gradient with respect to param `{f.name}` of `{model.name}`."
+        )
     return _code(f"{f.kind} {model.name}.{f.name}: {f.type}")
 
 
@@ -209,7 +211,9 @@ def param_reads_report(analysis: Analysis, fn_name: str) -> str:
         for name, chain in pr.read:
             lines.append(f"  {name}: " + " -> ".join(_step_text(analysis, s).replace("`", "") for s in chain))
         if pr.everything is not None:
-            lines.append("  every param: " + " -> ".join(_step_text(analysis, s).replace("`", "") for s in pr.everything))
+            lines.append(
+                "  every param: " + " -> ".join(_step_text(analysis, s).replace("`", "") for s in pr.everything)
+            )
     return "\n".join(lines)
 
 

@@ -104,8 +104,15 @@ def document_symbols(analysis: Analysis) -> list[DocumentSymbol]:
         info = analysis.declared.get(item).info if item in analysis.declared else None  # type: ignore[union-attr]
         if isinstance(item, A.DimDecl):
             value = info.value if isinstance(info, DimInfo) else None
-            out.append(DocumentSymbol(item.name.text, "dim", f"= {value}" if value is not None else "",
-                                      _abs(slot, item.span), _abs(slot, item.name.span)))
+            out.append(
+                DocumentSymbol(
+                    item.name.text,
+                    "dim",
+                    f"= {value}" if value is not None else "",
+                    _abs(slot, item.span),
+                    _abs(slot, item.name.span),
+                )
+            )
         elif isinstance(item, A.ModelDecl):
             children = []
             for m in item.members:
@@ -114,8 +121,11 @@ def document_symbols(analysis: Analysis) -> list[DocumentSymbol]:
                     f = info.field(m.name.text)
                     ty = str(f.type) if f is not None and f.decl is m else ""
                 children.append(DocumentSymbol(m.name.text, m.kind, ty, _abs(slot, m.span), _abs(slot, m.name.span)))
-            out.append(DocumentSymbol(item.name.text, "model", "", _abs(slot, item.span), _abs(slot, item.name.span),
-                                      tuple(children)))
+            out.append(
+                DocumentSymbol(
+                    item.name.text, "model", "", _abs(slot, item.span), _abs(slot, item.name.span), tuple(children)
+                )
+            )
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             detail = info.signature() if isinstance(info, FnInfo) else ""
             kind = "fn" if isinstance(item, A.FnDecl) else "extern"

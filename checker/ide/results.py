@@ -37,8 +37,21 @@ class DocumentSymbol:
 @dataclass(frozen=True, slots=True)
 class Completion:
     label: str
-    kind: Literal["field", "variable", "param", "dim", "generic", "model", "fn", "extern", "builtin", "method",
-                  "keyword", "type", "constant"]
+    kind: Literal[
+        "field",
+        "variable",
+        "param",
+        "dim",
+        "generic",
+        "model",
+        "fn",
+        "extern",
+        "builtin",
+        "method",
+        "keyword",
+        "type",
+        "constant",
+    ]
     detail: str = ""
     documentation: str = ""  # markdown
     sort_text: str = ""
@@ -89,6 +102,23 @@ class CodeAction:
     preferred: bool = False
 
 
-STATEMENT_KEYWORDS = ("return", "if", "elif", "else", "for", "in", "while", "and", "or", "not", "as", "pass",
-                      "break", "continue", "True", "False", "mut")
+STATEMENT_KEYWORDS = (
+    "return",
+    "if",
+    "elif",
+    "else",
+    "for",
+    "in",
+    "while",
+    "and",
+    "or",
+    "not",
+    "as",
+    "pass",
+    "break",
+    "continue",
+    "True",
+    "False",
+    "mut",
+)
 TOP_KEYWORDS = ("dim", "model", "fn", "extern fn")

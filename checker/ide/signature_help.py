@@ -19,7 +19,7 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     slot = analysis.parsed.slot_at(offset)
     if slot is None:
         return None
-    text = analysis.text[slot.start:offset]
+    text = analysis.text[slot.start : offset]
     call = _open_call(text)
     if call is None:
         return None
@@ -39,7 +39,7 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     if kw is not None:
         active = names.index(kw.group(1)) if kw.group(1) in names else None
     elif callee not in ("print",) and index >= len(sig.parameters):
-        variadic = sig.parameters and sig.label[sig.parameters[-1][0]:sig.parameters[-1][1]].endswith("...")
+        variadic = sig.parameters and sig.label[sig.parameters[-1][0] : sig.parameters[-1][1]].endswith("...")
         active = len(sig.parameters) - 1 if variadic else None
     return SignatureHelp(tuple(sigs), chosen, active)
 
@@ -81,9 +81,9 @@ def _open_call(text: str) -> tuple[str, bool, list[str]] | None:
         if m is None:
             return None
         callee = re.sub(r"\s+", "", m.group(1))
-        before = text[:m.start()].rstrip()
+        before = text[: m.start()].rstrip()
         piped = before.endswith("|>")
-        return callee, piped, _split_args(text[pos + 1:])
+        return callee, piped, _split_args(text[pos + 1 :])
     return None
 
 
@@ -125,8 +125,13 @@ def _signatures_for(analysis: Analysis, callee: str, args: list[str]) -> list[Si
     if callee == "value_and_grad":
         f = args[0].strip() if args else ""
         info = g.fns.get(f)
-        if len(args) > 1 and info is not None and not info.extern and info.params \
-                and isinstance(info.params[0].type, T.ModelT):
+        if (
+            len(args) > 1
+            and info is not None
+            and not info.extern
+            and info.params
+            and isinstance(info.params[0].type, T.ModelT)
+        ):
             return [_vag_signature(info)]
         return [_builtin_signature(BUILTINS[callee].signature, BUILTINS[callee].doc)]
     info = g.fns.get(callee)
@@ -148,8 +153,10 @@ def _vag_signature(info: FnInfo) -> Signature:
     first = info.params[0]
     assert isinstance(first.type, T.ModelT)
     parts = [info.name, f"{first.name}: {first.type}"] + [f"{p.name}: {p.type}" for p in info.params[1:]]
-    doc = (f"Calls `{info.name}` and returns its value and its gradient with respect to the params of "
-           f"`{first.name}: {first.type}`.")
+    doc = (
+        f"Calls `{info.name}` and returns its value and its gradient with respect to the params of "
+        f"`{first.name}: {first.type}`."
+    )
     return _assemble("value_and_grad(", parts, f") -> ({info.ret}, Grad[{first.type.name}])", doc)
 
 

@@ -165,8 +165,6 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
     return None
 
 
-
-
 def _slot_at(analysis: Analysis, offset: int) -> ItemSlot | None:
     slot = analysis.parsed.slot_at(offset)
     if slot is None or slot.item is None:

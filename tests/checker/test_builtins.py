@@ -66,8 +66,16 @@ def test_a_spec_is_consistent(b: Builtin) -> None:
 
 
 def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
-    fake = Builtin("layer_norm", (builtins.X, builtins.OVER), "layer_norm(x: [..] Float, over=d) -> [..]",
-                   "Made up.", "h = layer_norm(x, over=D)", "along", "no-such-rule", "layer_norm")
+    fake = Builtin(
+        "layer_norm",
+        (builtins.X, builtins.OVER),
+        "layer_norm(x: [..] Float, over=d) -> [..]",
+        "Made up.",
+        "h = layer_norm(x, over=D)",
+        "along",
+        "no-such-rule",
+        "layer_norm",
+    )
     monkeypatch.setitem(BUILTINS, "layer_norm", fake)
     analysis = check_text(HARNESS.format(body="    h = layer_norm(x, over=Q)\n"))
     assert analysis.internal_errors and "no-such-rule" in analysis.internal_errors[0]

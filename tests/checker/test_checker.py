@@ -46,14 +46,20 @@ def type_of(src: str, name: str) -> str:
 
 
 def test_generic_dims_bind_per_call_and_flow_to_the_result() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn pair(x: [b D], y: [b H]) -> [b C]:
         return zeros([b C])
 
     fn main():
         r = pair(randn([5 D], seed=0), randn([5 H], seed=1))
         print(r)
-    """, "r") == "[5 C]"
+    """,
+            "r",
+        )
+        == "[5 C]"
+    )
 
 
 def test_generic_dims_are_rigid_inside_their_function() -> None:
@@ -65,11 +71,17 @@ def test_generic_dims_are_rigid_inside_their_function() -> None:
 
 
 def test_broadcasting_aligns_trailing_dims() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(x: [b D], bias: [D], s: [1 D]) -> [b D]:
         y = x + bias + s + 1.0
         return y
-    """, "y") == "[b D]"
+    """,
+            "y",
+        )
+        == "[b D]"
+    )
 
 
 def test_named_dims_differ_even_with_the_same_size() -> None:
@@ -88,77 +100,116 @@ def test_literal_dims_equal_constants_of_that_size() -> None:
 
 
 def test_matmul_batch_and_vector_forms() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(a: [T b D], w: [D H], v: [H]) -> [T b]:
         r = a @ w @ v
         return r
-    """, "r") == "[T b]"
+    """,
+            "r",
+        )
+        == "[T b]"
+    )
 
 
 def test_reductions_remove_the_named_dim() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(x: [b H C]) -> [b C]:
         r = sum(x, over=H)
         return r
-    """, "r") == "[b C]"
+    """,
+            "r",
+        )
+        == "[b C]"
+    )
 
 
 def test_reduction_without_over_gives_a_scalar() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(x: [b H]) -> []:
         r = mean(x)
         return r
-    """, "r") == "[]"
+    """,
+            "r",
+        )
+        == "[]"
+    )
 
 
 def test_indexing_drops_the_leading_dim() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(xs: [T b D]) -> [b D]:
         x = xs[0]
         return x
-    """, "x") == "[b D]"
+    """,
+            "x",
+        )
+        == "[b D]"
+    )
 
 
 def test_transpose_swaps_the_last_two_dims() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(m: Mlp) -> [C H]:
         t = transpose(m.w2)
         return t
-    """, "t") == "[C H]"
+    """,
+            "t",
+        )
+        == "[C H]"
+    )
 
 
 # ------------------------------------------------------------------ refinements and dtypes
 
 
-@pytest.mark.parametrize("expr, expected", [
-    ("relu(x)", "[b D] NonNeg"),
-    ("exp(x)", "[b D] NonNeg"),
-    ("sigmoid(x)", "[b D] Prob"),
-    ("softmax(x, over=D)", "[b D] Prob"),
-    ("log_softmax(x, over=D)", "[b D]"),
-    ("tanh(x)", "[b D]"),
-    ("abs(x) + relu(x)", "[b D] NonNeg"),
-    ("relu(x) * 2.0", "[b D] NonNeg"),
-    ("relu(x) - 1.0", "[b D]"),
-    ("x * x", "[b D] NonNeg"),
-    ("x ** 2", "[b D] NonNeg"),
-    ("sigmoid(x) * sigmoid(x)", "[b D] Prob"),
-    ("mean(sigmoid(x))", "[] Prob"),
-    ("sum(sigmoid(x))", "[] NonNeg"),
-    ("argmax(x, over=D)", "[b] Index[D]"),
-    ("x as f64", "[b D] f64"),
-    ("x as [b D] NonNeg", "[b D] NonNeg"),
-    ("mean(x) as Float", "Float"),
-    ("stop_grad(relu(x))", "[b D] NonNeg"),
-    ("where(x > 0.0, x, 0.0)", "[b D]"),
-])
+@pytest.mark.parametrize(
+    "expr, expected",
+    [
+        ("relu(x)", "[b D] NonNeg"),
+        ("exp(x)", "[b D] NonNeg"),
+        ("sigmoid(x)", "[b D] Prob"),
+        ("softmax(x, over=D)", "[b D] Prob"),
+        ("log_softmax(x, over=D)", "[b D]"),
+        ("tanh(x)", "[b D]"),
+        ("abs(x) + relu(x)", "[b D] NonNeg"),
+        ("relu(x) * 2.0", "[b D] NonNeg"),
+        ("relu(x) - 1.0", "[b D]"),
+        ("x * x", "[b D] NonNeg"),
+        ("x ** 2", "[b D] NonNeg"),
+        ("sigmoid(x) * sigmoid(x)", "[b D] Prob"),
+        ("mean(sigmoid(x))", "[] Prob"),
+        ("sum(sigmoid(x))", "[] NonNeg"),
+        ("argmax(x, over=D)", "[b] Index[D]"),
+        ("x as f64", "[b D] f64"),
+        ("x as [b D] NonNeg", "[b D] NonNeg"),
+        ("mean(x) as Float", "Float"),
+        ("stop_grad(relu(x))", "[b D] NonNeg"),
+        ("where(x > 0.0, x, 0.0)", "[b D]"),
+    ],
+)
 def test_types_of_expressions(expr: str, expected: str) -> None:
-    assert type_of(f"""
+    assert (
+        type_of(
+            f"""
     fn f(x: [b D]) -> Int:
         r = {expr}
         print(r)
         return 0
-    """, "r") == expected
+    """,
+            "r",
+        )
+        == expected
+    )
 
 
 def test_refinements_are_checked_at_returns_and_arguments() -> None:
@@ -215,13 +266,19 @@ def test_numbers_and_tensors_are_different_types() -> None:
 
 
 def test_a_number_can_grow_into_a_scalar_tensor_in_a_loop() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(x: [b]) -> []:
         total = 0.0
         for i in range(3):
             total = total + mean(x)
         return total
-    """, "total") == "[]"
+    """,
+            "total",
+        )
+        == "[]"
+    )
 
 
 def test_variables_assigned_in_one_branch_only() -> None:
@@ -296,11 +353,17 @@ def test_keyword_arguments_to_functions() -> None:
 
 
 def test_pipes_insert_the_left_side_first() -> None:
-    assert type_of("""
+    assert (
+        type_of(
+            """
     fn f(x: [b C], y: [b] Index[C]) -> [] NonNeg:
         l = x |> relu |> cross_entropy(y, over=C)
         return l
-    """, "l") == "[] NonNeg"
+    """,
+            "l",
+        )
+        == "[] NonNeg"
+    )
 
 
 def test_calling_something_that_is_not_a_function() -> None:
@@ -552,7 +615,7 @@ def test_did_you_mean_diagnostics_carry_the_rename() -> None:
     assert d.code == "E0107" and d.message.endswith("did you mean 'w1'?")
     assert d.fix is not None and d.fix.title == "Change to 'w1'"
     (edit,) = d.fix.edits
-    assert src[edit.span.start:edit.span.end] == "w11" and edit.new_text == "w1"
+    assert src[edit.span.start : edit.span.end] == "w11" and edit.new_text == "w1"
 
 
 def test_no_close_name_means_no_fix() -> None:

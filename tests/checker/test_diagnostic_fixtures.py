@@ -75,5 +75,5 @@ def test_related_locations_point_at_declarations() -> None:
     (d,) = a.diagnostics
     (r,) = d.related
     assert r.message == "param b is declared here"
-    assert src[r.span.start:r.span.end] == "b"
+    assert src[r.span.start : r.span.end] == "b"
     assert a.lines.position(r.span.start).line == src.splitlines().index("    param b: [C] = zeros")

@@ -52,7 +52,7 @@ fn main():
 def cursor(src: str) -> tuple[str, int]:
     assert src.count("$0") == 1, "one $0 cursor"
     i = src.index("$0")
-    return src[:i] + src[i + 2:], i
+    return src[:i] + src[i + 2 :], i
 
 
 def mark(needle: str, nth: int = 0, into: int = 0, src: str = PROGRAM) -> str:
@@ -60,13 +60,13 @@ def mark(needle: str, nth: int = 0, into: int = 0, src: str = PROGRAM) -> str:
     i = -1
     for _ in range(nth + 1):
         i = src.index(needle, i + 1)
-    return src[:i + into] + "$0" + src[i + into:]
+    return src[: i + into] + "$0" + src[i + into :]
 
 
 def hover_at(src: str) -> tuple[str, str] | None:
     text, offset = cursor(src)
     h = ide.hover(check_text(text), offset)
-    return None if h is None else (text[h.span.start:h.span.end], h.markdown)
+    return None if h is None else (text[h.span.start : h.span.end], h.markdown)
 
 
 def code(text: str) -> str:
@@ -75,8 +75,9 @@ def code(text: str) -> str:
 
 # ====================================================================== hover
 
-GRAD_FIELDS = ("Fields (one per param of `Mlp`; buffers have no gradient):\n\n"
-               + code("w1: [D H]\nb1: [H]\nw2: [H C]\nb2: [C]"))
+GRAD_FIELDS = "Fields (one per param of `Mlp`; buffers have no gradient):\n\n" + code(
+    "w1: [D H]\nb1: [H]\nw2: [H C]\nb2: [C]"
+)
 
 LOSS_HOVER = (
     code("fn loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg")
@@ -90,8 +91,10 @@ HOVERS = [
     # a Grad[M] value: its fields, one per param in declaration order, no buffers
     (mark("g = value_and_grad", into=0), ("g", code("(local) g: Grad[Mlp]") + "\n\n" + GRAD_FIELDS)),
     (mark("g.w1", into=0), ("g", code("(local) g: Grad[Mlp]") + "\n\n" + GRAD_FIELDS)),
-    (mark("g.w1", into=3), ("w1", code("(gradient) Grad[Mlp].w1: [D H]")
-                            + "\n\nThe gradient with respect to param `w1` of `Mlp`.")),
+    (
+        mark("g.w1", into=3),
+        ("w1", code("(gradient) Grad[Mlp].w1: [D H]") + "\n\nThe gradient with respect to param `w1` of `Mlp`."),
+    ),
     # locals and parameters, with inferred shapes
     (mark("l, g", into=0), ("l", code("(local) l: [] NonNeg"))),
     (mark("x = randn"), ("x", code("(local) x: [16 D]"))),
@@ -110,31 +113,62 @@ HOVERS = [
     (mark("[b D]", into=1), ("b", code("(generic dim) b") + "\n\nBound to a size at each call of `hidden`.")),
     (mark("Index[C]", into=6), ("C", code("dim C = 3"))),
     # models
-    (mark("model Mlp", into=6), ("Mlp", code("model Mlp\n    param w1: [D H]\n    param b1: [H]\n    param w2: [H C]"
-                                              "\n    param b2: [C]\n    buffer steps: [] i64"))),
+    (
+        mark("model Mlp", into=6),
+        (
+            "Mlp",
+            code(
+                "model Mlp\n    param w1: [D H]\n    param b1: [H]\n    param w2: [H C]"
+                "\n    param b2: [C]\n    buffer steps: [] i64"
+            ),
+        ),
+    ),
     # functions that take a model: signature and param reads, with the chains of indirect reads
     (mark("fn loss", into=3), ("loss", LOSS_HOVER)),
     (mark("value_and_grad(loss", into=15), ("loss", LOSS_HOVER)),
-    (mark("fn hidden", into=3), ("hidden", code("fn hidden(m: Mlp, x: [b D]) -> [b H]")
-                                 + "\n\n**Param reads** of `m: Mlp`: reads w1, b1 — never w2, b2")),
+    (
+        mark("fn hidden", into=3),
+        (
+            "hidden",
+            code("fn hidden(m: Mlp, x: [b D]) -> [b H]")
+            + "\n\n**Param reads** of `m: Mlp`: reads w1, b1 — never w2, b2",
+        ),
+    ),
     (mark("fn main", into=3), ("main", code("fn main()"))),
     # built-ins
     (mark("relu"), ("relu", code("relu(x: [..] Float) -> [..] NonNeg") + "\n\nmax(x, 0), elementwise.")),
-    (mark("value_and_grad", into=2), ("value_and_grad", code("value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])")
-                                      + "\n\nCalls f(m, args...) and returns its value and its gradient with respect"
-                                        " to the params of m."
-                                      + "\n\nDifferentiates `loss` with respect to `m: Mlp`: reads w1, b1, w2 — never b2.")),
-    (mark("Mlp.init", into=5), ("init", code("Mlp.init(seed=Int) -> Mlp")
-                                + "\n\nA new model with its params and buffers initialised, deterministically for the seed.")),
+    (
+        mark("value_and_grad", into=2),
+        (
+            "value_and_grad",
+            code("value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])")
+            + "\n\nCalls f(m, args...) and returns its value and its gradient with respect"
+            " to the params of m." + "\n\nDifferentiates `loss` with respect to `m: Mlp`: reads w1, b1, w2 — never b2.",
+        ),
+    ),
+    (
+        mark("Mlp.init", into=5),
+        (
+            "init",
+            code("Mlp.init(seed=Int) -> Mlp")
+            + "\n\nA new model with its params and buffers initialised, deterministically for the seed.",
+        ),
+    ),
     # expressions: the smallest typed expression around the cursor
     (mark("@ m.w1"), ("x @ m.w1", code("[b H]"))),
     (mark("+ m.b1"), ("x @ m.w1 + m.b1", code("[b H]"))),
     (mark("0.1)"), ("0.1", code("Float"))),
     (mark("0.1)", into=3), ("step(m, x, y, 0.1)", code("[] NonNeg"))),  # on the closing parenthesis
     # right after a name: the name
-    (mark("(m, x, y, 0.1)", into=0), ("step", code("fn step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg")
-                                      + "\n\n**Param reads** of `m: Mlp`: reads w1, b1, w2 — never b2")),
-    (mark("\"loss\""), ("\"loss\"", code("Str"))),
+    (
+        mark("(m, x, y, 0.1)", into=0),
+        (
+            "step",
+            code("fn step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg")
+            + "\n\n**Param reads** of `m: Mlp`: reads w1, b1, w2 — never b2",
+        ),
+    ),
+    (mark('"loss"'), ('"loss"', code("Str"))),
 ]
 
 
@@ -147,12 +181,15 @@ def test_hover_right_after_a_name_is_on_that_name() -> None:
     assert hover_at(mark("l, g", into=1)) == ("l", code("(local) l: [] NonNeg"))
 
 
-@pytest.mark.parametrize("src", [
-    mark("fn main", into=0),  # a keyword
-    mark("# ", src="# a comment\n" + PROGRAM, into=2),  # a comment
-    mark("\n\nfn hidden", into=1),  # a blank line
-    PROGRAM + "$0",  # the very end
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        mark("fn main", into=0),  # a keyword
+        mark("# ", src="# a comment\n" + PROGRAM, into=2),  # a comment
+        mark("\n\nfn hidden", into=1),  # a blank line
+        PROGRAM + "$0",  # the very end
+    ],
+)
 def test_no_hover(src: str) -> None:
     assert hover_at(src) is None
 
@@ -164,13 +201,16 @@ def test_hover_out_of_range_is_none() -> None:
 
 
 def test_hover_of_a_function_that_may_read_everything() -> None:
-    src = ("model M:\n    param w: [2]\n\nextern fn save(m: M) from \"io:save\"\n\n"
-           "fn keep(m: M) -> [2]:\n    save(m)\n    return m.w\n")
+    src = (
+        'model M:\n    param w: [2]\n\nextern fn save(m: M) from "io:save"\n\n'
+        "fn keep(m: M) -> [2]:\n    save(m)\n    return m.w\n"
+    )
     text = src.replace("fn keep", "fn $0keep")
     assert hover_at(text)[1] == (
         code("fn keep(m: M) -> [2]")
         + "\n\n**Param reads** of `m: M`: may read every param of M (passed to extern fn save)"
-        + "\n- `every param`: `passed to extern fn save` in `keep` (line 7)")
+        + "\n- `every param`: `passed to extern fn save` in `keep` (line 7)"
+    )
 
 
 def test_hover_in_broken_code_still_answers() -> None:
@@ -182,20 +222,23 @@ def test_hover_in_broken_code_still_answers() -> None:
 
 
 def spans_text(text: str, spans) -> list[str]:
-    return [f"{text[s.start:s.end]}@{text[:s.start].count(chr(10)) + 1}" for s in spans]
+    return [f"{text[s.start : s.end]}@{text[: s.start].count(chr(10)) + 1}" for s in spans]
 
 
-@pytest.mark.parametrize("src, expected", [
-    (mark("m.w1 - lr", into=2), ["w1@6"]),
-    (mark("g.w1", into=2), ["w1@6"]),
-    (mark("over=C", into=5), ["C@3"]),
-    (mark("forward(m, x)"), ["forward@15"]),
-    (mark("Mlp.init"), ["Mlp@5"]),
-    (mark("return l", into=7), ["l@22"]),
-    (mark("lr * g.w1"), ["lr@21"]),
-    (mark("[b H]", into=1), ["b@12"]),  # a generic dim: its first appearance in the signature
-    (mark("relu"), []),  # built-ins have no source
-])
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        (mark("m.w1 - lr", into=2), ["w1@6"]),
+        (mark("g.w1", into=2), ["w1@6"]),
+        (mark("over=C", into=5), ["C@3"]),
+        (mark("forward(m, x)"), ["forward@15"]),
+        (mark("Mlp.init"), ["Mlp@5"]),
+        (mark("return l", into=7), ["l@22"]),
+        (mark("lr * g.w1"), ["lr@21"]),
+        (mark("[b H]", into=1), ["b@12"]),  # a generic dim: its first appearance in the signature
+        (mark("relu"), []),  # built-ins have no source
+    ],
+)
 def test_definition(src: str, expected: list[str]) -> None:
     text, offset = cursor(src)
     targets = ide.definition(check_text(text), offset)
@@ -211,19 +254,22 @@ def test_definition_of_a_reassigned_local_goes_to_the_assignments_that_reach_it(
 def test_definition_span_covers_the_declaration() -> None:
     text, offset = cursor(mark("g.w1", into=2))
     (target,) = ide.definition(check_text(text), offset)
-    assert text[target.span.start:target.span.end] == "param w1: [D H] = normal(0.0, 0.02)"
+    assert text[target.span.start : target.span.end] == "param w1: [D H] = normal(0.0, 0.02)"
 
 
-@pytest.mark.parametrize("src, expected", [
-    # a model param: its declaration, reads, writes and the gradient's field
-    (mark("param w1", into=6), ["w1@6", "w1@13", "w1@23", "w1@23", "w1@23"]),
-    (mark("dim C", into=4), ["C@3", "C@8", "C@9", "C@15", "C@18", "C@19", "C@21", "C@32"]),
-    (mark("fn loss", into=3), ["loss@18", "loss@22"]),
-    (mark("Mlp.init"), ["Mlp@5", "Mlp@12", "Mlp@15", "Mlp@18", "Mlp@21", "Mlp@30"]),
-    # a local: every assignment and use in its function, nowhere else
-    (mark("l = step", into=0), ["l@34", "l@35"]),
-    (mark("[b D]) -> [b H]", into=1), ["b@12", "b@12"]),
-])
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        # a model param: its declaration, reads, writes and the gradient's field
+        (mark("param w1", into=6), ["w1@6", "w1@13", "w1@23", "w1@23", "w1@23"]),
+        (mark("dim C", into=4), ["C@3", "C@8", "C@9", "C@15", "C@18", "C@19", "C@21", "C@32"]),
+        (mark("fn loss", into=3), ["loss@18", "loss@22"]),
+        (mark("Mlp.init"), ["Mlp@5", "Mlp@12", "Mlp@15", "Mlp@18", "Mlp@21", "Mlp@30"]),
+        # a local: every assignment and use in its function, nowhere else
+        (mark("l = step", into=0), ["l@34", "l@35"]),
+        (mark("[b D]) -> [b H]", into=1), ["b@12", "b@12"]),
+    ],
+)
 def test_references(src: str, expected: list[str]) -> None:
     text, offset = cursor(src)
     assert spans_text(text, ide.references(check_text(text), offset)) == expected
@@ -237,7 +283,7 @@ def test_references_without_the_declaration() -> None:
 def test_highlights_mark_definitions() -> None:
     text, offset = cursor(mark("return l", into=7))
     found = ide.highlights(check_text(text), offset)
-    assert [(text[s.start:s.end], d) for s, d in found] == [("l", True), ("l", False)]
+    assert [(text[s.start : s.end], d) for s, d in found] == [("l", True), ("l", False)]
 
 
 # ====================================================================== document symbols
@@ -245,12 +291,26 @@ def test_highlights_mark_definitions() -> None:
 
 def test_document_symbols() -> None:
     analysis = check_text(PROGRAM)
-    out = [(s.name, s.kind, s.detail, [(c.name, c.kind, c.detail) for c in s.children])
-           for s in ide.document_symbols(analysis)]
+    out = [
+        (s.name, s.kind, s.detail, [(c.name, c.kind, c.detail) for c in s.children])
+        for s in ide.document_symbols(analysis)
+    ]
     assert out == [
-        ("D", "dim", "= 4", []), ("H", "dim", "= 8", []), ("C", "dim", "= 3", []),
-        ("Mlp", "model", "", [("w1", "param", "[D H]"), ("b1", "param", "[H]"), ("w2", "param", "[H C]"),
-                              ("b2", "param", "[C]"), ("steps", "buffer", "[] i64")]),
+        ("D", "dim", "= 4", []),
+        ("H", "dim", "= 8", []),
+        ("C", "dim", "= 3", []),
+        (
+            "Mlp",
+            "model",
+            "",
+            [
+                ("w1", "param", "[D H]"),
+                ("b1", "param", "[H]"),
+                ("w2", "param", "[H C]"),
+                ("b2", "param", "[C]"),
+                ("steps", "buffer", "[] i64"),
+            ],
+        ),
         ("hidden", "fn", "fn hidden(m: Mlp, x: [b D]) -> [b H]", []),
         ("forward", "fn", "fn forward(m: Mlp, x: [b D]) -> [b C]", []),
         ("loss", "fn", "fn loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg", []),
@@ -258,9 +318,9 @@ def test_document_symbols() -> None:
         ("main", "fn", "fn main()", []),
     ]
     model = ide.document_symbols(analysis)[3]
-    assert PROGRAM[model.span.start:model.span.end].startswith("model Mlp:")
-    assert PROGRAM[model.span.start:model.span.end].endswith("buffer steps: [] i64 = 0")
-    assert PROGRAM[model.focus.start:model.focus.end] == "Mlp"
+    assert PROGRAM[model.span.start : model.span.end].startswith("model Mlp:")
+    assert PROGRAM[model.span.start : model.span.end].endswith("buffer steps: [] i64 = 0")
+    assert PROGRAM[model.focus.start : model.focus.end] == "Mlp"
 
 
 # ====================================================================== completion
@@ -283,14 +343,20 @@ def in_body(line: str) -> str:
 
 def test_fields_after_a_model() -> None:
     assert complete_items(in_body("z = m.$0")) == [
-        ("w1", "field", "param w1: [D H]"), ("b1", "field", "param b1: [H]"), ("w2", "field", "param w2: [H C]"),
-        ("b2", "field", "param b2: [C]"), ("steps", "field", "buffer steps: [] i64"),
+        ("w1", "field", "param w1: [D H]"),
+        ("b1", "field", "param b1: [H]"),
+        ("w2", "field", "param w2: [H C]"),
+        ("b2", "field", "param b2: [C]"),
+        ("steps", "field", "buffer steps: [] i64"),
     ]
 
 
 def test_fields_after_a_gradient_are_its_params_only() -> None:
     assert complete_items(in_body("z = g.$0")) == [
-        ("w1", "field", "w1: [D H]"), ("b1", "field", "b1: [H]"), ("w2", "field", "w2: [H C]"), ("b2", "field", "b2: [C]"),
+        ("w1", "field", "w1: [D H]"),
+        ("b1", "field", "b1: [H]"),
+        ("w2", "field", "w2: [H C]"),
+        ("b2", "field", "b2: [C]"),
     ]
 
 
@@ -308,7 +374,9 @@ def test_nothing_after_a_tensor() -> None:
 
 def test_dims_after_over() -> None:
     assert complete_items(in_body("z = sum(x, over=$0")) == [
-        ("b", "generic", "generic dim of step"), ("D", "dim", "dim D = 4"), ("H", "dim", "dim H = 8"),
+        ("b", "generic", "generic dim of step"),
+        ("D", "dim", "dim D = 4"),
+        ("H", "dim", "dim H = 8"),
         ("C", "dim", "dim C = 3"),
     ]
 
@@ -362,7 +430,7 @@ def test_types_of_a_member() -> None:
 
 def test_no_completion_in_comments_and_strings() -> None:
     assert complete(in_body("# m.$0")) == []
-    assert complete(in_body("print(\"m.$0")) == []
+    assert complete(in_body('print("m.$0')) == []
 
 
 # ====================================================================== signature help
@@ -377,38 +445,72 @@ def sig(src: str):
     return s.label, [s.label[a:b] for a, b in s.parameters], h.active_parameter
 
 
-@pytest.mark.parametrize("src, expected", [
-    (in_body("z = dropout(x, $0"), ("dropout(x: [..] Float, p: Float, mode: Mode) -> [..]",
-                                    ["x: [..] Float", "p: Float", "mode: Mode"], 1)),
-    (in_body("z = softmax(x, over=$0"), ("softmax(x: [..] Float, over=d) -> [..] Prob", ["x: [..] Float", "over=d"], 1)),
-    (in_body("z = x |> softmax($0"), ("softmax(x: [..] Float, over=d) -> [..] Prob", ["x: [..] Float", "over=d"], 1)),
-    (in_body("z = loss(m, relu(x), $0"), ("loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg",
-                                          ["m: Mlp", "x: [b D]", "y: [b] Index[C]"], 2)),
-    (in_body("z = loss(m, relu($0"), ("relu(x: [..] Float) -> [..] NonNeg", ["x: [..] Float"], 0)),
-    (in_body("z = loss(m, x, y, $0"), ("loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg",
-                                       ["m: Mlp", "x: [b D]", "y: [b] Index[C]"], None)),
-    (in_body("z = Mlp.init($0"), ("Mlp.init(seed=Int) -> Mlp", ["seed=Int"], 0)),
-    (in_body("z = print(1, 2, $0"), ("print(values...)", ["values..."], 2)),
-    (in_body("for j in range($0"), ("range(stop: Int)", ["stop: Int"], 0)),
-    (in_body("for j in range(0, $0"), ("range(start: Int, stop: Int, step: Int)", ["start: Int", "stop: Int", "step: Int"], 1)),
-    # value_and_grad shows f's parameters once f is known
-    (in_body("z = value_and_grad(loss, m, x, $0"),
-     ("value_and_grad(loss, m: Mlp, x: [b D], y: [b] Index[C]) -> ([] NonNeg, Grad[Mlp])",
-      ["loss", "m: Mlp", "x: [b D]", "y: [b] Index[C]"], 3)),
-    (in_body("z = value_and_grad($0"), ("value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])",
-                                        ["f", "m: M", "args..."], 0)),
-    (in_body("z = step(m, x, y, lr=$0"), ("step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg",
-                                         ["mut m: Mlp", "x: [b D]", "y: [b] Index[C]", "lr: Float"], 3)),
-])
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        (
+            in_body("z = dropout(x, $0"),
+            ("dropout(x: [..] Float, p: Float, mode: Mode) -> [..]", ["x: [..] Float", "p: Float", "mode: Mode"], 1),
+        ),
+        (
+            in_body("z = softmax(x, over=$0"),
+            ("softmax(x: [..] Float, over=d) -> [..] Prob", ["x: [..] Float", "over=d"], 1),
+        ),
+        (
+            in_body("z = x |> softmax($0"),
+            ("softmax(x: [..] Float, over=d) -> [..] Prob", ["x: [..] Float", "over=d"], 1),
+        ),
+        (
+            in_body("z = loss(m, relu(x), $0"),
+            ("loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg", ["m: Mlp", "x: [b D]", "y: [b] Index[C]"], 2),
+        ),
+        (in_body("z = loss(m, relu($0"), ("relu(x: [..] Float) -> [..] NonNeg", ["x: [..] Float"], 0)),
+        (
+            in_body("z = loss(m, x, y, $0"),
+            ("loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg", ["m: Mlp", "x: [b D]", "y: [b] Index[C]"], None),
+        ),
+        (in_body("z = Mlp.init($0"), ("Mlp.init(seed=Int) -> Mlp", ["seed=Int"], 0)),
+        (in_body("z = print(1, 2, $0"), ("print(values...)", ["values..."], 2)),
+        (in_body("for j in range($0"), ("range(stop: Int)", ["stop: Int"], 0)),
+        (
+            in_body("for j in range(0, $0"),
+            ("range(start: Int, stop: Int, step: Int)", ["start: Int", "stop: Int", "step: Int"], 1),
+        ),
+        # value_and_grad shows f's parameters once f is known
+        (
+            in_body("z = value_and_grad(loss, m, x, $0"),
+            (
+                "value_and_grad(loss, m: Mlp, x: [b D], y: [b] Index[C]) -> ([] NonNeg, Grad[Mlp])",
+                ["loss", "m: Mlp", "x: [b D]", "y: [b] Index[C]"],
+                3,
+            ),
+        ),
+        (
+            in_body("z = value_and_grad($0"),
+            ("value_and_grad(f, m: M, args...) -> ([] Float, Grad[M])", ["f", "m: M", "args..."], 0),
+        ),
+        (
+            in_body("z = step(m, x, y, lr=$0"),
+            (
+                "step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg",
+                ["mut m: Mlp", "x: [b D]", "y: [b] Index[C]", "lr: Float"],
+                3,
+            ),
+        ),
+    ],
+)
 def test_signature_help(src: str, expected) -> None:
     assert sig(src) == expected
 
 
-@pytest.mark.parametrize("src", [
-    in_body("z = relu(x) $0"),  # call closed
-    in_body("z = nothing($0"),  # unknown callee
-    in_body("z = print(\"($0"),  # inside a string
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        in_body("z = relu(x) $0"),  # call closed
+        in_body("z = nothing($0"),  # unknown callee
+        in_body('z = print("($0'),  # inside a string
+    ],
+)
 def test_no_signature_help(src: str) -> None:
     assert sig(src) is None
 
@@ -418,9 +520,16 @@ def test_no_signature_help(src: str) -> None:
 
 def test_inlay_hints_give_the_type_of_each_binding() -> None:
     analysis = check_text(PROGRAM)
-    hints = [(PROGRAM[:h.offset].rsplit(None, 1)[-1], h.label) for h in ide.inlay_hints(analysis)]
-    assert hints == [("l", ": [] NonNeg"), ("g", ": Grad[Mlp]"), ("m", ": Mlp"), ("x", ": [16 D]"),
-                     ("y", ": [16] Index[C]"), ("i", ": Int"), ("l", ": [] NonNeg")]
+    hints = [(PROGRAM[: h.offset].rsplit(None, 1)[-1], h.label) for h in ide.inlay_hints(analysis)]
+    assert hints == [
+        ("l", ": [] NonNeg"),
+        ("g", ": Grad[Mlp]"),
+        ("m", ": Mlp"),
+        ("x", ": [16 D]"),
+        ("y", ": [16] Index[C]"),
+        ("i", ": Int"),
+        ("l", ": [] NonNeg"),
+    ]
 
 
 def test_inlay_hints_in_a_range_only() -> None:
@@ -440,7 +549,7 @@ def test_no_inlay_hint_for_an_unknown_type() -> None:
 
 def tokens(src: str) -> list[tuple[str, str, tuple[str, ...]]]:
     analysis = check_text(src)
-    return [(src[t.span.start:t.span.end], t.type, t.modifiers) for t in ide.semantic_tokens(analysis)]
+    return [(src[t.span.start : t.span.end], t.type, t.modifiers) for t in ide.semantic_tokens(analysis)]
 
 
 def test_semantic_tokens_of_a_model() -> None:
@@ -495,22 +604,30 @@ def test_every_semantic_token_is_in_the_legend() -> None:
 
 def test_code_lenses() -> None:
     analysis = check_text(PROGRAM)
-    out = [(PROGRAM[lens.span.start:lens.span.end].split("\n")[0], lens.title, lens.command, lens.arguments)
-           for lens in ide.code_lenses(analysis)]
+    out = [
+        (PROGRAM[lens.span.start : lens.span.end].split("\n")[0], lens.title, lens.command, lens.arguments)
+        for lens in ide.code_lenses(analysis)
+    ]
     assert out == [
         ("hidden", "reads 2 of 4 params of Mlp — never w2, b2", "quiver.showParamReads", ("hidden",)),
         ("forward", "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", ("forward",)),
         ("loss", "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", ("loss",)),
         ("step", "reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads", ("step",)),
-        ("value_and_grad(loss, m, x, y)", "loss reads 3 of 4 params of Mlp — never b2", "quiver.showParamReads",
-         ("loss",)),
+        (
+            "value_and_grad(loss, m, x, y)",
+            "loss reads 3 of 4 params of Mlp — never b2",
+            "quiver.showParamReads",
+            ("loss",),
+        ),
         ("main", "▶ Run", "quiver.runFile", ()),
     ]
 
 
 def test_lens_of_a_function_with_two_models() -> None:
-    src = ("model A:\n    param p: [2]\n    param q: [2]\n\nmodel B:\n    param r: [2]\n\n"
-           "fn f(a: A, b: B) -> [2]:\n    return a.p + b.r\n")
+    src = (
+        "model A:\n    param p: [2]\n    param q: [2]\n\nmodel B:\n    param r: [2]\n\n"
+        "fn f(a: A, b: B) -> [2]:\n    return a.p + b.r\n"
+    )
     titles = [lens.title for lens in ide.code_lenses(check_text(src))]
     assert titles == ["a: reads 1 of 2 params of A — never q", "b: reads 1 of 1 param of B"]
 
@@ -544,7 +661,7 @@ def actions(src: str, code: str | None = None) -> list[tuple[str, str, list[tupl
             continue
         for a in ide.fixes(analysis, d):
             assert a.diagnostic is d
-            out.append((d.code, a.title, [(src[e.span.start:e.span.end], e.new_text) for e in a.edits], a.preferred))
+            out.append((d.code, a.title, [(src[e.span.start : e.span.end], e.new_text) for e in a.edits], a.preferred))
     return out
 
 
@@ -553,7 +670,7 @@ def apply(src: str, action_index: int = 0) -> str:
     fixes = [a for d in analysis.diagnostics for a in ide.fixes(analysis, d)]
     edits = sorted(fixes[action_index].edits, key=lambda e: e.span.start, reverse=True)
     for e in edits:
-        src = src[:e.span.start] + e.new_text + src[e.span.end:]
+        src = src[: e.span.start] + e.new_text + src[e.span.end :]
     return src
 
 
@@ -578,26 +695,31 @@ def test_fix_e0501_makes_the_parameter_mut() -> None:
 
 
 def test_fix_e0502_makes_the_callers_parameter_mut() -> None:
-    src = PROGRAM.replace("fn main():", "fn twice(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg:\n"
-                          "    return step(m, x, y, 0.1)\n\nfn main():")
+    src = PROGRAM.replace(
+        "fn main():",
+        "fn twice(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg:\n    return step(m, x, y, 0.1)\n\nfn main():",
+    )
     assert actions(src, "E0502") == [("E0502", "Make 'm' mut", [("", "mut ")], True)]
     fixed = apply(src, [a[0] for a in actions(src)].index("E0502"))
     assert "fn twice(mut m: Mlp" in fixed and not [d for d in check_text(fixed).diagnostics if d.code == "E0502"]
 
 
-@pytest.mark.parametrize("before, after, code", [
-    ("print(\"loss\", l)", "print(\"loss\", ll)", "E0101"),
-    ("m.w1 - lr * g.w1", "m.w1 - lr * g.ww1", "E0107"),
-    ("randn([16 D], seed=1)", "randn([16 D], sed=1)", "E0402"),
-    ("over=C)", "over=CC)", "E0109"),
-    ("Mlp.init(seed=0)", "Mlp.inti(seed=0)", "E0905"),
-])
+@pytest.mark.parametrize(
+    "before, after, code",
+    [
+        ('print("loss", l)', 'print("loss", ll)', "E0101"),
+        ("m.w1 - lr * g.w1", "m.w1 - lr * g.ww1", "E0107"),
+        ("randn([16 D], seed=1)", "randn([16 D], sed=1)", "E0402"),
+        ("over=C)", "over=CC)", "E0109"),
+        ("Mlp.init(seed=0)", "Mlp.inti(seed=0)", "E0905"),
+    ],
+)
 def test_did_you_mean_renames(before: str, after: str, code: str) -> None:
     src = PROGRAM.replace(before, after, 1)
     found = actions(src, code)
     assert len(found) == 1
     _, title, edits, preferred = found[0]
-    (written, new), = edits
+    ((written, new),) = edits
     assert title == f"Change to '{new}'" and preferred
     assert written != new and re.fullmatch(r"\w+", written)
     assert check_text(apply(src)).diagnostics == check_text(PROGRAM).diagnostics
@@ -611,12 +733,17 @@ def test_unused_variable_is_prefixed() -> None:
 
 def test_unreachable_code_is_removed() -> None:
     src = PROGRAM.replace("    return l\n", "    return l\n    print(1)\n    print(2)\n")
-    assert actions(src, "W0102")[0] == ("W0102", "Remove unreachable code", [("    print(1)\n    print(2)\n", "")], False)
+    assert actions(src, "W0102")[0] == (
+        "W0102",
+        "Remove unreachable code",
+        [("    print(1)\n    print(2)\n", "")],
+        False,
+    )
     assert apply(src, [a[0] for a in actions(src)].index("W0102")) == PROGRAM
 
 
 def test_code_actions_for_a_span() -> None:
-    src = PROGRAM.replace("print(\"loss\", l)", "print(\"loss\", ll)")
+    src = PROGRAM.replace('print("loss", l)', 'print("loss", ll)')
     analysis = check_text(src)
     at = src.index("ll)")
     assert [a.title for a in ide.code_actions(analysis, Span(at, at))] == ["Change to 'l'"]
@@ -630,9 +757,38 @@ from pathlib import Path  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-EXAMPLES = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv"))]
-SNIPPETS = ["", "x", "m.", "g.", "(", ")", "[", "]", ",", ":", "\n", "\n    ", "over=", "relu(", "value_and_grad(",
-            "Grad[", "fn ", "dim E = 2\n", " @ ", "|> ", "\"", "#", "🎉", "return ", "Mlp.", "as [b] ", "mut "]
+EXAMPLES = [
+    p.read_text(encoding="utf-8") for p in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv"))
+]
+SNIPPETS = [
+    "",
+    "x",
+    "m.",
+    "g.",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\n",
+    "\n    ",
+    "over=",
+    "relu(",
+    "value_and_grad(",
+    "Grad[",
+    "fn ",
+    "dim E = 2\n",
+    " @ ",
+    "|> ",
+    '"',
+    "#",
+    "🎉",
+    "return ",
+    "Mlp.",
+    "as [b] ",
+    "mut ",
+]
 
 
 def every_query(analysis, offset: int) -> None:

@@ -15,14 +15,44 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.qv"))
 PROGRAMS = [p.read_text() for p in EXAMPLES]
 
 SNIPPETS = [
-    "", "x", "1", " ", "\n", "\n    ", "    ", ":", "(", ")", "[", "]", ",", "m.", "w1", "fn ", "dim E = 3\n",
-    "return ", "relu(", " + ", " @ ", "#", "\"", "b", "D", "over=C", "\n\n", "pass\n", "mut ", "Grad[",
+    "",
+    "x",
+    "1",
+    " ",
+    "\n",
+    "\n    ",
+    "    ",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "m.",
+    "w1",
+    "fn ",
+    "dim E = 3\n",
+    "return ",
+    "relu(",
+    " + ",
+    " @ ",
+    "#",
+    '"',
+    "b",
+    "D",
+    "over=C",
+    "\n\n",
+    "pass\n",
+    "mut ",
+    "Grad[",
 ]
 
 
 def structure(analysis):
-    return [(slot.start, A.dump(slot.item) if slot.item is not None else None, slot.parse.diagnostics)
-            for slot in analysis.parsed.slots]
+    return [
+        (slot.start, A.dump(slot.item) if slot.item is not None else None, slot.parse.diagnostics)
+        for slot in analysis.parsed.slots
+    ]
 
 
 def diagnostics(analysis):
@@ -97,8 +127,9 @@ def test_a_signature_change_rechecks_its_callers() -> None:
     analyzer = Analyzer()
     src = _mlp()
     analyzer.update(src)
-    edited = src.replace("fn forward(m: Mlp, x: [b D], mode: Mode) -> [b C]:",
-                         "fn forward(m: Mlp, x: [b D], mode: Mode) -> [b H]:")
+    edited = src.replace(
+        "fn forward(m: Mlp, x: [b D], mode: Mode) -> [b C]:", "fn forward(m: Mlp, x: [b D], mode: Mode) -> [b H]:"
+    )
     a = analyzer.update(edited)
     assert sorted(analyzer.stats.bodies_checked) == ["forward", "loss"]
     # forward's body no longer matches its signature, and loss's use of it
@@ -157,7 +188,8 @@ def test_a_name_that_changes_kind_redeclares_its_users() -> None:
     broken = dim.replace("dim C = 3", "fn C = 3")
     got = _same_as_fresh([dim, broken])
     assert [(code, message) for code, message, *_ in got if code != "E0003"] == [
-        ("E0211", "'C' is a function, not a dim")]
+        ("E0211", "'C' is a function, not a dim")
+    ]
 
 
 def test_a_message_does_not_depend_on_the_edit_history() -> None:

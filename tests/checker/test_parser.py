@@ -26,14 +26,14 @@ def item(src: str) -> A.Item:
 
 
 def text_of(src: str, node: A.Node) -> str:
-    return src[node.span.start:node.span.end]
+    return src[node.span.start : node.span.end]
 
 
 def only_diag(src: str):
     a = check_text(src)
     assert len(a.diagnostics) == 1, [(d.code, d.message) for d in a.diagnostics]
     d = a.diagnostics[0]
-    return d.code, d.message, src[d.span.start:d.span.end]
+    return d.code, d.message, src[d.span.start : d.span.end]
 
 
 # ------------------------------------------------------------------ the tree
@@ -146,20 +146,38 @@ def test_items_are_cut_at_column_zero() -> None:
 @pytest.mark.parametrize(
     "src, expected",
     [
-        ("fn main()\n    pass\n", ("E0003", "expected '->' or ':' after the function signature, found the end of the line", "\n")),
+        (
+            "fn main()\n    pass\n",
+            ("E0003", "expected '->' or ':' after the function signature, found the end of the line", "\n"),
+        ),
         ("fn main():\n    x = \n", ("E0003", "expected an expression, found the end of the line", "\n")),
         ("fn main():\n    foo(a b)\n", ("E0003", "expected ',' or ')' in the argument list, found name 'b'", "b")),
-        ("fn f(x Int) -> Int:\n    return x\n", ("E0003", "expected ':' in the parameter list, found name 'Int'", "Int")),
-        ("model M\n    param w: [3] = zeros\n", ("E0003", "expected ':' or 'on' after the model name, found the end of the line", "\n")),
-        ("fn main():\n    if True\n        pass\n", ("E0003", "expected ':' after the condition, found the end of the line", "\n")),
-        ("fn main():\n    if True:\n    pass\n", ("E0003", "expected an indented block after the condition, found keyword 'pass'", "pass")),
+        (
+            "fn f(x Int) -> Int:\n    return x\n",
+            ("E0003", "expected ':' in the parameter list, found name 'Int'", "Int"),
+        ),
+        (
+            "model M\n    param w: [3] = zeros\n",
+            ("E0003", "expected ':' or 'on' after the model name, found the end of the line", "\n"),
+        ),
+        (
+            "fn main():\n    if True\n        pass\n",
+            ("E0003", "expected ':' after the condition, found the end of the line", "\n"),
+        ),
+        (
+            "fn main():\n    if True:\n    pass\n",
+            ("E0003", "expected an indented block after the condition, found keyword 'pass'", "pass"),
+        ),
         ("fn main():\n    x = 1)\n", ("E0004", "')' has no opening bracket", ")")),
         ("fn f(x: [b D) -> Int:\n    return 1\n", ("E0004", "')' does not match '['; expected ']'", ")")),
         ("fn main():\n    print((1)\n", ("E0004", "'(' is never closed; expected ')'", "(")),
         ("fn main():\n    return return\n", ("E0003", "expected a name, found keyword 'return'", "return")),
         ("dim D 4\n", ("E0003", "expected '=', found number 4", "4")),
         ("x = 1\n", ("E0003", "expected an item ('dim', 'model', 'fn' or 'extern fn'), found name 'x'", "x")),
-        ("extern fn f(x: Int) -> Int\n", ("E0003", "expected 'from' after the extern signature, found the end of the line", "\n")),
+        (
+            "extern fn f(x: Int) -> Int\n",
+            ("E0003", "expected 'from' after the extern signature, found the end of the line", "\n"),
+        ),
         ("fn main():\n    x = 1 +* 2\n", ("E0003", "expected an expression, found '*'", "*")),
         ("fn main():\n    print('a)\n", ("E0008", "unterminated string: the closing quote is missing", "'a)")),
         ("fn main():\n    x = 2 ? 3\n", ("E0002", "unexpected character '?'", "?")),
@@ -181,8 +199,10 @@ def test_one_broken_statement_leaves_the_rest_checked() -> None:
         "    return z\n"
     )
     a = check_text(src)
-    assert [(d.code, src[d.span.start:d.span.end]) for d in a.diagnostics] == [
-        ("E0004", "("), ("E0101", "undefined_name")]
+    assert [(d.code, src[d.span.start : d.span.end]) for d in a.diagnostics] == [
+        ("E0004", "("),
+        ("E0101", "undefined_name"),
+    ]
 
 
 def test_broken_header_keeps_its_name_known() -> None:
@@ -279,19 +299,71 @@ def test_one_megabyte_line() -> None:
 
 
 def test_emoji_and_cjk() -> None:
-    src = "# 模型 🚀\nfn main():\n    s = \"损失 🔥\"\n    print(s, totl)\n"
+    src = '# 模型 🚀\nfn main():\n    s = "损失 🔥"\n    print(s, totl)\n'
     a = check_text(src)
     (d,) = a.diagnostics
-    assert src[d.span.start:d.span.end] == "totl"
+    assert src[d.span.start : d.span.end] == "totl"
 
 
 # ------------------------------------------------------------------ never an exception
 
 _PIECES = [
-    "fn ", "model ", "dim ", "param ", "buffer ", "extern fn ", "mut ", "return ", "if ", "elif ", "else", "for ",
-    " in ", "while ", "range(", "value_and_grad(", "Grad[", "Index[", "[", "]", "(", ")", ":", ",", "=", "==",
-    "+", "-", "*", "/", "@", "|>", " as ", "m.w1", "x", "y", "b", "D", "1", "0.5", '"s"', "#c", "\n", "\n    ",
-    "\n        ", "\t", " ", "Mlp", "[b D]", "[] NonNeg", "->", "over=C", "seed=1", "\r\n", "\\", "'",
+    "fn ",
+    "model ",
+    "dim ",
+    "param ",
+    "buffer ",
+    "extern fn ",
+    "mut ",
+    "return ",
+    "if ",
+    "elif ",
+    "else",
+    "for ",
+    " in ",
+    "while ",
+    "range(",
+    "value_and_grad(",
+    "Grad[",
+    "Index[",
+    "[",
+    "]",
+    "(",
+    ")",
+    ":",
+    ",",
+    "=",
+    "==",
+    "+",
+    "-",
+    "*",
+    "/",
+    "@",
+    "|>",
+    " as ",
+    "m.w1",
+    "x",
+    "y",
+    "b",
+    "D",
+    "1",
+    "0.5",
+    '"s"',
+    "#c",
+    "\n",
+    "\n    ",
+    "\n        ",
+    "\t",
+    " ",
+    "Mlp",
+    "[b D]",
+    "[] NonNeg",
+    "->",
+    "over=C",
+    "seed=1",
+    "\r\n",
+    "\\",
+    "'",
 ]
 
 

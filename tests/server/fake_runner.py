@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
         line = line.strip()
         if not line.startswith("# fake:"):
             continue
-        cmd, _, rest = line[len("# fake:"):].strip().partition(" ")
+        cmd, _, rest = line[len("# fake:") :].strip().partition(" ")
         if cmd == "print":
             for i in range(int(rest)):
                 print(f"line {i + 1}", flush=True)

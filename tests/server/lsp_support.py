@@ -73,8 +73,9 @@ CONFIG = ClientServerConfig(server_command=SERVER, client_factory=make_client, s
 def init_params(profile: str, **options: Any) -> lsp.InitializeParams:
     opts = {"diagnostics": {"debounceMs": 20}}
     opts.update(options)
-    return lsp.InitializeParams(capabilities=client_capabilities(profile), initialization_options=opts,
-                                root_uri=ROOT.as_uri())
+    return lsp.InitializeParams(
+        capabilities=client_capabilities(profile), initialization_options=opts, root_uri=ROOT.as_uri()
+    )
 
 
 # ---------------------------------------------------------------------- helpers
@@ -86,7 +87,7 @@ def cursors(text: str) -> tuple[str, list[int]]:
     while "$0" in text:
         i = text.index("$0")
         offsets.append(i)
-        text = text[:i] + text[i + 2:]
+        text = text[:i] + text[i + 2 :]
     return text, offsets
 
 
@@ -95,7 +96,7 @@ def position(text: str, offset: int, encoding: str = "utf-16") -> lsp.Position:
     not used: the protocol breaks lines at \\n, \\r\\n and \\r only)."""
     before = text[:offset]
     line = before.count("\n")
-    col_text = before[before.rfind("\n") + 1:]
+    col_text = before[before.rfind("\n") + 1 :]
     if encoding == "utf-16":
         col = len(col_text.encode("utf-16-le")) // 2
     elif encoding == "utf-8":
@@ -149,8 +150,9 @@ class Session:
         uri = uri or self.uri()
         self.versions[uri] = 1
         self.texts[uri] = text
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-            lsp.TextDocumentItem(uri=uri, language_id="quiver", version=1, text=text)))
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="quiver", version=1, text=text))
+        )
         return uri
 
     def change(self, uri: str, start: int, end: int, new: str) -> int:
@@ -159,17 +161,23 @@ class Session:
         rng = span_range(text, start, end, self.encoding)
         self.texts[uri] = text[:start] + new + text[end:]
         self.versions[uri] += 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text=new)],
+            )
+        )
         return self.versions[uri]
 
     def replace_all(self, uri: str, text: str) -> int:
         self.texts[uri] = text
         self.versions[uri] += 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
         return self.versions[uri]
 
     def close(self, uri: str) -> None:
@@ -201,7 +209,8 @@ class Session:
 
     async def command(self, name: str, *args: Any) -> Any:
         result = await self.client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(command=name, arguments=list(args)))
+            lsp.ExecuteCommandParams(command=name, arguments=list(args))
+        )
         return plain(result)
 
     async def raw(self, method: str, params: Any) -> Any:

@@ -34,7 +34,7 @@ def test_offsets_and_positions_round_trip(text: str, encoding: str, data) -> Non
     codec = Codec(encoding)
     lines = Lines(text)
     offset = data.draw(st.integers(0, len(text)))
-    if text[offset - 1:offset + 1] == "\r\n":
+    if text[offset - 1 : offset + 1] == "\r\n":
         offset -= 1  # between the two characters of a line break is no position
     pos = codec.position(lines, offset)
     if "\r" not in text:  # the test's own reference splits at \n only
@@ -59,11 +59,11 @@ def test_a_position_inside_a_character_is_at_its_start() -> None:
 
 
 def test_changes_apply_in_the_clients_encoding() -> None:
-    lines = Lines("s = \"🎉\"\nt = 1\n")
+    lines = Lines('s = "🎉"\nt = 1\n')
     change = lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(0, 7), lsp.Position(0, 7)), text="中")
-    assert apply_change(lines, Codec("utf-16"), change).text == "s = \"🎉中\"\nt = 1\n"
+    assert apply_change(lines, Codec("utf-16"), change).text == 's = "🎉中"\nt = 1\n'
     change = lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(0, 9), lsp.Position(0, 9)), text="中")
-    assert apply_change(lines, Codec("utf-8"), change).text == "s = \"🎉中\"\nt = 1\n"
+    assert apply_change(lines, Codec("utf-8"), change).text == 's = "🎉中"\nt = 1\n'
     whole = lsp.TextDocumentContentChangeWholeDocument(text="x")
     assert apply_change(lines, Codec("utf-16"), whole).text == "x"
 
@@ -73,20 +73,35 @@ def test_markdown_or_plain_text() -> None:
 
     md = "```quiver\n(local) g: Grad[Mlp]\n```\n\n**Param reads** of `m: Mlp`"
     assert markup(md, ["markdown", "plaintext"]) == lsp.MarkupContent(lsp.MarkupKind.Markdown, md)
-    assert markup(md, ["plaintext"]) == lsp.MarkupContent(lsp.MarkupKind.PlainText,
-                                                          "(local) g: Grad[Mlp]\n\nParam reads of m: Mlp")
+    assert markup(md, ["plaintext"]) == lsp.MarkupContent(
+        lsp.MarkupKind.PlainText, "(local) g: Grad[Mlp]\n\nParam reads of m: Mlp"
+    )
     assert markup(md, None).kind == lsp.MarkupKind.Markdown
 
 
 def test_settings() -> None:
     from quiver.server.settings import Settings, parse
 
-    s, problems = parse({"quiver": {"diagnostics": {"debounceMs": 40, "mode": "pull"}, "run": {"timeoutSeconds": 2},
-                                    "inlayHints": {"enabled": False}, "unknown": 1}})
-    assert (s.diagnostics.debounce_ms, s.diagnostics.mode, s.run.timeout_seconds, s.inlay_hints, s.code_lens) == \
-        (40, "pull", 2.0, False, True) and problems == []
-    s, problems = parse({"diagnostics": {"debounceMs": True, "mode": "sometimes"}, "run": "fast",
-                         "codeLens": {"enabled": 1}})
+    s, problems = parse(
+        {
+            "quiver": {
+                "diagnostics": {"debounceMs": 40, "mode": "pull"},
+                "run": {"timeoutSeconds": 2},
+                "inlayHints": {"enabled": False},
+                "unknown": 1,
+            }
+        }
+    )
+    assert (s.diagnostics.debounce_ms, s.diagnostics.mode, s.run.timeout_seconds, s.inlay_hints, s.code_lens) == (
+        40,
+        "pull",
+        2.0,
+        False,
+        True,
+    ) and problems == []
+    s, problems = parse(
+        {"diagnostics": {"debounceMs": True, "mode": "sometimes"}, "run": "fast", "codeLens": {"enabled": 1}}
+    )
     assert s == Settings()
     assert problems == [
         "quiver.diagnostics.debounceMs must be a number of milliseconds in 0..10000, found True",

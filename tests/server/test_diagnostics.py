@@ -39,8 +39,16 @@ fn main():
 
 def summary(d: lsp.Diagnostic):
     related = [(r.location.range, r.message) for r in d.related_information or ()]
-    return (d.range, d.severity, d.code, d.source, d.message,
-            d.code_description.href if d.code_description else None, list(d.tags or ()), related)
+    return (
+        d.range,
+        d.severity,
+        d.code,
+        d.source,
+        d.message,
+        d.code_description.href if d.code_description else None,
+        list(d.tags or ()),
+        related,
+    )
 
 
 def R(l1, c1, l2, c2) -> lsp.Range:
@@ -56,10 +64,26 @@ def expected(encoding: str = "utf-16"):
 
     (declared,) = w1101.related
     return [
-        (rng(w1101.span), lsp.DiagnosticSeverity.Warning, "W1101", "quiver", w1101.message, f"{DOCS}#w1101", [],
-         [(rng(declared.span), declared.message)]),
-        (rng(w0101.span), lsp.DiagnosticSeverity.Warning, "W0101", "quiver", w0101.message, f"{DOCS}#w0101",
-         [lsp.DiagnosticTag.Unnecessary], []),
+        (
+            rng(w1101.span),
+            lsp.DiagnosticSeverity.Warning,
+            "W1101",
+            "quiver",
+            w1101.message,
+            f"{DOCS}#w1101",
+            [],
+            [(rng(declared.span), declared.message)],
+        ),
+        (
+            rng(w0101.span),
+            lsp.DiagnosticSeverity.Warning,
+            "W0101",
+            "quiver",
+            w0101.message,
+            f"{DOCS}#w0101",
+            [lsp.DiagnosticTag.Unnecessary],
+            [],
+        ),
         (rng(e0101.span), lsp.DiagnosticSeverity.Error, "E0101", "quiver", e0101.message, f"{DOCS}#e0101", [], []),
     ]
 
@@ -104,32 +128,36 @@ async def test_empty_list_published_on_close(session: Session) -> None:
 async def test_pull_diagnostics(session: Session) -> None:
     uri = session.open(SOURCE)
     report = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri))
+    )
     assert report.kind == "full"
     assert [summary(d) for d in report.items] == expected(session.encoding)
     again = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri),
-                                     previous_result_id=report.result_id))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri), previous_result_id=report.result_id)
+    )
     assert again.kind == "unchanged" and again.result_id == report.result_id
     session.change(uri, 0, 0, "# a comment\n")
     third = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri),
-                                     previous_result_id=report.result_id))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri), previous_result_id=report.result_id)
+    )
     assert third.kind == "full" and third.result_id != report.result_id
     assert [d.range.start.line for d in third.items] == [10, 11, 12]
 
 
 async def test_pull_of_an_unknown_document_is_empty(session: Session) -> None:
     report = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(session.uri("nowhere.qv"))))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(session.uri("nowhere.qv")))
+    )
     assert report.kind == "full" and list(report.items) == []
 
 
 def checker_view(text: str, encoding: str):
     """What a fresh check of `text` says, in protocol ranges worked out here."""
     analysis = check_text(text)
-    return [(lsp.Range(position(text, d.span.start, encoding), position(text, d.span.end, encoding)), d.code, d.message)
-            for d in analysis.diagnostics]
+    return [
+        (lsp.Range(position(text, d.span.start, encoding), position(text, d.span.end, encoding)), d.code, d.message)
+        for d in analysis.diagnostics
+    ]
 
 
 def published_view(ds):
@@ -203,6 +231,7 @@ async def test_a_request_does_not_wait_for_the_debounce(slow_client: LanguageCli
 
 # ---------------------------------------------------------------------- position encodings
 
+
 @pytest_lsp.fixture(config=CONFIG)
 async def vscode(lsp_client: LanguageClient):
     result = await lsp_client.initialize_session(init_params("visual-studio-code"))
@@ -260,13 +289,17 @@ async def test_negotiated_encodings(encoded_client: LanguageClient) -> None:
     assert ds[0].range.start.character == expected_col
     # an edit in the same encoding
     rng = lsp.Range(position(text, start, enc), position(text, start + 4, enc))
-    encoded_client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text="s")]))
+    encoded_client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[lsp.TextDocumentContentChangePartial(range=rng, text="s")],
+        )
+    )
     s.versions[uri] = 2
     assert list(await s.diagnostics(uri, 2)) == []
-    h = await encoded_client.text_document_hover_async(lsp.HoverParams(
-        lsp.TextDocumentIdentifier(uri), position(text, start, enc)))
+    h = await encoded_client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(uri), position(text, start, enc))
+    )
     assert h.contents.value == "```quiver\n(local) s: Str\n```"
     assert h.range == lsp.Range(position(text, start, enc), position(text, start + 1, enc))
 
@@ -288,7 +321,8 @@ async def test_diagnostic_modes(mode_client: LanguageClient) -> None:
     s = Session(mode_client)
     uri = s.open(SOURCE)
     report = await mode_client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri))
+    )
     want = expected(mode_client.result.capabilities.position_encoding)
     assert [summary(d) for d in report.items] == want  # answered in every mode
     if mode_client.mode == "push":

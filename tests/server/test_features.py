@@ -40,12 +40,20 @@ async def opened(session: Session, text: str = PROGRAM) -> str:
 async def test_hover_is_the_checkers_markdown_at_its_range(session: Session) -> None:
     uri = await opened(session)
     analysis = check_text(PROGRAM)
-    offsets = [at("g.w1"), at("value_and_grad(loss", into=16), at("l, g"), at("x = randn"), at("@ m.w1"),
-               at("over=C", into=5), at("m.steps + 1", into=3), at("relu")]
+    offsets = [
+        at("g.w1"),
+        at("value_and_grad(loss", into=16),
+        at("l, g"),
+        at("x = randn"),
+        at("@ m.w1"),
+        at("over=C", into=5),
+        at("m.steps + 1", into=3),
+        at("relu"),
+    ]
     for offset in offsets:
         want = ide.hover(analysis, offset)
         h = await session.hover(uri, offset)
-        assert h is not None and h.contents.kind == lsp.MarkupKind.Markdown, PROGRAM[offset:offset + 10]
+        assert h is not None and h.contents.kind == lsp.MarkupKind.Markdown, PROGRAM[offset : offset + 10]
         assert h.contents.value == want.markdown
         assert h.range == session.range(uri, want.span.start, want.span.end)
 
@@ -61,31 +69,44 @@ async def test_no_hover_on_keywords_or_blank_lines(session: Session) -> None:
 
 async def test_definition(session: Session) -> None:
     uri = await opened(session)
-    result = await session.client.text_document_definition_async(lsp.DefinitionParams(
-        session.doc(uri), session.pos(uri, at("g.w1", into=2))))
+    result = await session.client.text_document_definition_async(
+        lsp.DefinitionParams(session.doc(uri), session.pos(uri, at("g.w1", into=2)))
+    )
     assert list(result) == [lsp.Location(uri, session.range(uri, at("w1: [D H]"), at("w1: [D H]") + 2))]
-    nothing = await session.client.text_document_definition_async(lsp.DefinitionParams(
-        session.doc(uri), session.pos(uri, at("relu"))))
+    nothing = await session.client.text_document_definition_async(
+        lsp.DefinitionParams(session.doc(uri), session.pos(uri, at("relu")))
+    )
     assert nothing is None
 
 
 async def test_references(session: Session) -> None:
     uri = await opened(session)
-    refs = await session.client.text_document_references_async(lsp.ReferenceParams(
-        text_document=session.doc(uri), position=session.pos(uri, at("fn loss", into=3)),
-        context=lsp.ReferenceContext(include_declaration=True)))
-    assert list(refs) == [lsp.Location(uri, session.range(uri, at("loss("), at("loss(") + 4)),
-                          lsp.Location(uri, session.range(uri, at("loss, m"), at("loss, m") + 4))]
-    refs = await session.client.text_document_references_async(lsp.ReferenceParams(
-        text_document=session.doc(uri), position=session.pos(uri, at("fn loss", into=3)),
-        context=lsp.ReferenceContext(include_declaration=False)))
+    refs = await session.client.text_document_references_async(
+        lsp.ReferenceParams(
+            text_document=session.doc(uri),
+            position=session.pos(uri, at("fn loss", into=3)),
+            context=lsp.ReferenceContext(include_declaration=True),
+        )
+    )
+    assert list(refs) == [
+        lsp.Location(uri, session.range(uri, at("loss("), at("loss(") + 4)),
+        lsp.Location(uri, session.range(uri, at("loss, m"), at("loss, m") + 4)),
+    ]
+    refs = await session.client.text_document_references_async(
+        lsp.ReferenceParams(
+            text_document=session.doc(uri),
+            position=session.pos(uri, at("fn loss", into=3)),
+            context=lsp.ReferenceContext(include_declaration=False),
+        )
+    )
     assert list(refs) == [lsp.Location(uri, session.range(uri, at("loss, m"), at("loss, m") + 4))]
 
 
 async def test_document_highlight(session: Session) -> None:
     uri = await opened(session)
-    hl = await session.client.text_document_document_highlight_async(lsp.DocumentHighlightParams(
-        session.doc(uri), session.pos(uri, at("return l", into=7))))
+    hl = await session.client.text_document_document_highlight_async(
+        lsp.DocumentHighlightParams(session.doc(uri), session.pos(uri, at("return l", into=7)))
+    )
     assert [(h.range, h.kind) for h in hl] == [
         (session.range(uri, at("l, g"), at("l, g") + 1), lsp.DocumentHighlightKind.Write),
         (session.range(uri, at("return l", into=7), at("return l", into=8)), lsp.DocumentHighlightKind.Read),
@@ -97,18 +118,27 @@ async def test_document_symbols(session: Session) -> None:
     symbols = await session.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(session.doc(uri)))
     want = ide.document_symbols(check_text(PROGRAM))
     assert [(s.name, s.kind) for s in symbols] == [
-        ("D", lsp.SymbolKind.Constant), ("H", lsp.SymbolKind.Constant), ("C", lsp.SymbolKind.Constant),
-        ("Mlp", lsp.SymbolKind.Class), ("hidden", lsp.SymbolKind.Function), ("forward", lsp.SymbolKind.Function),
-        ("loss", lsp.SymbolKind.Function), ("step", lsp.SymbolKind.Function), ("main", lsp.SymbolKind.Function),
+        ("D", lsp.SymbolKind.Constant),
+        ("H", lsp.SymbolKind.Constant),
+        ("C", lsp.SymbolKind.Constant),
+        ("Mlp", lsp.SymbolKind.Class),
+        ("hidden", lsp.SymbolKind.Function),
+        ("forward", lsp.SymbolKind.Function),
+        ("loss", lsp.SymbolKind.Function),
+        ("step", lsp.SymbolKind.Function),
+        ("main", lsp.SymbolKind.Function),
     ]
     assert [s.detail for s in symbols] == [w.detail or None for w in want]  # an empty detail is left out
     model = symbols[3]
     assert model.range == session.range(uri, at("model Mlp"), at("buffer steps: [] i64 = 0", into=24))
     assert model.selection_range == session.range(uri, at("Mlp:"), at("Mlp:") + 3)
     assert [(c.name, c.kind, c.detail) for c in model.children] == [
-        ("w1", lsp.SymbolKind.Field, "[D H]"), ("b1", lsp.SymbolKind.Field, "[H]"),
-        ("w2", lsp.SymbolKind.Field, "[H C]"), ("b2", lsp.SymbolKind.Field, "[C]"),
-        ("steps", lsp.SymbolKind.Property, "[] i64")]
+        ("w1", lsp.SymbolKind.Field, "[D H]"),
+        ("b1", lsp.SymbolKind.Field, "[H]"),
+        ("w2", lsp.SymbolKind.Field, "[H C]"),
+        ("b2", lsp.SymbolKind.Field, "[C]"),
+        ("steps", lsp.SymbolKind.Property, "[] i64"),
+    ]
 
 
 # ====================================================================== completion
@@ -123,9 +153,15 @@ async def complete(session: Session, line: str) -> tuple[list[lsp.CompletionItem
     """The server's completions at the cursor of `line`, and the checker's."""
     text, offset = in_step(line)
     uri = session.open(text)
-    result = await session.client.text_document_completion_async(lsp.CompletionParams(
-        text_document=session.doc(uri), position=session.pos(uri, offset),
-        context=lsp.CompletionContext(trigger_kind=lsp.CompletionTriggerKind.TriggerCharacter, trigger_character=".")))
+    result = await session.client.text_document_completion_async(
+        lsp.CompletionParams(
+            text_document=session.doc(uri),
+            position=session.pos(uri, offset),
+            context=lsp.CompletionContext(
+                trigger_kind=lsp.CompletionTriggerKind.TriggerCharacter, trigger_character="."
+            ),
+        )
+    )
     assert result.is_incomplete is False
     return list(result.items), ide.completions(check_text(text), offset)
 
@@ -154,10 +190,16 @@ async def test_completion_of_names(session: Session) -> None:
     kinds = {i.label: i.kind for i in items}
     # the server's mapping of the checker's kinds
     assert (kinds["relu"], kinds["loss"], kinds["Mlp"]) == (
-        lsp.CompletionItemKind.Function, lsp.CompletionItemKind.Function, lsp.CompletionItemKind.Class)
+        lsp.CompletionItemKind.Function,
+        lsp.CompletionItemKind.Function,
+        lsp.CompletionItemKind.Class,
+    )
     assert (kinds["D"], kinds["b"], kinds["g"], kinds["m"]) == (
-        lsp.CompletionItemKind.Constant, lsp.CompletionItemKind.TypeParameter, lsp.CompletionItemKind.Variable,
-        lsp.CompletionItemKind.Variable)
+        lsp.CompletionItemKind.Constant,
+        lsp.CompletionItemKind.TypeParameter,
+        lsp.CompletionItemKind.Variable,
+        lsp.CompletionItemKind.Variable,
+    )
     assert kinds["return"] == lsp.CompletionItemKind.Keyword
 
 
@@ -167,8 +209,9 @@ async def test_completion_of_names(session: Session) -> None:
 async def test_signature_help(session: Session) -> None:
     text, offset = in_step("z = value_and_grad(loss, m, x, $0")
     uri = session.open(text)
-    h = await session.client.text_document_signature_help_async(lsp.SignatureHelpParams(
-        session.doc(uri), session.pos(uri, offset)))
+    h = await session.client.text_document_signature_help_async(
+        lsp.SignatureHelpParams(session.doc(uri), session.pos(uri, offset))
+    )
     want = ide.signature_help(check_text(text), offset)
     (sig,) = h.signatures
     (want_sig,) = want.signatures
@@ -181,8 +224,9 @@ async def test_signature_help(session: Session) -> None:
 async def test_signature_help_label_offsets_are_utf16(session: Session) -> None:
     text = "model Né:\n    param w: [2]\n\nfn f(m: Né, x: [2]) -> [2]:\n    return x\n\nfn main():\n    f("
     uri = session.open(text)
-    h = await session.client.text_document_signature_help_async(lsp.SignatureHelpParams(
-        session.doc(uri), session.pos(uri, len(text))))
+    h = await session.client.text_document_signature_help_async(
+        lsp.SignatureHelpParams(session.doc(uri), session.pos(uri, len(text)))
+    )
     (sig,) = h.signatures
     assert sig.label == "f(m: Né, x: [2]) -> [2]"
     assert [p.label for p in sig.parameters] == [(2, 7), (9, 15)]
@@ -194,15 +238,18 @@ async def test_signature_help_label_offsets_are_utf16(session: Session) -> None:
 async def test_inlay_hints(session: Session) -> None:
     uri = await opened(session)
     end = len(PROGRAM)
-    hints = await session.client.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=session.doc(uri), range=session.range(uri, 0, end)))
+    hints = await session.client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(text_document=session.doc(uri), range=session.range(uri, 0, end))
+    )
     want = ide.inlay_hints(check_text(PROGRAM), Span(0, end))
     assert want and [(h.position, h.label, h.kind) for h in hints] == [
-        (session.pos(uri, w.offset), w.label, lsp.InlayHintKind.Type) for w in want]
+        (session.pos(uri, w.offset), w.label, lsp.InlayHintKind.Type) for w in want
+    ]
     # a range gets the hints inside it
     start = at("fn main")
-    hints = await session.client.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=session.doc(uri), range=session.range(uri, start, end)))
+    hints = await session.client.text_document_inlay_hint_async(
+        lsp.InlayHintParams(text_document=session.doc(uri), range=session.range(uri, start, end))
+    )
     assert [h.label for h in hints] == [w.label for w in ide.inlay_hints(check_text(PROGRAM), Span(start, end))]
     assert len(hints) < len(want)
 
@@ -214,34 +261,42 @@ def decode(data: list[int], text: str, legend_types, legend_mods, encoding: str)
     out = []
     line = char = 0
     for i in range(0, len(data), 5):
-        dl, dc, length, t, mods = data[i:i + 5]
+        dl, dc, length, t, mods = data[i : i + 5]
         line += dl
         char = char + dc if dl == 0 else dc
         units = lines[line].encode("utf-16-le" if encoding == "utf-16" else "utf-8")
         width = 2 if encoding == "utf-16" else 1
-        word = units[char * width:(char + length) * width].decode("utf-16-le" if encoding == "utf-16" else "utf-8")
+        word = units[char * width : (char + length) * width].decode("utf-16-le" if encoding == "utf-16" else "utf-8")
         out.append((word, legend_types[t], tuple(m for j, m in enumerate(legend_mods) if mods >> j & 1)))
     return out
 
 
 async def test_semantic_tokens(session: Session) -> None:
     # non-ASCII names (Mé) and tokens on many lines: the relative encoding in the client's units
-    text = ("dim D = 4\n\nmodel Mé:\n    param w: [D]\n    buffer n: [] i64\n\n"
-            "fn f(mut m: Mé, x: [b D]) -> [b D]:\n    y = x * m.w\n    return y\n")
+    text = (
+        "dim D = 4\n\nmodel Mé:\n    param w: [D]\n    buffer n: [] i64\n\n"
+        "fn f(mut m: Mé, x: [b D]) -> [b D]:\n    y = x * m.w\n    return y\n"
+    )
     uri = session.open(text)
     await session.diagnostics(uri)
     legend = session.client.initialize_result.capabilities.semantic_tokens_provider.legend
-    want = [(text[t.span.start:t.span.end], t.type, frozenset(t.modifiers))
-            for t in ide.semantic_tokens(check_text(text))]
+    want = [
+        (text[t.span.start : t.span.end], t.type, frozenset(t.modifiers)) for t in ide.semantic_tokens(check_text(text))
+    ]
     result = await session.client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(session.doc(uri)))
     got = decode(result.data, text, legend.token_types, legend.token_modifiers, session.encoding)
     assert [(w, t, frozenset(m)) for w, t, m in got] == want
     assert ("Mé", "class", ("declaration",)) in got and ("n", "property", ("declaration", "buffer")) in got
     start = text.index("    y =")
-    ranged = await session.client.text_document_semantic_tokens_range_async(lsp.SemanticTokensRangeParams(
-        text_document=session.doc(uri), range=session.range(uri, start, len(text))))
-    assert [w for w, _, _ in decode(ranged.data, "\n" * 7 + text.split("\n", 7)[7], legend.token_types,
-                                    legend.token_modifiers, session.encoding)] == ["y", "x", "m", "w", "y"]
+    ranged = await session.client.text_document_semantic_tokens_range_async(
+        lsp.SemanticTokensRangeParams(text_document=session.doc(uri), range=session.range(uri, start, len(text)))
+    )
+    assert [
+        w
+        for w, _, _ in decode(
+            ranged.data, "\n" * 7 + text.split("\n", 7)[7], legend.token_types, legend.token_modifiers, session.encoding
+        )
+    ] == ["y", "x", "m", "w", "y"]
 
 
 async def test_code_lenses(session: Session) -> None:
@@ -251,8 +306,9 @@ async def test_code_lenses(session: Session) -> None:
     want = ide.code_lenses(analysis)
     # each lens at its range, its command given the document first
     got = [(lens.range, lens.command.title, lens.command.command, list(lens.command.arguments)) for lens in lenses]
-    assert got == [(session.range(uri, w.span.start, w.span.end), w.title, w.command, [uri, *w.arguments])
-                   for w in want]
+    assert got == [
+        (session.range(uri, w.span.start, w.span.end), w.title, w.command, [uri, *w.arguments]) for w in want
+    ]
     assert [lens.command.command for lens in lenses].count("quiver.runFile") == 1
     # the lens command answers with the checker's report, and shows it
     text = await session.command("quiver.showParamReads", uri, "forward")
@@ -266,9 +322,13 @@ async def test_code_lenses(session: Session) -> None:
 
 async def actions(session: Session, uri: str, start: int, end: int, only=None) -> list[lsp.CodeAction]:
     diags = list(session.client.diagnostics.get(uri, []))
-    result = await session.client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=session.doc(uri), range=session.range(uri, start, end),
-        context=lsp.CodeActionContext(diagnostics=diags, only=only)))
+    result = await session.client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=session.doc(uri),
+            range=session.range(uri, start, end),
+            context=lsp.CodeActionContext(diagnostics=diags, only=only),
+        )
+    )
     return list(result or [])
 
 
@@ -285,8 +345,9 @@ async def test_quick_fix_for_e0411(session: Session) -> None:
     assert fix.title == want.title
     assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
     assert list(fix.diagnostics) == [e0411]  # the same diagnostic as published
-    assert fix.edit.changes == {uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text)
-                                           for e in want.edits)}
+    assert fix.edit.changes == {
+        uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text) for e in want.edits)
+    }
 
 
 async def test_quick_fix_did_you_mean(session: Session) -> None:
@@ -297,22 +358,29 @@ async def test_quick_fix_did_you_mean(session: Session) -> None:
     (fix,) = await actions(session, uri, bad, bad, only=[lsp.CodeActionKind.QuickFix])
     (want,) = ide.code_actions(check_text(text), Span(bad, bad))
     assert fix.title == want.title
-    assert fix.edit.changes == {uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text)
-                                           for e in want.edits)}
+    assert fix.edit.changes == {
+        uri: tuple(lsp.TextEdit(session.range(uri, e.span.start, e.span.end), e.new_text) for e in want.edits)
+    }
 
 
 async def test_run_action_is_offered_for_a_file_with_main(session: Session) -> None:
     uri = await opened(session)
 
     async def raw_actions(uri: str, only=None):
-        params = {"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
-                                                           "end": {"line": 0, "character": 0}},
-                  "context": {"diagnostics": [], **({"only": only} if only else {})}}
+        params = {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": [], **({"only": only} if only else {})},
+        }
         return await session.raw("textDocument/codeAction", params)
 
-    assert await raw_actions(uri) == [{
-        "title": "Run main (quiver run)", "kind": "source.run",
-        "command": {"title": "Run main", "command": "quiver.runFile", "arguments": [uri]}}]
+    assert await raw_actions(uri) == [
+        {
+            "title": "Run main (quiver run)",
+            "kind": "source.run",
+            "command": {"title": "Run main", "command": "quiver.runFile", "arguments": [uri]},
+        }
+    ]
     assert len(await raw_actions(uri, ["source"])) == 1
     assert await raw_actions(uri, ["quickfix"]) == []
     no_main = session.open("dim D = 3\n")
@@ -323,14 +391,17 @@ async def test_run_action_is_offered_for_a_file_with_main(session: Session) -> N
 async def test_run_is_offered_by_the_checkers_rule(session: Session) -> None:
     """The Run action and lens follow ide.runnable, the rule `quiver run` applies:
     a `main` that takes parameters checks clean but cannot be run."""
-    for text in ("fn main():\n    print(1)\n", "fn main(n: Int):\n    print(n)\n",
-                 "extern fn main() from \"m:main\"\n"):
+    for text in ("fn main():\n    print(1)\n", "fn main(n: Int):\n    print(n)\n", 'extern fn main() from "m:main"\n'):
         uri = session.open(text)
         assert [d for d in await session.diagnostics(uri) if d.severity == lsp.DiagnosticSeverity.Error] == []
         runnable = ide.runnable(check_text(text))
-        result = await session.client.text_document_code_action_async(lsp.CodeActionParams(
-            text_document=session.doc(uri), range=session.range(uri, 0, 0),
-            context=lsp.CodeActionContext(diagnostics=[], only=["source.run"])))
+        result = await session.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=session.doc(uri),
+                range=session.range(uri, 0, 0),
+                context=lsp.CodeActionContext(diagnostics=[], only=["source.run"]),
+            )
+        )
         assert len(result or []) == (1 if runnable else 0), text
         lenses = await session.client.text_document_code_lens_async(lsp.CodeLensParams(session.doc(uri)))
         assert [lens.command.command for lens in lenses or []].count("quiver.runFile") == (1 if runnable else 0), text
@@ -342,5 +413,7 @@ async def test_position_encoding_is_honoured_by_features(session: Session) -> No
     uri = session.open(text)
     await session.diagnostics(uri)
     h = await session.hover(uri, text.index("t = s") + 4)
-    assert h.range == lsp.Range(position(text, text.index("t = s") + 4, session.encoding),
-                                position(text, text.index("t = s") + 5, session.encoding))
+    assert h.range == lsp.Range(
+        position(text, text.index("t = s") + 4, session.encoding),
+        position(text, text.index("t = s") + 5, session.encoding),
+    )

@@ -46,15 +46,29 @@ def opening(profile: str = "neovim") -> bytes:
     caps = _caps(profile)
     uri = (ROOT / "tests" / "server" / "data" / "raw.qv").as_uri()
     text = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
-    return b"".join(frame(m) for m in [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"processId": None, "rootUri": None, "capabilities": caps}},
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-        {"jsonrpc": "2.0", "method": "textDocument/didOpen",
-         "params": {"textDocument": {"uri": uri, "languageId": "quiver", "version": 1, "text": text}}},
-        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
-         "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 4}}},
-    ])
+    return b"".join(
+        frame(m)
+        for m in [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": caps},
+            },
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "quiver", "version": 1, "text": text}},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 4}},
+            },
+        ]
+    )
 
 
 CLOSING = frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}) + frame({"jsonrpc": "2.0", "method": "exit"})
@@ -101,16 +115,18 @@ def _caps(profile: str) -> dict:
 
 def run_raw(data: bytes, extra_env: dict | None = None, args: list[str] | None = None) -> subprocess.CompletedProcess:
     env = server_env(**(extra_env or {}))
-    return subprocess.run(SERVER[:-1] + (args if args is not None else ["--stdio"]), input=data, capture_output=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        SERVER[:-1] + (args if args is not None else ["--stdio"]), input=data, capture_output=True, env=env, timeout=60
+    )
 
 
 @pytest.mark.parametrize("fast", ["1", "0"])
 def test_a_whole_session_over_raw_stdio(fast: str) -> None:
     """Only protocol on stdout, one reply per request, exit status 0 after shutdown,
     and torch never imported (checked with -X importtime)."""
-    messages, err, status = converse(SERVER, server_env(QUIVER_LSP_FAST_START=fast, PYTHONPROFILEIMPORTTIME="1"),
-                                     opening(), 2, CLOSING)
+    messages, err, status = converse(
+        SERVER, server_env(QUIVER_LSP_FAST_START=fast, PYTHONPROFILEIMPORTTIME="1"), opening(), 2, CLOSING
+    )
     assert status == 0, err.decode()[-2000:]
     got = replies(messages)
     assert sorted(got) == [1, 2, 3]
@@ -151,12 +167,21 @@ def test_fast_and_plain_initialize_agree() -> None:
 
 
 def test_initialize_reply_time() -> None:
-    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=server_env())
+    proc = subprocess.Popen(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=server_env()
+    )
     try:
         start = time.perf_counter()
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
+        proc.stdin.write(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"processId": None, "rootUri": None, "capabilities": {}},
+                }
+            )
+        )
         proc.stdin.flush()
         header = proc.stdout.readline()
         proc.stdout.readline()
@@ -186,9 +211,14 @@ def test_the_console_script_is_installed() -> None:
 
 
 def test_exit_without_shutdown_is_status_1() -> None:
-    data = frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"processId": None, "rootUri": None, "capabilities": {}}}) + \
-        frame({"jsonrpc": "2.0", "method": "exit"})
+    data = frame(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        }
+    ) + frame({"jsonrpc": "2.0", "method": "exit"})
     assert run_raw(data).returncode == 1
 
 
@@ -216,8 +246,11 @@ async def test_capabilities(fresh: LanguageClient) -> None:
     assert caps.code_lens_provider is not None and caps.inlay_hint_provider is not None
     assert list(caps.semantic_tokens_provider.legend.token_types[:3]) == ["typeParameter", "class", "property"]
     assert caps.diagnostic_provider.identifier == "quiver"
-    assert sorted(caps.execute_command_provider.commands) == ["quiver.runFile", "quiver.showParamReads",
-                                                             "quiver.stopRun"]
+    assert sorted(caps.execute_command_provider.commands) == [
+        "quiver.runFile",
+        "quiver.showParamReads",
+        "quiver.stopRun",
+    ]
     expected = {"visual-studio-code": "utf-16", "neovim": "utf-8"}[fresh.profile]
     assert caps.position_encoding == expected
 
@@ -227,8 +260,7 @@ async def test_capabilities(fresh: LanguageClient) -> None:
 
 @pytest_lsp.fixture(config=CONFIG)
 async def misconfigured(lsp_client: LanguageClient):
-    lsp_client.set_configuration({"run": {"timeoutSeconds": -4}, "inlayHints": {"enabled": False}},
-                                 section="quiver")
+    lsp_client.set_configuration({"run": {"timeoutSeconds": -4}, "inlayHints": {"enabled": False}}, section="quiver")
     params = init_params("visual-studio-code", diagnostics={"debounceMs": "soon"})
     await lsp_client.initialize_session(params)
     yield
@@ -248,9 +280,11 @@ async def test_bad_settings_are_reported_once_and_defaults_used(misconfigured: L
     ]
     assert all(m.type == lsp.MessageType.Warning for m in misconfigured.messages)
     # the valid part of the client's configuration was applied: no inlay hints
-    hints = await misconfigured.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=lsp.TextDocumentIdentifier(uri),
-        range=lsp.Range(lsp.Position(0, 0), lsp.Position(3, 0))))
+    hints = await misconfigured.text_document_inlay_hint_async(
+        lsp.InlayHintParams(
+            text_document=lsp.TextDocumentIdentifier(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(3, 0))
+        )
+    )
     assert hints is None
     # a configuration change is picked up
     misconfigured.set_configuration({"inlayHints": {"enabled": True}}, section="quiver")
@@ -258,8 +292,11 @@ async def test_bad_settings_are_reported_once_and_defaults_used(misconfigured: L
     await wait_until(lambda: True, 0)
 
     async def hints_back():
-        return await misconfigured.text_document_inlay_hint_async(lsp.InlayHintParams(
-            text_document=lsp.TextDocumentIdentifier(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(3, 0))))
+        return await misconfigured.text_document_inlay_hint_async(
+            lsp.InlayHintParams(
+                text_document=lsp.TextDocumentIdentifier(uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(3, 0))
+            )
+        )
 
     for _ in range(100):
         got = await hints_back()

@@ -76,24 +76,43 @@ def test_neovim_gets_diagnostics_and_hover(tmp_path: Path) -> None:
     script = tmp_path / "check.lua"
     script.write_text(LUA, encoding="utf-8")
     result = tmp_path / "out.json"
-    env = dict(os.environ, QUIVER_PYTHON=sys.executable, QUIVER_NVIM_OUT=str(result),
-               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_DATA_HOME=str(tmp_path / "data"),
-               XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"))
-    done = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {script}", str(src)],
-                          cwd=str(tmp_path), env=env, capture_output=True, timeout=120)
+    env = dict(
+        os.environ,
+        QUIVER_PYTHON=sys.executable,
+        QUIVER_NVIM_OUT=str(result),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )
+    done = subprocess.run(
+        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {script}", str(src)],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
     assert result.exists(), done.stderr.decode()[-2000:] + done.stdout.decode()[-2000:]
     out = json.loads(result.read_text())
     assert out["ok"], out["err"]
     assert out["client"] and out["got_diagnostics"]
     # Neovim's columns are bytes: the server's UTF-16 range went through its conversion
     line = SOURCE.splitlines()[4]
-    col = len(line[:line.index("totl")].encode("utf-8"))
+    col = len(line[: line.index("totl")].encode("utf-8"))
     docs = (Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md").as_uri()
     (d,) = check_text(SOURCE).diagnostics  # its message is the checker's (pinned in tests/checker)
-    assert out["diagnostics"] == [{
-        "lnum": 4, "col": col, "end_col": col + 4, "code": "E0101", "severity": 1, "source": "quiver",
-        "message": d.message, "href": f"{docs}#e0101",
-    }]
+    assert out["diagnostics"] == [
+        {
+            "lnum": 4,
+            "col": col,
+            "end_col": col + 4,
+            "code": "E0101",
+            "severity": 1,
+            "source": "quiver",
+            "message": d.message,
+            "href": f"{docs}#e0101",
+        }
+    ]
     assert out["hover"] == "```quiver\n(local) total: [2 D]\n```"
     assert out["cleared"]
     assert out["text"] == SOURCE.replace("totl", "total").rstrip("\n")

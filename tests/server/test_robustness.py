@@ -26,15 +26,22 @@ async def test_positions_past_the_end(session: Session) -> None:
     far = lsp.Position(line=1000, character=3)
     assert await session.client.text_document_hover_async(lsp.HoverParams(doc, far)) is None
     assert await session.client.text_document_definition_async(lsp.DefinitionParams(doc, far)) is None
-    assert await session.client.text_document_references_async(lsp.ReferenceParams(
-        context=lsp.ReferenceContext(include_declaration=True), text_document=doc, position=far)) is None
+    assert (
+        await session.client.text_document_references_async(
+            lsp.ReferenceParams(context=lsp.ReferenceContext(include_declaration=True), text_document=doc, position=far)
+        )
+        is None
+    )
     assert await session.client.text_document_completion_async(lsp.CompletionParams(doc, far)) is None
     assert await session.client.text_document_signature_help_async(lsp.SignatureHelpParams(doc, far)) is None
     # a character past the end of its line means the end of the line
     long = lsp.Position(line=3, character=500)
     assert await session.client.text_document_hover_async(lsp.HoverParams(doc, long)) is None
-    actions = await session.client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=doc, range=lsp.Range(far, far), context=lsp.CodeActionContext(diagnostics=[])))
+    actions = await session.client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=doc, range=lsp.Range(far, far), context=lsp.CodeActionContext(diagnostics=[])
+        )
+    )
     assert actions is None
     await still_up(session, uri)
 
@@ -49,12 +56,19 @@ async def test_unknown_documents(session: Session) -> None:
     assert await session.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(other)) is None
     assert await session.client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(other)) is None
     assert await session.client.text_document_code_lens_async(lsp.CodeLensParams(other)) is None
-    assert await session.client.text_document_inlay_hint_async(lsp.InlayHintParams(
-        text_document=other, range=lsp.Range(p, p))) is None
+    assert (
+        await session.client.text_document_inlay_hint_async(
+            lsp.InlayHintParams(text_document=other, range=lsp.Range(p, p))
+        )
+        is None
+    )
     # changes and closes of documents that are not open are ignored
-    session.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=other.uri, version=5),
-        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")]))
+    session.client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=other.uri, version=5),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")],
+        )
+    )
     session.client.text_document_did_close(lsp.DidCloseTextDocumentParams(other))
     await still_up(session, uri)
 
@@ -99,8 +113,10 @@ async def test_malformed_notifications_are_ignored(session: Session) -> None:
     await session.diagnostics(uri)
     session.raw_notify("textDocument/didChange", {"textDocument": {"uri": uri}, "contentChanges": "oops"})
     session.raw_notify("textDocument/didOpen", {"textDocument": {"uri": 3}})
-    session.raw_notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 9},
-                                                  "contentChanges": [{"range": "everything", "text": 1}]})
+    session.raw_notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 9}, "contentChanges": [{"range": "everything", "text": 1}]},
+    )
     await still_up(session, uri)
 
 
@@ -122,8 +138,11 @@ async def test_requests_on_a_document_mid_edit(session: Session) -> None:
     at = TEXT.index("x = randn")
 
     async def send_hover(line: int) -> asyncio.Task:
-        task = asyncio.ensure_future(session.client.text_document_hover_async(
-            lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line=line, character=4))))
+        task = asyncio.ensure_future(
+            session.client.text_document_hover_async(
+                lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line=line, character=4))
+            )
+        )
         await asyncio.sleep(0)  # let it go out before the next edit
         return task
 
@@ -156,7 +175,7 @@ async def test_an_exception_in_a_request_handler_is_logged_and_answered() -> Non
     ls = _FakeServer()
     with pytest.raises(JsonRpcInternalError, match="text_document_hover: boom"):
         await text_document_hover(ls, None)
-    (message, level), = ls.logged
+    ((message, level),) = ls.logged
     assert message.startswith("text_document_hover failed:\nTraceback") and "ZeroDivisionError: boom" in message
     assert level == lsp.MessageType.Error
 
@@ -176,7 +195,8 @@ def test_notifications_leave_nothing_behind() -> None:
     ls = QuiverServer()
     params = lsp.DidChangeTextDocumentParams(
         text_document=lsp.VersionedTextDocumentIdentifier(uri="file:///nowhere.qv", version=2),
-        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")])
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="x")],
+    )
     for _ in range(50):
         ls.protocol._handle_notification(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
     assert ls.protocol._request_futures == {}

@@ -73,12 +73,16 @@ async def test_a_runtime_failure_becomes_a_diagnostic_at_its_location(session: S
     published = await wait_until(with_run_failure, 5, "the run's diagnostic")
     (d,) = [d for d in published.diagnostics if d.source == "quiver run"]
     assert (d.range, d.message, d.severity, d.code) == (
-        session.range(uri, text.index("randn"), text.index("randn") + 16), "shape mismatch in randn",
-        lsp.DiagnosticSeverity.Error, "run")
+        session.range(uri, text.index("randn"), text.index("randn") + 16),
+        "shape mismatch in randn",
+        lsp.DiagnosticSeverity.Error,
+        "run",
+    )
     assert published.version == 1
     # pulled too
     report = await session.client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri))
+    )
     assert [x.message for x in report.items] == ["shape mismatch in randn"]
     # an edit makes the location stale: the diagnostic goes
     v = session.change(uri, 0, 0, "# edited\n")
@@ -95,8 +99,13 @@ async def test_a_check_failure_is_reported_but_not_duplicated(session: Session) 
 
 async def test_a_failure_without_json_reports_the_exit_status(session: Session) -> None:
     uri, run_id = await run(session, MAIN + "# fake: exit 3\n")
-    assert await finished(session, run_id) == {"uri": uri, "runId": run_id, "exitCode": 3,
-                                               "status": "failed", "message": "exited with code 3"}
+    assert await finished(session, run_id) == {
+        "uri": uri,
+        "runId": run_id,
+        "exitCode": 3,
+        "status": "failed",
+        "message": "exited with code 3",
+    }
 
 
 async def test_stop_by_uri_and_by_id_ends_the_whole_process_group(session: Session, tmp_path: Path) -> None:
@@ -200,8 +209,13 @@ async def test_a_run_that_takes_too_long_is_ended(impatient: LanguageClient) -> 
     uri, run_id = await run(s, MAIN + "# fake: print 1\n# fake: sleep 60\n")
     started = time.perf_counter()
     done = await finished(s, run_id, 10)
-    assert done == {"uri": uri, "runId": run_id, "exitCode": None, "status": "timeout",
-                    "message": "timed out after 1 s"}
+    assert done == {
+        "uri": uri,
+        "runId": run_id,
+        "exitCode": None,
+        "status": "timeout",
+        "message": "timed out after 1 s",
+    }
     assert time.perf_counter() - started < 5
     assert output(s, run_id) == "line 1\n"
 
@@ -222,8 +236,11 @@ async def test_the_server_exiting_ends_its_runs(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- the real runner
 
-REAL = ClientServerConfig(server_command=SERVER, client_factory=make_client,
-                          server_env={k: v for k, v in os.environ.items() if k != "QUIVER_LSP_RUNNER"})
+REAL = ClientServerConfig(
+    server_command=SERVER,
+    client_factory=make_client,
+    server_env={k: v for k, v in os.environ.items() if k != "QUIVER_LSP_RUNNER"},
+)
 
 
 @pytest_lsp.fixture(config=REAL, params=["visual-studio-code", "neovim"])
@@ -246,8 +263,9 @@ async def test_real_runner_reports_a_check_failure(real: LanguageClient, tmp_pat
     assert "has 1 error(s); nothing was run" in output(s, run_id, "stderr")
 
 
-async def test_real_runner_refuses_a_main_the_editor_does_not_offer_to_run(real: LanguageClient,
-                                                                           tmp_path: Path) -> None:
+async def test_real_runner_refuses_a_main_the_editor_does_not_offer_to_run(
+    real: LanguageClient, tmp_path: Path
+) -> None:
     """`fn main(n: Int)` checks clean, but the checker's rule (ide.runnable)
     says it cannot be run: the server offers no Run (test_features.py) and the
     runner, asked anyway, says why at `main` instead of failing in Python."""
@@ -273,7 +291,7 @@ def _runtime_available() -> bool:
 @pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_runs_main(real: LanguageClient, tmp_path: Path) -> None:
     s = Session(real, tmp_path)
-    text = "fn main():\n    for i in range(3):\n        print(\"step\", i)\n"
+    text = 'fn main():\n    for i in range(3):\n        print("step", i)\n'
     _, run_id = await run(s, text)
     done = await finished(s, run_id, 120)
     assert done["status"] == "ok", done
@@ -283,7 +301,7 @@ async def test_real_runner_runs_main(real: LanguageClient, tmp_path: Path) -> No
 @pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_failure_at_run_time_is_a_diagnostic(real: LanguageClient, tmp_path: Path) -> None:
     s = Session(real, tmp_path)
-    text = "fn main():\n    print(\"start\")\n    n = 0\n    x = 10 / n\n    print(x)\n"
+    text = 'fn main():\n    print("start")\n    n = 0\n    x = 10 / n\n    print(x)\n'
     uri, run_id = await run(s, text)
     done = await finished(s, run_id, 120)
     assert done["status"] == "failed" and done["exitCode"] == 1
@@ -305,8 +323,10 @@ async def test_real_runner_failure_at_run_time_is_a_diagnostic(real: LanguageCli
 @pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_can_be_stopped(real: LanguageClient, tmp_path: Path) -> None:
     s = Session(real, tmp_path)
-    text = ("fn main():\n    i = 0\n    while True:\n        i = i + 1\n"
-            "        if i % 1000000 == 0:\n            print(i)\n")
+    text = (
+        "fn main():\n    i = 0\n    while True:\n        i = i + 1\n"
+        "        if i % 1000000 == 0:\n            print(i)\n"
+    )
     uri, run_id = await run(s, text)
     await wait_until(lambda: output(s, run_id).startswith("1000000\n"), 120, "the program to print")
     assert await s.command("quiver.stopRun", uri) == {"stopped": [run_id]}

@@ -54,16 +54,43 @@ _ITEM_NAME = re.compile(r"^(dim|model|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)",
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
-    "dim C = 3\n", "dim E = 4\n", "dim D = 2\n", "dim b = 5\n", "fn C = 3\n", "model C:\n    param w: [C] = zeros\n",
-    "fn f(m: Mlp) -> [] NonNeg:\n    return sum(relu(m.w1))\n", "fn g(x: [b D]) -> [b D]:\n    return relu(x)\n",
-    "model M:\n    param w: [D C] = zeros\n    buffer n: [] i64 = 0\n", "extern fn e(x: [b D]) -> [b] from \"m:f\"\n",
-    "    x = 1\n", "    return x\n", "    l, g = value_and_grad(loss, m, x, y)\n", "    m.w1 = m.w1 - 0.1 * g.w1\n",
-    "    param w3: [H C] = zeros\n", "    buffer k: [C] = zeros\n", "(", ")", ":", ",", " as [C] f64", "mut ",
-    "Grad[", "]", " @ m.w1", ".w2", " |> relu()", "stop_grad(", "over=C", "\n", "    ", "#",
+    "dim C = 3\n",
+    "dim E = 4\n",
+    "dim D = 2\n",
+    "dim b = 5\n",
+    "fn C = 3\n",
+    "model C:\n    param w: [C] = zeros\n",
+    "fn f(m: Mlp) -> [] NonNeg:\n    return sum(relu(m.w1))\n",
+    "fn g(x: [b D]) -> [b D]:\n    return relu(x)\n",
+    "model M:\n    param w: [D C] = zeros\n    buffer n: [] i64 = 0\n",
+    'extern fn e(x: [b D]) -> [b] from "m:f"\n',
+    "    x = 1\n",
+    "    return x\n",
+    "    l, g = value_and_grad(loss, m, x, y)\n",
+    "    m.w1 = m.w1 - 0.1 * g.w1\n",
+    "    param w3: [H C] = zeros\n",
+    "    buffer k: [C] = zeros\n",
+    "(",
+    ")",
+    ":",
+    ",",
+    " as [C] f64",
+    "mut ",
+    "Grad[",
+    "]",
+    " @ m.w1",
+    ".w2",
+    " |> relu()",
+    "stop_grad(",
+    "over=C",
+    "\n",
+    "    ",
+    "#",
 ]
 
 
 # ------------------------------------------------------------------ corpus
+
 
 def corpus() -> list[tuple[str, str]]:
     """(name, text) of every program the edits start from."""
@@ -78,6 +105,7 @@ def corpus() -> list[tuple[str, str]]:
 
 # ------------------------------------------------------------------- edits
 
+
 def _code_spans(text: str, pattern: re.Pattern) -> list[re.Match]:
     """Matches of `pattern` outside comments and strings."""
     found = []
@@ -85,7 +113,7 @@ def _code_spans(text: str, pattern: re.Pattern) -> list[re.Match]:
         line = line_match.group()
         cut = len(line)
         for i, ch in enumerate(line):
-            if ch in "#\"":
+            if ch in '#"':
                 cut = i
                 break
         base = line_match.start()
@@ -100,8 +128,27 @@ def _lines(text: str) -> list[str]:
 
 def edit(text: str, rng: random.Random, history: list[str], names: list[str]) -> tuple[str, str]:
     """One random edit: (new text, a description)."""
-    kind = rng.choice(["swap", "swap", "swap", "keyword", "keyword", "keyword", "rename", "rename", "number",
-                       "delete", "duplicate", "lines", "indent", "snippet", "snippet", "undo", "undo"])
+    kind = rng.choice(
+        [
+            "swap",
+            "swap",
+            "swap",
+            "keyword",
+            "keyword",
+            "keyword",
+            "rename",
+            "rename",
+            "number",
+            "delete",
+            "duplicate",
+            "lines",
+            "indent",
+            "snippet",
+            "snippet",
+            "undo",
+            "undo",
+        ]
+    )
     if kind in ("swap", "rename"):
         if kind == "rename":
             spans = [(m.start(2), m.end(2), m.group(2)) for m in _ITEM_NAME.finditer(text)]
@@ -151,8 +198,11 @@ def edit(text: str, rng: random.Random, history: list[str], names: list[str]) ->
 
 # ----------------------------------------------------------------- answers
 
+
 def _structure(analysis) -> list:
-    return [(s.start, A.dump(s.item) if s.item is not None else None, s.parse.diagnostics) for s in analysis.parsed.slots]
+    return [
+        (s.start, A.dump(s.item) if s.item is not None else None, s.parse.diagnostics) for s in analysis.parsed.slots
+    ]
 
 
 def _diagnostics(analysis) -> list:
@@ -179,6 +229,7 @@ def _show(value) -> str:
 
 
 # -------------------------------------------------------------------- runs
+
 
 @dataclasses.dataclass
 class Result:
@@ -208,9 +259,17 @@ def session(seed: int, programs: list[tuple[str, str]], length: int) -> Result:
         result.edits += 1
         if incremental != fresh:
             diff = [k for k in fresh if incremental[k] != fresh[k]]
-            result.mismatches.append({"seed": seed, "program": name, "edits": list(done), "text": text,
-                                      "differ": diff, "incremental": {k: incremental[k] for k in diff},
-                                      "fresh": {k: fresh[k] for k in diff}})
+            result.mismatches.append(
+                {
+                    "seed": seed,
+                    "program": name,
+                    "edits": list(done),
+                    "text": text,
+                    "differ": diff,
+                    "incremental": {k: incremental[k] for k in diff},
+                    "fresh": {k: fresh[k] for k in diff},
+                }
+            )
             # Start over from this text: later edits would only repeat it.
             analyzer = Analyzer()
             analyzer.update(text)
@@ -246,8 +305,10 @@ def run(edits: int, seed: int = 0, jobs: int = 1, length: int = 40) -> Result:
 
 
 def report(m: dict) -> str:
-    rows = [f"mismatch: session seed {m['seed']}, program {m['program']}, after {len(m['edits'])} edits "
-            f"(last: {m['edits'][-1]}); differ: {', '.join(m['differ'])}"]
+    rows = [
+        f"mismatch: session seed {m['seed']}, program {m['program']}, after {len(m['edits'])} edits "
+        f"(last: {m['edits'][-1]}); differ: {', '.join(m['differ'])}"
+    ]
     for k in m["differ"]:
         rows.append(f"  {k}:\n    incremental:\n{_show(m['incremental'][k])}\n    fresh:\n{_show(m['fresh'][k])}")
     rows.append("  text:\n" + "".join(f"    | {line}" for line in _lines(m["text"])))
@@ -270,9 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     for m in result.mismatches:
         for k in m["differ"]:
             kinds[k] = kinds.get(k, 0) + 1
-    print(f"{result.edits} edits, {len(result.mismatches)} mismatches"
-          + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(kinds.items()))})" if kinds else "")
-          + f", {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(
+        f"{result.edits} edits, {len(result.mismatches)} mismatches"
+        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(kinds.items()))})" if kinds else "")
+        + f", {time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
     return 1 if result.mismatches else 0
 
 
