@@ -65,7 +65,7 @@ class _Entry(Generic[R]):
     check of its dependencies one by one can be skipped: a shortcut that
     gives the same answer as the full check, not a key of its own."""
 
-    inputs: tuple  # the item's own inputs: parse state, signature
+    inputs: object  # the item's own inputs: parse state, signature
     deps: dict[str, object]  # global name -> the meaning it had
     result: R
     valid_at: int
@@ -147,12 +147,8 @@ class Analyzer:
         stats.parsed = self.parse_cache.parsed - before
         internal: list[str] = []
 
-        slot_of_item: dict[A.Node, ItemSlot] = {}
-        items: list[A.Item] = []
-        for slot in parsed.slots:
-            if slot.item is not None:
-                slot_of_item[slot.item] = slot
-                items.append(slot.item)
+        slot_of_item: dict[A.Node, ItemSlot] = {s.item: s for s in parsed.slots if s.item is not None}
+        items = cast(list[A.Item], list(slot_of_item))
         names = collect_names(items)
         self._update += 1
         now = self._update
@@ -161,14 +157,13 @@ class Analyzer:
         self._names = names
 
         declared: dict[A.Node, Declared] = {}
+        names_changed = self._names_changed
         for item in items:
             partial = bool(slot_of_item[item].parse.diagnostics)
             entry = self._decl_cache.get(item)
-            if (
-                entry is not None
-                and entry.inputs == (partial,)
-                and (entry.valid_at >= self._names_changed or _same(entry.deps, names.meaning))
-            ):
+            if entry is not None and entry.inputs == partial and entry.valid_at >= names_changed:
+                d = entry.result
+            elif entry is not None and entry.inputs == partial and _same(entry.deps, names.meaning):
                 entry.valid_at = now
                 d = entry.result
             else:
@@ -177,7 +172,7 @@ class Analyzer:
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
-                self._decl_cache.put(item, _Entry((partial,), {n: names.meaning(n) for n in d.lookups}, d, now))
+                self._decl_cache.put(item, _Entry(partial, {n: names.meaning(n) for n in d.lookups}, d, now))
                 stats.declared += 1
             declared[item] = d
 
@@ -187,10 +182,11 @@ class Analyzer:
         # the last update (for the read analysis).
         fingerprints = {name: glob.fingerprint(name) for name in names.kinds}
         fingerprints[ALL_NAMES] = glob.fingerprint(ALL_NAMES)
+        old = self._fingerprints
         changed = {
             n
-            for n in fingerprints.keys() | self._fingerprints.keys()
-            if fingerprints.get(n) != self._fingerprints.get(n)
+            for n in fingerprints.keys() | old.keys()
+            if (now_fp := fingerprints.get(n)) is not (old_fp := old.get(n)) and now_fp != old_fp
         }
         if changed or now == 1:
             self._fingerprints_changed = now
@@ -300,13 +296,12 @@ class Analyzer:
         # a cached result is reused only when all of these are equal now.
         entry = self._body_cache.get(item)
         interface = (info.interface, recovered, partial)
-        if (
-            entry is not None
-            and entry.inputs == interface
-            and (entry.valid_at >= self._fingerprints_changed or _same(entry.deps, fingerprints.get))
-        ):
-            entry.valid_at = self._update
-            return entry.result
+        if entry is not None and entry.inputs == interface:
+            if entry.valid_at >= self._fingerprints_changed:
+                return entry.result  # valid then, and nothing it could read changed since
+            if _same(entry.deps, fingerprints.get):
+                entry.valid_at = self._update
+                return entry.result
         try:
             result = check_body(info, glob, recovered, partial)
         except Exception:  # pragma: no cover - a checker bug; never the user's problem
@@ -319,7 +314,10 @@ class Analyzer:
 
 def _same(deps: dict[str, object], meaning) -> bool:
     """Whether every recorded dependency still has the value it had."""
-    return all(meaning(name) == value for name, value in deps.items())
+    for name, value in deps.items():  # noqa: SIM110 - a plain loop is faster than all() here
+        if meaning(name) != value:
+            return False
+    return True
 
 
 def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Globals:
