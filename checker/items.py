@@ -62,6 +62,7 @@ class ParseCache:
         self._current: dict[str, ItemParse] = {}
         self._previous: dict[str, ItemParse] = {}
         self.parsed = 0  # parses actually run (for tests and benchmarks)
+        self.reused = 0  # lookups answered from the cache (a reused parse may be shared)
 
     def get(self, text: str) -> ItemParse:
         hit = self._current.get(text)
@@ -70,7 +71,10 @@ class ParseCache:
             if hit is None:
                 hit = parse_item(text)
                 self.parsed += 1
+                self._current[text] = hit
+                return hit
             self._current[text] = hit
+        self.reused += 1
         return hit
 
     def parse_again(self, text: str) -> ItemParse:
@@ -121,11 +125,15 @@ def parse_document(
     edit are cut and looked up again: the items before it are reused as they
     are, the items after it moved by the edit's length."""
     cache = cache if cache is not None else ParseCache()
+    reused = cache.reused
     if previous is None or not previous.slots:
         slots = tuple(ItemSlot(s, cache.get(text[s:e])) for s, e in split_items(text))
     else:
+        # The previous slots were distinct, and a fresh parse is a new object:
+        # only a parse the cache handed out again can be shared.
         slots = _reparse(text, cache, previous)
-    slots = _distinct(slots, cache)
+    if cache.reused != reused:
+        slots = _distinct(slots, cache)
     cache.end_version()
     return ParsedDocument(text, LineIndex(text), slots)
 

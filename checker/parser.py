@@ -38,30 +38,14 @@ _LAST_LINE = re.compile(r"\r\n?|\n")
 
 
 class _QuiverIndenter(Indenter):
-    # lark declares these as abstract properties
-    @property
-    def NL_type(self) -> str:
-        return "_NL"
-
-    @property
-    def OPEN_PAREN_types(self) -> list[str]:
-        return ["LPAR", "LSQB"]
-
-    @property
-    def CLOSE_PAREN_types(self) -> list[str]:
-        return ["RPAR", "RSQB"]
-
-    @property
-    def INDENT_type(self) -> str:
-        return "_INDENT"
-
-    @property
-    def DEDENT_type(self) -> str:
-        return "_DEDENT"
-
-    @property
-    def tab_len(self) -> int:
-        return 8
+    # Class attributes, as lark reads them for every token (lark declares
+    # them as abstract properties, which pyright holds against a plain value).
+    NL_type = "_NL"  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
+    OPEN_PAREN_types = ["LPAR", "LSQB"]  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
+    INDENT_type = "_INDENT"  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
+    DEDENT_type = "_DEDENT"  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
+    tab_len = 8  # pyright: ignore[reportAssignmentType, reportIncompatibleMethodOverride]
 
     def handle_NL(self, token: Token):
         if self.paren_level > 0:
@@ -141,7 +125,9 @@ def _end(t: Token) -> int:
 
 
 def _tok_span(t: Token) -> A.Span:
-    return A.Span(_start(t), _end(t))
+    start, end = t.start_pos, t.end_pos  # on the hot path: no helper calls
+    assert start is not None and end is not None
+    return A.Span(start, end)
 
 
 def _span_of(x) -> A.Span | None:
