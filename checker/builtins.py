@@ -14,7 +14,8 @@ docs/language.md and the TextMate grammar's list of built-ins
 (`scripts/gen-builtins` writes both; tests check they are in sync), and the
 tests that every spec has a typing rule and a runtime function that `rt`
 exports. Adding a built-in: its spec here, its rule (often an existing one),
-its runtime op in runtime/_ops.py exported by runtime/__init__.py, its tests.
+its runtime op in runtime/_ops.py (listed in its __all__, which rt
+re-exports), its tests.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 See docs/runtime.md for the contract between the compiler and this package.
 """
 
-from . import init
+from . import _ops, init
 from ._checks import Checks, checks
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import CheckError, ExternError, GradError, ModeError, ModelError, QuiverError, ValueCheckError
@@ -11,38 +11,7 @@ from ._extern import Extern, extern
 from ._grad import Grad, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
-from ._ops import (
-    abs,
-    argmax,
-    cast,
-    cross_entropy,
-    dropout,
-    exp,
-    format_value,
-    item,
-    log,
-    log1p,
-    log_softmax,
-    max,
-    mean,
-    min,
-    mse,
-    norm,
-    ones,
-    randint,
-    randn,
-    relu,
-    sigmoid,
-    softmax,
-    softplus,
-    sqrt,
-    stop_grad,
-    sum,
-    tanh,
-    transpose,
-    where,
-    zeros,
-)
+from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
 from ._source import (
     Loc,
@@ -93,37 +62,7 @@ __all__ = [
     "EvalMode",
     "Mode",
     "Train",
-    "abs",
-    "argmax",
-    "cast",
-    "cross_entropy",
-    "dropout",
-    "exp",
-    "format_value",
-    "item",
-    "log",
-    "log1p",
-    "log_softmax",
-    "max",
-    "mean",
-    "min",
-    "mse",
-    "norm",
-    "ones",
     "print",
-    "randint",
-    "randn",
-    "relu",
-    "sigmoid",
-    "softmax",
-    "softplus",
-    "sqrt",
-    "stop_grad",
-    "sum",
-    "tanh",
-    "transpose",
-    "where",
-    "zeros",
     "Loc",
     "QvFrame",
     "SourceFile",
@@ -143,3 +82,4 @@ __all__ = [
     "TensorArg",
     "TupleArg",
 ]
+__all__ += _ops.__all__
