@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from .core import BodyChecker
 
 
+# A call's arguments bound to the spec's parameters, by parameter name.
+Bound = dict[str, CallArg]
+
+
 @dataclass(frozen=True)
 class Rule:
     check: Callable[..., T.Type]
@@ -56,7 +60,9 @@ def rule(name: str, raw: bool = False):
 
 class BuiltinRules:
     @rule("print", raw=True)
-    def _builtin_print(self: BodyChecker, node, b: Builtin, args: list[CallArg], env: Env, paren) -> T.Type:
+    def _builtin_print(
+        self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span
+    ) -> T.Type:
         for a in args:
             if a.keyword is not None:
                 self.diags.append(
@@ -70,7 +76,7 @@ class BuiltinRules:
         return T.UNIT
 
     @rule("elementwise")
-    def _builtin_elementwise(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
+    def _builtin_elementwise(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=not b.ints)
         if t is None:
             return T.UNKNOWN
@@ -82,7 +88,7 @@ class BuiltinRules:
         return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
     @rule("stop_grad")
-    def _builtin_stop_grad(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_stop_grad(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         self.stop_grad_depth += 1
         try:
             t = self.tensor_arg(bound["x"], env, "stop_grad", "x", float_only=False)
@@ -91,7 +97,7 @@ class BuiltinRules:
         return t if t is not None else T.UNKNOWN
 
     @rule("transpose")
-    def _builtin_transpose(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_transpose(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "transpose", "x", float_only=False)
         if t is None:
             return T.UNKNOWN
@@ -103,7 +109,7 @@ class BuiltinRules:
         return T.TensorT(t.dims[:-2] + (t.dims[-1], t.dims[-2]), t.elem)
 
     @rule("softmax")
-    def _builtin_softmax(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_softmax(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, b.name, "x")
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
@@ -122,7 +128,7 @@ class BuiltinRules:
                 self.refs[a.node] = Ref("dim", a.node.name)
 
     @rule("reduce")
-    def _builtin_reduce(self: BodyChecker, node, b: Builtin, bound, env) -> T.Type:
+    def _builtin_reduce(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         float_only = b.name == "mean"
         t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only)
         if t is None:
@@ -150,7 +156,7 @@ class BuiltinRules:
         return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], elem)
 
     @rule("argmax")
-    def _builtin_argmax(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_argmax(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "argmax", "x", float_only=False)
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
@@ -162,7 +168,7 @@ class BuiltinRules:
         return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], T.index_of(t.dims[axis]))
 
     @rule("cross_entropy")
-    def _builtin_cross_entropy(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_cross_entropy(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         logits = self.tensor_arg(bound["logits"], env, "cross_entropy", "logits")
         labels_t = self.value(bound["labels"].node, env)
         if logits is None:
@@ -207,7 +213,7 @@ class BuiltinRules:
         return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
 
     @rule("mse")
-    def _builtin_mse(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_mse(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         p = self.tensor_arg(bound["pred"], env, "mse", "pred")
         t = self.tensor_arg(bound["target"], env, "mse", "target")
         if p is None or t is None:
@@ -230,7 +236,7 @@ class BuiltinRules:
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
 
     @rule("dropout")
-    def _builtin_dropout(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_dropout(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "dropout", "x")
         self.expect_number(bound["p"], env, "Float", "p")
         mode = self.value(bound["mode"].node, env)
@@ -252,7 +258,7 @@ class BuiltinRules:
         return T.TensorT(t.dims, T.with_refine(t.elem, "nonneg" if t.elem.nonneg else None))
 
     @rule("where")
-    def _builtin_where(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_where(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         c = self.value(bound["cond"].node, env)
         a = self.value(bound["a"].node, env)
         bb = self.value(bound["b"].node, env)
@@ -310,7 +316,7 @@ class BuiltinRules:
         return T.TensorT(dims, elem)
 
     @rule("norm")
-    def _builtin_norm(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_norm(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.value(bound["x"].node, env)
         if isinstance(t, T.GradT):
             self.global_kind(t.model)
@@ -334,7 +340,7 @@ class BuiltinRules:
         return T.UNKNOWN
 
     @rule("randn")
-    def _builtin_randn(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_randn(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.shape_arg(bound["shape"], "randn")
         self.expect_number(bound["seed"], env, "Int", "seed")
         if t is None:
@@ -351,7 +357,7 @@ class BuiltinRules:
         return t
 
     @rule("randint")
-    def _builtin_randint(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_randint(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.shape_arg(bound["shape"], "randint")
         self.expect_number(bound["seed"], env, "Int", "seed")
         if t is None:
@@ -368,20 +374,20 @@ class BuiltinRules:
         return t
 
     @rule("filled")
-    def _builtin_filled(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_filled(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.shape_arg(bound["shape"], b.name)
         if t is None:
             return T.UNKNOWN
         return t
 
     @rule("range")
-    def _builtin_range(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_range(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         for k in ("start", "stop", "step"):
             if k in bound:
                 self.expect_number(bound[k], env, "Int", f"{k} of range")
         return T.RangeT()
 
     @rule("train")
-    def _builtin_train(self: BodyChecker, node, b, bound, env) -> T.Type:
+    def _builtin_train(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         self.expect_number(bound["seed"], env, "Int", "seed")
         return T.MODE
