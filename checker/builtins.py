@@ -116,6 +116,10 @@ _BUILTINS = [
     _elementwise("log1p", "Float", "log(1 + x), elementwise; accurate for x near 0."),
     _elementwise("softplus", "NonNeg", "log(1 + exp(x)), elementwise: a smooth relu.", "nonneg"),
     _elementwise("sqrt", "NonNeg", "Square root, elementwise.", "nonneg"),
+    _elementwise("gelu", "Float", "x * Phi(x) (Phi the standard normal CDF), elementwise: the exact GELU."),
+    _elementwise("silu", "Float", "x * sigmoid(x), elementwise (also called swish)."),
+    _elementwise("sin", "Float", "Sine (radians), elementwise."),
+    _elementwise("cos", "Float", "Cosine (radians), elementwise."),
     _elementwise(
         "abs", "NonNeg", "Absolute value, elementwise; on integer tensors, an integer tensor.", "nonneg", ints=True
     ),

@@ -27,6 +27,10 @@ log = torch.log
 log1p = torch.log1p
 softplus = F.softplus
 sqrt = torch.sqrt
+gelu = F.gelu  # the exact form (erf), torch's default
+silu = F.silu
+sin = torch.sin
+cos = torch.cos
 abs = torch.abs  # the Quiver builtin's name: shadows abs on purpose
 softmax = torch.softmax  # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
@@ -267,10 +271,12 @@ __all__ = [
     "abs",
     "argmax",
     "cast",
+    "cos",
     "cross_entropy",
     "dropout",
     "exp",
     "format_value",
+    "gelu",
     "item",
     "log",
     "log1p",
@@ -285,6 +291,8 @@ __all__ = [
     "randn",
     "relu",
     "sigmoid",
+    "silu",
+    "sin",
     "softmax",
     "softplus",
     "sqrt",

@@ -41,6 +41,18 @@ fn softplus_(x: [T C]) -> [T C] NonNeg:
 fn sqrt_(x: [T C]) -> [T C] NonNeg:
     return sqrt(abs(x))
 
+fn gelu_(x: [T C]) -> [T C]:
+    return gelu(x)
+
+fn silu_(x: [T C]) -> [T C]:
+    return silu(x)
+
+fn sin_(x: [T C]) -> [T C]:
+    return sin(x)
+
+fn cos_(x: [T C]) -> [T C]:
+    return cos(x)
+
 fn softmax_(x: [T C]) -> [T C] Prob:
     return softmax(x, over=C)
 
@@ -124,6 +136,10 @@ X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
         ("log1p_", torch.log1p(X.abs())),
         ("softplus_", F.softplus(X)),
         ("sqrt_", torch.sqrt(X.abs())),
+        ("gelu_", F.gelu(X)),
+        ("silu_", F.silu(X)),
+        ("sin_", torch.sin(X)),
+        ("cos_", torch.cos(X)),
         ("softmax_", torch.softmax(X, 1)),
         ("log_softmax_", torch.log_softmax(X, 0)),
         ("sum_", X.sum(0)),

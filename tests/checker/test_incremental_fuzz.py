@@ -29,7 +29,8 @@ def test_the_fuzz_finds_a_history_dependent_answer(monkeypatch) -> None:
 
     monkeypatch.setattr(fuzz, "Analyzer", Stale)
     result = fuzz.run(40, seed=1)
-    assert result.mismatches and "diagnostics" in result.mismatches[0]["differ"]
+    # (any mismatch: which comes first depends on the corpus, docs examples included)
+    assert any("diagnostics" in m["differ"] for m in result.mismatches)
 
 
 def test_the_edits_are_semantic_and_seeded() -> None:
