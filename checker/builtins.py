@@ -124,6 +124,38 @@ _BUILTINS = [
         "abs", "NonNeg", "Absolute value, elementwise; on integer tensors, an integer tensor.", "nonneg", ints=True
     ),
     Builtin(
+        "clamp",
+        (X, BParam("min", required=False, keyword_only=True), BParam("max", required=False, keyword_only=True)),
+        "clamp(x: [..], min=a, max=b) -> [..]",
+        "x limited to [a, b], elementwise; min= or max= may be left out, not both.",
+        "h = clamp(x, min=0.0, max=1.0)",
+        "elementwise",
+        "clamp",
+        "clamp",
+        note="A literal min >= 0 gives NonNeg, and with a literal max <= 1 Prob; a literal min above a literal max "
+        "is an error ([E0301](diagnostics.md#e0301)).",
+    ),
+    Builtin(
+        "maximum",
+        (BParam("a"), BParam("b")),
+        "maximum(a: [..], b: [..]) -> [..]",
+        "The larger of a and b, elementwise; they broadcast as in a + b, and one may be a number.",
+        "h = maximum(x, 0.5 * x)",
+        "elementwise",
+        "maximum",
+        "maximum",
+    ),
+    Builtin(
+        "minimum",
+        (BParam("a"), BParam("b")),
+        "minimum(a: [..], b: [..]) -> [..]",
+        "The smaller of a and b, elementwise; they broadcast as in a + b, and one may be a number.",
+        "h = minimum(x, 1.0)",
+        "elementwise",
+        "maximum",
+        "minimum",
+    ),
+    Builtin(
         "softmax",
         (X, OVER),
         "softmax(x: [..] Float, over=d) -> [..] Prob",

@@ -35,6 +35,25 @@ abs = torch.abs  # the Quiver builtin's name: shadows abs on purpose
 softmax = torch.softmax  # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
 where = torch.where  # where(cond, a, b)
+clamp = torch.clamp  # clamp(x, min=a, max=b), either bound left out
+
+
+def maximum(a, b):
+    """The larger of a and b, elementwise; one of them may be a Python number."""
+    if isinstance(b, torch.Tensor):
+        if isinstance(a, torch.Tensor):
+            return torch.maximum(a, b)
+        a, b = b, a
+    return torch.clamp(a, min=b)
+
+
+def minimum(a, b):
+    """The smaller of a and b, elementwise; one of them may be a Python number."""
+    if isinstance(b, torch.Tensor):
+        if isinstance(a, torch.Tensor):
+            return torch.minimum(a, b)
+        a, b = b, a
+    return torch.clamp(a, max=b)
 
 
 # --- reductions ------------------------------------------------------------------
@@ -271,6 +290,7 @@ __all__ = [
     "abs",
     "argmax",
     "cast",
+    "clamp",
     "cos",
     "cross_entropy",
     "dropout",
@@ -282,8 +302,10 @@ __all__ = [
     "log1p",
     "log_softmax",
     "max",
+    "maximum",
     "mean",
     "min",
+    "minimum",
     "mse",
     "norm",
     "ones",

@@ -53,6 +53,18 @@ fn sin_(x: [T C]) -> [T C]:
 fn cos_(x: [T C]) -> [T C]:
     return cos(x)
 
+fn clamp_(x: [T C]) -> [T C] Prob:
+    return clamp(x, min=0.0, max=1.0)
+
+fn clamp_max(x: [T C]) -> [T C]:
+    return clamp(x, max=0.5)
+
+fn maximum_(x: [T C]) -> [T C] NonNeg:
+    return maximum(x, 0.0)
+
+fn minimum_(x: [T C]) -> [T C]:
+    return minimum(x, x * x)
+
 fn softmax_(x: [T C]) -> [T C] Prob:
     return softmax(x, over=C)
 
@@ -140,6 +152,10 @@ X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
         ("silu_", F.silu(X)),
         ("sin_", torch.sin(X)),
         ("cos_", torch.cos(X)),
+        ("clamp_", torch.clamp(X, 0.0, 1.0)),
+        ("clamp_max", torch.clamp(X, max=0.5)),
+        ("maximum_", torch.maximum(X, torch.zeros(()))),
+        ("minimum_", torch.minimum(X, X * X)),
         ("softmax_", torch.softmax(X, 1)),
         ("log_softmax_", torch.log_softmax(X, 0)),
         ("sum_", X.sum(0)),

@@ -315,6 +315,154 @@ class BuiltinRules:
                     return T.UNKNOWN
         return T.TensorT(dims, elem)
 
+    @rule("clamp")
+    def _builtin_clamp(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        t = self.tensor_arg(bound["x"], env, "clamp", "x", float_only=False)
+        lo, hi = bound.get("min"), bound.get("max")
+        kinds: dict[str, T.Type] = {}  # the bounds' types
+        for k, a in (("min", lo), ("max", hi)):
+            if a is not None:
+                kt = kinds[k] = self.value(a.node, env)
+                if not isinstance(kt, (T.UnknownT, T.NumberT)) or (
+                    isinstance(kt, T.NumberT) and kt.kind not in ("Int", "Float")
+                ):
+                    self.diags.append(
+                        C.E0301.at(a.node.span, context=f"{k} of clamp: ", expected="a number", found=T.describe(kt))
+                    )
+                    return T.UNKNOWN
+        if lo is None and hi is None:
+            paren = node.paren_span if isinstance(node, A.Call) else node.span
+            self.diags.append(C.E0403.at(paren, name="clamp", param="min= or max= (or both)"))
+            return T.UNKNOWN
+        lo_v = _literal_number(lo.node) if lo is not None else None
+        hi_v = _literal_number(hi.node) if hi is not None else None
+        if lo_v is not None and hi_v is not None and lo_v > hi_v:
+            assert lo is not None
+            self.diags.append(
+                C.E0301.at(
+                    lo.node.span, context="min of clamp: ", expected=f"a number <= max ({hi_v})", found=str(lo_v)
+                )
+            )
+            return T.UNKNOWN
+        if t is None:
+            return T.UNKNOWN
+        if t.elem.is_bool:
+            self.diags.append(C.E0306.at(bound["x"].node.span, op="clamp", left=T.describe(t), right="", detail=""))
+            return T.UNKNOWN
+        if not t.elem.is_float:
+            for k, a in (("min", lo), ("max", hi)):
+                at = kinds.get(k)
+                if a is not None and isinstance(at, T.NumberT) and at.kind == "Float":
+                    self.diags.append(
+                        C.E0302.at(
+                            a.node.span,
+                            context=f"{k} of clamp on an integer tensor: ",
+                            expected=t.show_elem(),
+                            found="Float",
+                        )
+                    )
+                    return T.UNKNOWN
+            return T.TensorT(t.dims, T.Elem(t.elem.dtype))
+        # Refinement from literal bounds: min >= 0 gives NonNeg, and max <= 1
+        # as well gives Prob. (A max that is not a literal could be below min,
+        # where torch gives max: then only a NonNeg max keeps the result NonNeg.)
+        hi_t = kinds.get("max")
+        hi_nonneg = hi is None or hi_v is not None or (isinstance(hi_t, T.NumberT) and hi_t.nonneg)
+        refine = None
+        if lo_v is not None and lo_v >= 0 and hi_nonneg:
+            refine = "prob" if hi_v is not None and hi_v <= 1 else "nonneg"
+        return T.TensorT(t.dims, T.with_refine(t.elem, refine))
+
+    @rule("maximum")
+    def _builtin_maximum(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        """maximum(a, b) / minimum(a, b): elementwise, broadcast and typed as `a + b` is."""
+        ta = self.value(bound["a"].node, env)
+        tb = self.value(bound["b"].node, env)
+        if isinstance(ta, T.UnknownT) or isinstance(tb, T.UnknownT):
+            return T.UNKNOWN
+        for t, k in ((ta, "a"), (tb, "b")):
+            if isinstance(t, T.GradT):
+                self.diags.append(C.E1108.at(bound[k].node.span, operation=f"{b.name}({T.describe(t)})"))
+                return T.UNKNOWN
+            if not (isinstance(t, T.TensorT) or (isinstance(t, T.NumberT) and t.kind in ("Int", "Float"))):
+                self.diags.append(
+                    C.E0301.at(
+                        bound[k].node.span,
+                        context=f"argument '{k}' of {b.name}: ",
+                        expected="a tensor or number",
+                        found=T.describe(t),
+                    )
+                )
+                return T.UNKNOWN
+            if isinstance(t, T.TensorT) and t.elem.is_bool:
+                self.diags.append(C.E0306.at(bound[k].node.span, op=b.name, left=T.describe(t), right="", detail=""))
+                return T.UNKNOWN
+        if not isinstance(ta, T.TensorT) and not isinstance(tb, T.TensorT):
+            self.diags.append(
+                C.E0301.at(
+                    node.span,
+                    context=f"{b.name} of two numbers: ",
+                    expected="a tensor on one side at least",
+                    found=f"{ta} and {tb}",
+                )
+            )
+            return T.UNKNOWN
+        ea = ta.elem if isinstance(ta, T.TensorT) else None
+        eb = tb.elem if isinstance(tb, T.TensorT) else None
+        if isinstance(ta, T.TensorT) and isinstance(tb, T.TensorT) and ta.elem.dtype != tb.elem.dtype:
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context=f"{b.name} needs one element type for a and b: ",
+                    expected=ta.show_elem(),
+                    found=tb.show_elem(),
+                )
+            )
+            return T.UNKNOWN
+        elem = ea or eb
+        assert elem is not None
+        number = ta if isinstance(ta, T.NumberT) else tb if isinstance(tb, T.NumberT) else None
+        if number is not None and number.kind == "Float" and not elem.is_float:
+            tensor = ta if isinstance(ta, T.TensorT) else tb
+            assert isinstance(tensor, T.TensorT)
+            self.diags.append(
+                C.E0302.at(
+                    node.span,
+                    context=f"{b.name} of an integer tensor and a Float: ",
+                    expected=tensor.show_elem(),
+                    found="Float",
+                )
+            )
+            return T.UNKNOWN
+        dims = S.broadcast(ta.dims if isinstance(ta, T.TensorT) else (), tb.dims if isinstance(tb, T.TensorT) else ())
+        if isinstance(dims, S.DimClash):
+            self.diags.append(
+                C.E0202.at(
+                    node.span,
+                    op="and",
+                    left=str(ta),
+                    right=f"{tb} in {b.name}",
+                    a=str(dims.left),
+                    b=str(dims.right),
+                )
+            )
+            return T.UNKNOWN
+        if not elem.is_float:
+            return T.TensorT(dims, T.Elem(elem.dtype))
+
+        def nonneg(t: T.Type) -> bool:
+            return t.nonneg if isinstance(t, T.NumberT) else isinstance(t, T.TensorT) and t.elem.nonneg
+
+        def prob(t: T.Type) -> bool:
+            return isinstance(t, T.TensorT) and t.elem.refine == "prob"
+
+        refine = None
+        if b.name == "maximum":  # >= each side: NonNeg if either is; Prob if both are
+            refine = "prob" if prob(ta) and prob(tb) else "nonneg" if nonneg(ta) or nonneg(tb) else None
+        elif nonneg(ta) and nonneg(tb):  # minimum: <= each side, >= 0 when both are
+            refine = "prob" if prob(ta) or prob(tb) else "nonneg"
+        return T.TensorT(dims, T.with_refine(elem, refine))
+
     @rule("norm")
     def _builtin_norm(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.value(bound["x"].node, env)
@@ -391,3 +539,12 @@ class BuiltinRules:
     def _builtin_train(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         self.expect_number(bound["seed"], env, "Int", "seed")
         return T.MODE
+
+
+def _literal_number(e: A.Expr) -> float | None:
+    """The value of a number literal such as 1.0, -2 or +0.5; None for anything else."""
+    if isinstance(e, (A.IntLit, A.FloatLit)):
+        return e.value
+    if isinstance(e, A.Unary) and e.op in ("-", "+") and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return -e.operand.value if e.op == "-" else e.operand.value
+    return None

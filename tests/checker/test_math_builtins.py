@@ -65,3 +65,99 @@ def test_new_elementwise_functions_need_a_float_tensor() -> None:
         return sin(y)
     #              ^ E0310: sin of tensor [D] i64 needs a float tensor; cast it with `as`
     """)
+
+
+# ------------------------------------------------------------------ clamp, maximum, minimum
+
+
+def test_clamp_refines_from_literal_bounds() -> None:
+    src = """
+    fn f(x: [b D], lo: Float, p: [D] Prob, n: [D] i64):
+        a = clamp(x, min=0.0)
+        r = clamp(x, min=0.0, max=1.0)
+        c = clamp(x, min=-1.0, max=1.0)
+        d = clamp(x, max=1.0)
+        e = clamp(x, min=0.0, max=lo)
+        g = clamp(x, min=lo)
+        h = clamp(n, min=0, max=2)
+        k = clamp(p, max=0.5)
+    """
+    assert type_of(src, "a") == "[b D] NonNeg"
+    assert type_of(src, "r") == "[b D] Prob"
+    assert type_of(src, "c") == "[b D]"
+    assert type_of(src, "d") == "[b D]"
+    # a max that is not a literal may be below min, and torch then gives max
+    assert type_of(src, "e") == "[b D]"
+    assert type_of(src, "g") == "[b D]"
+    assert type_of(src, "h") == "[D] i64"
+    assert type_of(src, "k") == "[D]"
+
+
+def test_clamp_needs_a_bound_and_a_min_not_above_max() -> None:
+    check("""
+    fn f(x: [D]) -> [D]:
+        return clamp(x)
+    #               ^^^ E0403: clamp needs the argument min= or max= (or both)
+
+    fn g(x: [D]) -> [D]:
+        return clamp(x, min=2.0, max=-1)
+    #                       ^^^ E0301: min of clamp: expected a number <= max (-1), found 2.0
+
+    fn h(x: [D]) -> [D]:
+        return x |> clamp()
+    #          ^^^^^^^^^^^^ E0403: clamp needs the argument min= or max= (or both)
+    """)
+
+
+def test_clamp_bounds_are_keyword_numbers() -> None:
+    check("""
+    fn f(x: [D], n: [D] i64, b: [D] Bool) -> [D]:
+        a = clamp(x, 0.0)
+    #                ^^^ E0401
+        c = clamp(x, min=x)
+    #                    ^ E0301: min of clamp: expected a number, found tensor [D]
+        d = clamp(n, max=1.5)
+    #                    ^^^ E0302: max of clamp on an integer tensor: expected [D] i64, found Float
+        e = clamp(b, min=0)
+    #             ^ E0306: clamp is not defined for tensor [D] Bool
+        return x
+    """)
+
+
+def test_maximum_and_minimum_broadcast_and_refine() -> None:
+    src = """
+    fn f(x: [b D], bias: [D], p: [D] Prob, q: [D] Prob, n: [D] i64, z: [D] NonNeg):
+        a = maximum(x, bias)
+        r = maximum(x, 0.0)
+        c = maximum(p, q)
+        d = minimum(p, z)
+        e = minimum(x, 1.0)
+        g = maximum(2, n)
+        h = minimum(z, 3.0)
+    """
+    assert type_of(src, "a") == "[b D]"
+    assert type_of(src, "r") == "[b D] NonNeg"
+    assert type_of(src, "c") == "[D] Prob"
+    assert type_of(src, "d") == "[D] Prob"
+    assert type_of(src, "e") == "[b D]"
+    assert type_of(src, "g") == "[D] i64"
+    assert type_of(src, "h") == "[D] NonNeg"
+
+
+def test_maximum_and_minimum_errors_are_those_of_plus() -> None:
+    check("""
+    fn f(x: [b D], y: [b C], w: [D] f64, n: [D] i64, k: [D] Bool) -> [D]:
+        a = maximum(x, y)
+    #       ^^^^^^^^^^^^^ E0202: cannot broadcast [b D] and [b C] in maximum: D and C differ
+        c = minimum(x, w)
+    #       ^^^^^^^^^^^^^ E0302: minimum needs one element type for a and b: expected [b D] Float, found [D] f64
+        d = maximum(n, 0.5)
+    #       ^^^^^^^^^^^^^^^ E0302: maximum of an integer tensor and a Float: expected [D] i64, found Float
+        e = maximum(1.0, 2.0)
+    #       ^^^^^^^^^^^^^^^^^ E0301: maximum of two numbers: expected a tensor on one side at least, found Float and Float
+        g = minimum(k, 1)
+    #               ^ E0306: minimum is not defined for tensor [D] Bool
+        h = maximum(x)
+    #              ^^^ E0401
+        return w as [D]
+    """)
