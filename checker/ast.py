@@ -70,7 +70,16 @@ class DimInt(Node):
     value: int
 
 
-Dim = DimName | DimInt
+@dataclass(frozen=True, eq=False, slots=True)
+class DimBinary(Node):
+    """Dim arithmetic: `(T*E)`; `op` is one of + - * /."""
+
+    op: str
+    left: Dim
+    right: Dim
+
+
+Dim = DimName | DimInt | DimBinary
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -795,6 +795,30 @@ E0211 = _code(
     """,
 )
 
+E0212 = _code(
+    "E0212",
+    "invalid dim expression",
+    "dim expression {expr}: {reason}",
+    """
+    A dim may be computed from others with `+ - * /` inside parentheses in a
+    shape (`[b (T*E)]`, `[b C ((H-K)/S+1)]`), and `dim NAME = ...` may compute
+    a constant from other constants (`dim HD = E / NH`). `/` is integer division
+    floored, as torch floors the sizes of convolutions and pools; in a `dim`
+    declaration it must be exact, so a head size that does not divide the width
+    is caught where it is declared. A dim's value must be a positive integer.
+    """,
+    """
+    dim E = 64
+    dim NH = 5
+    dim HD = E / NH
+    """,
+    """
+    dim E = 64
+    dim NH = 4
+    dim HD = E / NH
+    """,
+)
+
 # ====================================================================== E03xx types and dtypes
 
 E0301 = _code(

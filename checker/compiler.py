@@ -20,6 +20,7 @@ import keyword
 from dataclasses import dataclass
 
 from . import ast as A
+from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
@@ -255,12 +256,16 @@ class _FnCompiler:
         return f"rt.cast({value}, {elem_expr(target.elem)})"
 
     def shape(self, t: A.TensorType) -> str:
+        resolved = self.type_of(t)
         dims = []
-        for d in t.dims:
+        for i, d in enumerate(t.dims):
             if isinstance(d, A.DimInt):
                 dims.append(str(d.value))
-            else:
+            elif isinstance(d, A.DimName):
                 dims.append(py_name(d.name))
+            else:  # dim arithmetic: its value, or Python computing it from generic dims
+                assert isinstance(resolved, T.TensorT)
+                dims.append(self.dim_value(resolved.dims[i]))
         return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
     def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
@@ -318,6 +323,8 @@ class _FnCompiler:
         v = T.dim_value(d)
         if v is not None:
             return str(v)
+        if isinstance(d, T.DimExpr):
+            return DX.python(d.poly, py_name)
         assert isinstance(d, T.DimVar)
         return py_name(d.name)
 
@@ -403,7 +410,15 @@ class Compiler:
             dims = []
             for d in t.dims:
                 v = T.dim_value(d)
-                dims.append(str(v) if v is not None else repr(str(d)))
+                if v is not None:
+                    dims.append(str(v))
+                elif isinstance(d, T.DimExpr):  # checked at run time once its generic dims are bound
+                    names = DX.generics(d.poly)
+                    linear = DX.linear(d.poly, next(iter(names))) if len(names) == 1 else None
+                    solve = (next(iter(names)), *linear) if linear is not None else None
+                    dims.append(f"rt.DimExpr({d.text!r}, {DX.tree(d.poly)!r}, {solve!r})")
+                else:
+                    dims.append(repr(str(d)))
             shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
             return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem)}, {loc})"
         if isinstance(t, T.NumberT):
@@ -464,16 +479,25 @@ class Compiler:
                 continue
             source = _dim_source(fn, g)
             if source is not None:
-                w.emit(1, f"{py_name(g)} = {py_name(source[0])}.shape[{source[1]}]", base)
+                w.emit(1, f"{py_name(g)} = {source}", base)
         _FnCompiler(self, fn, body, base).block(decl.body, 1)
 
 
-def _dim_source(fn: FnInfo, g: str) -> tuple[str, int] | None:
+def _dim_source(fn: FnInfo, g: str) -> str | None:
+    """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
+    or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`."""
     for p in fn.params:
         if isinstance(p.type, T.TensorT):
             for i, d in enumerate(p.type.dims):
                 if isinstance(d, T.DimVar) and d.name == g:
-                    return p.name, i
+                    return f"{py_name(p.name)}.shape[{i}]"
+    for p in fn.params:
+        if isinstance(p.type, T.TensorT):
+            for i, d in enumerate(p.type.dims):
+                linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
+                if linear is not None:
+                    c, k = linear
+                    return f"({py_name(p.name)}.shape[{i}] - {k}) // {c}"
     return None
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from . import ast as A
 from . import catalog as C
+from . import dimexpr as DX
 from . import types as T
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 
@@ -160,15 +161,46 @@ def item_kind(item: A.Item) -> str:
     return f"broken-{item.kind}"
 
 
-def dim_decl_value(item: A.DimDecl) -> int | None:
-    v = item.value
-    if isinstance(v, A.IntLit) and v.value > 0:
-        return v.value
-    return None
+def dim_decl_value(item: A.DimDecl, names: Names | None = None, seen: frozenset[str] = frozenset()) -> int | None:
+    """The value of `dim NAME = e`: a positive integer, from an expression of
+    integers and other dims (`E / NH`) when `names` is given; None when it is
+    not one (the declaration reports why)."""
+    value, _problem, _refs = _dim_decl_eval(item.value, names, seen | {item.name.text})
+    return value if value is not None and value > 0 else None
+
+
+def _dim_decl_eval(e: A.Expr, names: Names | None, seen: frozenset[str]) -> tuple[int | None, str | None, set[str]]:
+    """(value, why there is none, the dims it names) of a dim declaration's expression."""
+    if isinstance(e, A.IntLit):
+        return e.value, None, set()
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.IntLit):
+        return -e.operand.value, None, set()
+    if isinstance(e, A.Name) and names is not None:
+        item = names.first.get(e.name)
+        if not isinstance(item, A.DimDecl) or e.name in seen:
+            why = f"'{e.name}' is not a dim" if e.name not in seen else f"'{e.name}' is defined by itself"
+            return None, why, {e.name}
+        v = dim_decl_value(item, names, seen)
+        return v, None if v is not None else f"'{e.name}' has no value", {e.name}
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/") and names is not None:
+        a, why_a, refs_a = _dim_decl_eval(e.left, names, seen)
+        b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
+        refs = refs_a | refs_b
+        if a is None or b is None:
+            return None, why_a or why_b, refs
+        if e.op == "/":
+            if b == 0:
+                return None, "division by zero", refs
+            if a % b:
+                return None, f"{a} / {b} leaves a remainder of {a % b}", refs
+            return a // b, None, refs
+        return (a + b if e.op == "+" else a - b if e.op == "-" else a * b), None, refs
+    return None, None, set()
 
 
 def collect_names(items: list[A.Item]) -> Names:
     names = Names()
+    dims: list[A.DimDecl] = []
     for item in items:
         ident = item_name(item)
         if ident is None or ident.text in names.kinds:
@@ -176,7 +208,10 @@ def collect_names(items: list[A.Item]) -> Names:
         names.kinds[ident.text] = item_kind(item)
         names.first[ident.text] = item
         if isinstance(item, A.DimDecl):
-            names.dim_values[ident.text] = dim_decl_value(item)
+            dims.append(item)
+    # Values after all names are known: `dim HD = E / NH` may come before E.
+    for item in dims:
+        names.dim_values[item.name.text] = dim_decl_value(item, names)
     return names
 
 
@@ -224,6 +259,8 @@ class TypeContext:
         return [n for n, k in self.names.kinds.items() if k == kind]
 
     def dim(self, d: A.Dim) -> T.Dim:
+        if isinstance(d, A.DimBinary):
+            return self._dim_binary(d)
         if isinstance(d, A.DimInt):
             if d.value <= 0:
                 self.diagnostics.append(C.E0208.at(d.span, value=d.value))
@@ -253,6 +290,32 @@ class TypeContext:
         else:
             self.diagnostics.append(C.E0109.at(d.span, name=name, hint=suggest(name, dims)))
         return T.DimUnknown()
+
+    def _dim_binary(self, d: A.DimBinary) -> T.Dim:
+        left, right = self.dim(d.left), self.dim(d.right)
+        text = f"({dim_text(d)})"
+        if d.op not in ("+", "-", "*", "/"):
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"'{d.op}' is not dim arithmetic (+ - * /)"))
+            return T.DimUnknown()
+        pl, pr = T.dim_poly(left), T.dim_poly(right)
+        if pl is None or pr is None:
+            return T.DimUnknown()
+        if d.op == "+":
+            p: DX.Poly | None = DX.add(pl, pr)
+        elif d.op == "-":
+            p = DX.sub(pl, pr)
+        elif d.op == "*":
+            p = DX.mul(pl, pr)
+        else:
+            p = DX.div(pl, pr)
+        if p is None:
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason="division by zero"))
+            return T.DimUnknown()
+        value = DX.value(p)
+        if value is not None and value <= 0:
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"it is {value}; a dim is a positive integer"))
+            return T.DimUnknown()
+        return T.DimExpr(text, p)
 
     def elem(self, e: A.ElemType | None) -> T.Elem | None:
         if e is None:
@@ -348,7 +411,7 @@ class TypeContext:
 
 def type_text(t: A.TypeExpr) -> str:
     if isinstance(t, A.TensorType):
-        dims = " ".join(d.name if isinstance(d, A.DimName) else str(d.value) for d in t.dims)
+        dims = " ".join(written_dim(d) for d in t.dims)
         elem = "" if t.elem is None else " " + t.elem.name.text + (f"[{t.elem.arg.text}]" if t.elem.arg else "")
         return f"[{dims}]{elem}"
     if isinstance(t, A.TupleType):
@@ -382,7 +445,7 @@ _INITS = {"zeros": 0, "ones": 0, "normal": 2, "uniform": 2, "xavier": 0}
 
 def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
     if isinstance(item, A.DimDecl):
-        return _declare_dim(item)
+        return _declare_dim(item, names)
     if isinstance(item, A.ModelDecl):
         return _declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
@@ -390,13 +453,17 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
     return Declared(None, ())
 
 
-def _declare_dim(item: A.DimDecl) -> Declared:
-    value = dim_decl_value(item)
+def _declare_dim(item: A.DimDecl, names: Names) -> Declared:
+    value, why, refs = _dim_decl_eval(item.value, names, frozenset({item.name.text}))
     diags = []
-    if value is None:
-        shown = _literal_text(item.value)
+    if why is not None:
+        diags.append(C.E0212.at(item.value.span, expr=_literal_text(item.value), reason=why))
+    elif value is None or value <= 0:
+        shown = _literal_text(item.value) if value is None else str(value)
         diags.append(C.E0208.at(item.value.span, value=shown))
-    return Declared(DimInfo(item.name.text, value, item), tuple(diags))
+        value = None
+    # Its value depends on the dims it names: they are its lookups.
+    return Declared(DimInfo(item.name.text, value, item), tuple(diags), frozenset(refs))
 
 
 def _literal_text(e: A.Expr) -> str:
@@ -406,6 +473,10 @@ def _literal_text(e: A.Expr) -> str:
         return e.op + str(e.operand.value)
     if isinstance(e, A.FloatLit):
         return str(e.value)
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Binary):
+        return f"{_literal_text(e.left)} {e.op} {_literal_text(e.right)}"
     return "this expression"
 
 
@@ -684,3 +755,24 @@ class Globals:
             if fn is not None and fn.decl.ret is not None:
                 return (fn.decl, fn.decl.ret.span)
         return None
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
+    """A dim as written, with the parentheses its operators need (without the
+    outer ones): `T*E`, `(H-K)/S+1`."""
+    if isinstance(d, A.DimName):
+        return d.name
+    if isinstance(d, A.DimInt):
+        return str(d.value)
+    prec = _PRECEDENCE.get(d.op, 2)
+    text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
+    # a - (b - c) and a / (b * c) keep their parentheses
+    return f"({text})" if prec < parent or (prec == parent and right) else text
+
+
+def written_dim(d: A.Dim) -> str:
+    """One dim of a shape as written: `b`, `64`, `(T*E)`."""
+    return f"({dim_text(d)})" if isinstance(d, A.DimBinary) else dim_text(d)

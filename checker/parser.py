@@ -261,12 +261,19 @@ class _Builder:
 
     # -- types
     def tensor_type(self, ch):
-        dims = tuple(c for c in ch if isinstance(c, (A.DimName, A.DimInt)))
+        dims = tuple(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
         elem = next((c for c in ch if isinstance(c, A.ElemType)), None)
         return A.TensorType(_span(ch), dims, elem)
 
     def dim_name(self, ch):
         return A.DimName(_span(ch), str(ch[0]))
+
+    def dim_paren(self, ch):
+        return next(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
+
+    def dim_binary(self, ch):
+        left, op, right = ch
+        return A.DimBinary(A.Span(left.span.start, right.span.end), str(op), left, right)
 
     def dim_int(self, ch):
         return A.DimInt(_span(ch), int(str(ch[0]).replace("_", "")))

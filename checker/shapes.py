@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from . import dimexpr as DX
 from . import types as T
 from .ast import Span
 
@@ -87,7 +88,36 @@ class Bindings:
     def subst_dim(self, d: T.Dim) -> T.Dim:
         if isinstance(d, T.DimVar) and d.name in self.bound:
             return self.bound[d.name].dim
+        if isinstance(d, T.DimExpr):
+            names = DX.generics(d.poly) & self.bound.keys()
+            if not names:
+                return d
+            env = {n: T.dim_poly(self.bound[n].dim) for n in names}
+            if any(p is None for p in env.values()):
+                return T.DimUnknown()
+            p = DX.substitute(d.poly, env)  # type: ignore[arg-type]
+            return T.dim_of_poly(p) if p is not None else T.DimUnknown()
         return d
+
+    def solve(self, d: T.DimExpr, arg: T.Dim, where: str, span: Span | None) -> T.Dim:
+        """`d` with its generic dims bound, binding one from `arg` when `d` is
+        a multiple of that dim plus a constant (`(t+1)` against 9 binds t to
+        8; `(2*t)` against 6 binds t to 3)."""
+        d2 = self.subst_dim(d)
+        if not isinstance(d2, T.DimExpr):
+            return d2
+        free = DX.generics(d2.poly) & self.generics
+        arg_poly = T.dim_poly(arg)
+        if len(free) == 1 and arg_poly is not None:
+            (name,) = free
+            linear = DX.linear(d2.poly, name)
+            if linear is not None:  # d = c*name + k: name = (arg - k) / c
+                c, k = linear
+                solved = DX.div(DX.sub(arg_poly, DX.const(k)), DX.const(c))
+                if solved is not None:
+                    self.bound[name] = Binding(T.dim_of_poly(solved), where, span)
+                    return self.subst_dim(d2)
+        return d2
 
     def subst(self, t: T.Type) -> T.Type:
         if isinstance(t, T.TensorT):
@@ -127,6 +157,8 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
         if param.rank != arg.rank:
             return Mismatch("shape", param, arg)
         for pd, ad in zip(param.dims, arg.dims):
+            if isinstance(pd, T.DimExpr):
+                continue  # after the plain generic dims of this argument are bound
             if isinstance(pd, T.DimVar) and pd.name in bindings.generics:
                 earlier = bindings.bound.get(pd.name)
                 if earlier is None:
@@ -135,6 +167,13 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
                     return Mismatch("binding", param, arg, pd.name, earlier, ad)
             elif not T.dims_equal(pd, ad):
                 return Mismatch("shape", param, arg)
+        for pd, ad in zip(param.dims, arg.dims):
+            if isinstance(pd, T.DimExpr):
+                want = bindings.solve(pd, ad, where, span)
+                if isinstance(want, T.DimExpr) and DX.generics(want.poly) & bindings.generics:
+                    continue  # a generic dim that cannot be bound from here
+                if not T.dims_equal(want, ad):
+                    return Mismatch("shape", param, arg)
         pe, ae = param.elem, arg.elem
         if pe.dtype != ae.dtype:
             return Mismatch("dtype", param, arg)

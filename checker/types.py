@@ -1,7 +1,9 @@
 """Quiver's types, as immutable values.
 
-Tensor types carry their dims and element type. Dims are of three kinds:
-integer literals, `dim` constants and generic dims (names bound per call).
+Tensor types carry their dims and element type. Dims are of four kinds:
+integer literals, `dim` constants, generic dims (names bound per call), and
+dim expressions such as `(T*E)` (checker/dimexpr.py gives their normal form;
+two expressions are equal when their normal forms are, constants evaluated).
 Literal and constant dims compare by value (`D` = `784` when `dim D = 784`);
 two constants compare by name, so `H` and `E` differ even if both are 128 —
 mixing up two dims that happen to have the same size is exactly the bug the
@@ -20,6 +22,8 @@ diagnostic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from . import dimexpr as DX
 
 # ------------------------------------------------------------------ dims
 
@@ -57,12 +61,50 @@ class DimUnknown:
         return "?"
 
 
-Dim = DimLit | DimConst | DimVar | DimUnknown
+@dataclass(frozen=True, slots=True)
+class DimExpr:
+    """A dim computed from others (`(T*E)`, `((H-K)/S+1)`): the text as written
+    and its normal form. Its value is known when no generic dim is in it."""
+
+    text: str
+    poly: DX.Poly = field(compare=False)
+
+    @property
+    def value(self) -> int | None:
+        return DX.value(self.poly)
+
+    def __str__(self) -> str:
+        v = self.value
+        return self.text if v is None else f"{self.text}={v}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DimExpr) and self.poly == other.poly
+
+    def __hash__(self) -> int:
+        return hash(self.poly)
+
+
+Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr
 
 
 def dim_value(d: Dim) -> int | None:
     if isinstance(d, (DimLit, DimConst)):
         return d.value
+    if isinstance(d, DimExpr):
+        return d.value
+    return None
+
+
+def dim_poly(d: Dim) -> DX.Poly | None:
+    """The normal form of a dim (None for an unknown one)."""
+    if isinstance(d, DimLit):
+        return DX.const(d.value)
+    if isinstance(d, DimConst):
+        return DX.const(d.value)
+    if isinstance(d, DimVar):
+        return DX.var(d.name)
+    if isinstance(d, DimExpr):
+        return d.poly
     return None
 
 
@@ -71,9 +113,22 @@ def dims_equal(a: Dim, b: Dim) -> bool:
         return True
     if isinstance(a, DimConst) and isinstance(b, DimConst):
         return a.name == b.name
+    if isinstance(a, DimExpr) or isinstance(b, DimExpr):
+        return dim_poly(a) == dim_poly(b)
     if isinstance(a, DimVar) or isinstance(b, DimVar):
         return a == b
     return dim_value(a) == dim_value(b)
+
+
+def dim_of_poly(p: DX.Poly, text: str | None = None) -> Dim:
+    """A dim for a normal form: a literal when it is a number, a generic dim
+    when it is one, else an expression (`text` as written, or rendered)."""
+    v = DX.value(p)
+    if v is not None and text is None:
+        return DimLit(v)
+    if text is None and len(p) == 1 and p[0][1] == 1 and len(p[0][0]) == 1 and p[0][0][0][0] == "v":
+        return DimVar(p[0][0][0][1])
+    return DimExpr(text if text is not None else f"({DX.render(p)})", p)
 
 
 def is_one(d: Dim) -> bool:

@@ -25,7 +25,7 @@ from ._source import (
     qv_traceback,
     run_main,
 )
-from ._specs import ArgSpec, GradArg, ModeArg, ModelArg, NumberArg, Signature, TensorArg, TupleArg
+from ._specs import ArgSpec, DimExpr, GradArg, ModeArg, ModelArg, NumberArg, Signature, TensorArg, TupleArg
 
 __all__ = [
     "init",
@@ -74,6 +74,7 @@ __all__ = [
     "qv_traceback",
     "run_main",
     "ArgSpec",
+    "DimExpr",
     "GradArg",
     "ModeArg",
     "ModelArg",

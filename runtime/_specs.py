@@ -74,10 +74,56 @@ class ArgSpec:
         return f"{type(self).__name__}({self.name}: {self.type_text()})"
 
 
-class TensorArg(ArgSpec):
-    """A tensor parameter ``[dims] elem``; dims are ints (fixed) or strs (generic)."""
+class DimExpr:
+    """A dim computed from generic dims, as the compiler writes it: ``(t+1)``.
+    ``tree`` is an int, a generic dim's name, or ``("+" | "*" | "/", a, b)``
+    (``/`` floored). It is checked once every name in it is bound."""
 
-    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_refined")
+    __slots__ = ("text", "tree", "names", "solve")
+
+    def __init__(self, text: str, tree, solve=None) -> None:
+        self.text = text
+        self.tree = tree
+        self.names = frozenset(_tree_names(tree))
+        # (name, c, k) when the dim is c*name + k: an argument's size binds name
+        self.solve = solve
+
+    def value(self, env) -> int | None:
+        """Its size with the call's bindings, or None while a name is unbound."""
+        if env is None or not all(n in env for n in self.names):
+            return None
+        return _evaluate(self.tree, env)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"DimExpr({self.text!r})"
+
+
+def _tree_names(tree) -> set:
+    if isinstance(tree, str):
+        return {tree}
+    if isinstance(tree, tuple):
+        return _tree_names(tree[1]) | _tree_names(tree[2])
+    return set()
+
+
+def _evaluate(tree, env) -> int:
+    if isinstance(tree, int):
+        return tree
+    if isinstance(tree, str):
+        return env[tree][0]
+    op, a, b = tree
+    x, y = _evaluate(a, env), _evaluate(b, env)
+    return x + y if op == "+" else x * y if op == "*" else x // y
+
+
+class TensorArg(ArgSpec):
+    """A tensor parameter ``[dims] elem``; dims are ints (fixed), strs
+    (generic) or DimExprs (computed from generic dims)."""
+
+    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_exprs", "_refined")
 
     def __init__(self, name, dims, elem, loc=None):
         super().__init__(name, loc)
@@ -86,16 +132,17 @@ class TensorArg(ArgSpec):
         self._dtype = self.elem.dtype
         self._rank = len(self.dims)
         for d in self.dims:
-            if isinstance(d, bool) or not isinstance(d, (int, str)):
-                raise TypeError(f"dims must be ints or names, found {d!r}")
+            if isinstance(d, bool) or not isinstance(d, (int, str, DimExpr)):
+                raise TypeError(f"dims must be ints, names or DimExprs, found {d!r}")
         self._fixed = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, int))
         self._generic = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, str))
-        self._size = torch.Size(self.dims) if not self._generic else None
+        self._exprs = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, DimExpr))
+        self._size = torch.Size(self.dims) if not self._generic and not self._exprs else None
         self._refined = self.elem.refinement is not None
 
     @property
     def generic(self):
-        return bool(self._generic)
+        return bool(self._generic or self._exprs)
 
     def type_text(self) -> str:
         return f"{dims_text(self.dims)} {self.elem.name}"
@@ -122,6 +169,15 @@ class TensorArg(ArgSpec):
                     env[g] = (got, self.label)
                 elif prev[0] != got:
                     self._bind_fail(sig, g, prev, got, a)
+            for i, e in self._exprs:
+                want = e.value(env)
+                if want is None and e.solve is not None and env is not None:
+                    name, c, k = e.solve
+                    if (shape[i] - k) % c:
+                        self._fail(sig, f"{tensor_text(a)}: dim {i} is not {e} for any {name}")
+                    env[name] = ((shape[i] - k) // c, self.label)
+                elif want is not None and shape[i] != want:
+                    self._fail(sig, f"{tensor_text(a)}: dim {i} must be {e} = {want}")
         if self._refined:
             problem = self.elem.value_problem(a)
             if problem is not None:

@@ -419,7 +419,7 @@ class CallRules:
         ctx = self.type_context()
         t = ctx.resolve(a.node)
         self._take(ctx)
-        for d in a.node.dims:
+        for d in (n for dim in a.node.dims for n in A.walk(dim)):  # names inside (t+1) too
             if isinstance(d, A.DimName):
                 if d.name in self.fn.generics:
                     self.refs[d] = Ref("generic", d.name, self.fn.name)

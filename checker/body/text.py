@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
+from ..declarations import written_dim
 
 
 def plural(n: int, what: str) -> str:
@@ -20,7 +21,7 @@ def expr_text(e: A.Node) -> str:
     if isinstance(e, (A.IntLit, A.FloatLit)):
         return str(e.value)
     if isinstance(e, A.TensorType):
-        dims = " ".join(d.name if isinstance(d, A.DimName) else str(d.value) for d in e.dims)
+        dims = " ".join(written_dim(d) for d in e.dims)
         elem = "" if e.elem is None else " " + e.elem.name.text + (f"[{e.elem.arg.text}]" if e.elem.arg else "")
         return f"[{dims}]{elem}"
     return "this expression"
