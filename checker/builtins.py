@@ -29,7 +29,7 @@ class ParamKind(enum.Enum):
     """How a built-in reads one argument."""
 
     VALUE = "value"  # an expression
-    DIM = "dim"  # a dim name: over=C; compiles to the axis the checker resolved
+    DIM = "dim"  # a dim name or axis position: over=C, over=-1; compiles to the axis the checker resolved
     SHAPE = "shape"  # a shape literal: [64 D] f64
     FN = "fn"  # a function name: value_and_grad's f
 
@@ -76,6 +76,7 @@ X = BParam("x")
 OVER = BParam("over", ParamKind.DIM, True, True)
 OVER_OPT = BParam("over", ParamKind.DIM, False, True)
 SEED = BParam("seed", keyword_only=True)
+KEEP = BParam("keep", required=False, keyword_only=True)  # keep=True: the reduced dim stays, of size 1
 SHAPE = BParam("shape", ParamKind.SHAPE)
 
 # The docs tables, in order: group key -> heading.
@@ -177,10 +178,31 @@ _BUILTINS = [
         "log_softmax",
     ),
     Builtin(
+        "layer_norm",
+        (X, OVER),
+        "layer_norm(x: [..] Float, over=d) -> [..] Float",
+        "(x - mean) / sqrt(variance + 1e-5) along dim d (biased variance, as torch's layer_norm); no weights.",
+        "h = layer_norm(x, over=D)",
+        "along",
+        "normalize",
+        "layer_norm",
+    ),
+    Builtin(
+        "rms_norm",
+        (X, OVER),
+        "rms_norm(x: [..] Float, over=d) -> [..] Float",
+        "x / sqrt(mean(x * x) + eps) along dim d, eps the element type's machine epsilon (as torch's rms_norm); "
+        "no weights.",
+        "h = rms_norm(x, over=-1)",
+        "along",
+        "normalize",
+        "rms_norm",
+    ),
+    Builtin(
         "sum",
-        (X, OVER_OPT),
-        "sum(x: [..], over=d) -> [..]",
-        "Sum along dim d (the result loses d), or of every value when over= is left out.",
+        (X, OVER_OPT, KEEP),
+        "sum(x: [..], over=d, keep=False) -> [..]",
+        "Sum along dim d (the result loses d; with keep=True, d becomes 1), or of every value when over= is left out.",
         "s = sum(x, over=D)",
         "along",
         "reduce",
@@ -188,9 +210,9 @@ _BUILTINS = [
     ),
     Builtin(
         "mean",
-        (X, OVER_OPT),
-        "mean(x: [..] Float, over=d) -> [..]",
-        "Mean along dim d (the result loses d), or of every value.",
+        (X, OVER_OPT, KEEP),
+        "mean(x: [..] Float, over=d, keep=False) -> [..]",
+        "Mean along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
         "s = mean(x)",
         "along",
         "reduce",
@@ -198,9 +220,9 @@ _BUILTINS = [
     ),
     Builtin(
         "max",
-        (X, OVER_OPT),
-        "max(x: [..], over=d) -> [..]",
-        "Largest value along dim d (the result loses d), or of every value.",
+        (X, OVER_OPT, KEEP),
+        "max(x: [..], over=d, keep=False) -> [..]",
+        "Largest value along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
         "s = max(x, over=D)",
         "along",
         "reduce",
@@ -208,9 +230,9 @@ _BUILTINS = [
     ),
     Builtin(
         "min",
-        (X, OVER_OPT),
-        "min(x: [..], over=d) -> [..]",
-        "Smallest value along dim d (the result loses d), or of every value.",
+        (X, OVER_OPT, KEEP),
+        "min(x: [..], over=d, keep=False) -> [..]",
+        "Smallest value along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
         "s = min(x)",
         "along",
         "reduce",
@@ -218,9 +240,9 @@ _BUILTINS = [
     ),
     Builtin(
         "argmax",
-        (X, OVER),
-        "argmax(x: [..], over=d) -> [..] Index[d]",
-        "Position of the largest value along dim d: an Index into d.",
+        (X, OVER, KEEP),
+        "argmax(x: [..], over=d, keep=False) -> [..] Index[d]",
+        "Position of the largest value along dim d: an Index into d (with keep=True, d becomes 1).",
         "i = argmax(x, over=D)",
         "along",
         "argmax",

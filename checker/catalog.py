@@ -734,10 +734,12 @@ E0208 = _code(
 E0209 = _code(
     "E0209",
     "ambiguous over= dim",
-    "over={dim} is ambiguous: {operand} has {dim} more than once",
+    "over={dim} is ambiguous: {operand} has {dim} more than once; give its position: {positions}",
     """
-    The operand has the dim twice (a square matrix `[H H]`, say), so `over=` cannot
-    tell which one is meant. Give the two dims different names.
+    The operand has the dim twice (a square matrix `[H H]`, or attention scores
+    `[b T T]`), so `over=` cannot tell which one is meant. Give the position of
+    the dim instead, counted from the end with a negative number (`over=-1` is
+    the last dim), or give the two dims different names.
     """,
     """
     dim H = 8
@@ -747,10 +749,9 @@ E0209 = _code(
     """,
     """
     dim H = 8
-    dim K = 8
 
-    fn rows(x: [H K]) -> [H]:
-        return sum(x, over=K)
+    fn rows(x: [H H]) -> [H]:
+        return sum(x, over=-1)
     """,
 )
 
@@ -760,7 +761,8 @@ E0210 = _code(
     "{operation} needs {needed}, found {found}",
     """
     The operation needs more dims than the tensor has: `@` needs at least one on
-    each side, `transpose` two, indexing one.
+    each side, `transpose` two, indexing one, and an axis position such as
+    `over=-3` as many as it counts (`over=-1` and `over=0` need one).
     """,
     """
     fn bad(x: []) -> []:

@@ -59,40 +59,70 @@ def minimum(a, b):
 # --- reductions ------------------------------------------------------------------
 
 
-def sum(x, axis=None):  # the Quiver builtin's name: shadows sum on purpose
-    """Sum over ``axis`` (an int or a tuple of ints), or over all dims."""
+def _keep_all(x, r):
+    """A reduction over all dims with keep=True: every dim of x becomes 1."""
+    return r.reshape((1,) * x.dim())
+
+
+def sum(x, axis=None, keep=False):  # the Quiver builtin's name: shadows sum on purpose
+    """Sum over ``axis`` (an int or a tuple of ints), or over all dims; keep:
+    the reduced dims stay, of size 1 (torch's keepdim=True)."""
     if axis is None:
-        return torch.sum(x)
-    return torch.sum(x, axis)
+        return _keep_all(x, torch.sum(x)) if keep else torch.sum(x)
+    return torch.sum(x, axis, keepdim=keep)
 
 
-def mean(x, axis=None):
-    """Mean over ``axis``, or over all dims."""
+def mean(x, axis=None, keep=False):
+    """Mean over ``axis``, or over all dims; keep as for sum."""
     if axis is None:
-        return torch.mean(x)
-    return torch.mean(x, axis)
+        return _keep_all(x, torch.mean(x)) if keep else torch.mean(x)
+    return torch.mean(x, axis, keepdim=keep)
 
 
-def max(x, axis=None):  # the Quiver builtin's name: shadows max on purpose
-    """Largest value over ``axis``, or over all dims (values only).  Where
-    several elements tie, the gradient is shared among them."""
+def max(x, axis=None, keep=False):  # the Quiver builtin's name: shadows max on purpose
+    """Largest value over ``axis``, or over all dims (values only); keep as
+    for sum.  Where several elements tie, the gradient is shared among them."""
     if axis is None:
-        return torch.amax(x)
-    return torch.amax(x, axis)
+        return _keep_all(x, torch.amax(x)) if keep else torch.amax(x)
+    return torch.amax(x, axis, keepdim=keep)
 
 
-def min(x, axis=None):  # the Quiver builtin's name: shadows min on purpose
-    """Smallest value over ``axis``, or over all dims (values only)."""
+def min(x, axis=None, keep=False):  # the Quiver builtin's name: shadows min on purpose
+    """Smallest value over ``axis``, or over all dims (values only); keep as for sum."""
     if axis is None:
-        return torch.amin(x)
-    return torch.amin(x, axis)
+        return _keep_all(x, torch.amin(x)) if keep else torch.amin(x)
+    return torch.amin(x, axis, keepdim=keep)
 
 
-def argmax(x, axis=None):
-    """Position of the largest value along ``axis`` (int64); None: flat index."""
+def argmax(x, axis=None, keep=False):
+    """Position of the largest value along ``axis`` (int64); None: flat index.
+    keep: the dim stays, of size 1."""
     if axis is None:
-        return torch.argmax(x)
-    return torch.argmax(x, axis)
+        return _keep_all(x, torch.argmax(x)) if keep else torch.argmax(x)
+    return torch.argmax(x, axis, keepdim=keep)
+
+
+# --- normalisation (no weights: those are the caller's params) ----------------------
+
+
+def layer_norm(x, axis=-1, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) along ``axis``, var the biased variance:
+    torch's ``F.layer_norm`` over the last dim (x's axis moved there and back)."""
+    if axis < 0:
+        axis += x.dim()
+    if axis == x.dim() - 1:
+        return F.layer_norm(x, (x.shape[-1],), eps=eps)
+    return F.layer_norm(x.movedim(axis, -1), (x.shape[axis],), eps=eps).movedim(-1, axis)
+
+
+def rms_norm(x, axis=-1, eps=None):
+    """x / sqrt(mean(x * x) + eps) along ``axis``: torch's ``F.rms_norm``
+    (eps None: the machine epsilon of x's dtype, torch's default)."""
+    if axis < 0:
+        axis += x.dim()
+    if axis == x.dim() - 1:
+        return F.rms_norm(x, (x.shape[-1],), eps=eps)
+    return F.rms_norm(x.movedim(axis, -1), (x.shape[axis],), eps=eps).movedim(-1, axis)
 
 
 # --- losses ---------------------------------------------------------------------
@@ -298,6 +328,7 @@ __all__ = [
     "format_value",
     "gelu",
     "item",
+    "layer_norm",
     "log",
     "log1p",
     "log_softmax",
@@ -312,6 +343,7 @@ __all__ = [
     "randint",
     "randn",
     "relu",
+    "rms_norm",
     "sigmoid",
     "silu",
     "sin",

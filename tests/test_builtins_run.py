@@ -71,6 +71,12 @@ fn softmax_(x: [T C]) -> [T C] Prob:
 fn log_softmax_(x: [T C]) -> [T C]:
     return log_softmax(x, over=T)
 
+fn layer_norm_(x: [T C]) -> [T C]:
+    return layer_norm(x, over=C)
+
+fn rms_norm_(x: [T C]) -> [T C]:
+    return rms_norm(x, over=0)
+
 fn sum_(x: [T C]) -> [C]:
     return sum(x, over=T)
 
@@ -158,6 +164,8 @@ X = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
         ("minimum_", torch.minimum(X, X * X)),
         ("softmax_", torch.softmax(X, 1)),
         ("log_softmax_", torch.log_softmax(X, 0)),
+        ("layer_norm_", F.layer_norm(X, (3,))),
+        ("rms_norm_", F.rms_norm(X.T, (2,)).T),
         ("sum_", X.sum(0)),
         ("sum_all", X.sum()),
         ("mean_", X.mean(1)),

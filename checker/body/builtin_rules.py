@@ -29,6 +29,7 @@ from .. import types as T
 from ..builtins import Builtin
 from ..results import Ref
 from .env import CallArg, Env
+from .text import expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -56,6 +57,11 @@ def rule(name: str, raw: bool = False):
         return fn
 
     return register
+
+
+def _reduced(dims: tuple[T.Dim, ...], axis: int, keep: bool) -> tuple[T.Dim, ...]:
+    """The dims of a reduction along `axis`: without it, or with it as 1 (keep=True)."""
+    return dims[:axis] + ((T.DimLit(1),) if keep else ()) + dims[axis + 1 :]
 
 
 class BuiltinRules:
@@ -145,15 +151,38 @@ class BuiltinRules:
         elif b.name == "mean":
             elem = T.with_refine(T.Elem(elem.dtype), elem.refine)
         # max / min keep the element type, refinement and Index included
+        keep = self._keep_arg(bound.get("keep"), env)
         over = bound.get("over")
         if over is None:
             self.axes[node] = None
-            return T.TensorT((), elem)
+            if keep is None:
+                return T.UNKNOWN
+            return T.TensorT(tuple(T.DimLit(1) for _ in t.dims) if keep else (), elem)
         axis = self.dim_arg(over, env, t, b.name)
         self.axes[node] = axis
-        if axis is None:
+        if axis is None or keep is None:
             return T.UNKNOWN
-        return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], elem)
+        return T.TensorT(_reduced(t.dims, axis, keep), elem)
+
+    def _keep_arg(self: BodyChecker, a: CallArg | None, env: Env) -> bool | None:
+        """keep=: a literal True or False, since it decides the result's shape
+        (False when left out; None after an error)."""
+        if a is None:
+            return False
+        if isinstance(a.node, A.BoolLit):
+            self.value(a.node, env)
+            return a.node.value
+        t = self.value(a.node, env)
+        if not isinstance(t, T.UnknownT):
+            self.diags.append(
+                C.E0301.at(
+                    a.node.span,
+                    context="keep= decides the result's shape: ",
+                    expected="True or False",
+                    found=expr_text(a.node),
+                )
+            )
+        return None
 
     @rule("argmax")
     def _builtin_argmax(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -161,11 +190,26 @@ class BuiltinRules:
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
+        keep = self._keep_arg(bound.get("keep"), env)
         axis = self.dim_arg(bound["over"], env, t, "argmax")
+        self.axes[node] = axis
+        if axis is None or keep is None:
+            return T.UNKNOWN
+        return T.TensorT(_reduced(t.dims, axis, keep), T.index_of(t.dims[axis]))
+
+    @rule("normalize")
+    def _builtin_normalize(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        # layer_norm, rms_norm: x's shape and plain float type (a normalised
+        # value may be negative: not NonNeg, not Prob)
+        t = self.tensor_arg(bound["x"], env, b.name, "x")
+        if t is None:
+            self._eval_dim_quietly(bound.get("over"), env)
+            return T.UNKNOWN
+        axis = self.dim_arg(bound["over"], env, t, b.name)
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
-        return T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], T.index_of(t.dims[axis]))
+        return T.TensorT(t.dims, T.Elem(t.elem.dtype))
 
     @rule("cross_entropy")
     def _builtin_cross_entropy(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:

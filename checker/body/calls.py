@@ -383,11 +383,33 @@ class CallRules:
         return t
 
     def dim_arg(self: BodyChecker, a: CallArg, env: Env, operand: T.TensorT, fn: str) -> int | None:
-        """Resolve `over=d` to an axis of `operand` (None after an error)."""
+        """Resolve `over=d` (a dim name) or `over=-1` (an axis position, an
+        integer literal counted from the end when negative) to a
+        non-negative axis of `operand` (None after an error)."""
         e = a.node
+        position = axis_position(e)
+        if position is not None:
+            self.value(e, env)
+            rank = operand.rank
+            if not -rank <= position < rank:
+                needed = position + 1 if position >= 0 else -position
+                self.diags.append(
+                    C.E0210.at(
+                        e.span,
+                        operation=f"{fn}(over={position})",
+                        needed=plural(needed, "dim") + (" or more" if needed > 1 else ""),
+                        found=str(operand),
+                    )
+                )
+                return None
+            return position % rank
         if not isinstance(e, A.Name):
             self.value(e, env)
-            self.diags.append(C.E0301.at(e.span, context="over=: ", expected="a dim name", found=expr_text(e)))
+            self.diags.append(
+                C.E0301.at(
+                    e.span, context="over=: ", expected="a dim name or an axis position (-1)", found=expr_text(e)
+                )
+            )
             return None
         name = e.name
         ctx = self.type_context()
@@ -404,7 +426,8 @@ class CallRules:
             self.diags.append(C.E0204.at(e.span, dim=name, operand=str(operand)))
             return None
         if len(hits) > 1:
-            self.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand)))
+            positions = " or ".join(f"over={i - operand.rank}" for i in hits)
+            self.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand), positions=positions))
             return None
         return hits[0]
 
@@ -427,3 +450,13 @@ class CallRules:
                     self.refs[d] = Ref("dim", d.name)
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
+
+
+def axis_position(e: A.Node) -> int | None:
+    """The axis position an `over=` argument gives: an integer literal, or a
+    negated one (`over=-1`); None for anything else."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Unary) and isinstance(e.operand, A.IntLit) and e.op in ("-", "+"):
+        return -e.operand.value if e.op == "-" else e.operand.value
+    return None
