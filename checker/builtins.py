@@ -108,19 +108,27 @@ def _elementwise(
     )
 
 
+def _math(name: str, result: str, doc: str, refine: str | None = None) -> Builtin:
+    """An elementwise function that also takes a plain number (sqrt(32.0) is a Float)."""
+    b = _elementwise(name, result, doc, refine)
+    number = f"{name}(x: Float) -> Float"
+    rule = "elementwise_or_number"
+    return Builtin(name, b.params, f"{b.signature} / {number}", doc, b.example, b.group, rule, name, refine=refine)
+
+
 _BUILTINS = [
     _elementwise("relu", "NonNeg", "max(x, 0), elementwise.", "nonneg"),
     _elementwise("tanh", "Float", "Hyperbolic tangent, elementwise."),
     _elementwise("sigmoid", "Prob", "1 / (1 + exp(-x)), elementwise.", "prob"),
-    _elementwise("exp", "NonNeg", "e to the power x, elementwise.", "nonneg"),
-    _elementwise("log", "Float", "Natural logarithm, elementwise."),
+    _math("exp", "NonNeg", "e to the power x, elementwise; of a number, a number.", "nonneg"),
+    _math("log", "Float", "Natural logarithm, elementwise; of a number, a number."),
     _elementwise("log1p", "Float", "log(1 + x), elementwise; accurate for x near 0."),
     _elementwise("softplus", "NonNeg", "log(1 + exp(x)), elementwise: a smooth relu.", "nonneg"),
-    _elementwise("sqrt", "NonNeg", "Square root, elementwise.", "nonneg"),
+    _math("sqrt", "NonNeg", "Square root, elementwise; of a number, a number: sqrt(32.0) is a Float.", "nonneg"),
     _elementwise("gelu", "Float", "x * Phi(x) (Phi the standard normal CDF), elementwise: the exact GELU."),
     _elementwise("silu", "Float", "x * sigmoid(x), elementwise (also called swish)."),
-    _elementwise("sin", "Float", "Sine (radians), elementwise."),
-    _elementwise("cos", "Float", "Cosine (radians), elementwise."),
+    _math("sin", "Float", "Sine (radians), elementwise; of a number, a number."),
+    _math("cos", "Float", "Cosine (radians), elementwise; of a number, a number."),
     _elementwise(
         "abs", "NonNeg", "Absolute value, elementwise; on integer tensors, an integer tensor.", "nonneg", ints=True
     ),

@@ -22,15 +22,10 @@ from ._modes import EvalMode, Mode, Train
 relu = torch.relu
 tanh = torch.tanh
 sigmoid = torch.sigmoid
-exp = torch.exp
-log = torch.log
 log1p = torch.log1p
 softplus = F.softplus
-sqrt = torch.sqrt
 gelu = F.gelu  # the exact form (erf), torch's default
 silu = F.silu
-sin = torch.sin
-cos = torch.cos
 abs = torch.abs  # the Quiver builtin's name: shadows abs on purpose
 softmax = torch.softmax  # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
@@ -54,6 +49,59 @@ def minimum(a, b):
             return torch.minimum(a, b)
         a, b = b, a
     return torch.clamp(a, max=b)
+
+
+# --- elementwise that also take a Python number -----------------------------------
+# A tensor goes straight to torch's function (one isinstance check in front);
+# a number gives a Python float, with IEEE results where math raises:
+# sqrt(-1.0) and log(-1.0) are nan, log(0.0) is -inf, exp(1000.0) is inf.
+# (torch's class and functions bound here: a global lookup, not an attribute
+# one, keeps the check at about 25 ns a call.)
+_Tensor = torch.Tensor
+_NUMBER = (int, float)  # anything else goes to torch too: a Grad reports its own error there
+_exp, _log, _sqrt, _sin, _cos = torch.exp, torch.log, torch.sqrt, torch.sin, torch.cos
+
+
+def exp(x):
+    """e to the power x: torch.exp of a tensor, a float of a number."""
+    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
+        return _exp(x)
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def log(x):
+    """Natural logarithm: torch.log of a tensor, a float of a number."""
+    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
+        return _log(x)
+    x = float(x)
+    return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
+
+
+def sqrt(x):
+    """Square root: torch.sqrt of a tensor, a float of a number."""
+    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
+        return _sqrt(x)
+    x = float(x)
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def sin(x):
+    """Sine: torch.sin of a tensor, a float of a number."""
+    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
+        return _sin(x)
+    x = float(x)
+    return math.sin(x) if math.isfinite(x) else math.nan
+
+
+def cos(x):
+    """Cosine: torch.cos of a tensor, a float of a number."""
+    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
+        return _cos(x)
+    x = float(x)
+    return math.cos(x) if math.isfinite(x) else math.nan
 
 
 # --- reductions ------------------------------------------------------------------

@@ -4,6 +4,7 @@ tests/test_builtins_run.py's program, which calls every built-in.)"""
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import pytest
@@ -67,3 +68,44 @@ def test_maximum_and_minimum_of_a_tensor_and_a_number_keep_the_dtype() -> None:
     assert torch.equal(quiver.runtime.minimum(0, x), torch.tensor([0.0, -2.0], dtype=torch.float64))
     n = torch.tensor([1, -2])
     assert torch.equal(quiver.runtime.maximum(n, 0), torch.tensor([1, 0]))
+
+
+def test_math_of_a_number_compiles_to_a_python_float(tmp_path) -> None:
+    path = tmp_path / "n.qv"
+    path.write_text(
+        textwrap.dedent("""
+        fn schedule(step: Int, base: Float) -> Float:
+            return base * sqrt(32.0) / sqrt(step) + exp(0.5) + log(2.0) + sin(1.0) + cos(1.0)
+    """)
+    )
+    mod = quiver.load(str(path))
+    got = mod.schedule(4, 0.1)
+    assert type(got) is float
+    expected = 0.1 * math.sqrt(32.0) / math.sqrt(4) + math.exp(0.5) + math.log(2.0) + math.sin(1.0) + math.cos(1.0)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [("sqrt", -1.0), ("sqrt", 0.0), ("log", 0.0), ("log", -1.0), ("exp", 1000.0), ("exp", -1000.0)]
+    + [(f, v) for f in ("sin", "cos") for v in (math.inf, math.nan, 2.0)]
+    + [(f, math.nan) for f in ("sqrt", "log", "exp")]
+    + [(f, 3) for f in ("sqrt", "log", "exp", "sin", "cos")],
+)
+def test_math_of_a_number_gives_what_torch_gives_in_f64(name: str, x: float) -> None:
+    # IEEE results where math raises: sqrt(-1) is nan, log(0) is -inf, exp(1000) is inf.
+    got = getattr(quiver.runtime, name)(x)
+    expected = getattr(torch, name)(torch.tensor(x, dtype=torch.float64)).item()
+    assert type(got) is float
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("name", ["sqrt", "exp", "log", "sin", "cos"])
+def test_math_of_a_tensor_is_torchs_function(name: str) -> None:
+    x = torch.tensor([[0.5, 2.0], [3.0, 0.25]], dtype=torch.float64, requires_grad=True)
+    got = getattr(quiver.runtime, name)(x)
+    expected = getattr(torch, name)(x)
+    assert got.dtype == expected.dtype and torch.equal(got, expected)
+    (g1,) = torch.autograd.grad(got.sum(), x)
+    (g2,) = torch.autograd.grad(expected.sum(), x)
+    assert torch.equal(g1, g2)

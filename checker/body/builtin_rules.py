@@ -93,6 +93,33 @@ class BuiltinRules:
             return T.TensorT(t.dims, T.Elem(t.elem.dtype))
         return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
+    @rule("elementwise_or_number")
+    def _builtin_elementwise_or_number(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        """sqrt, exp, log, sin, cos: as the elementwise rule on a float tensor; a number gives a Float."""
+        x = bound["x"]
+        t = self.value(x.node, env)
+        if isinstance(t, T.UnknownT):
+            return T.UNKNOWN
+        if isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
+            return T.NumberT("Float", b.refine is not None)
+        if isinstance(t, T.GradT):
+            self.diags.append(C.E1108.at(x.node.span, operation=f"{b.name}({T.describe(t)})"))
+            return T.UNKNOWN
+        if not isinstance(t, T.TensorT):
+            self.diags.append(
+                C.E0301.at(
+                    x.node.span,
+                    context=f"argument 'x' of {b.name}: ",
+                    expected="a tensor or number",
+                    found=T.describe(t),
+                )
+            )
+            return T.UNKNOWN
+        if not t.elem.is_float:
+            self.diags.append(C.E0310.at(x.node.span, what=f"{b.name} of {T.describe(t)}", hint="; cast it with `as`"))
+            return T.UNKNOWN
+        return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
+
     @rule("stop_grad")
     def _builtin_stop_grad(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         self.stop_grad_depth += 1

@@ -161,3 +161,37 @@ def test_maximum_and_minimum_errors_are_those_of_plus() -> None:
     #              ^^^ E0401
         return w as [D]
     """)
+
+
+# ------------------------------------------------------------------ numbers into sqrt, exp, log, sin, cos
+
+
+@pytest.mark.parametrize("fn, nonneg", [("sqrt", True), ("exp", True), ("log", False), ("sin", False), ("cos", False)])
+def test_math_of_a_number_is_a_float(fn: str, nonneg: bool) -> None:
+    src = f"""
+    fn f(x: [b D], n: Int):
+        a = {fn}(32.0)
+        c = {fn}(n)
+        t = {fn}(x)
+    """
+    a = check_text(PRELUDE + textwrap.dedent(src))
+    assert [d.code for d in a.diagnostics if d.code != "W0101"] == []
+    (body,) = [b for b in a.bodies.values() if "a" in b.locals]
+    assert str(body.locals["a"]) == "Float" and str(body.locals["c"]) == "Float"
+    assert body.locals["a"].nonneg is nonneg  # sqrt(2.0) * lr stays >= 0 for refinement
+    assert str(body.locals["t"]) == ("[b D] NonNeg" if nonneg else "[b D]")
+
+
+def test_math_of_a_number_is_not_a_tensor_and_strings_are_neither() -> None:
+    check("""
+    fn scale() -> []:
+        return sqrt(64.0)
+    #          ^^^^^^^^^^ E0301: return value: expected tensor [], found number Float
+
+    fn f(s: Str, y: [D] i64) -> Float:
+        a = cos(s)
+    #           ^ E0301: argument 'x' of cos: expected a tensor or number, found string
+        c = log(y)
+    #           ^ E0310: log of tensor [D] i64 needs a float tensor; cast it with `as`
+        return exp(1.0) * sqrt(2)
+    """)
