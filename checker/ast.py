@@ -205,9 +205,19 @@ class Field(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class Slice(Node):
+    """`i:j`, `i:`, `:j` inside brackets: a range of the first dim."""
+
+    start: Expr | None
+    end: Expr | None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class Index(Node):
+    """`x[i]` (an Int, or a tensor of Index labels: a gather) or `x[i:j]`."""
+
     value: Expr
-    index: Expr
+    index: Expr | Slice
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -821,6 +821,31 @@ E0212 = _code(
     """,
 )
 
+E0213 = _code(
+    "E0213",
+    "slice out of range",
+    "slice of {dim}: {reason}",
+    """
+    `x[i:j]` keeps the entries i to j-1 of x's first dim, so its size is
+    `(j-i)`; `x[i:]` and `x[:j]` leave out one bound, and a negative bound
+    counts from the end. When the bounds are literals or dims the checker knows
+    the size, and a slice that keeps nothing, or reaches past the end of the
+    dim, is an error rather than a silently short tensor.
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [4]:
+        return x[6:10]
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [4]:
+        return x[4:8]
+    """,
+)
+
 # ====================================================================== E03xx types and dtypes
 
 E0301 = _code(
@@ -916,8 +941,9 @@ E0305 = _code(
     "{context}expected {expected}, found {found}",
     """
     `Index[C]` is an integer tensor whose values index dim C. Labels given to
-    cross_entropy must index the class dim named by `over=`; an `Index[K]`, or a
-    plain integer tensor, does not. This catches labels and logits that belong to
+    cross_entropy must index the class dim named by `over=`, and labels that
+    index a tensor (`m.emb[tokens]`, an embedding) must index its first dim; an
+    `Index[K]`, or a plain integer tensor, does not. This catches labels and logits that belong to
     different dims even when the sizes happen to match.
     """,
     """

@@ -219,6 +219,10 @@ class _FnCompiler:
         if isinstance(e, A.Field):
             return attr(self.expr(e.value, 16), e.name.text), 16
         if isinstance(e, A.Index):
+            if isinstance(e.index, A.Slice):
+                start = self.expr(e.index.start) if e.index.start is not None else ""
+                end = self.expr(e.index.end) if e.index.end is not None else ""
+                return f"{self.expr(e.value, 16)}[{start}:{end}]", 16
             return f"{self.expr(e.value, 16)}[{self.expr(e.index)}]", 16
         if isinstance(e, A.Cast):
             return self.cast(e), 16

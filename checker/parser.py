@@ -391,6 +391,15 @@ class _Builder:
     def index(self, ch):
         return A.Index(_span(ch), ch[0], ch[2])
 
+    def slice_index(self, ch):
+        # children: value "[" start? ":" end? "]" (absent bounds are None)
+        colon = next(i for i, c in enumerate(ch) if isinstance(c, Token) and c.type == "COLON")
+        start, end = ch[colon - 1], ch[colon + 1]
+        start = cast(A.Expr, start) if isinstance(start, A.Node) else None
+        end = cast(A.Expr, end) if isinstance(end, A.Node) else None
+        lsqb, rsqb = ch[1], ch[-1]
+        return A.Index(_span(ch), ch[0], A.Slice(A.Span(_end(lsqb), _start(rsqb)), start, end))
+
     def args(self, ch):
         seq = _Seq(c if isinstance(c, A.Arg) else A.Arg(c.span, None, c) for c in _nodes(ch))
         seq.span = _span(ch)

@@ -282,6 +282,16 @@ def stop_grad(x):
     return x.detach()
 
 
+def arange(n):
+    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels."""
+    return torch.arange(n)
+
+
+def one_hot(labels, over):
+    """``one_hot(y, over=C)``: float32, a new last dim of size C."""
+    return F.one_hot(labels, over).to(torch.float32)
+
+
 def norm(x):
     """The 2-norm of all values of a tensor or of a Grad together (0-dim)."""
     if type(x) is Grad:
@@ -366,6 +376,8 @@ def print_(*values, file=None) -> None:
 # built-in's run-time function is added here and nowhere else in the runtime.
 __all__ = [
     "abs",
+    "arange",
+    "one_hot",
     "argmax",
     "cast",
     "clamp",

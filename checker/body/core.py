@@ -10,6 +10,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref
+from . import label_rules  # noqa: F401 - registers its typing rules
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
 from .env import Env, Loop, Var

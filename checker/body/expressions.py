@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C
+from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
@@ -491,8 +492,14 @@ class ExpressionRules:
         return T.UNKNOWN
 
     def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
+        """`x[i]` drops the first dim; `x[labels]` with labels `[..] Index[V]`
+        gathers along a first dim V (an embedding); `x[i:j]` keeps (j-i) of it."""
         t = self.value(e.value, env)
+        if isinstance(e.index, A.Slice):
+            return self.slice(e, e.index, t, env)
         i = self.value(e.index, env)
+        if isinstance(i, T.TensorT) and not isinstance(t, T.UnknownT):
+            return self.gather(e, t, i)
         if isinstance(i, T.NumberT) and i.kind != "Int":
             self.diags.append(C.E0301.at(e.index.span, context="index: ", expected="Int", found=T.describe(i)))
             return T.UNKNOWN
@@ -508,6 +515,73 @@ class ExpressionRules:
             return T.TensorT(t.dims[1:], t.elem)
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
+
+    def gather(self: BodyChecker, e: A.Index, t: T.Type, labels: T.TensorT) -> T.Type:
+        """`m.emb[tokens]`: `[V E]` indexed by `[b T] Index[V]` is `[b T E]`."""
+        if not isinstance(t, T.TensorT) or t.rank == 0:
+            self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=T.describe(t)))
+            return T.UNKNOWN
+        first = t.dims[0]
+        want = T.TensorT(labels.dims, T.index_of(first))
+        if labels.elem.index is None or not T.dims_equal(labels.elem.index, first):
+            what = f"index into {expr_text(e.value)} ({t}) by labels of its first dim {first}: "
+            self.diags.append(C.E0305.at(e.index.span, context=what, expected=str(want), found=str(labels)))
+            return T.UNKNOWN
+        return T.TensorT(labels.dims + t.dims[1:], t.elem)
+
+    def slice(self: BodyChecker, e: A.Index, s: A.Slice, t: T.Type, env: Env) -> T.Type:
+        """`x[i:j]`: the first dim becomes (j-i); bounds are Ints, and when
+        they are literals or dims the size is known (negative: from the end)."""
+        bounds = []
+        for b in (s.start, s.end):
+            if b is not None:
+                bt = self.value(b, env)
+                if not isinstance(bt, T.UnknownT) and not (isinstance(bt, T.NumberT) and bt.kind == "Int"):
+                    self.diags.append(C.E0301.at(b.span, context="slice bound: ", expected="Int", found=T.describe(bt)))
+                    return T.UNKNOWN
+            bounds.append(b)
+        if isinstance(t, T.UnknownT):
+            return t
+        if not isinstance(t, T.TensorT):
+            self.diags.append(C.E0306.at(e.span, op="slicing", left=T.describe(t), right="", detail=""))
+            return T.UNKNOWN
+        if t.rank == 0:
+            self.diags.append(C.E0210.at(e.span, operation="slicing", needed="1 dim or more", found=str(t)))
+            return T.UNKNOWN
+        n = T.dim_poly(t.dims[0])
+        start = self.slice_bound(s.start, n, DX.const(0))
+        end = self.slice_bound(s.end, n, n)
+        if start is None or end is None or n is None:
+            return T.TensorT((T.DimUnknown(),) + t.dims[1:], t.elem)
+        size = DX.sub(end, start)
+        value, whole = DX.value(size), DX.value(n)
+        lo, hi = DX.value(start), DX.value(end)
+        problem = None
+        if value is not None and value <= 0:
+            problem = f"it keeps {value} of {t.dims[0]}"
+        elif whole is not None and ((lo is not None and lo > whole) or (hi is not None and hi > whole)):
+            problem = f"it reaches past the end of {t.dims[0]}"
+        if problem is not None:
+            self.diags.append(C.E0213.at(s.span, dim=str(t.dims[0]), reason=problem))
+            return T.UNKNOWN
+        return T.TensorT((T.dim_of_poly(size),) + t.dims[1:], t.elem)
+
+    def slice_bound(self: BodyChecker, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
+        """A slice bound as a dim normal form: a literal (negative counts from
+        the end, as in Python), a dim constant or a generic dim; None when its
+        value is only known at run time."""
+        if b is None:
+            return default
+        if isinstance(b, A.IntLit):
+            return DX.const(b.value)
+        if isinstance(b, A.Unary) and b.op == "-" and isinstance(b.operand, A.IntLit):
+            return DX.sub(n, DX.const(b.operand.value)) if n is not None else None
+        if isinstance(b, A.Name):
+            if b.name in self.fn.generics:
+                return DX.var(b.name)
+            value = self.g.names.dim_values.get(b.name) if self.global_kind(b.name) == "dim" else None
+            return DX.const(value) if value is not None else None
+        return None
 
     def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)

@@ -1,0 +1,76 @@
+"""Typing rules of the built-ins that make or use labels: `arange(T)` gives
+the positions of a dim as `[T] Index[T]`, and `one_hot(y, over=C)` turns
+`Index[C]` labels into a `C` dim. (Indexing a tensor by labels, an
+embedding, is `x[labels]`: checker/body/expressions.py.)"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import types as T
+from ..builtins import Builtin
+from ..results import Ref
+from .builtin_rules import Bound, rule
+from .env import Env
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
+    """A dim given as an argument: a dim constant, a generic dim or a literal."""
+    if isinstance(e, A.IntLit):
+        if e.value <= 0:
+            c.diags.append(C.E0208.at(e.span, value=e.value))
+            return None
+        return T.DimLit(e.value)
+    if isinstance(e, A.Name):
+        if e.name in c.fn.generics:
+            c.refs[e] = Ref("generic", e.name, c.fn.name)
+            c.types[e] = T.INT
+            return T.DimVar(e.name)
+        if c.global_kind(e.name) == "dim":
+            c.refs[e] = Ref("dim", e.name)
+            c.types[e] = T.INT
+            value = c.g.names.dim_values.get(e.name)
+            return T.DimConst(e.name, value) if value is not None else T.DimUnknown()
+    c.diags.append(
+        C.E0301.at(
+            e.span,
+            context=f"{what} of {fn}: ",
+            expected="a dim (a dim constant, a generic dim or a number)",
+            found=_shown(e),
+        )
+    )
+    return None
+
+
+def _shown(e: A.Expr) -> str:
+    from .text import expr_text
+
+    return expr_text(e)
+
+
+@rule("arange")
+def _arange(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    dim = _dim_of_arg(c, bound["n"].node, "arange", "n")
+    if dim is None:
+        return T.UNKNOWN
+    return T.TensorT((dim,), T.index_of(dim))
+
+
+@rule("one_hot")
+def _one_hot(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    labels = c.tensor_arg(bound["labels"], env, "one_hot", "labels", float_only=False)
+    dim = _dim_of_arg(c, bound["over"].node, "one_hot", "over")
+    if labels is None or dim is None:
+        return T.UNKNOWN
+    if labels.elem.index is None or not T.dims_equal(labels.elem.index, dim):
+        want = T.TensorT(labels.dims, T.index_of(dim))
+        c.diags.append(
+            C.E0305.at(bound["labels"].node.span, context="labels of one_hot: ", expected=str(want), found=str(labels))
+        )
+        return T.UNKNOWN
+    return T.TensorT(labels.dims + (dim,), T.F32)
