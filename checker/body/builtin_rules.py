@@ -164,6 +164,7 @@ class BuiltinRules:
     def _builtin_reduce(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         float_only = b.name == "mean"
         t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only)
+        keep = self._keep_arg(bound.get("keep"), env)
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
@@ -178,7 +179,6 @@ class BuiltinRules:
         elif b.name == "mean":
             elem = T.with_refine(T.Elem(elem.dtype), elem.refine)
         # max / min keep the element type, refinement and Index included
-        keep = self._keep_arg(bound.get("keep"), env)
         over = bound.get("over")
         if over is None:
             self.axes[node] = None
@@ -214,10 +214,10 @@ class BuiltinRules:
     @rule("argmax")
     def _builtin_argmax(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.tensor_arg(bound["x"], env, "argmax", "x", float_only=False)
+        keep = self._keep_arg(bound.get("keep"), env)
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
-        keep = self._keep_arg(bound.get("keep"), env)
         axis = self.dim_arg(bound["over"], env, t, "argmax")
         self.axes[node] = axis
         if axis is None or keep is None:

@@ -157,3 +157,14 @@ def test_the_compiled_call_passes_the_resolved_axis_and_keep() -> None:
     assert "rt.sum(rt.softmax(s, 2), 2, keep=True)" in py
     assert "rt.mean(rt.layer_norm(x, 0), None, keep=True)" in py
     assert "rt.rms_norm(rt.max(x, None, keep=True), 1)" in py
+
+
+def test_keep_is_read_even_when_the_operand_has_no_type() -> None:
+    # k is used (no W0101) and reported, though y is unknown
+    check("""
+    fn f(x: [b E]) -> [b 1]:
+        k = True
+        return sum(y, over=E, keep=k)
+    #              ^ E0101: unknown name 'y'
+    #                              ^ E0301: keep= decides the result's shape: expected True or False, found k
+    """)
