@@ -62,6 +62,12 @@ fn rms_last(x: [b T E]) -> [b T E]:
 fn rms_first(x: [b T E]) -> [b T E]:
     return rms_norm(x, over=0)
 
+fn ce_last(x: [E E], y: [E] Index[E]) -> [] NonNeg:
+    return cross_entropy(x, y, over=-1)
+
+fn ce_first(x: [E E], y: [E] Index[E]) -> [] NonNeg:
+    return cross_entropy(x, y, over=0)
+
 fn ln_by_hand(x: [b E]) -> [b E]:
     c = x - mean(x, over=E, keep=True)
     var = mean(c * c, over=E, keep=True)
@@ -109,6 +115,12 @@ def test_softmax_over_the_last_of_a_repeated_dim(mod) -> None:
     s = _x(2, 3, 3)
     _same(mod.attn(s), torch.softmax(s, -1))
     _same(mod.attn_first(s), torch.log_softmax(s, 1))
+
+
+def test_cross_entropy_over_a_position_of_a_square_tensor(mod) -> None:
+    x, y = _x(4, 4), torch.tensor([3, 0, 1, 1])
+    _same(mod.ce_last(x, y), F.cross_entropy(x, y))
+    _same(mod.ce_first(x, y), F.cross_entropy(x.T, y))
 
 
 def test_keep_is_torch_keepdim(mod) -> None:

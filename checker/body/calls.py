@@ -407,7 +407,7 @@ class CallRules:
             self.value(e, env)
             self.diags.append(
                 C.E0301.at(
-                    e.span, context="over=: ", expected="a dim name or an axis position (-1)", found=expr_text(e)
+                    e.span, context="over=: ", expected="a dim name or a position such as -1", found=expr_text(e)
                 )
             )
             return None

@@ -159,6 +159,14 @@ def test_the_compiled_call_passes_the_resolved_axis_and_keep() -> None:
     assert "rt.rms_norm(rt.max(x, None, keep=True), 1)" in py
 
 
+def test_over_is_a_dim_name_or_an_integer_literal() -> None:
+    check("""
+    fn bad_over(x: [b E]) -> [b]:
+        return sum(x, over=1.5)
+    #                      ^^^ E0301: over=: expected a dim name or a position such as -1, found 1.5
+    """)
+
+
 def test_keep_is_read_even_when_the_operand_has_no_type() -> None:
     # k is used (no W0101) and reported, though y is unknown
     check("""
