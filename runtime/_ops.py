@@ -190,6 +190,29 @@ def cross_entropy(logits, labels, axis=-1):
     return F.cross_entropy(logits, labels)
 
 
+def nll(logp, labels, axis=-1):
+    """Mean negative log-likelihood of ``labels`` (class indices, int64, the
+    shape of ``logp`` without its class dim ``axis``) under the
+    log-probabilities ``logp``: torch's nll_loss."""
+    nd = logp.dim()
+    if axis < 0:
+        axis += nd
+    if nd >= 2 and axis != 1:
+        logp = logp.movedim(axis, 1)
+    return F.nll_loss(logp, labels)
+
+
+binary_cross_entropy_with_logits = F.binary_cross_entropy_with_logits  # (z, y): mean over every value
+
+
+def kl_div(logp, q):
+    """KL(q || p) of probabilities ``q`` from log-probabilities ``logp`` (one
+    shape): the sum of q * (log q - logp) over every value (0 where q is 0),
+    divided by the size of the first dim when there are two dims or more
+    (torch's kl_div with reduction="batchmean"; "sum" for 0 or 1 dims)."""
+    return F.kl_div(logp, q, reduction="batchmean" if logp.dim() >= 2 else "sum")
+
+
 def mse(a, b):
     """Mean squared error over all elements (0-dim); a and b broadcast."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
@@ -379,6 +402,7 @@ __all__ = [
     "arange",
     "one_hot",
     "argmax",
+    "binary_cross_entropy_with_logits",
     "cast",
     "clamp",
     "cos",
@@ -388,6 +412,7 @@ __all__ = [
     "format_value",
     "gelu",
     "item",
+    "kl_div",
     "layer_norm",
     "log",
     "log1p",
@@ -398,6 +423,7 @@ __all__ = [
     "min",
     "minimum",
     "mse",
+    "nll",
     "norm",
     "ones",
     "randint",

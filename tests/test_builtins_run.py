@@ -101,6 +101,15 @@ fn ce(x: [T C], y: [T] Index[C]) -> [] NonNeg:
 fn ce_first(x: [C T], y: [T] Index[C]) -> [] NonNeg:
     return cross_entropy(x, y, over=C)
 
+fn nll_(x: [T C], y: [T] Index[C]) -> [] NonNeg:
+    return nll(log_softmax(x, over=C), y, over=C)
+
+fn bce(x: [T C], y: [T C]) -> [] NonNeg:
+    return binary_cross_entropy_with_logits(x, y)
+
+fn kl(x: [T C], y: [T C]) -> [] NonNeg:
+    return kl_div(log_softmax(x, over=C), softmax(y, over=C))
+
 fn mse_(x: [T C], y: [T C]) -> [] NonNeg:
     return mse(x, y)
 
@@ -189,6 +198,15 @@ def test_cross_entropy_finds_the_class_axis(mod) -> None:
     y = torch.tensor([2, 1])
     assert torch.allclose(mod.ce(X, y), F.cross_entropy(X, y))
     assert torch.allclose(mod.ce_first(X.T.contiguous(), y), F.cross_entropy(X, y))
+
+
+def test_nll_bce_and_kl_div(mod) -> None:
+    y = torch.tensor([2, 1])
+    assert torch.allclose(mod.nll_(X, y), F.nll_loss(torch.log_softmax(X, 1), y))
+    t = torch.sigmoid(X * 3)
+    assert torch.allclose(mod.bce(X, t), F.binary_cross_entropy_with_logits(X, t))
+    p, q = torch.log_softmax(X, 1), torch.softmax(X.flip(0), 1)
+    assert torch.allclose(mod.kl(X, X.flip(0)), F.kl_div(p, q, reduction="batchmean"))
 
 
 def test_mse(mod) -> None:

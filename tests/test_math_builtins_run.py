@@ -109,3 +109,71 @@ def test_math_of_a_tensor_is_torchs_function(name: str) -> None:
     (g1,) = torch.autograd.grad(got.sum(), x)
     (g2,) = torch.autograd.grad(expected.sum(), x)
     assert torch.equal(g1, g2)
+
+
+def test_loss_gradients_match_torch(tmp_path) -> None:
+    path = tmp_path / "l.qv"
+    path.write_text(
+        textwrap.dedent("""
+        dim T = 2
+        dim C = 3
+
+        model P:
+            param w: [T C] = ones
+
+        fn nll_loss(m: P, x: [C T], y: [T] Index[C]) -> [] NonNeg:
+            return nll(log_softmax(x * transpose(m.w), over=C), y, over=C)
+
+        fn bce_loss(m: P, x: [T C], y: [T C]) -> [] NonNeg:
+            return binary_cross_entropy_with_logits(x * m.w, y)
+
+        fn kl_loss(m: P, x: [T C], y: [T C]) -> [] NonNeg:
+            return kl_div(log_softmax(x * m.w, over=C), softmax(y, over=C))
+
+        fn kl_one(m: P, x: [T C], y: [T C]) -> [] NonNeg:
+            return kl_div(log_softmax(x[0] * m.w[0], over=C), softmax(y[0], over=C))
+    """)
+    )
+    mod = quiver.load(str(path))
+    m = mod.P.init(seed=0)
+    x = torch.tensor([[0.5, -1.0, 2.0], [-0.25, 3.0, 0.0]])
+    y = torch.tensor([2, 0])
+    t = torch.tensor([[0.9, 0.1, 0.5], [0.0, 1.0, 0.25]])
+
+    def torch_nll(w):
+        return F.nll_loss(torch.log_softmax(x * w, 1), y)
+
+    def torch_bce(w):
+        return F.binary_cross_entropy_with_logits(x * w, t)
+
+    def torch_kl(w):
+        return F.kl_div(torch.log_softmax(x * w, 1), torch.softmax(t, 1), reduction="batchmean")
+
+    def torch_kl_one(w):
+        return F.kl_div(torch.log_softmax(x[0] * w[0], 0), torch.softmax(t[0], 0), reduction="sum")
+
+    cases = [
+        (mod.nll_loss, (x.T.contiguous(), y), torch_nll),
+        (mod.bce_loss, (x, t), torch_bce),
+        (mod.kl_loss, (x, t), torch_kl),
+        (mod.kl_one, (x, t), torch_kl_one),
+    ]
+    for fn, args, torch_fn in cases:
+        value, g = quiver.runtime.value_and_grad(fn, m, *args)
+        w = torch.ones(2, 3, requires_grad=True)
+        expected = torch_fn(w)
+        (expected_grad,) = torch.autograd.grad(expected, w)
+        assert torch.allclose(value, expected.detach()), (fn, value, expected)
+        assert torch.allclose(g.w, expected_grad), (fn, g.w, expected_grad)
+
+
+def test_nll_of_log_softmax_is_cross_entropy_and_kl_div_of_itself_is_zero() -> None:
+    rt = quiver.runtime
+    x = torch.randn(4, 5, 3, generator=torch.Generator().manual_seed(0))
+    y = torch.randint(0, 5, (4, 3), generator=torch.Generator().manual_seed(1))
+    assert torch.allclose(rt.nll(rt.log_softmax(x, 1), y, 1), rt.cross_entropy(x, y, 1))
+    xc = x.movedim(1, 2).contiguous()  # the class dim last
+    assert torch.allclose(rt.nll(rt.log_softmax(xc, -1), y, -1), rt.cross_entropy(x, y, 1))
+    lp = torch.log_softmax(x, 1)
+    assert float(rt.kl_div(lp, lp.exp())) == pytest.approx(0.0, abs=1e-6)
+    assert float(rt.kl_div(lp, torch.softmax(x.flip(0), 1))) > 0

@@ -240,12 +240,14 @@ class BuiltinRules:
 
     @rule("cross_entropy")
     def _builtin_cross_entropy(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-        logits = self.tensor_arg(bound["logits"], env, "cross_entropy", "logits")
+        # cross_entropy(logits, ...) and nll(logp, ...)
+        first = b.params[0].name
+        logits = self.tensor_arg(bound[first], env, b.name, first)
         labels_t = self.value(bound["labels"].node, env)
         if logits is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.scalar(T.NONNEG)
-        axis = self.dim_arg(bound["over"], env, logits, "cross_entropy")
+        axis = self.dim_arg(bound["over"], env, logits, b.name)
         self.axes[node] = axis
         if axis is None:
             return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
@@ -258,7 +260,7 @@ class BuiltinRules:
             self.diags.append(
                 C.E0301.at(
                     bound["labels"].node.span,
-                    context="labels of cross_entropy: ",
+                    context=f"labels of {b.name}: ",
                     expected=str(want),
                     found=T.describe(labels_t),
                 )
@@ -267,7 +269,7 @@ class BuiltinRules:
             self.diags.append(
                 C.E0201.at(
                     bound["labels"].node.span,
-                    context="labels of cross_entropy: ",
+                    context=f"labels of {b.name}: ",
                     expected=str(want),
                     found=str(labels_t),
                 )
@@ -302,6 +304,32 @@ class BuiltinRules:
             self.diags.append(
                 C.E0302.at(
                     node.span, context="mse needs one element type: ", expected=p.show_elem(), found=t.show_elem()
+                )
+            )
+        return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
+
+    @rule("same_shape_loss")
+    def _builtin_same_shape_loss(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        """binary_cross_entropy_with_logits(z, y), kl_div(logp, q): two float tensors of one shape and
+        element type give a [] NonNeg."""
+        first, second = (p.name for p in b.params)
+        p = self.tensor_arg(bound[first], env, b.name, first)
+        t = self.tensor_arg(bound[second], env, b.name, second)
+        if p is None or t is None:
+            return T.scalar(T.NONNEG)
+        if p.rank != t.rank or not all(T.dims_equal(x, y) for x, y in zip(p.dims, t.dims)):
+            self.diags.append(
+                C.E0201.at(
+                    bound[second].node.span,
+                    context=f"{second} of {b.name} (same shape as {first}): ",
+                    expected=str(T.TensorT(p.dims, t.elem)),
+                    found=str(t),
+                )
+            )
+        elif p.elem.dtype != t.elem.dtype:
+            self.diags.append(
+                C.E0302.at(
+                    node.span, context=f"{b.name} needs one element type: ", expected=p.show_elem(), found=t.show_elem()
                 )
             )
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))

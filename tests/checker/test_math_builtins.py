@@ -10,6 +10,7 @@ import pytest
 from annotations import check_annotated
 
 from quiver.checker import check_text
+from quiver.checker import types as T
 
 PRELUDE = """\
 dim D = 4
@@ -194,4 +195,58 @@ def test_math_of_a_number_is_not_a_tensor_and_strings_are_neither() -> None:
         c = log(y)
     #           ^ E0310: log of tensor [D] i64 needs a float tensor; cast it with `as`
         return exp(1.0) * sqrt(2)
+    """)
+
+
+# ------------------------------------------------------------------ losses
+
+
+def test_the_new_losses_are_nonneg_scalars_of_their_element_type() -> None:
+    src = """
+    fn f(x: [b D] f64, t: [b D] f64, y: [b] Index[D], v: [b D C] f64, yc: [b C] Index[D]):
+        a = nll(log_softmax(x, over=D), y, over=D)
+        r = binary_cross_entropy_with_logits(x, t)
+        c = kl_div(log_softmax(x, over=D), softmax(t, over=D))
+        d = nll(v, yc, over=D)
+        e = kl_div(x[0], t[0])
+    """
+    a = check_text(PRELUDE + textwrap.dedent(src))
+    assert [d.code for d in a.diagnostics if d.code != "W0101"] == []
+    (body,) = [b for b in a.bodies.values() if "a" in b.locals]
+    for name in "arcde":
+        t = body.locals[name]
+        assert isinstance(t, T.TensorT) and t.dims == () and t.elem == T.Elem("f64", "nonneg"), (name, t)
+
+
+def test_nll_labels_follow_the_rules_of_cross_entropy() -> None:
+    check("""
+    fn f(lp: [b C], y: [b] Index[D], z: [C] Index[C], n: Int) -> [] NonNeg:
+        a = nll(lp, y, over=C)
+    #               ^ E0305: the labels index D, but over=C: expected [b] Index[C], found [b] Index[D]
+        c = nll(lp, z, over=C)
+    #               ^ E0201: labels of nll: expected [b] Index[C], found [C] Index[C]
+        d = nll(lp, n, over=C)
+    #               ^ E0301: labels of nll: expected [b] Index[C], found number Int
+        e = nll(lp, y, over=D)
+    #                       ^ E0204
+        g = nll(n, y, over=C)
+    #           ^ E0301: argument 'logp' of nll: expected a tensor, found number Int
+        print(a, c, d, e, g)
+        return nll(lp, y)
+    #             ^^^^^^^ E0403: nll needs the argument over=
+    """)
+
+
+def test_bce_and_kl_div_need_one_shape_and_element_type() -> None:
+    check("""
+    fn f(z: [b C], y: [b], w: [b C] f64, k: [b C] i64) -> [] NonNeg:
+        a = binary_cross_entropy_with_logits(z, y)
+    #                                           ^ E0201: y of binary_cross_entropy_with_logits (same shape as z): expected [b C], found [b]
+        c = kl_div(z, w)
+    #       ^^^^^^^^^^^^ E0302: kl_div needs one element type: expected [b C] Float, found [b C] f64
+        d = kl_div(z, k)
+    #                 ^ E0310: kl_div of tensor [b C] i64 needs a float tensor; cast it with `as`
+        print(a, c, d)
+        return kl_div(z)
+    #                ^^^ E0401
     """)
