@@ -30,7 +30,8 @@ class ParamKind(enum.Enum):
 
     VALUE = "value"  # an expression
     DIM = "dim"  # a dim name or axis position: over=C, over=-1; compiles to the axis the checker resolved
-    SHAPE = "shape"  # a shape literal: [64 D] f64
+    SHAPE = "shape"  # a shape literal: [64 D] f64; compiles to the sizes
+    AXES = "axes"  # a shape literal naming the operand's dims; compiles to their positions
     FN = "fn"  # a function name: value_and_grad's f
 
 
@@ -85,6 +86,7 @@ GROUPS = {
     "along": "Along a dim",
     "losses": "Losses",
     "tensor": "Other tensor functions",
+    "shape": "Shape operations",
     "create": "Creating tensors",
     "other": "Other built-ins",
 }
@@ -364,6 +366,59 @@ _BUILTINS = [
         "tensor",
         "norm",
         "norm",
+    ),
+    Builtin(
+        "reshape",
+        (X, BParam("shape", ParamKind.SHAPE)),
+        "reshape(x: [..], shape) -> shape",
+        "The values of x laid out in a new shape, written as a type; the element counts must be equal.",
+        "r = reshape(x, [b 2 2])",
+        "shape",
+        "reshape",
+        "reshape",
+        note="Counts that are not provably equal are [E0214](diagnostics.md#e0214).",
+    ),
+    Builtin(
+        "permute",
+        (X, BParam("order", ParamKind.AXES)),
+        "permute(x: [..], order) -> order",
+        "The dims of x reordered by name: permute(x, [b H T D]) of [b T H D]; each dim of x once.",
+        "p = permute(x, [D b])",
+        "shape",
+        "permute",
+        "permute",
+        note="Each of x's dims once, named unambiguously ([E0214](diagnostics.md#e0214)).",
+    ),
+    Builtin(
+        "concat",
+        (BParam("a"), BParam("b"), OVER),
+        "concat(a: [.. A ..], b: [.. B ..], over=A) -> [.. (A+B) ..]",
+        "a and b joined along one dim; their other dims are the same.",
+        "c = concat(x, x, over=D)",
+        "shape",
+        "concat",
+        "concat",
+    ),
+    Builtin(
+        "stack",
+        (BParam("a"),),
+        "stack(a: [..], b: [..], ...) -> [n ..]",
+        "n tensors of one shape as one, with a new leading dim of size n.",
+        "s = stack(x, x, x)",
+        "shape",
+        "stack",
+        "stack",
+        variadic=True,
+    ),
+    Builtin(
+        "chunk",
+        (X, BParam("n"), OVER),
+        "chunk(x: [.. D ..], n: Int, over=D) -> ([.. (D/n) ..], ...)",
+        "x cut into n equal parts along one dim: a tuple of n tensors; n is a number and must divide D.",
+        "h1, h2 = chunk(x, 2, over=D)",
+        "shape",
+        "chunk",
+        "chunk",
     ),
     Builtin(
         "one_hot",

@@ -846,6 +846,35 @@ E0213 = _code(
     """,
 )
 
+E0214 = _code(
+    "E0214",
+    "shape operation does not fit",
+    "{operation}: {reason}",
+    """
+    A shape operation needs shapes that fit it: `reshape` keeps the number of
+    elements (the products of the dims must be provably equal), `permute` names
+    each of the operand's dims exactly once, `concat` joins tensors whose other
+    dims are the same, `stack` joins tensors of one shape, and `chunk` cuts a dim
+    into parts that divide it exactly.
+    """,
+    """
+    dim T = 8
+    dim E = 64
+    dim NH = 5
+
+    fn heads(x: [b T E]) -> [b T NH 12]:
+        return reshape(x, [b T NH 12])
+    """,
+    """
+    dim T = 8
+    dim E = 64
+    dim NH = 4
+
+    fn heads(x: [b T E]) -> [b T NH 16]:
+        return reshape(x, [b T NH 16])
+    """,
+)
+
 # ====================================================================== E03xx types and dtypes
 
 E0301 = _code(

@@ -301,8 +301,16 @@ class _FnCompiler:
                     values.append(repr(self.body.axes.get(node)))
                 continue
             v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
-            if v is not None:
-                values.append(f"{p.name}={self.expr(v)}" if p.keyword_only else self.expr(v))
+            if v is None:
+                continue
+            if p.kind is ParamKind.AXES:  # the positions the checker worked out
+                rendered = repr(self.body.axes.get(node))
+            elif p.kind is ParamKind.SHAPE:
+                assert isinstance(v, A.TensorType)
+                rendered = self.shape(v)
+            else:
+                rendered = self.expr(v)
+            values.append(f"{p.name}={rendered}" if p.keyword_only else rendered)
         if b.variadic:
             values.extend(self.expr(v) for v in positional[len(b.params) :])
         return f"{func}(" + ", ".join(values) + ")"

@@ -65,5 +65,5 @@ class BodyResult:
     deps: dict[str, object]
     # Static facts the compiler needs: the axis of each over= dim, resolved
     # shape literals, the callee kind of each call.
-    axes: dict[A.Node, int | None]
+    axes: dict[A.Node, int | tuple[int, ...] | None]  # over= axes; permute's order
     locals: dict[str, T.Type]

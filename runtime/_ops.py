@@ -305,6 +305,33 @@ def stop_grad(x):
     return x.detach()
 
 
+def reshape(x, shape):
+    """``reshape(x, [b T NH HD])``: the compiler passes the sizes."""
+    return x.reshape(shape)
+
+
+def permute(x, order):
+    """``permute(x, [b H T D])``: the compiler passes the positions."""
+    return x.permute(order)
+
+
+def concat(a, b, axis):
+    return torch.cat((a, b), axis)
+
+
+def stack(*xs):
+    return torch.stack(xs)
+
+
+def chunk(x, n, axis):
+    """n equal parts along ``axis`` (a size that n does not divide is an error,
+    not torch's uneven last part)."""
+    size = x.shape[axis]
+    if size % n:
+        raise QuiverError(f"chunk: {n} parts do not divide a dim of size {size}")
+    return torch.chunk(x, n, axis)
+
+
 def arange(n):
     """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels."""
     return torch.arange(n)
@@ -400,6 +427,11 @@ def print_(*values, file=None) -> None:
 __all__ = [
     "abs",
     "arange",
+    "chunk",
+    "concat",
+    "permute",
+    "reshape",
+    "stack",
     "one_hot",
     "argmax",
     "binary_cross_entropy_with_logits",

@@ -10,7 +10,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref
-from . import label_rules  # noqa: F401 - registers its typing rules
+from . import label_rules, shape_rules  # noqa: F401 - register their typing rules
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
 from .env import Env, Loop, Var
@@ -33,7 +33,7 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         self.deps: dict[str, object] = {}
         self.facts: set[ReadFact] = set()
         self.sites: dict[A.Call, GradSite] = {}
-        self.axes: dict[A.Node, int | None] = {}
+        self.axes: dict[A.Node, int | tuple[int, ...] | None] = {}
         self.used: set[A.Node] = set()
         self.simple_defs: dict[A.Node, str] = {}
         self.loops: list[Loop] = []

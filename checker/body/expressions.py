@@ -250,10 +250,16 @@ class ExpressionRules:
         number = lt if isinstance(lt, T.NumberT) else rt if isinstance(rt, T.NumberT) else None
         if number is not None and number.kind == "Float" and not tensor_elem.is_float:
             tensor = lt if isinstance(lt, T.TensorT) else rt
+            context = f"'{op}' of an integer tensor and a Float: "
+            if op == "**" and isinstance(tensor, T.TensorT):  # torch would promote; Quiver casts explicitly
+                side = left if tensor is lt else right
+                text = expr_text(side) if isinstance(side, (A.Name, A.Field)) else "(...)"
+                cast = f"{text} as {T.TensorT(tensor.dims, T.F32)} f32"
+                context = f"'**' of an integer tensor and a Float; cast the tensor to a float type first: `{cast}`: "
             self.diags.append(
                 C.E0302.at(
                     node.span,
-                    context=f"'{op}' of an integer tensor and a Float: ",
+                    context=context,
                     expected=tensor.show_elem(),
                     found="Float",
                 )

@@ -250,3 +250,25 @@ def test_bce_and_kl_div_need_one_shape_and_element_type() -> None:
         return kl_div(z)
     #                ^^^ E0401
     """)
+
+
+# ------------------------------------------------------------------ ** on integer tensors
+
+
+def test_a_float_power_of_an_integer_tensor_says_how_to_cast() -> None:
+    check("""
+    model M:
+        buffer k: [D] i64 = 0
+
+    fn f(n: [D] i64, m: M) -> [D]:
+        a = n ** 0.5
+    #       ^^^^^^^^ E0302: '**' of an integer tensor and a Float; cast the tensor to a float type first: `n as [D] f32`: expected [D] i64, found Float
+        c = 2.0 ** m.k
+    #       ^^^^^^^^^^ E0302: '**' of an integer tensor and a Float; cast the tensor to a float type first: `m.k as [D] f32`: expected [D] i64, found Float
+        d = (n + 1) ** 1.5
+    #        ^^^^^^^^^^^^^ E0302: '**' of an integer tensor and a Float; cast the tensor to a float type first: `(...) as [D] f32`: expected [D] i64, found Float
+        e = n + 0.5
+    #       ^^^^^^^ E0302: '+' of an integer tensor and a Float: expected [D] i64, found Float
+        print(a, c, d, e)
+        return (n as [D] f32) ** 0.5 + (n ** 2 as [D])
+    """)
