@@ -205,6 +205,14 @@ class Field(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class TensorLit(Node):
+    """`[1.0, -2.0]`, `[[1.0, 0.0], [0.0, 1.0]]`: numbers (IntLit, FloatLit, or
+    a negated one as Unary) or nested literals."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class Slice(Node):
     """`i:j`, `i:`, `:j` inside brackets: a range of the first dim."""
 
@@ -253,6 +261,7 @@ Expr = (
     | Pipe
     | Cast
     | TensorType
+    | TensorLit
 )
 
 

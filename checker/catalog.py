@@ -1865,6 +1865,56 @@ W0102 = _code(
     unnecessary=True,
 )
 
+W0201 = _code(
+    "W0201",
+    "outer product by broadcasting",
+    "'{op}' broadcasts {left} against {right} into {result}: {dim} twice, an outer product",
+    """
+    Broadcasting lines shapes up from the right, so a column `[b 1]` against a
+    vector `[b]` gives `[b b]`: every prediction against every target. That is
+    the classic silent bug of a regression loss (torch only warns about it in
+    `mse_loss`). When the operands have different ranks and the result has a
+    dim twice that neither operand had twice, Quiver warns. To mean it, give
+    both operands the same rank (`[b 1]` and `[1 b]`); otherwise drop the `1`
+    (`reshape(pred, [b])`) or keep the reduced dim with `keep=True`.
+    """,
+    """
+    fn loss(pred: [b 1], target: [b]) -> []:
+        return mean((pred - target) ** 2)
+    """,
+    """
+    fn loss(pred: [b 1], target: [b]) -> []:
+        return mean((reshape(pred, [b]) - target) ** 2)
+    """,
+    warning=True,
+)
+
+W0301 = _code(
+    "W0301",
+    "labels of different dims",
+    "'{op}' mixes labels of different dims: {left} and {right}",
+    """
+    `Index[C]` labels index dim C. Comparing them with, or mixing them into
+    arithmetic with, labels of another dim (`Index[K]`) is almost always a mix-up
+    of two label sets that happen to have the same size, such as predicted
+    classes against labels of another task.
+    """,
+    """
+    dim C = 10
+    dim K = 10
+
+    fn agree(p: [b] Index[C], y: [b] Index[K]) -> [b] Bool:
+        return p == y
+    """,
+    """
+    dim C = 10
+
+    fn agree(p: [b] Index[C], y: [b] Index[C]) -> [b] Bool:
+        return p == y
+    """,
+    warning=True,
+)
+
 W1101 = _code(
     "W1101",
     "param never read",

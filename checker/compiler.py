@@ -236,6 +236,10 @@ class _FnCompiler:
             return self.call(e, target, [(None, e.left)]), 16
         if isinstance(e, A.TensorType):
             return self.shape(e), 20
+        if isinstance(e, A.TensorLit):
+            t = self.type_of(e)
+            assert isinstance(t, T.TensorT)
+            return f"rt.tensor({_literal_values(e)}, {elem_expr(t.elem)})", 16
         raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
 
     def name(self, e: A.Name) -> str:
@@ -511,6 +515,13 @@ def _dim_source(fn: FnInfo, g: str) -> str | None:
                     c, k = linear
                     return f"({py_name(p.name)}.shape[{i}] - {k}) // {c}"
     return None
+
+
+def _literal_values(e: A.Expr) -> str:
+    """A tensor literal as nested Python lists of numbers."""
+    if isinstance(e, A.TensorLit):
+        return "[" + ", ".join(_literal_values(x) for x in e.items) + "]"
+    return _number_text(e)
 
 
 def _number_text(e: A.Expr) -> str:

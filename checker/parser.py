@@ -411,6 +411,15 @@ class _Builder:
     def name(self, ch):
         return A.Name(_span(ch), str(ch[0]))
 
+    def tensor_lit(self, ch):
+        return A.TensorLit(_span(ch), tuple(c for c in ch if isinstance(c, A.Node)))
+
+    def lit_signed(self, ch):
+        sign, tok = ch
+        text = str(tok).replace("_", "")
+        lit = A.FloatLit(_tok_span(tok), float(text)) if tok.type == "FLOAT" else A.IntLit(_tok_span(tok), int(text))
+        return A.Unary(_span(ch), str(sign), lit)
+
     def int_lit(self, ch):
         return A.IntLit(_span(ch), int(str(ch[0]).replace("_", "")))
 

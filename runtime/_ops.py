@@ -287,6 +287,11 @@ def randint(shape, high, seed=None):
     return torch.randint(0, high, _shape(shape), generator=_generator(seed), dtype=torch.int64)
 
 
+def tensor(values, dtype=f32):
+    """A tensor literal: ``[1.0, -2.0]``, nested lists for more dims."""
+    return torch.tensor(values, dtype=elem_of(dtype).dtype)
+
+
 def zeros(shape, dtype=f32):
     """A CPU tensor of zeros."""
     return torch.zeros(_shape(shape), dtype=elem_of(dtype).dtype)
@@ -470,6 +475,7 @@ __all__ = [
     "sqrt",
     "stop_grad",
     "sum",
+    "tensor",
     "tanh",
     "transpose",
     "where",

@@ -99,6 +99,8 @@ class ExpressionRules:
             return self.index(e, env)
         if isinstance(e, A.Cast):
             return self.cast(e, env)
+        if isinstance(e, A.TensorLit):
+            return self.tensor_lit(e)
         if isinstance(e, A.TensorType):
             self.diags.append(
                 C.E0301.at(
@@ -273,6 +275,7 @@ class ExpressionRules:
                 C.E0202.at(node.span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
             )
             return T.UNKNOWN
+        self.broadcast_warnings(node, op, lt, rt, dims)
         if op == "/" and tensor_elem.is_int:
             self.diags.append(
                 C.E0310.at(
@@ -381,6 +384,7 @@ class ExpressionRules:
                         C.E0202.at(e.span, op=e.op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
                     )
                     return T.UNKNOWN
+                self.broadcast_warnings(e, e.op, lt, rt, dims)
                 el = lt.elem if isinstance(lt, T.TensorT) else None
                 er = rt.elem if isinstance(rt, T.TensorT) else None
                 if el is not None and er is not None and el.dtype != er.dtype:
@@ -521,6 +525,52 @@ class ExpressionRules:
             return T.TensorT(t.dims[1:], t.elem)
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
+
+    def broadcast_warnings(self: BodyChecker, node: A.Node, op: str, lt: T.Type, rt: T.Type, dims: tuple) -> None:
+        """Two silent bugs of broadcasting: a column against a vector making an
+        outer product (`[b 1] - [b]` is `[b b]`), and labels of different dims
+        compared or mixed (`Index[C] == Index[K]`)."""
+        if not (isinstance(lt, T.TensorT) and isinstance(rt, T.TensorT)):
+            return
+        el, er = lt.elem.index, rt.elem.index
+        if el is not None and er is not None and not T.dims_equal(el, er):
+            self.diags.append(C.W0301.at(node.span, op=op, left=str(lt), right=str(rt)))
+        if lt.rank == rt.rank:
+            return
+        repeated = _repeated(dims)
+        if repeated is not None and _repeated(lt.dims) is None and _repeated(rt.dims) is None:
+            result = T.TensorT(dims, lt.elem)
+            self.diags.append(
+                C.W0201.at(node.span, op=op, left=str(lt), right=str(rt), result=str(result), dim=str(repeated))
+            )
+
+    def tensor_lit(self: BodyChecker, e: A.TensorLit) -> T.Type:
+        """`[1.0, -2.0]` is `[2]`, `[[1.0, 0.0], [0.0, 1.0]]` is `[2 2]`: Float
+        when a value is written with a decimal point, else i64; rows nested in
+        one literal all have the same shape."""
+        shape = self.literal_shape(e)
+        if shape is None:
+            return T.UNKNOWN
+        floats = any(isinstance(n, A.FloatLit) for n in A.walk(e))
+        return T.TensorT(tuple(T.DimLit(n) for n in shape), T.F32 if floats else T.I64)
+
+    def literal_shape(self: BodyChecker, e: A.Expr) -> tuple[int, ...] | None:
+        if not isinstance(e, A.TensorLit):
+            self.types[e] = T.NumberT("Float" if isinstance(e, A.FloatLit) or isinstance(getattr(e, "operand", None), A.FloatLit) else "Int")
+            return ()
+        shapes = [self.literal_shape(item) for item in e.items]
+        if any(s is None for s in shapes):
+            return None
+        first = shapes[0]
+        for item, s in zip(e.items, shapes):
+            if s != first:
+                want = "a number" if first == () else f"a row of shape [{' '.join(map(str, first))}]"
+                found = "a number" if s == () else f"a row of shape [{' '.join(map(str, s or ()))}]"
+                reason = f"every item is {want}; this is {found}"
+                self.diags.append(C.E0214.at(item.span, operation="tensor literal", reason=reason))
+                return None
+        assert first is not None
+        return (len(e.items), *first)
 
     def gather(self: BodyChecker, e: A.Index, t: T.Type, labels: T.TensorT) -> T.Type:
         """`m.emb[tokens]`: `[V E]` indexed by `[b T] Index[V]` is `[b T E]`."""
@@ -697,3 +747,12 @@ def cast_problem(src: T.Type, target: T.Type) -> str | None:
             return "; strings do not convert"
         return None
     return "; these types do not convert"
+
+
+def _repeated(dims: tuple) -> T.Dim | None:
+    """A dim that appears twice in a shape (unknown dims aside)."""
+    known = [d for d in dims if not isinstance(d, T.DimUnknown) and not T.is_one(d)]
+    for i, d in enumerate(known):
+        if any(T.dims_equal(d, other) for other in known[i + 1 :]):
+            return d
+    return None
