@@ -35,7 +35,11 @@ def test_a_single_integer_in_brackets_is_a_shape() -> None:
 @pytest.mark.parametrize(
     "expr, message, span",
     [
-        ("[[1.0, 2.0], [3.0]]", "tensor literal: every item is a row of shape [2]; this is a row of shape [1]", "[3.0]"),
+        (
+            "[[1.0, 2.0], [3.0]]",
+            "tensor literal: every item is a row of shape [2]; this is a row of shape [1]",
+            "[3.0]",
+        ),
         ("[1.0, [2.0]]", "tensor literal: every item is a number; this is a row of shape [1]", "[2.0]"),
     ],
 )
