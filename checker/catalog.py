@@ -855,7 +855,9 @@ E0214 = _code(
     elements (the products of the dims must be provably equal), `permute` names
     each of the operand's dims exactly once, `concat` joins tensors whose other
     dims are the same, `stack` joins tensors of one shape, and `chunk` cuts a dim
-    into parts that divide it exactly.
+    into parts that divide it exactly. `conv2d` takes images `[b Ci H W]` and
+    kernels `[Co Ci KH KW]` with the same channels `Ci`, and a convolution's or
+    a pool's window must fit in its (padded) input.
     """,
     """
     dim T = 8

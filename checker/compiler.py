@@ -320,7 +320,8 @@ class _FnCompiler:
         return f"{func}(" + ", ".join(values) + ")"
 
     def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
-        """The shape, then its element type (dtype=, or the size of an Index), then seed=."""
+        """The shape, then its element type (dtype=, or the size of an Index), then the other arguments by
+        name (full's value=, seed=)."""
         shape_node = keywords.get("shape", positional[0] if positional else None)
         assert isinstance(shape_node, A.TensorType)
         t = self.type_of(shape_node)
@@ -331,8 +332,10 @@ class _FnCompiler:
             parts.append(self.dim_value(t.elem.index))
         else:
             parts.append(f"dtype={elem_expr(t.elem)}")
-        if "seed" in keywords:
-            parts.append(f"seed={self.expr(keywords['seed'])}")
+        for i, p in enumerate(b.params[1:], start=1):  # full's value, seed=: by name
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is not None:
+                parts.append(f"{p.name}={self.expr(v)}")
         return ", ".join(parts)
 
     def dim_value(self, d: T.Dim) -> str:

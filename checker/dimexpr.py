@@ -10,7 +10,8 @@ equal: `(t+1)` and `(1+t)`, `(2*t)` and `(t+t)`, `((t*4)/2)` and `(2*t)`.
 
 `/` is integer division floored, as torch floors the sizes of convolutions
 and pools. A division is exact when every coefficient is divisible by a
-constant divisor; otherwise it stays an atom.
+constant divisor; otherwise it stays an atom, and a constant added to it goes
+inside: `((h-2)/2+1)` is `(h/2)`.
 
 A `Poly` is a tuple of (monomial, coefficient) pairs sorted by monomial; a
 monomial is a sorted tuple of atoms; an atom is ("v", name) for a generic
@@ -41,7 +42,21 @@ def var(name: str) -> Poly:
 
 
 def _norm(terms: dict[Mono, int]) -> Poly:
-    return tuple(sorted(((m, c) for m, c in terms.items() if c), key=lambda mc: repr(mc[0])))
+    out = sorted(((m, c) for m, c in terms.items() if c), key=lambda mc: repr(mc[0]))
+    # A constant goes into the first division by a constant d that has
+    # coefficient 1: (n/d)+k is ((n+k*d)/d), floored or not. So the size of
+    # a pool, ((h-2)/2+1), is (h/2), and ((h-1)/2+1) is ((h+1)/2).
+    k = dict(out).get((), 0)
+    for m, c in out if k else ():
+        d = value(m[0][2]) if c == 1 and len(m) == 1 and m[0][0] == "d" else None
+        if d is not None and d > 0:
+            folded = div(add(m[0][1], const(k * d)), m[0][2])
+            assert folded is not None
+            rest = {x: y for x, y in out if x not in ((), m)}
+            for x, y in folded:
+                rest[x] = rest.get(x, 0) + y
+            return tuple(sorted(((x, y) for x, y in rest.items() if y), key=lambda mc: repr(mc[0])))
+    return tuple(out)
 
 
 def add(p: Poly, q: Poly) -> Poly:

@@ -302,6 +302,49 @@ def ones(shape, dtype=f32):
     return torch.ones(_shape(shape), dtype=elem_of(dtype).dtype)
 
 
+def rand(shape, seed=None, dtype=f32):
+    """Uniform draws in [0, 1) on the CPU from a generator seeded with ``seed``
+    (as randn: drawn in f64 for f64, else in f32 and converted)."""
+    elem = elem_of(dtype)
+    if not elem.is_float:
+        raise QuiverError(f"rand needs a float element type, found {elem.name}")
+    draw = torch.float64 if elem.dtype is torch.float64 else torch.float32
+    t = torch.rand(_shape(shape), generator=_generator(seed), dtype=draw)
+    return t if draw is elem.dtype else t.to(elem.dtype)
+
+
+def multinomial(p, axis=-1, seed=None):
+    """One index drawn along ``axis`` for every slice of ``p`` (weights >= 0),
+    with torch.multinomial and a generator seeded with ``seed`` on p's device:
+    ``p`` loses that dim and the result is int64."""
+    q = p.detach().movedim(axis, -1)
+    gen = None
+    if seed is not None:
+        gen = torch.Generator(device=q.device)
+        gen.manual_seed(int(seed))
+    drawn = torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=gen)
+    return drawn.reshape(q.shape[:-1])
+
+
+def full(shape, dtype=f32, value=0):
+    """A CPU tensor of one value."""
+    return torch.full(_shape(shape), value, dtype=elem_of(dtype).dtype)
+
+
+def eye(n):
+    """``eye(N)``: the N by N identity matrix, float32."""
+    return torch.eye(n)
+
+
+tril = torch.tril  # tril(x, diagonal=k)
+triu = torch.triu
+
+# --- convolutions and pools (no bias: that is the caller's param) -------------------
+conv2d = F.conv2d  # conv2d(x, w, stride=s, padding=p)
+max_pool2d = F.max_pool2d  # max_pool2d(x, k): windows k apart
+avg_pool2d = F.avg_pool2d
+
+
 # --- misc ---------------------------------------------------------------------------
 
 
@@ -431,6 +474,15 @@ def print_(*values, file=None) -> None:
 # built-in's run-time function is added here and nowhere else in the runtime.
 __all__ = [
     "abs",
+    "avg_pool2d",
+    "conv2d",
+    "eye",
+    "full",
+    "max_pool2d",
+    "multinomial",
+    "rand",
+    "tril",
+    "triu",
     "arange",
     "chunk",
     "concat",

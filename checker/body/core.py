@@ -10,7 +10,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref
-from . import label_rules, shape_rules  # noqa: F401 - register their typing rules
+from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
 from .env import Env, Loop, Var

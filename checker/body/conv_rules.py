@@ -1,0 +1,125 @@
+"""Typing rules of the convolutions and pools: conv2d, max_pool2d,
+avg_pool2d. The sizes of the result are dim arithmetic (checker/dimexpr.py):
+`((H+2*p-K)/s+1)`, floored as torch floors them, so a 28 by 28 input and a 3
+by 3 kernel give 26 by 26, and a generic `h` gives `(h-2)`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import dimexpr as DX
+from .. import types as T
+from ..builtins import Builtin
+from .builtin_rules import Bound, _literal_number, rule
+from .env import CallArg, Env
+from .text import expr_text
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+
+def _int_literal(c: BodyChecker, a: CallArg | None, env: Env, what: str, default: int, least: int) -> int | None:
+    """A stride, padding or window: an integer literal >= least (`default`
+    when left out; None after an error)."""
+    if a is None:
+        return default
+    e = a.node
+    c.value(e, env)
+    if isinstance(e, A.IntLit) and e.value >= least:
+        return e.value
+    expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
+    number = _literal_number(e)
+    found = str(number) if number is not None else expr_text(e)
+    c.diags.append(C.E0301.at(e.span, context=f"{what}: ", expected=expected, found=found))
+    return None
+
+
+def _four_dims(c: BodyChecker, t: T.TensorT, a: CallArg, fn: str, name: str, layout: str) -> bool:
+    if t.rank == 4:
+        return True
+    reason = f"{name} is {layout}, 4 dims; found {t}"
+    c.diags.append(C.E0214.at(a.node.span, operation=fn, reason=reason))
+    return False
+
+
+def _out_size(size: T.Dim, kernel: T.Dim, stride: int, padding: int) -> T.Dim | None:
+    """`((size+2*padding-kernel)/stride+1)` as a dim; None when its value is
+    known and below 1 (the kernel does not fit)."""
+    ps, pk = T.dim_poly(size), T.dim_poly(kernel)
+    if ps is None or pk is None:
+        return T.DimUnknown()
+    q = DX.div(DX.sub(DX.add(ps, DX.const(2 * padding)), pk), DX.const(stride))
+    assert q is not None  # stride >= 1
+    out = DX.add(q, DX.const(1))
+    v = DX.value(out)
+    if v is not None:
+        return T.DimLit(v) if v >= 1 else None
+    text = DX.render(out)
+    one_division = len(out) == 1 and out[0][1] == 1 and len(out[0][0]) == 1 and out[0][0][0][0] == "d"
+    return T.dim_of_poly(out, text if one_division else f"({text})")
+
+
+def _shown(d: T.Dim) -> str:
+    return f"{d}={d.value}" if isinstance(d, T.DimConst) else str(d)
+
+
+def _too_small(size: T.Dim, kernel: T.Dim, padding: int) -> str:
+    padded = f" with padding {padding}" if padding else ""
+    return f"the window ({_shown(kernel)}) is larger than the input ({_shown(size)}){padded}"
+
+
+@rule("conv2d")
+def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    x = c.tensor_arg(bound["x"], env, "conv2d", "x")
+    w = c.tensor_arg(bound["w"], env, "conv2d", "w")
+    stride = _int_literal(c, bound.get("stride"), env, "stride of conv2d", 1, 1)
+    padding = _int_literal(c, bound.get("padding"), env, "padding of conv2d", 0, 0)
+    if x is None or w is None or stride is None or padding is None:
+        return T.UNKNOWN
+    if not _four_dims(c, x, bound["x"], "conv2d", "x", "[b Ci H W]"):
+        return T.UNKNOWN
+    if not _four_dims(c, w, bound["w"], "conv2d", "w", "[Co Ci KH KW]"):
+        return T.UNKNOWN
+    if not T.dims_equal(x.dims[1], w.dims[1]):
+        reason = f"x has {x.dims[1]} channels (dim 1 of {x}) and w takes {w.dims[1]} (dim 1 of {w})"
+        c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv2d", reason=reason))
+        return T.UNKNOWN
+    if x.elem.dtype != w.elem.dtype:
+        c.diags.append(
+            C.E0302.at(
+                node.span, context="conv2d needs one element type: ", expected=x.show_elem(), found=w.show_elem()
+            )
+        )
+        return T.UNKNOWN
+    sizes: list[T.Dim] = []
+    for size, kernel in ((x.dims[2], w.dims[2]), (x.dims[3], w.dims[3])):
+        out = _out_size(size, kernel, stride, padding)
+        if out is None:
+            reason = _too_small(size, kernel, padding)
+            c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv2d", reason=reason))
+            return T.UNKNOWN
+        sizes.append(out)
+    return T.TensorT((x.dims[0], w.dims[0], *sizes), T.Elem(x.elem.dtype))
+
+
+@rule("pool2d")
+def _pool2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """max_pool2d, avg_pool2d: windows of k by k, k apart. Both keep the
+    element type: the largest or the mean of NonNeg (Prob) values is one."""
+    x = c.tensor_arg(bound["x"], env, b.name, "x")
+    k = _int_literal(c, bound["k"], env, f"k of {b.name}", 1, 1)
+    if x is None or k is None:
+        return T.UNKNOWN
+    if not _four_dims(c, x, bound["x"], b.name, "x", "[b C H W]"):
+        return T.UNKNOWN
+    sizes: list[T.Dim] = []
+    for size in x.dims[2:]:
+        out = _out_size(size, T.DimLit(k), k, 0)
+        if out is None:
+            reason = _too_small(size, T.DimLit(k), 0)
+            c.diags.append(C.E0214.at(bound["k"].node.span, operation=b.name, reason=reason))
+            return T.UNKNOWN
+        sizes.append(out)
+    return T.TensorT(x.dims[:2] + tuple(sizes), x.elem)

@@ -1,0 +1,120 @@
+"""Convolutions and pools (issue 11): conv2d, max_pool2d, avg_pool2d. The
+result's sizes are dim arithmetic: constant inputs give numbers, generic ones
+give expressions."""
+
+from __future__ import annotations
+
+import pytest
+
+from quiver.checker import check_text
+
+P = "dim Ci = 3\ndim Co = 8\ndim K = 3\ndim H = 28\n\n"
+
+
+def diags(body: str) -> list[tuple[str, str, str]]:
+    src = P + body
+    a = check_text(src)
+    assert not a.internal_errors, a.internal_errors[0]
+    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+
+
+@pytest.mark.parametrize(
+    "sig, expr",
+    [
+        ("(x: [b 1 28 28], w: [8 1 3 3]) -> [b 8 26 26]", "conv2d(x, w)"),
+        ("(x: [b Ci H H], w: [Co Ci K K]) -> [b Co 26 26]", "conv2d(x, w)"),
+        ("(x: [b Ci H H], w: [Co Ci K K]) -> [b Co H H]", "conv2d(x, w, padding=1)"),
+        ("(x: [b Ci H H], w: [Co Ci K K]) -> [b Co 14 14]", "conv2d(x, w, stride=2, padding=1)"),
+        ("(x: [b Ci H H], w: [Co Ci 5 3]) -> [b Co 24 26]", "conv2d(x, w)"),
+        ("(x: [b Ci h v], w: [Co Ci 3 3]) -> [b Co (h-2) (v-2)]", "conv2d(x, w)"),
+        ("(x: [b Ci h v], w: [Co Ci k k]) -> [b Co (h-k+1) (v+1-k)]", "conv2d(x, w)"),
+        ("(x: [b Ci h h], w: [Co Ci 3 3]) -> [b Co ((h-1)/2+1) ((h-1)/2+1)]", "conv2d(x, w, stride=2, padding=1)"),
+        ("(x: [b Ci H H]) -> [b Ci 14 14]", "max_pool2d(x, 2)"),
+        ("(x: [b Ci 27 27]) -> [b Ci 13 13]", "avg_pool2d(x, 2)"),
+        ("(x: [b Ci h w]) -> [b Ci ((h-3)/3+1) ((w-3)/3+1)]", "max_pool2d(x, 3)"),
+        ("(x: [b Ci h w]) -> [b Ci (h/2) (w/2)]", "avg_pool2d(x, 2)"),
+        ("(x: [b Ci h w]) -> [b Ci ((h-2)/2+1) (w/2)]", "avg_pool2d(x, 2)"),
+        ("(x: [b Ci h h], w: [Co Ci 3 3]) -> [b Co ((h+2*1-3)/2+1) ((h+1)/2)]", "conv2d(x, w, stride=2, padding=1)"),
+        ("(x: [b Ci H H] NonNeg) -> [b Ci 14 14] NonNeg", "max_pool2d(x, 2)"),
+        ("(x: [b Ci H H] Prob) -> [b Ci 7 7] Prob", "avg_pool2d(x, 4)"),
+        ("(x: [b Ci H H] f64, w: [Co Ci K K] f64) -> [b Co 26 26] f64", "conv2d(x, w)"),
+    ],
+)
+def test_shapes_that_fit(sig: str, expr: str) -> None:
+    assert diags(f"fn f{sig}:\n    return {expr}\n") == []
+
+
+def test_a_conv_result_is_a_plain_float() -> None:
+    body = "fn f(x: [b Ci H H] NonNeg, w: [Co Ci K K] NonNeg) -> [b Co 26 26] NonNeg:\n    return conv2d(x, w)\n"
+    assert [d[0] for d in diags(body)] == ["E0304"]
+
+
+def test_a_size_is_printed_as_its_number_or_expression() -> None:
+    body = "fn f(x: [b Ci h 28], w: [Co Ci K K]) -> [b Co h 26]:\n    return conv2d(x, w, stride=2)\n"
+    [(code, message, _)] = diags(body)
+    assert code == "E0201" and "[b Co ((h-1)/2) 13]" in message
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            "fn f(x: [b 4 H H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
+            ("E0214", "conv2d: x has 4 channels (dim 1 of [b 4 H H]) and w takes Ci (dim 1 of [Co Ci K K])", "w"),
+        ),
+        (
+            "fn f(x: [b Ci 2 H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
+            ("E0214", "conv2d: the window (K=3) is larger than the input (2)", "w"),
+        ),
+        (
+            "fn f(x: [b Ci 1 H], w: [Co Ci 5 5]) -> [b Co 26 26]:\n    return conv2d(x, w, padding=1)\n",
+            ("E0214", "conv2d: the window (5) is larger than the input (1) with padding 1", "w"),
+        ),
+        (
+            "fn f(x: [b H H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
+            ("E0214", "conv2d: x is [b Ci H W], 4 dims; found [b H H]", "x"),
+        ),
+        (
+            "fn f(x: [b Ci H H], w: [Co Ci K]) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
+            ("E0214", "conv2d: w is [Co Ci KH KW], 4 dims; found [Co Ci K]", "w"),
+        ),
+        (
+            "fn f(x: [b Ci H]) -> [b Ci 14]:\n    return max_pool2d(x, 2)\n",
+            ("E0214", "max_pool2d: x is [b C H W], 4 dims; found [b Ci H]", "x"),
+        ),
+        (
+            "fn f(x: [b Ci 3 3]) -> [b Ci 1 1]:\n    return avg_pool2d(x, 4)\n",
+            ("E0214", "avg_pool2d: the window (4) is larger than the input (3)", "4"),
+        ),
+        (
+            "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w, stride=0)\n",
+            ("E0301", "stride of conv2d: expected a positive integer literal, found 0", "0"),
+        ),
+        (
+            "fn f(x: [b Ci H H], w: [Co Ci K K], p: Int) -> [b Co 26 26]:\n    return conv2d(x, w, padding=p)\n",
+            ("E0301", "padding of conv2d: expected an integer literal >= 0, found p", "p"),
+        ),
+        (
+            "fn f(x: [b Ci H H]) -> [b Ci 14 14]:\n    return max_pool2d(x, -2)\n",
+            ("E0301", "k of max_pool2d: expected a positive integer literal, found -2", "-2"),
+        ),
+        (
+            "fn f(x: [b Ci H H], w: [Co Ci K K] f64) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
+            (
+                "E0302",
+                "conv2d needs one element type: expected [b Ci H H] Float, found [Co Ci K K] f64",
+                "conv2d(x, w)",
+            ),
+        ),
+        (
+            "fn f(x: [b Ci H H] i64) -> [b Ci 14 14]:\n    return max_pool2d(x, 2)\n",
+            ("E0310", "max_pool2d of tensor [b Ci H H] i64 needs a float tensor; cast it with `as`", "x"),
+        ),
+        (
+            "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w, strides=2)\n",
+            ("E0402", "conv2d has no parameter 'strides'; did you mean 'stride'?", "strides"),
+        ),
+    ],
+)
+def test_shapes_that_do_not_fit(body: str, expected: tuple[str, str, str]) -> None:
+    assert diags(body) == [expected]
