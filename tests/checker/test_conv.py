@@ -118,3 +118,15 @@ def test_a_size_is_printed_as_its_number_or_expression() -> None:
 )
 def test_shapes_that_do_not_fit(body: str, expected: tuple[str, str, str]) -> None:
     assert diags(body) == [expected]
+
+
+def test_a_number_added_to_a_division_goes_inside() -> None:
+    from quiver.checker import dimexpr as DX
+
+    h = DX.var("h")
+    pool = DX.add(DX.div(DX.sub(h, DX.const(2)), DX.const(2)), DX.const(1))
+    assert pool == DX.div(h, DX.const(2))
+    conv = DX.add(DX.div(DX.sub(h, DX.const(1)), DX.const(2)), DX.const(1))
+    assert conv == DX.div(DX.add(h, DX.const(1)), DX.const(2)) and DX.render(conv) == "((h+1)/2)"
+    assert DX.add(DX.div(DX.const(7), DX.const(2)), DX.const(1)) == DX.const(4)
+    assert DX.value(DX.substitute(pool, {"h": DX.const(9)}) or ()) == 4
