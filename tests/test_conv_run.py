@@ -80,3 +80,30 @@ def test_a_computed_size_is_checked_at_run_time(mod) -> None:
     m = mod.Conv.init(seed=0)
     with pytest.raises(rt.QuiverError):
         mod.features(m, torch.randn(5, 2, 12, 12))
+
+
+def test_the_checkers_sizes_are_torchs() -> None:
+    # The size the checker gives, for a number and for a generic h then
+    # substituted, is the size torch's conv2d and pools give.
+    from quiver.checker import dimexpr as DX
+    from quiver.checker import types as T
+    from quiver.checker.body.conv_rules import _out_size
+
+    for size in range(1, 13):
+        for k in range(1, 5):
+            for s in range(1, 4):
+                for p in range(0, 3):
+                    fixed = _out_size(T.DimLit(size), T.DimLit(k), s, p)
+                    generic = _out_size(T.DimVar("h"), T.DimLit(k), s, p)
+                    assert generic is not None
+                    poly = T.dim_poly(generic)
+                    assert poly is not None
+                    at = DX.value(DX.substitute(poly, {"h": DX.const(size)}) or ())
+                    x = torch.zeros(1, 1, size, size)
+                    if size + 2 * p < k:
+                        assert fixed is None
+                        continue
+                    want = F.conv2d(x, torch.zeros(1, 1, k, k), stride=s, padding=p).shape[-1]
+                    assert fixed == T.DimLit(want) and at == want, (size, k, s, p)
+                    if s == k and p == 0:
+                        assert F.max_pool2d(x, k).shape[-1] == want == F.avg_pool2d(x, k).shape[-1]
