@@ -412,7 +412,7 @@ class _Builder:
         return A.Name(_span(ch), str(ch[0]))
 
     def tensor_lit(self, ch):
-        return A.TensorLit(_span(ch), tuple(c for c in ch if isinstance(c, A.Node)))
+        return A.TensorLit(_span(ch), tuple(cast(A.Expr, c) for c in ch if isinstance(c, A.Node)))
 
     def lit_signed(self, ch):
         sign, tok = ch

@@ -558,14 +558,15 @@ class ExpressionRules:
         if not isinstance(e, A.TensorLit):
             self.types[e] = T.NumberT("Float" if isinstance(e, A.FloatLit) or isinstance(getattr(e, "operand", None), A.FloatLit) else "Int")
             return ()
-        shapes = [self.literal_shape(item) for item in e.items]
-        if any(s is None for s in shapes):
+        found_shapes = [self.literal_shape(item) for item in e.items]
+        shapes = [s for s in found_shapes if s is not None]
+        if len(shapes) != len(found_shapes):
             return None
         first = shapes[0]
         for item, s in zip(e.items, shapes):
             if s != first:
                 want = "a number" if first == () else f"a row of shape [{' '.join(map(str, first))}]"
-                found = "a number" if s == () else f"a row of shape [{' '.join(map(str, s or ()))}]"
+                found = "a number" if s == () else f"a row of shape [{' '.join(map(str, s))}]"
                 reason = f"every item is {want}; this is {found}"
                 self.diags.append(C.E0214.at(item.span, operation="tensor literal", reason=reason))
                 return None
