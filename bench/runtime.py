@@ -26,6 +26,19 @@ repetition, so no variant always runs first or last):
 
 The figure of merit is the ratio of the Quiver median to the faster torch
 median.  Targets: <= 1.05 with checks on, <= 1.01 with checks off.
+
+    .venv/bin/python bench/runtime.py --gpt [--reps N] [--warmup N] [--threads N] [--json PATH]
+
+measures instead one train step of examples/gpt.qv as shipped (a 2-block
+character-level GPT: V=23, T=16, E=32, 4 heads, batch 32 windows of the
+example's text, SGD at lr 0.3), compiled by the real compiler, against the
+same step written by hand in torch (``F.embedding``, ``F.layer_norm``, masked
+softmax attention, ``F.gelu``, ``F.cross_entropy``), both with
+``torch.autograd.grad`` and with ``nn.Parameter``s, ``backward()`` and
+``torch.optim.SGD``.  Both compute the layer norms as the program writes
+them, ``layer_norm(x) * gain + bias``; a third variant fuses gain and bias
+into ``F.layer_norm`` (what idiomatic torch writes, and Quiver's weightless
+``layer_norm`` cannot), and its ratio is printed as well.  Target: <= 1.10.
 """
 
 from __future__ import annotations
@@ -286,6 +299,177 @@ def run(
     return result
 
 
+# ------------------------------------------------------------------ GPT (--gpt)
+
+GPT_LR = 0.3
+GPT_HEADS = 4
+GPT_FUSED = "torch fused-norm (a.grad)"
+
+
+def compiled_gpt(fuse_updates=True):
+    """examples/gpt.qv as shipped, through the real checker and compiler."""
+    from quiver.checker import check_text
+    from quiver.checker.compiler import compile_program
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    qv_path = os.path.join(root, "examples", "gpt.qv")
+    with open(qv_path, encoding="utf-8") as fh:
+        analysis = check_text(fh.read())
+    assert not analysis.diagnostics, analysis.diagnostics
+    return rt.load_compiled(compile_program(analysis, qv_path, fuse_updates).source, qv_path)
+
+
+def gpt_logits(p, tokens, heads=GPT_HEADS, fused_norm=False):
+    """The forward pass of examples/gpt.qv written by hand: ``p`` maps the
+    model's param names to tensors.  Its layer norms are computed as the
+    program writes them, ``layer_norm(x) * gain + bias``, or with
+    ``fused_norm`` by one ``F.layer_norm(x, shape, gain, bias)``."""
+    batch, steps = tokens.shape
+    width = p["tok"].shape[1]
+    size = width // heads
+
+    def norm(x, gain, bias):
+        if fused_norm:
+            return F.layer_norm(x, (width,), gain, bias)
+        return F.layer_norm(x, (width,)) * gain + bias
+
+    causal = torch.tril(torch.ones(steps, steps, dtype=torch.bool))
+    x = F.embedding(tokens, p["tok"]) + p["pos"][:steps]
+    for k in "12":
+        h = norm(x, p["ln_a_gain" + k], p["ln_a_bias" + k])
+        q, key, v = ((h @ p[w + k]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
+        scores = (q @ key.transpose(-2, -1)) * (1.0 / size**0.5)
+        att = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1) @ v
+        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p["wo" + k]
+        h = norm(x, p["ln_m_gain" + k], p["ln_m_bias" + k])
+        x = x + F.gelu(h @ p["fc" + k] + p["fc_bias" + k]) @ p["proj" + k] + p["proj_bias" + k]
+    return norm(x, p["ln_f_gain"], p["ln_f_bias"]) @ p["head"] + p["head_bias"]
+
+
+def make_gpt_steps(module):
+    """{variant name: step(i)} for the GPT: the compiled step with checks on
+    and off, and the hand-written torch steps, on the same batches."""
+    data = [module.batch(i) for i in range(8)]
+    names = [f.name for f in module.Gpt._qv_params]
+
+    def quiver_step(checks_on):
+        m = module.Gpt.init(seed=0)
+        train_step = module.train_step
+
+        def step(i):
+            tokens, nxt = data[i % len(data)]
+            before = rt.checks.enabled
+            rt.checks.enabled = checks_on
+            try:
+                return train_step(m, tokens, nxt, GPT_LR)
+            finally:
+                rt.checks.enabled = before
+
+        return step
+
+    def torch_grad_step(fused_norm=False):
+        init = module.Gpt.init(seed=0)
+        p = {n: getattr(init, n).detach().clone().requires_grad_(True) for n in names}
+        params = list(p.values())
+
+        def step(i):
+            tokens, nxt = data[i % len(data)]
+            logits = gpt_logits(p, tokens, fused_norm=fused_norm)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), nxt.reshape(-1))
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for w, g in zip(params, grads):
+                    w.sub_(g, alpha=GPT_LR)
+            return loss.detach()
+
+        return step
+
+    def torch_module_step():
+        init = module.Gpt.init(seed=0)
+        p = nn.ParameterDict({n: nn.Parameter(getattr(init, n).detach().clone()) for n in names})
+        opt = torch.optim.SGD(p.parameters(), lr=GPT_LR)
+
+        def step(i):
+            tokens, nxt = data[i % len(data)]
+            opt.zero_grad(set_to_none=True)
+            logits = gpt_logits(p, tokens)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), nxt.reshape(-1))
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step
+
+    return {
+        "quiver (checks on)": quiver_step(True),
+        "quiver (checks off)": quiver_step(False),
+        "torch (module+optim)": torch_module_step(),
+        "torch (autograd.grad)": torch_grad_step(),
+        GPT_FUSED: torch_grad_step(fused_norm=True),
+    }
+
+
+def run_gpt(reps=300, warmup=30, threads=None, control=True, block=4, out=sys.stdout):
+    """One train step of examples/gpt.qv, compiled, against the same step
+    written by hand in torch; the same report as :func:`run`."""
+    if threads:
+        torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)
+    module = compiled_gpt()
+    steps = make_gpt_steps(module)
+    if control:
+        steps[CONTROL] = make_gpt_steps(module)["torch (autograd.grad)"]
+    rounds = measure(steps, reps, warmup, block)
+    med = {name: statistics.median(t for r in rs for t in r) for name, rs in rounds.items()}
+    base = min(TORCH_BASELINES, key=med.get)
+    quiver = [n for n in steps if n.startswith("quiver")]
+    ratios = {q: {b: round(paired_ratio(rounds, q, b), 4) for b in (*TORCH_BASELINES, GPT_FUSED)} for q in quiver}
+    batch = tuple(module.batch(0)[0].shape)
+    result = {
+        "subject": "examples/gpt.qv",
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "reps": reps,
+        "warmup": warmup,
+        "block": block,
+        "batch": list(batch),
+        "median_ms": {name: round(v * 1e3, 4) for name, v in med.items()},
+        "baseline": base,
+        "ratio_checks_on": ratios["quiver (checks on)"][base],
+        "ratio_checks_off": ratios["quiver (checks off)"][base],
+        "paired_ratios": ratios,
+        "ratio_checks_on_vs_fused_norm": ratios["quiver (checks on)"][GPT_FUSED],
+        "ratio_checks_off_vs_fused_norm": ratios["quiver (checks off)"][GPT_FUSED],
+    }
+    if control:
+        result["control_ratio"] = round(paired_ratio(rounds, CONTROL, "torch (autograd.grad)"), 4)
+    print(
+        f"examples/gpt.qv train step: torch {result['torch']}, {result['threads']} threads, {reps} timed steps "
+        f"per variant in interleaved blocks of {block} (first of each untimed), {warmup} warm-up, "
+        f"batch {batch[0]} windows of {batch[1]} characters",
+        file=out,
+    )
+    for name, v in med.items():
+        print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
+    print("paired ratios (median over rounds):", file=out)
+    for q, rs in ratios.items():
+        print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
+    if control:
+        print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
+    print(
+        f"result vs {base}: checks on {result['ratio_checks_on']:.4f}, "
+        f"checks off {result['ratio_checks_off']:.4f} (target <= 1.10)",
+        file=out,
+    )
+    print(
+        f"vs {GPT_FUSED} (layer norms with their gain and bias fused, as torch can and Quiver's "
+        f"layer_norm cannot): checks on {result['ratio_checks_on_vs_fused_norm']:.4f}, "
+        f"checks off {result['ratio_checks_off_vs_fused_norm']:.4f}",
+        file=out,
+    )
+    return result
+
+
 def _load_module_file(path):
     qv_path = os.path.splitext(os.path.abspath(path))[0] + ".qv"
     with open(path, encoding="utf-8") as fh:
@@ -309,7 +493,18 @@ def main(argv=None):
     ap.add_argument(
         "--no-plain", action="store_true", help="leave out the variant that updates fields by plain assignment"
     )
+    ap.add_argument(
+        "--gpt", action="store_true", help="measure a train step of examples/gpt.qv instead (see the docstring)"
+    )
     args = ap.parse_args(argv)
+    if args.gpt:
+        result = run_gpt(
+            reps=args.reps, warmup=args.warmup, threads=args.threads, control=not args.no_control, block=args.block
+        )
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(result, fh, indent=2)
+        return 0
     module = _load_module_file(args.module) if args.module else None
     result = run(
         module,

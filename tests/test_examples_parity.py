@@ -119,3 +119,60 @@ def test_vae_trains_as_hand_written_torch() -> None:
     # a different step draws different noise
     assert not torch.equal(mod.noise(x, 0), mod.noise(x, 1))
     assert losses[-1] < losses[0]
+
+
+# ------------------------------------------------------------------ GPT
+
+GPT_CHARS = " ,.:abcdehiklmnorstuwxy"  # the id -> character table of examples/gpt.qv
+
+
+def _gpt_names() -> list[str]:
+    attention = ["ln_a_gain", "ln_a_bias", "wq", "wk", "wv", "wo"]
+    block = [*attention, "ln_m_gain", "ln_m_bias", "fc", "fc_bias", "proj", "proj_bias"]
+    return ["tok", "pos", *(n + k for k in "12" for n in block), "ln_f_gain", "ln_f_bias", "head", "head_bias"]
+
+
+def _gpt_logits(p: dict[str, torch.Tensor], tokens: torch.Tensor, heads: int) -> torch.Tensor:
+    batch, steps = tokens.shape
+    width = p["tok"].shape[1]
+    size = width // heads
+    causal = torch.tril(torch.ones(steps, steps, dtype=torch.bool))
+    x = F.embedding(tokens, p["tok"]) + p["pos"][:steps]
+    for k in "12":
+        h = F.layer_norm(x, (width,), p["ln_a_gain" + k], p["ln_a_bias" + k])
+        q, key, v = ((h @ p[w + k]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
+        scores = (q @ key.transpose(-2, -1)) * (1.0 / size**0.5)
+        att = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1) @ v
+        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p["wo" + k]
+        h = F.layer_norm(x, (width,), p["ln_m_gain" + k], p["ln_m_bias" + k])
+        x = x + F.gelu(h @ p["fc" + k] + p["fc_bias" + k]) @ p["proj" + k] + p["proj_bias" + k]
+    x = F.layer_norm(x, (width,), p["ln_f_gain"], p["ln_f_bias"])
+    return x @ p["head"] + p["head_bias"]
+
+
+def test_gpt_trains_as_hand_written_torch() -> None:
+    mod = quiver.load(str(ROOT / "examples" / "gpt.qv"))
+    # the shipped text reads as its comment says
+    text = "".join(GPT_CHARS[i] for i in mod.text().tolist())
+    assert len(text) == 290 and text.startswith("a small model reads a small text.")
+    m = mod.Gpt.init(seed=0)
+    names = _gpt_names()
+    assert [f.name for f in mod.Gpt._qv_params] == names
+    assert tuple(m.tok.shape) == (23, 32) and tuple(m.fc2.shape) == (32, 4 * 32)
+    p = _copy_params(m, names)
+    lr = 0.3
+    losses = []
+    for step in range(STEPS):
+        tokens, nxt = mod.batch(step)
+        # a small batch: the first 8 of the step's windows, and their next characters
+        tokens, nxt = tokens[:8], nxt[:8]
+        assert tuple(tokens.shape) == (8, 16) and torch.equal(tokens[:, 1:], nxt[:, :-1])
+        ours = mod.train_step(m, tokens, nxt, lr)
+        hand = F.cross_entropy(_gpt_logits(p, tokens, heads=4).reshape(-1, 23), nxt.reshape(-1))
+        grads = torch.autograd.grad(hand, list(p.values()))
+        p = _sgd(p, grads, lr)
+        _assert_close(step, "loss", ours, hand)
+        for n in names:
+            _assert_close(step, n, getattr(m, n), p[n])
+        losses.append(hand.item())
+    assert losses[-1] < losses[0] - 0.5
