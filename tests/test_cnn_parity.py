@@ -40,10 +40,16 @@ def test_cnn_trains_as_hand_written_torch() -> None:
         grads = torch.autograd.grad(hand, list(p.values()))
         with torch.no_grad():
             p = {n: (v - 0.1 * g).requires_grad_(True) for (n, v), g in zip(p.items(), grads)}
-        torch.testing.assert_close(ours, hand.detach(), rtol=1e-5, atol=1e-6, msg=lambda s: f"step {step}, loss: {s}")
+        torch.testing.assert_close(
+            ours, hand.detach(), rtol=1e-5, atol=1e-6, msg=lambda s, step=step: f"step {step}, loss: {s}"
+        )
         for n in NAMES:
             torch.testing.assert_close(
-                getattr(m, n), p[n].detach(), rtol=1e-5, atol=1e-6, msg=lambda s: f"step {step}, {n}: {s}"
+                getattr(m, n),
+                p[n].detach(),
+                rtol=1e-5,
+                atol=1e-6,
+                msg=lambda s, step=step, n=n: f"step {step}, {n}: {s}",
             )
         losses.append(float(ours))
     assert losses[-1] < 0.8 * losses[0], losses  # it learns

@@ -1,4 +1,4 @@
-"""examples/lstm.qv and examples/vae.qv train exactly as the same models written by hand in PyTorch.
+"""examples/lstm.qv, vae.qv and gpt.qv train exactly as the same models written by hand in PyTorch.
 
 Each test loads an example with quiver.load, copies the params of a freshly
 initialised model into plain torch tensors, and then trains both side by side

@@ -556,7 +556,9 @@ class ExpressionRules:
 
     def literal_shape(self: BodyChecker, e: A.Expr) -> tuple[int, ...] | None:
         if not isinstance(e, A.TensorLit):
-            self.types[e] = T.NumberT("Float" if isinstance(e, A.FloatLit) or isinstance(getattr(e, "operand", None), A.FloatLit) else "Int")
+            self.types[e] = T.NumberT(
+                "Float" if isinstance(e, A.FloatLit) or isinstance(getattr(e, "operand", None), A.FloatLit) else "Int"
+            )
             return ()
         found_shapes = [self.literal_shape(item) for item in e.items]
         shapes = [s for s in found_shapes if s is not None]
