@@ -627,6 +627,18 @@ _BUILTINS = [
         note="See [Gradients](#gradients).",
     ),
     Builtin(
+        "grad",
+        (BParam("f", ParamKind.FN), BParam("m")),
+        "grad(f, m: M, args...) -> Grad[M]",
+        "The gradient of f(m, args...) with respect to the params of m, as value_and_grad gives it, without the value.",
+        "g = grad(loss, m, x, y)",
+        "other",
+        "grad",
+        "grad",
+        variadic=True,
+        note="See [Gradients](#gradients).",
+    ),
+    Builtin(
         "Train",
         (SEED,),
         "Train(seed=Int) -> Mode",

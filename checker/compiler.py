@@ -107,6 +107,8 @@ class _FnCompiler:
                 return
             targets = ", ".join(self.target(t) for t in s.targets)
             w.emit(indent, f"{targets} = {self.expr(s.value)}", at)
+        elif isinstance(s, A.AugAssign) and isinstance(self.type_of(s.target), T.ModelT):
+            w.emit(indent, self.model_update(s), at)
         elif isinstance(s, A.AugAssign):
             update = self.field_update(s.target, None, s.op, s.value)
             if update is not None:
@@ -167,6 +169,21 @@ class _FnCompiler:
         obj = self.expr(target.value, 16)
         tail = f", {alpha}" if alpha is not None else ""
         return f"rt.field_add({obj}, {target.name.text!r}, {self.expr(e)}{tail})"
+
+    def model_update(self, s: A.AugAssign) -> str:
+        """`m -= lr * g` → `rt.model_update(m, g, -lr)`: one fused step; a
+        number scaling the gradient becomes the step's alpha."""
+        value, scale = s.value, None
+        if isinstance(value, A.Binary) and value.op == "*":
+            if self._is_number(value.left):
+                value, scale = value.right, value.left
+            elif self._is_number(value.right):
+                value, scale = value.left, value.right
+        if scale is None:
+            alpha = "1" if s.op == "+" else "-1"
+        else:
+            alpha = self.expr(scale, 12) if s.op == "+" else f"-{self.expr(scale, 13)}"
+        return f"rt.model_update({self.expr(s.target)}, {self.expr(value)}, {alpha})"
 
     def _is_number(self, e: A.Expr) -> bool:
         t = self.type_of(e)

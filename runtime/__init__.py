@@ -8,7 +8,7 @@ from ._checks import Checks, checks
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import CheckError, ExternError, GradError, ModeError, ModelError, QuiverError, ValueCheckError
 from ._extern import Extern, extern
-from ._grad import Grad, value_and_grad
+from ._grad import Grad, grad, model_update, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
@@ -55,6 +55,8 @@ __all__ = [
     "extern",
     "Grad",
     "value_and_grad",
+    "grad",
+    "model_update",
     "Field",
     "Model",
     "field_add",

@@ -14,6 +14,8 @@ from ._errors import GradError
 from ._model import Model, model_class_of
 
 _is_grad_enabled = torch.is_grad_enabled
+# The multi-tensor update torch.optim uses (one kernel launch for all params).
+_foreach_add_ = torch._foreach_add_  # pyright: ignore[reportPrivateImportUsage]
 _set_grad_enabled = torch._C._set_grad_enabled
 
 
@@ -466,3 +468,33 @@ def norm_of_grad(g: Grad) -> torch.Tensor:
     if len(norms) == 1:
         return first.to(dtype)
     return torch.linalg.vector_norm(torch.stack([n.to(device=first.device, dtype=dtype) for n in norms]))
+
+
+def grad(f, m, *args):
+    """``grad(f, m, args...)``: the gradient alone, as ``value_and_grad`` gives it."""
+    return value_and_grad(f, m, *args)[1]
+
+
+def model_update(m, g, alpha=1):
+    """``m += g`` (alpha 1), ``m -= g`` (-1), ``m -= lr * g`` (-lr): every param of
+    ``m`` plus ``alpha`` times its field of ``g``, in place and outside autograd,
+    in one fused multi-tensor step (``torch._foreach_add_``). Buffers are not
+    touched. A param with a refined element type (``NonNeg``...) is updated
+    like an assignment, so its values are checked."""
+    cls = type(m)
+    if not isinstance(m, Model):
+        raise GradError(f"a model update needs a model, found {_operand_text(m)}")
+    if type(g) is not Grad or g._qv_model is not cls:
+        raise GradError(f"{cls._qv_name} can only be updated by a Grad[{cls._qv_name}], found {_operand_text(g)}")
+    fused_p, fused_g = [], []
+    for field, p, v, diff in zip(cls._qv_param_fields, m._qv_tensors, g._qv_values, cls._qv_diff):
+        if not diff:
+            continue  # an integer param has no gradient (its field is zeros)
+        if field.elem.refinement is not None or v.shape != p.shape or v.dtype != p.dtype:
+            setattr(m, field.name, p.detach() + alpha * v)  # the assignment's checks and errors
+        else:
+            fused_p.append(p)
+            fused_g.append(v.detach())
+    if fused_p:
+        with torch.no_grad():
+            _foreach_add_(fused_p, fused_g, alpha=alpha)

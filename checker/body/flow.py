@@ -145,6 +145,16 @@ class FlowRules:
         env = env.copy()
         current = self.expr(s.target, env)
         value = self.value(s.value, env)
+        if isinstance(current, T.ModelT) and isinstance(s.target, A.Name):
+            # A model is updated as a whole by a gradient of its own model;
+            # anything else on it is the operator's error alone (not E0504).
+            if s.op in ("+", "-") and (
+                isinstance(value, T.UnknownT) or (isinstance(value, T.GradT) and value.model == current.name)
+            ):
+                self.model_update(s.target, env)
+            else:
+                self.binary_types(s.op, current, value, s.target, s.value, s.op_span, s)
+            return env
         result = self.binary_types(s.op, current, value, s.target, s.value, s.op_span, s)
         if isinstance(s.target, A.Field):
             self.assign_field(s.target, result, s.value, env)
@@ -207,21 +217,7 @@ class FlowRules:
             return
         self.refs[target.name] = Ref("field", finfo.name, model.name)
         self.types[target.name] = finfo.type
-        if var is None or var.param is None or not var.param.mut:
-            key = ("E0501", expr_text(target.value))
-            if key in self.reported_once:
-                return  # once per model: one mistake, one diagnostic
-            self.reported_once.add(key)
-            if var is not None and var.param is not None:
-                what = f"'{var.param.name}' is not a mut parameter"
-                fix = Fix(
-                    f"Make '{var.param.name}' mut",
-                    (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),),
-                )
-            else:
-                what = "fields change only through a mut parameter"
-                fix = None
-            self.diags.append(C.E0501.at(target.span, field=f"{expr_text(target)}", why=what, fix=fix))
+        if not self.require_mut(target, target.value, var):
             return
         self.check_assignable(
             finfo.type,
@@ -232,6 +228,31 @@ class FlowRules:
                 LocalRelated(f"{finfo.name} is declared here", symbol=SymbolRef(("member", obj_type.name, finfo.name))),
             ),
         )
+
+    def require_mut(self: BodyChecker, target: A.Expr, model: A.Expr, var: Var | None) -> bool:
+        """A model changes only through a `mut` parameter (E0501, once per model)."""
+        if var is not None and var.param is not None and var.param.mut:
+            return True
+        key = ("E0501", expr_text(model))
+        if key in self.reported_once:
+            return False  # once per model: one mistake, one diagnostic
+        self.reported_once.add(key)
+        if var is not None and var.param is not None:
+            what = f"'{var.param.name}' is not a mut parameter"
+            fix = Fix(
+                f"Make '{var.param.name}' mut",
+                (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),),
+            )
+        else:
+            what = "a model changes only through a mut parameter"
+            fix = None
+        self.diags.append(C.E0501.at(target.span, field=f"{expr_text(target)}", why=what, fix=fix))
+        return False
+
+    def model_update(self: BodyChecker, target: A.Name, env: Env) -> None:
+        """`m -= lr * g`, `m += e`: every param of a mut model, by a gradient of
+        its own model (buffers untouched)."""
+        self.require_mut(target, target, env.vars.get(target.name))
 
     def return_(self: BodyChecker, s: A.Return, env: Env) -> Env:
         fn = self.fn

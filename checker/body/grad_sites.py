@@ -37,13 +37,22 @@ class GradRules:
         result = self._value_and_grad(node, args, env, paren)
         return T.UNKNOWN if misused else result
 
-    def _value_and_grad(self: BodyChecker, node: A.Node, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    @rule("grad", raw=True)
+    def grad(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+        """`grad(f, m, args...)`: value_and_grad's gradient alone (its result
+        may be used as any value: no E0411)."""
+        result = self._value_and_grad(node, args, env, paren, "grad")
+        return result.items[1] if isinstance(result, T.TupleT) else T.UNKNOWN
+
+    def _value_and_grad(
+        self: BodyChecker, node: A.Node, args: list[CallArg], env: Env, paren: A.Span, fn_name: str = "value_and_grad"
+    ) -> T.Type:
         positional = [a for a in args if a.keyword is None]
         if len(positional) < 2 or any(a.keyword is not None for a in args[:2]):
             self.diags.append(
                 C.E0401.at(
                     paren,
-                    name="value_and_grad",
+                    name=fn_name,
                     expected="at least 2 positional arguments (f, m)",
                     found=str(len(positional)),
                 )
