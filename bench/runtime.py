@@ -275,13 +275,7 @@ def run(
         f"in interleaved blocks of {block} (first of each untimed), {warmup} warm-up, batch {BATCH}",
         file=out,
     )
-    for name, v in med.items():
-        print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
-    print("paired ratios (median over rounds):", file=out)
-    for q, rs in ratios.items():
-        print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
-    if control:
-        print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
+    _print_medians_and_ratios(med, ratios, result if control else None, out)
     print(
         f"result vs {base}: checks on {result['ratio_checks_on']:.4f} (target <= 1.05), "
         f"checks off {result['ratio_checks_off']:.4f} (target <= 1.01)",
@@ -449,13 +443,7 @@ def run_gpt(reps=300, warmup=30, threads=None, control=True, block=4, out=sys.st
         f"batch {batch[0]} windows of {batch[1]} characters",
         file=out,
     )
-    for name, v in med.items():
-        print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
-    print("paired ratios (median over rounds):", file=out)
-    for q, rs in ratios.items():
-        print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
-    if control:
-        print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
+    _print_medians_and_ratios(med, ratios, result if control else None, out)
     print(
         f"result vs {base}: checks on {result['ratio_checks_on']:.4f}, "
         f"checks off {result['ratio_checks_off']:.4f} (target <= 1.10)",
@@ -520,6 +508,17 @@ def main(argv=None):
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=2)
     return 0
+
+
+def _print_medians_and_ratios(med: dict, ratios: dict, result: dict | None, out) -> None:
+    """The median of each variant and the paired ratios; the noise control's ratio when it ran."""
+    for name, v in med.items():
+        print(f"  {name:29s} median {v * 1e3:8.3f} ms", file=out)
+    print("paired ratios (median over rounds):", file=out)
+    for q, rs in ratios.items():
+        print(f"  {q:29s} " + ", ".join(f"vs {b}: {r:.4f}" for b, r in rs.items()), file=out)
+    if result is not None:
+        print(f"  {CONTROL:29s} vs torch (autograd.grad): {result['control_ratio']:.4f} (noise)", file=out)
 
 
 if __name__ == "__main__":
