@@ -108,7 +108,7 @@ class Analysis:
     diagnostics: list[Diagnostic]
     slot_of_item: dict[A.Node, ItemSlot]
     internal_errors: list[str]
-    # For the IDE queries (checker/ide.py): a cache shared by the analyses
+    # For the IDE queries (checker/ide/): a cache shared by the analyses
     # of one document, and a token that is the same object for as long as
     # the global names and their kinds stay the same.
     ide_cache: dict = field(default_factory=dict)
@@ -188,7 +188,7 @@ class Analyzer:
             for n in fingerprints.keys() | old.keys()
             if (now_fp := fingerprints.get(n)) is not (old_fp := old.get(n)) and now_fp != old_fp
         }
-        if changed or now == 1:
+        if changed:  # always on the first update: ALL_NAMES is new
             self._fingerprints_changed = now
         self._fingerprints = fingerprints
 

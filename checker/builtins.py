@@ -71,6 +71,9 @@ class Builtin:
     ints: bool = False  # for the elementwise rule: integer tensors are accepted too
     variadic: bool = False  # extra positional arguments allowed (print, value_and_grad)
     note: str = ""  # more for the docs table (links to diagnostics)
+    # The rt function a call compiles to when its argument is a plain number
+    # (known statically): sqrt(32.0) is rt.sqrt_of_number(32.0), a Python float.
+    number_runtime: str | None = None
 
 
 X = BParam("x")
@@ -116,7 +119,18 @@ def _math(name: str, result: str, doc: str, refine: str | None = None) -> Builti
     b = _elementwise(name, result, doc, refine)
     number = f"{name}(x: Float) -> Float"
     rule = "elementwise_or_number"
-    return Builtin(name, b.params, f"{b.signature} / {number}", doc, b.example, b.group, rule, name, refine=refine)
+    return Builtin(
+        name,
+        b.params,
+        f"{b.signature} / {number}",
+        doc,
+        b.example,
+        b.group,
+        rule,
+        name,
+        refine=refine,
+        number_runtime=f"{name}_of_number",
+    )
 
 
 _BUILTINS = [

@@ -310,6 +310,8 @@ class _FnCompiler:
         b = BUILTINS[name]
         func = f"rt.{b.runtime}" if b.runtime is not None else name
         positional = [v for k, v in args if k is None]
+        if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
+            func = f"rt.{b.number_runtime}"  # decided here, so the tensor path is torch's function itself
         keywords = {k: v for k, v in args if k is not None}
         if b.lowering is not Lowering.CALL:
             return f"{func}({self.creation_args(b, positional, keywords)})"

@@ -161,28 +161,35 @@ def item_kind(item: A.Item) -> str:
     return f"broken-{item.kind}"
 
 
-def dim_decl_value(item: A.DimDecl, names: Names | None = None, seen: frozenset[str] = frozenset()) -> int | None:
+def dim_decl_value(item: A.DimDecl, names: Names, seen: frozenset[str] = frozenset()) -> int | None:
     """The value of `dim NAME = e`: a positive integer, from an expression of
-    integers and other dims (`E / NH`) when `names` is given; None when it is
-    not one (the declaration reports why)."""
-    value, _problem, _refs = _dim_decl_eval(item.value, names, seen | {item.name.text})
-    return value if value is not None and value > 0 else None
+    integers and other dims (`E / NH`); None when it is not one (the
+    declaration reports why). Stored in `names.dim_values`, so each dim is
+    worked out once per update. (A dim met again while its own value is being
+    worked out is in a cycle, as is every dim on the way: none has a value.)"""
+    name = item.name.text
+    if name in names.dim_values:
+        return names.dim_values[name]
+    value, _problem, _refs = _dim_decl_eval(item.value, names, seen | {name})
+    value = value if value is not None and value > 0 else None
+    names.dim_values[name] = value
+    return value
 
 
-def _dim_decl_eval(e: A.Expr, names: Names | None, seen: frozenset[str]) -> tuple[int | None, str | None, set[str]]:
+def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int | None, str | None, set[str]]:
     """(value, why there is none, the dims it names) of a dim declaration's expression."""
     if isinstance(e, A.IntLit):
         return e.value, None, set()
     if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.IntLit):
         return -e.operand.value, None, set()
-    if isinstance(e, A.Name) and names is not None:
+    if isinstance(e, A.Name):
         item = names.first.get(e.name)
         if not isinstance(item, A.DimDecl) or e.name in seen:
             why = f"'{e.name}' is not a dim" if e.name not in seen else f"'{e.name}' is defined by itself"
             return None, why, {e.name}
         v = dim_decl_value(item, names, seen)
         return v, None if v is not None else f"'{e.name}' has no value", {e.name}
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/") and names is not None:
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
         a, why_a, refs_a = _dim_decl_eval(e.left, names, seen)
         b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
         refs = refs_a | refs_b
@@ -211,7 +218,7 @@ def collect_names(items: list[A.Item]) -> Names:
             dims.append(item)
     # Values after all names are known: `dim HD = E / NH` may come before E.
     for item in dims:
-        names.dim_values[item.name.text] = dim_decl_value(item, names)
+        dim_decl_value(item, names)
     return names
 
 

@@ -51,55 +51,41 @@ def minimum(a, b):
     return torch.clamp(a, max=b)
 
 
-# --- elementwise that also take a Python number -----------------------------------
-# A tensor goes straight to torch's function (one isinstance check in front);
-# a number gives a Python float, with IEEE results where math raises:
-# sqrt(-1.0) and log(-1.0) are nan, log(0.0) is -inf, exp(1000.0) is inf.
-# (torch's class and functions bound here: a global lookup, not an attribute
-# one, keeps the check at about 25 ns a call.)
-_Tensor = torch.Tensor
-_NUMBER = (int, float)  # anything else goes to torch too: a Grad reports its own error there
-_exp, _log, _sqrt, _sin, _cos = torch.exp, torch.log, torch.sqrt, torch.sin, torch.cos
+# --- elementwise that also take a plain number -------------------------------------
+# The compiler calls torch's function on a tensor and these on a number (it
+# knows which statically), so the tensor path has no check in front. A number
+# gives a Python float, with IEEE results where math raises: sqrt(-1.0) and
+# log(-1.0) are nan, log(0.0) is -inf, exp(1000.0) is inf.
+exp = torch.exp
+log = torch.log
+sqrt = torch.sqrt
+sin = torch.sin
+cos = torch.cos
 
 
-def exp(x):
-    """e to the power x: torch.exp of a tensor, a float of a number."""
-    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
-        return _exp(x)
+def exp_of_number(x) -> float:
     try:
         return math.exp(x)
     except OverflowError:
         return math.inf
 
 
-def log(x):
-    """Natural logarithm: torch.log of a tensor, a float of a number."""
-    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
-        return _log(x)
+def log_of_number(x) -> float:
     x = float(x)
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
-def sqrt(x):
-    """Square root: torch.sqrt of a tensor, a float of a number."""
-    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
-        return _sqrt(x)
+def sqrt_of_number(x) -> float:
     x = float(x)
     return math.sqrt(x) if x >= 0 else math.nan
 
 
-def sin(x):
-    """Sine: torch.sin of a tensor, a float of a number."""
-    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
-        return _sin(x)
+def sin_of_number(x) -> float:
     x = float(x)
     return math.sin(x) if math.isfinite(x) else math.nan
 
 
-def cos(x):
-    """Cosine: torch.cos of a tensor, a float of a number."""
-    if isinstance(x, _Tensor) or not isinstance(x, _NUMBER):
-        return _cos(x)
+def cos_of_number(x) -> float:
     x = float(x)
     return math.cos(x) if math.isfinite(x) else math.nan
 
@@ -474,6 +460,11 @@ def print_(*values, file=None) -> None:
 # built-in's run-time function is added here and nowhere else in the runtime.
 __all__ = [
     "abs",
+    "cos_of_number",
+    "exp_of_number",
+    "log_of_number",
+    "sin_of_number",
+    "sqrt_of_number",
     "avg_pool2d",
     "conv2d",
     "eye",

@@ -260,8 +260,9 @@ def test_softplus_and_log1p_gradients_match_torch(tmp_path) -> None:
 
 @pytest.mark.parametrize("name", sorted(n for n, b in BUILTINS.items() if b.runtime is not None))
 def test_each_spec_names_a_runtime_function_that_rt_exports(name: str) -> None:
-    runtime = BUILTINS[name].runtime
-    assert runtime in quiver.runtime.__all__ and callable(getattr(quiver.runtime, runtime))
+    for runtime in (BUILTINS[name].runtime, BUILTINS[name].number_runtime):
+        if runtime is not None:
+            assert runtime in quiver.runtime.__all__ and callable(getattr(quiver.runtime, runtime))
 
 
 def test_every_builtin_is_compiled_and_run_against_torch() -> None:

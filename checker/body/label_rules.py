@@ -14,6 +14,7 @@ from ..builtins import Builtin
 from ..results import Ref
 from .builtin_rules import Bound, rule
 from .env import Env
+from .text import expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -41,16 +42,10 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
             e.span,
             context=f"{what} of {fn}: ",
             expected="a dim (a dim constant, a generic dim or a number)",
-            found=_shown(e),
+            found=expr_text(e),
         )
     )
     return None
-
-
-def _shown(e: A.Expr) -> str:
-    from .text import expr_text
-
-    return expr_text(e)
 
 
 @rule("arange")
