@@ -99,3 +99,11 @@ def annotate(source: str) -> str:
                 raise ValueError(f"cannot annotate column 1 on line {number}")
             out.append(f"{prefix}{carets} {a.code}: {a.message}")
     return "\n".join(out) + "\n"
+
+
+def spanned(src: str) -> list[tuple[str, str, str]]:
+    """(code, message, the text it underlines) of each diagnostic of `src`,
+    checked from scratch; the checker must not fail internally."""
+    a = check_text(src)
+    assert not a.internal_errors, a.internal_errors[0]
+    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import pytest
-
-from quiver.checker import check_text
+from annotations import spanned
 
 P = "dim T = 4\ndim V = 5\n\n"
 
 
 def diags(body: str) -> list[tuple[str, str, str]]:
-    src = P + body
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+    return spanned(P + body)
 
 
 @pytest.mark.parametrize(

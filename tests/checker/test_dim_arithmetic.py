@@ -8,15 +8,12 @@ updates of constants computed from other constants.
 from __future__ import annotations
 
 import pytest
+from annotations import spanned
 
 from quiver.checker import Analyzer, check_text, ide
 from quiver.checker import dimexpr as DX
 
-
-def diags(src: str) -> list[tuple[str, str, str]]:
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+diags = spanned
 
 
 # ---------------------------------------------------------------- normal forms

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from annotations import spanned
 
 from quiver.checker import check_text, ide
 
@@ -10,10 +11,7 @@ PRELUDE = "dim V = 10\ndim E = 4\ndim K = 10\ndim T = 6\ndim C = 3\n\nmodel M:\n
 
 
 def diags(body: str) -> list[tuple[str, str, str]]:
-    src = PRELUDE + body
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+    return spanned(PRELUDE + body)
 
 
 def test_an_embedding_and_positions() -> None:

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from annotations import spanned
 
-from quiver.checker import check_text
-
-
-def diags(src: str) -> list[tuple[str, str, str]]:
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+diags = spanned
 
 
 @pytest.mark.parametrize(

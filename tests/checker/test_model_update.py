@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from annotations import spanned
+
 from quiver.checker import check_text
 from quiver.checker.compiler import compile_program
 
@@ -13,10 +15,7 @@ P = (
 
 
 def diags(body: str) -> list[tuple[str, str, str]]:
-    src = P + body
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+    return spanned(P + body)
 
 
 def test_a_mut_model_takes_a_gradient_of_its_own_model() -> None:
