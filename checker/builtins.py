@@ -607,6 +607,17 @@ _BUILTINS = [
         note="p is known to be >= 0, as softmax gives ([E0304](diagnostics.md#e0304)).",
     ),
     Builtin(
+        "categorical",
+        (BParam("p"), OVER, SEED),
+        "categorical(p: [.. V ..] NonNeg, over=V, seed=Int) -> [..] Index[V]",
+        "The same draw as multinomial: one label of V for each slice of p along V, from probabilities p "
+        "(not logits, unlike JAX's categorical).",
+        "s = categorical(softmax(x, over=D), over=D, seed=4)",
+        "create",
+        "multinomial",
+        "multinomial",
+    ),
+    Builtin(
         "print",
         (),
         "print(values...)",

@@ -104,3 +104,15 @@ def test_multinomial_like_torch_and_deterministic_for_the_seed(mod) -> None:
     p = torch.eye(5)[:, [3, 0, 4]]
     assert torch.equal(mod.sample_first(p), torch.tensor([3, 0, 4]))
     assert rt.multinomial(torch.tensor([0.0, 1.0]), 0, seed=1).shape == ()
+
+
+def test_categorical_is_multinomial_under_another_name(tmp_path) -> None:
+    path = tmp_path / "cat.qv"
+    path.write_text(
+        "dim V = 5\n\n"
+        "fn a(p: [b V] Prob) -> [b] Index[V]:\n    return categorical(p, over=V, seed=7)\n\n"
+        "fn m(p: [b V] Prob) -> [b] Index[V]:\n    return multinomial(p, over=V, seed=7)\n"
+    )
+    mod = quiver.load(str(path))
+    p = torch.softmax(torch.randn(6, 5), -1)
+    assert torch.equal(mod.a(p), mod.m(p))
