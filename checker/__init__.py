@@ -18,13 +18,14 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> object:
     # Loaded on first use, so that importing a light submodule (the token
-    # legend, the catalog) does not load the parser and the analysis.
+    # legend, the catalog) does not load the parser and the analysis; then
+    # kept in the module, so later lookups do not come here.
     if name in ("Analysis", "Analyzer", "check_bytes", "check_text"):
-        from . import analysis
-
-        return getattr(analysis, name)
-    if name in ("Diagnostic", "Severity"):
-        from . import diagnostics
-
-        return getattr(diagnostics, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from . import analysis as module
+    elif name in ("Diagnostic", "Severity"):
+        from . import diagnostics as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
