@@ -32,7 +32,18 @@ from typing import Generic, TypeVar, cast
 from . import ast as A
 from . import catalog as C
 from .body import check_body
-from .declarations import ALL_NAMES, Declared, FnInfo, Globals, ModelInfo, Names, collect_names, declare_item, item_name
+from .declarations import (
+    ALL_NAMES,
+    Declared,
+    FnInfo,
+    Globals,
+    ModelInfo,
+    Names,
+    collect_names,
+    declare_item,
+    item_name,
+    model_cycles,
+)
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
@@ -178,6 +189,8 @@ class Analyzer:
 
         glob = _globals(names, items, declared)
         dup_diags = _duplicates(items, names)
+        for model_name, cycle in model_cycles(glob).items():
+            dup_diags.setdefault(names.first[model_name], []).extend(cycle)
         # What each global name means to its users now; what changed since
         # the last update (for the read analysis).
         fingerprints = {name: glob.fingerprint(name) for name in names.kinds}

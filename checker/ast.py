@@ -100,10 +100,13 @@ class TensorType(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class NamedType(Node):
-    """`Int`, `Float`, `Mode`, a model name, `Grad[Mlp]`."""
+    """`Int`, `Float`, `Mode`, a model name, `Grad[Mlp]`, `Adam[Mlp]`,
+    `Grad[Net, wrt=[head, b2]]` (`option` is the word before `=`)."""
 
     name: Ident
     arg: TypeExpr | None
+    option: Ident | None = None
+    names: tuple[Ident, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -140,6 +143,13 @@ class StrLit(Node):
 @dataclass(frozen=True, eq=False, slots=True)
 class BoolLit(Node):
     value: bool
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class NameList(Node):
+    """`[head, b2]`: names, as `wrt=` takes them."""
+
+    items: tuple[Name, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -262,6 +272,7 @@ Expr = (
     | Cast
     | TensorType
     | TensorLit
+    | NameList
 )
 
 

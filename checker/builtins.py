@@ -24,6 +24,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from .types import OPTIMIZERS as T_OPTIMIZERS
+
 
 class ParamKind(enum.Enum):
     """How a built-in reads one argument."""
@@ -662,6 +664,37 @@ _BUILTINS = [
         "grad",
         variadic=True,
         note="See [Gradients](#gradients).",
+    ),
+    Builtin(
+        "jvp",
+        (BParam("f", ParamKind.FN), BParam("m"), BParam("t")),
+        "jvp(f, m: M, t: Grad[M], args...) -> (Y, Y)",
+        "Forward mode: f(m, args...) and its derivative along the tangent t (a direction in the params of m).",
+        "l, dl = jvp(loss, m, zeros(Grad[M]), x, y)",
+        "other",
+        "jvp",
+        "jvp",
+        variadic=True,
+        note="See [Gradients](#gradients).",
+    ),
+    *(
+        Builtin(
+            kind,
+            (BParam("m"), *(BParam(n, required=False, keyword_only=True) for n, _, _ in hyper)),
+            f"{kind}(m: M, " + ", ".join(f"{n}={d}" for n, _, d in hyper) + f") -> {kind}[M]",
+            doc,
+            f"opt = {kind}(m, lr=0.01)",
+            "other",
+            "optimizer",
+            kind,
+            note="See [Optimizers](#optimizers).",
+        )
+        for kind, doc in (
+            ("SGD", "An SGD optimizer for m (momentum, dampening, weight decay, Nesterov), as torch.optim.SGD."),
+            ("Adam", "An Adam optimizer for m, as torch.optim.Adam (L2 weight decay)."),
+            ("AdamW", "An AdamW optimizer for m (decoupled weight decay), as torch.optim.AdamW."),
+        )
+        for hyper in (T_OPTIMIZERS[kind][0],)
     ),
     Builtin(
         "Train",

@@ -1511,6 +1511,28 @@ E0505 = _code(
     """),
 )
 
+E0506 = _code(
+    "E0506",
+    "optimizer field is read-only",
+    "{field} of {type} cannot be assigned: only lr can (a learning-rate schedule)",
+    """
+    An optimizer's hyper-parameters are fixed when it is created, and its state
+    (moments, step count) is changed only by `opt.step(m, g)`. The learning rate
+    can be changed between steps with `opt.lr = e`, through an optimizer the
+    function created or received as `mut`.
+    """,
+    _with_lin("""
+    fn fit(mut m: Lin, mut opt: Adam[Lin], g: Grad[Lin]):
+        opt.eps = 0.1
+        opt.step(m, g)
+    """),
+    _with_lin("""
+    fn fit(mut m: Lin, mut opt: Adam[Lin], g: Grad[Lin]):
+        opt.lr = 0.1
+        opt.step(m, g)
+    """),
+)
+
 # ====================================================================== E09xx models
 
 E0901 = _code(
@@ -1709,10 +1731,38 @@ E0908 = _code(
 
 # ====================================================================== E11xx gradients
 
+E0909 = _code(
+    "E0909",
+    "model contains itself",
+    "model {model} contains itself through its sub-models: {chain}",
+    """
+    A param whose type is a model (`param enc: Encoder`) or a stack of models
+    (`param blocks: [L] Block`) makes that model part of this one. A model cannot
+    be part of itself, directly or through other models: it would never end.
+    """,
+    """
+    dim D = 4
+
+    model Node:
+        param w: [D]
+        param child: Node
+    """,
+    """
+    dim D = 4
+
+    model Leaf:
+        param w: [D]
+
+    model Node:
+        param w: [D]
+        param child: Leaf
+    """,
+)
+
 E1105 = _code(
     "E1105",
     "invalid function for value_and_grad",
-    "value_and_grad: {problem}",
+    "{caller}: {problem}",
     """
     The first argument of value_and_grad is the name of a `fn` — not an extern
     fn, a built-in or a value — whose first parameter is a model and which has no
@@ -1920,7 +1970,7 @@ W0301 = _code(
 W1101 = _code(
     "W1101",
     "param never read",
-    "{fn} never reads param {param} of {model}: its gradient is always zero",
+    "{fn} {how} param {param} of {model}{only}: its gradient is always zero",
     """
     The function given to value_and_grad never reads this param, directly or
     through the functions it passes the model to, so its gradient is zero on
@@ -1945,6 +1995,119 @@ W1101 = _code(
         return g
     """),
     warning=True,
+)
+
+
+E1109 = _code(
+    "E1109",
+    "invalid wrt selection",
+    "wrt: {problem}",
+    """
+    `wrt=[...]` names the params or sub-models of the model to differentiate, by
+    their field names (`wrt=[head, b2]`); the gradient then has only those
+    fields, and the others are neither differentiated nor updated by it. Each
+    name must be a param of the model (not a buffer), named once; the list is
+    not empty. A `Grad[M, wrt=[...]]` type follows the same rules.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin, wrt=[b]]:
+        return grad(loss, m, x, wrt=[bias])
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn grads(m: Lin, x: [b D]) -> Grad[Lin, wrt=[b]]:
+        return grad(loss, m, x, wrt=[b])
+    """),
+)
+
+E1110 = _code(
+    "E1110",
+    "field not selected",
+    "{type} has no field {name}: it was not selected with wrt",
+    """
+    A gradient taken with `wrt=[...]` has a field only for each selected param or
+    sub-model; the others were not differentiated. Select the param too, or
+    take its gradient in another call.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn bias_step(m: Lin, x: [b D]) -> [D C]:
+        g = grad(loss, m, x, wrt=[b])
+        return g.w
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [b D]) -> [] NonNeg:
+        return mean(relu(x @ m.w + m.b))
+
+    fn bias_step(m: Lin, x: [b D]) -> [C]:
+        g = grad(loss, m, x, wrt=[b])
+        return g.b
+    """),
+)
+
+E1111 = _code(
+    "E1111",
+    "invalid per-example gradient",
+    "batch={dim}: {problem}",
+    """
+    `value_and_grad(f, m, args..., batch=b)` computes one gradient per example:
+    f is written for one example, and each argument either has the type f's
+    parameter has with a leading dim `b` (it is split into examples) or exactly
+    f's parameter type (it is shared by all examples). At least one argument
+    must carry the dim `b`. The value is `[b]` and the gradient `[b] Grad[M]`.
+    """,
+    _with_lin("""
+    fn loss(m: Lin, x: [D]) -> [] NonNeg:
+        return sum(relu(x @ m.w + m.b))
+
+    fn per_example(m: Lin, xs: [n D]) -> [n] Grad[Lin]:
+        ls, gs = value_and_grad(loss, m, xs, batch=k)
+        return gs
+    """),
+    _with_lin("""
+    fn loss(m: Lin, x: [D]) -> [] NonNeg:
+        return sum(relu(x @ m.w + m.b))
+
+    fn per_example(m: Lin, xs: [n D]) -> [n] Grad[Lin]:
+        ls, gs = value_and_grad(loss, m, xs, batch=n)
+        return gs
+    """),
+)
+
+E1112 = _code(
+    "E1112",
+    "invalid jvp",
+    "jvp({fn}): {problem}",
+    """
+    `y, dy = jvp(f, m, t, args...)` runs f(m, args...) and gives its value and
+    its derivative in the direction `t`, a `Grad[M]` of f's model (forward
+    mode). f follows value_and_grad's rules (a fn whose first parameter is the
+    model, without mut parameters) but may return any float tensor or tuple of
+    float tensors; `dy` has the type of the value without refinements.
+    """,
+    _with_lin("""
+    fn predict(m: Lin, x: [b D]) -> [b] Index[C]:
+        return argmax(x @ m.w + m.b, over=C)
+
+    fn sensitivity(m: Lin, x: [b D], t: Grad[Lin]) -> [b] Index[C]:
+        y, dy = jvp(predict, m, t, x)
+        return dy
+    """),
+    _with_lin("""
+    fn logits(m: Lin, x: [b D]) -> [b C]:
+        return x @ m.w + m.b
+
+    fn sensitivity(m: Lin, x: [b D], t: Grad[Lin]) -> [b C]:
+        y, dy = jvp(logits, m, t, x)
+        return dy
+    """),
 )
 
 

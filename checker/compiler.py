@@ -24,7 +24,7 @@ from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
-from .declarations import FnInfo, ModelInfo
+from .declarations import FnInfo, ModelInfo, sub_model
 from .results import BodyResult
 
 # Names the generated code uses itself, or that Python gives a meaning.
@@ -152,6 +152,8 @@ class _FnCompiler:
         training loop, which would otherwise build two temporaries and copy."""
         if not self.c.fuse_updates or not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
             return None
+        if not isinstance(self.type_of(target.value), T.ModelT):
+            return None  # an optimizer's lr is a plain attribute
         if value is not None:
             if not (isinstance(value, A.Binary) and value.op in ("+", "-") and A.same_path(value.left, target)):
                 return None
@@ -192,6 +194,8 @@ class _FnCompiler:
     def target(self, t: A.Expr) -> str:
         if isinstance(t, A.Name):
             return py_name(t.name)
+        if isinstance(t, A.TupleExpr):  # (l, acc), g = ...
+            return "(" + ", ".join(self.target(x) for x in t.items) + ")"
         assert isinstance(t, A.Field)
         if keyword.iskeyword(t.name.text):
             raise CompileError(f"cannot assign field '{t.name.text}': rename it (a Python keyword)")
@@ -294,10 +298,9 @@ class _FnCompiler:
         return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
     def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
-        if isinstance(func, A.Field):  # Mlp.init(seed=...)
-            assert isinstance(func.value, A.Name)
+        if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
-            return f"{py_name(self.name(func.value))}.{func.name.text}({rendered})"
+            return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
         if ref is not None and ref.kind == "builtin":
@@ -308,6 +311,15 @@ class _FnCompiler:
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
         """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
         b = BUILTINS[name]
+        if name in ("value_and_grad", "grad", "jvp"):
+            return self.gradient_call(node, name, args)
+        result = self.type_of(node)
+        if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
+            model = py_name(result.model)
+            seed = next((self.expr(v) for k, v in args if k == "seed"), None)
+            return f"rt.zeros_grad({model})" if name == "zeros" else f"rt.randn_grad({model}, seed={seed})"
+        if name in ("mean", "sum") and args and T.is_example_grads(self.type_of(args[0][1])):
+            return f"rt.{name}_grad({self.expr(args[0][1])})"  # over the examples of [b] Grad[M]
         func = f"rt.{b.runtime}" if b.runtime is not None else name
         positional = [v for k, v in args if k is None]
         if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
@@ -337,6 +349,37 @@ class _FnCompiler:
         if b.variadic:
             values.extend(self.expr(v) for v in positional[len(b.params) :])
         return f"{func}(" + ", ".join(values) + ")"
+
+    def gradient_call(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
+        """`rt.value_and_grad(f, m, args..., wrt=(...), batch=(...), aux=True)`
+        (also grad; jvp takes the tangent after m): f's arguments in the order
+        of its parameters, then the options the checker resolved."""
+        positional = [v for k, v in args if k is None]
+        keywords = {k: v for k, v in args if k is not None}
+        lead = 3 if name == "jvp" else 2
+        f_node = positional[0]
+        assert isinstance(f_node, A.Name)
+        info = self.c.a.globals.fns[f_node.name]
+        parts = [self.expr(v) for v in positional[:lead]]
+        rest = positional[lead:]
+        for p in info.params[1 + len(rest) :]:
+            if p.name in keywords:
+                rest.append(keywords[p.name])
+        parts.extend(self.expr(v) for v in rest)
+        if name != "jvp":
+            wrt = keywords.get("wrt")
+            if isinstance(wrt, A.NameList):
+                model = info.params[0].type
+                assert isinstance(model, T.ModelT)
+                order = self.c.wrt_order(model.name, tuple(n.name for n in wrt.items))
+                parts.append(f"wrt={order!r}")
+            if "batch" in keywords:
+                in_dims = self.body.axes.get(node)
+                assert isinstance(in_dims, tuple)
+                parts.append("batch=(" + "".join("0, " if d else "None, " for d in in_dims).rstrip(" ") + ")")
+            if isinstance(info.ret, T.TupleT):
+                parts.append("aux=True")
+        return f"rt.{name}(" + ", ".join(parts) + ")"
 
     def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
         """The shape, then its element type (dtype=, or the size of an Index), then the other arguments by
@@ -393,9 +436,10 @@ class Compiler:
             if isinstance(item, A.DimDecl) and item.name.text in g.dims and g.names.first[item.name.text] is item:
                 w.emit(0, "")
                 w.emit(0, f"{py_name(item.name.text)} = {g.dims[item.name.text].value}", self.base(item))
+        done: set[str] = set()
         for item in items:
             if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
-                self.model(g.models[item.name.text])
+                self.model_and_parts(g.models[item.name.text], done)
         for item in items:
             if isinstance(item, (A.FnDecl, A.ExternDecl)) and g.names.first.get(item.name.text) is item:
                 info = g.fns[item.name.text]
@@ -406,6 +450,18 @@ class Compiler:
         w.emit(0, "")
         w.emit(0, "_src.set_line_map(" + repr(dict(sorted(w.map.items()))) + ")")
         return CompiledModule("\n".join(w.out) + "\n", dict(w.map))
+
+    def model_and_parts(self, m: ModelInfo, done: set[str]) -> None:
+        """A model class after the classes of its sub-models (the checker
+        rules out cycles: E0909)."""
+        if m.name in done:
+            return
+        done.add(m.name)
+        for f in m.params:
+            sub = sub_model(f.type)
+            if sub is not None and sub in self.a.globals.models:
+                self.model_and_parts(self.a.globals.models[sub], done)
+        self.model(m)
 
     def model(self, m: ModelInfo) -> None:
         w = self.w
@@ -419,6 +475,15 @@ class Compiler:
             fields = [f for f in m.fields if f.kind == kind]
             w.emit(1, f"_qv_{kind}s = (" if fields else f"_qv_{kind}s = ()")
             for f in fields:
+                sub = sub_model(f.type)
+                if sub is not None:
+                    count = T.dim_value(f.type.dim) if isinstance(f.type, T.StackT) else None
+                    w.emit(
+                        2,
+                        f"rt.SubModel({f.name!r}, {py_name(sub)}, {count!r}, {self.loc(base + f.decl.span.start)}),",
+                        base + f.decl.span.start,
+                    )
+                    continue
                 assert isinstance(f.type, T.TensorT)
                 shape = (
                     "(" + ", ".join(str(T.dim_value(d)) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
@@ -465,13 +530,27 @@ class Compiler:
         if isinstance(t, T.ModelT):
             return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc})"
         if isinstance(t, T.GradT):
-            return f"rt.GradArg({name!r}, {py_name(t.model)}, {loc})"
+            wrt = "" if t.wrt is None else f", wrt={self.wrt_order(t.model, t.wrt)!r}"
+            return f"rt.GradArg({name!r}, {py_name(t.model)}, {loc}{wrt})"
+        if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
+            g = t.item
+            wrt = "" if g.wrt is None else f", wrt={self.wrt_order(g.model, g.wrt)!r}"
+            return f"rt.GradArg({name!r}, {py_name(g.model)}, {loc}{wrt}, batch=True)"
+        if isinstance(t, T.OptimT):
+            return f"rt.OptimArg({name!r}, rt.{t.kind}, {py_name(t.model)}, {loc})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
         if isinstance(t, T.TupleT):
             items = ", ".join(self.spec(f"{name}[{i}]", x, loc) for i, x in enumerate(t.items))
             return f"rt.TupleArg({name!r}, ({items}{',' if len(t.items) == 1 else ''}), {loc})"
         raise CompileError(f"no runtime check for {t}")  # pragma: no cover
+
+    def wrt_order(self, model: str, wrt: tuple[str, ...]) -> tuple[str, ...]:
+        """A selection in the model's declaration order, as the runtime takes it."""
+        info = self.a.globals.models.get(model)
+        if info is None:
+            return wrt
+        return tuple(f.name for f in info.params if f.name in wrt)
 
     def signature(self, fn: FnInfo) -> str:
         base = self.base(fn.decl)

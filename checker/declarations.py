@@ -351,6 +351,9 @@ class TypeContext:
 
     def resolve(self, t: A.TypeExpr) -> T.Type:
         if isinstance(t, A.TensorType):
+            stacked = self._stack(t)
+            if stacked is not None:
+                return stacked
             dims = tuple(self.dim(d) for d in t.dims)
             elem = self.elem(t.elem)
             if elem is None:
@@ -362,6 +365,11 @@ class TypeContext:
         name = t.name.text
         if name == "Grad":
             return self._grad(t)
+        if name in T.OPTIMIZERS and t.arg is not None and self.kind(name) is None:
+            return self._optimizer(t)
+        if t.option is not None:
+            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no {t.option.text}="))
+            return T.UNKNOWN
         if t.arg is not None and name != "Index":
             self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
             return T.UNKNOWN
@@ -389,14 +397,65 @@ class TypeContext:
         self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
         return T.UNKNOWN
 
+    def _stack(self, t: A.TensorType) -> T.Type | None:
+        """`[L] Block` (a stack of sub-models) or `[b] Grad[M]` (one gradient
+        per example); None when `t` is a tensor type."""
+        e = t.elem
+        if e is None:
+            return None
+        name = e.name.text
+        if name == "Grad":
+            if e.arg is None or self.kind(e.arg.text) != "model":
+                return None  # reported as an element type
+            inner: T.Type = T.GradT(e.arg.text)
+            per_example = True
+        elif self.kind(name) == "model" and e.arg is None:
+            inner = T.ModelT(name)
+            per_example = False
+        else:
+            return None
+        if len(t.dims) != 1:
+            self.diagnostics.append(
+                C.E0309.at(t.span, elem=str(inner), reason=f"a stack of {inner} has exactly one dim, as in [L] {inner}")
+            )
+            return T.UNKNOWN
+        dim = self.dim(t.dims[0])
+        if isinstance(dim, T.DimUnknown):
+            return T.UNKNOWN
+        return T.StackT(dim, inner, per_example)
+
+    def _optimizer(self, t: A.NamedType) -> T.Type:
+        name = t.name.text
+        arg = t.arg
+        if isinstance(arg, A.NamedType) and arg.arg is None and t.option is None:
+            kind = self.kind(arg.name.text)
+            if kind == "model":
+                return T.OptimT(name, arg.name.text)
+            if kind is not None and kind.startswith("broken"):
+                return T.UNKNOWN
+        inner = type_text(arg) if arg is not None else ""
+        self.diagnostics.append(
+            C.E0303.at(t.span, type=f"{name}[{inner}]", reason=f"an optimizer is of a model, as in {name}[Mlp]")
+        )
+        return T.UNKNOWN
+
     def _grad(self, t: A.NamedType) -> T.Type:
         arg = t.arg
         if arg is None:
             self.diagnostics.append(C.E0303.at(t.span, type="Grad", reason="Grad needs a model, as in Grad[Mlp]"))
             return T.UNKNOWN
+        if t.option is not None and t.option.text != "wrt":
+            self.diagnostics.append(
+                C.E0303.at(t.option.span, type="Grad[...]", reason=f"Grad takes wrt=[...], not {t.option.text}=")
+            )
+            return T.UNKNOWN
         if isinstance(arg, A.NamedType) and arg.arg is None:
             kind = self.kind(arg.name.text)
             if kind == "model":
+                if t.option is not None:
+                    # which names are params of the model is checked where the
+                    # model's fields are known (the body, E1109)
+                    return T.GradT(arg.name.text, tuple(sorted({n.text for n in t.names})))
                 return T.GradT(arg.name.text)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
@@ -516,7 +575,16 @@ def _declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> De
         seen[m.name.text] = m
         before = len(ctx.diagnostics)
         ty = ctx.resolve(m.type)
-        if len(ctx.diagnostics) == before and not isinstance(ty, T.TensorT):
+        sub_model = isinstance(ty, T.ModelT) or (isinstance(ty, T.StackT) and isinstance(ty.item, T.ModelT))
+        if sub_model and m.kind == "buffer":
+            ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
+            ty = T.UNKNOWN
+        elif sub_model and m.init is not None:
+            assert m.init is not None
+            ctx.diagnostics.append(
+                C.E0903.at(m.init.span, what=f"sub-model {m.name.text} is initialised by its own model's fields")
+            )
+        elif len(ctx.diagnostics) == before and not isinstance(ty, T.TensorT) and not sub_model:
             ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
             ty = T.UNKNOWN
         if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
@@ -648,9 +716,13 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
             ctx.diagnostics.append(
                 C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
             )
-        elif p.mut and not isinstance(ty, (T.ModelT, T.UnknownT)):
+        elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.UnknownT)):
             ctx.diagnostics.append(
-                C.E0503.at(p.span, name=p.name.text, reason=f"only a model can be mut, and this is {T.describe(ty)}")
+                C.E0503.at(
+                    p.span,
+                    name=p.name.text,
+                    reason=f"only a model or an optimizer can be mut, and this is {T.describe(ty)}",
+                )
             )
         params.append(ParamInfo(p.name.text, p.mut, ty, p))
     bound = list(ctx.generics)
@@ -762,6 +834,65 @@ class Globals:
             if fn is not None and fn.decl.ret is not None:
                 return (fn.decl, fn.decl.ret.span)
         return None
+
+
+def sub_model(t: T.Type) -> str | None:
+    """The model of a sub-model field's type (`Encoder`, `[L] Block`)."""
+    if isinstance(t, T.ModelT):
+        return t.name
+    if isinstance(t, T.StackT) and isinstance(t.item, T.ModelT):
+        return t.item.name
+    return None
+
+
+def leaf_params(glob: Globals, model: str, _seen: frozenset[str] = frozenset()) -> list[tuple[str, str, FieldInfo]]:
+    """Every tensor param of a model, sub-models' included, as (path, the
+    model declaring it, field) in declaration order: `w`, `enc.w1`,
+    `blocks.wq` (one path for all the blocks of a stack: the checker does not
+    tell them apart)."""
+    info = glob.models.get(model)
+    if info is None or model in _seen:
+        return []
+    out: list[tuple[str, str, FieldInfo]] = []
+    for f in info.params:
+        sub = sub_model(f.type)
+        if sub is None:
+            out.append((f.name, model, f))
+        else:
+            out.extend((f"{f.name}.{p}", m, x) for p, m, x in leaf_params(glob, sub, _seen | {model}))
+    return out
+
+
+def model_cycles(glob: Globals) -> dict[str, list[LocalDiagnostic]]:
+    """E0909 for each sub-model field through which a model contains itself,
+    keyed by model name (reported in that model's item)."""
+    out: dict[str, list[LocalDiagnostic]] = {}
+    for name, info in glob.models.items():
+        for f in info.params:
+            sub = sub_model(f.type)
+            if sub is None:
+                continue
+            path = _path_to(glob, sub, name, {sub})
+            if path is not None:
+                chain = " -> ".join([name, *path])
+                out.setdefault(name, []).append(C.E0909.at(f.decl.type.span, model=name, chain=chain))
+    return out
+
+
+def _path_to(glob: Globals, start: str, goal: str, seen: set[str]) -> list[str] | None:
+    if start == goal:
+        return [start]
+    info = glob.models.get(start)
+    if info is None:
+        return None
+    for f in info.params:
+        sub = sub_model(f.type)
+        if sub is not None and sub not in seen:
+            seen.add(sub)
+            rest = _path_to(glob, sub, goal, seen)
+            if rest is not None:
+                return [start, *rest]
+    return None
 
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}

@@ -108,6 +108,10 @@ class _Seq(list):
     span: A.Span | None = None
 
 
+class _Names(_Seq):
+    """The identifiers of a `type_names` list."""
+
+
 class _Else:
     def __init__(self, body, span):
         self.body = body
@@ -284,8 +288,24 @@ class _Builder:
         return A.ElemType(_span(ch), _ident(names[0]), arg)
 
     def named_type(self, ch):
-        arg = next((c for c in _nodes(ch)), None)
-        return A.NamedType(_span(ch), _ident(ch[0]), arg)
+        arg = next((c for c in ch if isinstance(c, (A.TensorType, A.NamedType, A.TupleType))), None)
+        names = next((c for c in ch if isinstance(c, _Names)), None)
+        option = _tokens(ch, "NAME")[1] if names is not None else None
+        return A.NamedType(
+            _span(ch),
+            _ident(ch[0]),
+            arg,
+            _ident(option) if option is not None else None,
+            tuple(names) if names is not None else (),
+        )
+
+    def type_names(self, ch):
+        out = _Names(_ident(t) for t in _tokens(ch, "NAME"))
+        out.span = _span(ch)
+        return out
+
+    def name_list(self, ch):
+        return A.NameList(_span(ch), tuple(A.Name(_span([t]), str(t)) for t in _tokens(ch, "NAME")))
 
     def tuple_type(self, ch):
         return A.TupleType(_span(ch), tuple(_nodes(ch)))
@@ -406,7 +426,18 @@ class _Builder:
         return seq
 
     def keyword_arg(self, ch):
-        return A.Arg(_span(ch), _ident(ch[0]), ch[2])
+        value = ch[2]
+        if (
+            str(ch[0]) == "wrt"
+            and isinstance(value, A.TensorType)
+            and value.elem is None
+            and len(value.dims) == 1
+            and isinstance(value.dims[0], A.DimName)
+        ):
+            # wrt=[head]: one name in brackets parses as a shape; it is a list here.
+            d = value.dims[0]
+            value = A.NameList(value.span, (A.Name(d.span, d.name),))
+        return A.Arg(_span(ch), _ident(ch[0]), value)
 
     def name(self, ch):
         return A.Name(_span(ch), str(ch[0]))
@@ -803,12 +834,17 @@ def _validate(item: A.Item) -> list[LocalDiagnostic]:
     return problems
 
 
+def _names_tuple(t) -> bool:
+    """`(l, acc)` among several targets: a tuple of names, nested or not."""
+    return isinstance(t, A.TupleExpr) and all(isinstance(x, A.Name) or _names_tuple(x) for x in t.items)
+
+
 def _validate_block(body, loops: int, problems: list) -> None:
     for stmt in body:
         if isinstance(stmt, A.Assign):
             many = len(stmt.targets) > 1
             for t in stmt.targets:
-                if not (isinstance(t, A.Name) or (isinstance(t, A.Field) and not many)):
+                if not (isinstance(t, A.Name) or (isinstance(t, A.Field) and not many) or (many and _names_tuple(t))):
                     problems.append(C.E0007.at(t.span))
         elif isinstance(stmt, A.AugAssign):
             if not isinstance(stmt.target, (A.Name, A.Field)):

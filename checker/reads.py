@@ -13,12 +13,12 @@ The summaries decide E1107 and W1101 at each `value_and_grad(f, m, ...)` site.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .declarations import FnInfo, Globals
+from .declarations import FnInfo, Globals, leaf_params
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 from .results import FactKind, GradSite, ReadFact
 
@@ -47,8 +47,10 @@ class Summary:
     fn: str
     param: str
     model: str
-    reads: dict[str, Reason]  # param field name -> first reason
+    reads: dict[str, Reason]  # leaf param path ("w1", "enc.w1") -> first reason
     everything: Reason | None = None  # set when the model escapes
+    # leaf param paths read under stop_grad (whether or not also read outside it)
+    stopped: dict[str, Reason] = field(default_factory=dict)
     # The function, or one it passes the model to, has errors: what it reads
     # is then a guess, and no E1107/W1101 is drawn from it.
     tainted: bool = False
@@ -58,7 +60,13 @@ class Summary:
         a summary does not change after its analysis is built)."""
         key = self.__dict__.get("_key")
         if key is None:
-            key = self.__dict__["_key"] = (self.model, frozenset(self.reads), self.everything is not None, self.tainted)
+            key = self.__dict__["_key"] = (
+                self.model,
+                frozenset(self.reads),
+                frozenset(self.stopped),
+                self.everything is not None,
+                self.tainted,
+            )
         return key
 
 
@@ -140,25 +148,34 @@ class ReadAnalysis:
                     continue
                 if f.kind == "field":
                     s.reads.setdefault(f.target, Reason("field", f, fn_name))
+                elif f.kind == "sg_field":
+                    s.stopped.setdefault(f.target, Reason("field", f, fn_name))
                 elif f.kind == "escape":
                     if s.everything is None:
                         s.everything = Reason("escape", f, fn_name)
-                elif f.kind == "call":
+                elif f.kind in ("call", "sg_call"):
                     pname = self._param_name(f.target, f.index)
                     target = self.summaries.get((f.target, pname)) if pname is not None else None
                     if target is None:
                         continue
-                    reason = Reason("call", f, fn_name, f.target, pname)
+                    reason = Reason(f.kind, f, fn_name, f.target, pname)
                     edges.setdefault((f.target, pname), []).append((s, reason))  # type: ignore[arg-type]
                     pending.append((s, target, reason))
         while pending:
             s, target, reason = pending.pop()
             grew = False
+            prefix = reason.fact.prefix
+            stopped = reason.kind == "sg_call"
+            into = s.stopped if stopped else s.reads
             for name in target.reads:
-                if name not in s.reads:
-                    s.reads[name] = reason
+                if prefix + name not in into:
+                    into[prefix + name] = reason
                     grew = True
-            if target.everything is not None and s.everything is None:
+            for name in target.stopped:
+                if prefix + name not in s.stopped:
+                    s.stopped[prefix + name] = reason
+                    grew = True
+            if target.everything is not None and s.everything is None and not stopped:
                 s.everything = reason
                 grew = True
             if target.tainted and not s.tainted:
@@ -181,6 +198,8 @@ class ReadAnalysis:
             reason = s.reads.get(field) if field != "*" else s.everything
             if reason is None:
                 break
+            if reason.fact.prefix and field.startswith(reason.fact.prefix):
+                field = field[len(reason.fact.prefix) :]  # the callee's own path
             f = reason.fact
             if reason.kind == "field":
                 steps.append(Step(s.fn, f.span, f"{f.param}.{field}"))
@@ -195,13 +214,19 @@ class ReadAnalysis:
 
 
 def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> tuple[LocalDiagnostic, ...]:
-    """E1107 / W1101 for one `value_and_grad(f, m, ...)` call."""
+    """E1107 / W1101 for one `value_and_grad(f, m, ...)` call: over the leaf
+    params of the model (sub-models' included), or those of the selected
+    fields when the call has `wrt=[...]`."""
     if summary is None or summary.everything is not None or summary.tainted:
         return ()
     model = glob.models.get(site.model)
     if model is None:
         return ()
-    params = [p.name for p in model.params]
+    leaves = leaf_params(glob, site.model)
+    if site.wrt is not None:
+        leaves = [x for x in leaves if x[0].split(".", 1)[0] in site.wrt]
+    params = [path for path, _, _ in leaves]
+    owner = {path: (m, f.name) for path, m, f in leaves}
     read = [p for p in params if p in summary.reads]
     if not params:
         return ()
@@ -217,13 +242,16 @@ def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> 
     out = []
     for p in params:
         if p not in summary.reads:
+            stopped = p in summary.stopped
             out.append(
                 C.W1101.at(
                     site.f_span,
                     fn=site.f_name,
+                    how="reads" if stopped else "never reads",
                     param=p,
                     model=site.model,
-                    related=(LocalRelated(f"param {p} is declared here", symbol=SymbolRef(("member", site.model, p))),),
+                    only=" only under stop_grad" if stopped else "",
+                    related=(LocalRelated(f"param {p} is declared here", symbol=SymbolRef(("member", *owner[p]))),),
                 )
             )
     return tuple(out)
@@ -258,7 +286,7 @@ def param_reads(analysis: ReadAnalysis, fn: FnInfo, glob: Globals) -> list[Param
         model = glob.models.get(p.type.name)
         if s is None or model is None:
             continue
-        params = [f.name for f in model.params]
+        params = [path for path, _, _ in leaf_params(glob, model.name)]
         read = tuple((name, tuple(analysis.chain(fn.name, p.name, name))) for name in params if name in s.reads)
         unread = tuple(name for name in params if name not in s.reads)
         everything = tuple(analysis.chain(fn.name, p.name, "*")) if s.everything is not None else None

@@ -15,7 +15,9 @@ from .diagnostics import LocalDiagnostic
 # generic dim, a function, an extern fn, a model, a built-in, a model field,
 # or a field of a gradient.
 RefKind = Literal["local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield"]
-FactKind = Literal["field", "call", "escape"]
+# "sg_field"/"sg_call": a read or a call under stop_grad(...), which is not
+# differentiated (W1101 then says the param is read only under stop_grad).
+FactKind = Literal["field", "call", "escape", "sg_field", "sg_call"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class ReadFact:
     target: str
     span: A.Span
     index: int = 0
+    # "call" of a sub-model (`encode(m.enc, x)`): the callee's reads are
+    # the caller's under this path prefix ("enc.").
+    prefix: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class GradSite:
     f_span: A.Span
     f_name: str
     model: str
+    wrt: tuple[str, ...] | None = None  # the selected top-level fields
 
 
 @dataclass

@@ -127,6 +127,8 @@ class Bindings:
             return T.TensorT(tuple(self.subst_dim(d) for d in t.dims), elem)
         if isinstance(t, T.TupleT):
             return T.TupleT(tuple(self.subst(x) for x in t.items))
+        if isinstance(t, T.StackT):
+            return T.StackT(self.subst_dim(t.dim), t.item, t.per_example)
         return t
 
 
@@ -206,8 +208,24 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
         return Mismatch("model", param, arg)
     if isinstance(param, T.GradT):
         if isinstance(arg, T.GradT):
-            return None if arg.model == param.model else Mismatch("model", param, arg)
+            return None if arg == param else Mismatch("model", param, arg)
         return Mismatch("kind", param, arg)
+    if isinstance(param, T.OptimT):
+        return None if arg == param else Mismatch("model" if isinstance(arg, T.OptimT) else "kind", param, arg)
+    if isinstance(param, T.StackT):
+        if not isinstance(arg, T.StackT) or arg.per_example != param.per_example:
+            return Mismatch("kind", param, arg)
+        pd, ad = param.dim, arg.dim
+        if isinstance(pd, T.DimVar) and pd.name in bindings.generics:
+            earlier = bindings.bound.get(pd.name)
+            if earlier is None:
+                bindings.bound[pd.name] = Binding(ad, where, span)
+            elif not T.dims_equal(earlier.dim, ad):
+                return Mismatch("binding", param, arg, pd.name, earlier, ad)
+        elif not T.dims_equal(pd, ad):
+            return Mismatch("shape", param, arg)
+        inner = match(param.item, arg.item, bindings, where, span)
+        return None if inner is None else Mismatch(inner.kind, param, arg)
     if isinstance(param, T.TupleT):
         if not isinstance(arg, T.TupleT) or len(arg.items) != len(param.items):
             return Mismatch("kind", param, arg)

@@ -287,10 +287,83 @@ class ModelT(Type):
 
 @dataclass(frozen=True, slots=True)
 class GradT(Type):
+    """`Grad[M]`; with `wrt`, only the selected top-level fields of M, in
+    declaration order (`Grad[M, wrt=[head, b2]]`)."""
+
+    model: str
+    wrt: tuple[str, ...] | None = None
+
+    def __str__(self) -> str:
+        if self.wrt is None:
+            return f"Grad[{self.model}]"
+        return f"Grad[{self.model}, wrt=[{', '.join(self.wrt)}]]"
+
+
+@dataclass(frozen=True, slots=True)
+class StackT(Type):
+    """A leading dim over something that is not a tensor: a stack of
+    sub-models (`[L] Block`, a model field) or one gradient per example
+    (`[b] Grad[M]`, from value_and_grad(..., batch=b))."""
+
+    dim: Dim
+    item: Type
+    # one gradient per example (arithmetic, norm and mean apply), as opposed
+    # to the gradients of a stack of sub-models (g.blocks: indexed only)
+    per_example: bool = False
+
+    def __str__(self) -> str:
+        return f"[{self.dim}] {self.item}"
+
+
+def is_example_grads(t: Type) -> bool:
+    return isinstance(t, StackT) and t.per_example
+
+
+# The optimizers: their hyper-parameters (name, type word, default as written)
+# and their state (name -> "grad" for a Grad[M]-shaped moment, "int" a count).
+OPTIMIZERS: dict[str, tuple[tuple[tuple[str, str, str], ...], dict[str, str]]] = {
+    "SGD": (
+        (
+            ("lr", "Float", "0.001"),
+            ("momentum", "Float", "0.0"),
+            ("dampening", "Float", "0.0"),
+            ("weight_decay", "Float", "0.0"),
+            ("nesterov", "Bool", "False"),
+        ),
+        {"momentum_buffer": "grad", "steps": "int"},
+    ),
+    "Adam": (
+        (
+            ("lr", "Float", "0.001"),
+            ("betas", "(Float, Float)", "(0.9, 0.999)"),
+            ("eps", "Float", "1e-08"),
+            ("weight_decay", "Float", "0.0"),
+            ("amsgrad", "Bool", "False"),
+        ),
+        {"exp_avg": "grad", "exp_avg_sq": "grad", "steps": "int"},
+    ),
+    "AdamW": (
+        (
+            ("lr", "Float", "0.001"),
+            ("betas", "(Float, Float)", "(0.9, 0.999)"),
+            ("eps", "Float", "1e-08"),
+            ("weight_decay", "Float", "0.01"),
+            ("amsgrad", "Bool", "False"),
+        ),
+        {"exp_avg": "grad", "exp_avg_sq": "grad", "steps": "int"},
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class OptimT(Type):
+    """An optimizer for a model: `SGD[M]`, `Adam[M]`, `AdamW[M]`."""
+
+    kind: str
     model: str
 
     def __str__(self) -> str:
-        return f"Grad[{self.model}]"
+        return f"{self.kind}[{self.model}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,4 +464,8 @@ def describe(t: Type) -> str:
         return f"model {t}"
     if isinstance(t, TupleT):
         return f"tuple {t}"
+    if isinstance(t, StackT):
+        return f"stack {t}" if isinstance(t.item, ModelT) else str(t)
+    if isinstance(t, OptimT):
+        return f"optimizer {t}"
     return str(t)

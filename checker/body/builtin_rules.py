@@ -162,8 +162,11 @@ class BuiltinRules:
 
     @rule("reduce")
     def _builtin_reduce(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        t0 = self.value(bound["x"].node, env)
+        if T.is_example_grads(t0) and b.name in ("mean", "sum"):
+            return self._reduce_example_grads(node, b, bound, env, t0)
         float_only = b.name == "mean"
-        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only)
+        t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only, typed=t0)
         keep = self._keep_arg(bound.get("keep"), env)
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
@@ -190,6 +193,30 @@ class BuiltinRules:
         if axis is None or keep is None:
             return T.UNKNOWN
         return T.TensorT(_reduced(t.dims, axis, keep), elem)
+
+    def _reduce_example_grads(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env, t: T.Type) -> T.Type:
+        """`mean(gs, over=b)`, `sum(gs, over=b)`: per-example gradients `[b]
+        Grad[M]` averaged or summed over the examples, a `Grad[M]`."""
+        assert isinstance(t, T.StackT)
+        over = bound.get("over")
+        ok = over is not None and "keep" not in bound
+        if over is not None and isinstance(over.node, A.Name):
+            d = over.node.name
+            if d in self.fn.generics:
+                self.refs[over.node] = Ref("generic", d, self.fn.name)
+                ok = ok and T.dims_equal(T.DimVar(d), t.dim)
+            elif self.global_kind(d) == "dim":
+                self.refs[over.node] = Ref("dim", d)
+                ok = ok and T.dims_equal(T.DimConst(d, self.g.names.dim_values.get(d) or 0), t.dim)
+            else:
+                ok = False
+        elif over is not None:
+            ok = False
+        if not ok:
+            self.diags.append(C.E1108.at(node.span, operation=f"{b.name}({t}) without over={t.dim}"))
+            return T.UNKNOWN
+        self.axes[node] = 0
+        return t.item
 
     def _keep_arg(self: BodyChecker, a: CallArg | None, env: Env) -> bool | None:
         """keep=: a literal True or False, since it decides the result's shape
@@ -565,6 +592,9 @@ class BuiltinRules:
     @rule("norm")
     def _builtin_norm(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.value(bound["x"].node, env)
+        if T.is_example_grads(t):
+            assert isinstance(t, T.StackT) and isinstance(t.item, T.GradT)
+            return T.TensorT((t.dim,), self._grad_norm_elem(t.item))
         if isinstance(t, T.GradT):
             self.global_kind(t.model)
             model = self.g.models.get(t.model)
@@ -586,8 +616,44 @@ class BuiltinRules:
         )
         return T.UNKNOWN
 
+    def _grad_norm_elem(self: BodyChecker, g: T.GradT) -> T.Elem:
+        self.global_kind(g.model)
+        model = self.g.models.get(g.model)
+        dtype = "f32"
+        if model is not None and model.params and isinstance(model.params[0].type, T.TensorT):
+            dtype = model.params[0].type.elem.dtype
+        return T.Elem(dtype, "nonneg")
+
+    def grad_type_arg(self: BodyChecker, a: CallArg, env: Env) -> T.Type | None:
+        """`Grad[M]` written as zeros' or randn's argument: the gradient type
+        (None when the argument is something else)."""
+        e = a.node
+        if not (
+            isinstance(e, A.Index)
+            and isinstance(e.value, A.Name)
+            and e.value.name == "Grad"
+            and "Grad" not in env.vars
+            and isinstance(e.index, A.Name)
+        ):
+            return None
+        name = e.index.name
+        kind = self.global_kind(name)
+        if kind == "model":
+            self.refs[e.index] = Ref("model", name)
+            t = T.GradT(name)
+            self.types[e] = t
+            return t
+        if kind is not None and kind.startswith("broken"):
+            return T.UNKNOWN
+        self.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+        return T.UNKNOWN
+
     @rule("randn")
     def _builtin_randn(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        g = self.grad_type_arg(bound["shape"], env)
+        if g is not None:
+            self.expect_number(bound["seed"], env, "Int", "seed")
+            return g
         t = self.shape_arg(bound["shape"], "randn")
         self.expect_number(bound["seed"], env, "Int", "seed")
         if t is None:
@@ -622,6 +688,10 @@ class BuiltinRules:
 
     @rule("filled")
     def _builtin_filled(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        if b.name == "zeros":
+            g = self.grad_type_arg(bound["shape"], env)
+            if g is not None:
+                return g
         t = self.shape_arg(bound["shape"], b.name)
         if t is None:
             return T.UNKNOWN

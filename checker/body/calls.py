@@ -16,7 +16,7 @@ from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
-from ..results import ReadFact, Ref
+from ..results import Ref
 from .builtin_rules import RULES
 from .env import CallArg, Env
 from .text import expr_text, plural
@@ -66,6 +66,9 @@ class CallRules:
             if isinstance(recv, T.UnknownT):
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
+            if isinstance(recv, T.OptimT):
+                self.types[func] = recv
+                return self.optimizer_method(node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
                 self.diags.append(
                     C.E0409.at(
@@ -218,9 +221,9 @@ class CallRules:
             origin = self.origin_of(a.node, env)
             if origin is not None:
                 if info.extern:
-                    self.fact(ReadFact("escape", origin, f"passed to extern fn {info.name}", a.node.span))
+                    self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
-                    self.fact(ReadFact("call", origin, info.name, a.node.span, index))
+                    self.path_fact("call", origin, info.name, a.node.span, index)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
                 if mismatch.kind in ("refine", "index", "dtype"):
@@ -235,11 +238,15 @@ class CallRules:
                     SymbolRef(("param", info.name, p.name)),
                 )
                 continue
-            if p.mut and isinstance(t, T.ModelT):
-                var = env.vars.get(a.node.name) if isinstance(a.node, A.Name) else None
+            if p.mut and isinstance(t, (T.ModelT, T.OptimT)):
+                root = a.node
+                while isinstance(root, (A.Field, A.Index)):  # m.enc, m.blocks[i]: the model m
+                    root = root.value
+                var = env.vars.get(root.name) if isinstance(root, A.Name) else None
                 src_param = var.param if var is not None else None
                 if src_param is None and var is not None and var.origin is not None:
-                    src_param = next((q for q in self.fn.params if q.name == var.origin), None)
+                    root_name = var.origin.partition(".")[0]
+                    src_param = next((q for q in self.fn.params if q.name == root_name), None)
                 if src_param is not None and not src_param.mut:
                     fix = Fix(
                         f"Make '{src_param.name}' mut",
@@ -362,9 +369,17 @@ class CallRules:
         return rule.check(self, node, b, bound, env)
 
     def tensor_arg(
-        self: BodyChecker, a: CallArg, env: Env, fn: str, pname: str, float_only: bool = True
+        self: BodyChecker,
+        a: CallArg,
+        env: Env,
+        fn: str,
+        pname: str,
+        float_only: bool = True,
+        typed: T.Type | None = None,
     ) -> T.TensorT | None:
-        t = self.value(a.node, env)
+        """The argument's tensor type, or None after a diagnostic; `typed`
+        is its type when the caller has already checked the argument."""
+        t = self.value(a.node, env) if typed is None else typed
         if isinstance(t, T.UnknownT):
             return None
         if isinstance(t, T.GradT):

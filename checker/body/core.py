@@ -17,9 +17,10 @@ from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
+from .optim_rules import OptimRules
 
 
-class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules):
+class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules, OptimRules):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
         self.g = glob

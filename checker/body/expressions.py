@@ -164,22 +164,42 @@ class ExpressionRules:
         return T.UNKNOWN
 
     def origin_of(self: BodyChecker, e: A.Expr, env: Env) -> str | None:
+        """The model parameter an expression is (`m`), or a sub-model of
+        it, as a path (`m.enc`; `m.blocks` for any block of a stack)."""
         if isinstance(e, A.Name):
             var = env.vars.get(e.name)
             if var is not None:
                 return var.origin
+            return None
+        if isinstance(e, A.Field) and isinstance(self.types.get(e.name), (T.ModelT, T.StackT)):
+            base = self.origin_of(e.value, env)
+            return f"{base}.{e.name.text}" if base is not None else None
+        if isinstance(e, A.Index) and isinstance(self.types.get(e.value), T.StackT):
+            return self.origin_of(e.value, env)
         return None
+
+    def path_fact(self: BodyChecker, kind: str, origin: str, target: str, span: A.Span, index: int = 0) -> None:
+        """A read fact of a model parameter given by a path origin (`m.enc`):
+        the fact is the parameter's, with the sub-model path as a prefix."""
+        param, _, prefix = origin.partition(".")
+        if kind == "field":
+            self.fact(ReadFact("field", param, f"{prefix}.{target}" if prefix else target, span))
+        else:
+            self.fact(ReadFact(kind, param, target, span, index, f"{prefix}." if prefix else ""))  # type: ignore[arg-type]
 
     def fact(self: BodyChecker, f: ReadFact) -> None:
         """Record a use of a model parameter; nothing under stop_grad(...)
         is differentiated, so reads there (direct or through calls) do not count."""
         if self.stop_grad_depth == 0:
             self.facts.add(f)
+        elif f.kind in ("field", "call"):
+            kind = "sg_field" if f.kind == "field" else "sg_call"
+            self.facts.add(ReadFact(kind, f.param, f.target, f.span, f.index, f.prefix))
 
     def escape_if_model(self: BodyChecker, e: A.Expr, env: Env, why: str) -> None:
         origin = self.origin_of(e, env)
         if origin is not None:
-            self.fact(ReadFact("escape", origin, why, e.span))
+            self.path_fact("escape", origin, why, e.span)
 
     # -- operators
 
@@ -194,7 +214,7 @@ class ExpressionRules:
                 return t
             elem = t.elem.plain() if t.elem.index is None else T.Elem(t.elem.dtype)
             return T.TensorT(t.dims, elem)
-        if isinstance(t, T.GradT):
+        if isinstance(t, T.GradT) or T.is_example_grads(t):
             return t
         self.diags.append(C.E0306.at(e.span, op=f"unary '{e.op}'", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
@@ -204,6 +224,8 @@ class ExpressionRules:
     ) -> T.Type:
         if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
             return T.UNKNOWN
+        if T.is_example_grads(lt) or T.is_example_grads(rt):
+            return self.example_grad_arith(op, lt, rt, node)
         if isinstance(lt, T.GradT) or isinstance(rt, T.GradT):
             return self.grad_arith(op, lt, rt, node)
         if op == "@":
@@ -341,9 +363,35 @@ class ExpressionRules:
         refine = "nonneg" if lt.elem.nonneg and rt.elem.nonneg else None
         return T.TensorT(dims, T.Elem(lt.elem.dtype, refine))  # type: ignore[arg-type]
 
+    def example_grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+        """Per-example gradients `[b] Grad[M]`: + and - of two alike, and * or
+        / by a number, a [] or a [b] (one factor per example)."""
+        if op in ("+", "-") and T.is_example_grads(lt) and T.is_example_grads(rt):
+            if lt != rt:
+                self.diags.append(
+                    C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt), found=str(rt))
+                )
+                return T.UNKNOWN
+            return lt
+        grads = lt if T.is_example_grads(lt) else rt
+        other = rt if grads is lt else lt
+        assert isinstance(grads, T.StackT)
+
+        def scale(t: T.Type) -> bool:
+            if isinstance(t, T.NumberT):
+                return t.kind in ("Int", "Float")
+            if isinstance(t, T.TensorT) and t.elem.is_float:
+                return t.rank == 0 or (t.rank == 1 and T.dims_equal(t.dims[0], grads.dim))
+            return False
+
+        if (op == "*" and scale(other)) or (op == "/" and grads is lt and scale(other)):
+            return grads
+        self.diags.append(C.E1108.at(node.span, operation=f"{T.describe(lt)} {op} {T.describe(rt)}"))
+        return T.UNKNOWN
+
     def grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         if op in ("+", "-") and isinstance(lt, T.GradT) and isinstance(rt, T.GradT):
-            if lt.model != rt.model:
+            if lt != rt:
                 self.diags.append(
                     C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt), found=str(rt))
                 )
@@ -448,15 +496,31 @@ class ExpressionRules:
             self.refs[e.name] = Ref("field", name, obj.name)
             self.types[e.name] = f.type
             origin = self.origin_of(e.value, env)
-            if origin is not None and f.kind == "param":
-                self.fact(ReadFact("field", origin, name, e.span))
+            if origin is not None and f.kind == "param" and isinstance(f.type, T.TensorT):
+                self.path_fact("field", origin, name, e.span)
             return f.type
+        if isinstance(obj, T.OptimT):
+            return self.optimizer_field(e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
             model = self.g.models.get(obj.model)
             if model is None:
                 return T.UNKNOWN
             f = model.field(name)
+            if f is not None and f.kind == "param" and obj.wrt is not None and name not in obj.wrt:
+                self.diags.append(
+                    C.E1110.at(
+                        e.name.span,
+                        name=name,
+                        type=str(obj),
+                        related=(
+                            LocalRelated(
+                                f"{name} is a param of {obj.model}", symbol=SymbolRef(("member", obj.model, name))
+                            ),
+                        ),
+                    )
+                )
+                return T.UNKNOWN
             if f is not None and f.kind == "buffer":
                 self.diags.append(
                     C.E0901.at(
@@ -484,7 +548,8 @@ class ExpressionRules:
                 return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
             # A gradient has the param's shape and dtype, but no refinement:
-            # the gradient of a NonNeg param can be negative.
+            # the gradient of a NonNeg param can be negative. A sub-model's
+            # field is its gradient; a stack's, a stack of gradients.
             t = grad_field_type(f.type)
             self.types[e.name] = t
             return t
@@ -518,6 +583,8 @@ class ExpressionRules:
             return T.UNKNOWN
         if isinstance(t, T.UnknownT):
             return t
+        if isinstance(t, T.StackT) and not t.per_example:
+            return t.item
         if isinstance(t, T.TensorT):
             if t.rank == 0:
                 self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=str(t)))

@@ -165,6 +165,15 @@ class FlowRules:
     def bind_target(
         self: BodyChecker, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr, simple: bool = False
     ) -> None:
+        if isinstance(target, A.TupleExpr):
+            # (l, acc), g = ...: a tuple of names takes a tuple of as many values
+            n = len(target.items)
+            if not isinstance(t, (T.TupleT, T.UnknownT)) or (isinstance(t, T.TupleT) and len(t.items) != n):
+                self.diags.append(C.E0410.at(target.span, count=n, found=T.describe(t)))
+                t = T.UNKNOWN
+            for i, item in enumerate(target.items):
+                self.bind_target(item, t.items[i] if isinstance(t, T.TupleT) else T.UNKNOWN, None, env, value)
+            return
         if not isinstance(target, A.Name):
             return
         name = target.name
@@ -195,6 +204,9 @@ class FlowRules:
         if isinstance(obj_type, T.GradT):
             self.diags.append(C.E0505.at(target.span, model=obj_type.model))
             return
+        if isinstance(obj_type, T.OptimT):
+            self.assign_optimizer_field(target, obj_type, t, value, env)
+            return
         if not isinstance(obj_type, T.ModelT):
             self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
             return
@@ -203,7 +215,10 @@ class FlowRules:
         if model is None:
             return
         finfo = model.field(target.name.text)
-        var = env.vars.get(target.value.name) if isinstance(target.value, A.Name) else None
+        root = target.value
+        while isinstance(root, (A.Field, A.Index)):  # m.enc.w = ...: through the model m
+            root = root.value
+        var = env.vars.get(root.name) if isinstance(root, A.Name) else None
         if finfo is None:
             if not model.partial:
                 self.diags.append(
@@ -217,7 +232,7 @@ class FlowRules:
             return
         self.refs[target.name] = Ref("field", finfo.name, model.name)
         self.types[target.name] = finfo.type
-        if not self.require_mut(target, target.value, var):
+        if not self.require_mut(target, root, var):
             return
         self.check_assignable(
             finfo.type,

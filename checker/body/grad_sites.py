@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C
+from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
-from ..declarations import FnInfo
+from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import LocalRelated, SymbolRef
-from ..results import GradSite, ReadFact
+from ..results import GradSite, Ref
 from .builtin_rules import rule
 from .env import CallArg, Env
+from .text import expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -47,6 +49,10 @@ class GradRules:
     def _value_and_grad(
         self: BodyChecker, node: A.Node, args: list[CallArg], env: Env, paren: A.Span, fn_name: str = "value_and_grad"
     ) -> T.Type:
+        # wrt=[...] and batch=b are value_and_grad's own; the rest is f's call.
+        wrt_arg = next((a for a in args if a.keyword == "wrt"), None)
+        batch_arg = next((a for a in args if a.keyword == "batch"), None)
+        args = [a for a in args if a.keyword not in ("wrt", "batch")]
         positional = [a for a in args if a.keyword is None]
         if len(positional) < 2 or any(a.keyword is not None for a in args[:2]):
             self.diags.append(
@@ -61,7 +67,7 @@ class GradRules:
             return T.UNKNOWN
         f_arg, m_arg = args[0], args[1]
         rest = args[2:]
-        info = self.vag_function(f_arg, env)
+        info = self.vag_function(f_arg, env, fn_name)
         if info is None:
             for a in args[1:]:
                 self.value(a.node, env)
@@ -77,27 +83,38 @@ class GradRules:
         m_type = self.value(m_arg.node, env)
         first = info.params[0]
         assert isinstance(first.type, T.ModelT)
+        model = first.type.name
         model_ok = True
         if isinstance(m_type, T.UnknownT):
             model_ok = False
-        elif not (isinstance(m_type, T.ModelT) and m_type.name == first.type.name):
+        elif not (isinstance(m_type, T.ModelT) and m_type.name == model):
             self.diags.append(
                 C.E0904.at(
                     m_arg.node.span,
                     context=f"the model of {info.name}'s first parameter: ",
-                    expected=first.type.name,
+                    expected=model,
                     found=T.describe(m_type),
                 )
             )
             model_ok = False
         origin = self.origin_of(m_arg.node, env)
         if origin is not None:
-            self.fact(ReadFact("call", origin, info.name, m_arg.node.span, 0))
+            self.path_fact("call", origin, info.name, m_arg.node.span, 0)
+        selection = self.wrt_selection(wrt_arg, model) if wrt_arg is not None else None
         pairs = [(p, bound[p.name]) for p in info.params[1:]]
-        ret = self.check_call_args(info, pairs, env, node, first_index=1)
-        # f must return a [] of floats
+        batch = None
+        if batch_arg is not None:
+            batch = self.batch_dim(batch_arg)
+            ret = self.batched_call_args(info, pairs, env, node, batch, batch_arg) if batch is not None else T.UNKNOWN
+            if batch is None:
+                self._eval_args([a for _, a in pairs], env)
+                return T.UNKNOWN
+        else:
+            ret = self.check_call_args(info, pairs, env, node, first_index=1)
+        # f must return a [] of floats, or a tuple whose first item is one (aux outputs)
         declared = info.ret
-        bad_ret = not (isinstance(declared, T.TensorT) and declared.rank == 0 and declared.elem.is_float)
+        aux = isinstance(declared, T.TupleT) and len(declared.items) >= 1 and _is_loss(declared.items[0])
+        bad_ret = not (_is_loss(declared) or aux)
         if bad_ret and not isinstance(declared, T.UnknownT):
             self.diags.append(
                 C.E1106.at(
@@ -112,13 +129,211 @@ class GradRules:
                 )
             )
             return T.UNKNOWN
+        if batch is not None and aux and batch_arg is not None:
+            self.diags.append(
+                C.E1111.at(batch_arg.span, dim=str(batch), problem="aux outputs (f returning a tuple) are not batched")
+            )
+            return T.UNKNOWN
+        grad: T.Type = T.GradT(model, selection if selection else None)
+        if selection == ():
+            grad = T.UNKNOWN
+        value = declared
+        if batch is not None:
+            assert isinstance(declared, T.TensorT)
+            value = T.TensorT((batch,), declared.elem)
+            grad = T.StackT(batch, grad, per_example=True) if not isinstance(grad, T.UnknownT) else grad
+            ret = value if not isinstance(ret, T.UnknownT) else ret
+        elif not isinstance(ret, T.UnknownT):
+            value = ret
         if not model_ok or isinstance(ret, T.UnknownT):
-            return T.TupleT((declared if not bad_ret else T.UNKNOWN, T.GradT(first.type.name)))
+            return T.TupleT((value, grad))
         assert isinstance(f_arg.node, A.Name)
-        self.sites[node] = GradSite(node, f_arg.node.span, info.name, first.type.name)  # type: ignore[index]
-        return T.TupleT((ret, T.GradT(first.type.name)))
+        self.sites[node] = GradSite(node, f_arg.node.span, info.name, model, selection or None)  # type: ignore[index]
+        return T.TupleT((value, grad))
 
-    def vag_function(self: BodyChecker, f_arg: CallArg, env: Env) -> FnInfo | None:
+    def wrt_selection(self: BodyChecker, a: CallArg, model_name: str) -> tuple[str, ...] | None:
+        """The fields `wrt=[head, b2]` selects, sorted (the type's canonical
+        form); () after E1109; None when the model is unknown."""
+        self.global_kind(model_name)
+        model = self.g.models.get(model_name)
+        e = a.node
+        if not isinstance(e, A.NameList):
+            self.diags.append(
+                C.E1109.at(e.span, problem=f"expected a list of param names, as in wrt=[w, b], found {expr_text(e)}")
+            )
+            return ()
+        if model is None:
+            return None
+        chosen: list[str] = []
+        ok = True
+        for n in e.items:
+            f = model.field(n.name)
+            if f is None:
+                if not model.partial:
+                    hint = suggest(n.name, [x.name for x in model.params])
+                    self.diags.append(C.E1109.at(n.span, problem=f"{model_name} has no param '{n.name}'{hint}"))
+                ok = False
+                continue
+            self.refs[n] = Ref("field", f.name, model_name)
+            self.types[n] = f.type
+            if f.kind == "buffer":
+                self.diags.append(
+                    C.E1109.at(
+                        n.span, problem=f"'{n.name}' is a buffer of {model_name}; only params are differentiated"
+                    )
+                )
+                ok = False
+            elif n.name in chosen:
+                self.diags.append(C.E1109.at(n.span, problem=f"'{n.name}' is named twice"))
+                ok = False
+            else:
+                chosen.append(n.name)
+        if not ok:
+            return ()
+        return tuple(sorted(chosen))
+
+    def batch_dim(self: BodyChecker, a: CallArg) -> T.Dim | None:
+        """`batch=b`: a generic dim of this function or a dim constant."""
+        e = a.node
+        if isinstance(e, A.Name) and e.name in self.fn.generics:
+            self.refs[e] = Ref("generic", e.name, self.fn.name)
+            return T.DimVar(e.name)
+        if isinstance(e, A.Name) and self.global_kind(e.name) == "dim":
+            self.refs[e] = Ref("dim", e.name)
+            value = self.g.names.dim_values.get(e.name)
+            return T.DimConst(e.name, value) if value is not None else None
+        self.diags.append(
+            C.E1111.at(
+                e.span, dim=expr_text(e), problem="expected a dim: a generic dim of this function or a dim constant"
+            )
+        )
+        return None
+
+    def batched_call_args(
+        self: BodyChecker,
+        info: FnInfo,
+        pairs: list[tuple[ParamInfo, CallArg]],
+        env: Env,
+        node: A.Node,
+        batch: T.Dim,
+        batch_arg: CallArg,
+    ) -> T.Type:
+        """f's arguments under batch=b: each is f's parameter type with a
+        leading dim b (split into examples) or f's parameter type itself
+        (shared). Which is which is recorded for the compiler (`axes`)."""
+        bindings = S.Bindings(info.generics)
+        ok = True
+        in_dims: list[int] = []
+        for p, a in pairs:
+            t = self.value(a.node, env)
+            origin = self.origin_of(a.node, env)
+            if origin is not None:
+                self.path_fact("call", origin, info.name, a.node.span, len(in_dims) + 1)
+            split = (
+                isinstance(t, T.TensorT)
+                and isinstance(p.type, T.TensorT)
+                and t.rank == p.type.rank + 1
+                and T.dims_equal(t.dims[0], batch)
+                and not isinstance(t.dims[0], T.DimUnknown)
+            )
+            in_dims.append(1 if split else 0)
+            if split:
+                assert isinstance(t, T.TensorT)
+                t = T.TensorT(t.dims[1:], t.elem)
+            mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
+            if mismatch is not None:
+                ok = False
+                self.report_mismatch(
+                    mismatch,
+                    a.node.span,
+                    f"argument '{p.name}' of {info.name} (one example): ",
+                    SymbolRef(("param", info.name, p.name)),
+                )
+        self.axes[node] = tuple(in_dims)
+        if not ok:
+            return T.UNKNOWN
+        if not any(in_dims):
+            self.diags.append(
+                C.E1111.at(
+                    batch_arg.span, dim=str(batch), problem=f"no argument of {info.name} has a leading dim {batch}"
+                )
+            )
+            return T.UNKNOWN
+        return bindings.subst(info.ret)
+
+    @rule("jvp", raw=True)
+    def jvp(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+        """`y, dy = jvp(f, m, t, args...)`: f's value and its derivative along t."""
+        positional = [a for a in args if a.keyword is None]
+        if len(positional) < 3 or any(a.keyword is not None for a in args[:3]):
+            self.diags.append(
+                C.E0401.at(
+                    paren, name="jvp", expected="at least 3 positional arguments (f, m, t)", found=str(len(positional))
+                )
+            )
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        f_arg, m_arg, t_arg = args[0], args[1], args[2]
+        info = self.vag_function(f_arg, env, "jvp")
+        if info is None:
+            self._eval_args(args[1:], env)
+            return T.UNKNOWN
+        matched = self.bind_args(info.name, [(p.name, True, False) for p in info.params[1:]], args[3:], paren)
+        m_type = self.value(m_arg.node, env)
+        t_type = self.value(t_arg.node, env)
+        first = info.params[0]
+        assert isinstance(first.type, T.ModelT)
+        model = first.type.name
+        ok = True
+        if not isinstance(m_type, T.UnknownT) and not (isinstance(m_type, T.ModelT) and m_type.name == model):
+            self.diags.append(
+                C.E0904.at(
+                    m_arg.node.span,
+                    context=f"the model of {info.name}'s first parameter: ",
+                    expected=model,
+                    found=T.describe(m_type),
+                )
+            )
+            ok = False
+        if not isinstance(t_type, T.UnknownT) and not (isinstance(t_type, T.GradT) and t_type.model == model):
+            self.diags.append(
+                C.E0904.at(
+                    t_arg.node.span, context="the tangent of jvp: ", expected=f"Grad[{model}]", found=T.describe(t_type)
+                )
+            )
+            ok = False
+        origin = self.origin_of(m_arg.node, env)
+        if origin is not None:
+            self.path_fact("call", origin, info.name, m_arg.node.span, 0)
+        if matched is None:
+            self._eval_args(args[3:], env)
+            return T.UNKNOWN
+        bound, _ = matched
+        ret = self.check_call_args(info, [(p, bound[p.name]) for p in info.params[1:]], env, node, first_index=1)
+        declared = info.ret
+        if isinstance(declared, T.UnknownT):
+            return T.UNKNOWN
+        tangent = _tangent_type(declared)
+        if tangent is None:
+            self.diags.append(
+                C.E1112.at(
+                    f_arg.node.span,
+                    fn=info.name,
+                    problem="f must return a float tensor or a tuple of them, found "
+                    + (str(declared) if info.declared_ret else "nothing"),
+                    related=(
+                        (LocalRelated("return type declared here", symbol=SymbolRef(("ret", info.name))),)
+                        if info.declared_ret
+                        else ()
+                    ),
+                )
+            )
+            return T.UNKNOWN
+        if not ok or isinstance(ret, T.UnknownT):
+            return T.TupleT((declared, tangent))
+        return T.TupleT((ret, _tangent_type(ret) or T.UNKNOWN))
+
+    def vag_function(self: BodyChecker, f_arg: CallArg, env: Env, caller: str = "value_and_grad") -> FnInfo | None:
         """The fn named by value_and_grad's first argument, or None after E1105."""
         e = f_arg.node
         what = None
@@ -142,7 +357,7 @@ class GradRules:
             elif not isinstance(t, T.FnRefT):
                 what = f"'{e.name}' is {T.describe(t)}"
         if what is not None:
-            self.diags.append(C.E1105.at(e.span, problem=f"f must be the name of a fn; {what}"))
+            self.diags.append(C.E1105.at(e.span, caller=caller, problem=f"f must be the name of a fn; {what}"))
             return None
         assert isinstance(e, A.Name)
         info = self.g.fns.get(e.name)
@@ -158,6 +373,7 @@ class GradRules:
             self.diags.append(
                 C.E1105.at(
                     e.span,
+                    caller=caller,
                     problem=problem,
                     related=(LocalRelated(f"{info.name} is declared here", symbol=SymbolRef(("fn", info.name))),),
                 )
@@ -168,6 +384,7 @@ class GradRules:
             self.diags.append(
                 C.E1105.at(
                     e.span,
+                    caller=caller,
                     problem=f"{info.name} has a mut parameter '{muts[0].name}'",
                     related=(
                         LocalRelated(
@@ -180,10 +397,31 @@ class GradRules:
         return info
 
 
+def _is_loss(t: T.Type) -> bool:
+    return isinstance(t, T.TensorT) and t.rank == 0 and t.elem.is_float
+
+
+def _tangent_type(t: T.Type) -> T.Type | None:
+    """The type of a derivative of a value of type `t` (no refinement: the
+    derivative of a NonNeg can be negative); None when `t` has none."""
+    if isinstance(t, T.TensorT) and t.elem.is_float:
+        return T.TensorT(t.dims, t.elem.plain())
+    if isinstance(t, T.TupleT):
+        items = [_tangent_type(x) for x in t.items]
+        if any(x is None for x in items):
+            return None
+        return T.TupleT(tuple(x for x in items if x is not None))
+    return None
+
+
 def grad_field_type(t: T.Type) -> T.Type:
     """The type of a gradient's field for a param of type `t`."""
     if isinstance(t, T.TensorT):
         return T.TensorT(t.dims, t.elem.plain())
+    if isinstance(t, T.ModelT):
+        return T.GradT(t.name)
+    if isinstance(t, T.StackT) and isinstance(t.item, T.ModelT):
+        return T.StackT(t.dim, T.GradT(t.item.name))
     return t
 
 

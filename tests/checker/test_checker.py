@@ -548,7 +548,7 @@ def test_params_read_only_under_stop_grad_are_not_differentiated() -> None:
 
     fn f(m: Mlp, x: [b D]) -> Grad[Mlp]:
         l, g = value_and_grad(loss, m, x)
-    #                         ^^^^ W1101: loss never reads param w2 of Mlp: its gradient is always zero
+    #                         ^^^^ W1101: loss reads param w2 of Mlp only under stop_grad: its gradient is always zero
         return g
     """)
 
