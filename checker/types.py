@@ -315,6 +315,19 @@ class StackT(Type):
         return f"[{self.dim}] {self.item}"
 
 
+def grad_field_type(t: Type) -> Type:
+    """The type of a gradient's field for a param of type `t`: the param's
+    shape and dtype without refinement (the gradient of a NonNeg param can be
+    negative); a sub-model's gradient; a stack of gradients for a stack."""
+    if isinstance(t, TensorT):
+        return TensorT(t.dims, t.elem.plain())
+    if isinstance(t, ModelT):
+        return GradT(t.name)
+    if isinstance(t, StackT) and isinstance(t.item, ModelT):
+        return StackT(t.dim, GradT(t.item.name))
+    return t
+
+
 def is_example_grads(t: Type) -> bool:
     return isinstance(t, StackT) and t.per_example
 
@@ -469,3 +482,21 @@ def describe(t: Type) -> str:
     if isinstance(t, OptimT):
         return f"optimizer {t}"
     return str(t)
+
+
+def _hyper_type(word: str) -> Type:
+    if word == "Bool":
+        return BOOL_N
+    if word == "(Float, Float)":
+        return TupleT((FLOAT, FLOAT))
+    return FLOAT
+
+
+def optimizer_fields(t: OptimT) -> list[tuple[str, Type, str]]:
+    """(name, type, what) for every field of an optimizer: its
+    hyper-parameters, then its state."""
+    hyper, state = OPTIMIZERS[t.kind]
+    out: list[tuple[str, Type, str]] = [(n, _hyper_type(w), f"default {d}") for n, w, d in hyper]
+    for n, k in state.items():
+        out.append((n, GradT(t.model) if k == "grad" else INT, "state" if k == "grad" else "steps taken"))
+    return out

@@ -19,7 +19,6 @@ from ..declarations import NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
-from .grad_sites import grad_field_type
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -550,7 +549,7 @@ class ExpressionRules:
             # A gradient has the param's shape and dtype, but no refinement:
             # the gradient of a NonNeg param can be negative. A sub-model's
             # field is its gradient; a stack's, a stack of gradients.
-            t = grad_field_type(f.type)
+            t = T.grad_field_type(f.type)
             self.types[e.name] = t
             return t
         if isinstance(obj, T.ModelClassT):

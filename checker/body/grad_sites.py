@@ -414,16 +414,5 @@ def _tangent_type(t: T.Type) -> T.Type | None:
     return None
 
 
-def grad_field_type(t: T.Type) -> T.Type:
-    """The type of a gradient's field for a param of type `t`."""
-    if isinstance(t, T.TensorT):
-        return T.TensorT(t.dims, t.elem.plain())
-    if isinstance(t, T.ModelT):
-        return T.GradT(t.name)
-    if isinstance(t, T.StackT) and isinstance(t.item, T.ModelT):
-        return T.StackT(t.dim, T.GradT(t.item.name))
-    return t
-
-
 def is_vag(e: A.Expr) -> bool:
     return isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.name == "value_and_grad"

@@ -32,24 +32,6 @@ if TYPE_CHECKING:
 SETTABLE = ("lr",)
 
 
-def hyper_type(word: str) -> T.Type:
-    if word == "Bool":
-        return T.BOOL_N
-    if word == "(Float, Float)":
-        return T.TupleT((T.FLOAT, T.FLOAT))
-    return T.FLOAT
-
-
-def optimizer_fields(t: T.OptimT) -> list[tuple[str, T.Type, str]]:
-    """(name, type, what) for every field of an optimizer, as hover lists them."""
-    hyper, state = T.OPTIMIZERS[t.kind]
-    out: list[tuple[str, T.Type, str]] = [(n, hyper_type(w), f"hyper-parameter, default {d}") for n, w, d in hyper]
-    for n, k in state.items():
-        ty = T.GradT(t.model) if k == "grad" else T.INT
-        out.append((n, ty, "state" if k == "grad" else "number of steps taken"))
-    return out
-
-
 class OptimRules:
     @rule("optimizer")
     def _builtin_optimizer(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -91,7 +73,7 @@ class OptimRules:
 
     def optimizer_field(self: BodyChecker, e: A.Field, obj: T.OptimT) -> T.Type:
         name = e.name.text
-        fields = optimizer_fields(obj)
+        fields = T.optimizer_fields(obj)
         for n, t, _ in fields:
             if n == name:
                 self.refs[e.name] = Ref("builtin", f"{obj.kind}.{name}", obj.kind)

@@ -77,20 +77,49 @@ def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
     what = "param" if is_param else "local"
     mut = "mut " if is_param and param is not None and param.mut else ""
     text = _code(f"({what}) {mut}{occ.sym.name}: {ty}")
+    return text + _type_details(analysis, ty)
+
+
+def _type_details(analysis: Analysis, ty: T.Type) -> str:
+    """What a hover adds below a type: a gradient's fields, an optimizer's
+    hyper-parameters and state."""
     if isinstance(ty, T.GradT):
-        text += "\n\n" + _grad_fields(analysis, ty.model)
-    return text
+        return "\n\n" + _grad_fields(analysis, ty)
+    if T.is_example_grads(ty):
+        assert isinstance(ty, T.StackT) and isinstance(ty.item, T.GradT)
+        return f"\n\nOne gradient per example (each field has a leading dim {ty.dim}):\n\n" + _grad_fields(
+            analysis, ty.item, ty.dim
+        )
+    if isinstance(ty, T.OptimT):
+        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.optimizer_fields(ty))
+        return f"\n\n`{ty.kind}` optimizer of `{ty.model}`; `opt.step(m, g)` updates m and the state:\n\n" + _code(
+            lines
+        )
+    return ""
 
 
-def _grad_fields(analysis: Analysis, model_name: str) -> str:
+def _grad_fields(analysis: Analysis, ty: T.GradT, batch: T.Dim | None = None) -> str:
+    model_name = ty.model
     model = analysis.globals.models.get(model_name)
     if model is None:
         return ""
-    params = model.params
+    params = [p for p in model.params if ty.wrt is None or p.name in ty.wrt]
     if not params:
         return f"`{model_name}` has no params."
-    lines = "\n".join(f"{p.name}: {p.type}" for p in params)
-    return f"Fields (one per param of `{model_name}`; buffers have no gradient):\n\n" + _code(lines)
+
+    def field_type(p) -> str:
+        t = T.grad_field_type(p.type)
+        if batch is not None and isinstance(t, T.TensorT):
+            return str(T.TensorT((batch, *t.dims), t.elem))
+        return f"[{batch}] {t}" if batch is not None else str(t)
+
+    lines = "\n".join(f"{p.name}: {field_type(p)}" for p in params)
+    if ty.wrt is not None:
+        others = [p.name for p in model.params if p.name not in ty.wrt]
+        head = f"Fields (the params of `{model_name}` selected with wrt; not differentiated: {', '.join(others)}):"
+    else:
+        head = f"Fields (one per param of `{model_name}`; buffers have no gradient):"
+    return head + "\n\n" + _code(lines)
 
 
 def _describe_model(model: ModelInfo) -> str:
@@ -237,9 +266,7 @@ def _expression_hover(analysis: Analysis, offset: int) -> Hover | None:
     ty = body.types[best]
     if isinstance(ty, (T.UnknownT, T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.RangeT, T.UnitT)):
         return None
-    text = _code(str(ty))
-    if isinstance(ty, T.GradT):
-        text += "\n\n" + _grad_fields(analysis, ty.model)
+    text = _code(str(ty)) + _type_details(analysis, ty)
     return Hover(_abs(slot, best.span), text)
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from ..analysis import Analysis
-from ..declarations import (
-    FnInfo,
-)
+from ..declarations import FnInfo, leaf_params
 from ..reads import ParamReads
 from .hover import _reads_of
 from .results import CodeLens
@@ -51,7 +49,7 @@ def code_lenses(analysis: Analysis) -> list[CodeLens]:
 
 def lens_title(analysis: Analysis, pr: ParamReads) -> str:
     model = analysis.globals.models.get(pr.model)
-    total = len(model.params) if model is not None else len(pr.read) + len(pr.unread)
+    total = len(leaf_params(analysis.globals, pr.model)) if model is not None else len(pr.read) + len(pr.unread)
     if pr.everything is not None:
         return f"may read every param of {pr.model}"
     text = f"reads {len(pr.read)} of {total} param{'s' if total != 1 else ''} of {pr.model}"
