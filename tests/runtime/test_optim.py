@@ -478,3 +478,23 @@ def test_describe_shows_an_optimizer_as_kind_and_model():
     sig = rt.Signature(None, "f", None, [rt.ModelArg("m", Net)])
     with pytest.raises(rt.CheckError, match=r"expected model Net, found AdamW\[Net\]$"):
         sig.check(rt.AdamW(Net.init(seed=0)))
+
+
+def test_the_optimizer_benchmark_runs(capsys):
+    import importlib.util
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(
+        "quiver_bench_runtime_optim", os.path.join(root, "bench", "runtime.py")
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = bench.run_optim(reps=2, warmup=1, block=2, out=sys.stdout)
+    out = capsys.readouterr().out
+    assert "quiver Adam / torch Adam (foreach)" in out
+    assert set(result["sizes"]) == {"784-512-10", "8-8-10"}
+    for size in result["sizes"].values():
+        assert all(r > 0 for r in size["paired_ratios"].values())
