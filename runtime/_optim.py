@@ -129,7 +129,7 @@ class Optimizer:
         if len(params) != len(diff):  # pragma: no cover - a model built by the runtime
             raise OptimError(f"rt.{kind}: model {cls._qv_name} has {len(params)} params but {len(diff)} kinds")
         fields = _leaf_fields(cls)
-        floating = tuple(i for i, (p, d) in enumerate(zip(params, diff)) if d and p.is_floating_point())
+        floating = tuple(i for i, d in enumerate(diff) if d)  # the params value_and_grad differentiates
         s = object.__setattr__
         s(self, "_qv_m", m)
         s(self, "_qv_cls", cls)

@@ -134,8 +134,11 @@ def test_adam_equals_torch_optim_over_100_steps(case, foreach):
 
 @pytest.mark.parametrize("kw", [{"lr": 0.01}, {"lr": 0.01, "weight_decay": 0.3}, {"lr": 0.02, "amsgrad": True}])
 def test_adamw_equals_torch_optim_over_100_steps(kw):
-    m, opt, ps, topt = run_side_by_side(lambda m: rt.AdamW(m, **kw), lambda ps: torch.optim.AdamW(ps, **kw))
+    m, opt, ps, topt = run_side_by_side(
+        lambda m: rt.AdamW(m, **kw), lambda ps: torch.optim.AdamW(ps, foreach=True, **kw)
+    )
     assert_params_equal(m, ps)
+    assert all(torch.equal(getattr(m, n), p.detach()) for n, p in zip(FLOATING, ps))
     assert_state_equal(opt.exp_avg, topt, ps, "exp_avg")
     assert_state_equal(opt.exp_avg_sq, topt, ps, "exp_avg_sq", atol=1e-8)
 
@@ -317,6 +320,38 @@ def test_a_selection_before_the_first_full_step_leaves_the_others_untouched():
         assert torch.equal(before[n], after[n]), n
     assert not opt.exp_avg.w1.any() and opt.exp_avg.b1.any()
     assert opt.param_steps == (0, 1, 0, 0, 0)
+
+
+def test_a_selection_skips_integer_params_and_may_be_empty():
+    m = Net.init(seed=0)
+    opt = rt.SGD(m, lr=0.5, momentum=0.9)
+    g = rt.grad(net_loss, m, batches(1)[0])
+    before = m.state_dict()
+    opt.step(m, selection(g, ()))
+    assert opt.steps == 1
+    assert all(torch.equal(before[n], t) for n, t in m.state_dict().items())
+    opt.step(m, selection(g, ("count", "w2")))
+    assert torch.equal(m.count, before["count"]) and torch.allclose(m.w2, before["w2"] - 0.5 * g.w2)
+    assert torch.equal(opt.momentum_buffer.w2, g.w2) and not opt.momentum_buffer.w1.any()
+
+
+def test_a_selection_with_more_indices_than_values_is_an_error():
+    m = Net.init(seed=0)
+    g = selection(rt.grad(net_loss, m, batches(1)[0]), ("w1", "b1"))
+    object.__setattr__(g, "_qv_leaf_index", (0, 1, 3))
+    with pytest.raises(rt.OptimError, match=r"^SGD\[Net\]\.step: the gradient has 2 values for 3 params$"):
+        rt.SGD(m).step(m, g)
+
+
+def test_a_gradient_that_requires_grad_is_used_outside_autograd():
+    m = Net.init(seed=0)
+    values = {n: torch.full_like(getattr(m, n), 0.5, dtype=getattr(m, n).dtype) for n in Net._qv_param_names}
+    values = {n: t.requires_grad_() if t.is_floating_point() else t for n, t in values.items()}
+    opt = rt.Adam(m, lr=0.1, weight_decay=0.1)
+    with torch.enable_grad():
+        opt.step(m, rt.Grad(Net, values))
+    assert all(not p.requires_grad and p.grad_fn is None for p in m._qv_tensors)
+    assert not opt.exp_avg.w1.requires_grad
 
 
 # --- refined element types ---------------------------------------------------------------
