@@ -39,6 +39,15 @@ softmax attention, ``F.gelu``, ``F.cross_entropy``), both with
 them, ``layer_norm(x) * gain + bias``; a third variant fuses gain and bias
 into ``F.layer_norm`` (what idiomatic torch writes, and Quiver's weightless
 ``layer_norm`` cannot), and its ratio is printed as well.  Target: <= 1.10.
+
+    .venv/bin/python bench/runtime.py --optim [--reps N] [--warmup N] [--threads N] [--json PATH]
+
+measures instead the optimizers alone: ``opt.step(m, g)`` of ``rt.Adam`` and
+of ``rt.SGD`` with momentum 0.9 on a model of the MLP's params (784-512-10),
+against ``torch.optim.Adam`` / ``torch.optim.SGD`` with ``foreach=True`` and
+the same gradient in ``.grad`` (no backward: the step alone), interleaved as
+above; then the same on the tiny model (8-8-10), where the Python around the
+step is all that is left.  Target: <= 1.05.
 """
 
 from __future__ import annotations
@@ -458,6 +467,101 @@ def run_gpt(reps=300, warmup=30, threads=None, control=True, block=4, out=sys.st
     return result
 
 
+# ------------------------------------------------------------- optimizers (--optim)
+
+OPTIM_LR = 1e-3
+
+
+def _optim_model(d, h, c):
+    """A model class with the MLP's params (w1, b1, w2, b2) at d-h-c."""
+
+    class Mlp(rt.Model):
+        _qv_name = "Mlp"
+        _qv_params = (
+            rt.Field("w1", (d, h), rt.f32, rt.init.normal(0.0, 0.02)),
+            rt.Field("b1", (h,), rt.f32),
+            rt.Field("w2", (h, c), rt.f32, rt.init.normal(0.0, 0.02)),
+            rt.Field("b2", (c,), rt.f32),
+        )
+
+    return Mlp
+
+
+def make_optim_steps(d=D, h=H, c=C):
+    """{variant name: step(i)}: one optimizer step each, with a fixed gradient
+    (the same tensors for Quiver's Grad and torch's ``.grad``)."""
+    cls = _optim_model(d, h, c)
+    gen = torch.Generator().manual_seed(7)
+    grads = [torch.randn(f.shape, generator=gen) * 0.01 for f in cls._qv_params]
+    g = rt.Grad(cls, dict(zip(cls._qv_param_names, grads)))
+
+    def quiver(make):
+        m = cls.init(seed=0)
+        opt = make(m)
+        step = opt.step
+
+        def run(i):
+            step(m, g)
+
+        return run
+
+    def torch_(make):
+        ps = [t.detach().clone().requires_grad_(True) for t in cls.init(seed=0)._qv_tensors]
+        for p, gr in zip(ps, grads):
+            p.grad = gr
+        opt = make(ps)
+        step = opt.step
+
+        def run(i):
+            step()
+
+        return run
+
+    return {
+        "quiver Adam": quiver(lambda m: rt.Adam(m, lr=OPTIM_LR)),
+        "torch Adam (foreach)": torch_(lambda ps: torch.optim.Adam(ps, lr=OPTIM_LR, foreach=True)),
+        "quiver SGD momentum": quiver(lambda m: rt.SGD(m, lr=OPTIM_LR, momentum=0.9)),
+        "torch SGD momentum (foreach)": torch_(lambda ps: torch.optim.SGD(ps, lr=OPTIM_LR, momentum=0.9, foreach=True)),
+        "torch Adam (foreach) again": torch_(lambda ps: torch.optim.Adam(ps, lr=OPTIM_LR, foreach=True)),
+    }
+
+
+OPTIM_PAIRS = (
+    ("quiver Adam", "torch Adam (foreach)"),
+    ("quiver SGD momentum", "torch SGD momentum (foreach)"),
+    ("torch Adam (foreach) again", "torch Adam (foreach)"),
+)
+
+
+def run_optim(reps=300, warmup=30, threads=None, block=4, out=sys.stdout):
+    """``opt.step(m, g)`` of rt.Adam and rt.SGD (momentum) against torch.optim's
+    foreach step, at 784-512-10 and on the tiny 8-8-10 model."""
+    if threads:
+        torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)
+    result = {"subject": "optimizers", "torch": torch.__version__, "threads": torch.get_num_threads(), "sizes": {}}
+    print(
+        f"optimizer step alone: torch {result['torch']}, {result['threads']} threads, {reps} timed steps per "
+        f"variant in interleaved blocks of {block} (first of each untimed), {warmup} warm-up",
+        file=out,
+    )
+    for label, dims, n in (("784-512-10", (D, H, C), reps), ("8-8-10", (8, 8, C), reps * 4)):
+        rounds = measure(make_optim_steps(*dims), n, warmup, block)
+        med = {name: statistics.median(t for r in rs for t in r) for name, rs in rounds.items()}
+        ratios = {f"{a} / {b}": round(paired_ratio(rounds, a, b), 4) for a, b in OPTIM_PAIRS}
+        result["sizes"][label] = {
+            "median_us": {name: round(v * 1e6, 2) for name, v in med.items()},
+            "paired_ratios": ratios,
+        }
+        print(f"model {label}:", file=out)
+        for name, v in med.items():
+            print(f"  {name:29s} median {v * 1e6:9.2f} us", file=out)
+        for (a, b), r in zip(OPTIM_PAIRS, ratios.values()):
+            note = " (noise control)" if a.endswith("again") else " (target <= 1.05)"
+            print(f"  {a} / {b}: {r:.4f}{note}", file=out)
+    return result
+
+
 def _load_module_file(path):
     qv_path = os.path.splitext(os.path.abspath(path))[0] + ".qv"
     with open(path, encoding="utf-8") as fh:
@@ -484,7 +588,16 @@ def main(argv=None):
     ap.add_argument(
         "--gpt", action="store_true", help="measure a train step of examples/gpt.qv instead (see the docstring)"
     )
+    ap.add_argument(
+        "--optim", action="store_true", help="measure the optimizers' step alone instead (see the docstring)"
+    )
     args = ap.parse_args(argv)
+    if args.optim:
+        result = run_optim(reps=args.reps, warmup=args.warmup, threads=args.threads, block=args.block)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(result, fh, indent=2)
+        return 0
     if args.gpt:
         result = run_gpt(
             reps=args.reps, warmup=args.warmup, threads=args.threads, control=not args.no_control, block=args.block

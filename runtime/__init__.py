@@ -6,13 +6,23 @@ See docs/runtime.md for the contract between the compiler and this package.
 from . import _ops, init
 from ._checks import Checks, checks
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
-from ._errors import CheckError, ExternError, GradError, ModeError, ModelError, QuiverError, ValueCheckError
+from ._errors import (
+    CheckError,
+    ExternError,
+    GradError,
+    ModeError,
+    ModelError,
+    OptimError,
+    QuiverError,
+    ValueCheckError,
+)
 from ._extern import Extern, extern
 from ._grad import Grad, grad, model_update, value_and_grad
 from ._model import Field, Model, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
+from ._optim import SGD, Adam, AdamW, Optimizer
 from ._source import (
     Loc,
     QvFrame,
@@ -25,7 +35,18 @@ from ._source import (
     qv_traceback,
     run_main,
 )
-from ._specs import ArgSpec, DimExpr, GradArg, ModeArg, ModelArg, NumberArg, Signature, TensorArg, TupleArg
+from ._specs import (
+    ArgSpec,
+    DimExpr,
+    GradArg,
+    ModeArg,
+    ModelArg,
+    NumberArg,
+    OptimArg,
+    Signature,
+    TensorArg,
+    TupleArg,
+)
 
 __all__ = [
     "init",
@@ -49,6 +70,7 @@ __all__ = [
     "GradError",
     "ModeError",
     "ModelError",
+    "OptimError",
     "QuiverError",
     "ValueCheckError",
     "Extern",
@@ -64,6 +86,10 @@ __all__ = [
     "EvalMode",
     "Mode",
     "Train",
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
     "print",
     "Loc",
     "QvFrame",
@@ -81,6 +107,7 @@ __all__ = [
     "ModeArg",
     "ModelArg",
     "NumberArg",
+    "OptimArg",
     "Signature",
     "TensorArg",
     "TupleArg",

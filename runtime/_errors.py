@@ -39,6 +39,10 @@ class ModelError(QuiverError):
     """Misuse of a model: unknown field, bad assignment, bad checkpoint."""
 
 
+class OptimError(QuiverError):
+    """Misuse of an optimizer: bad hyper-params, a step with the wrong model or gradient."""
+
+
 class ExternError(QuiverError):
     """An extern fn could not be resolved."""
 

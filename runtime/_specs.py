@@ -19,6 +19,7 @@ from ._errors import CheckError, ValueCheckError
 from ._grad import Grad
 from ._model import Model
 from ._modes import EvalMode, Mode, Train
+from ._optim import Optimizer
 
 _Tensor = torch.Tensor
 
@@ -31,6 +32,8 @@ def describe(x) -> str:
         return f"model {type(x)._qv_name}"
     if isinstance(x, Grad):
         return f"Grad[{x._qv_model._qv_name}]"
+    if isinstance(x, Optimizer):
+        return x._qv_kind_text()
     if isinstance(x, Mode):
         return repr(x)
     if isinstance(x, bool):
@@ -244,6 +247,32 @@ class GradArg(ArgSpec):
                     sig, f"Grad[{self.cls._qv_name}] whose field {f.name} is {describe(t)} instead of {f.type_text}"
                 )
         object.__setattr__(a, "_qv_trusted", True)
+
+
+class OptimArg(ArgSpec):
+    """An optimizer parameter ``Adam[M]``: ``kind`` is ``rt.SGD``, ``rt.Adam`` or
+    ``rt.AdamW`` (exactly that kind: an AdamW is not an Adam), for model class M."""
+
+    __slots__ = ("kind", "cls")
+
+    def __init__(self, name, kind, cls, loc=None):
+        super().__init__(name, loc)
+        if not (isinstance(kind, type) and issubclass(kind, Optimizer) and kind is not Optimizer):
+            raise TypeError(f"OptimArg kind must be rt.SGD, rt.Adam or rt.AdamW, found {kind!r}")
+        self.kind = kind
+        self.cls = cls
+
+    def type_text(self) -> str:
+        return f"{self.kind._qv_kind}[{self.cls._qv_name}]"
+
+    def _check(self, a, env, sig):
+        if type(a) is not self.kind:
+            self._fail(sig, describe(a))
+        if a._qv_cls is not self.cls:
+            found = describe(a)
+            if a._qv_cls._qv_name == self.cls._qv_name:
+                found += " of another class of that name (from another load of the file)"
+            self._fail(sig, found)
 
 
 class ModeArg(ArgSpec):
