@@ -8,8 +8,8 @@ from ._checks import Checks, checks
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import CheckError, ExternError, GradError, ModeError, ModelError, QuiverError, ValueCheckError
 from ._extern import Extern, extern
-from ._grad import Grad, grad, model_update, value_and_grad
-from ._model import Field, Model, field_add
+from ._grad import Grad, grad, jvp, mean_grad, model_update, randn_grad, sum_grad, value_and_grad, zeros_grad
+from ._model import Field, Model, ModelStack, SubModel, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
@@ -57,6 +57,13 @@ __all__ = [
     "value_and_grad",
     "grad",
     "model_update",
+    "jvp",
+    "mean_grad",
+    "sum_grad",
+    "zeros_grad",
+    "randn_grad",
+    "SubModel",
+    "ModelStack",
     "Field",
     "Model",
     "field_add",
