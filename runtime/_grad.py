@@ -857,13 +857,13 @@ def jvp(f, m, t, *args):
 
     compute = _functional(f, m, index, result)
     args = tuple(_detached(a) for a in args)
-    transform = _checks.transforms
-    transform.depth += 1
     if not index:  # no floating param in the direction: the derivative is zero
         with torch.no_grad():
             y = compute((), *args)
         dy = tuple(torch.zeros_like(v) for v in y) if type(y) is tuple else torch.zeros_like(y)
         return _detach_value(y), dy
+    transform = _checks.transforms
+    transform.depth += 1
     try:
         y, dy = torch.func.jvp(
             lambda *leaves: compute(leaves, *args), tuple(params[i] for i in index), tuple(tangents)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from quiver import runtime as rt
+from quiver.runtime import _checks
 
 
 class Net(rt.Model):
@@ -138,6 +139,8 @@ def test_jvp_value_is_copied_and_zero_direction():
     assert not torch.equal(y, m.b)
     y, dy = rt.jvp(get_b, m, rt.zeros_grad(Net, wrt=("n",)))
     assert torch.equal(dy, torch.zeros(3, dtype=torch.float64))
+    # value checks are back on after every form of jvp
+    assert _checks.transforms.depth == 0
 
 
 def test_jvp_errors():
