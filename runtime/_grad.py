@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import threading
+import warnings
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -797,7 +798,10 @@ def _per_example(f, m, args, lay, aux, in_dims):
 
     compute = _functional(f, m, index, split)
     primals = tuple(params[i] for i in index)
-    mapped = torch.func.vmap(torch.func.grad_and_value(compute, has_aux=True), in_dims=(None, *in_dims))
+    # randomness="different": rt.dropout under Train draws its own mask per example
+    mapped = torch.func.vmap(
+        torch.func.grad_and_value(compute, has_aux=True), in_dims=(None, *in_dims), randomness="different"
+    )
     transform = _checks.transforms
     transform.depth += 1
     grad_was = _is_grad_enabled()
@@ -816,6 +820,23 @@ def _per_example(f, m, args, lay, aux, in_dims):
             p = params[i]
             got.append(torch.zeros((b, *p.shape), dtype=p.dtype, device=p.device))
     return _detach_value(value), Grad._new(_layout(cls, lay.wrt, True), got)
+
+
+_jvp_loaded = []
+
+
+def _load_jvp_decompositions() -> None:
+    """torch loads its forward-mode decompositions at the first dual tensor,
+    through the deprecated ``torch.jit.script``: a DeprecationWarning that is
+    torch's own business, silenced here once."""
+    if _jvp_loaded:
+        return
+    load = getattr(torch.autograd.forward_ad, "_maybe_load_decompositions", None)
+    if load is not None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*", category=DeprecationWarning)
+            load()
+    _jvp_loaded.append(True)
 
 
 def jvp(f, m, t, *args):
@@ -862,6 +883,7 @@ def jvp(f, m, t, *args):
             y = compute((), *args)
         dy = tuple(torch.zeros_like(v) for v in y) if type(y) is tuple else torch.zeros_like(y)
         return _detach_value(y), dy
+    _load_jvp_decompositions()
     transform = _checks.transforms
     transform.depth += 1
     try:

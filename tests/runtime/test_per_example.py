@@ -243,3 +243,24 @@ def test_batch_errors():
 
     with pytest.raises(rt.GradError, match=r"cannot be taken inside the function of another value_and_grad"):
         rt.value_and_grad(outer, m, x, y, t)
+
+
+def test_dropout_under_the_map_draws_a_mask_per_example():
+    m = Mlp.init(seed=0)
+    x, y, t = data()
+
+    def f(m, x, y, mode):
+        h = rt.dropout(rt.relu(x @ m.w1 + m.b1), 0.5, mode)
+        return rt.cross_entropy(h @ m.w2 + m.b2, y, 0)
+
+    v1, g1 = rt.value_and_grad(f, m, x, y, rt.Train(seed=3), batch=(0, 0, None))
+    v2, g2 = rt.value_and_grad(f, m, x, y, rt.Train(seed=3), batch=(0, 0, None))
+    assert torch.equal(v1, v2) and all(torch.equal(a, b) for a, b in zip(g1._qv_values, g2._qv_values))
+    ve, ge = rt.value_and_grad(f, m, x, y, rt.Eval, batch=(0, 0, None))
+    want_v, want_g = loop_grads(m, x, y, torch.tensor(1.0))
+    assert close(ve, want_v) and all(close(a, b) for a, b in zip(ge._qv_values, want_g))
+    # b1's gradient of an example is zero exactly where its mask dropped the unit (or relu cut it)
+    dropped = (g1.b1 == 0) & (ge.b1 != 0)
+    assert dropped.any() and not torch.equal(v1, ve)
+    masks = [dropped[i] for i in range(B)]
+    assert any(not torch.equal(masks[0], k) for k in masks[1:])
