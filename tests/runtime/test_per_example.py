@@ -264,3 +264,29 @@ def test_dropout_under_the_map_draws_a_mask_per_example():
     assert dropped.any() and not torch.equal(v1, ve)
     masks = [dropped[i] for i in range(B)]
     assert any(not torch.equal(masks[0], k) for k in masks[1:])
+
+
+def test_generic_dims_bind_per_example_and_result_errors():
+    m = Mlp.init(seed=0)
+    x, y, t = data()
+    sig = rt.Signature(
+        None, "g", None, (rt.ModelArg("m", Mlp), rt.TensorArg("x", ("d",), rt.f32), rt.TensorArg("z", ("d",), rt.f32))
+    )
+
+    def g(m, x, z):
+        if rt.checks.enabled:
+            sig.check(m, x, z)
+        return (rt.relu(x @ m.w1 + m.b1) * rt.sum(z)).sum()
+
+    values, _ = rt.value_and_grad(g, m, x, x[0], batch=(0, None))
+    assert close(values, torch.relu(x @ m.w1 + m.b1).sum(1) * x[0].sum())
+    with pytest.raises(rt.CheckError, match=r"g\(\): dim d is 5 in argument 'x' but 4 in argument 'z'"):
+        rt.value_and_grad(g, m, x, x[0, :4], batch=(0, None))
+
+    def logits(m, x):
+        return x @ m.w1
+
+    with pytest.raises(
+        rt.GradError, match=r"value_and_grad\(logits\): the function must return a \[\] of floats, found \[7\] f32"
+    ):
+        rt.value_and_grad(logits, m, x, batch=(0,))
