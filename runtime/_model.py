@@ -124,8 +124,10 @@ class Model:
         subs = {}
         for f in params + buffers:
             is_sub = isinstance(f, SubModel) and f in params
+            if isinstance(f, SubModel) and not is_sub:
+                raise ModelError(f"model {cls._qv_name}: a sub-model must be a param, found buffer {f!r}")
             if not isinstance(f, Field) and not is_sub:
-                raise ModelError(f"model {cls._qv_name}: fields must be rt.Field, found {f!r}")
+                raise ModelError(f"model {cls._qv_name}: fields must be rt.Field or rt.SubModel, found {f!r}")
             if f.name in fields or f.name in subs:
                 raise ModelError(f"model {cls._qv_name}: field {f.name!r} declared twice{_where(f.loc)}")
             if f.name.startswith(_RESERVED_PREFIX) or f.name.startswith("__"):
@@ -154,7 +156,9 @@ class Model:
         # sub-model (a stack: block 0's, then block 1's ...).
         leaf_paths, leaf_fields, buffer_paths, buffer_fields = [], [], [], []
         slices = {}  # top-level param name -> (start, stop) in the leaves
-        layout = []  # (name, None, index) for a Field; (name, count, start, size) for a sub-model
+        # per top-level param: (name, count, first leaf, leaves per model, sub-model class);
+        # a Field is (name, None, its leaf, 1, None)
+        layout = []
         for f in params:
             start = len(leaf_paths)
             if isinstance(f, Field):
