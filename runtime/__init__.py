@@ -17,8 +17,8 @@ from ._errors import (
     ValueCheckError,
 )
 from ._extern import Extern, extern
-from ._grad import Grad, grad, model_update, value_and_grad
-from ._model import Field, Model, field_add
+from ._grad import Grad, grad, jvp, mean_grad, model_update, randn_grad, sum_grad, value_and_grad, zeros_grad
+from ._model import Field, Model, ModelStack, SubModel, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
@@ -79,6 +79,13 @@ __all__ = [
     "value_and_grad",
     "grad",
     "model_update",
+    "jvp",
+    "mean_grad",
+    "sum_grad",
+    "zeros_grad",
+    "randn_grad",
+    "SubModel",
+    "ModelStack",
     "Field",
     "Model",
     "field_add",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 _OFF_WORDS = {"0", "false", "off", "no"}
 
@@ -62,3 +63,16 @@ def _initial() -> bool:
 
 
 checks = Checks(_initial())
+
+
+class _Transforms(threading.local):
+    """``depth``: how many torch.func transforms (per-example gradients, jvp)
+    the runtime is running in this thread.  Value checks that read values
+    (``.item()``: refined element types) are skipped inside them, where
+    tensors are batched or dual and per-example values cannot be read."""
+
+    def __init__(self):
+        self.depth = 0
+
+
+transforms = _Transforms()

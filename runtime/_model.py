@@ -41,6 +41,62 @@ class Field:
         return f"Field({self.name}: {self.type_text} = {self.init!r})"
 
 
+class SubModel:
+    """A param that is a model: ``param enc: Encoder`` (``count=None``) or a
+    stack ``param blocks: [L] Block`` (``count=L``)."""
+
+    __slots__ = ("name", "cls", "count", "loc")
+
+    def __init__(self, name, cls, count=None, loc=None):
+        self.name = name
+        self.cls = cls
+        self.count = count
+        self.loc = loc
+
+    @property
+    def type_text(self) -> str:
+        name = getattr(self.cls, "_qv_name", repr(self.cls))
+        return name if self.count is None else f"[{self.count}] {name}"
+
+    def __repr__(self) -> str:
+        return f"SubModel({self.name}: {self.type_text})"
+
+
+class ModelStack:
+    """``m.blocks`` for ``param blocks: [L] Block``: a read-only sequence of L
+    models (also used for the matching field of a gradient)."""
+
+    __slots__ = ("_qv_items", "_qv_what", "_qv_error")
+
+    def __init__(self, items, what, error):
+        object.__setattr__(self, "_qv_items", tuple(items))
+        object.__setattr__(self, "_qv_what", what)
+        object.__setattr__(self, "_qv_error", error)
+
+    def __len__(self):
+        return len(self._qv_items)
+
+    def __iter__(self):
+        return iter(self._qv_items)
+
+    def __getitem__(self, i):
+        items = self._qv_items
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise self._qv_error(f"{self._qv_what} needs an Int index, found {type(i).__name__}")
+        if not 0 <= i < len(items):
+            raise self._qv_error(f"index {i} is out of range for {self._qv_what}, a stack of {len(items)}")
+        return items[i]
+
+    def __setitem__(self, i, value):
+        raise self._qv_error(f"{self._qv_what} is read-only: assign the fields of {self._qv_what}[i] instead")
+
+    def __setattr__(self, name, value):
+        raise self._qv_error(f"{self._qv_what} is read-only")
+
+    def __repr__(self) -> str:
+        return "[" + ", ".join(map(repr, self._qv_items)) + "]"
+
+
 def _where(loc) -> str:
     return "" if loc is None else f" (declared at {loc.filename}:{loc.line}:{loc.col})"
 
@@ -65,27 +121,83 @@ class Model:
         params = tuple(cls._qv_params)
         buffers = tuple(cls._qv_buffers)
         fields = {}
+        subs = {}
         for f in params + buffers:
-            if not isinstance(f, Field):
-                raise ModelError(f"model {cls._qv_name}: fields must be rt.Field, found {f!r}")
-            if f.name in fields:
+            is_sub = isinstance(f, SubModel) and f in params
+            if isinstance(f, SubModel) and not is_sub:
+                raise ModelError(f"model {cls._qv_name}: a sub-model must be a param, found buffer {f!r}")
+            if not isinstance(f, Field) and not is_sub:
+                raise ModelError(f"model {cls._qv_name}: fields must be rt.Field or rt.SubModel, found {f!r}")
+            if f.name in fields or f.name in subs:
                 raise ModelError(f"model {cls._qv_name}: field {f.name!r} declared twice{_where(f.loc)}")
             if f.name.startswith(_RESERVED_PREFIX) or f.name.startswith("__"):
                 raise ModelError(f"model {cls._qv_name}: field name {f.name!r} is reserved{_where(f.loc)}")
+            if isinstance(f, SubModel):
+                sub = f.cls
+                if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
+                    raise ModelError(f"model {cls._qv_name}: param {f.name!r} needs a model class, found {sub!r}")
+                count = f.count
+                if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+                    raise ModelError(
+                        f"model {cls._qv_name}: param {f.name!r} needs a fixed stack size, found {count!r}"
+                    )
+                subs[f.name] = f
+                continue
             if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in f.shape):
                 raise ModelError(f"model {cls._qv_name}: field {f.name!r} needs fixed dims, found {dims_text(f.shape)}")
             fields[f.name] = f
         cls._qv_fields = fields
+        cls._qv_subs = subs
+        cls._qv_nested = bool(subs)
         cls._qv_param_fields = params
         cls._qv_param_names = tuple(f.name for f in params)
         cls._qv_buffer_names = tuple(f.name for f in buffers)
-        # Differentiable params: floating (or complex) element types.
-        cls._qv_diff = tuple(f.elem.dtype.is_floating_point or f.elem.dtype.is_complex for f in params)
+        # The leaves: every param tensor, sub-models' params in place of the
+        # sub-model (a stack: block 0's, then block 1's ...).
+        leaf_paths, leaf_fields, buffer_paths, buffer_fields = [], [], [], []
+        slices = {}  # top-level param name -> (start, stop) in the leaves
+        # per top-level param: (name, count, first leaf, leaves per model, sub-model class);
+        # a Field is (name, None, its leaf, 1, None)
+        layout = []
+        for f in params:
+            start = len(leaf_paths)
+            if isinstance(f, Field):
+                layout.append((f.name, None, start, 1, None))
+                leaf_paths.append(f.name)
+                leaf_fields.append(f)
+            else:
+                sub = f.cls
+                prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]
+                for pre in prefixes:
+                    leaf_paths.extend(pre + p for p in sub._qv_leaf_paths)
+                    leaf_fields.extend(sub._qv_leaf_fields)
+                layout.append((f.name, f.count, start, len(sub._qv_leaf_paths), sub))
+            slices[f.name] = (start, len(leaf_paths))
+        for f in buffers:
+            buffer_paths.append(f.name)
+            buffer_fields.append(f)
+        for f in subs.values():
+            sub = f.cls
+            prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]
+            for pre in prefixes:
+                buffer_paths.extend(pre + p for p in sub._qv_buffer_paths)
+                buffer_fields.extend(sub._qv_buffer_fields)
+        cls._qv_leaf_paths = tuple(leaf_paths)
+        cls._qv_leaf_fields = tuple(leaf_fields)
+        cls._qv_buffer_paths = tuple(buffer_paths)
+        cls._qv_buffer_fields = tuple(buffer_fields)
+        cls._qv_param_slices = slices
+        cls._qv_layout = tuple(layout)
+        cls._qv_state_fields = dict(zip(leaf_paths + buffer_paths, leaf_fields + buffer_fields))
+        cls._qv_grad_layouts = {}
+        # Differentiable leaves: floating (or complex) element types.
+        cls._qv_diff = tuple(f.elem.dtype.is_floating_point or f.elem.dtype.is_complex for f in leaf_fields)
         cls._qv_all_diff = all(cls._qv_diff)
-        if all(f.loc is not None for f in fields.values()):
-            order = sorted(fields.values(), key=lambda f: (f.loc.line, f.loc.col))
+        everything = list(params) + list(buffers)
+        if all(f.loc is not None for f in everything):
+            order = sorted(everything, key=lambda f: (f.loc.line, f.loc.col))
         else:
-            order = list(fields.values())
+            order = everything
         cls._qv_init_order = tuple(order)
         cls._qv_torch_device = torch.device(cls._qv_device)
 
@@ -109,45 +221,136 @@ class Model:
         return device
 
     @classmethod
-    def _qv_from_tensors(cls, values) -> Model:
+    def _qv_from_tensors(cls, values, prefix="") -> Model:
+        """A new instance whose fields are ``values[prefix + path]``."""
         m = object.__new__(cls)
         d = m.__dict__
         for name in cls._qv_fields:
-            d[name] = values[name]
-        object.__setattr__(m, "_qv_tensors", tuple(d[n] for n in cls._qv_param_names))
+            d[name] = values[prefix + name]
+        if cls._qv_nested:
+            for name, f in cls._qv_subs.items():
+                sub = f.cls
+                if f.count is None:
+                    d[name] = sub._qv_from_tensors(values, f"{prefix}{name}.")
+                else:
+                    d[name] = ModelStack(
+                        [sub._qv_from_tensors(values, f"{prefix}{name}.{k}.") for k in range(f.count)],
+                        f"{cls._qv_name}.{name}",
+                        ModelError,
+                    )
+            object.__setattr__(m, "_qv_tensors", tuple(values[prefix + p] for p in cls._qv_leaf_paths))
+        else:
+            object.__setattr__(m, "_qv_tensors", tuple(d[n] for n in cls._qv_param_names))
         object.__setattr__(m, "_qv_depth", 0)
         return m
+
+    def _qv_install(self, tensors) -> None:
+        """Put ``tensors`` (one per leaf, in leaf order) in the param fields of
+        this model and of its sub-models, and as their ``_qv_tensors``."""
+        cls = type(self)
+        tensors = tuple(tensors)
+        object.__setattr__(self, "_qv_tensors", tensors)
+        d = self.__dict__
+        if not cls._qv_nested:
+            d.update(zip(cls._qv_param_names, tensors))
+            return
+        for name, count, start, size, sub in cls._qv_layout:
+            if sub is None:
+                d[name] = tensors[start]
+            elif count is None:
+                d[name]._qv_install(tensors[start : start + size])
+            else:
+                for k, inst in enumerate(d[name]._qv_items):
+                    inst._qv_install(tensors[start + k * size : start + (k + 1) * size])
+
+    def _qv_shallow(self, tensors) -> Model:
+        """A new instance of this class sharing this one's buffers, whose param
+        leaves are ``tensors`` (for torch.func transforms)."""
+        cls = type(self)
+        m = object.__new__(cls)
+        d = m.__dict__
+        d.update(self.__dict__)
+        object.__setattr__(m, "_qv_depth", 0)
+        if not cls._qv_nested:
+            tensors = tuple(tensors)
+            object.__setattr__(m, "_qv_tensors", tensors)
+            d.update(zip(cls._qv_param_names, tensors))
+            return m
+        for name, count, start, size, sub in cls._qv_layout:
+            if sub is None:
+                d[name] = tensors[start]
+            elif count is None:
+                d[name] = d[name]._qv_shallow(tensors[start : start + size])
+            else:
+                d[name] = ModelStack(
+                    [
+                        inst._qv_shallow(tensors[start + k * size : start + (k + 1) * size])
+                        for k, inst in enumerate(d[name]._qv_items)
+                    ],
+                    f"{cls._qv_name}.{name}",
+                    ModelError,
+                )
+        object.__setattr__(m, "_qv_tensors", tuple(tensors))
+        return m
+
+    def _qv_buffer_tensors(self) -> list:
+        """The buffers of this model and its sub-models, in ``_qv_buffer_paths`` order."""
+        cls = type(self)
+        d = self.__dict__
+        out = [d[n] for n in cls._qv_buffer_names]
+        for name, f in cls._qv_subs.items():
+            if f.count is None:
+                out.extend(d[name]._qv_buffer_tensors())
+            else:
+                for inst in d[name]._qv_items:
+                    out.extend(inst._qv_buffer_tensors())
+        return out
+
+    def _qv_state_tensors(self) -> list:
+        """Every field tensor, in ``_qv_state_fields`` order (leaves, then buffers)."""
+        return list(self._qv_tensors) + self._qv_buffer_tensors()
 
     # --- creation -------------------------------------------------------------
 
     @classmethod
     def init(cls, seed) -> Model:
         """A new model with every field initialised from one generator seeded
-        with ``seed``, in the order the fields are declared in the source."""
+        with ``seed``, in the order the fields are declared in the source
+        (a sub-model's fields in its own declaration order, where it is declared)."""
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ModelError(f"{cls._qv_name}.init(seed=...) needs an Int seed, found {seed!r}")
         device = cls._qv_device_or_error()
         gen = torch.Generator()
         gen.manual_seed(seed)
         values = {}
+        cls._qv_init_values(gen, device, "", cls._qv_name + ".", values)
+        return cls._qv_from_tensors(values)
+
+    @classmethod
+    def _qv_init_values(cls, gen, device, prefix, text, values) -> None:
         for f in cls._qv_init_order:
+            if isinstance(f, SubModel):
+                if f.count is None:
+                    f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values)
+                else:
+                    for k in range(f.count):
+                        f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
+                continue
+            where = text + f.name
             try:
                 t = f.init(f.shape, f.elem.dtype, gen)
             except (ValueError, TypeError, RuntimeError) as exc:
-                raise ModelError(
-                    f"cannot initialise {cls._qv_name}.{f.name} ({f.type_text}) with {f.init!r}: {exc}", f.loc
-                ) from None
+                raise ModelError(f"cannot initialise {where} ({f.type_text}) with {f.init!r}: {exc}", f.loc) from None
             if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
                 raise ModelError(
-                    f"initialiser {f.init!r} of {cls._qv_name}.{f.name} gave {_describe(t)}, expected {f.type_text}",
+                    f"initialiser {f.init!r} of {where} gave {_describe(t)}, expected {f.type_text}",
                     f.loc,
                 )
             if checks.enabled and f.elem.refinement is not None:
                 problem = f.elem.value_problem(t)
                 if problem is not None:
-                    raise ModelError(f"{f.init!r} gives {cls._qv_name}.{f.name} ({f.type_text}) {problem}", f.loc)
-            values[f.name] = t.to(device).detach()
-        return cls._qv_from_tensors(values)
+                    raise ModelError(f"{f.init!r} gives {where} ({f.type_text}) {problem}", f.loc)
+            values[prefix + f.name] = t.to(device).detach()
 
     # --- field assignment ---------------------------------------------------------
 
@@ -155,9 +358,11 @@ class Model:
         cls = type(self)
         field = cls._qv_fields.get(name)
         if field is None:
+            if name in cls._qv_subs:
+                return self._qv_assign_sub(name, value)
             raise ModelError(
                 f"model {cls._qv_name} has no field {name!r}; only its params and "
-                f"buffers ({', '.join(cls._qv_fields) or 'none'}) can be assigned"
+                f"buffers ({', '.join(cls._qv_param_names + cls._qv_buffer_names) or 'none'}) can be assigned"
             )
         cur = self.__dict__[name]
         if not isinstance(value, torch.Tensor):
@@ -180,25 +385,40 @@ class Model:
         else:
             cur.copy_(value)
 
+    def _qv_assign_sub(self, name, value):
+        cls = type(self)
+        f = cls._qv_subs[name]
+        if f.count is not None:
+            raise ModelError(
+                f"cannot assign {cls._qv_name}.{name} ({f.type_text}): a stack of models is read-only; "
+                f"assign the fields of {cls._qv_name}.{name}[i] instead{_where(f.loc)}"
+            )
+        if type(value) is not f.cls:
+            found = f"model {type(value)._qv_name}" if isinstance(value, Model) else _value_text(value)
+            raise ModelError(f"cannot assign {found} to {cls._qv_name}.{name}, which is {f.type_text}{_where(f.loc)}")
+        target = self.__dict__[name]
+        if value is target:
+            return
+        # every field of the sub-model, through its assignment (checked shapes)
+        _copy_fields(target, value)
+
     def __delattr__(self, name):
         raise ModelError(f"cannot delete {type(self)._qv_name}.{name}")
 
     # --- state ------------------------------------------------------------------
 
     def state_dict(self) -> dict:
-        """A snapshot: ``{field name: tensor}`` (copies), params then buffers,
-        each in declaration order."""
-        d = self.__dict__
-        return {name: d[name].detach().clone() for name in type(self)._qv_fields}
+        """A snapshot: ``{path: tensor}`` (copies): the params in leaf order
+        (``w``, ``enc.w1``, ``blocks.0.wq``...), then the buffers."""
+        return {path: t.detach().clone() for path, t in zip(type(self)._qv_state_fields, self._qv_state_tensors())}
 
     def load_state_dict(self, state) -> None:
-        """Overwrite every field from ``state`` (same names, shapes, dtypes)."""
+        """Overwrite every field from ``state`` (same paths, shapes, dtypes)."""
         cls = type(self)
         state = _validate_state(cls, state)
-        d = self.__dict__
         with torch.no_grad():
-            for name in cls._qv_fields:
-                d[name].copy_(state[name])
+            for path, t in zip(cls._qv_state_fields, self._qv_state_tensors()):
+                t.copy_(state[path])
 
     def save(self, path) -> None:
         """Write the model's fields to ``path`` (a torch checkpoint)."""
@@ -222,17 +442,16 @@ class Model:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} holds a {data.get('model')}")
         state = _validate_state(cls, data.get("fields"))
         device = cls._qv_device_or_error()
-        values = {name: state[name].to(device).detach().clone() for name in cls._qv_fields}
+        values = {name: state[name].to(device).detach().clone() for name in cls._qv_state_fields}
         return cls._qv_from_tensors(values)
 
     def __repr__(self) -> str:
         cls = type(self)
-        d = self.__dict__
         parts = []
-        for name in cls._qv_fields:
-            kind = "param" if name in cls._qv_param_names else "buffer"
-            t = d[name]
-            text = f"{kind} {name}: {tensor_text(t)}"
+        n_params = len(cls._qv_leaf_paths)
+        for i, (path, t) in enumerate(zip(cls._qv_state_fields, self._qv_state_tensors())):
+            kind = "param" if i < n_params else "buffer"
+            text = f"{kind} {path}: {tensor_text(t)}"
             if t.dim() == 0:
                 text += f" = {t.item()!r}"
             parts.append(text)
@@ -306,6 +525,21 @@ def field_add(m, name, value, alpha=1) -> None:
         _plain_add(m, name, cur, value.clone(), alpha)
 
 
+def _copy_fields(target, value) -> None:
+    cls = type(target)
+    d, v = target.__dict__, value.__dict__
+    for name in cls._qv_param_names + cls._qv_buffer_names:
+        if name in cls._qv_subs:
+            f = cls._qv_subs[name]
+            if f.count is None:
+                _copy_fields(d[name], v[name])
+            else:
+                for a, b in zip(d[name]._qv_items, v[name]._qv_items):
+                    _copy_fields(a, b)
+        else:
+            target.__setattr__(name, v[name])
+
+
 def _plain_add(m, name, cur, value, alpha):
     m.__setattr__(name, cur + value if alpha == 1 else cur + alpha * value)
 
@@ -342,8 +576,9 @@ def _validate_state(cls, state: object) -> dict[str, torch.Tensor]:
     """``state`` itself if it is a dict of tensors that fits ``cls``; else a ModelError."""
     if not isinstance(state, dict):
         raise ModelError(f"{cls._qv_name}: a state must be a dict of tensors, found {type(state).__name__}")
-    missing = [n for n in cls._qv_fields if n not in state]
-    extra = [n for n in state if n not in cls._qv_fields]
+    fields = cls._qv_state_fields
+    missing = [n for n in fields if n not in state]
+    extra = [n for n in state if n not in fields]
     if missing or extra:
         bits = []
         if missing:
@@ -351,7 +586,7 @@ def _validate_state(cls, state: object) -> dict[str, torch.Tensor]:
         if extra:
             bits.append("unknown " + ", ".join(map(str, extra)))
         raise ModelError(f"state does not fit {cls._qv_name}: " + "; ".join(bits))
-    for name, f in cls._qv_fields.items():
+    for name, f in fields.items():
         t = state[name]
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
             raise ModelError(f"state does not fit {cls._qv_name}: {name} is {_describe(t)}, expected {f.type_text}")
@@ -367,4 +602,4 @@ def model_class_of(x):
     return None
 
 
-__all__ = ["Field", "Model", "Elem", "dtype_name"]
+__all__ = ["Field", "Model", "ModelStack", "SubModel", "Elem", "dtype_name"]

@@ -377,7 +377,8 @@ def one_hot(labels, over):
 
 
 def norm(x):
-    """The 2-norm of all values of a tensor or of a Grad together (0-dim)."""
+    """The 2-norm of all values of a tensor or of a Grad together (0-dim; for a
+    batched Grad one norm per example, ``[b]``)."""
     if type(x) is Grad:
         return norm_of_grad(x)
     return torch.linalg.vector_norm(x)

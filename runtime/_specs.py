@@ -16,7 +16,7 @@ import torch
 
 from ._elems import dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
-from ._grad import Grad
+from ._grad import Grad, _layout, _selection
 from ._model import Model
 from ._modes import EvalMode, Mode, Train
 from ._optim import Optimizer
@@ -31,7 +31,7 @@ def describe(x) -> str:
     if isinstance(x, Model):
         return f"model {type(x)._qv_name}"
     if isinstance(x, Grad):
-        return f"Grad[{x._qv_model._qv_name}]"
+        return x._qv_layout.text
     if isinstance(x, Optimizer):
         return x._qv_kind_text()
     if isinstance(x, Mode):
@@ -220,16 +220,18 @@ class ModelArg(ArgSpec):
 
 class GradArg(ArgSpec):
     """A ``Grad[M]`` parameter: a gradient of model class M, fields of the params'
-    shapes and dtypes."""
+    shapes and dtypes; ``wrt`` (top-level param names) for ``Grad[M, wrt=[...]]``,
+    ``batch=True`` for a batched gradient ``[b] Grad[M]``."""
 
-    __slots__ = ("cls",)
+    __slots__ = ("cls", "layout")
 
-    def __init__(self, name, cls, loc=None):
+    def __init__(self, name, cls, loc=None, wrt=None, batch=False):
         super().__init__(name, loc)
         self.cls = cls
+        self.layout = _layout(cls, _selection(cls, wrt, f"rt.GradArg({name!r})"), bool(batch))
 
     def type_text(self) -> str:
-        return f"Grad[{self.cls._qv_name}]"
+        return self.layout.text
 
     def _check(self, a, env, sig):
         if type(a) is not Grad:
@@ -239,13 +241,22 @@ class GradArg(ArgSpec):
             if a._qv_model._qv_name == self.cls._qv_name:
                 found += " of another class of that name (from another load of the file)"
             self._fail(sig, found)
+        lay = self.layout
+        if a._qv_layout is not lay:
+            self._fail(sig, describe(a))
         if a._qv_trusted:
             return
-        for f, t in zip(self.cls._qv_param_fields, a._qv_values):
-            if not isinstance(t, _Tensor) or tuple(t.shape) != f.shape or t.dtype is not f.elem.dtype:
-                self._fail(
-                    sig, f"Grad[{self.cls._qv_name}] whose field {f.name} is {describe(t)} instead of {f.type_text}"
-                )
+        b = None
+        for f, path, t in zip(lay.fields, lay.paths, a._qv_values):
+            ok = isinstance(t, _Tensor) and t.dtype is f.elem.dtype
+            if ok and lay.batch:
+                ok = t.dim() == len(f.shape) + 1 and tuple(t.shape[1:]) == f.shape and (b is None or t.shape[0] == b)
+                b = t.shape[0] if ok else b
+            elif ok:
+                ok = tuple(t.shape) == f.shape
+            if not ok:
+                want = f"{dims_text(('b', *f.shape))} {f.elem.name}" if lay.batch else f.type_text
+                self._fail(sig, f"{lay.text} whose field {path} is {describe(t)} instead of {want}")
         object.__setattr__(a, "_qv_trusted", True)
 
 

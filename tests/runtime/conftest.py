@@ -36,3 +36,13 @@ def _grad_mode_untouched():
     before = torch.is_grad_enabled()
     yield
     assert torch.is_grad_enabled() == before
+
+
+@pytest.fixture(autouse=True)
+def _no_transform_left():
+    """No test may leave the runtime believing a torch.func transform runs
+    (value checks would stay skipped)."""
+    from quiver.runtime import _checks
+
+    yield
+    assert _checks.transforms.depth == 0

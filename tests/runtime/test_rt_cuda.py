@@ -80,3 +80,41 @@ def test_save_and_load(tmp_path):
     m.save(tmp_path / "m.pt")
     back = OnCuda.load(tmp_path / "m.pt")
     assert back.w.device.type == "cuda" and torch.equal(back.w, m.w) and torch.equal(back.b, m.b)
+
+
+class Sub(rt.Model):
+    _qv_params = (rt.Field("v", (2, 2), rt.f32, rt.init.normal(0.0, 1.0)),)
+
+
+class NestedCuda(rt.Model):
+    _qv_device = "cuda"
+    _qv_params = (rt.Field("w", (3, 2), rt.f32, rt.init.normal(0.0, 1.0)), rt.SubModel("subs", Sub, 2, None))
+
+
+class NestedCpu(rt.Model):
+    _qv_params = NestedCuda._qv_params
+
+
+def nested_loss(m, x):
+    h = x @ m.w
+    for s in m.subs:
+        h = torch.tanh(h @ s.v)
+    return (h**2).sum()
+
+
+def test_nested_model_per_example_and_jvp_on_the_device():
+    # (written without a CUDA machine at hand: CPU results moved over are the reference)
+    m, ref = NestedCuda.init(seed=0), NestedCpu.init(seed=0)
+    assert all(t.device.type == "cuda" for t in m._qv_tensors)
+    assert all(torch.equal(a.cpu(), b) for a, b in zip(m._qv_tensors, ref._qv_tensors))
+    x = torch.randn(4, 3)
+    _, gs = rt.value_and_grad(nested_loss, m, x.cuda(), batch=(0,))
+    _, want = rt.value_and_grad(nested_loss, ref, x, batch=(0,))
+    assert all(a.device.type == "cuda" for a in gs._qv_values)
+    assert all(torch.allclose(a.cpu(), b, atol=1e-5) for a, b in zip(gs._qv_values, want._qv_values))
+    t = rt.randn_grad(NestedCuda, 1)
+    assert all(torch.equal(a.cpu(), b) for a, b in zip(t._qv_values, rt.randn_grad(NestedCpu, 1)._qv_values))
+    _, dy = rt.jvp(nested_loss, m, t, x.cuda())
+    _, want_dy = rt.jvp(nested_loss, ref, rt.randn_grad(NestedCpu, 1), x)
+    assert dy.device.type == "cuda" and torch.allclose(dy.cpu(), want_dy, atol=1e-4)
+    assert rt.zeros_grad(NestedCuda).subs[1].v.device.type == "cuda"
