@@ -759,6 +759,8 @@ def _functional(f, m, index, wrap_result=None):
 
 def _per_example(f, m, args, lay, aux, in_dims):
     name = getattr(f, "__name__", "f")
+    if type(in_dims) is list:
+        in_dims = tuple(in_dims)
     if not isinstance(in_dims, tuple) or len(in_dims) != len(args):
         raise GradError(
             f"value_and_grad({name}, batch=...): batch needs one entry (0 or None) per argument after the "

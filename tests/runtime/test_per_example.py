@@ -278,7 +278,7 @@ def test_generic_dims_bind_per_example_and_result_errors():
             sig.check(m, x, z)
         return (rt.relu(x @ m.w1 + m.b1) * rt.sum(z)).sum()
 
-    values, _ = rt.value_and_grad(g, m, x, x[0], batch=(0, None))
+    values, _ = rt.value_and_grad(g, m, x, x[0], batch=[0, None])  # a list works too
     assert close(values, torch.relu(x @ m.w1 + m.b1).sum(1) * x[0].sum())
     with pytest.raises(rt.CheckError, match=r"g\(\): dim d is 5 in argument 'x' but 4 in argument 'z'"):
         rt.value_and_grad(g, m, x, x[0, :4], batch=(0, None))
