@@ -759,6 +759,8 @@ def _functional(f, m, index, wrap_result=None):
 
 def _per_example(f, m, args, lay, aux, in_dims):
     name = getattr(f, "__name__", "f")
+    if type(in_dims) is list:
+        in_dims = tuple(in_dims)
     if not isinstance(in_dims, tuple) or len(in_dims) != len(args):
         raise GradError(
             f"value_and_grad({name}, batch=...): batch needs one entry (0 or None) per argument after the "
@@ -792,22 +794,27 @@ def _per_example(f, m, args, lay, aux, in_dims):
             b = int(t.shape[0])
             break
 
-    def split(out):
-        loss = _loss_of(f, out, aux)
-        return loss, (out if aux else loss)
+    if aux:
 
-    compute = _functional(f, m, index, split)
+        def split(out):
+            return _loss_of(f, out, True), out
+
+        compute = _functional(f, m, index, split)
+    else:
+        compute = _functional(f, m, index, lambda out: _loss_of(f, out, False))
     primals = tuple(params[i] for i in index)
     # randomness="different": rt.dropout under Train draws its own mask per example
     mapped = torch.func.vmap(
-        torch.func.grad_and_value(compute, has_aux=True), in_dims=(None, *in_dims), randomness="different"
+        torch.func.grad_and_value(compute, has_aux=aux), in_dims=(None, *in_dims), randomness="different"
     )
     transform = _checks.transforms
     transform.depth += 1
     grad_was = _is_grad_enabled()
     try:
         _set_grad_enabled(True)
-        grads, (_, value) = mapped(primals, *args)
+        grads, value = mapped(primals, *args)
+        if aux:
+            value = value[1]
     finally:
         _set_grad_enabled(grad_was)
         transform.depth -= 1

@@ -187,7 +187,7 @@ class Model:
         cls._qv_buffer_paths = tuple(buffer_paths)
         cls._qv_buffer_fields = tuple(buffer_fields)
         cls._qv_param_slices = slices
-        cls._qv_layout = tuple(layout)
+        cls._qv_param_layout = tuple(layout)
         cls._qv_state_fields = dict(zip(leaf_paths + buffer_paths, leaf_fields + buffer_fields))
         cls._qv_grad_layouts = {}
         # Differentiable leaves: floating (or complex) element types.
@@ -254,7 +254,7 @@ class Model:
         if not cls._qv_nested:
             d.update(zip(cls._qv_param_names, tensors))
             return
-        for name, count, start, size, sub in cls._qv_layout:
+        for name, count, start, size, sub in cls._qv_param_layout:
             if sub is None:
                 d[name] = tensors[start]
             elif count is None:
@@ -276,7 +276,7 @@ class Model:
             object.__setattr__(m, "_qv_tensors", tensors)
             d.update(zip(cls._qv_param_names, tensors))
             return m
-        for name, count, start, size, sub in cls._qv_layout:
+        for name, count, start, size, sub in cls._qv_param_layout:
             if sub is None:
                 d[name] = tensors[start]
             elif count is None:

@@ -17,7 +17,7 @@ import torch
 from ._elems import dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
 from ._grad import Grad, _layout, _selection
-from ._model import Model
+from ._model import Model, ModelStack
 from ._modes import EvalMode, Mode, Train
 from ._optim import Optimizer
 
@@ -36,6 +36,11 @@ def describe(x) -> str:
         return x._qv_kind_text()
     if isinstance(x, Mode):
         return repr(x)
+    if isinstance(x, ModelStack):
+        items = x._qv_items
+        return f"a stack of {len(items)} model{'s' if len(items) != 1 else ''}" + (
+            f" {type(items[0])._qv_name}" if items else ""
+        )
     if isinstance(x, bool):
         return f"Bool {x}"
     if isinstance(x, numbers.Integral):

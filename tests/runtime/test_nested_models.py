@@ -221,6 +221,10 @@ def test_model_arg_check_of_a_nested_model():
     sig.check(Net.init(seed=0))
     with pytest.raises(rt.CheckError, match=r"f\(\): argument 'm' expected model Net, found model Enc"):
         sig.check(Enc.init(seed=0))
+    with pytest.raises(rt.CheckError, match=r"expected model Net, found a stack of 3 models Block$"):
+        sig.check(Net.init(seed=0).blocks)
+    blk = rt.Signature(None, "f", None, (rt.ModelArg("b", Block),))
+    blk.check(Net.init(seed=0).blocks[2])
 
 
 # --- gradients -----------------------------------------------------------------------------------

@@ -278,7 +278,7 @@ def test_generic_dims_bind_per_example_and_result_errors():
             sig.check(m, x, z)
         return (rt.relu(x @ m.w1 + m.b1) * rt.sum(z)).sum()
 
-    values, _ = rt.value_and_grad(g, m, x, x[0], batch=(0, None))
+    values, _ = rt.value_and_grad(g, m, x, x[0], batch=[0, None])  # a list works too
     assert close(values, torch.relu(x @ m.w1 + m.b1).sum(1) * x[0].sum())
     with pytest.raises(rt.CheckError, match=r"g\(\): dim d is 5 in argument 'x' but 4 in argument 'z'"):
         rt.value_and_grad(g, m, x, x[0, :4], batch=(0, None))
@@ -290,3 +290,25 @@ def test_generic_dims_bind_per_example_and_result_errors():
         rt.GradError, match=r"value_and_grad\(logits\): the function must return a \[\] of floats, found \[7\] f32"
     ):
         rt.value_and_grad(logits, m, x, batch=(0,))
+
+
+def test_integer_params_get_batched_zeros():
+    class Scaled(rt.Model):
+        _qv_params = (
+            rt.Field("w", (D, C), rt.f64, rt.init.normal(0.0, 1.0)),
+            rt.Field("k", (), rt.i64, rt.init.fill(3)),
+        )
+
+    def f(m, x):
+        return ((x @ m.w) ** 2).sum() * m.k
+
+    m = Scaled.init(seed=0)
+    x = torch.randn(B, D, dtype=torch.float64)
+    values, gs = rt.value_and_grad(f, m, x, batch=(0,))
+    assert torch.equal(gs.k, torch.zeros(B, dtype=torch.int64))
+    for i in range(B):
+        w = m.w.detach().clone().requires_grad_(True)
+        v = ((x[i] @ w) ** 2).sum() * 3
+        assert abs(float(values[i] - v.detach())) < 1e-12
+        assert close(gs.w[i], torch.autograd.grad(v, w)[0], 1e-12)
+    assert close(rt.norm(gs), torch.linalg.vector_norm(gs.w.reshape(B, -1), dim=1), 1e-12)
