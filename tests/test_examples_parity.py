@@ -3,8 +3,9 @@
 Each test loads an example with quiver.load, copies the params of a freshly
 initialised model into plain torch tensors, and then trains both side by side
 for 25 steps of SGD: the compiled train_step on the Quiver model, and the
-hand-written forward pass, loss and update below on the copies. The losses and
-every param must agree at every step.
+hand-written forward pass, loss and update below on the copies (the GPT, whose
+blocks are a stack of sub-models, trains with AdamW: torch.optim.AdamW on the
+copies). The losses and every param must agree at every step.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 import quiver
+from quiver import runtime as rt
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 25
@@ -127,9 +129,12 @@ GPT_CHARS = " ,.:abcdehiklmnorstuwxy"  # the id -> character table of examples/g
 
 
 def _gpt_names() -> list[str]:
-    attention = ["ln_a_gain", "ln_a_bias", "wq", "wk", "wv", "wo"]
-    block = [*attention, "ln_m_gain", "ln_m_bias", "fc", "fc_bias", "proj", "proj_bias"]
-    return ["tok", "pos", *(n + k for k in "12" for n in block), "ln_f_gain", "ln_f_bias", "head", "head_bias"]
+    block = ["ln_a_gain", "ln_a_bias", "wq", "wk", "wv", "wo", "ln_m_gain", "ln_m_bias", "fc", "fc_bias", "proj"]
+    block.append("proj_bias")
+    return ["tok", "pos", *(f"blocks.{i}.{n}" for i in range(2) for n in block), "ln_f_gain", "ln_f_bias"] + [
+        "head",
+        "head_bias",
+    ]
 
 
 def _gpt_logits(p: dict[str, torch.Tensor], tokens: torch.Tensor, heads: int) -> torch.Tensor:
@@ -138,41 +143,49 @@ def _gpt_logits(p: dict[str, torch.Tensor], tokens: torch.Tensor, heads: int) ->
     size = width // heads
     causal = torch.tril(torch.ones(steps, steps, dtype=torch.bool))
     x = F.embedding(tokens, p["tok"]) + p["pos"][:steps]
-    for k in "12":
-        h = F.layer_norm(x, (width,), p["ln_a_gain" + k], p["ln_a_bias" + k])
-        q, key, v = ((h @ p[w + k]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
+    for i in range(2):
+        k = f"blocks.{i}."
+        h = F.layer_norm(x, (width,), p[k + "ln_a_gain"], p[k + "ln_a_bias"])
+        q, key, v = ((h @ p[k + w]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
         scores = (q @ key.transpose(-2, -1)) * (1.0 / size**0.5)
         att = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1) @ v
-        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p["wo" + k]
-        h = F.layer_norm(x, (width,), p["ln_m_gain" + k], p["ln_m_bias" + k])
-        x = x + F.gelu(h @ p["fc" + k] + p["fc_bias" + k]) @ p["proj" + k] + p["proj_bias" + k]
+        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p[k + "wo"]
+        h = F.layer_norm(x, (width,), p[k + "ln_m_gain"], p[k + "ln_m_bias"])
+        x = x + F.gelu(h @ p[k + "fc"] + p[k + "fc_bias"]) @ p[k + "proj"] + p[k + "proj_bias"]
     x = F.layer_norm(x, (width,), p["ln_f_gain"], p["ln_f_bias"])
     return x @ p["head"] + p["head_bias"]
 
 
 def test_gpt_trains_as_hand_written_torch() -> None:
+    """Blocks are a stack of sub-models (param blocks: [L] Block), trained with
+    AdamW: the same as torch.optim.AdamW on the hand-written transformer."""
     mod = quiver.load(str(ROOT / "examples" / "gpt.qv"))
     # the shipped text reads as its comment says
     text = "".join(GPT_CHARS[i] for i in mod.text().tolist())
     assert len(text) == 290 and text.startswith("a small model reads a small text.")
     m = mod.Gpt.init(seed=0)
     names = _gpt_names()
-    assert [f.name for f in mod.Gpt._qv_params] == names
-    assert tuple(m.tok.shape) == (23, 32) and tuple(m.fc2.shape) == (32, 4 * 32)
-    p = _copy_params(m, names)
-    lr = 0.3
+    state = m.state_dict()
+    assert list(state) == names
+    assert tuple(m.tok.shape) == (23, 32) and tuple(m.blocks[1].fc.shape) == (32, 4 * 32)
+    assert not torch.equal(m.blocks[0].wq, m.blocks[1].wq)  # each block initialised on its own
+    p = {n: state[n].clone().requires_grad_(True) for n in names}
+    opt = rt.AdamW(m, lr=0.003, weight_decay=0.01)
+    ref = torch.optim.AdamW(list(p.values()), lr=0.003, weight_decay=0.01)
     losses = []
     for step in range(STEPS):
         tokens, nxt = mod.batch(step)
         # a small batch: the first 8 of the step's windows, and their next characters
         tokens, nxt = tokens[:8], nxt[:8]
         assert tuple(tokens.shape) == (8, 16) and torch.equal(tokens[:, 1:], nxt[:, :-1])
-        ours = mod.train_step(m, tokens, nxt, lr)
+        ours = mod.train_step(m, opt, tokens, nxt)
+        ref.zero_grad()
         hand = F.cross_entropy(_gpt_logits(p, tokens, heads=4).reshape(-1, 23), nxt.reshape(-1))
-        grads = torch.autograd.grad(hand, list(p.values()))
-        p = _sgd(p, grads, lr)
+        hand.backward()
+        ref.step()
         _assert_close(step, "loss", ours, hand)
+        now = m.state_dict()
         for n in names:
-            _assert_close(step, n, getattr(m, n), p[n])
+            _assert_close(step, n, now[n], p[n])
         losses.append(hand.item())
     assert losses[-1] < losses[0] - 0.5

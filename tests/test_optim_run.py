@@ -173,4 +173,4 @@ def test_the_checker_and_the_runtime_agree_on_hyper_parameters(kind) -> None:
     hyper = T.OPTIMIZERS[kind][0]
     assert [n for n, _, _ in hyper] == [n for n in params if n != "m"]
     for name, _, default in hyper:
-        assert params[name].default == eval(default), name  # noqa: S307 - the table's own literal
+        assert params[name].default == eval(default), name
