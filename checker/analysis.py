@@ -42,6 +42,7 @@ from .declarations import (
     collect_names,
     declare_item,
     item_name,
+    model_closure,
     model_cycles,
 )
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
@@ -138,8 +139,10 @@ class Analyzer:
         self.parse_cache = ParseCache()
         self._decl_cache: _Generational[A.Item, _Entry[Declared]] = _Generational()
         self._body_cache: _Generational[A.Item, _Entry[BodyResult]] = _Generational()
-        # (call, summary key, model id) -> (E1107/W1101, the model kept alive)
-        self._site_cache: _Generational[tuple, tuple[tuple[LocalDiagnostic, ...], ModelInfo | None]] = _Generational()
+        # (call, summary key, ids of the model and its sub-models) -> (E1107/W1101, those models kept alive)
+        self._site_cache: _Generational[tuple, tuple[tuple[LocalDiagnostic, ...], tuple[ModelInfo | None, ...]]] = (
+            _Generational()
+        )
         self._fingerprints: dict[str, object] = {}
         self._names: Names | None = None
         self._update = 0  # the number of this update
@@ -245,8 +248,9 @@ class Analyzer:
                 # The model's declaration object stands for its fields: it is
                 # the same object for as long as the model's text and names
                 # are. The entry keeps it alive, so its id is not reused.
-                model = glob.models.get(site.model)
-                skey = (site.call, summary.key() if summary is not None else None, id(model))
+                # ... and its sub-models' (W1101 names their params by path)
+                model = tuple(glob.models.get(n) for n in model_closure(glob, site.model))
+                skey = (site.call, summary.key() if summary is not None else None, tuple(map(id, model)))
                 cached = self._site_cache.get(skey)
                 if cached is None:
                     cached = (site_diagnostics(site, summary, glob), model)

@@ -863,6 +863,20 @@ def leaf_params(glob: Globals, model: str, _seen: frozenset[str] = frozenset()) 
     return out
 
 
+def model_closure(glob: Globals, model: str) -> list[str]:
+    """`model` and every model inside it (sub-models, theirs...), each once."""
+    out = [model]
+    i = 0
+    while i < len(out):
+        info = glob.models.get(out[i])
+        i += 1
+        for f in info.params if info is not None else ():
+            sub = sub_model(f.type)
+            if sub is not None and sub not in out:
+                out.append(sub)
+    return out
+
+
 def model_cycles(glob: Globals) -> dict[str, list[LocalDiagnostic]]:
     """E0909 for each sub-model field through which a model contains itself,
     keyed by model name (reported in that model's item)."""

@@ -7,7 +7,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import ALL_NAMES, FnInfo, Globals
+from ..declarations import ALL_NAMES, FnInfo, Globals, suggest
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref
 from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
@@ -60,6 +60,8 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
             self.refs[p.decl.name] = Ref("param", p.name, self.fn.name)
         for name in self.recovered:
             env.vars.setdefault(name, Var(T.UNKNOWN, frozenset()))
+        for written in [p.decl.type for p in self.fn.params] + ([decl.ret] if decl.ret is not None else []):
+            self.check_written_selections(written)
         end = self.block(decl.body, env)
         if (
             not end.dead
@@ -88,6 +90,39 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
             self.axes,
             self.locals,
         )
+
+    def check_written_selections(self, t: A.TypeExpr) -> None:
+        """E1109 for `Grad[M, wrt=[...]]` written in the signature: each name
+        a param of M, once (the declaration could not know M's fields)."""
+        for node in A.walk(t):
+            if not (isinstance(node, A.NamedType) and node.name.text == "Grad" and node.option is not None):
+                continue
+            arg = node.arg
+            if not isinstance(arg, A.NamedType) or self.global_kind(arg.name.text) != "model":
+                continue
+            model = self.g.models.get(arg.name.text)
+            if model is None or model.partial:
+                continue
+            seen: set[str] = set()
+            for n in node.names:
+                f = model.field(n.text)
+                if f is None:
+                    hint = suggest(n.text, [x.name for x in model.params])
+                    self.diags.append(C.E1109.at(n.span, problem=f"{model.name} has no param '{n.text}'{hint}"))
+                elif f.kind == "buffer":
+                    self.diags.append(
+                        C.E1109.at(
+                            n.span, problem=f"'{n.text}' is a buffer of {model.name}; only params are differentiated"
+                        )
+                    )
+                elif n.text in seen:
+                    self.diags.append(C.E1109.at(n.span, problem=f"'{n.text}' is named twice"))
+                seen.add(n.text)
+            if seen >= {p.name for p in model.params} and len(seen) == len(node.names):
+                # one spelling per type: a selection of everything is the whole gradient
+                self.diags.append(
+                    C.E1109.at(node.span, problem=f"it selects every param of {model.name}; write Grad[{model.name}]")
+                )
 
     # -------------------------------------------------------------- globals
 

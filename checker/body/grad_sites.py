@@ -153,7 +153,8 @@ class GradRules:
 
     def wrt_selection(self: BodyChecker, a: CallArg, model_name: str) -> tuple[str, ...] | None:
         """The fields `wrt=[head, b2]` selects, sorted (the type's canonical
-        form); () after E1109; None when the model is unknown."""
+        form); () after E1109; None when the model is unknown or every param
+        is selected (then the gradient is the whole `Grad[M]`)."""
         self.global_kind(model_name)
         model = self.g.models.get(model_name)
         e = a.node
@@ -190,6 +191,8 @@ class GradRules:
                 chosen.append(n.name)
         if not ok:
             return ()
+        if set(chosen) == {p.name for p in model.params}:
+            return None  # every param: the whole gradient, Grad[M]
         return tuple(sorted(chosen))
 
     def batch_dim(self: BodyChecker, a: CallArg) -> T.Dim | None:

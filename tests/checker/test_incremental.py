@@ -235,3 +235,31 @@ def test_ide_answers_follow_which_item_is_first_of_its_name() -> None:
     after = analyzer.update(one)
     offset = one.rindex("[b D]:") + 1
     assert ide.hover(after, offset) == ide.hover(check_text(one), offset) is not None
+
+
+def test_a_new_param_of_a_sub_model_reaches_the_gradient_sites_of_its_holder() -> None:
+    """W1101 names the leaf params of sub-models: editing only the sub-model
+    (the holder's declaration unchanged) must update the holder's sites."""
+    before = """dim D = 4
+
+model Enc:
+    param w: [D D] = zeros
+
+model Net:
+    param enc: Enc
+
+fn loss(m: Net, x: [b D]) -> [] Float:
+    return sum(x @ m.enc.w)
+
+fn g(m: Net, x: [b D]) -> Grad[Net]:
+    return grad(loss, m, x)
+"""
+    after = before.replace("    param w: [D D] = zeros\n", "    param w: [D D] = zeros\n    param v: [D] = zeros\n")
+    analyzer = Analyzer()
+    assert [d.code for d in analyzer.update(before).diagnostics] == []
+    incremental = analyzer.update(after)
+    fresh = check_text(after)
+    assert [(d.code, d.message) for d in incremental.diagnostics] == [(d.code, d.message) for d in fresh.diagnostics]
+    assert [d.message for d in fresh.diagnostics] == [
+        "loss never reads param enc.v of Net: its gradient is always zero"
+    ]

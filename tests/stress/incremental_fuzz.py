@@ -97,6 +97,16 @@ SNIPPETS = [
     "\n",
     "    ",
     "#",
+    "    param enc: Encoder\n",
+    "    param blocks: [2] Block\n",
+    "model Block:\n    param w: [D D] = zeros\n",
+    ", wrt=[w1, b1]",
+    ", batch=b",
+    "    opt.step(m, g)\n",
+    "    opt = Adam(m, lr=0.1)\n",
+    "Grad[Mlp, wrt=[w1]]",
+    "m.enc.",
+    ".blocks[0]",
 ]
 
 
@@ -109,8 +119,9 @@ def corpus() -> list[tuple[str, str]]:
 
     out = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted((ROOT / "examples").glob("*.qv"))]
     out += [(e.id, e.source) for e in DOC_EXAMPLES]
-    fixtures = ROOT / "tests" / "checker" / "diagnostics"
-    out += [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted(fixtures.glob("*.qv"))]
+    for folder in ("diagnostics", "training_forms"):
+        fixtures = ROOT / "tests" / "checker" / folder
+        out += [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted(fixtures.glob("*.qv"))]
     return out
 
 
