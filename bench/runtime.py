@@ -31,11 +31,11 @@ median.  Targets: <= 1.05 with checks on, <= 1.01 with checks off.
 
 measures instead one train step of examples/gpt.qv as shipped (a 2-block
 character-level GPT: V=23, T=16, E=32, 4 heads, batch 32 windows of the
-example's text, SGD at lr 0.3), compiled by the real compiler, against the
+example's text, AdamW at lr 0.003), compiled by the real compiler, against the
 same step written by hand in torch (``F.embedding``, ``F.layer_norm``, masked
 softmax attention, ``F.gelu``, ``F.cross_entropy``), both with
-``torch.autograd.grad`` and with ``nn.Parameter``s, ``backward()`` and
-``torch.optim.SGD``.  Both compute the layer norms as the program writes
+``torch.autograd.grad`` and with ``nn.Parameter``s and ``backward()``, each
+stepping ``torch.optim.AdamW(foreach=True)``.  Both compute the layer norms as the program writes
 them, ``layer_norm(x) * gain + bias``; a third variant fuses gain and bias
 into ``F.layer_norm`` (what idiomatic torch writes, and Quiver's weightless
 ``layer_norm`` cannot), and its ratio is printed as well.  Target: <= 1.10.
@@ -304,7 +304,9 @@ def run(
 
 # ------------------------------------------------------------------ GPT (--gpt)
 
-GPT_LR = 0.3
+GPT_LR = 0.003  # AdamW, as examples/gpt.qv trains
+GPT_WD = 0.01
+GPT_BLOCKS = 2
 GPT_HEADS = 4
 GPT_FUSED = "torch fused-norm (a.grad)"
 
@@ -338,25 +340,28 @@ def gpt_logits(p, tokens, heads=GPT_HEADS, fused_norm=False):
 
     causal = torch.tril(torch.ones(steps, steps, dtype=torch.bool))
     x = F.embedding(tokens, p["tok"]) + p["pos"][:steps]
-    for k in "12":
-        h = norm(x, p["ln_a_gain" + k], p["ln_a_bias" + k])
-        q, key, v = ((h @ p[w + k]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
+    for i in range(GPT_BLOCKS):
+        k = f"blocks.{i}."
+        h = norm(x, p[k + "ln_a_gain"], p[k + "ln_a_bias"])
+        q, key, v = ((h @ p[k + w]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
         scores = (q @ key.transpose(-2, -1)) * (1.0 / size**0.5)
         att = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1) @ v
-        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p["wo" + k]
-        h = norm(x, p["ln_m_gain" + k], p["ln_m_bias" + k])
-        x = x + F.gelu(h @ p["fc" + k] + p["fc_bias" + k]) @ p["proj" + k] + p["proj_bias" + k]
+        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p[k + "wo"]
+        h = norm(x, p[k + "ln_m_gain"], p[k + "ln_m_bias"])
+        x = x + F.gelu(h @ p[k + "fc"] + p[k + "fc_bias"]) @ p[k + "proj"] + p[k + "proj_bias"]
     return norm(x, p["ln_f_gain"], p["ln_f_bias"]) @ p["head"] + p["head_bias"]
 
 
 def make_gpt_steps(module):
     """{variant name: step(i)} for the GPT: the compiled step with checks on
-    and off, and the hand-written torch steps, on the same batches."""
+    and off, and the hand-written torch steps, on the same batches; every
+    variant steps AdamW (torch.optim.AdamW, foreach) as the example does."""
     data = [module.batch(i) for i in range(8)]
-    names = [f.name for f in module.Gpt._qv_params]
+    names = list(module.Gpt.init(seed=0).state_dict())
 
     def quiver_step(checks_on):
         m = module.Gpt.init(seed=0)
+        opt = rt.AdamW(m, lr=GPT_LR, weight_decay=GPT_WD)
         train_step = module.train_step
 
         def step(i):
@@ -364,38 +369,39 @@ def make_gpt_steps(module):
             before = rt.checks.enabled
             rt.checks.enabled = checks_on
             try:
-                return train_step(m, tokens, nxt, GPT_LR)
+                return train_step(m, opt, tokens, nxt)
             finally:
                 rt.checks.enabled = before
 
         return step
 
     def torch_grad_step(fused_norm=False):
-        init = module.Gpt.init(seed=0)
-        p = {n: getattr(init, n).detach().clone().requires_grad_(True) for n in names}
+        state = module.Gpt.init(seed=0).state_dict()
+        p = {n: state[n].clone().requires_grad_(True) for n in names}
         params = list(p.values())
+        opt = torch.optim.AdamW(params, lr=GPT_LR, weight_decay=GPT_WD, foreach=True)
 
         def step(i):
             tokens, nxt = data[i % len(data)]
             logits = gpt_logits(p, tokens, fused_norm=fused_norm)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), nxt.reshape(-1))
             grads = torch.autograd.grad(loss, params)
-            with torch.no_grad():
-                for w, g in zip(params, grads):
-                    w.sub_(g, alpha=GPT_LR)
+            for w, g in zip(params, grads):
+                w.grad = g
+            opt.step()
             return loss.detach()
 
         return step
 
     def torch_module_step():
-        init = module.Gpt.init(seed=0)
-        p = nn.ParameterDict({n: nn.Parameter(getattr(init, n).detach().clone()) for n in names})
-        opt = torch.optim.SGD(p.parameters(), lr=GPT_LR)
+        state = module.Gpt.init(seed=0).state_dict()
+        p = nn.ParameterDict({n.replace(".", "_"): nn.Parameter(state[n].clone()) for n in names})
+        opt = torch.optim.AdamW(p.parameters(), lr=GPT_LR, weight_decay=GPT_WD, foreach=True)
 
         def step(i):
             tokens, nxt = data[i % len(data)]
             opt.zero_grad(set_to_none=True)
-            logits = gpt_logits(p, tokens)
+            logits = gpt_logits({n: p[n.replace(".", "_")] for n in names}, tokens)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), nxt.reshape(-1))
             loss.backward()
             opt.step()
@@ -591,7 +597,17 @@ def main(argv=None):
     ap.add_argument(
         "--optim", action="store_true", help="measure the optimizers' step alone instead (see the docstring)"
     )
+    ap.add_argument(
+        "--per-example",
+        action="store_true",
+        help="measure per-example gradients (value_and_grad batch=) against torch.func instead: bench/per_example.py",
+    )
     args = ap.parse_args(argv)
+    if args.per_example:
+        import per_example  # bench/per_example.py, next to this file
+
+        per_example.main(["--reps", str(args.reps)] + (["--threads", str(args.threads)] if args.threads else []))
+        return 0
     if args.optim:
         result = run_optim(reps=args.reps, warmup=args.warmup, threads=args.threads, block=args.block)
         if args.json:

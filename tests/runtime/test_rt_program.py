@@ -83,3 +83,16 @@ def test_the_benchmark_runs(capsys):
     }
     assert result["ratio_checks_on"] > 0 and result["ratio_checks_off"] > 0
     assert rt.checks.enabled
+
+
+def test_the_gpt_benchmark_compares_equal_computations():
+    # every variant of bench/runtime.py --gpt trains the same model the same
+    # way (AdamW): their losses agree, so the timings compare like with like
+    spec = importlib.util.spec_from_file_location("quiver_bench_runtime2", os.path.join(ROOT, "bench", "runtime.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    steps = bench.make_gpt_steps(bench.compiled_gpt())
+    for i in range(3):
+        losses = {name: float(step(i)) for name, step in steps.items()}
+        ref = losses["torch (autograd.grad)"]
+        assert all(abs(v - ref) < 1e-4 for v in losses.values()), (i, losses)
