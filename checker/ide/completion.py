@@ -103,12 +103,27 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
             Completion(
                 f.name,
                 "field",
-                f"{f.name}: {f.type}",
+                f"{f.name}: {T.grad_field_type(f.type)}",
                 f"Gradient of param `{f.name}` of `{model.name}`.",
                 sort_text=f"{i:04d}",
             )
-            for i, f in enumerate(model.params)
+            for i, f in enumerate(p for p in model.params if ty.wrt is None or p.name in ty.wrt)
         ]
+    if isinstance(ty, T.OptimT):
+        out = [
+            Completion(
+                "step",
+                "method",
+                f"opt.step(m: {ty.model}, g: Grad[{ty.model}])",
+                "Updates m's params and the optimizer's state with the gradient g.",
+                sort_text="0000",
+            )
+        ]
+        out += [
+            Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
+            for i, (n, t, what) in enumerate(T.optimizer_fields(ty))
+        ]
+        return out
     return []
 
 
