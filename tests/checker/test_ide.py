@@ -824,3 +824,47 @@ def test_every_offset_of_the_examples() -> None:
         analysis = check_text(src)
         for offset in range(0, len(src) + 1):
             every_query(analysis, offset)
+
+
+# ---------------------------------------------------------------- issue 12's forms
+
+TRAINING = (Path(__file__).with_name("training_forms") / "nested.qv").read_text(encoding="utf-8")
+
+
+def _hover_at(needle: str, into: int = 0) -> str:
+    analysis = check_text(TRAINING)
+    h = ide.hover(analysis, TRAINING.index(needle) + into)
+    assert h is not None, needle
+    return h.markdown
+
+
+def test_hover_on_an_optimizer_shows_its_hyper_parameters_and_state() -> None:
+    text = _hover_at("opt.step(m, g)")
+    assert text.startswith("```quiver\n(param) mut opt: Adam[Net]\n```")
+    assert "lr: Float  # default 0.001" in text and "betas: (Float, Float)  # default (0.9, 0.999)" in text
+    assert "exp_avg: Grad[Net]  # state" in text and "exp_avg_sq: Grad[Net]  # state" in text
+
+
+def test_hover_on_a_selected_gradient_lists_only_its_fields() -> None:
+    text = _hover_at("l, g = value_and_grad(head_only", into=3)
+    assert "(local) g: Grad[Net, wrt=[b2, head]]" in text
+    assert "not differentiated: enc, blocks" in text
+    assert "head: [D C]\nb2: [C]\n```" in text and "enc: Grad" not in text
+
+
+def test_hover_on_per_example_gradients_shows_the_example_dim() -> None:
+    text = _hover_at("ls, gs = value_and_grad(one", into=4)
+    assert "(local) gs: [n] Grad[Net]" in text
+    assert "enc: [n] Grad[Encoder]\nblocks: [n] [L] Grad[Block]\nhead: [n D C]\nb2: [n C]" in text
+
+
+def test_the_code_lens_counts_leaf_params_of_sub_models() -> None:
+    titles = [lens.title for lens in ide.code_lenses(check_text(TRAINING))]
+    assert "reads 6 of 6 params of Net" in titles
+    assert "reads 2 of 6 params of Net — never enc.w1, enc.w2, blocks.w, blocks.b" in titles
+
+
+def test_completion_after_an_optimizer() -> None:
+    src = TRAINING.replace("    opt.step(m, g)\n", "    opt.step(m, g)\n    opt.\n", 1)
+    labels = [c.label for c in ide.completions(check_text(src), src.index("    opt.\n") + 8)]
+    assert labels == ["step", "lr", "betas", "eps", "weight_decay", "amsgrad", "exp_avg", "exp_avg_sq", "steps"]

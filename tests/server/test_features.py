@@ -58,6 +58,26 @@ async def test_hover_is_the_checkers_markdown_at_its_range(session: Session) -> 
         assert h.range == session.range(uri, want.span.start, want.span.end)
 
 
+TRAINING = (Path(__file__).parents[1] / "checker" / "training_forms" / "nested.qv").read_text(encoding="utf-8")
+
+
+async def test_hover_on_optimizers_and_gradient_forms(session: Session) -> None:
+    uri = await opened(session, TRAINING)
+    analysis = check_text(TRAINING)
+    offsets = [
+        at("opt.step(m, g)", src=TRAINING),
+        at("l, g = value_and_grad(head_only", into=3, src=TRAINING),
+        at("ls, gs = value_and_grad(one", into=4, src=TRAINING),
+        at("m.blocks[i]", into=3, src=TRAINING),
+    ]
+    for offset in offsets:
+        want = ide.hover(analysis, offset)
+        h = await session.hover(uri, offset)
+        assert want is not None and h is not None and h.contents.value == want.markdown
+        assert h.range == session.range(uri, want.span.start, want.span.end)
+    assert "exp_avg_sq: Grad[Net]" in (await session.hover(uri, offsets[0])).contents.value
+
+
 async def test_no_hover_on_keywords_or_blank_lines(session: Session) -> None:
     uri = await opened(session)
     assert await session.hover(uri, at("fn main")) is None
