@@ -25,7 +25,7 @@ one item is recorded in `Analysis.internal_errors` and that item is skipped.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
@@ -60,6 +60,15 @@ class Stats:
     declared: int = 0
     bodies_checked: list[str] = field(default_factory=list)
     sites_checked: list[str] = field(default_factory=list)
+
+
+class Cancelled(Exception):
+    """`Analyzer.update` stopped because its caller said the result is no
+    longer wanted (a newer version of the text exists)."""
+
+
+def _never() -> bool:
+    return False
 
 
 _IDE_CACHE_LIMIT = 8192
@@ -150,13 +159,27 @@ class Analyzer:
         self._fingerprints_changed = 0  # ... at which a name's fingerprint changed
         self._parsed: ParsedDocument | None = None
         self._reads: ReadAnalysis | None = None
+        self._reads_fingerprints: dict[str, object] = {}  # the fingerprints `_reads` was built with
         self._ide_cache: dict = {}
         self.stats = Stats()
 
-    def update(self, text: str, decode_problem: DecodeProblem | None = None) -> Analysis:
+    def update(
+        self, text: str, decode_problem: DecodeProblem | None = None, cancelled: Callable[[], bool] = _never
+    ) -> Analysis:
+        """The analysis of `text`. `cancelled` is asked between items (each
+        parse, declaration, body and site); when it says True the update
+        raises `Cancelled`. What a cancelled update computed stays in the
+        caches only under keys that are complete (an item's text, what a
+        result looked up), so the next update gives the same answer as a
+        fresh one and reuses that work."""
+
+        def check() -> None:
+            if cancelled():
+                raise Cancelled
+
         stats = Stats()
         before = self.parse_cache.parsed
-        parsed = parse_document(text, self.parse_cache, self._parsed)
+        parsed = parse_document(text, self.parse_cache, self._parsed, check)
         self._parsed = parsed
         stats.parsed = self.parse_cache.parsed - before
         internal: list[str] = []
@@ -173,6 +196,7 @@ class Analyzer:
         declared: dict[A.Node, Declared] = {}
         names_changed = self._names_changed
         for item in items:
+            check()
             partial = bool(slot_of_item[item].parse.diagnostics)
             entry = self._decl_cache.get(item)
             if entry is not None and entry.inputs == partial and entry.valid_at >= names_changed:
@@ -213,6 +237,7 @@ class Analyzer:
         for item in items:
             if not isinstance(item, A.FnDecl):
                 continue
+            check()
             info = declared[item].info
             if not isinstance(info, FnInfo):
                 continue
@@ -226,8 +251,16 @@ class Analyzer:
             if names.first.get(info.name) is item:
                 facts[info.name] = result.facts
 
+        # Against the fingerprints the previous read analysis was built with:
+        # an update cancelled after storing its fingerprints built none.
+        base = self._reads_fingerprints
+        since_reads = (
+            changed
+            if base is old
+            else {n for n in fingerprints.keys() | base.keys() if fingerprints.get(n) != base.get(n)}
+        )
         interfaces_changed = any(
-            n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in changed
+            n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in since_reads
         )
         erroneous = frozenset(
             cast(A.FnDecl, item).name.text
@@ -238,8 +271,11 @@ class Analyzer:
         )
         reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous)
         self._reads = reads
+        self._reads_fingerprints = fingerprints
         site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
         for item, result in bodies.items():
+            if result.sites:
+                check()
             for site in result.sites:
                 info = glob.fns.get(site.f_name)
                 if info is None or not info.params:

@@ -12,6 +12,7 @@ relative to the item, so moving an item costs nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ast import Item
@@ -118,20 +119,29 @@ class ParsedDocument:
         return found
 
 
+def _no_check() -> None:
+    pass
+
+
 def parse_document(
-    text: str, cache: ParseCache | None = None, previous: ParsedDocument | None = None
+    text: str,
+    cache: ParseCache | None = None,
+    previous: ParsedDocument | None = None,
+    check: Callable[[], None] = _no_check,
 ) -> ParsedDocument:
     """Parse a document. With the previous version, only the items around the
     edit are cut and looked up again: the items before it are reused as they
-    are, the items after it moved by the edit's length."""
+    are, the items after it moved by the edit's length. `check` is called
+    before each item is looked up (it may raise to stop the parse: the cache
+    then holds only whole parses, keyed by their text)."""
     cache = cache if cache is not None else ParseCache()
     reused = cache.reused
     if previous is None or not previous.slots:
-        slots = tuple(ItemSlot(s, cache.get(text[s:e])) for s, e in split_items(text))
+        slots = tuple(_slots(text, 0, split_items(text), cache, check))
     else:
         # The previous slots were distinct, and a fresh parse is a new object:
         # only a parse the cache handed out again can be shared.
-        slots = _reparse(text, cache, previous)
+        slots = _reparse(text, cache, previous, check)
     if cache.reused != reused:
         slots = _distinct(slots, cache)
     cache.end_version()
@@ -157,7 +167,15 @@ def _distinct(slots: tuple[ItemSlot, ...], cache: ParseCache) -> tuple[ItemSlot,
     return slots if out is None else tuple(out)
 
 
-def _reparse(text: str, cache: ParseCache, previous: ParsedDocument) -> tuple[ItemSlot, ...]:
+def _slots(text: str, base: int, bounds, cache: ParseCache, check: Callable[[], None]) -> list[ItemSlot]:
+    out = []
+    for s, e in bounds:
+        check()
+        out.append(ItemSlot(base + s, cache.get(text[base + s : base + e])))
+    return out
+
+
+def _reparse(text: str, cache: ParseCache, previous: ParsedDocument, check: Callable[[], None]) -> tuple[ItemSlot, ...]:
     old = previous.text
     prefix = _common_prefix(old, text)
     suffix = _common_suffix(old, text, max(0, min(len(old), len(text)) - prefix))
@@ -180,7 +198,7 @@ def _reparse(text: str, cache: ParseCache, previous: ParsedDocument) -> tuple[It
     end = (tail[0].start + delta) if tail else len(text)
     for s in head:
         cache.keep(s.parse)
-    middle = [ItemSlot(start + s, cache.get(text[start + s : start + e])) for s, e in split_items(text[start:end])]
+    middle = _slots(text, start, split_items(text[start:end]), cache, check)
     moved = []
     for s in tail:
         cache.keep(s.parse)

@@ -11,6 +11,7 @@ item's kind and name, so nothing that refers to it reports a cascade.
 
 from __future__ import annotations
 
+import collections
 import re
 import threading
 from dataclasses import dataclass
@@ -471,7 +472,39 @@ class _Builder:
 
 
 _GRAMMAR = (Path(__file__).with_name("grammar.lark")).read_text()
-_lock = threading.Lock()
+
+
+class _FairLock:
+    """A lock handed to its waiters in the order they came (first come, first
+    served). The parser is one object, so items are parsed one at a time; with
+    a plain lock the thread parsing a large document would take it back item
+    after item, and another document's one-item parse would wait until the
+    whole large document was parsed."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiters: collections.deque[threading.Lock] = collections.deque()
+        self._held = False
+
+    def __enter__(self) -> None:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiters.append(turn)
+        turn.acquire()  # released by the holder, who hands the lock over
+
+    def __exit__(self, *exc) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().release()
+            else:
+                self._held = False
+
+
+_lock = _FairLock()
 _parser: Lark | None = None
 _lexer: _PlainLexer | None = None
 

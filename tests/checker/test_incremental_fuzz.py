@@ -17,6 +17,16 @@ def test_incremental_equals_fresh_over_a_seeded_slice(seed: int) -> None:
     assert not result.mismatches, "\n\n".join(fuzz.report(m) for m in result.mismatches[:3])
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+def test_cancelled_updates_leave_the_caches_consistent(seed: int) -> None:
+    """Half of the updates are first cancelled part way (as the server does
+    when a newer version arrives), some texts never analysed in full: the
+    next update still equals a fresh check."""
+    result = fuzz.run(1_500, seed=seed, cancel=0.5)
+    assert result.edits > 500
+    assert not result.mismatches, "\n\n".join(fuzz.report(m) for m in result.mismatches[:3])
+
+
 def test_the_fuzz_finds_a_history_dependent_answer(monkeypatch) -> None:
     # The harness itself: an analyzer that serves a stale answer is caught.
     real = fuzz.Analyzer

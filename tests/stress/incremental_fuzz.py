@@ -18,6 +18,12 @@ header; change a number; delete, duplicate or swap lines; indent or dedent a
 line; insert a snippet (an item, a statement, stray punctuation); undo back to
 an earlier text of the same session (which revives cached entries).
 
+With `--cancel P`, an update is, with probability P, first started and
+cancelled after a random number of items (`Analyzer.update(cancelled=...)`,
+as the language server does when a newer version arrives); half of those
+texts are then never analysed in full, so the next update follows an update
+of another text that stopped part way.
+
     python tests/stress/incremental_fuzz.py --edits 100000 --seed 1 --jobs 2
 
 prints each mismatch (the seed, the session and the edit that reproduce it,
@@ -45,6 +51,7 @@ from quiver.checker import (  # noqa: E402
     ide,
 )
 from quiver.checker import ast as A  # noqa: E402
+from quiver.checker.analysis import Cancelled  # noqa: E402
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9.])\d+(\.\d+)?(?![A-Za-z_0-9.])")
@@ -259,7 +266,13 @@ class Result:
     mismatches: list = dataclasses.field(default_factory=list)
 
 
-def session(seed: int, programs: list[tuple[str, str]], length: int) -> Result:
+def _cancelled_after(n: int):
+    """A `cancelled` callable that says True from its (n+1)th call on."""
+    calls = iter(range(n + 1))
+    return lambda: next(calls, None) is None
+
+
+def session(seed: int, programs: list[tuple[str, str]], length: int, cancel: float = 0.0) -> Result:
     """One editing session: a program, then `length` edits, each compared."""
     rng = random.Random(seed)
     name, text = rng.choice(programs)
@@ -274,6 +287,15 @@ def session(seed: int, programs: list[tuple[str, str]], length: int) -> Result:
         text, what = edit(text, rng, history, names)
         history.append(text)
         done.append(what)
+        if cancel and rng.random() < cancel:
+            n = rng.randrange(0, 60)
+            try:
+                analyzer.update(text, cancelled=_cancelled_after(n))
+                done.append(f"(an update that was not cancelled after {n} items)")
+            except Cancelled:
+                done.append(f"(an update cancelled after {n} items)")
+            if rng.random() < 0.5:
+                continue  # this text is never analysed in full
         idents = [s for s, _, _ in _code_spans(text, _IDENT)]
         offsets = sorted(rng.sample(idents, min(4, len(idents))))
         incremental = answers(analyzer.update(text), offsets)
@@ -299,21 +321,21 @@ def session(seed: int, programs: list[tuple[str, str]], length: int) -> Result:
 
 
 def _run_chunk(args) -> Result:
-    seeds, length = args
+    seeds, length, cancel = args
     programs = corpus()
     total = Result()
     for s in seeds:
-        r = session(s, programs, length)
+        r = session(s, programs, length, cancel)
         total.edits += r.edits
         total.mismatches += r.mismatches
     return total
 
 
-def run(edits: int, seed: int = 0, jobs: int = 1, length: int = 40) -> Result:
+def run(edits: int, seed: int = 0, jobs: int = 1, length: int = 40, cancel: float = 0.0) -> Result:
     """`edits` edits in sessions of `length`, seeded: the same arguments give the same edits."""
     n_sessions = max(1, edits // length)
     seeds = [seed * 1_000_003 + i for i in range(n_sessions)]
-    chunks = [(seeds[i::jobs], length) for i in range(jobs)]
+    chunks = [(seeds[i::jobs], length, cancel) for i in range(jobs)]
     if jobs == 1:
         results = [_run_chunk(chunks[0])]
     else:
@@ -343,10 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the whole run (default 0)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--length", type=int, default=40, help="edits per session (default 40)")
+    ap.add_argument("--cancel", type=float, default=0.0, help="share of updates first cancelled part way (0..1)")
     ap.add_argument("--show", type=int, default=5, help="mismatches printed in full (default 5)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    result = run(args.edits, args.seed, args.jobs, args.length)
+    result = run(args.edits, args.seed, args.jobs, args.length, args.cancel)
     for m in result.mismatches[: args.show]:
         print(report(m), end="\n\n")
     kinds: dict[str, int] = {}
