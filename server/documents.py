@@ -2,18 +2,36 @@
 
 A document is its text, its line index and its version; versions only go
 forward. Each document owns one `Analyzer` (the checker's incremental API), so
-an edit re-checks only what it touched. Analyses run on one worker thread (the
-checker is pure Python: one thread is all the interpreter can use, and it keeps
-each Analyzer used by one thread at a time); the event loop only applies edits,
-answers from finished analyses and publishes.
+an edit re-checks only what it touched.
+
+Scheduling. The event loop only applies edits, answers from finished analyses
+and publishes; the checker runs on threads:
+
+- analyses run on a pool of threads, at most one per document at a time (a
+  document's lock keeps its Analyzer used by one thread), so a slow document
+  never holds up another document's analysis;
+- an analysis is cancelled when a newer version of its document arrives (or
+  the document closes, or the server shuts down): the checker stops at its
+  next item boundary (`Analyzer.update(cancelled=...)`), keeping in its caches
+  only what is keyed correctly, and the newer version's analysis, which waits
+  for the document's lock, starts from there;
+- queries (hover, completion, ...) on a finished analysis run on a separate
+  small pool, never queued behind an analysis: an `Analysis` is read-only.
+
+The checker is pure Python, so these threads share one interpreter lock; it
+changes hands every few milliseconds (`sys.setswitchinterval`, see
+server.serve), which bounds how long a long analysis can keep a request on
+another document waiting.
 
 Freshness rules:
 - an analysis is tagged with the version of the text it was computed from;
 - diagnostics are published only from an analysis whose version is still the
   document's version when it finishes (a stale result is dropped, never
-  published);
+  published; usually it is not even finished: it is cancelled);
 - a request is answered from an analysis of the version current when the
-  request arrived, computed on demand if the debounce has not fired yet.
+  request arrived, computed on demand if the debounce has not fired yet; if a
+  newer version arrives while it waits, that analysis is cancelled and the
+  request fails with `Superseded` (the server answers ContentModified).
 """
 
 from __future__ import annotations
@@ -21,17 +39,27 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from quiver.checker import Analyzer
-from quiver.checker.analysis import Analysis
+from quiver.checker import Analyzer, check_text
+from quiver.checker.analysis import Analysis, Cancelled
 from quiver.checker.ast import Span
 
 from .convert import Codec, Lines, apply_change
 
 log = logging.getLogger(__name__)
+
+ANALYSIS_THREADS = 32  # analyses of different documents at the same time
+QUERY_THREADS = 4
+_WARM_UP = "dim D = 2\n\nmodel M:\n    param w: [D] = zeros\n\nfn main():\n    m = M.init(seed=1)\n    print(m.w)\n"
+
+
+class Superseded(Exception):
+    """The analysis a request waited for was cancelled: the document has a
+    newer version than the request's."""
 
 
 @dataclass
@@ -53,7 +81,8 @@ class Document:
         self.analyzer = Analyzer()
         self.analysis: Analysis | None = None
         self.analysis_version: int | None = None
-        self.inflight: tuple[int, asyncio.Future] | None = None
+        self.inflight: tuple[int, asyncio.Future, threading.Event] | None = None  # (version, result, cancel)
+        self.lock = threading.Lock()  # held by the thread running self.analyzer.update
         self.timer: asyncio.TimerHandle | None = None
         self.run_failure: RunFailure | None = None
         self.published: tuple | None = None  # (version, run generation) last pushed
@@ -89,7 +118,17 @@ class Documents:
         self._docs: dict[str, Document] = {}
         self._publish = publish
         self._debounce = debounce
-        self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="quiver-analysis")
+        self._analyses = concurrent.futures.ThreadPoolExecutor(
+            max_workers=ANALYSIS_THREADS, thread_name_prefix="quiver-analysis"
+        )
+        self._queries = concurrent.futures.ThreadPoolExecutor(
+            max_workers=QUERY_THREADS, thread_name_prefix="quiver-query"
+        )
+
+    def warm_up(self) -> None:
+        """Load what the checker builds on first use (the parser tables: about
+        0.4 s) on an analysis thread, before the first document needs it."""
+        self._analyses.submit(check_text, _WARM_UP)
 
     # ------------------------------------------------------------------ store
 
@@ -110,7 +149,7 @@ class Documents:
         if doc is None:
             return None
         doc.apply_changes(changes, version, codec)
-        self._schedule(doc, self._debounce())
+        self._schedule(doc, self._debounce())  # and the analysis of the older version is cancelled
         return doc
 
     def close(self, uri: str) -> Document | None:
@@ -120,16 +159,24 @@ class Documents:
         return doc
 
     def shutdown(self) -> None:
+        """Cancel every analysis (each stops at its next item boundary) and
+        let the threads go; safe to call more than once, with or without an
+        event loop."""
         for doc in list(self._docs.values()):
             self._cancel(doc)
-        self._worker.shutdown(wait=False, cancel_futures=True)
+        self._analyses.shutdown(wait=False, cancel_futures=True)
+        self._queries.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ analysis
 
     def _cancel(self, doc: Document) -> None:
+        """Cancel the pending debounce and the analysis in flight (the
+        document changed, closed or the server is shutting down)."""
         if doc.timer is not None:
             doc.timer.cancel()
             doc.timer = None
+        if doc.inflight is not None:
+            doc.inflight[2].set()
 
     def _schedule(self, doc: Document, delay: float) -> None:
         """Analyse (and publish) after `delay` seconds without further edits."""
@@ -151,16 +198,19 @@ class Documents:
         v = doc.version
         if doc.inflight is not None and doc.inflight[0] == v:
             return doc.inflight[1]
+        if doc.inflight is not None:
+            doc.inflight[2].set()  # of an older version: its result would be dropped
+        cancel = threading.Event()
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(self._worker, doc.analyzer.update, doc.text)
-        doc.inflight = (v, fut)
+        fut = loop.run_in_executor(self._analyses, _update, doc, doc.text, cancel)
+        doc.inflight = (v, fut, cancel)
         fut.add_done_callback(partial(self._analyzed, doc, v))
         return fut
 
     def _analyzed(self, doc: Document, version: int, fut: asyncio.Future) -> None:
         if doc.inflight is not None and doc.inflight[1] is fut:
             doc.inflight = None
-        if fut.cancelled():
+        if fut.cancelled() or isinstance(fut.exception(), Cancelled):
             return
         if fut.exception() is not None:
             log.error("analysis of %s failed", doc.uri, exc_info=fut.exception())
@@ -175,11 +225,25 @@ class Documents:
         self._publish(doc)
 
     async def analysis(self, doc: Document) -> Analysis:
-        """The analysis of the version the document has now."""
+        """The analysis of the version the document has now; `Superseded`
+        when a newer version arrives before it is done."""
         if doc.analysis_version == doc.version and doc.analysis is not None:
             return doc.analysis
-        return await self.analyze(doc)
+        try:
+            # shielded: a request that is cancelled does not cancel the analysis
+            return await asyncio.shield(self.analyze(doc))
+        except Cancelled:
+            raise Superseded(doc.uri) from None
 
-    async def run_on_worker(self, fn, *args):
-        """Run a query on the analysis thread (off the event loop)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+    async def run_query(self, fn, *args):
+        """Run a query on a finished analysis, off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self._queries, fn, *args)
+
+
+def _update(doc: Document, text: str, cancel: threading.Event) -> Analysis:
+    """On an analysis thread: one update of the document's Analyzer, after any
+    other update of it (cancelled first when it is of an older version)."""
+    with doc.lock:
+        if cancel.is_set():
+            raise Cancelled
+        return doc.analyzer.update(text, cancelled=cancel.is_set)
