@@ -28,11 +28,15 @@ from quiver.checker.ast import Span
 
 from . import report
 from .loader import CheckFailed, Program, compile_file
-from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, RunError
+from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, SOURCE_ON_STDIN, RunError
 
 
-def _line_end_col(path: str, line: int) -> int:
+def _line_end_col(path: str, line: int, source: str | None = None) -> int:
+    """The column after the end of `line` of the file (or of `source`, its text)."""
     try:
+        if source is not None:
+            lines = source.splitlines()
+            return len(lines[line - 1]) + 1 if 0 < line <= len(lines) else 1
         with open(path, encoding="utf-8", errors="replace") as fh:
             for i, text in enumerate(fh, start=1):
                 if i == line:
@@ -74,8 +78,15 @@ def cmd_run(args) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)
     as_json = args.error_format == ERROR_FORMAT
+    data = None
+    if args.source_stdin:
+        data = sys.stdin.buffer.read()
+        # the program finds an empty stdin, as it would without the option
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
     try:
-        program = compile_file(args.file)
+        program = compile_file(args.file, data)
     except OSError as e:
         return _cannot_read(args.file, e)
     except CheckFailed as e:
@@ -126,8 +137,9 @@ def cmd_run(args) -> int:
             loc = rt.qv_location(exc)
             message = rt.error_message(exc)
             if loc is not None:
+                text = program.analysis.text if loc.path == program.path else None
                 error = RunError(
-                    loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line), message, RUNTIME
+                    loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line, text), message, RUNTIME
                 )
             else:
                 error = RunError(program.path, 1, 1, 1, 1, message, RUNTIME)
@@ -166,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("text", ERROR_FORMAT),
         default="text",
         help="json: end stderr with one JSON object describing a failure",
+    )
+    run.add_argument(
+        SOURCE_ON_STDIN,
+        dest="source_stdin",
+        action="store_true",
+        help="read the program's text from stdin; FILE names it (its folder, its errors)",
     )
     run.add_argument("--timing", action="store_true", help="print how long main() took")
     run.set_defaults(func=cmd_run)

@@ -37,11 +37,13 @@ class Program:
     compiled: CompiledModule
 
 
-def compile_file(path: str) -> Program:
-    """Check and compile a .qv file (raises OSError, CheckFailed)."""
+def compile_file(path: str, data: bytes | None = None) -> Program:
+    """Check and compile a .qv file (raises OSError, CheckFailed); with
+    `data`, that is its text (an editor's unsaved text), not what is on disk."""
     path = os.path.abspath(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    if data is None:
+        with open(path, "rb") as fh:
+            data = fh.read()
     analysis = check_bytes(data)
     if analysis.errors:
         raise CheckFailed(path, analysis)

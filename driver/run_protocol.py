@@ -4,6 +4,12 @@ The runner (driver/cli.py) and the language server (server/runs.py) both read
 this module, so the two cannot drift apart:
 
 - the server starts `<python> -m quiver.cli` followed by `runner_args(FILE)`;
+- with `runner_args(FILE, source_on_stdin=True)` (the editor's unsaved text)
+  the runner reads the program's text from stdin, UTF-8, to its end, instead
+  of from FILE; FILE still names the program: its folder is where extern
+  modules are looked for, its path is the one errors report. The program
+  itself then finds its stdin empty, as it does without the option (the
+  server closes it);
 - the program's own output goes to stdout and stderr as it is written;
 - exit status 0: `main` returned;
 - on a failure the runner exits with status 1 and the LAST line it writes to
@@ -40,9 +46,12 @@ RUNTIME = "runtime"
 KINDS = (CHECK, RUNTIME)
 
 
-def runner_args(path: str | Path) -> list[str]:
+SOURCE_ON_STDIN = "--source-stdin"  # the option that reads the program's text from stdin
+
+
+def runner_args(path: str | Path, source_on_stdin: bool = False) -> list[str]:
     """The arguments after `python -m quiver.cli` that run a file for a tool."""
-    return ["run", str(path), "--error-format", ERROR_FORMAT]
+    return ["run", str(path), "--error-format", ERROR_FORMAT] + ([SOURCE_ON_STDIN] if source_on_stdin else [])
 
 
 @dataclass(frozen=True)

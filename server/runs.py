@@ -1,11 +1,25 @@
 """Running a file's `main` in a separate process: `quiver run FILE --error-format json`.
 
-The runner is spawned with the server's own interpreter, in a new process
-group (so stopping a run also stops whatever the program started), with stdin
-closed and stdout/stderr piped. Everything is asynchronous: the event loop
-never waits for the program, and nothing the program does (flooding its
-output, never ending, crashing, killing itself) reaches the server beyond the
-notifications below.
+The runner is spawned with the server's own interpreter, in a session (and so
+a process group) of its own, with stdin closed and stdout/stderr piped. When
+the editor's text differs from the file on disk (unsaved changes, or an
+untitled document), that text is what runs: it goes to the runner on stdin
+(quiver.run_protocol: `--source-stdin`), and the file's path still names the
+program, so extern modules are found in its folder and errors point at it.
+Nothing is written to disk. The program runs in the file's folder.
+
+Ending a run. Everything the run starts carries a token in its environment
+(QUIVER_RUN_TOKEN); stopping a run signals its process group and every
+process that carries its token (found in /proc on Linux), which reaches the
+children that left the group (a new session, a daemon). SIGTERM first, SIGKILL
+after STOP_GRACE_SECONDS. The runner's end is its exit, not the end of its
+output: a process that escaped and holds the pipes open does not keep the run
+going (the output is read for at most a second more). So every run ends
+within a few seconds of Stop or of its timeout.
+
+Everything is asynchronous: the event loop never waits for the program, and
+nothing the program does (flooding its output, never ending, crashing,
+killing itself) reaches the server beyond the notifications below.
 
 Notifications to the client (the VS Code extension is built against these):
 
@@ -30,11 +44,10 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import shlex
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,7 +66,14 @@ RUNNER_ENV = "QUIVER_LSP_RUNNER"
 FLUSH_SECONDS = 0.03  # output is sent in batches at most this often
 FLUSH_BYTES = 16 * 1024
 MAX_OUTPUT_CHARS = 4 * 1024 * 1024  # per stream and run; the rest is dropped (the program keeps running)
-STOP_GRACE_SECONDS = 2.0
+STOP_GRACE_SECONDS = 2.0  # from SIGTERM to SIGKILL
+OUTPUT_GRACE_SECONDS = 1.0  # output still read after the runner exited
+POLL_SECONDS = 0.05
+TOKEN_ENV = "QUIVER_RUN_TOKEN"
+
+
+class RunRefused(Exception):
+    """A run that cannot start, with the reason in words."""
 
 
 def runner_prefix() -> list[str]:
@@ -82,11 +102,15 @@ class Run:
     uri: str
     version: int
     command: list[str]
-    path: Path  # the file the runner reads
-    temp_dir: str | None
+    path: Path  # the file the runner is given (it reads `source` instead, when set)
+    source: bytes | None  # the editor's text, sent on stdin
+    cwd: str
+    token: str  # in the environment of the runner and of everything it starts
     proc: asyncio.subprocess.Process | None = None
     stop_reason: str | None = None  # "stopped" | "timeout"
+    kill_at: float | None = None  # when a stop turns into SIGKILL
     task: asyncio.Task | None = None
+    ended: asyncio.Future | None = None  # done when runFinished has been sent
     started: float = field(default_factory=time.monotonic)
     finished: bool = False
 
@@ -108,14 +132,17 @@ class RunManager:
 
     def start(self, uri: str, text: str, version: int) -> Run:
         """Start running `main` of the document's current text; a run of the
-        same document still going is stopped first."""
+        same document still going is stopped first. Raises RunRefused."""
+        path, source = _source_file(uri, text)
         for old in [r for r in self._runs.values() if r.uri == uri]:
             self.stop(old.id)
-        path, temp_dir = _source_file(uri, text)
-        command = runner_prefix() + runner_args(path)
-        run = Run(f"run-{next(self._ids)}", uri, version, command, path, temp_dir)
+        command = runner_prefix() + runner_args(path, source_on_stdin=source is not None)
+        cwd = str(path.parent) if path.parent.is_dir() else os.getcwd()
+        loop = asyncio.get_running_loop()
+        run = Run(f"run-{next(self._ids)}", uri, version, command, path, source, cwd, secrets.token_hex(8))
+        run.ended = loop.create_future()
         self._runs[run.id] = run
-        run.task = asyncio.get_running_loop().create_task(self._drive(run))
+        run.task = loop.create_task(self._drive(run))
         return run
 
     def find(self, key: str) -> list[Run]:
@@ -125,18 +152,34 @@ class RunManager:
         return [r for r in self._runs.values() if r.uri == key]
 
     def stop(self, run_id: str, reason: str = "stopped") -> bool:
+        """Ask a run to end: SIGTERM to it and everything it started now,
+        SIGKILL after STOP_GRACE_SECONDS. Needs no event loop."""
         run = self._runs.get(run_id)
         if run is None:
             return False
         if run.stop_reason is None:
             run.stop_reason = reason
+        if run.kill_at is None:
+            run.kill_at = time.monotonic() + STOP_GRACE_SECONDS
         _kill(run, signal.SIGTERM)
-        asyncio.get_running_loop().call_later(STOP_GRACE_SECONDS, _kill, run, signal.SIGKILL)
         return True
 
+    async def stop_and_wait(self, runs: list[Run], timeout: float) -> list[Run]:
+        """Stop the runs and wait (at most `timeout` s) for them to end; the
+        runs that did."""
+        for r in runs:
+            self.stop(r.id)
+        waiting = [r.ended for r in runs if r.ended is not None and not r.ended.done()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=timeout)
+        return [r for r in runs if r.finished]
+
     def stop_all(self) -> None:
+        """End every run at once (SIGKILL): the server is going away. Needs
+        no event loop (it also runs after the loop has ended)."""
         for run in list(self._runs.values()):
-            self.stop(run.id)
+            if run.stop_reason is None:
+                run.stop_reason = "stopped"
             _kill(run, signal.SIGKILL)
 
     # ------------------------------------------------------------------ one run
@@ -145,17 +188,18 @@ class RunManager:
         error: RunError | None = None
         exit_code: int | None = None
         message: str | None = None
+        readers: asyncio.Future | None = None
         try:
-            cwd = str(run.path.parent) if run.temp_dir is None else _cwd_for(run.uri, run.temp_dir)
             env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
+            env[TOKEN_ENV] = run.token
             self._notify("quiver/runStarted", {"uri": run.uri, "runId": run.id, "command": shlex.join(run.command)})
             try:
                 run.proc = await asyncio.create_subprocess_exec(
                     *run.command,
-                    stdin=asyncio.subprocess.DEVNULL,
+                    stdin=asyncio.subprocess.DEVNULL if run.source is None else asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
-                    cwd=cwd,
+                    cwd=run.cwd,
                     env=env,
                     start_new_session=True,
                 )
@@ -163,26 +207,36 @@ class RunManager:
                 message = f"could not start the runner: {e}"
                 self._finish(run, None, "failed", message, None)
                 return
+            proc = run.proc
+            run.started = time.monotonic()
             if run.stop_reason is not None:  # stopped while starting
                 _kill(run, signal.SIGKILL)
+            if run.source is not None:
+                asyncio.get_running_loop().create_task(_feed(proc, run.source))
             out = _Stream(self, run, "stdout")
             err = _Stream(self, run, "stderr")
-            readers = asyncio.gather(out.pump(run.proc.stdout), err.pump(run.proc.stderr))
-            try:
-                await asyncio.wait_for(asyncio.shield(run.proc.wait()), timeout=self._timeout())
-            except TimeoutError:
-                self.stop(run.id, "timeout")
-                await run.proc.wait()
-            try:
-                # A grandchild may hold the pipes open after the runner exits.
-                await asyncio.wait_for(readers, timeout=1.0)
-            except TimeoutError:
-                _kill(run, signal.SIGKILL)
-                readers.cancel()
+            readers = asyncio.gather(out.pump(proc.stdout), err.pump(proc.stderr))
+            # The end of the runner is its exit: `proc.wait()` would also wait
+            # for the pipes, which a process that escaped may hold forever.
+            while proc.returncode is None:
+                now = time.monotonic()
+                if run.stop_reason is None and now - run.started >= self._timeout():
+                    self.stop(run.id, "timeout")
+                elif run.kill_at is not None and now >= run.kill_at:
+                    _kill(run, signal.SIGKILL)
+                    run.kill_at = now + STOP_GRACE_SECONDS  # (again, should that not have been enough)
+                await asyncio.sleep(POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(readers), timeout=OUTPUT_GRACE_SECONDS)
             _kill(run, signal.SIGKILL)  # whatever the program left behind
+            if not readers.done():  # an escaped process holds the pipes: stop reading them
+                readers.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await readers
+            _close(proc)
             out.close()
             last = err.close()
-            exit_code = run.proc.returncode
+            exit_code = proc.returncode
             if last is not None:
                 error = RunError.parse(last)
                 if error is None:
@@ -209,28 +263,35 @@ class RunManager:
                 message,
                 error if status == "failed" else None,
             )
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the server is exiting
             _kill(run, signal.SIGKILL)
+            if readers is not None:
+                readers.cancel()
             raise
         except Exception:  # pragma: no cover - a bug here must not take the server down
             log.exception("run %s failed", run.id)
             _kill(run, signal.SIGKILL)
-            self._finish(run, None, "failed", "internal error in the language server (see its log)", None)
+            if readers is not None:
+                readers.cancel()
+            if not run.finished:
+                self._finish(run, None, "failed", "internal error in the language server (see its log)", None)
 
     def _finish(
         self, run: Run, exit_code: int | None, status: str, message: str | None, error: RunError | None
     ) -> None:
         run.finished = True
         self._runs.pop(run.id, None)
-        if run.temp_dir is not None:
-            shutil.rmtree(run.temp_dir, ignore_errors=True)
         params: dict = {"uri": run.uri, "runId": run.id, "exitCode": exit_code, "status": status}
         if message:
             params["message"] = message
         try:
             self._on_failure(run, error)
         finally:
-            self._notify("quiver/runFinished", params)
+            try:
+                self._notify("quiver/runFinished", params)
+            finally:
+                if run.ended is not None and not run.ended.done():
+                    run.ended.set_result(None)
 
 
 class _Stream:
@@ -326,34 +387,91 @@ class _Stream:
 
 
 def _kill(run: Run, sig: int) -> None:
-    """Signal the run's whole process group (the runner and anything it
-    started), as long as the run is not finished."""
+    """Signal the run's process group (the runner and what it started) and,
+    where /proc tells, every process that carries the run's token: those
+    that left the group too. The group only while the run is not finished
+    (its id could be reused after that); the token at any time."""
     proc = run.proc
-    if proc is None or run.finished:
+    if proc is None:
         return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
+    if not run.finished:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+    for pid in _carrying(run.token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
-def _source_file(uri: str, text: str) -> tuple[Path, str | None]:
-    """The file to run: the document's own file when it holds exactly the
-    editor's text, else a copy of the text in a temporary folder."""
-    path = uri_to_path(uri)
-    if path is not None:
+def _carrying(token: str) -> list[int]:
+    """The processes whose environment holds QUIVER_RUN_TOKEN=token (Linux;
+    elsewhere none are found)."""
+    needle = f"{TOKEN_ENV}={token}".encode()
+    me = os.getpid()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
         try:
-            if path.read_text(encoding="utf-8") == text:
-                return path, None
-        except (OSError, UnicodeDecodeError):
-            pass
-    temp_dir = tempfile.mkdtemp(prefix="quiver-run-")
-    name = path.name if path is not None and path.name.endswith(".qv") else "untitled.qv"
-    copy = Path(temp_dir) / name
-    copy.write_text(text, encoding="utf-8")
-    return copy, temp_dir
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
 
 
-def _cwd_for(uri: str, temp_dir: str) -> str:
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write the program's text to the runner's stdin and close it."""
+    stdin = proc.stdin
+    if stdin is None:
+        return
+    with contextlib.suppress(OSError):  # the runner ended without reading it all
+        stdin.write(data)
+        await stdin.drain()
+    with contextlib.suppress(OSError):
+        stdin.close()
+
+
+def _close(proc: asyncio.subprocess.Process) -> None:
+    """Close the pipes of a runner that has exited (asyncio keeps them open
+    while any process still holds their other end)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+def _source_file(uri: str, text: str) -> tuple[Path, bytes | None]:
+    """The file to give the runner, and the text to send on its stdin: none
+    when the file holds exactly the editor's text. Raises RunRefused."""
     path = uri_to_path(uri)
-    if path is not None and path.parent.is_dir():
-        return str(path.parent)
-    return temp_dir
+    name = path.name if path is not None else _untitled_name(uri)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        line = text.count("\n", 0, e.start) + 1
+        col = e.start - (text.rfind("\n", 0, e.start) + 1) + 1
+        raise RunRefused(
+            f"cannot run {name}: its text holds U+{ord(text[e.start]):04X} at line {line}, column {col}, "
+            "half of a UTF-16 pair, which is not a character (the editor sent a broken edit?); "
+            "retype that character, or reopen the file"
+        ) from None
+    if path is None:
+        return Path(os.getcwd()) / name, data
+    try:
+        if path.read_bytes() == data:
+            return path, None
+    except OSError:
+        pass
+    return path, data
+
+
+def _untitled_name(uri: str) -> str:
+    """A file name for a document that is not a file (`untitled:Untitled-1`)."""
+    tail = unquote(urlparse(uri).path or uri).rstrip("/").rsplit("/", 1)[-1]
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in tail) or "untitled"
+    return stem if stem.endswith(".qv") else f"{stem}.qv"

@@ -50,12 +50,18 @@ from quiver.run_protocol import RUNTIME, RunError
 from . import __version__, capabilities, convert
 from . import settings as S
 from .documents import Document, Documents, RunFailure, Superseded
-from .runs import Run, RunManager, uri_to_path
+from .runs import Run, RunManager, RunRefused, uri_to_path
 
 log = logging.getLogger("quiver.server")
 
 _IGNORED = object()  # a message already answered while it was being read
 SERVER_CANCELLED = -32802  # LSP's ServerCancelled (3.17)
+REQUEST_FAILED = -32803  # LSP's RequestFailed (3.17): a valid request that failed, the message says why
+STOP_WAIT_SECONDS = 5.0
+
+
+def request_failed(message: str) -> JsonRpcException:
+    return JsonRpcException(message, REQUEST_FAILED)
 
 
 class QuiverProtocol(LanguageServerProtocol):
@@ -68,6 +74,7 @@ class QuiverProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self.answered_early: set = set()
         self.raw_initialize_params: dict | None = None
+        self.exiting = False
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
@@ -127,6 +134,31 @@ class QuiverProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    @lsp_method(lsp.EXIT)
+    def lsp_exit(self, *args):
+        # pygls closes the output and raises SystemExit; whatever is still
+        # pending (a run's last output, its end) is dropped from here on
+        # instead of failing to write, with a traceback, into a closed pipe.
+        self.exiting = True
+        yield from super().lsp_exit(*args)
+
+    def _send_data(self, data) -> None:
+        if self.exiting:
+            return
+        super()._send_data(data)
+
+    def _send_handler_result(self, future, *, msg_id) -> None:
+        # An error the server answers on purpose (ContentModified, a run that
+        # cannot start, bad arguments) is one line in the log, not a
+        # traceback at ERROR level as pygls would write it.
+        exc = None if future.cancelled() else future.exception()
+        if isinstance(exc, JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            log.info("request %s answered with error %s: %s", msg_id, exc.code, exc.message)
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def _send_response(self, msg_id, result=None, error=None) -> None:
         if msg_id in self.answered_early:
             self.answered_early.discard(msg_id)
@@ -167,11 +199,13 @@ class QuiverServer(LanguageServer):
         log.warning("%s: %s", getattr(source, "__name__", source), error)
 
     def shutdown(self) -> None:
-        try:
-            self.runs.stop_all()
-            self.docs.shutdown()
-        finally:
-            super().shutdown()
+        """After the event loop has ended (exit, or the client went away):
+        every run killed, every analysis cancelled. Never raises."""
+        for step in (self.runs.stop_all, self.docs.shutdown, super().shutdown):
+            try:
+                step()
+            except Exception:  # pragma: no cover - going away regardless
+                log.exception("shutting down")
 
     def _notify(self, method: str, params: dict) -> None:
         self.protocol.notify(method, params)
@@ -255,7 +289,9 @@ class QuiverServer(LanguageServer):
         try:
             analysis = await self.docs.analysis(doc)
         except Superseded:
-            raise JsonRpcContentModified(f"{uri} changed while this request waited for its analysis") from None
+            raise JsonRpcContentModified(
+                f"{uri} changed or closed while this request waited for its analysis"
+            ) from None
         return await self.docs.run_query(answer, analysis, doc.lines_of(analysis))
 
     async def query_at(
@@ -323,10 +359,23 @@ def feature(method: str, options: Any = None):
 
 
 def command(name: str):
-    """Mark a function as the handler of a `workspace/executeCommand` command."""
+    """Mark a function as the handler of a `workspace/executeCommand` command
+    (registered by create_server). As for requests, an unexpected exception is
+    logged with its traceback and answered with an InternalError whose
+    message says what failed, never with the traceback."""
 
     def mark(fn):
-        _COMMANDS.append((name, fn))
+        @functools.wraps(fn)
+        async def wrapper(ls: QuiverServer, *args):
+            try:
+                return await fn(ls, *args)
+            except JsonRpcException:
+                raise
+            except Exception as exc:
+                ls.log(f"{name} failed:\n{traceback.format_exc()}", lsp.MessageType.Error)
+                raise JsonRpcInternalError(f"{name} failed: {exc} (the server log has the details)") from exc
+
+        _COMMANDS.append((name, wrapper))
         return fn
 
     return mark
@@ -647,25 +696,38 @@ async def run_file(ls: QuiverServer, *args):
     doc = ls.docs.get(uri)
     if doc is not None:
         text, version = doc.text, doc.version
-        if doc.run_failure is not None:
-            doc.run_failure = None
-            ls._publish(doc)
     else:
         path = uri_to_path(uri)
+        if path is None:
+            raise request_failed(f"cannot run {uri}: it is not open in the editor, and it is not a file: URI")
         try:
-            text, version = path.read_text(encoding="utf-8"), 0  # type: ignore[union-attr]
-        except (AttributeError, OSError, UnicodeDecodeError) as exc:
-            raise JsonRpcInvalidParams(f"cannot read {uri}: {exc}") from exc
-    run = ls.runs.start(uri, text, version)
+            text, version = path.read_bytes().decode("utf-8"), 0
+        except OSError as exc:
+            raise request_failed(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise request_failed(f"cannot run {path}: it is not UTF-8 text (byte {exc.start})") from None
+    try:
+        run = ls.runs.start(uri, text, version)
+    except RunRefused as exc:
+        raise request_failed(str(exc)) from None
+    if doc is not None and doc.run_failure is not None:
+        doc.run_failure = None
+        ls._publish(doc)
     return {"runId": run.id}
 
 
 @command("quiver.stopRun")
 async def stop_run(ls: QuiverServer, *args):
-    """Stop the runs of a document (by URI) or one run (by id)."""
+    """Stop the runs of a document (by URI) or one run (by id). Answers when
+    they have ended (within STOP_WAIT_SECONDS): `stopped` lists those that
+    did, `running` any that had not yet."""
     key = _string_arg(args, "a document URI or a run id")
-    stopped = [r.id for r in ls.runs.find(key) if ls.runs.stop(r.id)]
-    return {"stopped": stopped}
+    runs = ls.runs.find(key)
+    ended = await ls.runs.stop_and_wait(runs, STOP_WAIT_SECONDS)
+    result: dict = {"stopped": [r.id for r in ended]}
+    if len(ended) < len(runs):
+        result["running"] = [r.id for r in runs if r not in ended]
+    return result
 
 
 @command("quiver.showParamReads")
@@ -713,5 +775,6 @@ def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) ->
     try:
         server.start_io(stdin, stdout)
     finally:
-        server.runs.stop_all()
+        with contextlib.suppress(Exception):
+            server.runs.stop_all()
     return 0 if server.protocol._shutdown else 1

@@ -15,6 +15,12 @@ the protocol's own RunError) and does what the file's
     # fake: exit 3              exit with that status (no JSON)
     # fake: cwd                 print the working directory
     # fake: file                print the path of the file it was given
+    # fake: stdin               print what the program finds on its stdin (repr)
+    # fake: daemon 30 PIDFILE   start a child in a session of its own (setsid), holding
+    #                           stdout and stderr open, that sleeps 30 s; its pid to PIDFILE
+
+With --source-stdin (the editor's unsaved text) the file's text is read from
+stdin, as the real runner does.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from quiver.run_protocol import CHECK, RUNTIME, RunError
+from quiver.run_protocol import CHECK, RUNTIME, SOURCE_ON_STDIN, RunError
 
 
 def main(argv: list[str]) -> int:
@@ -32,8 +38,12 @@ def main(argv: list[str]) -> int:
         print("usage: fake_runner run FILE --error-format json", file=sys.stderr)
         return 2
     path = argv[1]
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    if SOURCE_ON_STDIN in argv:
+        lines = sys.stdin.buffer.read().decode("utf-8").splitlines()
+        sys.stdin = open(os.devnull)  # noqa: SIM115 - the program's stdin from now on
+    else:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
     for line in lines:
         line = line.strip()
         if not line.startswith("# fake:"):
@@ -67,6 +77,15 @@ def main(argv: list[str]) -> int:
         elif cmd == "binary":
             sys.stdout.buffer.write(b"caf\xe9 \xff\xfe ok\n")
             sys.stdout.flush()
+        elif cmd == "daemon":
+            seconds, pidfile = rest.split(" ", 1)
+            child = subprocess.Popen(
+                [sys.executable, "-c", f"import time; time.sleep({seconds})"], start_new_session=True
+            )
+            with open(pidfile, "w") as f:
+                f.write(str(child.pid))
+        elif cmd == "stdin":
+            print(repr(sys.stdin.read()), flush=True)
         elif cmd == "exit":
             return int(rest)
         elif cmd == "cwd":

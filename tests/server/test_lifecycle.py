@@ -325,3 +325,92 @@ def test_code_links_fall_back_to_a_generated_page(tmp_path, monkeypatch) -> None
     assert uri == page.as_uri()
     assert page.read_text(encoding="utf-8") == render_markdown()
     assert '<a id="e0411"></a>' in page.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- exit in every state
+
+
+def _session_start(extra: list[dict]) -> bytes:
+    caps = _caps("neovim")
+    first = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": caps},
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    ]
+    return b"".join(frame(m) for m in first + extra)
+
+
+def _open(uri: str, text: str) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "quiver", "version": 1, "text": text}},
+    }
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("with_shutdown", [True, False])
+@pytest.mark.parametrize("state", ["idle", "analysing", "running"])
+def test_exit_status_in_every_state(state: str, with_shutdown: bool, tmp_path) -> None:
+    """shutdown + exit: status 0, exit alone: 1 (as the protocol says), whether
+    the server is idle, analysing a slow document or running a program (whose
+    processes end with it); never a traceback."""
+    from test_scheduling import slow_program
+
+    uri = (tmp_path / "prog.qv").as_uri()
+    pidfile = tmp_path / "daemon.pid"
+    main = "fn main():\n    x = randn([3], seed=1)\n    print(x)\n"
+    hover = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 4}},
+    }
+    extra = [_open(uri, main + f"# fake: daemon 60 {pidfile}\n# fake: sleep 60\n"), hover]
+    if state == "analysing":
+        extra = [_open(uri, main), hover, _open((tmp_path / "slow.qv").as_uri(), slow_program())]
+    elif state == "running":
+        extra.append(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "workspace/executeCommand",
+                "params": {"command": "quiver.runFile", "arguments": [uri]},
+            }
+        )
+    closing = (CLOSING if with_shutdown else b"") + frame({"jsonrpc": "2.0", "method": "exit"})
+    proc = subprocess.Popen(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env()
+    )
+    proc.stdin.write(_session_start(extra))
+    proc.stdin.flush()
+    wait_for = 4 if state == "running" else 2
+    while (m := read_one(proc.stdout)).get("id") != wait_for or "method" in m:
+        pass
+    if state == "running":
+        assert "runId" in m["result"]
+        deadline = time.monotonic() + 10
+        while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    started = time.perf_counter()
+    _, err = proc.communicate(closing, timeout=60)
+    assert proc.returncode == (0 if with_shutdown else 1), err.decode()[-3000:]
+    assert time.perf_counter() - started < 10
+    assert b"Traceback" not in err and b"Error" not in err, err.decode()[-3000:]
+    if state == "running":
+        deadline = time.monotonic() + 5
+        while _alive(int(pidfile.read_text())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(int(pidfile.read_text()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 import pytest_lsp
 from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from quiver.checker import check_text
@@ -49,7 +51,7 @@ async def test_output_streams_and_success_is_reported(session: Session) -> None:
     assert output(session, run_id, "stderr") == "a warning\n"
     (started,) = session.custom("quiver/runStarted", run_id)
     assert started["uri"] == uri
-    assert started["command"].endswith(" --error-format json") and " run " in started["command"]
+    assert " --error-format json" in started["command"] and " run " in started["command"]
     # notifications came in order: started, output, finished
     methods = [m for m, p in session.client.custom if p.get("runId") == run_id]
     assert methods[0] == "quiver/runStarted" and methods[-1] == "quiver/runFinished"
@@ -173,28 +175,105 @@ async def test_floods_and_binary_output_do_not_hurt(session: Session) -> None:
 
 async def test_the_editors_text_is_run_and_the_file_when_unchanged(session: Session, tmp_path: Path) -> None:
     path = tmp_path / "prog.qv"
-    text = MAIN + "# fake: file\n# fake: cwd\n"
+    text = MAIN + "# fake: file\n# fake: cwd\n# fake: stdin\n"
     path.write_text(text, encoding="utf-8")
     uri, run_id = await run(session, text, path.as_uri())
     await finished(session, run_id)
-    assert output(session, run_id) == f"{path}\n{tmp_path}\n"
-    # unsaved changes: a copy of the editor's text, with the same name, run from the file's folder
-    session.change(uri, 0, 0, "# unsaved\n")
+    assert output(session, run_id) == f"{path}\n{tmp_path}\n''\n"
+    (started,) = session.custom("quiver/runStarted", run_id)
+    assert "--source-stdin" not in started["command"]
+    # unsaved changes: the editor's text runs (sent on the runner's stdin), as
+    # the file itself, from its folder; the program's stdin is still empty
+    before = set(os.listdir(tmp_path))
+    session.change(uri, 0, 0, "# unsaved\n# fake: print 1\n")
     run_id = (await session.command("quiver.runFile", uri))["runId"]
-    await finished(session, run_id)
-    ran, cwd = output(session, run_id).splitlines()
-    assert ran != str(path) and Path(ran).name == "prog.qv" and cwd == str(tmp_path)
-    assert not Path(ran).exists()  # cleaned up
-
-
-async def test_running_a_file_that_is_not_open(session: Session, tmp_path: Path) -> None:
-    path = tmp_path / "closed.qv"
-    path.write_text(MAIN + "# fake: print 2\n", encoding="utf-8")
-    run_id = (await session.command("quiver.runFile", path.as_uri()))["runId"]
     assert (await finished(session, run_id))["status"] == "ok"
-    assert output(session, run_id) == "line 1\nline 2\n"
-    with pytest.raises(Exception, match="cannot read"):
-        await session.command("quiver.runFile", (tmp_path / "missing.qv").as_uri())
+    assert output(session, run_id) == f"line 1\n{path}\n{tmp_path}\n''\n"
+    (started,) = session.custom("quiver/runStarted", run_id)
+    assert started["command"].endswith(f"{path} --error-format json --source-stdin")
+    assert set(os.listdir(tmp_path)) == before and path.read_text(encoding="utf-8") == text  # nothing written
+
+
+async def test_a_failure_in_unsaved_text_is_a_diagnostic_of_the_file(session: Session, tmp_path: Path) -> None:
+    path = tmp_path / "prog.qv"
+    path.write_text(MAIN, encoding="utf-8")
+    uri = session.open(MAIN, path.as_uri())
+    await session.diagnostics(uri)
+    text = MAIN + "# fake: fail 2 9 2 25 shape mismatch in randn\n"
+    session.replace_all(uri, text)
+    run_id = (await session.command("quiver.runFile", uri))["runId"]
+    done = await finished(session, run_id)
+    assert done["message"] == "prog.qv:2:9: shape mismatch in randn"
+
+    def with_run_failure():
+        return [d for p in session.client.published if p.uri == uri for d in p.diagnostics if d.source == "quiver run"]
+
+    (d,) = await wait_until(with_run_failure, 5, "the run's diagnostic")
+    assert d.message == "shape mismatch in randn"
+
+
+async def test_an_untitled_document_runs_from_the_servers_folder(session: Session) -> None:
+    uri = session.open(MAIN + "# fake: file\n# fake: cwd\n", "untitled:Untitled-1")
+    await session.diagnostics(uri)
+    run_id = (await session.command("quiver.runFile", uri))["runId"]
+    assert (await finished(session, run_id))["status"] == "ok"
+    ran, cwd = output(session, run_id).splitlines()
+    assert Path(ran).name == "Untitled-1.qv" and Path(ran).parent == Path(cwd)
+
+
+async def test_runs_that_cannot_start_say_why(session: Session, tmp_path: Path) -> None:
+    """A document holding half of a UTF-16 pair (a lone surrogate: not a
+    character, so not UTF-8), a document that is neither open nor a file, a
+    file that is not UTF-8: a clear RequestFailed message, no traceback, no
+    run, nothing left behind."""
+    before = set(os.listdir(tempfile.gettempdir()))
+    uri = session.open(MAIN + '    s = "\ud800"\n', session.uri("surrogate.qv"))
+    await session.diagnostics(uri)
+    errors = []
+    for target in [uri, "untitled:never-opened", (tmp_path / "bad.qv").as_uri()]:
+        if target.endswith("bad.qv"):
+            (tmp_path / "bad.qv").write_bytes(b"fn main():\n    print(\xff)\n")
+        with pytest.raises(JsonRpcException) as caught:
+            await session.command("quiver.runFile", target)
+        errors.append(caught.value)
+    assert [e.code for e in errors] == [-32803] * 3
+    assert errors[0].message == (
+        "cannot run surrogate.qv: its text holds U+D800 at line 4, column 10, half of a UTF-16 pair, "
+        "which is not a character (the editor sent a broken edit?); retype that character, or reopen the file"
+    )
+    assert (
+        errors[1].message == "cannot run untitled:never-opened: it is not open in the editor, and it is not a file: URI"
+    )
+    assert errors[2].message == f"cannot run {tmp_path / 'bad.qv'}: it is not UTF-8 text (byte 21)"
+    assert all(e.data is None and "Traceback" not in e.message for e in errors)
+    assert not session.custom("quiver/runStarted")
+    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("quiver-run-")]
+
+
+async def test_stop_ends_a_run_whose_child_left_its_session(session: Session, tmp_path: Path) -> None:
+    """A child in a session of its own (outside the run's process group)
+    holding the output pipes: Stop still ends it, the run ends within 5 s,
+    and stopRun answers only once it has (runFinished came first)."""
+    pidfile = tmp_path / "daemon.pid"
+    uri, run_id = await run(session, MAIN + f"# fake: print 1\n# fake: daemon 60 {pidfile}\n# fake: sleep 60\n")
+    await wait_until(lambda: pidfile.exists() and pidfile.read_text(), 10, "the daemon to start")
+    daemon = int(pidfile.read_text())
+    assert os.getsid(daemon) == daemon  # it left the run's session
+    started = time.perf_counter()
+    assert await session.command("quiver.stopRun", uri) == {"stopped": [run_id]}
+    assert time.perf_counter() - started < 5
+    assert session.custom("quiver/runFinished", run_id)[0]["status"] == "stopped"
+    await wait_until(lambda: not _alive(daemon), 5, "the daemon to end")
+
+
+async def test_a_run_that_exits_is_done_even_if_its_child_holds_the_output(session: Session, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    uri, run_id = await run(session, MAIN + f"# fake: print 1\n# fake: daemon 60 {pidfile}\n")
+    started = time.perf_counter()
+    done = await finished(session, run_id, 10)
+    assert done["status"] == "ok" and time.perf_counter() - started < 5
+    assert output(session, run_id) == "line 1\n"
+    await wait_until(lambda: not _alive(int(pidfile.read_text())), 5, "the daemon to end")
 
 
 @pytest_lsp.fixture(config=CONFIG)
@@ -202,6 +281,18 @@ async def impatient(lsp_client: LanguageClient):
     await lsp_client.initialize_session(init_params("visual-studio-code", run={"timeoutSeconds": 1}))
     yield
     await lsp_client.shutdown_session()
+
+
+async def test_a_run_is_ended_at_its_timeout_even_with_a_child_outside_its_session(
+    impatient: LanguageClient, tmp_path: Path
+) -> None:
+    s = Session(impatient)
+    pidfile = tmp_path / "daemon.pid"
+    uri, run_id = await run(s, MAIN + f"# fake: daemon 60 {pidfile}\n# fake: sleep 60\n")
+    started = time.perf_counter()
+    done = await finished(s, run_id, 10)
+    assert done["status"] == "timeout" and time.perf_counter() - started < 1 + 5
+    await wait_until(lambda: not _alive(int(pidfile.read_text())), 5, "the daemon to end")
 
 
 async def test_a_run_that_takes_too_long_is_ended(impatient: LanguageClient) -> None:
