@@ -10,11 +10,13 @@ and publishes; the checker runs on threads:
 - analyses run on a pool of threads, at most one per document at a time (a
   document's lock keeps its Analyzer used by one thread), so a slow document
   never holds up another document's analysis;
-- an analysis is cancelled when a newer version of its document arrives (or
-  the document closes, or the server shuts down): the checker stops at its
-  next item boundary (`Analyzer.update(cancelled=...)`), keeping in its caches
-  only what is keyed correctly, and the newer version's analysis, which waits
-  for the document's lock, starts from there;
+- an analysis is cancelled when a newer version of its document arrives and
+  no request waits for it (or when the last request waiting for it is
+  cancelled by the client, or the document closes, or the server shuts
+  down): the checker stops at its next item boundary
+  (`Analyzer.update(cancelled=...)`), keeping in its caches only what is
+  keyed correctly, and the newer version's analysis, which waits for the
+  document's lock, starts from there;
 - queries (hover, completion, ...) on a finished analysis run on a separate
   small pool, never queued behind an analysis: an `Analysis` is read-only.
 
@@ -29,9 +31,11 @@ Freshness rules:
   document's version when it finishes (a stale result is dropped, never
   published; usually it is not even finished: it is cancelled);
 - a request is answered from an analysis of the version current when the
-  request arrived, computed on demand if the debounce has not fired yet; if a
-  newer version arrives while it waits, that analysis is cancelled and the
-  request fails with `Superseded` (the server answers ContentModified).
+  request arrived, computed on demand if the debounce has not fired yet, even
+  if newer versions arrive meanwhile (as the protocol asks: an answer about
+  the older text may still be of use). Only if that analysis is cancelled
+  all the same (closed, shutting down) does it fail with `Superseded` (the
+  server answers ContentModified).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from quiver.checker import Analyzer, check_text
@@ -72,6 +76,19 @@ class RunFailure:
     message: str
 
 
+@dataclass
+class Inflight:
+    """An analysis started on a thread."""
+
+    version: int
+    future: asyncio.Future
+    cancel: threading.Event = field(default_factory=threading.Event)
+    waiters: int = 0  # requests waiting for it
+
+    def outdated(self, doc: Document, docs: dict) -> bool:
+        return self.version != doc.version or docs.get(doc.uri) is not doc
+
+
 class Document:
     def __init__(self, uri: str, text: str, version: int) -> None:
         self.uri = uri
@@ -81,7 +98,7 @@ class Document:
         self.analyzer = Analyzer()
         self.analysis: Analysis | None = None
         self.analysis_version: int | None = None
-        self.inflight: tuple[int, asyncio.Future, threading.Event] | None = None  # (version, result, cancel)
+        self.inflight: Inflight | None = None  # the analysis started last
         self.lock = threading.Lock()  # held by the thread running self.analyzer.update
         self.timer: asyncio.TimerHandle | None = None
         self.run_failure: RunFailure | None = None
@@ -138,7 +155,7 @@ class Documents:
     def open(self, uri: str, text: str, version: int) -> Document:
         old = self._docs.pop(uri, None)
         if old is not None:
-            self._cancel(old)
+            self._cancel(old, force=True)
         doc = Document(uri, text, version)
         self._docs[uri] = doc
         self._schedule(doc, 0.0)
@@ -155,7 +172,7 @@ class Documents:
     def close(self, uri: str) -> Document | None:
         doc = self._docs.pop(uri, None)
         if doc is not None:
-            self._cancel(doc)
+            self._cancel(doc, force=True)
         return doc
 
     def shutdown(self) -> None:
@@ -163,20 +180,22 @@ class Documents:
         let the threads go; safe to call more than once, with or without an
         event loop."""
         for doc in list(self._docs.values()):
-            self._cancel(doc)
+            self._cancel(doc, force=True)
         self._analyses.shutdown(wait=False, cancel_futures=True)
         self._queries.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ analysis
 
-    def _cancel(self, doc: Document) -> None:
-        """Cancel the pending debounce and the analysis in flight (the
-        document changed, closed or the server is shutting down)."""
+    def _cancel(self, doc: Document, force: bool = False) -> None:
+        """Cancel the pending debounce, and the analysis in flight unless a
+        request still waits for it (`force`: even then; the document closed or
+        the server is shutting down)."""
         if doc.timer is not None:
             doc.timer.cancel()
             doc.timer = None
-        if doc.inflight is not None:
-            doc.inflight[2].set()
+        inflight = doc.inflight
+        if inflight is not None and (force or inflight.waiters == 0):
+            inflight.cancel.set()
 
     def _schedule(self, doc: Document, delay: float) -> None:
         """Analyse (and publish) after `delay` seconds without further edits."""
@@ -192,48 +211,60 @@ class Documents:
         if self._docs.get(doc.uri) is doc and doc.analysis_version != doc.version:
             self.analyze(doc)
 
-    def analyze(self, doc: Document) -> asyncio.Future:
+    def analyze(self, doc: Document) -> Inflight:
         """The analysis of the document's current version (started now unless
-        it is already running)."""
+        it is already running). It starts once the analysis of an older
+        version has stopped: cancelled, unless a request waits for it."""
         v = doc.version
-        if doc.inflight is not None and doc.inflight[0] == v:
-            return doc.inflight[1]
-        if doc.inflight is not None:
-            doc.inflight[2].set()  # of an older version: its result would be dropped
-        cancel = threading.Event()
+        old = doc.inflight
+        if old is not None and old.version == v:
+            return old
+        if old is not None and old.waiters == 0:
+            old.cancel.set()  # its result would be dropped
         loop = asyncio.get_running_loop()
+        cancel = threading.Event()
         fut = loop.run_in_executor(self._analyses, _update, doc, doc.text, cancel)
-        doc.inflight = (v, fut, cancel)
-        fut.add_done_callback(partial(self._analyzed, doc, v))
-        return fut
+        inflight = Inflight(v, fut, cancel)
+        doc.inflight = inflight
+        fut.add_done_callback(partial(self._analyzed, doc, inflight))
+        return inflight
 
-    def _analyzed(self, doc: Document, version: int, fut: asyncio.Future) -> None:
-        if doc.inflight is not None and doc.inflight[1] is fut:
+    def _analyzed(self, doc: Document, inflight: Inflight, fut: asyncio.Future) -> None:
+        if doc.inflight is inflight:
             doc.inflight = None
         if fut.cancelled() or isinstance(fut.exception(), Cancelled):
             return
         if fut.exception() is not None:
             log.error("analysis of %s failed", doc.uri, exc_info=fut.exception())
             return
-        if self._docs.get(doc.uri) is not doc or doc.version != version:
+        if self._docs.get(doc.uri) is not doc or doc.version != inflight.version:
             return  # stale: a newer version exists (its own analysis is scheduled)
         doc.analysis = fut.result()
-        doc.analysis_version = version
+        doc.analysis_version = inflight.version
         if doc.timer is not None:
             doc.timer.cancel()
             doc.timer = None
         self._publish(doc)
 
     async def analysis(self, doc: Document) -> Analysis:
-        """The analysis of the version the document has now; `Superseded`
-        when a newer version arrives before it is done."""
+        """The analysis of the version the document has now, even if newer
+        versions arrive while it is computed; `Superseded` when it is
+        cancelled all the same (the document closed, the server shuts down).
+        A request cancelled by the client stops waiting, and an analysis of
+        an outdated version that nobody waits for any more is cancelled."""
         if doc.analysis_version == doc.version and doc.analysis is not None:
             return doc.analysis
+        inflight = self.analyze(doc)
+        inflight.waiters += 1
         try:
             # shielded: a request that is cancelled does not cancel the analysis
-            return await asyncio.shield(self.analyze(doc))
+            return await asyncio.shield(inflight.future)
         except Cancelled:
             raise Superseded(doc.uri) from None
+        finally:
+            inflight.waiters -= 1
+            if inflight.waiters == 0 and inflight.outdated(doc, self._docs):
+                inflight.cancel.set()
 
     async def run_query(self, fn, *args):
         """Run a query on a finished analysis, off the event loop."""
