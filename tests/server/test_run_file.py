@@ -423,3 +423,31 @@ async def test_real_runner_can_be_stopped(real: LanguageClient, tmp_path: Path) 
     assert await s.command("quiver.stopRun", uri) == {"stopped": [run_id]}
     done = await finished(s, run_id, 10)
     assert (done["status"], done["exitCode"]) == ("stopped", None)
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_runs_unsaved_text_as_the_file(real: LanguageClient, tmp_path: Path) -> None:
+    """Unsaved text runs as if it were the file: the extern fn's module next to
+    the file is found, a relative path opens from the file's folder, errors
+    name the file, and nothing is written to the folder."""
+    (tmp_path / "helpers.py").write_text(
+        "import torch\n\ndef load():\n    return torch.ones(3) * len(open('data.txt').read())\n"
+    )
+    (tmp_path / "data.txt").write_text("abcd")
+    path = tmp_path / "prog.qv"
+    path.write_text("fn main():\n    print(1)\n", encoding="utf-8")
+    s = Session(real, tmp_path)
+    uri = s.open(path.read_text(encoding="utf-8"), path.as_uri())
+    await s.diagnostics(uri)
+    s.replace_all(uri, 'extern fn load() -> [3] from "helpers:load"\n\nfn main():\n    print(load())\n')
+    before = sorted(os.listdir(tmp_path))
+    run_id = (await s.command("quiver.runFile", uri))["runId"]
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "ok", (done, output(s, run_id, "stderr"))
+    assert "4." in output(s, run_id)
+    assert sorted(n for n in os.listdir(tmp_path) if n != "__pycache__") == [n for n in before if n != "__pycache__"]
+    # a failure in the unsaved text points at the file
+    s.replace_all(uri, 'fn main():\n    print("start")\n    n = 0\n    x = 10 / n\n    print(x)\n')
+    run_id = (await s.command("quiver.runFile", uri))["runId"]
+    done = await finished(s, run_id, 120)
+    assert done["message"] == "prog.qv:4:5: ZeroDivisionError: division by zero"
