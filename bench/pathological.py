@@ -14,7 +14,7 @@ grammar's loading are left out). The cases:
     unclosed-100k          100,000 unclosed `(`
     line-1mb               a 1 MB single-line expression (`1 + 1 + ...`)
     brackets-100k          100,000-deep brackets, closed
-    blocks-10k             10,000 nested `if` blocks
+    blocks-10k             10,000 nested `if` blocks (one space deeper each: 50 MB)
     items-100k             100,000 small items
     sum-100k               a 100,000-term flat sum (`a + a + ... + a`)
 
@@ -56,10 +56,11 @@ def deep_brackets(n: int) -> str:
 
 
 def deep_blocks(n: int) -> str:
+    # One space more per block: n blocks take n * n / 2 characters all the same.
     lines = ["fn main():\n"]
     for i in range(n):
-        lines.append("    " * (i + 1) + "if True:\n")
-    lines.append("    " * (n + 1) + "print(1)\n")
+        lines.append(" " * (i + 1) + "if True:\n")
+    lines.append(" " * (n + 1) + "print(1)\n")
     return "".join(lines)
 
 
