@@ -60,7 +60,8 @@ class _QuiverIndenter(Indenter):
         if self.paren_level > 0:
             return
         yield token
-        indent_str = _LAST_LINE.split(token)[-1]
+        # The last line's indentation (the token may span many blank lines).
+        indent_str = token[max(token.rfind("\n"), token.rfind("\r")) + 1 :]
         indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len + indent_str.count("\f")
         if indent > self.indent_level[-1]:
             self.indent_level.append(indent)
@@ -142,9 +143,10 @@ class _TooDeep(Exception):
         self.end = end
 
 
-# Stands in for a statement that did not parse; a private-use character the
-# pre-pass refuses in user text, so it can only come from recovery.
-PLACEHOLDER = "\ue000"
+# Stands in for a statement that did not parse; a character the pre-pass
+# refuses in user text (before the first parse), so it can only come from
+# recovery. An ASCII one: a text blanked stays one byte a character.
+PLACEHOLDER = "\x00"
 
 
 class _BadDedent(DedentError):
@@ -620,7 +622,9 @@ class _Recovery:
         parser, lexer = _get_parsers()
         try:
             self._check_indentation_chars()
-            prepassed = False
+            prepassed = PLACEHOLDER in self.text
+            if prepassed:
+                self._prepass(lexer)
             for _ in range(MAX_RECOVERIES):
                 try:
                     item = cast(A.Item, parser.parse(self.text))  # the callbacks build AST nodes
@@ -644,7 +648,7 @@ class _Recovery:
                     self._recover(*describe_unexpected(e, self.text))
                     continue
                 except _TooDeep as e:
-                    if not prepassed:  # an unclosed bracket is the likelier mistake
+                    if not prepassed and e.end is not None:  # in brackets: one unclosed is likelier
                         prepassed = True
                         self._prepass(lexer)
                         continue
@@ -741,16 +745,21 @@ class _Recovery:
 
     def _blank_all(self, chunks: list[tuple[int, int]]) -> None:
         """Blank several statements (sorted, apart) with one copy of the text."""
-        pieces = []
+        text = self.text
+        pieces: list[str] = []
         at = 0
-        for start, end in chunks:
+        for start, end in chunks:  # no copy of a chunk: it may be most of the text
             self.blanked.add((start, end))
-            chunk = self.text[start:end]
-            self.recovered.extend(_bound_names(chunk))
-            indent = len(chunk) - len(chunk.lstrip(" \t\f"))
-            pieces += (self.text[at:start], chunk[:indent], PLACEHOLDER, _NOT_NEWLINE.sub(" ", chunk[indent + 1 :]))
+            self.recovered.extend(_bound_names(text, start, end))
+            first = _INDENT.match(text, start, end).end()  # pyright: ignore[reportOptionalMemberAccess]
+            pieces += (text[at:first], PLACEHOLDER)
+            at = first + 1
+            for m in _LINE_BREAK.finditer(text, at, end):
+                pieces += (" " * (m.start() - at), m.group())
+                at = m.end()
+            pieces.append(" " * (end - at))
             at = end
-        pieces.append(self.text[at:])
+        pieces.append(text[at:])
         self.text = "".join(pieces)
 
     # -- pre-passes
@@ -771,18 +780,22 @@ class _Recovery:
                 return
 
     def _prepass(self, lexer: _PlainLexer) -> None:
-        """Lexical errors, unbalanced brackets and runaway nesting, reported at
-        the character or bracket that causes them; one per statement."""
+        """Lexical errors and unbalanced brackets, reported at the character or
+        bracket that causes them; one per statement."""
+        # The placeholder, written by the user, is an unexpected character
+        # like any other (and must not read as a statement skipped).
+        problems: list[tuple[int, LocalDiagnostic, int]] = []
         if PLACEHOLDER in self.original:
             for m in re.finditer(PLACEHOLDER, self.original):
-                self.diagnostics.append(C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER)))
+                diag = C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER))
+                problems.append((0, diag, m.start()))
             self.text = self.text.replace(PLACEHOLDER, " ")
             self._chunks = None  # a line may have become blank
         # Lexical errors first (an unterminated string explains the bracket it
         # hides), then stray closing brackets, then unclosed openers. Past
         # MAX_TOKEN_PROBLEMS reported, the statements holding the others are
         # blanked without a word (the last one reported counts them).
-        problems = self._token_problems(lexer)
+        problems += self._token_problems(lexer)
         problems.sort(key=lambda p: (p[0], p[2]))
         to_blank: set[tuple[int, int]] = set()
         reported: list[tuple[LocalDiagnostic, tuple[int, int] | None]] = []
@@ -849,7 +862,8 @@ class _Recovery:
         return problems
 
 
-_NOT_NEWLINE = re.compile(r"[^\r\n]")
+_INDENT = re.compile(r"[ \t\f]*")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 def _with_more(diag: LocalDiagnostic, more: int, next_span: A.Span) -> LocalDiagnostic:
@@ -879,18 +893,20 @@ def _lines(text: str):
         yield start, len(text)
 
 
-_BOUND = re.compile(r"^\s*(?:for\s+([^\W\d]\w*)|((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*)\s*(?:[-+*/]?=)(?!=))")
+_BOUND = re.compile(
+    r"(?:^|(?<=\r))[ \t\f]*(?:for[ \t\f]+([^\W\d]\w*)|((?:[^\W\d]\w*[ \t\f]*,[ \t\f]*)*[^\W\d]\w*)[ \t\f]*(?:[-+*/]?=)(?!=))",
+    re.M,
+)
 
 
-def _bound_names(chunk: str) -> list[str]:
+def _bound_names(text: str, start: int, end: int) -> list[str]:
+    """The names bound by the statements in text[start:end]."""
     names = []
-    for line in chunk.splitlines():
-        m = _BOUND.match(line)
-        if m:
-            if m.group(1):
-                names.append(m.group(1))
-            else:
-                names.extend(n.strip() for n in m.group(2).split(","))
+    for m in _BOUND.finditer(text, start, end):  # at each line's start
+        if m.group(1):
+            names.append(m.group(1))
+        else:
+            names.extend(n.strip() for n in m.group(2).split(","))
     return names
 
 

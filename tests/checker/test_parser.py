@@ -261,6 +261,16 @@ def test_nul_and_control_characters() -> None:
     assert [(d.code, d.message) for d in a.diagnostics] == [("E0002", "unexpected character U+0000")]
 
 
+def test_a_control_character_alone_on_a_line() -> None:
+    # NUL stands in for skipped statements inside the parser: written by the
+    # user, it is reported (before any parse), and so is the old placeholder.
+    for ch, shown in (("\x00", "U+0000"), ("\ue000", "U+E000")):
+        src = f"fn main():\n    {ch}\n    print(totl)\n"
+        a, b = check_text(src).diagnostics
+        assert (a.code, a.message, a.span.start) == ("E0002", f"unexpected character {shown}", src.index(ch))
+        assert (b.code, src[b.span.start : b.span.end]) == ("E0101", "totl")
+
+
 def test_five_hundred_nested_parentheses() -> None:
     # Parentheses nest as the user sees them: the 100th is past the limit (the
     # function's block is the first level); the statement is skipped, and the
@@ -268,7 +278,8 @@ def test_five_hundred_nested_parentheses() -> None:
     src = "fn main():\n    x = " + "(" * 500 + "1" + ")" * 500 + "\n    print(x)\n"
     (d,) = check_text(src).diagnostics
     assert (d.code, d.message) == ("E0009", "nested more than 100 levels deep")
-    assert (d.span.start, d.span.end) == (src.index("(") + 99, src.index("(") + 100)
+    first = src.index("x = ") + 4
+    assert (d.span.start, d.span.end) == (first + 99, first + 100)
 
 
 def test_five_hundred_nested_calls() -> None:
