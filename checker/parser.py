@@ -751,7 +751,8 @@ class _Recovery:
         for start, end in chunks:  # no copy of a chunk: it may be most of the text
             self.blanked.add((start, end))
             self.recovered.extend(_bound_names(text, start, end))
-            first = _INDENT.match(text, start, end).end()  # pyright: ignore[reportOptionalMemberAccess]
+            # As written: the line's first character may since have become a space.
+            first = _INDENT.match(self.original, start, end).end()  # pyright: ignore[reportOptionalMemberAccess]
             pieces += (text[at:first], PLACEHOLDER)
             at = first + 1
             for m in _LINE_BREAK.finditer(text, at, end):
@@ -789,8 +790,10 @@ class _Recovery:
             for m in re.finditer(PLACEHOLDER, self.original):
                 diag = C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER))
                 problems.append((0, diag, m.start()))
+            # Statements as written: a line that held only the character is
+            # one, and is skipped as such.
+            self._body_chunks()
             self.text = self.text.replace(PLACEHOLDER, " ")
-            self._chunks = None  # a line may have become blank
         # Lexical errors first (an unterminated string explains the bracket it
         # hides), then stray closing brackets, then unclosed openers. Past
         # MAX_TOKEN_PROBLEMS reported, the statements holding the others are
