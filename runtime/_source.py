@@ -198,7 +198,7 @@ def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> ty
 def _compile(code: str, filename: str):
     """compile(), retried with room for deep recursion: Python's compiler
     recurses along a long flat chain (`a + a + ... + a`), which the checker
-    accepts at any length (as quiver.checker.deep does for the checker)."""
+    accepts at any length (and recurses along the same way, with room)."""
     try:
         return compile(code, filename, "exec")
     except RecursionError:
