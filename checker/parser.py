@@ -22,7 +22,8 @@ from typing import cast
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from lark.indenter import DedentError, Indenter
-from lark.lexer import LexerThread
+from lark.lexer import LexerState, LexerThread, LineCounter
+from lark.utils import TextSlice
 
 from . import ast as A
 from . import catalog as C
@@ -539,8 +540,12 @@ class _PlainLexer:
     def __init__(self) -> None:
         self._lexer = Lark(_GRAMMAR, parser="lalr", lexer="basic", keep_all_tokens=True)._build_lexer()
 
-    def lex(self, text: str):
-        return LexerThread.from_text(self._lexer, text).lex(None)
+    def lex(self, text: str, start: int = 0):
+        """The tokens of text[start:], at their offsets in `text` (lines and
+        columns are not kept: nothing here reads them)."""
+        counter = LineCounter("\n")
+        counter.char_pos = start
+        return LexerThread(self._lexer, LexerState(TextSlice(text, start, len(text)), counter)).lex(None)
 
 
 def _get_parsers() -> tuple[Lark, _PlainLexer]:
@@ -785,11 +790,10 @@ class _Recovery:
         bracket that causes them; one per statement."""
         # The placeholder, written by the user, is an unexpected character
         # like any other (and must not read as a statement skipped).
-        problems: list[tuple[int, LocalDiagnostic, int]] = []
+        problems: list[tuple[int, _Problem, int]] = []
         if PLACEHOLDER in self.original:
             for m in re.finditer(PLACEHOLDER, self.original):
-                diag = C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER))
-                problems.append((0, diag, m.start()))
+                problems.append((0, ("char", m.start(), m.end(), PLACEHOLDER), m.start()))
             # Statements as written: a line that held only the character is
             # one, and is skipped as such.
             self._body_chunks()
@@ -802,11 +806,11 @@ class _Recovery:
         problems.sort(key=lambda p: (p[0], p[2]))
         to_blank: set[tuple[int, int]] = set()
         reported: list[tuple[LocalDiagnostic, tuple[int, int] | None]] = []
-        for _, diag, offset in problems:
+        for _, problem, offset in problems:
             chunk = self._chunk_at(offset)
             if chunk in self.blanked or chunk in to_blank:
                 continue
-            reported.append((diag, chunk))
+            reported.append((_problem_diagnostic(problem), chunk))
             if chunk is None:
                 break
             to_blank.add(chunk)
@@ -822,51 +826,65 @@ class _Recovery:
         if reported and reported[-1][1] is None:
             raise _GiveUp
 
-    def _token_problems(self, lexer: _PlainLexer) -> list[tuple[int, LocalDiagnostic, int]]:
-        """(priority, diagnostic, offset) of each lexical or bracket problem."""
-        problems: list[tuple[int, LocalDiagnostic, int]] = []
-        scratch = self.text
+    def _token_problems(self, lexer: _PlainLexer) -> list[tuple[int, _Problem, int]]:
+        """(priority, problem, offset) of each lexical or bracket problem, in
+        one pass over the text: after a bad character or string the lexer
+        goes on from the character after it. A problem is only made into a
+        diagnostic if it is reported (most share a statement with another)."""
+        problems: list[tuple[int, _Problem, int]] = []
+        text = self.text
         tokens: list[Token] = []
-        for _ in range(4 * MAX_RECOVERIES):
+        at = 0
+        while True:
             try:
-                tokens = list(lexer.lex(scratch))
+                tokens.extend(lexer.lex(text, at))
                 break
             except UnexpectedCharacters as e:
                 pos = e.pos_in_stream
-                ch = scratch[pos]
-                if ch in "\"'":
-                    end = _line_end(scratch, pos)
-                    problems.append((0, C.E0008.at(A.Span(pos, end)), pos))
-                else:
-                    end = pos + 1
-                    problems.append((0, C.E0002.at(A.Span(pos, end), char=_show_char(ch)), pos))
-                scratch = scratch[:pos] + " " * (end - pos) + scratch[end:]
+                ch = text[pos]
+                at = _line_end(text, pos) if ch in "\"'" else pos + 1
+                problems.append((0, ("char", pos, at, ch), pos))
         stack: list[Token] = []
         for tok in tokens:
-            if tok.type in ("LPAR", "LSQB"):
+            kind = tok.type
+            if kind in _OPENERS:
                 stack.append(tok)
-            elif tok.type in ("RPAR", "RSQB"):
-                want = "LPAR" if tok.type == "RPAR" else "LSQB"
+            elif kind in _CLOSERS:
                 if not stack:
-                    problems.append(
-                        (1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem="has no opening bracket"), _start(tok))
-                    )
-                elif stack[-1].type != want:
-                    opener = stack[-1]
-                    closer = ")" if opener.type == "LPAR" else "]"
-                    problem = f"does not match '{opener}'; expected '{closer}'"
-                    problems.append((1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem=problem), _start(tok)))
+                    problems.append((1, ("stray", tok, None), _start(tok)))
+                elif stack[-1].type != ("LPAR" if kind == "RPAR" else "LSQB"):
+                    problems.append((1, ("mismatch", tok, stack[-1]), _start(tok)))
                 else:
                     stack.pop()
         for opener in stack:
-            closer = ")" if opener.type == "LPAR" else "]"
-            problem = f"is never closed; expected '{closer}'"
-            problems.append((2, C.E0004.at(_tok_span(opener), bracket=str(opener), problem=problem), _start(opener)))
+            problems.append((2, ("unclosed", opener, None), _start(opener)))
         return problems
 
 
 _INDENT = re.compile(r"[ \t\f]*")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+# A lexical or bracket problem: ("char", start, end, first character), or
+# ("stray" | "mismatch" | "unclosed", bracket token, the opener it mismatches).
+_Problem = tuple
+
+
+def _problem_diagnostic(problem: _Problem) -> LocalDiagnostic:
+    kind = problem[0]
+    if kind == "char":
+        _, start, end, ch = problem
+        if ch in "\"'":
+            return C.E0008.at(A.Span(start, end))
+        return C.E0002.at(A.Span(start, end), char=_show_char(ch))
+    _, tok, opener = problem
+    if kind == "stray":
+        text = "has no opening bracket"
+    elif kind == "mismatch":
+        text = f"does not match '{opener}'; expected '{')' if opener.type == 'LPAR' else ']'}'"
+    else:
+        text = f"is never closed; expected '{')' if tok.type == 'LPAR' else ']'}'"
+    return C.E0004.at(_tok_span(tok), bracket=str(tok), problem=text)
 
 
 def _with_more(diag: LocalDiagnostic, more: int, next_span: A.Span) -> LocalDiagnostic:

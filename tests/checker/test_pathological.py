@@ -150,6 +150,22 @@ def test_a_long_line_is_linear() -> None:
     assert_linear(lambda n: "fn main():\n    x = " + "1 + " * n + "1\n    print(x)\n", 5000)
 
 
+def test_bad_characters_are_found_in_one_pass() -> None:
+    # After a bad character the lexer goes on from the next one (it used to
+    # start again from the top, at most 100 times, then give up finding them).
+    def make(n: int) -> str:
+        return "fn main():\n" + "".join("    x = $\n" if i % 10 == 0 else "    x = 1\n" for i in range(n))
+
+    assert_linear(make, 1000)
+    src = make(3000)
+    a = check_text(src)
+    assert [d.code for d in a.diagnostics if d.code != "W0101"] == ["E0002"] * P.MAX_TOKEN_PROBLEMS
+    (note,) = a.diagnostics[P.MAX_TOKEN_PROBLEMS - 1].related
+    assert note.message.startswith("280 more bracket or character problems")
+    a = check_text("fn main():\n    x = " + "$" * 5000 + "\n")
+    assert [(d.code, d.span.end - d.span.start) for d in a.diagnostics] == [("E0002", 1)]
+
+
 # ------------------------------------------------------------------ 2. nesting: E0009's rule
 
 
