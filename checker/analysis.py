@@ -45,6 +45,7 @@ from .declarations import (
     model_closure,
     model_cycles,
 )
+from .deep import deep
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
@@ -206,7 +207,7 @@ class Analyzer:
                 d = entry.result
             else:
                 try:
-                    d = declare_item(item, names, partial)
+                    d = deep(lambda item=item, partial=partial: declare_item(item, names, partial))
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
@@ -356,7 +357,7 @@ class Analyzer:
                 entry.valid_at = self._update
                 return entry.result
         try:
-            result = check_body(info, glob, recovered, partial)
+            result = deep(lambda: check_body(info, glob, recovered, partial))
         except Exception:  # pragma: no cover - a checker bug; never the user's problem
             internal.append(traceback.format_exc())
             return None

@@ -269,9 +269,14 @@ E0009 = _code(
     "nested too deeply",
     "nested more than {limit} levels deep",
     """
-    An expression is nested more than the checker allows (calls inside calls,
-    operators inside operators; parentheses alone do not count). No program
-    written by hand comes close; generated code should introduce names for
+    A statement is nested more than 100 levels deep. Each level is a block
+    (the function's body is the first, each `if`, `for` or `while` inside it
+    one more), a bracket (parentheses, a call's, indexing, a list) or a prefix
+    operator (`-`, `not`) or `**` whose operand is still open. Chains that read
+    flat count nothing: `a + b + c`, `x.a.b` or `x[0][1]` are one level
+    whatever their length. The error is at the first block, bracket or operator
+    past the limit; the statement that holds it is skipped. No program written
+    by hand comes close; generated code should introduce names for
     intermediate values.
     """,
     "fn main():\n    x = " + "-" * 120 + "1\n    print(x)\n",

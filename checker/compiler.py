@@ -25,6 +25,7 @@ from . import types as T
 from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
 from .declarations import FnInfo, ModelInfo, sub_model
+from .deep import deep
 from .results import BodyResult
 
 # Names the generated code uses itself, or that Python gives a meaning.
@@ -77,6 +78,12 @@ class _Writer:
             self.map[len(self.out)] = (p.line + 1, p.column + 1)
 
 
+# Python's precedence of Quiver's binary operators (higher binds tighter).
+_PREC = {"or": 7, "and": 8, "+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}
+# Python's parser allows 200 nested parentheses; calls and casts nest them.
+_MAX_PY_NESTING = 150
+
+
 class _FnCompiler:
     """The body of one function."""
 
@@ -85,6 +92,7 @@ class _FnCompiler:
         self.fn = fn
         self.body = body
         self.base = base  # absolute offset of the item
+        self._depth = 0  # expressions being written, one inside the other
 
     def at(self, node: A.Node) -> int:
         return node.span.start + self.base
@@ -207,8 +215,31 @@ class _FnCompiler:
     # -- expressions (precedence as Python's: higher binds tighter)
 
     def expr(self, e: A.Expr, outer: int = 0) -> str:
-        text, prec = self._expr(e)
+        self._depth += 1
+        try:
+            if self._depth > _MAX_PY_NESTING:
+                # Python's parser refuses deeper code (casts and pipes become calls).
+                raise CompileError(
+                    f"an expression nests more than {_MAX_PY_NESTING} levels deep in the generated Python;"
+                    " name some of its intermediate values"
+                )
+            text, prec = self._expr(e)
+        finally:
+            self._depth -= 1
         return f"({text})" if prec < outer else text
+
+    def _chain(self, e: A.Binary | A.BoolOp, prec: int) -> str:
+        """A left-nested chain of operators of one precedence, `a + b - c`,
+        written flat without recursion: any number of terms costs linear time."""
+        links: list[A.Binary | A.BoolOp] = []
+        node: A.Expr = e
+        while isinstance(node, (A.Binary, A.BoolOp)) and node.op != "**" and _PREC[node.op] == prec:
+            links.append(node)
+            node = node.left
+        parts = [self.expr(node, prec)]
+        for link in reversed(links):
+            parts += (" ", link.op, " ", self.expr(link.right, prec + 1))
+        return "".join(parts)
 
     def _expr(self, e: A.Expr) -> tuple[str, int]:
         if isinstance(e, A.Name):
@@ -226,15 +257,15 @@ class _FnCompiler:
         if isinstance(e, A.Unary):
             return f"{e.op}{self.expr(e.operand, 13)}", 13
         if isinstance(e, A.Binary):
-            prec = {"+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}[e.op]
             if e.op == "**":
                 return f"{self.expr(e.left, 15)} ** {self.expr(e.right, 13)}", 14
-            return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
+            prec = _PREC[e.op]
+            return self._chain(e, prec), prec
         if isinstance(e, A.Compare):
             return f"{self.expr(e.left, 11)} {e.op} {self.expr(e.right, 11)}", 9
         if isinstance(e, A.BoolOp):
-            prec = 7 if e.op == "or" else 8
-            return f"{self.expr(e.left, prec)} {e.op} {self.expr(e.right, prec + 1)}", prec
+            prec = _PREC[e.op]
+            return self._chain(e, prec), prec
         if isinstance(e, A.Not):
             return f"not {self.expr(e.operand, 9)}", 9
         if isinstance(e, A.Field):
@@ -639,4 +670,6 @@ def compile_program(analysis: Analysis, path: str, fuse_updates: bool = True) ->
     what the fused `rt.field_add` saves)."""
     if analysis.errors:
         raise CompileError(f"{path} has {len(analysis.errors)} error(s); check it with qlint")
-    return Compiler(analysis, path, fuse_updates).run()
+    # A flat chain of any length is written without recursion, but the passes
+    # that lead to it may recurse along it.
+    return deep(lambda: Compiler(analysis, path, fuse_updates).run())

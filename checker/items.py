@@ -19,18 +19,25 @@ from .ast import Item
 from .parser import ItemParse, parse_item
 from .source import LineIndex
 
-# Column 0, not blank, not a comment.
-_ITEM_START = re.compile(r"^(?=[^\s#])", re.M)
+# Column 0, not blank, not a comment (nor a byte order mark: see split_items).
+_ITEM_START = re.compile(r"^(?=[^\s#\ufeff])", re.M)
 # The same, where a lone `\r` also ends a line (rare: checked for first).
-_ITEM_START_CR = re.compile(r"(?:^|(?<=\r))(?=[^\s#])", re.M)
+_ITEM_START_CR = re.compile(r"(?:^|(?<=\r))(?=[^\s#\ufeff])", re.M)
 _LONE_CR = re.compile(r"\r(?!\n)")
+BOM = "\ufeff"
 
 
-def split_items(text: str) -> list[tuple[int, int]]:
+def split_items(text: str, at_document_start: bool = True) -> list[tuple[int, int]]:
     """(start, end) of each item's text; leading comments and blank lines form a
-    chunk of their own, which parses to nothing."""
+    chunk of their own, which parses to nothing. A byte order mark that starts
+    the document is a chunk of its own, which parses to nothing too (an editor
+    hands it over as text); anywhere else it is an unexpected character."""
     pattern = _ITEM_START_CR if "\r" in text and _LONE_CR.search(text) else _ITEM_START
     starts = [m.start() for m in pattern.finditer(text)]
+    if at_document_start and text.startswith(BOM):
+        if starts and starts[0] == 0:  # a line that starts with a stray mark is no item
+            starts.pop(0)
+        starts.insert(0, 1)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     bounds = []
@@ -198,7 +205,7 @@ def _reparse(text: str, cache: ParseCache, previous: ParsedDocument, check: Call
     end = (tail[0].start + delta) if tail else len(text)
     for s in head:
         cache.keep(s.parse)
-    middle = _slots(text, start, split_items(text[start:end]), cache, check)
+    middle = _slots(text, start, split_items(text[start:end], at_document_start=start == 0), cache, check)
     moved = []
     for s in tail:
         cache.keep(s.parse)

@@ -11,7 +11,9 @@ item's kind and name, so nothing that refers to it reports a cascade.
 
 from __future__ import annotations
 
+import bisect
 import collections
+import dataclasses
 import re
 import threading
 from dataclasses import dataclass
@@ -21,18 +23,26 @@ from typing import cast
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from lark.indenter import DedentError, Indenter
-from lark.lexer import LexerThread
+from lark.lexer import LexerState, LexerThread, LineCounter
+from lark.utils import TextSlice
 
 from . import ast as A
 from . import catalog as C
-from .diagnostics import LocalDiagnostic
+from .diagnostics import LocalDiagnostic, LocalRelated
 from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
 
-# Deeper expressions are refused (E0009): nobody writes them, and it keeps every
-# recursive pass over the tree far from Python's recursion limit.
+# Nesting as the user sees it (E0009): each enclosing block, each enclosing
+# bracket (parentheses, calls, indexing, lists) and each prefix operator or
+# `**` whose operand holds the token counts one level. Deeper statements are
+# refused and never reach the tree: nobody writes them, and it keeps every
+# recursive pass over the tree far from Python's recursion limit. (Chains that
+# read flat, `a + b + c`, `x.a.b`, `f(x)(y)`, count nothing.)
 MAX_NESTING = 100
 # A broken item is re-parsed at most this many times before it is given up on.
 MAX_RECOVERIES = 25
+# Bracket and lexical problems reported one by one in an item; the next one
+# also says how many more there are, and the rest are only blanked out.
+MAX_TOKEN_PROBLEMS = 20
 
 
 _LAST_LINE = re.compile(r"\r\n?|\n")
@@ -52,10 +62,13 @@ class _QuiverIndenter(Indenter):
         if self.paren_level > 0:
             return
         yield token
-        indent_str = _LAST_LINE.split(token)[-1]
+        # The last line's indentation (the token may span many blank lines).
+        indent_str = token[max(token.rfind("\n"), token.rfind("\r")) + 1 :]
         indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len + indent_str.count("\f")
         if indent > self.indent_level[-1]:
             self.indent_level.append(indent)
+            if len(self.indent_level) - 1 > MAX_NESTING:
+                raise _TooDeep(_end(token))
             yield Token.new_borrow_pos(self.INDENT_type, indent_str, token)
         else:
             while indent < self.indent_level[-1]:
@@ -66,17 +79,44 @@ class _QuiverIndenter(Indenter):
 
     def _process(self, stream):
         # As lark's, but an unmatched closing bracket is the parser's business,
-        # not an assertion failure.
+        # not an assertion failure; and nesting deeper than MAX_NESTING stops
+        # the parse (_TooDeep) before the parser builds anything of it.
         token = None
+        # Prefix operators (and `**`) nest their operand: `run` counts those
+        # whose operand is still going on, `outer` the levels of the enclosing
+        # brackets (each bracket, plus the run it interrupted, kept in `runs`).
+        run = outer = 0
+        runs: list[int] = []
+        operand_end = False  # the last token ends an operand: a `-` now is binary
         for token in stream:
-            if token.type == self.NL_type:
+            kind = token.type
+            if kind == self.NL_type:
                 yield from self.handle_NL(token)
-            else:
-                yield token
-            if token.type in self.OPEN_PAREN_types:
+                run, operand_end = 0, False
+                continue
+            yield token
+            if kind in _OPENERS:
                 self.paren_level += 1
-            elif token.type in self.CLOSE_PAREN_types:
+                runs.append(run)
+                outer += run + 1
+                run, operand_end = 0, False
+            elif kind in _CLOSERS:
                 self.paren_level = max(0, self.paren_level - 1)
+                if runs:
+                    run = runs.pop()
+                    outer -= run + 1
+                operand_end = True
+            elif kind in _PREFIX or (kind == "ADD_OP" and not operand_end):
+                run += 1
+                operand_end = False
+            elif kind in _OPERAND:
+                operand_end = kind != "DOT"
+                continue
+            else:
+                run, operand_end = 0, False
+                continue
+            if len(self.indent_level) - 1 + outer + run > MAX_NESTING:
+                raise _TooDeep(_start(token), _end(token))
         while len(self.indent_level) > 1:
             self.indent_level.pop()
             if token is not None:
@@ -85,13 +125,30 @@ class _QuiverIndenter(Indenter):
                 yield Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
 
 
+_OPENERS = frozenset({"LPAR", "LSQB"})
+_CLOSERS = frozenset({"RPAR", "RSQB"})
+_PREFIX = frozenset({"NOT", "POW_OP"})
+_OPERAND = frozenset({"NAME", "INT", "FLOAT", "STRING", "TRUE", "FALSE", "DOT"})
+
+
 class _GiveUp(Exception):
     """The item's header is broken: stop recovering."""
 
 
-# Stands in for a statement that did not parse; a private-use character the
-# pre-pass refuses in user text, so it can only come from recovery.
-PLACEHOLDER = "\ue000"
+class _TooDeep(Exception):
+    """Nesting past MAX_NESTING: at a token (start, end), or at the first line
+    of a block (start only; the range runs to the end of the line)."""
+
+    def __init__(self, start: int, end: int | None = None) -> None:
+        super().__init__("nested too deeply")
+        self.start = start
+        self.end = end
+
+
+# Stands in for a statement that did not parse; a character the pre-pass
+# refuses in user text (before the first parse), so it can only come from
+# recovery. An ASCII one: a text blanked stays one byte a character.
+PLACEHOLDER = "\x00"
 
 
 class _BadDedent(DedentError):
@@ -516,8 +573,12 @@ class _PlainLexer:
     def __init__(self) -> None:
         self._lexer = Lark(_GRAMMAR, parser="lalr", lexer="basic", keep_all_tokens=True)._build_lexer()
 
-    def lex(self, text: str):
-        return LexerThread.from_text(self._lexer, text).lex(None)
+    def lex(self, text: str, start: int = 0):
+        """The tokens of text[start:], at their offsets in `text` (lines and
+        columns are not kept: nothing here reads them)."""
+        counter = LineCounter("\n")
+        counter.char_pos = start
+        return LexerThread(self._lexer, LexerState(TextSlice(text, start, len(text)), counter)).lex(None)
 
 
 def _get_parsers() -> tuple[Lark, _PlainLexer]:
@@ -558,6 +619,8 @@ class ItemParse:
 
 def parse_item(text: str) -> ItemParse:
     """Parse the text of one top-level item. Never raises."""
+    if text == "\ufeff":  # the byte order mark that starts a document (items.split_items)
+        return ItemParse(text, None, ())
     stripped = _strip_trivia(text)
     if not stripped:
         return ItemParse(text, None, ())
@@ -588,6 +651,7 @@ class _Recovery:
         self.diagnostics: list[LocalDiagnostic] = []
         self.recovered: list[str] = []
         self.blanked: set[tuple[int, int]] = set()
+        self._chunks: list[tuple[int, int]] | None = None  # blanking keeps them
         m = _HEADER_RE.match(text)
         self.kind = None if not m else ("extern" if m.group(1).startswith("extern") else m.group(1))
         self.name_match = m
@@ -596,7 +660,9 @@ class _Recovery:
         parser, lexer = _get_parsers()
         try:
             self._check_indentation_chars()
-            prepassed = False
+            prepassed = PLACEHOLDER in self.text
+            if prepassed:
+                self._prepass(lexer)
             for _ in range(MAX_RECOVERIES):
                 try:
                     item = cast(A.Item, parser.parse(self.text))  # the callbacks build AST nodes
@@ -618,6 +684,18 @@ class _Recovery:
                         self._prepass(lexer)
                         continue
                     self._recover(*describe_unexpected(e, self.text))
+                    continue
+                except _TooDeep as e:
+                    if not prepassed and e.end is not None:  # in brackets: one unclosed is likelier
+                        prepassed = True
+                        self._prepass(lexer)
+                        continue
+                    end = e.end
+                    if end is None:  # a block: its first line
+                        end = max(
+                            e.start + 1, len(self.text[e.start : _line_end(self.text, e.start)].rstrip()) + e.start
+                        )
+                    self._recover(C.E0009.at(A.Span(e.start, end), limit=MAX_NESTING), e.start)
                     continue
                 problems = _validate(item)
                 if problems:
@@ -645,7 +723,14 @@ class _Recovery:
         """(start, end) of each top-level statement/member of the item's body:
         the lines indented exactly as its first indented line, except `elif`
         and `else`, which continue an `if`. Brackets are ignored on purpose: an
-        unclosed one must not swallow the rest of the body."""
+        unclosed one must not swallow the rest of the body. Computed once:
+        blanking a chunk keeps its first line where it was, and empties the
+        others, which belonged to no other chunk's start."""
+        if self._chunks is None:
+            self._chunks = self._cut_chunks()
+        return self._chunks
+
+    def _cut_chunks(self) -> list[tuple[int, int]]:
         base = None
         starts: list[int] = []
         for i, (start, end) in enumerate(_lines(self.text)):
@@ -664,13 +749,10 @@ class _Recovery:
 
     def _chunk_at(self, offset: int) -> tuple[int, int] | None:
         chunks = self._body_chunks()
-        for s, e in chunks:
-            if s <= offset < e:
-                return s, e
-        # Past the last statement (end of input): it belongs to the last one.
-        if chunks and offset >= chunks[-1][0]:
-            return chunks[-1]
-        return None
+        # The last chunk starting at or before `offset` (past the last
+        # statement, at the end of input, is the last one's).
+        i = bisect.bisect_right(chunks, (offset, len(self.text) + 1)) - 1
+        return chunks[i] if i >= 0 else None
 
     def _recover(self, diag: LocalDiagnostic, offset: int) -> None:
         """Record `diag` and blank the body chunk holding `offset`; raise
@@ -697,12 +779,27 @@ class _Recovery:
 
     def _blank(self, start: int, end: int) -> None:
         """Replace a statement by the internal placeholder, keeping every offset."""
-        self.blanked.add((start, end))
-        chunk = self.text[start:end]
-        self.recovered.extend(_bound_names(chunk))
-        indent = len(chunk) - len(chunk.lstrip(" \t\f"))
-        replaced = chunk[:indent] + PLACEHOLDER + re.sub(r"[^\r\n]", " ", chunk[indent + 1 :])
-        self.text = self.text[:start] + replaced + self.text[end:]
+        self._blank_all([(start, end)])
+
+    def _blank_all(self, chunks: list[tuple[int, int]]) -> None:
+        """Blank several statements (sorted, apart) with one copy of the text."""
+        text = self.text
+        pieces: list[str] = []
+        at = 0
+        for start, end in chunks:  # no copy of a chunk: it may be most of the text
+            self.blanked.add((start, end))
+            self.recovered.extend(_bound_names(text, start, end))
+            # As written: the line's first character may since have become a space.
+            first = _INDENT.match(self.original, start, end).end()  # pyright: ignore[reportOptionalMemberAccess]
+            pieces += (text[at:first], PLACEHOLDER)
+            at = first + 1
+            for m in _LINE_BREAK.finditer(text, at, end):
+                pieces += (" " * (m.start() - at), m.group())
+                at = m.end()
+            pieces.append(" " * (end - at))
+            at = end
+        pieces.append(text[at:])
+        self.text = "".join(pieces)
 
     # -- pre-passes
 
@@ -722,64 +819,117 @@ class _Recovery:
                 return
 
     def _prepass(self, lexer: _PlainLexer) -> None:
-        """Lexical errors, unbalanced brackets and runaway nesting, reported at
-        the character or bracket that causes them; one per statement."""
-        for m in re.finditer(PLACEHOLDER, self.original):
-            self.diagnostics.append(C.E0002.at(A.Span(m.start(), m.end()), char=_show_char(PLACEHOLDER)))
-            self.text = self.text[: m.start()] + " " + self.text[m.end() :]
+        """Lexical errors and unbalanced brackets, reported at the character or
+        bracket that causes them; one per statement."""
+        # The placeholder, written by the user, is an unexpected character
+        # like any other (and must not read as a statement skipped).
+        problems: list[tuple[int, _Problem, int]] = []
+        if PLACEHOLDER in self.original:
+            for m in re.finditer(PLACEHOLDER, self.original):
+                problems.append((0, ("char", m.start(), m.end(), PLACEHOLDER), m.start()))
+            # Statements as written: a line that held only the character is
+            # one, and is skipped as such.
+            self._body_chunks()
+            self.text = self.text.replace(PLACEHOLDER, " ")
         # Lexical errors first (an unterminated string explains the bracket it
-        # hides), then stray closing brackets, then unclosed openers.
-        problems = self._token_problems(lexer)
-        for _, diag, offset in sorted(problems, key=lambda p: (p[0], p[2])):
+        # hides), then stray closing brackets, then unclosed openers. Past
+        # MAX_TOKEN_PROBLEMS reported, the statements holding the others are
+        # blanked without a word (the last one reported counts them).
+        problems += self._token_problems(lexer)
+        problems.sort(key=lambda p: (p[0], p[2]))
+        to_blank: set[tuple[int, int]] = set()
+        reported: list[tuple[LocalDiagnostic, tuple[int, int] | None]] = []
+        for _, problem, offset in problems:
             chunk = self._chunk_at(offset)
-            if chunk in self.blanked:
+            if chunk in self.blanked or chunk in to_blank:
                 continue
-            self.diagnostics.append(diag)
+            reported.append((_problem_diagnostic(problem), chunk))
             if chunk is None:
-                raise _GiveUp
-            self._blank(*chunk)
+                break
+            to_blank.add(chunk)
+        if len(reported) > MAX_TOKEN_PROBLEMS:
+            more = len(reported) - MAX_TOKEN_PROBLEMS
+            diag, chunk = reported[MAX_TOKEN_PROBLEMS - 1]
+            reported[MAX_TOKEN_PROBLEMS - 1] = (_with_more(diag, more, reported[MAX_TOKEN_PROBLEMS][0].span), chunk)
+            # A header problem among the unreported ones still ends the item.
+            reported = reported[:MAX_TOKEN_PROBLEMS] + [r for r in reported[MAX_TOKEN_PROBLEMS:] if r[1] is None]
+        self.diagnostics.extend(diag for diag, _ in reported[:MAX_TOKEN_PROBLEMS])
+        if to_blank:
+            self._blank_all(sorted(to_blank))
+        if reported and reported[-1][1] is None:
+            raise _GiveUp
 
-    def _token_problems(self, lexer: _PlainLexer) -> list[tuple[int, LocalDiagnostic, int]]:
-        """(priority, diagnostic, offset) of each lexical or bracket problem."""
-        problems: list[tuple[int, LocalDiagnostic, int]] = []
-        scratch = self.text
+    def _token_problems(self, lexer: _PlainLexer) -> list[tuple[int, _Problem, int]]:
+        """(priority, problem, offset) of each lexical or bracket problem, in
+        one pass over the text: after a bad character or string the lexer
+        goes on from the character after it. A problem is only made into a
+        diagnostic if it is reported (most share a statement with another)."""
+        problems: list[tuple[int, _Problem, int]] = []
+        text = self.text
         tokens: list[Token] = []
-        for _ in range(4 * MAX_RECOVERIES):
+        at = 0
+        while True:
             try:
-                tokens = list(lexer.lex(scratch))
+                tokens.extend(lexer.lex(text, at))
                 break
             except UnexpectedCharacters as e:
                 pos = e.pos_in_stream
-                ch = scratch[pos]
-                if ch in "\"'":
-                    end = _line_end(scratch, pos)
-                    problems.append((0, C.E0008.at(A.Span(pos, end)), pos))
-                else:
-                    end = pos + 1
-                    problems.append((0, C.E0002.at(A.Span(pos, end), char=_show_char(ch)), pos))
-                scratch = scratch[:pos] + " " * (end - pos) + scratch[end:]
+                ch = text[pos]
+                at = _line_end(text, pos) if ch in "\"'" else pos + 1
+                problems.append((0, ("char", pos, at, ch), pos))
         stack: list[Token] = []
         for tok in tokens:
-            if tok.type in ("LPAR", "LSQB"):
+            kind = tok.type
+            if kind in _OPENERS:
                 stack.append(tok)
-            elif tok.type in ("RPAR", "RSQB"):
-                want = "LPAR" if tok.type == "RPAR" else "LSQB"
+            elif kind in _CLOSERS:
                 if not stack:
-                    problems.append(
-                        (1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem="has no opening bracket"), _start(tok))
-                    )
-                elif stack[-1].type != want:
-                    opener = stack[-1]
-                    closer = ")" if opener.type == "LPAR" else "]"
-                    problem = f"does not match '{opener}'; expected '{closer}'"
-                    problems.append((1, C.E0004.at(_tok_span(tok), bracket=str(tok), problem=problem), _start(tok)))
+                    problems.append((1, ("stray", tok, None), _start(tok)))
+                elif stack[-1].type != ("LPAR" if kind == "RPAR" else "LSQB"):
+                    problems.append((1, ("mismatch", tok, stack[-1]), _start(tok)))
                 else:
                     stack.pop()
         for opener in stack:
-            closer = ")" if opener.type == "LPAR" else "]"
-            problem = f"is never closed; expected '{closer}'"
-            problems.append((2, C.E0004.at(_tok_span(opener), bracket=str(opener), problem=problem), _start(opener)))
+            problems.append((2, ("unclosed", opener, None), _start(opener)))
         return problems
+
+
+_INDENT = re.compile(r"[ \t\f]*")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+# A lexical or bracket problem: ("char", start, end, first character), or
+# ("stray" | "mismatch" | "unclosed", bracket token, the opener it mismatches).
+_Problem = tuple
+
+
+def _problem_diagnostic(problem: _Problem) -> LocalDiagnostic:
+    kind = problem[0]
+    if kind == "char":
+        _, start, end, ch = problem
+        if ch in "\"'":
+            return C.E0008.at(A.Span(start, end))
+        return C.E0002.at(A.Span(start, end), char=_show_char(ch))
+    _, tok, opener = problem
+    if kind == "stray":
+        text = "has no opening bracket"
+    elif kind == "mismatch":
+        text = f"does not match '{opener}'; expected '{')' if opener.type == 'LPAR' else ']'}'"
+    else:
+        text = f"is never closed; expected '{')' if tok.type == 'LPAR' else ']'}'"
+    return C.E0004.at(_tok_span(tok), bracket=str(tok), problem=text)
+
+
+def _with_more(diag: LocalDiagnostic, more: int, next_span: A.Span) -> LocalDiagnostic:
+    """`diag`, with a note that the `more` problems after it, the first at
+    `next_span`, go unreported (their statements are skipped all the same)."""
+    what = (
+        "1 more bracket or character problem in this item is"
+        if more == 1
+        else (f"{more} more bracket or character problems in this item are")
+    )
+    note = LocalRelated(f"{what} not reported; the next one is here", next_span)
+    return dataclasses.replace(diag, related=(*diag.related, note))
 
 
 def _show_char(ch: str) -> str:
@@ -797,18 +947,20 @@ def _lines(text: str):
         yield start, len(text)
 
 
-_BOUND = re.compile(r"^\s*(?:for\s+([^\W\d]\w*)|((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*)\s*(?:[-+*/]?=)(?!=))")
+_BOUND = re.compile(
+    r"(?:^|(?<=\r))[ \t\f]*(?:for[ \t\f]+([^\W\d]\w*)|((?:[^\W\d]\w*[ \t\f]*,[ \t\f]*)*[^\W\d]\w*)[ \t\f]*(?:[-+*/]?=)(?!=))",
+    re.M,
+)
 
 
-def _bound_names(chunk: str) -> list[str]:
+def _bound_names(text: str, start: int, end: int) -> list[str]:
+    """The names bound by the statements in text[start:end]."""
     names = []
-    for line in chunk.splitlines():
-        m = _BOUND.match(line)
-        if m:
-            if m.group(1):
-                names.append(m.group(1))
-            else:
-                names.extend(n.strip() for n in m.group(2).split(","))
+    for m in _BOUND.finditer(text, start, end):  # at each line's start
+        if m.group(1):
+            names.append(m.group(1))
+        else:
+            names.extend(n.strip() for n in m.group(2).split(","))
     return names
 
 
@@ -845,7 +997,8 @@ HARD_KEYWORDS = frozenset(
 
 def _validate(item: A.Item) -> list[LocalDiagnostic]:
     """Syntax rules the grammar does not express: keywords used as names,
-    assignment targets, loop control outside loops, nesting depth."""
+    assignment targets, loop control outside loops (nesting depth is the
+    post-lexer's, which stops the parse where it is exceeded)."""
     problems: list[LocalDiagnostic] = []
     for node in A.walk(item):
         text = node.name if isinstance(node, (A.Name, A.DimName)) else node.text if isinstance(node, A.Ident) else None
@@ -854,15 +1007,6 @@ def _validate(item: A.Item) -> list[LocalDiagnostic]:
             break
     if isinstance(item, A.FnDecl):
         _validate_block(item.body, 0, problems)
-    # Depth of every expression, without recursion.
-    stack: list[tuple[A.Node, int]] = [(item, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_NESTING:
-            problems.append(C.E0009.at(node.span, limit=MAX_NESTING))
-            break
-        for child in node.children():
-            stack.append((child, depth + 1))
     problems.sort(key=lambda d: d.span.start)
     return problems
 

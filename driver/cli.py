@@ -25,6 +25,7 @@ import traceback as tb
 
 from quiver.checker import ide
 from quiver.checker.ast import Span
+from quiver.checker.compiler import CompileError
 
 from . import report
 from .loader import CheckFailed, Program, compile_file
@@ -73,6 +74,16 @@ def _main_problem(program: Program) -> tuple[Span | None, str] | None:
     return focus, f"{why} (found {info.signature()})"
 
 
+def _cannot_compile(file: str, e: CompileError, as_json: bool) -> int:
+    """A program that checks but that Python cannot hold (an expression nested
+    too deeply in the generated code): a message, never a traceback."""
+    message = f"cannot compile {file}: {e}"
+    print(f"quiver: {message}", file=sys.stderr)
+    if as_json:
+        print(RunError(os.path.abspath(file), 1, 1, 1, 1, message, CHECK).to_json(), file=sys.stderr)
+    return 1
+
+
 def cmd_run(args) -> int:
     # Stream the program's output even through a pipe (the language server).
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -104,6 +115,8 @@ def cmd_run(args) -> int:
                 file=sys.stderr,
             )
         return 1
+    except CompileError as e:
+        return _cannot_compile(args.file, e, as_json)
     problem = _main_problem(program)
     if problem is not None:
         span, message = problem
@@ -158,6 +171,8 @@ def cmd_compile(args) -> int:
     except CheckFailed as e:
         print(str(e), file=sys.stderr)
         return 1
+    except CompileError as e:
+        return _cannot_compile(args.file, e, False)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(program.compiled.source)

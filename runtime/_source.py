@@ -190,8 +190,42 @@ def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> ty
     module.__file__ = filename
     module.__dict__["__quiver_source__"] = qv_path  # not a ModuleType attribute: set in the namespace
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    exec(compile(code, filename, "exec"), module.__dict__)
+    # Python's compiler recurses along a long flat chain (`a + a + ... + a`).
+    exec(_compile(code, filename), module.__dict__)
     return module
+
+
+def _compile(code: str, filename: str):
+    """compile(), retried with room for deep recursion: Python's compiler
+    recurses along a long flat chain (`a + a + ... + a`), which the checker
+    accepts at any length (and recurses along the same way, with room)."""
+    try:
+        return compile(code, filename, "exec")
+    except RecursionError:
+        pass
+    import threading
+
+    out: list = []
+
+    def target() -> None:
+        try:
+            out.append(compile(code, filename, "exec"))
+        except BaseException as e:  # handed to the caller's thread
+            out.append(e)
+
+    old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
+    try:
+        threading.stack_size(512 * 1024 * 1024)
+        sys.setrecursionlimit(2_000_000)
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        thread.join()
+    finally:
+        sys.setrecursionlimit(old_limit)
+        threading.stack_size(old_stack)
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
 
 
 def run_main(module, *, stream=None, relative_to: str | None = None) -> int:

@@ -233,3 +233,29 @@ def test_run_as_a_process_streams_and_exits_zero() -> None:
     first = float(lines[0].split()[-1])
     last = float(lines[-1].split()[-1])
     assert last < first / 100
+
+
+def test_deep_programs_run_or_are_refused_without_a_traceback(tmp_path: Path, capsys) -> None:
+    # Issue 13: a long flat sum runs (Python's compiler recurses along it too);
+    # 10,000 nested blocks are one E0009; a chain Python cannot nest is a
+    # message, not a traceback.
+    p = tmp_path / "sum.qv"
+    p.write_text("fn main():\n    a = 1.0\n    x = " + " + ".join(["a"] * 20_000) + "\n    print(x)\n")
+    assert run(capsys, "run", str(p))[:2] == (0, "20000.0\n")
+    p = tmp_path / "blocks.qv"
+    p.write_text(
+        "fn main():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(10_000)) + " " * 10_001 + "pass\n"
+    )
+    code, out, err = run(capsys, "run", str(p))
+    assert code == 1 and "E0009 nested more than 100 levels deep" in err and "Traceback" not in err
+    p = tmp_path / "casts.qv"
+    p.write_text("fn main():\n    x = 1.0" + " as Float" * 300 + "\n    print(x)\n")
+    code, out, err = run(capsys, "run", str(p))
+    assert (code, out) == (1, "") and "Traceback" not in err
+    assert err.strip().endswith("levels deep in the generated Python; name some of its intermediate values")
+
+
+def test_a_byte_order_mark_runs(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "bom.qv"
+    p.write_bytes("\ufefffn main():\n    print(1)\n".encode())
+    assert run(capsys, "run", str(p))[:2] == (0, "1\n")

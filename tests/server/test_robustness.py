@@ -200,3 +200,18 @@ def test_notifications_leave_nothing_behind() -> None:
     for _ in range(50):
         ls.protocol._handle_notification(lsp.TEXT_DOCUMENT_DID_CHANGE, params)
     assert ls.protocol._request_futures == {}
+
+
+async def test_deep_nesting_and_a_byte_order_mark(session: Session) -> None:
+    # Issue 13: 2,000 nested blocks used to raise RecursionError in the
+    # analysis, so the file got no diagnostics and every request an
+    # InternalError; a text with a leading U+FEFF got E0002 at it.
+    deep = "fn nest():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(2000)) + " " * 2001 + "pass\n"
+    uri = session.open(deep + TEXT)
+    (d,) = await session.diagnostics(uri, timeout=60.0)
+    assert (d.code, d.message, d.range.start.line) == ("E0009", "nested more than 100 levels deep", 101)
+    assert await session.hover(uri, len(deep) + TEXT.index("x = randn")) is not None
+    uri = session.open("\ufeff" + TEXT, session.uri("bom.qv"))
+    assert not await session.diagnostics(uri)
+    h = await session.hover(uri, 1 + TEXT.index("x = randn"))
+    assert h is not None and h.contents.value == "```quiver\n(local) x: [4 D]\n```"
