@@ -494,8 +494,10 @@ def kind_word(kind: str) -> str:
 
 # ------------------------------------------------------------------ per-item declarations
 
+_NO_LOOKUPS: frozenset[str] = frozenset()  # shared by every declaration that looked nothing up
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Declared:
     """What one item contributes to the global scope, and its own diagnostics."""
 
@@ -755,7 +757,7 @@ def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
         item,
         tuple(unbound),
     )
-    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups))
+    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
 
 
 def _forget_dims(t: T.Type, names: set[str]) -> T.Type:

@@ -23,6 +23,9 @@ from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 from .results import FactKind, GradSite, ReadFact
 
 
+_NO_CALLEES: frozenset[str] = frozenset()  # shared: most functions pass no model on
+
+
 @dataclass(frozen=True)
 class Step:
     """One link of a witness chain: in `fn`, at `span` (relative to fn's item)."""
@@ -102,7 +105,8 @@ class ReadAnalysis:
             if previous is not None and f not in dirty:
                 self.callees[f] = previous.callees[f]
             else:
-                self.callees[f] = frozenset(x.target for x in ff if x.kind == "call")
+                callees = frozenset(x.target for x in ff if x.kind == "call")
+                self.callees[f] = callees if callees else _NO_CALLEES
         callers: dict[str, set[str]] = {}
         for f, cs in self.callees.items():
             for c in cs:

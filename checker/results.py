@@ -61,8 +61,11 @@ class GradSite:
     wrt: tuple[str, ...] | None = None  # the selected top-level fields
 
 
-@dataclass
+@dataclass(slots=True)
 class BodyResult:
+    """Read-only once made: empty maps may be shared between results (see
+    `shared_if_empty`), which keeps a file of many small functions small."""
+
     diagnostics: tuple[LocalDiagnostic, ...]
     types: dict[A.Node, T.Type]
     refs: dict[A.Node, Ref]
@@ -73,3 +76,15 @@ class BodyResult:
     # shape literals, the callee kind of each call.
     axes: dict[A.Node, int | tuple[int, ...] | None]  # over= axes; permute's order
     locals: dict[str, T.Type]
+
+
+_EMPTY_DICT: dict = {}
+_EMPTY_SET: frozenset = frozenset()
+
+
+def shared_if_empty(d):
+    """`d`, or one shared empty object of its kind when it is empty (results
+    are never changed after they are made)."""
+    if d:
+        return d
+    return _EMPTY_SET if isinstance(d, frozenset) else _EMPTY_DICT

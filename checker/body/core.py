@@ -9,7 +9,7 @@ from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, suggest
 from ..diagnostics import LocalDiagnostic
-from ..results import BodyResult, GradSite, ReadFact, Ref
+from ..results import BodyResult, GradSite, ReadFact, Ref, shared_if_empty
 from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
@@ -83,12 +83,12 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         return BodyResult(
             tuple(self.diags),
             self.types,
-            self.refs,
-            frozenset(self.facts),
+            shared_if_empty(self.refs),
+            shared_if_empty(frozenset(self.facts)),
             tuple(self.sites.values()),
-            self.deps,
-            self.axes,
-            self.locals,
+            shared_if_empty(self.deps),
+            shared_if_empty(self.axes),
+            shared_if_empty(self.locals),
         )
 
     def check_written_selections(self, t: A.TypeExpr) -> None:
