@@ -5,13 +5,17 @@
     quiver check [PATH ...]          (the same as qlint)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
-the program prints. A failure is reported at its .qv location
+the program prints. The file must be a regular file of at most 10 MiB (a FIFO,
+a device or a folder is refused before anything is read: "cannot read PATH:
+why", exit status 2, as for a file that cannot be opened). A failure is reported at its .qv location
 (`mlp.qv:14:9: error: ...`) and the exit status is 1; `--traceback` adds the
 Python traceback. A file whose `main` cannot be run (none, or one that takes
 parameters: the checker's rule, `ide.runnable`) fails the same way before
 anything runs. With `--error-format json` the last line on stderr is one JSON
 object describing the failure, for tools such as the language server; its
-shape is defined in run_protocol.py.
+shape is defined in run_protocol.py. A failure of quiver itself (not of the
+program) prints `quiver: internal error: ...` and exits 2, without a traceback
+unless --traceback is given.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 
 from . import report
+from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file
 from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, RunError
 
 
 def _line_end_col(path: str, line: int) -> int:
+    if not is_regular(path):
+        return 1
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for i, text in enumerate(fh, start=1):
@@ -147,8 +154,12 @@ def cmd_compile(args) -> int:
         print(str(e), file=sys.stderr)
         return 1
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(program.compiled.source)
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(program.compiled.source)
+        except OSError as e:
+            print(f"quiver: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(program.compiled.source)
     return 0
@@ -185,9 +196,23 @@ def main(argv: list[str] | None = None) -> int:
         from .qlint import main as qlint_main
 
         return qlint_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help
+        return int(e.code or 0)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("quiver: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover - `quiver compile f.qv | head`
+        return 1
+    except Exception as e:  # a failure of quiver itself: a message and exit 2, never a traceback
+        if getattr(args, "traceback", False):
+            tb.print_exc(file=sys.stderr)
+        print(f"quiver: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

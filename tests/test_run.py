@@ -233,3 +233,56 @@ def test_run_as_a_process_streams_and_exits_zero() -> None:
     first = float(lines[0].split()[-1])
     last = float(lines[-1].split()[-1])
     assert last < first / 100
+
+
+# ------------------------------------------------------------------ input handling (issue 13, item 6)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_run_refuses_a_fifo_without_waiting(tmp_path: Path, capsys) -> None:
+    os.mkfifo(tmp_path / "p.qv")
+    code, out, err = run(capsys, "run", str(tmp_path / "p.qv"))
+    assert (code, out) == (2, "")
+    assert err.strip() == f"quiver: cannot read {tmp_path / 'p.qv'}: it is a FIFO (named pipe), not a regular file"
+
+
+def test_run_and_compile_refuse_a_folder_and_a_device(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "run", str(tmp_path))
+    assert code == 2 and "it is a folder, not a regular file" in err
+    if os.path.exists("/dev/zero"):
+        (tmp_path / "z.qv").symlink_to("/dev/zero")
+        code, _, err = run(capsys, "compile", str(tmp_path / "z.qv"))
+        assert code == 2 and "it is a character device, not a regular file" in err
+        with pytest.raises(OSError, match="not a regular file"):
+            quiver.load(str(tmp_path / "z.qv"))
+
+
+def test_run_refuses_a_file_over_the_size_limit(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("quiver.inputs.MAX_SOURCE_BYTES", 8)
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, _, err = run(capsys, "run", str(p))
+    assert code == 2 and "it is larger than 8 bytes" in err
+
+
+def test_compile_to_an_unwritable_path_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, _, err = run(capsys, "compile", str(p), "-o", str(tmp_path / "no" / "such" / "out.py"))
+    assert code == 2 and err.startswith(f"quiver: cannot write {tmp_path / 'no' / 'such' / 'out.py'}: ")
+
+
+def test_an_internal_failure_of_quiver_exits_two_without_a_traceback(tmp_path: Path, capsys, monkeypatch) -> None:
+    def broken(path: str):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("quiver.cli.compile_file", broken)
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, out, err = run(capsys, "run", str(p))
+    assert (code, out) == (2, "")
+    assert err.strip() == "quiver: internal error: RuntimeError: boom (please report it)"
+    code, _, err = run(capsys, "run", str(p), "--traceback")
+    assert code == 2 and "Traceback" in err
+
+
+def test_usage_errors_exit_two(capsys) -> None:
+    assert run(capsys, "run")[0] == 2
+    assert run(capsys, "nonsense")[0] == 2
