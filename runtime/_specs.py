@@ -160,6 +160,8 @@ class TensorArg(ArgSpec):
             self._fail(sig, describe(a))
         if a.dtype is not self._dtype:
             self._fail(sig, tensor_text(a))
+        if a.is_meta:
+            self._fail(sig, f"{tensor_text(a)} on the meta device (a meta tensor has a shape but no values)")
         shape = a.shape
         if self._size is not None:
             if shape != self._size:
@@ -386,10 +388,37 @@ class TupleArg(ArgSpec):
             s.label = f"element {i} of {label}"
 
 
+def _placed_specs(spec, path, models, tensors) -> None:
+    if isinstance(spec, ModelArg):
+        models.append((path, spec))
+    elif isinstance(spec, TensorArg):
+        tensors.append((path, spec))
+    elif isinstance(spec, TupleArg):
+        for i, s in enumerate(spec.items):
+            _placed_specs(s, (*path, i), models, tensors)
+
+
+def _at(args, path):
+    value = args[path[0]]
+    for i in path[1:]:
+        value = value[i]
+    return value
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are the same: equal, or of one type where one of
+    them has no index (a model declared ``on cuda``)."""
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
+def _device_text(d: torch.device) -> str:
+    return str(d)
+
+
 class Signature:
     """The parameters of one compiled fn (or extern fn), checked at each call."""
 
-    __slots__ = ("src", "name", "loc", "specs", "_n", "_generic")
+    __slots__ = ("src", "name", "loc", "specs", "_n", "_generic", "_models", "_tensors", "_placed")
 
     def __init__(self, src, name, loc, specs):
         self.src = src
@@ -398,14 +427,58 @@ class Signature:
         self.specs = tuple(specs)
         self._n = len(self.specs)
         self._generic = any(s.generic for s in self.specs)
+        # Where the model and tensor arguments are: (index path into the args, spec).
+        models: list = []
+        tensors: list = []
+        for i, spec in enumerate(self.specs):
+            _placed_specs(spec, (i,), models, tensors)
+        self._models = tuple(models)
+        self._tensors = tuple(tensors)
+        # one model or tensor alone has nothing to agree with
+        self._placed = len(models) + len(tensors) > 1
 
     def check(self, *args) -> None:
-        """Raise CheckError unless the arguments fit the parameters."""
+        """Raise CheckError unless the arguments fit the parameters (and the
+        tensor and model arguments are on one device: :meth:`check_devices`)."""
         if len(args) != self._n:
             self._arity(args)
         env = {} if self._generic else None
         for spec, a in zip(self.specs, args):
             spec._check(a, env, self)
+        if self._placed:
+            self.check_devices(args)
+
+    def check_devices(self, args) -> None:
+        """The device rule of a call: every model argument and every tensor
+        argument (tuple elements included) is on one device, the device of the
+        first model argument, or without one of the first tensor argument.
+        A model's device is its class's declared device (``cuda`` without an
+        index matches any ``cuda:N``). The arguments must already have passed
+        their specs."""
+        ref = ref_spec = None
+        for path, spec in self._models:
+            dev = type(_at(args, path))._qv_torch_device
+            if ref is None:
+                ref, ref_spec = dev, spec
+            elif dev != ref and not _same_device(dev, ref):
+                self._device_fail(spec, f"model {spec.cls._qv_name} on {_device_text(dev)}", ref, ref_spec, args)
+        for path, spec in self._tensors:
+            a = _at(args, path)
+            dev = a.device
+            if ref is None:
+                ref, ref_spec = dev, spec
+            elif dev != ref and not _same_device(dev, ref):
+                self._device_fail(spec, f"{tensor_text(a)} on {_device_text(dev)}", ref, ref_spec, args)
+
+    def _device_fail(self, spec, found, ref, ref_spec, args):
+        whose = ref_spec.label
+        if isinstance(ref_spec, ModelArg):
+            whose += f", model {ref_spec.cls._qv_name}"
+        raise CheckError(
+            f"{self.name}(): {spec.label} expected {spec.type_text()} on {_device_text(ref)} "
+            f"(the device of {whose}), found {found}",
+            spec.loc if spec.loc is not None else self.loc,
+        )
 
     def bind(self, *args) -> dict:
         """Like :meth:`check`; returns ``{generic dim: (size, where)}``."""
@@ -429,3 +502,58 @@ class Signature:
 
     def __repr__(self) -> str:
         return f"Signature({self.name}: " + ", ".join(f"{s.name}: {s.type_text()}" for s in self.specs) + ")"
+
+
+class ResultCheck:
+    """The check of a compiled fn's result against the refined element types
+    of its declared return type (``-> [] NonNeg``, ``-> ([b] Index[10], [] Prob)``).
+
+    Compiled code calls ``check(value, line, col)`` at each ``return`` while
+    ``rt.checks.enabled``, with the ``.qv`` position of the ``return``. Only
+    the values are checked (the checker has proved shapes and dtypes): a tensor
+    of a refined type whose values do not fit raises :class:`ValueCheckError`
+    at that position, with the message of the argument checks and of ``as``
+    casts (``loss(): result expected [] NonNeg, found values below 0 or NaN
+    (min nan)``). Like every value check, it is skipped inside torch.func
+    transforms (per-example gradients, jvp)."""
+
+    __slots__ = ("src", "name", "spec", "_leaves")
+
+    def __init__(self, src, name, spec):
+        self.src = src
+        self.name = name
+        self.spec = spec
+        if isinstance(spec, TupleArg):
+            spec._set_label("result")
+        else:
+            spec.label = "result"
+        leaves: list = []
+        _refined_specs(spec, (), leaves)
+        self._leaves = tuple(leaves)
+
+    def check(self, value, line, col):
+        """``value`` itself, once its refined tensors have passed."""
+        for path, spec in self._leaves:
+            t = value
+            for i in path:
+                t = t[i]
+            if isinstance(t, _Tensor) and t.dtype is spec._dtype:
+                problem = spec.elem.value_problem(t)
+                if problem is not None:
+                    raise ValueCheckError(
+                        f"{self.name}(): {spec.label} expected {spec.type_text()}, found {problem}",
+                        self.src.loc(line, col),
+                    )
+        return value
+
+    def __repr__(self) -> str:
+        return f"ResultCheck({self.name}: {self.spec.type_text()})"
+
+
+def _refined_specs(spec, path, out) -> None:
+    if isinstance(spec, TensorArg):
+        if spec._refined:
+            out.append((path, spec))
+    elif isinstance(spec, TupleArg):
+        for i, s in enumerate(spec.items):
+            _refined_specs(s, (*path, i), out)
