@@ -390,19 +390,12 @@ class TupleArg(ArgSpec):
 
 def _placed_specs(spec, path, models, tensors) -> None:
     if isinstance(spec, ModelArg):
-        models.append((path, spec))
+        models.append((path[0], path[1:], spec))
     elif isinstance(spec, TensorArg):
-        tensors.append((path, spec))
+        tensors.append((path[0], path[1:], spec))
     elif isinstance(spec, TupleArg):
         for i, s in enumerate(spec.items):
             _placed_specs(s, (*path, i), models, tensors)
-
-
-def _at(args, path):
-    value = args[path[0]]
-    for i in path[1:]:
-        value = value[i]
-    return value
 
 
 def _same_device(a: torch.device, b: torch.device) -> bool:
@@ -456,17 +449,27 @@ class Signature:
         index matches any ``cuda:N``). The arguments must already have passed
         their specs."""
         ref = ref_spec = None
-        for path, spec in self._models:
-            dev = type(_at(args, path))._qv_torch_device
+        for i, rest, spec in self._models:
+            a = args[i]
+            for j in rest:
+                a = a[j]
+            dev = type(a)._qv_torch_device
             if ref is None:
                 ref, ref_spec = dev, spec
             elif dev != ref and not _same_device(dev, ref):
                 self._device_fail(spec, f"model {spec.cls._qv_name} on {_device_text(dev)}", ref, ref_spec, args)
-        for path, spec in self._tensors:
-            a = _at(args, path)
+        on_cpu = ref is None or ref.type == "cpu"
+        for i, rest, spec in self._tensors:
+            a = args[i]
+            for j in rest:
+                a = a[j]
+            if on_cpu and a.is_cpu:  # the common case, without making device objects
+                if ref is None:
+                    ref, ref_spec = a.device, spec
+                continue
             dev = a.device
             if ref is None:
-                ref, ref_spec = dev, spec
+                ref, ref_spec, on_cpu = dev, spec, False
             elif dev != ref and not _same_device(dev, ref):
                 self._device_fail(spec, f"{tensor_text(a)} on {_device_text(dev)}", ref, ref_spec, args)
 
