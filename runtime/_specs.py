@@ -59,7 +59,10 @@ def describe(x) -> str:
 
 
 class ArgSpec:
-    """Base class of the argument specs."""
+    """Base class of the argument specs. ``_check(value, env, sig)`` raises
+    CheckError unless ``value`` fits; it returns True when the value is a
+    model or tensor (or holds one) that is not on the CPU, so that a call
+    whose arguments are all on the CPU skips the device rule."""
 
     __slots__ = ("name", "loc", "label")
     generic = False
@@ -160,7 +163,8 @@ class TensorArg(ArgSpec):
             self._fail(sig, describe(a))
         if a.dtype is not self._dtype:
             self._fail(sig, tensor_text(a))
-        if a.is_meta:
+        off_cpu = not a.is_cpu
+        if off_cpu and a.is_meta:
             self._fail(sig, f"{tensor_text(a)} on the meta device (a meta tensor has a shape but no values)")
         shape = a.shape
         if self._size is not None:
@@ -192,6 +196,7 @@ class TensorArg(ArgSpec):
             problem = self.elem.value_problem(a)
             if problem is not None:
                 self._fail(sig, problem, ValueCheckError)
+        return off_cpu
 
     def _bind_fail(self, sig, g, prev, got, a):
         size, where = prev
@@ -223,6 +228,7 @@ class ModelArg(ArgSpec):
             if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
                 found += " (another class of that name, from another load of the file)"
             self._fail(sig, found)
+        return type(a)._qv_torch_device.type != "cpu"
 
 
 class GradArg(ArgSpec):
@@ -379,8 +385,11 @@ class TupleArg(ArgSpec):
     def _check(self, a, env, sig):
         if not isinstance(a, tuple) or len(a) != len(self.items):
             self._fail(sig, describe(a))
+        off_cpu = False
         for s, v in zip(self.items, a):
-            s._check(v, env, sig)
+            if s._check(v, env, sig):
+                off_cpu = True
+        return off_cpu
 
     def _set_label(self, label):
         self.label = label
@@ -436,9 +445,11 @@ class Signature:
         if len(args) != self._n:
             self._arity(args)
         env = {} if self._generic else None
+        off_cpu = False
         for spec, a in zip(self.specs, args):
-            spec._check(a, env, self)
-        if self._placed:
+            if spec._check(a, env, self):
+                off_cpu = True
+        if off_cpu and self._placed:  # all on the CPU: one device, nothing more to check
             self.check_devices(args)
 
     def check_devices(self, args) -> None:
