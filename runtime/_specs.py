@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 import torch
 
+from ._checks import transforms as _transforms
 from ._elems import dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
 from ._grad import Grad, _layout, _selection
@@ -531,7 +532,7 @@ class ResultCheck:
     (min nan)``). Like every value check, it is skipped inside torch.func
     transforms (per-example gradients, jvp)."""
 
-    __slots__ = ("src", "name", "spec", "_leaves")
+    __slots__ = ("src", "name", "spec", "_leaves", "_scalar")
 
     def __init__(self, src, name, spec):
         self.src = src
@@ -544,9 +545,21 @@ class ResultCheck:
         leaves: list = []
         _refined_specs(spec, (), leaves)
         self._leaves = tuple(leaves)
+        # the common case, a `[]` result (a loss): its one value is read directly
+        self._scalar = spec.elem if isinstance(spec, TensorArg) and spec._refined and not spec.dims else None
 
     def check(self, value, line, col):
         """``value`` itself, once its refined tensors have passed."""
+        elem = self._scalar
+        if elem is not None and type(value) is _Tensor and value.dtype is elem.dtype:
+            if _transforms.depth:
+                return value
+            problem = elem._scalar_problem(value.item())
+            if problem is None:
+                return value
+            raise ValueCheckError(
+                f"{self.name}(): result expected {self.spec.type_text()}, found {problem}", self.src.loc(line, col)
+            )
         for path, spec in self._leaves:
             t = value
             for i in path:

@@ -567,3 +567,22 @@ def test_other_seeds_are_checked_the_same_way(mlp):
         rt.randn((2,), seed=2**70)
     with pytest.raises(rt.GradError, match=r"randn_grad\(Mlp, seed\): seed .* does not fit in 64 bits"):
         rt.randn_grad(mlp.Mlp, 2**70)
+
+
+def test_a_result_check_of_an_unrefined_type_checks_nothing():
+    src = rt.SourceFile("plain.qv")
+    check = rt.ResultCheck(src, "f", rt.TensorArg("result", (), rt.f32))
+    nan = torch.tensor(float("nan"))
+    assert check.check(nan, 1, 1) is nan
+
+
+def test_a_scalar_result_of_another_dtype_takes_the_general_path():
+    # compiled code always returns the declared dtype; a Python caller of ResultCheck may not
+    src = rt.SourceFile("r.qv")
+    check = rt.ResultCheck(src, "f", rt.TensorArg("result", (), rt.nonneg))
+    odd = torch.tensor(-1.0, dtype=torch.float64)
+    assert check.check(odd, 1, 1) is odd
+    with pytest.raises(
+        rt.ValueCheckError, match=r"f\(\): result expected \[\] NonNeg, found values below 0 or NaN \(min -1\)"
+    ):
+        check.check(torch.tensor(-1.0), 1, 1)
