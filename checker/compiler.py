@@ -44,7 +44,7 @@ class CompiledModule:
 
 def py_name(name: str) -> str:
     """A Quiver identifier as a Python identifier that shadows nothing."""
-    if name in _RESERVED or name == "_src" or name.startswith("_sig_"):
+    if name in _RESERVED or name == "_src" or name.startswith(("_sig_", "_ret_")):
         return name + "_q"
     return name
 
@@ -87,12 +87,13 @@ _MAX_PY_NESTING = 150
 class _FnCompiler:
     """The body of one function."""
 
-    def __init__(self, c: Compiler, fn: FnInfo, body: BodyResult, base: int) -> None:
+    def __init__(self, c: Compiler, fn: FnInfo, body: BodyResult, base: int, result_check: str | None = None) -> None:
         self.c = c
         self.fn = fn
         self.body = body
         self.base = base  # absolute offset of the item
         self._depth = 0  # expressions being written, one inside the other
+        self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
 
     def at(self, node: A.Node) -> int:
         return node.span.start + self.base
@@ -130,8 +131,14 @@ class _FnCompiler:
         elif isinstance(s, A.Return):
             if not s.values:
                 w.emit(indent, "return", at)
-            else:
+            elif self.result_check is None:
                 w.emit(indent, "return " + ", ".join(self.expr(v) for v in s.values), at)
+            else:  # the refined values of the result are checked where checks are on
+                p = self.c.a.lines.position(at)
+                w.emit(indent, "_ret_value = " + ", ".join(self.expr(v) for v in s.values), at)
+                w.emit(indent, "if rt.checks.enabled:", at)
+                w.emit(indent + 1, f"{self.result_check}.check(_ret_value, {p.line + 1}, {p.column + 1})", at)
+                w.emit(indent, "return _ret_value", at)
         elif isinstance(s, A.If):
             for i, b in enumerate(s.branches):
                 w.emit(indent, f"{'if' if i == 0 else 'elif'} {self.cond(b.cond)}:", self.at(b))
@@ -615,6 +622,14 @@ class Compiler:
             w.emit(0, f"{sig} = {self.signature(fn)}")
             w.emit(0, "")
             w.emit(0, "")
+        result_check = None
+        if fn.declared_ret and _refined(fn.ret):
+            assert decl.ret is not None
+            result_check = f"_ret_{fn.name}"
+            spec = self.spec("result", fn.ret, self.loc(base + decl.ret.span.start))
+            w.emit(0, f"{result_check} = rt.ResultCheck(_src, {fn.name!r}, {spec})")
+            w.emit(0, "")
+            w.emit(0, "")
         params = ", ".join(py_name(p.name) for p in fn.params)
         w.emit(0, f"def {py_name(fn.name)}({params}):", base)
         if fn.params:
@@ -628,7 +643,18 @@ class Compiler:
             source = _dim_source(fn, g)
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", base)
-        _FnCompiler(self, fn, body, base).block(decl.body, 1)
+        _FnCompiler(self, fn, body, base, result_check).block(decl.body, 1)
+
+
+def _refined(t: T.Type) -> bool:
+    """Whether a type has values the runtime checks: a tensor of a refined
+    element type (Index[C] with C known, NonNeg, Prob), alone or in a tuple."""
+    if isinstance(t, T.TensorT):
+        e = elem_expr(t.elem)
+        return e in ("rt.nonneg", "rt.prob") or e.startswith("rt.index(")
+    if isinstance(t, T.TupleT):
+        return any(_refined(x) for x in t.items)
+    return False
 
 
 def _dim_source(fn: FnInfo, g: str) -> str | None:

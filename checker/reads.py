@@ -22,7 +22,6 @@ from .declarations import FnInfo, Globals, leaf_params
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 from .results import FactKind, GradSite, ReadFact
 
-
 _NO_CALLEES: frozenset[str] = frozenset()  # shared: most functions pass no model on
 
 

@@ -5,13 +5,17 @@
     quiver check [PATH ...]          (the same as qlint)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
-the program prints. A failure is reported at its .qv location
+the program prints. The file must be a regular file of at most 10 MiB (a FIFO,
+a device or a folder is refused before anything is read: "cannot read PATH:
+why", exit status 2, as for a file that cannot be opened). A failure is reported at its .qv location
 (`mlp.qv:14:9: error: ...`) and the exit status is 1; `--traceback` adds the
 Python traceback. A file whose `main` cannot be run (none, or one that takes
 parameters: the checker's rule, `ide.runnable`) fails the same way before
 anything runs. With `--error-format json` the last line on stderr is one JSON
 object describing the failure, for tools such as the language server; its
-shape is defined in run_protocol.py.
+shape is defined in run_protocol.py. A failure of quiver itself (not of the
+program) prints `quiver: internal error: ...` and exits 2, without a traceback
+unless --traceback is given.
 """
 
 from __future__ import annotations
@@ -27,13 +31,16 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.compiler import CompileError
 
-from . import report
+from . import inputs, report
+from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file
 from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, SOURCE_ON_STDIN, RunError
 
 
 def _line_end_col(path: str, line: int, source: str | None = None) -> int:
     """The column after the end of `line` of the file (or of `source`, its text)."""
+    if source is None and not is_regular(path):
+        return 1
     try:
         if source is not None:
             lines = source.splitlines()
@@ -91,7 +98,9 @@ def cmd_run(args) -> int:
     as_json = args.error_format == ERROR_FORMAT
     data = None
     if args.source_stdin:
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(inputs.MAX_SOURCE_BYTES + 1)
+        if len(data) > inputs.MAX_SOURCE_BYTES:
+            return _cannot_read(args.file, inputs.too_large())
         # the program finds an empty stdin, as it would without the option
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
@@ -174,8 +183,12 @@ def cmd_compile(args) -> int:
     except CompileError as e:
         return _cannot_compile(args.file, e, False)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(program.compiled.source)
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(program.compiled.source)
+        except OSError as e:
+            print(f"quiver: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(program.compiled.source)
     return 0
@@ -218,9 +231,23 @@ def main(argv: list[str] | None = None) -> int:
         from .qlint import main as qlint_main
 
         return qlint_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help
+        return int(e.code or 0)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("quiver: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # pragma: no cover - `quiver compile f.qv | head`
+        return 1
+    except Exception as e:  # a failure of quiver itself: a message and exit 2, never a traceback
+        if getattr(args, "traceback", False):
+            tb.print_exc(file=sys.stderr)
+        print(f"quiver: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from quiver.checker.analysis import Analysis, check_bytes
 from quiver.checker.compiler import CompiledModule, compile_program
 
+from .inputs import read_source
 from .report import diagnostic_line
 
 
@@ -39,11 +40,12 @@ class Program:
 
 def compile_file(path: str, data: bytes | None = None) -> Program:
     """Check and compile a .qv file (raises OSError, CheckFailed); with
-    `data`, that is its text (an editor's unsaved text), not what is on disk."""
+    `data`, that is its text (an editor's unsaved text), not what is on disk.
+    A file read from disk must be a regular file of at most 10 MiB
+    (`inputs.read_source`; else `inputs.InputError`, an OSError)."""
     path = os.path.abspath(path)
     if data is None:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_source(path)
     analysis = check_bytes(data)
     if analysis.errors:
         raise CheckFailed(path, analysis)

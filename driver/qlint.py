@@ -4,9 +4,14 @@
           [--ignore CODES] [--strict] [--explain CODE] [--list-codes]
 
 Directories are searched for *.qv (hidden folders, node_modules and
-__pycache__ are skipped). `-` reads standard input. Exit status: 0 when no
-errors were found (warnings too with --strict), 1 when some were, 2 for a usage
-error or a file that cannot be read.
+__pycache__ are skipped, and so, with a note, are *.qv entries that are not
+regular files: FIFOs, devices, sockets, broken links). `-` reads standard
+input. A file must be a regular file of at most 10 MiB (driver/inputs.py); one
+given by name that is not, or that cannot be read, is reported ("cannot read
+PATH: why"), counted in the summary, and makes the exit status 2. Exit status:
+0 when no errors were found (warnings too with --strict), 1 when some were, 2
+for a usage error (an empty --select, --ignore or --explain too), a file that
+cannot be read, or an internal failure (a one-line message, never a traceback).
 
 Formats: `text` is one line per diagnostic, `path:line:col: CODE message`, sorted
 by path, line and column; `pretty` renders each diagnostic with its source line
@@ -27,6 +32,8 @@ from quiver.checker import catalog
 from quiver.checker.analysis import Analysis, check_bytes
 from quiver.checker.diagnostics import Diagnostic
 
+from . import inputs
+from .inputs import is_regular, read_source
 from .report import diagnostic_line, location
 
 SKIP_DIRS = {"node_modules", "__pycache__"}
@@ -56,7 +63,11 @@ class UsageError(Exception):
     pass
 
 
-def find_files(paths: list[str]) -> list[str]:
+def find_files(paths: list[str], skipped: list[str] | None = None) -> list[str]:
+    """The files to check: each path that is not a folder as given, and the
+    *.qv regular files under each folder. A *.qv entry of a folder that is not
+    a regular file (a FIFO, a device, a socket, a broken link) is left out and
+    appended to `skipped`."""
     out: list[str] = []
     for p in paths:
         if p == "-":
@@ -69,16 +80,22 @@ def find_files(paths: list[str]) -> list[str]:
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
                 for f in files:
                     if f.endswith(".qv"):
-                        found.append(os.path.join(root, f))
+                        full = os.path.join(root, f)
+                        if is_regular(full):
+                            found.append(full)
+                        elif skipped is not None:
+                            skipped.append(full)
             out.extend(sorted(found))
         else:
             out.append(p)
     return out
 
 
-def parse_codes(values: list[str] | None) -> list[str]:
+def parse_codes(values: list[str] | None, flag: str = "--select") -> list[str]:
     codes: list[str] = []
     for v in values or []:
+        if not v.strip(" ,"):
+            raise UsageError(f"{flag} needs a code or prefix, such as E01 or W0101 (see qlint --list-codes)")
         for c in v.split(","):
             c = c.strip().upper()
             if not c:
@@ -248,7 +265,9 @@ def _snippet(path: str, a: Analysis, span, st: _Style, mark: str, color: str) ->
 
 
 def explain(code: str) -> str:
-    c = catalog.get(code)
+    if not code.strip():
+        raise UsageError("--explain needs a diagnostic code, such as E0101 (see qlint --list-codes)")
+    c = catalog.get(code.strip())
     if c is None:
         raise UsageError(f"unknown diagnostic code '{code}' (see qlint --list-codes)")
     indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())
@@ -303,32 +322,43 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # pragma: no cover - `qlint | head`
         return 1
+    except KeyboardInterrupt:
+        print("qlint: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # an internal failure: a message and exit 2, never a traceback
+        print(f"qlint: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
+        return 2
 
 
 def _run(args) -> int:
-    if args.explain:
+    if args.explain is not None:
         sys.stdout.write(explain(args.explain))
         return 0
     if args.list_codes:
         sys.stdout.write(list_codes())
         return 0
-    select = parse_codes(args.select)
-    ignore = parse_codes(args.ignore)
+    select = parse_codes(args.select, "--select")
+    ignore = parse_codes(args.ignore, "--ignore")
     paths = args.paths or ["."]
-    files = find_files(paths)
+    skipped: list[str] = []
+    files = find_files(paths, skipped)
+    for path in skipped:
+        print(f"qlint: note: skipped {path}: not a regular file", file=sys.stderr)
     findings: list[Finding] = []
     unreadable = 0
     for path in files:
         try:
             if path == "-":
-                data = sys.stdin.buffer.read()
+                data = sys.stdin.buffer.read(inputs.MAX_SOURCE_BYTES + 1)
+                if len(data) > inputs.MAX_SOURCE_BYTES:
+                    raise inputs.too_large()
                 shown = args.stdin_filename
             else:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                data = read_source(path)
                 shown = path
         except OSError as e:
-            print(f"qlint: error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+            shown = args.stdin_filename if path == "-" else path
+            print(f"qlint: error: cannot read {shown}: {e.strerror or e}", file=sys.stderr)
             unreadable += 1
             continue
         analysis = check_bytes(data)
@@ -353,13 +383,19 @@ def _run(args) -> int:
     warnings = len(findings) - errors
     checked = len(files) - unreadable
     if not args.no_summary:
+        files_text = f"{checked} file{'s' if checked != 1 else ''} checked"
+        if unreadable:
+            files_text += f", {unreadable} could not be read"
+        if skipped:
+            files_text += f", {len(skipped)} skipped"
         if not files:
-            print("qlint: no .qv files found", file=sys.stderr)
+            print("qlint: no .qv files found" + (f" ({len(skipped)} skipped)" if skipped else ""), file=sys.stderr)
         elif not findings:
-            print(f"qlint: {checked} file{'s' if checked != 1 else ''} checked, no problems", file=sys.stderr)
+            tail = "" if not checked else ", no problems" if not unreadable else "; no problems in the files checked"
+            print(f"qlint: {files_text}{tail}", file=sys.stderr)
         else:
             print(
-                f"qlint: {checked} file{'s' if checked != 1 else ''} checked: "
+                f"qlint: {files_text}: "
                 f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
                 file=sys.stderr,
             )

@@ -76,3 +76,17 @@ class _Transforms(threading.local):
 
 
 transforms = _Transforms()
+
+
+# Seeds: torch generators take any integer that fits in 64 bits, signed or not
+# (a negative seed s is the same stream as s + 2**64).
+SEED_MIN = -(2**63)
+SEED_MAX = 2**64 - 1
+SEED_RANGE = "-2**63 .. 2**64-1"
+
+
+def seed_problem(seed: int) -> str | None:
+    """Why an Int seed cannot seed a generator (it does not fit in 64 bits), or None."""
+    if SEED_MIN <= seed <= SEED_MAX:
+        return None
+    return f"seed {seed} does not fit in 64 bits (seeds are Ints in {SEED_RANGE})"

@@ -80,6 +80,8 @@ class Elem:
         """
         if self.refinement is None or _transforms.depth:
             return None
+        if not t.shape:  # one value (a loss): read it, cheaper than a reduction and the cache
+            return self._scalar_problem(t.item())
         ok = self._ok
         if ok is not None and ok[0]() is t and ok[1] == t._version:
             return None
@@ -90,6 +92,16 @@ class Elem:
             except (TypeError, RuntimeError):  # e.g. inference tensors have no version
                 self._ok = None
         return problem
+
+    def _scalar_problem(self, v):
+        """``_problem`` of a [] tensor holding ``v``, with the same messages."""
+        if self.refinement == "nonneg":
+            return None if v >= 0 else f"values below 0 or NaN (min {_num(v)})"
+        if self.refinement == "prob":
+            return None if 0 <= v <= 1 else f"values outside [0, 1] or NaN (min {_num(v)}, max {_num(v)})"
+        size = self.size
+        assert size is not None
+        return None if 0 <= v < size else f"values outside 0..{size - 1} (min {v}, max {v})"
 
     def _problem(self, t: torch.Tensor):
         if t.numel() == 0:

@@ -1010,6 +1010,9 @@ def randn_grad(model, seed, wrt=None) -> Grad:
     cls = _grad_class(model, "randn_grad")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise GradError(f"rt.randn_grad({cls._qv_name}, seed) needs an Int seed, found {seed!r}")
+    problem = _checks.seed_problem(seed)
+    if problem is not None:
+        raise GradError(f"rt.randn_grad({cls._qv_name}, seed): {problem}")
     lay = _layout(cls, _selection(cls, wrt, "rt.randn_grad"))
     device = cls._qv_torch_device
     gen = torch.Generator()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from . import init as _init
-from ._checks import checks
+from ._checks import checks, seed_problem
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
 from ._errors import ModelError
 
@@ -319,6 +319,9 @@ class Model:
         (a sub-model's fields in its own declaration order, where it is declared)."""
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ModelError(f"{cls._qv_name}.init(seed=...) needs an Int seed, found {seed!r}")
+        problem = seed_problem(seed)
+        if problem is not None:
+            raise ModelError(f"{cls._qv_name}.init(seed=...): {problem}")
         device = cls._qv_device_or_error()
         gen = torch.Generator()
         gen.manual_seed(seed)

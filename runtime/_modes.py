@@ -17,6 +17,7 @@ import operator
 
 import torch
 
+from ._checks import seed_problem
 from ._errors import ModeError
 
 
@@ -47,6 +48,9 @@ class Train(Mode):
                 seed = operator.index(seed)
             except TypeError:
                 raise ModeError(f"Train(seed=...) needs an Int, found {type(seed).__name__}") from None
+        problem = seed_problem(seed)
+        if problem is not None:
+            raise ModeError(f"Train(seed=...): {problem}")
         self.seed = seed
         self._cpu: torch.Generator | None = None
         self._gens: dict[torch.device, torch.Generator] | None = None

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import checks
+from ._checks import checks, seed_problem
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
 from ._grad import Grad, norm_of_grad
@@ -241,11 +241,19 @@ def _shape(shape):
     return tuple(int(d) for d in shape)
 
 
+def _seed(seed) -> int:
+    seed = int(seed)
+    problem = seed_problem(seed)
+    if problem is not None:
+        raise QuiverError(problem)
+    return seed
+
+
 def _generator(seed):
     if seed is None:
         return None
     gen = torch.Generator()
-    gen.manual_seed(int(seed))
+    gen.manual_seed(_seed(seed))
     return gen
 
 
@@ -307,7 +315,7 @@ def multinomial(p, axis=-1, seed=None):
     gen = None
     if seed is not None:
         gen = torch.Generator(device=q.device)
-        gen.manual_seed(int(seed))
+        gen.manual_seed(_seed(seed))
     drawn = torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=gen)
     return drawn.reshape(q.shape[:-1])
 

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 import torch
 
+from ._checks import transforms as _transforms
 from ._elems import dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
 from ._grad import Grad, _layout, _selection
@@ -59,7 +60,10 @@ def describe(x) -> str:
 
 
 class ArgSpec:
-    """Base class of the argument specs."""
+    """Base class of the argument specs. ``_check(value, env, sig)`` raises
+    CheckError unless ``value`` fits; it returns True when the value is a
+    model or tensor (or holds one) that is not on the CPU, so that a call
+    whose arguments are all on the CPU skips the device rule."""
 
     __slots__ = ("name", "loc", "label")
     generic = False
@@ -160,6 +164,9 @@ class TensorArg(ArgSpec):
             self._fail(sig, describe(a))
         if a.dtype is not self._dtype:
             self._fail(sig, tensor_text(a))
+        off_cpu = not a.is_cpu
+        if off_cpu and a.is_meta:
+            self._fail(sig, f"{tensor_text(a)} on the meta device (a meta tensor has a shape but no values)")
         shape = a.shape
         if self._size is not None:
             if shape != self._size:
@@ -190,6 +197,7 @@ class TensorArg(ArgSpec):
             problem = self.elem.value_problem(a)
             if problem is not None:
                 self._fail(sig, problem, ValueCheckError)
+        return off_cpu
 
     def _bind_fail(self, sig, g, prev, got, a):
         size, where = prev
@@ -221,6 +229,7 @@ class ModelArg(ArgSpec):
             if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
                 found += " (another class of that name, from another load of the file)"
             self._fail(sig, found)
+        return type(a)._qv_torch_device.type != "cpu"
 
 
 class GradArg(ArgSpec):
@@ -377,8 +386,11 @@ class TupleArg(ArgSpec):
     def _check(self, a, env, sig):
         if not isinstance(a, tuple) or len(a) != len(self.items):
             self._fail(sig, describe(a))
+        off_cpu = False
         for s, v in zip(self.items, a):
-            s._check(v, env, sig)
+            if s._check(v, env, sig):
+                off_cpu = True
+        return off_cpu
 
     def _set_label(self, label):
         self.label = label
@@ -386,10 +398,30 @@ class TupleArg(ArgSpec):
             s.label = f"element {i} of {label}"
 
 
+def _placed_specs(spec, path, models, tensors) -> None:
+    if isinstance(spec, ModelArg):
+        models.append((path[0], path[1:], spec))
+    elif isinstance(spec, TensorArg):
+        tensors.append((path[0], path[1:], spec))
+    elif isinstance(spec, TupleArg):
+        for i, s in enumerate(spec.items):
+            _placed_specs(s, (*path, i), models, tensors)
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are the same: equal, or of one type where one of
+    them has no index (a model declared ``on cuda``)."""
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
+def _device_text(d: torch.device) -> str:
+    return str(d)
+
+
 class Signature:
     """The parameters of one compiled fn (or extern fn), checked at each call."""
 
-    __slots__ = ("src", "name", "loc", "specs", "_n", "_generic")
+    __slots__ = ("src", "name", "loc", "specs", "_n", "_generic", "_models", "_tensors", "_placed")
 
     def __init__(self, src, name, loc, specs):
         self.src = src
@@ -398,14 +430,70 @@ class Signature:
         self.specs = tuple(specs)
         self._n = len(self.specs)
         self._generic = any(s.generic for s in self.specs)
+        # Where the model and tensor arguments are: (index path into the args, spec).
+        models: list = []
+        tensors: list = []
+        for i, spec in enumerate(self.specs):
+            _placed_specs(spec, (i,), models, tensors)
+        self._models = tuple(models)
+        self._tensors = tuple(tensors)
+        # one model or tensor alone has nothing to agree with
+        self._placed = len(models) + len(tensors) > 1
 
     def check(self, *args) -> None:
-        """Raise CheckError unless the arguments fit the parameters."""
+        """Raise CheckError unless the arguments fit the parameters (and the
+        tensor and model arguments are on one device: :meth:`check_devices`)."""
         if len(args) != self._n:
             self._arity(args)
         env = {} if self._generic else None
+        off_cpu = False
         for spec, a in zip(self.specs, args):
-            spec._check(a, env, self)
+            if spec._check(a, env, self):
+                off_cpu = True
+        if off_cpu and self._placed:  # all on the CPU: one device, nothing more to check
+            self.check_devices(args)
+
+    def check_devices(self, args) -> None:
+        """The device rule of a call: every model argument and every tensor
+        argument (tuple elements included) is on one device, the device of the
+        first model argument, or without one of the first tensor argument.
+        A model's device is its class's declared device (``cuda`` without an
+        index matches any ``cuda:N``). The arguments must already have passed
+        their specs."""
+        ref = ref_spec = None
+        for i, rest, spec in self._models:
+            a = args[i]
+            for j in rest:
+                a = a[j]
+            dev = type(a)._qv_torch_device
+            if ref is None:
+                ref, ref_spec = dev, spec
+            elif dev != ref and not _same_device(dev, ref):
+                self._device_fail(spec, f"model {spec.cls._qv_name} on {_device_text(dev)}", ref, ref_spec, args)
+        on_cpu = ref is None or ref.type == "cpu"
+        for i, rest, spec in self._tensors:
+            a = args[i]
+            for j in rest:
+                a = a[j]
+            if on_cpu and a.is_cpu:  # the common case, without making device objects
+                if ref is None:
+                    ref, ref_spec = a.device, spec
+                continue
+            dev = a.device
+            if ref is None:
+                ref, ref_spec, on_cpu = dev, spec, False
+            elif dev != ref and not _same_device(dev, ref):
+                self._device_fail(spec, f"{tensor_text(a)} on {_device_text(dev)}", ref, ref_spec, args)
+
+    def _device_fail(self, spec, found, ref, ref_spec, args):
+        whose = ref_spec.label
+        if isinstance(ref_spec, ModelArg):
+            whose += f", model {ref_spec.cls._qv_name}"
+        raise CheckError(
+            f"{self.name}(): {spec.label} expected {spec.type_text()} on {_device_text(ref)} "
+            f"(the device of {whose}), found {found}",
+            spec.loc if spec.loc is not None else self.loc,
+        )
 
     def bind(self, *args) -> dict:
         """Like :meth:`check`; returns ``{generic dim: (size, where)}``."""
@@ -429,3 +517,70 @@ class Signature:
 
     def __repr__(self) -> str:
         return f"Signature({self.name}: " + ", ".join(f"{s.name}: {s.type_text()}" for s in self.specs) + ")"
+
+
+class ResultCheck:
+    """The check of a compiled fn's result against the refined element types
+    of its declared return type (``-> [] NonNeg``, ``-> ([b] Index[10], [] Prob)``).
+
+    Compiled code calls ``check(value, line, col)`` at each ``return`` while
+    ``rt.checks.enabled``, with the ``.qv`` position of the ``return``. Only
+    the values are checked (the checker has proved shapes and dtypes): a tensor
+    of a refined type whose values do not fit raises :class:`ValueCheckError`
+    at that position, with the message of the argument checks and of ``as``
+    casts (``loss(): result expected [] NonNeg, found values below 0 or NaN
+    (min nan)``). Like every value check, it is skipped inside torch.func
+    transforms (per-example gradients, jvp)."""
+
+    __slots__ = ("src", "name", "spec", "_leaves", "_scalar")
+
+    def __init__(self, src, name, spec):
+        self.src = src
+        self.name = name
+        self.spec = spec
+        if isinstance(spec, TupleArg):
+            spec._set_label("result")
+        else:
+            spec.label = "result"
+        leaves: list = []
+        _refined_specs(spec, (), leaves)
+        self._leaves = tuple(leaves)
+        # the common case, a `[]` result (a loss): its one value is read directly
+        self._scalar = spec.elem if isinstance(spec, TensorArg) and spec._refined and not spec.dims else None
+
+    def check(self, value, line, col):
+        """``value`` itself, once its refined tensors have passed."""
+        elem = self._scalar
+        if elem is not None and type(value) is _Tensor and value.dtype is elem.dtype:
+            if _transforms.depth:
+                return value
+            problem = elem._scalar_problem(value.item())
+            if problem is None:
+                return value
+            raise ValueCheckError(
+                f"{self.name}(): result expected {self.spec.type_text()}, found {problem}", self.src.loc(line, col)
+            )
+        for path, spec in self._leaves:
+            t = value
+            for i in path:
+                t = t[i]
+            if isinstance(t, _Tensor) and t.dtype is spec._dtype:
+                problem = spec.elem.value_problem(t)
+                if problem is not None:
+                    raise ValueCheckError(
+                        f"{self.name}(): {spec.label} expected {spec.type_text()}, found {problem}",
+                        self.src.loc(line, col),
+                    )
+        return value
+
+    def __repr__(self) -> str:
+        return f"ResultCheck({self.name}: {self.spec.type_text()})"
+
+
+def _refined_specs(spec, path, out) -> None:
+    if isinstance(spec, TensorArg):
+        if spec._refined:
+            out.append((path, spec))
+    elif isinstance(spec, TupleArg):
+        for i, s in enumerate(spec.items):
+            _refined_specs(s, (*path, i), out)

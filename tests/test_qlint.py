@@ -184,3 +184,102 @@ def test_console_script_runs() -> None:
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ input handling (issue 13, item 6)
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+
+
+@needs_fifo
+def test_a_fifo_given_by_name_is_an_error_not_a_hang(tmp_path: Path, capsys) -> None:
+    os.mkfifo(tmp_path / "p.qv")
+    code, out, err = run(capsys, str(tmp_path / "p.qv"))
+    assert code == 2 and out == ""
+    assert f"cannot read {tmp_path / 'p.qv'}: it is a FIFO (named pipe), not a regular file" in err
+    assert err.splitlines()[-1] == "qlint: 0 files checked, 1 could not be read"
+
+
+@needs_fifo
+def test_a_fifo_found_in_a_folder_is_skipped_with_a_note(tmp_path: Path, capsys) -> None:
+    os.mkfifo(tmp_path / "p.qv")
+    (tmp_path / "ok.qv").write_text("fn main():\n    print(1)\n")
+    code, out, err = run(capsys, str(tmp_path))
+    assert (code, out) == (0, "")
+    assert f"qlint: note: skipped {tmp_path / 'p.qv'}: not a regular file" in err
+    assert err.splitlines()[-1] == "qlint: 1 file checked, 1 skipped, no problems"
+
+
+def test_a_device_given_as_a_qv_file_is_an_error(tmp_path: Path, capsys) -> None:
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("needs /dev/zero")
+    (tmp_path / "x.qv").symlink_to("/dev/zero")
+    code, _, err = run(capsys, str(tmp_path / "x.qv"))
+    assert code == 2 and "it is a character device, not a regular file" in err
+
+
+def test_a_folder_with_a_broken_link_skips_it(tmp_path: Path, capsys) -> None:
+    (tmp_path / "gone.qv").symlink_to(tmp_path / "nowhere.qv")
+    code, _, err = run(capsys, str(tmp_path))
+    assert code == 2 and "skipped" in err and err.splitlines()[-1] == "qlint: no .qv files found (1 skipped)"
+
+
+def test_a_file_over_the_size_limit_is_an_error(tmp_path: Path, capsys, monkeypatch) -> None:
+    from quiver import inputs
+
+    big = tmp_path / "big.qv"
+    big.write_bytes(b"# " + b"x" * (inputs.MAX_SOURCE_BYTES) + b"\n")
+    code, _, err = run(capsys, str(big))
+    assert code == 2 and "it is larger than 10 MiB" in err
+    # the read itself stops at the limit, even when the size seen before reading was small
+    small = tmp_path / "small.qv"
+    small.write_bytes(b"fn main():\n    print(1)\n")
+    with pytest.raises(inputs.InputError, match="larger than 8 bytes"):
+        inputs.read_source(str(small), limit=8)
+
+
+def test_standard_input_over_the_size_limit_is_an_error(capsys, monkeypatch) -> None:
+    import io
+
+    from quiver import inputs
+
+    monkeypatch.setattr(inputs, "MAX_SOURCE_BYTES", 16)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"fn main():\n    print(12345)\n")))
+    code, _, err = run(capsys, "-", "--stdin-filename", "s.qv")
+    assert code == 2 and "cannot read s.qv: it is larger than" in err
+
+
+def test_the_summary_counts_unreadable_files(tree: Path, capsys) -> None:
+    code, _, err = run(capsys, str(tree / "sub" / "clean.qv"), str(tree / "missing.qv"))
+    assert code == 2
+    assert err.splitlines()[-1] == "qlint: 1 file checked, 1 could not be read; no problems in the files checked"
+    code, _, err = run(capsys, str(tree / "a.qv"), str(tree / "missing.qv"))
+    assert code == 2, "an unreadable file makes the status 2 even when errors were found"
+    assert err.splitlines()[-1] == "qlint: 1 file checked, 1 could not be read: 1 error, 0 warnings"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--explain", ""], "--explain needs a diagnostic code"),
+        (["--explain", "  "], "--explain needs a diagnostic code"),
+        (["--select", ""], "--select needs a code or prefix"),
+        (["--select", " , "], "--select needs a code or prefix"),
+        (["--ignore", ""], "--ignore needs a code or prefix"),
+    ],
+)
+def test_empty_flag_values_are_usage_errors(args: list[str], message: str, capsys) -> None:
+    code, out, err = run(capsys, *args, str(ROOT / "examples"))
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_an_internal_failure_exits_two_with_a_message(tree: Path, capsys, monkeypatch) -> None:
+    def broken(data: bytes):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("quiver.qlint.check_bytes", broken)
+    code, out, err = run(capsys, str(tree / "a.qv"))
+    assert code == 2
+    assert err.strip() == "qlint: internal error: RuntimeError: boom (please report it)"
+    assert "Traceback" not in err

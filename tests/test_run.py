@@ -237,14 +237,15 @@ def test_run_as_a_process_streams_and_exits_zero() -> None:
 
 def test_deep_programs_run_or_are_refused_without_a_traceback(tmp_path: Path, capsys) -> None:
     # Issue 13: a long flat sum runs (Python's compiler recurses along it too);
-    # 10,000 nested blocks are one E0009; a chain Python cannot nest is a
+    # 3,000 nested blocks (4.5 MB: under the 10 MiB limit on source files)
+    # are one E0009; a chain Python cannot nest is a
     # message, not a traceback.
     p = tmp_path / "sum.qv"
     p.write_text("fn main():\n    a = 1.0\n    x = " + " + ".join(["a"] * 20_000) + "\n    print(x)\n")
     assert run(capsys, "run", str(p))[:2] == (0, "20000.0\n")
     p = tmp_path / "blocks.qv"
     p.write_text(
-        "fn main():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(10_000)) + " " * 10_001 + "pass\n"
+        "fn main():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(3_000)) + " " * 3_001 + "pass\n"
     )
     code, out, err = run(capsys, "run", str(p))
     assert code == 1 and "E0009 nested more than 100 levels deep" in err and "Traceback" not in err
@@ -259,3 +260,56 @@ def test_a_byte_order_mark_runs(tmp_path: Path, capsys) -> None:
     p = tmp_path / "bom.qv"
     p.write_bytes("\ufefffn main():\n    print(1)\n".encode())
     assert run(capsys, "run", str(p))[:2] == (0, "1\n")
+
+
+# ------------------------------------------------------------------ input handling (issue 13, item 6)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_run_refuses_a_fifo_without_waiting(tmp_path: Path, capsys) -> None:
+    os.mkfifo(tmp_path / "p.qv")
+    code, out, err = run(capsys, "run", str(tmp_path / "p.qv"))
+    assert (code, out) == (2, "")
+    assert err.strip() == f"quiver: cannot read {tmp_path / 'p.qv'}: it is a FIFO (named pipe), not a regular file"
+
+
+def test_run_and_compile_refuse_a_folder_and_a_device(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "run", str(tmp_path))
+    assert code == 2 and "it is a folder, not a regular file" in err
+    if os.path.exists("/dev/zero"):
+        (tmp_path / "z.qv").symlink_to("/dev/zero")
+        code, _, err = run(capsys, "compile", str(tmp_path / "z.qv"))
+        assert code == 2 and "it is a character device, not a regular file" in err
+        with pytest.raises(OSError, match="not a regular file"):
+            quiver.load(str(tmp_path / "z.qv"))
+
+
+def test_run_refuses_a_file_over_the_size_limit(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("quiver.inputs.MAX_SOURCE_BYTES", 8)
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, _, err = run(capsys, "run", str(p))
+    assert code == 2 and "it is larger than 8 bytes" in err
+
+
+def test_compile_to_an_unwritable_path_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, _, err = run(capsys, "compile", str(p), "-o", str(tmp_path / "no" / "such" / "out.py"))
+    assert code == 2 and err.startswith(f"quiver: cannot write {tmp_path / 'no' / 'such' / 'out.py'}: ")
+
+
+def test_an_internal_failure_of_quiver_exits_two_without_a_traceback(tmp_path: Path, capsys, monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("quiver.cli.compile_file", broken)
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    code, out, err = run(capsys, "run", str(p))
+    assert (code, out) == (2, "")
+    assert err.strip() == "quiver: internal error: RuntimeError: boom (please report it)"
+    code, _, err = run(capsys, "run", str(p), "--traceback")
+    assert code == 2 and "Traceback" in err
+
+
+def test_usage_errors_exit_two(capsys) -> None:
+    assert run(capsys, "run")[0] == 2
+    assert run(capsys, "nonsense")[0] == 2

@@ -345,3 +345,244 @@ def test_spec_reprs():
     assert repr(sig) == "Signature(f: x: [b 3] f32, k: Int)"
     with pytest.raises(TypeError, match="NumberArg kind"):
         rt.NumberArg("k", "complex", None)
+
+
+# --- devices (issue 13, item 5) -------------------------------------------------------------------
+
+
+def test_a_meta_tensor_argument_is_rejected(mlp):
+    m = mlp.Mlp.init(seed=0)
+    err = check_error(mlp.forward, m, torch.zeros(4, 784, device="meta"), rt.Eval)
+    assert err.detail == (
+        "forward(): argument 'x' expected [b 784] f32, "
+        "found [4 784] f32 on the meta device (a meta tensor has a shape but no values)"
+    )
+    assert err.loc == mlp._src.loc(13, 20) and not isinstance(err, rt.ValueCheckError)
+
+
+def test_a_meta_tensor_is_rejected_before_its_values_are_read(mlp):
+    m = mlp.Mlp.init(seed=0)
+    y = torch.zeros(4, dtype=torch.int64, device="meta")
+    err = check_error(mlp.loss, m, torch.zeros(4, 784), y, rt.Eval)
+    assert "argument 'y' expected [b] Index[10], found [4] i64 on the meta device" in err.detail
+
+
+def test_a_tensor_on_another_device_than_the_model(mlp):
+    class MetaMlp(mlp.Mlp):  # the same model class, declared on another device
+        _qv_device = "meta"
+
+    m = MetaMlp.init(seed=0)
+    err = check_error(mlp.forward, m, torch.zeros(4, 784), rt.Eval)
+    assert err.detail == (
+        "forward(): argument 'x' expected [b 784] f32 on meta (the device of argument 'm', model Mlp), "
+        "found [4 784] f32 on cpu"
+    )
+    assert err.loc == mlp._src.loc(13, 20)
+
+
+def test_without_a_model_the_first_tensor_sets_the_device():
+    src = rt.SourceFile("dev.qv")
+    sig = rt.Signature(
+        src,
+        "add",
+        src.loc(1, 1),
+        (rt.TensorArg("a", (3,), rt.f32, src.loc(1, 8)), rt.TensorArg("b", (3,), rt.f32, src.loc(1, 19))),
+    )
+    sig.check(torch.zeros(3), torch.zeros(3))
+    with pytest.raises(rt.CheckError) as info:
+        sig.check_devices((torch.zeros(3), torch.zeros(3, device="meta")))
+    assert (
+        info.value.detail
+        == "add(): argument 'b' expected [3] f32 on cpu (the device of argument 'a'), found [3] f32 on meta"
+    )
+    assert info.value.loc == src.loc(1, 19)
+
+
+def test_tuple_elements_are_placed_too(kitchen):
+    # every tensor inside a tuple argument counts; a model argument sets the device
+    class OnMeta(rt.Model):
+        _qv_name = "OnMeta"
+        _qv_device = "meta"
+        _qv_params = (rt.Field("w", (2,), rt.f32, rt.init.zeros),)
+
+    src = rt.SourceFile("dev.qv")
+    sig = rt.Signature(
+        src,
+        "f",
+        src.loc(1, 1),
+        (
+            rt.ModelArg("m", OnMeta, src.loc(1, 6)),
+            rt.TupleArg("t", (rt.TensorArg("t0", (), rt.f32), rt.TensorArg("t1", (2,), rt.f32)), src.loc(1, 12)),
+        ),
+    )
+    with pytest.raises(rt.CheckError) as info:
+        sig.check(OnMeta.init(seed=0), (torch.tensor(1.0), torch.zeros(2)))
+    assert info.value.detail == (
+        "f(): element 0 of argument 't' expected [] f32 on meta (the device of argument 'm', model OnMeta), "
+        "found [] f32 on cpu"
+    )
+
+
+def test_devices_without_an_index_match_any_index():
+    from quiver.runtime._specs import _same_device
+
+    d = torch.device
+    assert _same_device(d("cuda"), d("cuda:1")) and _same_device(d("cuda:0"), d("cuda"))
+    assert not _same_device(d("cuda:0"), d("cuda:1")) and not _same_device(d("cpu"), d("cuda"))
+
+
+def test_extern_fns_are_not_held_to_one_device():
+    # an extern fn is where Python may move data between devices: only meta is refused there
+    src = rt.SourceFile("dev.qv")
+    sig = rt.Signature(src, "mv", src.loc(1, 1), (rt.TensorArg("a", (3,), rt.f32), rt.TensorArg("b", (3,), rt.f32)))
+    sig.bind(torch.zeros(3), torch.zeros(3))
+    with pytest.raises(rt.CheckError, match="meta device"):
+        sig.bind(torch.zeros(3), torch.zeros(3, device="meta"))
+
+
+# --- results of compiled fns (issue 13, item 5) ---------------------------------------------------
+
+RESULTS_QV = """\
+fn loss(x: [n] f32) -> [] NonNeg:
+    return mean(relu(x))
+
+fn share(x: [n] f32) -> [n] Prob:
+    return softmax(x, over=n)
+
+fn both(x: [n] f32) -> ([] NonNeg, [n] f32):
+    if sum(x) > 0.0:
+        return mean(relu(x)), x
+    return mean(relu(x)), x
+"""
+
+
+@pytest.fixture
+def results(tmp_path):
+    import quiver
+
+    p = tmp_path / "results.qv"
+    p.write_text(RESULTS_QV)
+    return quiver.load(str(p))
+
+
+@pytest.mark.parametrize(
+    "x",
+    [torch.tensor([float("nan")]), torch.zeros(0), torch.tensor([1.0, float("nan")])],
+    ids=["nan", "empty", "mixed"],
+)
+def test_a_nonneg_result_that_is_nan_is_reported(results, x):
+    with pytest.raises(rt.ValueCheckError) as info:
+        results.loss(x)
+    err = info.value
+    assert err.detail == "loss(): result expected [] NonNeg, found values below 0 or NaN (min nan)"
+    assert (err.loc.line, err.loc.col) == (2, 5), "at the return statement"
+
+
+def test_the_result_message_matches_the_cast():
+    with pytest.raises(rt.ValueCheckError) as info:
+        rt.cast(torch.tensor(float("nan")), rt.nonneg)
+    assert info.value.detail.endswith("found values below 0 or NaN (min nan)")
+
+
+def test_good_results_pass_and_inf_is_nonneg(results):
+    assert results.loss(torch.tensor([-1.0, 3.0])).item() == 1.5
+    assert results.loss(torch.tensor([float("inf")])).item() == float("inf")
+    assert torch.allclose(results.share(torch.zeros(4)), torch.full((4,), 0.25))
+
+
+def test_prob_results_are_checked(results):
+    with pytest.raises(
+        rt.ValueCheckError, match=r"share\(\): result expected \[n\] Prob, found values outside \[0, 1\] or NaN"
+    ):
+        results.share(torch.tensor([0.0, float("nan")]))
+
+
+def test_index_results_are_checked():
+    src = rt.SourceFile("pick.qv")
+    check = rt.ResultCheck(src, "pick", rt.TensorArg("result", ("b",), rt.index(3)))
+    good = torch.tensor([0, 2])
+    assert check.check(good, 2, 5) is good
+    assert check.check(torch.tensor(2), 2, 5).item() == 2
+    with pytest.raises(rt.ValueCheckError) as info:
+        check.check(torch.tensor([0, 3]), 2, 5)
+    assert info.value.detail == "pick(): result expected [b] Index[3], found values outside 0..2 (min 0, max 3)"
+    assert info.value.loc == src.loc(2, 5)
+    with pytest.raises(rt.ValueCheckError, match=r"found values outside 0..2 \(min -1, max -1\)"):
+        check.check(torch.tensor(-1), 2, 5)
+
+
+def test_tuple_results_name_the_element(results):
+    with pytest.raises(rt.ValueCheckError) as info:
+        results.both(torch.zeros(0))
+    assert info.value.detail == "both(): element 0 of result expected [] NonNeg, found values below 0 or NaN (min nan)"
+    assert info.value.loc.line == 10, "the second return"
+
+
+def test_result_checks_are_off_with_the_switch(results):
+    with checks_off():
+        assert math.isnan(results.loss(torch.zeros(0)).item())
+
+
+def test_result_checks_are_skipped_inside_transforms(results):
+    from quiver.runtime._checks import transforms
+
+    transforms.depth += 1  # as per-example gradients and jvp do
+    try:
+        assert math.isnan(results.loss(torch.zeros(0)).item())
+    finally:
+        transforms.depth -= 1
+
+
+def checks_off():
+    return rt.checks(False)
+
+
+def test_the_compiled_result_check_costs_nothing_with_checks_off(results):
+    text = results.__quiver_program__.compiled.source
+    assert "_ret_loss = rt.ResultCheck(_src, 'loss', rt.TensorArg('result', (), rt.nonneg" in text
+    assert "    if rt.checks.enabled:\n        _ret_loss.check(_ret_value, 2, 5)\n    return _ret_value" in text
+
+
+# --- seeds (issue 13, item 5) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [2**64, 2**70, -(2**63) - 1])
+def test_a_seed_that_does_not_fit_in_64_bits_is_a_model_error(mlp, seed):
+    with pytest.raises(rt.ModelError) as info:
+        mlp.Mlp.init(seed=seed)
+    assert str(info.value) == (
+        f"Mlp.init(seed=...): seed {seed} does not fit in 64 bits (seeds are Ints in -2**63 .. 2**64-1)"
+    )
+
+
+def test_seeds_at_the_ends_of_the_range_work(mlp):
+    mlp.Mlp.init(seed=2**64 - 1)
+    mlp.Mlp.init(seed=-(2**63))
+
+
+def test_other_seeds_are_checked_the_same_way(mlp):
+    with pytest.raises(rt.ModeError, match=r"Train\(seed=...\): seed 18446744073709551616 does not fit in 64 bits"):
+        rt.Train(seed=2**64)
+    with pytest.raises(rt.QuiverError, match="does not fit in 64 bits"):
+        rt.randn((2,), seed=2**70)
+    with pytest.raises(rt.GradError, match=r"randn_grad\(Mlp, seed\): seed .* does not fit in 64 bits"):
+        rt.randn_grad(mlp.Mlp, 2**70)
+
+
+def test_a_result_check_of_an_unrefined_type_checks_nothing():
+    src = rt.SourceFile("plain.qv")
+    check = rt.ResultCheck(src, "f", rt.TensorArg("result", (), rt.f32))
+    nan = torch.tensor(float("nan"))
+    assert check.check(nan, 1, 1) is nan
+
+
+def test_a_scalar_result_of_another_dtype_takes_the_general_path():
+    # compiled code always returns the declared dtype; a Python caller of ResultCheck may not
+    src = rt.SourceFile("r.qv")
+    check = rt.ResultCheck(src, "f", rt.TensorArg("result", (), rt.nonneg))
+    odd = torch.tensor(-1.0, dtype=torch.float64)
+    assert check.check(odd, 1, 1) is odd
+    with pytest.raises(
+        rt.ValueCheckError, match=r"f\(\): result expected \[\] NonNeg, found values below 0 or NaN \(min -1\)"
+    ):
+        check.check(torch.tensor(-1.0), 1, 1)

@@ -118,3 +118,42 @@ def test_nested_model_per_example_and_jvp_on_the_device():
     _, want_dy = rt.jvp(nested_loss, ref, rt.randn_grad(NestedCpu, 1), x)
     assert dy.device.type == "cuda" and torch.allclose(dy.cpu(), want_dy, atol=1e-4)
     assert rt.zeros_grad(NestedCuda).subs[1].v.device.type == "cuda"
+
+
+def _placed_signature():
+    src = rt.SourceFile("dev.qv")
+    return src, rt.Signature(
+        src,
+        "loss",
+        src.loc(1, 1),
+        (rt.ModelArg("m", OnCuda, src.loc(1, 9)), rt.TensorArg("x", ("b", 3), rt.f32, src.loc(1, 20))),
+    )
+
+
+def test_cpu_data_for_a_cuda_model_is_an_argument_error():
+    src, sig = _placed_signature()
+    m = OnCuda.init(seed=0)
+    sig.check(m, torch.ones(4, 3, device="cuda"))
+    with pytest.raises(rt.CheckError) as info:
+        sig.check(m, torch.ones(4, 3))
+    assert info.value.detail == (
+        "loss(): argument 'x' expected [b 3] f32 on cuda (the device of argument 'm', model OnCuda), "
+        "found [4 3] f32 on cpu"
+    )
+    assert info.value.loc == src.loc(1, 20)
+
+
+def test_tensors_without_a_model_must_share_a_device():
+    src = rt.SourceFile("dev.qv")
+    sig = rt.Signature(
+        src,
+        "add",
+        src.loc(1, 1),
+        (rt.TensorArg("a", (3,), rt.f32, src.loc(1, 8)), rt.TensorArg("b", (3,), rt.f32, src.loc(1, 19))),
+    )
+    sig.check(torch.zeros(3, device="cuda"), torch.zeros(3, device="cuda"))
+    with pytest.raises(rt.CheckError) as info:
+        sig.check(torch.zeros(3, device="cuda"), torch.zeros(3))
+    assert info.value.detail == (
+        "add(): argument 'b' expected [3] f32 on cuda:0 (the device of argument 'a'), found [3] f32 on cpu"
+    )
