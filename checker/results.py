@@ -5,7 +5,7 @@ compiler read these; checker/body/ makes them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar, cast
 
 from . import ast as A
 from . import types as T
@@ -80,11 +80,12 @@ class BodyResult:
 
 _EMPTY_DICT: dict = {}
 _EMPTY_SET: frozenset = frozenset()
+_C = TypeVar("_C", dict, frozenset)
 
 
-def shared_if_empty(d):
+def shared_if_empty(d: _C) -> _C:
     """`d`, or one shared empty object of its kind when it is empty (results
     are never changed after they are made)."""
     if d:
         return d
-    return _EMPTY_SET if isinstance(d, frozenset) else _EMPTY_DICT
+    return cast(_C, _EMPTY_SET if isinstance(d, frozenset) else _EMPTY_DICT)
