@@ -73,12 +73,13 @@ def _never() -> bool:
 
 
 _IDE_CACHE_LIMIT = 8192
+_NO_DEPS: dict[str, object] = {}  # shared by the entries that depend on no global name (never changed)
 K = TypeVar("K")
 R = TypeVar("R")
 V = TypeVar("V")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry(Generic[R]):
     """A cached declaration or body result, with what it was computed from.
 
@@ -211,7 +212,8 @@ class Analyzer:
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
-                self._decl_cache.put(item, _Entry(partial, {n: names.meaning(n) for n in d.lookups}, d, now))
+                deps = {n: names.meaning(n) for n in d.lookups} if d.lookups else _NO_DEPS
+                self._decl_cache.put(item, _Entry(partial, deps, d, now))
                 stats.declared += 1
             declared[item] = d
 

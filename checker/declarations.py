@@ -75,7 +75,7 @@ class ModelInfo:
         return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields), self.partial)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParamInfo:
     name: str
     mut: bool
@@ -83,7 +83,7 @@ class ParamInfo:
     decl: A.Param
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FnInfo:
     name: str
     params: tuple[ParamInfo, ...]
@@ -96,10 +96,14 @@ class FnInfo:
     # Generic dims of the return type that no parameter binds (E0206): known
     # to be wrong, so the body does not report them again.
     unbound: tuple[str, ...] = ()
+    # What users of the function see (its fingerprint): made once, with the info
+    # (slots keep a file of many small functions small; no cached_property).
+    interface: tuple = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def interface(self) -> tuple:
-        return ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret)
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "interface", ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret)
+        )
 
     def signature(self) -> str:
         params = ", ".join(("mut " if p.mut else "") + f"{p.name}: {p.type}" for p in self.params)
