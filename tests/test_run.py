@@ -244,9 +244,7 @@ def test_deep_programs_run_or_are_refused_without_a_traceback(tmp_path: Path, ca
     p.write_text("fn main():\n    a = 1.0\n    x = " + " + ".join(["a"] * 20_000) + "\n    print(x)\n")
     assert run(capsys, "run", str(p))[:2] == (0, "20000.0\n")
     p = tmp_path / "blocks.qv"
-    p.write_text(
-        "fn main():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(3_000)) + " " * 3_001 + "pass\n"
-    )
+    p.write_text("fn main():\n" + "".join(" " * (i + 1) + "if True:\n" for i in range(3_000)) + " " * 3_001 + "pass\n")
     code, out, err = run(capsys, "run", str(p))
     assert code == 1 and "E0009 nested more than 100 levels deep" in err and "Traceback" not in err
     p = tmp_path / "casts.qv"
