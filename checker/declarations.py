@@ -114,6 +114,29 @@ class FnInfo:
 ALL_NAMES = "*names*"  # the dependency on the whole set of global names
 
 
+class _AllKinds:
+    """Every global name with its kind, as one comparable, hashable value:
+    equal when the names and kinds are (the map itself is compared), hashed
+    without building a set of pairs (a file of 100,000 items would hold one
+    more copy of its names for it). The map is never changed after Names is
+    built."""
+
+    __slots__ = ("kinds", "_hash")
+
+    def __init__(self, kinds: dict[str, str]) -> None:
+        self.kinds = kinds
+        h = len(kinds)
+        for pair in kinds.items():
+            h ^= hash(pair)
+        self._hash = h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AllKinds) and (other is self or other.kinds == self.kinds)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
 @dataclass
 class Names:
     """Stage one: every top-level name, its kind and the first item naming it."""
@@ -131,8 +154,8 @@ class Names:
         return (self.kinds.get(name), self.dim_values.get(name))
 
     @cached_property
-    def _all_kinds(self) -> frozenset:
-        return frozenset(self.kinds.items())
+    def _all_kinds(self) -> _AllKinds:
+        return _AllKinds(self.kinds)
 
     def same_as(self, older: Names | None) -> bool:
         """Whether `older` has the same names, kinds and dim values; if so,

@@ -99,13 +99,16 @@ class ReadAnalysis:
             dirty = {f for f, ff in facts.items() if previous.facts.get(f) is not ff}
             dirty |= set(previous.facts) - set(facts)
             dirty |= erroneous ^ previous.erroneous
+        # the functions each one passes a model to (only those that pass one
+        # on: most do not, and a file may have 100,000 functions)
         self.callees: dict[str, frozenset[str]] = {}
         for f, ff in facts.items():
             if previous is not None and f not in dirty:
-                self.callees[f] = previous.callees[f]
+                callees = previous.callees.get(f, _NO_CALLEES)
             else:
-                callees = frozenset(x.target for x in ff if x.kind == "call")
-                self.callees[f] = callees if callees else _NO_CALLEES
+                callees = frozenset(x.target for x in ff if x.kind in ("call", "sg_call")) if ff else _NO_CALLEES
+            if callees:
+                self.callees[f] = callees
         callers: dict[str, set[str]] = {}
         for f, cs in self.callees.items():
             for c in cs:
