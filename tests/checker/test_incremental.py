@@ -263,3 +263,34 @@ fn g(m: Net, x: [b D]) -> Grad[Net]:
     assert [d.message for d in fresh.diagnostics] == [
         "loss never reads param enc.v of Net: its gradient is always zero"
     ]
+
+
+def test_reads_under_stop_grad_through_a_call_follow_an_edit_of_the_callee() -> None:
+    """`stop_grad(inner(m, x))`: what inner reads is read only under stop_grad
+    by the caller; editing inner alone must update the caller's W1101."""
+    before = """dim D = 4
+
+model Lin:
+    param w: [D] = zeros
+    param b: [D] = zeros
+    param c: [D] = zeros
+
+fn inner(m: Lin, x: [b D]) -> [] Float:
+    return sum(x * m.w)
+
+fn loss(m: Lin, x: [b D]) -> [] Float:
+    return sum(x * m.c) + stop_grad(inner(m, x))
+
+fn g(m: Lin, x: [b D]) -> Grad[Lin]:
+    return grad(loss, m, x)
+"""
+    after = before.replace("return sum(x * m.w)", "return sum(x * m.w) + sum(x * m.b)")
+    analyzer = Analyzer()
+    analyzer.update(before)
+    incremental = analyzer.update(after)
+    fresh = check_text(after)
+    assert [d.message for d in incremental.diagnostics] == [d.message for d in fresh.diagnostics]
+    assert [d.message for d in fresh.diagnostics] == [
+        "loss reads param b of Lin only under stop_grad: its gradient is always zero",
+        "loss reads param w of Lin only under stop_grad: its gradient is always zero",
+    ]
