@@ -967,32 +967,29 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
+# Keywords of statements and expressions, in the order completion offers them.
+STATEMENT_KEYWORDS = (
+    "return",
+    "if",
+    "elif",
+    "else",
+    "for",
+    "in",
+    "while",
+    "and",
+    "or",
+    "not",
+    "as",
+    "pass",
+    "break",
+    "continue",
+    "True",
+    "False",
+    "mut",
+)
 # Reserved: never names, although the contextual lexer would read them as names
 # where no keyword fits. `dim`, `model`, `param`, `buffer` and `on` stay usable.
-HARD_KEYWORDS = frozenset(
-    {
-        "fn",
-        "extern",
-        "from",
-        "mut",
-        "return",
-        "if",
-        "elif",
-        "else",
-        "for",
-        "in",
-        "while",
-        "and",
-        "or",
-        "not",
-        "as",
-        "pass",
-        "break",
-        "continue",
-        "True",
-        "False",
-    }
-)
+HARD_KEYWORDS = frozenset(STATEMENT_KEYWORDS) | {"fn", "extern", "from"}
 
 
 def _validate(item: A.Item) -> list[LocalDiagnostic]:

@@ -14,7 +14,8 @@ from ..declarations import (
     FnInfo,
 )
 from ..items import ItemSlot
-from .results import STATEMENT_KEYWORDS, TOP_KEYWORDS, Completion
+from ..parser import STATEMENT_KEYWORDS
+from .results import TOP_KEYWORDS, Completion
 from .symbols import _fn_of, _slot_at
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"

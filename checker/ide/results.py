@@ -102,23 +102,4 @@ class CodeAction:
     preferred: bool = False
 
 
-STATEMENT_KEYWORDS = (
-    "return",
-    "if",
-    "elif",
-    "else",
-    "for",
-    "in",
-    "while",
-    "and",
-    "or",
-    "not",
-    "as",
-    "pass",
-    "break",
-    "continue",
-    "True",
-    "False",
-    "mut",
-)
 TOP_KEYWORDS = ("dim", "model", "fn", "extern fn")
