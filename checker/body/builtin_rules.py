@@ -27,6 +27,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
+from ..declarations import leaf_params, model_closure
 from ..results import Ref
 from .env import CallArg, Env
 from .text import expr_text
@@ -596,12 +597,7 @@ class BuiltinRules:
             assert isinstance(t, T.StackT) and isinstance(t.item, T.GradT)
             return T.TensorT((t.dim,), self._grad_norm_elem(t.item))
         if isinstance(t, T.GradT):
-            self.global_kind(t.model)
-            model = self.g.models.get(t.model)
-            dtype = "f32"
-            if model is not None and model.params and isinstance(model.params[0].type, T.TensorT):
-                dtype = model.params[0].type.elem.dtype
-            return T.scalar(T.Elem(dtype, "nonneg"))
+            return T.scalar(self._grad_norm_elem(t))
         if isinstance(t, T.UnknownT):
             return T.scalar(T.NONNEG)
         if isinstance(t, T.TensorT) and t.elem.is_float:
@@ -617,12 +613,12 @@ class BuiltinRules:
         return T.UNKNOWN
 
     def _grad_norm_elem(self: BodyChecker, g: T.GradT) -> T.Elem:
-        self.global_kind(g.model)
-        model = self.g.models.get(g.model)
-        dtype = "f32"
-        if model is not None and model.params and isinstance(model.params[0].type, T.TensorT):
-            dtype = model.params[0].type.elem.dtype
-        return T.Elem(dtype, "nonneg")
+        """A gradient's norm: NonNeg, of its first leaf param's dtype (sub-models' included)."""
+        for name in model_closure(self.g, g.model):
+            self.global_kind(name)  # the leaves depend on every model inside g's
+        leaves = leaf_params(self.g, g.model)
+        first = leaves[0][2].type if leaves else None
+        return T.Elem(first.elem.dtype if isinstance(first, T.TensorT) else "f32", "nonneg")
 
     def grad_type_arg(self: BodyChecker, a: CallArg, env: Env) -> T.Type | None:
         """`Grad[M]` written as zeros' or randn's argument: the gradient type
