@@ -49,7 +49,7 @@ from .deep import deep
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .reads import ReadAnalysis, site_diagnostics
-from .results import BodyResult
+from .results import BodyResult, shared_if_empty
 from .source import DecodeProblem, LineIndex, decode_source
 
 
@@ -73,7 +73,6 @@ def _never() -> bool:
 
 
 _IDE_CACHE_LIMIT = 8192
-_NO_DEPS: dict[str, object] = {}  # shared by the entries that depend on no global name (never changed)
 K = TypeVar("K")
 R = TypeVar("R")
 V = TypeVar("V")
@@ -212,7 +211,7 @@ class Analyzer:
                 except Exception:  # pragma: no cover - a checker bug; never the user's problem
                     internal.append(traceback.format_exc())
                     d = Declared(None, ())
-                deps = {n: names.meaning(n) for n in d.lookups} if d.lookups else _NO_DEPS
+                deps = shared_if_empty({n: names.meaning(n) for n in d.lookups})
                 self._decl_cache.put(item, _Entry(partial, deps, d, now))
                 stats.declared += 1
             declared[item] = d

@@ -34,27 +34,13 @@ _is_grad_enabled = torch.is_grad_enabled
 
 
 def _leaf_names(cls) -> tuple:
-    """A name for each leaf param of ``cls`` (``_qv_tensors`` order)."""
-    n = len(cls._qv_diff)
-    names = getattr(cls, "_qv_leaf_names", None)
-    if names is not None and len(names) == n:
-        return tuple(names)
-    names = cls._qv_param_names
-    if len(names) == n:
-        return tuple(names)
-    return tuple(f"param #{i}" for i in range(n))
+    """A name for each leaf param of ``cls`` (``_qv_tensors`` order): its path."""
+    return cls._qv_leaf_paths
 
 
 def _leaf_fields(cls) -> tuple:
-    """The Field of each leaf param of ``cls``, or None where it is unknown."""
-    n = len(cls._qv_diff)
-    fields = getattr(cls, "_qv_leaf_fields", None)
-    if fields is not None and len(fields) == n:
-        return tuple(fields)
-    fields = cls._qv_param_fields
-    if len(fields) == n:
-        return tuple(fields)
-    return (None,) * n
+    """The Field of each leaf param of ``cls``."""
+    return cls._qv_leaf_fields
 
 
 def _found(x) -> str:
@@ -194,10 +180,11 @@ class Optimizer:
         for) with the gradient ``g``: in place, outside autograd."""
         if m is not self._qv_m:
             self._qv_model_error(m)
-        if type(g) is not Grad or g._qv_model is not self._qv_cls:
-            self._qv_grad_error(g)
+        if type(g) is not Grad or g._qv_model is not self._qv_cls or g._qv_layout.batch:
+            self._qv_grad_error(g)  # per-example gradients too: average them first
         values = g._qv_values
-        index = getattr(g, "_qv_leaf_index", None)
+        # a whole gradient takes the lists built at creation; a selection, its own
+        index = None if g._qv_layout.wrt is None else g._qv_leaf_index
         params = self._qv_params
         if index is None:
             if len(values) != len(params):

@@ -521,3 +521,18 @@ def test_the_optimizer_benchmark_runs(capsys):
     assert set(result["sizes"]) == {"784-512-10", "8-8-10"}
     for size in result["sizes"].values():
         assert all(r > 0 for r in size["paired_ratios"].values())
+
+
+def test_a_whole_gradient_steps_with_the_lists_built_at_creation(monkeypatch):
+    # the fast path: no per-step list building for a gradient of every param
+    m = Net.init(seed=0)
+    opt = rt.Adam(m, lr=0.1)
+    g = rt.grad(net_loss, m, batches(1)[0])
+
+    def rebuilt(*args, **kwargs):
+        raise AssertionError("the state lists were rebuilt for a whole gradient")
+
+    monkeypatch.setattr(rt.Adam, "_qv_lists", rebuilt)
+    opt.step(m, g)
+    opt.step(m, g)
+    assert opt.steps == 2
