@@ -48,6 +48,7 @@ from .declarations import (
 from .deep import deep
 from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
+from .modules import ModuleExports, Resolved
 from .reads import ReadAnalysis, site_diagnostics
 from .results import BodyResult, shared_if_empty
 from .source import DecodeProblem, LineIndex, decode_source
@@ -135,6 +136,8 @@ class Analysis:
     # the global names and their kinds stay the same.
     ide_cache: dict = field(default_factory=dict)
     names_token: object = None
+    # the modules the file imports (checker/modules.py), each once
+    modules: tuple[ModuleExports, ...] = ()
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -161,18 +164,25 @@ class Analyzer:
         self._parsed: ParsedDocument | None = None
         self._reads: ReadAnalysis | None = None
         self._reads_fingerprints: dict[str, object] = {}  # the fingerprints `_reads` was built with
+        self._external_key: tuple = ()  # the imported read summaries `_reads` was built with
         self._ide_cache: dict = {}
         self.stats = Stats()
 
     def update(
-        self, text: str, decode_problem: DecodeProblem | None = None, cancelled: Callable[[], bool] = _never
+        self,
+        text: str,
+        decode_problem: DecodeProblem | None = None,
+        cancelled: Callable[[], bool] = _never,
+        imports: Mapping[str, Resolved] | None = None,
     ) -> Analysis:
         """The analysis of `text`. `cancelled` is asked between items (each
         parse, declaration, body and site); when it says True the update
         raises `Cancelled`. What a cancelled update computed stays in the
         caches only under keys that are complete (an item's text, what a
         result looked up), so the next update gives the same answer as a
-        fresh one and reuses that work."""
+        fresh one and reuses that work. `imports` maps each module name the
+        text imports to its exports (or why there are none); a
+        `checker.workspace.Workspace` finds them."""
 
         def check() -> None:
             if cancelled():
@@ -187,7 +197,8 @@ class Analyzer:
 
         slot_of_item: dict[A.Node, ItemSlot] = {s.item: s for s in parsed.slots if s.item is not None}
         items = cast(list[A.Item], list(slot_of_item))
-        names = collect_names(items)
+        names = collect_names(items, imports)
+        modules = names.exports
         self._update += 1
         now = self._update
         if not names.same_as(self._names):
@@ -216,13 +227,18 @@ class Analyzer:
                 stats.declared += 1
             declared[item] = d
 
-        glob = _globals(names, items, declared)
+        glob = _globals(names, items, declared, modules)
         dup_diags = _duplicates(items, names)
         for model_name, cycle in model_cycles(glob).items():
             dup_diags.setdefault(names.first[model_name], []).extend(cycle)
+        for item, diags in names.import_diagnostics.items():
+            if diags:
+                dup_diags.setdefault(item, []).extend(diags)
         # What each global name means to its users now; what changed since
         # the last update (for the read analysis).
         fingerprints = {name: glob.fingerprint(name) for name in names.kinds}
+        for name in names.imported:
+            fingerprints[name] = glob.fingerprint(name)
         fingerprints[ALL_NAMES] = glob.fingerprint(ALL_NAMES)
         old = self._fingerprints
         changed = {
@@ -261,8 +277,12 @@ class Analyzer:
             if base is old
             else {n for n in fingerprints.keys() | base.keys() if fingerprints.get(n) != base.get(n)}
         )
-        interfaces_changed = any(
-            n == ALL_NAMES or names.kinds.get(n) in ("model", "fn", "extern", None) for n in since_reads
+        external: dict = {}
+        for ex in modules:
+            external.update(ex.summaries)
+        external_key = tuple((k, s.key()) for k, s in external.items())
+        interfaces_changed = external_key != self._external_key or any(
+            n == ALL_NAMES or names.kind(n) in ("model", "fn", "extern", None) for n in since_reads
         )
         erroneous = frozenset(
             cast(A.FnDecl, item).name.text
@@ -271,9 +291,10 @@ class Analyzer:
             or any(d.severity is Severity.ERROR for d in declared[item].diagnostics)
             or slot_of_item[item].parse.diagnostics
         )
-        reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous)
+        reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous, external)
         self._reads = reads
         self._reads_fingerprints = fingerprints
+        self._external_key = external_key
         site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
         for item, result in bodies.items():
             if result.sites:
@@ -312,6 +333,8 @@ class Analyzer:
             local += site_diags.get(item, [])
             for d in local:
                 diagnostics.append(_absolute(d, base, glob, slot_of_item))
+        for item, d in _unused_imports(names, items, declared, bodies):
+            diagnostics.append(_absolute(d, slot_of_item[item].start, glob, slot_of_item))
         diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code, d.message))
 
         self._decl_cache.end_version()
@@ -333,6 +356,7 @@ class Analyzer:
             internal,
             self._ide_cache,
             names.meaning(ALL_NAMES),
+            tuple(modules),
         )
 
     def _body(
@@ -375,7 +399,7 @@ def _same(deps: dict[str, object], meaning) -> bool:
     return True
 
 
-def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Globals:
+def _globals(names: Names, items: list, declared: dict[A.Node, Declared], modules: list[ModuleExports]) -> Globals:
     from .declarations import DimInfo, ModelInfo
 
     dims: dict[str, DimInfo] = {}
@@ -389,7 +413,45 @@ def _globals(names: Names, items: list, declared: dict[A.Node, Declared]) -> Glo
             models[name] = info
         elif isinstance(info, FnInfo):
             fns[name] = info
+    # Imported definitions under their qualified names, and under the names
+    # the file wrote for them (`Mlp`, `layers.Mlp`).
+    for ex in modules:
+        dims.update(ex.dims)
+        models.update(ex.models)
+        fns.update(ex.fns)
+    for written, q in names.aliases.items():
+        if q in dims:
+            dims[written] = dims[q]
+        elif q in models:
+            models[written] = models[q]
+        elif q in fns:
+            fns[written] = fns[q]
     return Globals(names, dims, models, fns)
+
+
+def _unused_imports(names: Names, items: list, declared: dict[A.Node, Declared], bodies: dict[A.Node, BodyResult]):
+    """W0103 for each name an import binds that nothing in the file looks up
+    (a module is used when a name through it is)."""
+    imports = [i for i in items if isinstance(i, (A.ImportDecl, A.FromImport))]
+    if not imports:
+        return
+    used: set[str] = set()
+    for d in declared.values():
+        used.update(d.lookups)
+    for b in bodies.values():
+        used.update(b.deps)
+    heads = {u.split(".")[0] for u in used if "." in u}
+    for item in imports:
+        if names.import_diagnostics.get(item):
+            continue
+        if isinstance(item, A.ImportDecl):
+            m = item.module.text
+            if m not in used and not any(u.startswith(m + ".") for u in used if u.split(".")[0] in heads):
+                yield item, C.W0103.at(item.module.span, what=f"module '{m}'")
+            continue
+        for imp in item.names:
+            if imp.bound.text not in used:
+                yield item, C.W0103.at(imp.span, what=f"'{imp.bound.text}'")
 
 
 def _duplicates(items: list, names: Names) -> dict[A.Node, list[LocalDiagnostic]]:

@@ -406,6 +406,34 @@ class ExternDecl(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class ImportDecl(Node):
+    """`import layers`, `import nn.layers` (`module` holds the dotted text)."""
+
+    module: Ident
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ImportName(Node):
+    """One name of a `from` import: `forward as fwd`."""
+
+    name: Ident
+    alias: Ident | None
+
+    @property
+    def bound(self) -> Ident:
+        """The name it defines in the importing file."""
+        return self.alias if self.alias is not None else self.name
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class FromImport(Node):
+    """`from layers import Mlp, forward as fwd`."""
+
+    module: Ident
+    names: tuple[ImportName, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class BrokenItem(Node):
     """An item whose header did not parse. Its kind and name, when they can be
     read, are kept so that references to it elsewhere stay silent."""
@@ -414,7 +442,7 @@ class BrokenItem(Node):
     name: Ident | None
 
 
-Item = DimDecl | ModelDecl | FnDecl | ExternDecl | BrokenItem
+Item = DimDecl | ModelDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
 
 
 def same_path(a: Node, b: Node) -> bool:

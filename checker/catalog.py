@@ -551,6 +551,149 @@ E0112 = _code(
     """,
 )
 
+E0113 = _code(
+    "E0113",
+    "module not found",
+    "no module '{module}'{where}{hint}",
+    """
+    `import nn.layers` looks for `nn/layers.qv` next to the importing file,
+    then in the project folder (the nearest folder above with a `quiver.toml`)
+    and in the workspace roots (the folders given to qlint, the editor's
+    workspace folders). A file that is not saved under one of those folders
+    cannot be imported.
+    """,
+    """
+    # file: train.qv
+    from layrs import Lin
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+    """
+    # file: train.qv
+    from layers import Lin
+
+    fn main():
+        print(Lin.init(seed=0))
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+)
+
+E0114 = _code(
+    "E0114",
+    "import cycle",
+    "import cycle: {cycle}",
+    """
+    Modules are checked in the order they import each other, so the imports of
+    a program must not form a cycle. Move what both files need into a third
+    module that both import.
+    """,
+    """
+    # file: a.qv
+    import b
+    dim D = 4
+    # file: b.qv
+    import a
+    dim E = 4
+    """,
+    """
+    # file: a.qv
+    import b
+    dim D = b.E
+    # file: b.qv
+    dim E = 4
+    """,
+)
+
+E0115 = _code(
+    "E0115",
+    "no such name in module",
+    "module '{module}' has no '{name}'{hint}",
+    """
+    The module exists but defines no dim, model, function or extern function
+    of that name.
+    """,
+    """
+    # file: train.qv
+    from layers import Linear
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+    """
+    # file: train.qv
+    from layers import Lin
+
+    fn main():
+        print(Lin.init(seed=0))
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+)
+
+E0116 = _code(
+    "E0116",
+    "private name",
+    "'{name}' is private to module '{module}'",
+    """
+    A name that starts with `_` belongs to its file: other files cannot import
+    it or write `module._name`. Rename it without the underscore to share it.
+    """,
+    """
+    # file: train.qv
+    from layers import _scale
+    # file: layers.qv
+    fn _scale(x: [4]) -> [4]:
+        return 2.0 * x
+    """,
+    """
+    # file: train.qv
+    from layers import scale
+
+    fn main():
+        print(scale(zeros([4])))
+    # file: layers.qv
+    fn scale(x: [4]) -> [4]:
+        return 2.0 * x
+    """,
+)
+
+E0117 = _code(
+    "E0117",
+    "import clashes with a name",
+    "'{name}' is already {what}",
+    """
+    An import binds a name in the importing file, in the same namespace as the
+    file's own dims, models and functions. Two bindings of one name would make
+    every use of it ambiguous. Import it under another name (`from layers import
+    Mlp as LayerMlp`) or rename the definition.
+    """,
+    """
+    # file: train.qv
+    from layers import Lin
+    model Lin:
+        param w: [8] = zeros
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+    """
+    # file: train.qv
+    from layers import Lin as SmallLin
+    model Lin:
+        param w: [8] = zeros
+
+    fn main():
+        print(SmallLin.init(seed=0), Lin.init(seed=0))
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+    """,
+)
+
 # ====================================================================== E02xx shapes and dims
 
 E0201 = _code(
@@ -1917,6 +2060,46 @@ W0102 = _code(
     fn one() -> Int:
         print("always")
         return 1
+    """,
+    warning=True,
+    unnecessary=True,
+)
+
+W0103 = _code(
+    "W0103",
+    "unused import",
+    "{what} is imported but never used",
+    """
+    Nothing in this file uses the name the import binds. Remove the import (or
+    the name from the `from ... import` list).
+    """,
+    """
+    # file: train.qv
+    from layers import Lin, scale
+
+    fn main():
+        m = Lin.init(seed=0)
+        print(m.w)
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+
+    fn scale(x: [4]) -> [4]:
+        return 2.0 * x
+    """,
+    """
+    # file: train.qv
+    from layers import Lin
+
+    fn main():
+        m = Lin.init(seed=0)
+        print(m.w)
+    # file: layers.qv
+    model Lin:
+        param w: [4] = zeros
+
+    fn scale(x: [4]) -> [4]:
+        return 2.0 * x
     """,
     warning=True,
     unnecessary=True,

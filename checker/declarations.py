@@ -139,19 +139,48 @@ class _AllKinds:
 
 @dataclass
 class Names:
-    """Stage one: every top-level name, its kind and the first item naming it."""
+    """Stage one: every top-level name, its kind and the first item naming it.
 
-    kinds: dict[str, str] = field(default_factory=dict)  # name -> dim|model|fn|extern|broken-<kind>
+    With imports (checker/modules.py), `kinds` holds every name the file can
+    write: its own definitions, the names `from` imports bind (aliases of
+    qualified names), the modules `import` binds (kind "module") and the
+    written qualified names through them (`layers.Mlp`). `imported` holds
+    the qualified names of everything the imported modules define, which
+    types carry (private ones and those of modules imported in turn
+    included); a user cannot write those unless they are also in `kinds`."""
+
+    kinds: dict[str, str] = field(default_factory=dict)  # name -> dim|model|fn|extern|module|broken-<kind>
     first: dict[str, A.Item] = field(default_factory=dict)
     dim_values: dict[str, int | None] = field(default_factory=dict)
+    # written name -> qualified name (`Mlp` or `layers.Mlp` -> `layers.Mlp`)
+    aliases: dict[str, str] = field(default_factory=dict)
+    modules: dict[str, str] = field(default_factory=dict)  # bound module name -> its qualified name
+    imported: dict[str, str] = field(default_factory=dict)  # qualified name -> kind
+    origin: dict[str, str] = field(default_factory=dict)  # qualified name -> path of its file
+    # the import items' own diagnostics (missing modules, names, clashes)
+    import_diagnostics: dict[A.Item, list[LocalDiagnostic]] = field(default_factory=dict)
+    exports: list = field(default_factory=list)  # the modules imported (`modules.ModuleExports`), each once
 
     def meaning(self, name: str) -> object:
         """What a declaration or a written type can learn about a global
-        name: its kind and, for a dim, its value. "*names*" (a lookup of all
-        names, for a suggestion) stands for every name with its kind."""
+        name: its kind, for a dim its value, and for an imported name the
+        qualified name it stands for. "*names*" (a lookup of all names, for
+        a suggestion) stands for every name with its kind."""
         if name == ALL_NAMES:
             return self._all_kinds
-        return (self.kinds.get(name), self.dim_values.get(name))
+        kind = self.kinds.get(name)
+        if kind is None:
+            kind = self.imported.get(name)
+        return (kind, self.dim_values.get(name), self.aliases.get(name))
+
+    def kind(self, name: str) -> str | None:
+        """The kind of a name as written, or of a qualified name a type holds."""
+        kind = self.kinds.get(name)
+        return kind if kind is not None else self.imported.get(name)
+
+    def canonical(self, name: str) -> str:
+        """The name types use for a written name (`Mlp` -> `layers.Mlp`)."""
+        return self.aliases.get(name, name)
 
     @cached_property
     def _all_kinds(self) -> _AllKinds:
@@ -161,7 +190,13 @@ class Names:
         """Whether `older` has the same names, kinds and dim values; if so,
         this one shares its set of all names (not rebuilt, and the same
         object for as long as the names stay the same)."""
-        if older is None or self.kinds != older.kinds or self.dim_values != older.dim_values:
+        if (
+            older is None
+            or self.kinds != older.kinds
+            or self.dim_values != older.dim_values
+            or self.aliases != older.aliases
+            or self.imported != older.imported
+        ):
             return False
         self.__dict__["_all_kinds"] = older.meaning(ALL_NAMES)
         return True
@@ -209,6 +244,10 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
         return e.value, None, set()
     if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.IntLit):
         return -e.operand.value, None, set()
+    written = dotted_text(e)
+    if written is not None and names.first.get(written) is None and names.kinds.get(written) == "dim":
+        v = names.dim_values.get(written)  # an imported dim
+        return v, None if v is not None else f"'{written}' has no value", {written}
     if isinstance(e, A.Name):
         item = names.first.get(e.name)
         if not isinstance(item, A.DimDecl) or e.name in seen:
@@ -232,7 +271,24 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
     return None, None, set()
 
 
-def collect_names(items: list[A.Item]) -> Names:
+def dotted_text(e: A.Expr) -> str | None:
+    """`layers.H` for a chain of fields on a name; None for anything else."""
+    parts = []
+    while isinstance(e, A.Field):
+        parts.append(e.name.text)
+        e = e.value
+    if not isinstance(e, A.Name):
+        return None
+    parts.append(e.name)
+    return ".".join(reversed(parts))
+
+
+def collect_names(items: list[A.Item], imports=None) -> Names:
+    """The file's names: its own definitions, then what its imports bind
+    (`imports`: module name -> `modules.Resolved`), then the dims' values
+    (a dim may be defined from an imported one)."""
+    from .modules import bind_imports
+
     names = Names()
     dims: list[A.DimDecl] = []
     for item in items:
@@ -243,6 +299,7 @@ def collect_names(items: list[A.Item]) -> Names:
         names.first[ident.text] = item
         if isinstance(item, A.DimDecl):
             dims.append(item)
+    names.exports = bind_imports(names, items, imports or {})
     # Values after all names are known: `dim HD = E / NH` may come before E.
     for item in dims:
         dim_decl_value(item, names)
@@ -284,9 +341,23 @@ class TypeContext:
     # used, for a suggestion): a body records them as its dependencies.
     lookups: set[str] = field(default_factory=set)
 
-    def kind(self, name: str) -> str | None:
+    def kind(self, name: str, span: A.Span | None = None) -> str | None:
+        """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
+        span, a private name of a module (`layers._Hidden`) is reported."""
         self.lookups.add(name)
-        return self.names.kinds.get(name)
+        kind = self.names.kinds.get(name)
+        if kind is None and "." in name:
+            module, _, last = name.rpartition(".")
+            if last.startswith("_") and self.names.kinds.get(module) == "module":
+                if f"{self.names.modules[module]}.{last}" in self.names.imported:
+                    if span is not None:
+                        self.diagnostics.append(C.E0116.at(span, name=last, module=module))
+                    return "broken-private"
+        return kind
+
+    def canon(self, name: str) -> str:
+        """The qualified name a type holds for a name as written."""
+        return self.names.canonical(name)
 
     def all_of(self, kind: str) -> list[str]:
         self.lookups.add(ALL_NAMES)
@@ -303,10 +374,10 @@ class TypeContext:
         name = d.name
         if self.where == "body" and name in self.generics:
             return T.DimVar(name)
-        kind = self.kind(name)
+        kind = self.kind(name, d.span)
         if kind == "dim":
             value = self.names.dim_values.get(name)
-            return T.DimConst(name, value) if value is not None else T.DimUnknown()
+            return T.DimConst(self.canon(name), value) if value is not None else T.DimUnknown()
         if kind == "broken-dim":
             return T.DimUnknown()
         if kind is not None:
@@ -404,9 +475,9 @@ class TypeContext:
             return NUMBER_TYPES[name]
         if name == "Mode":
             return T.MODE
-        kind = self.kind(name)
+        kind = self.kind(name, t.name.span)
         if kind == "model":
-            return T.ModelT(name)
+            return T.ModelT(self.canon(name))
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN
         if name in ELEM_TYPES or name == "Index":
@@ -432,12 +503,12 @@ class TypeContext:
             return None
         name = e.name.text
         if name == "Grad":
-            if e.arg is None or self.kind(e.arg.text) != "model":
+            if e.arg is None or self.kind(e.arg.text, e.arg.span) != "model":
                 return None  # reported as an element type
-            inner: T.Type = T.GradT(e.arg.text)
+            inner: T.Type = T.GradT(self.canon(e.arg.text))
             per_example = True
-        elif self.kind(name) == "model" and e.arg is None:
-            inner = T.ModelT(name)
+        elif self.kind(name, e.name.span) == "model" and e.arg is None:
+            inner = T.ModelT(self.canon(name))
             per_example = False
         else:
             return None
@@ -455,9 +526,9 @@ class TypeContext:
         name = t.name.text
         arg = t.arg
         if isinstance(arg, A.NamedType) and arg.arg is None and t.option is None:
-            kind = self.kind(arg.name.text)
+            kind = self.kind(arg.name.text, arg.name.span)
             if kind == "model":
-                return T.OptimT(name, arg.name.text)
+                return T.OptimT(name, self.canon(arg.name.text))
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
         inner = type_text(arg) if arg is not None else ""
@@ -477,13 +548,14 @@ class TypeContext:
             )
             return T.UNKNOWN
         if isinstance(arg, A.NamedType) and arg.arg is None:
-            kind = self.kind(arg.name.text)
+            kind = self.kind(arg.name.text, arg.name.span)
             if kind == "model":
+                model = self.canon(arg.name.text)
                 if t.option is not None:
                     # which names are params of the model is checked where the
                     # model's fields are known (the body, E1109)
-                    return T.GradT(arg.name.text, tuple(sorted({n.text for n in t.names})))
-                return T.GradT(arg.name.text)
+                    return T.GradT(model, tuple(sorted({n.text for n in t.names})))
+                return T.GradT(model)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
             if (
@@ -827,16 +899,17 @@ class Globals:
         changes (not when its body or position does)."""
         if name == ALL_NAMES:
             return self.names.meaning(name)
-        kind = self.names.kinds.get(name)
+        kind = self.names.kind(name)
         if kind is None:
             return None
+        alias = self.names.aliases.get(name)
         if kind == "dim":
-            return ("dim", self.names.dim_values.get(name))
+            return ("dim", self.names.dim_values.get(name), alias)
         if kind == "model":
-            return self.models[name].interface
+            return (self.models[name].interface, alias)
         if kind in ("fn", "extern"):
-            return self.fns[name].interface
-        return (kind,)
+            return (self.fns[name].interface, alias)
+        return (kind, alias)
 
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:
         """The declaration a symbolic reference names: (item, span in item)."""
@@ -911,6 +984,8 @@ def model_cycles(glob: Globals) -> dict[str, list[LocalDiagnostic]]:
     keyed by model name (reported in that model's item)."""
     out: dict[str, list[LocalDiagnostic]] = {}
     for name, info in glob.models.items():
+        if name not in glob.names.first:
+            continue  # an imported model: its own file reports its cycles
         for f in info.params:
             sub = sub_model(f.type)
             if sub is None:

@@ -253,6 +253,37 @@ class _Builder:
         name = _tokens(ch, "NAME")[0]
         return A.DimDecl(_span(ch), _ident(name), _nodes(ch)[0])
 
+    def import_decl(self, ch):
+        return A.ImportDecl(_span(ch), _ident(_tokens(ch, "NAME")[0]))
+
+    def from_import(self, ch):
+        module = _tokens(ch, "NAME")[0]
+        names = tuple(c for c in ch if isinstance(c, A.ImportName))
+        return A.FromImport(_span(ch), _ident(module), names)
+
+    def import_name(self, ch):
+        names = [c for c in ch if isinstance(c, Token) and c.type == "NAME"]
+        return A.ImportName(_span(ch), _ident(names[0]), _ident(names[1]) if len(names) > 1 else None)
+
+    def dotted(self, ch):
+        """`a.b.c` as one NAME token spanning it (see `qualname`)."""
+        parts = [c for c in ch if isinstance(c, Token) and c.type == "NAME"]
+        first, last = parts[0], parts[-1]
+        return Token(
+            "NAME",
+            ".".join(str(p) for p in parts),
+            start_pos=first.start_pos,
+            line=first.line,
+            column=first.column,
+            end_line=last.end_line,
+            end_column=last.end_column,
+            end_pos=last.end_pos,
+        )
+
+    def dim_dotted(self, ch):
+        t = self.dotted(ch)
+        return A.DimName(_tok_span(t), str(t))
+
     def model_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
         device = next((c for c in ch if isinstance(c, A.Device)), None)
@@ -601,7 +632,7 @@ def _get_parsers() -> tuple[Lark, _PlainLexer]:
 # ------------------------------------------------------------------ items
 
 
-_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim)\b\s*([^\W\d]\w*)?")
+_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim|import|from)\b\s*([^\W\d][\w.]*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -989,7 +1020,7 @@ STATEMENT_KEYWORDS = (
 )
 # Reserved: never names, although the contextual lexer would read them as names
 # where no keyword fits. `dim`, `model`, `param`, `buffer` and `on` stay usable.
-HARD_KEYWORDS = frozenset(STATEMENT_KEYWORDS) | {"fn", "extern", "from"}
+HARD_KEYWORDS = frozenset(STATEMENT_KEYWORDS) | {"fn", "extern", "from", "import"}
 
 
 def _validate(item: A.Item) -> list[LocalDiagnostic]:

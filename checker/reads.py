@@ -57,6 +57,13 @@ class Summary:
     # is then a guess, and no E1107/W1101 is drawn from it.
     tainted: bool = False
 
+    def requalified(self, fn: str, model: str) -> Summary:
+        """The same reads, for an importer that knows fn and its model by
+        their qualified names (the witness chains stay in the module)."""
+        out = Summary(fn, self.param, model, self.reads, self.everything, self.stopped, self.tainted)
+        out.__dict__["_key"] = (model, *self.key()[1:])
+        return out
+
     def key(self) -> tuple:
         """What a value_and_grad site's diagnostics depend on (computed once:
         a summary does not change after its analysis is built)."""
@@ -88,10 +95,13 @@ class ReadAnalysis:
         previous: ReadAnalysis | None = None,
         interfaces_changed: bool = True,
         erroneous: frozenset[str] = frozenset(),
+        external: dict[tuple[str, str], Summary] | None = None,
     ) -> None:
         self.g = glob
         self.facts = facts
         self.erroneous = erroneous
+        # the summaries of imported functions (qualified names), from their modules
+        self.external: dict[tuple[str, str], Summary] = external or {}
         if previous is None or interfaces_changed:
             dirty = set(facts)
             previous = None
@@ -161,7 +171,9 @@ class ReadAnalysis:
                         s.everything = Reason("escape", f, fn_name)
                 elif f.kind in ("call", "sg_call"):
                     pname = self._param_name(f.target, f.index)
-                    target = self.summaries.get((f.target, pname)) if pname is not None else None
+                    target = None
+                    if pname is not None:
+                        target = self.summaries.get((f.target, pname)) or self.external.get((f.target, pname))
                     if target is None:
                         continue
                     reason = Reason(f.kind, f, fn_name, f.target, pname)
@@ -192,7 +204,7 @@ class ReadAnalysis:
                     pending.append((caller, s, r))
 
     def summary(self, fn: str, param: str) -> Summary | None:
-        return self.summaries.get((fn, param))
+        return self.summaries.get((fn, param)) or self.external.get((fn, param))
 
     def chain(self, fn: str, param: str, field: str) -> list[Step]:
         """The witness chain of `field` read by (fn, param)."""

@@ -42,6 +42,7 @@ _KEYWORDS = {
     "FN": "fn",
     "EXTERN": "extern",
     "FROM": "from",
+    "IMPORT": "import",
     "MUT": "mut",
     "ON": "on",
     "RETURN": "return",
@@ -79,7 +80,7 @@ _CONTINUATIONS = {
     "OR",
     "AUG_OP",
 }
-_ITEM_START = {"DIM", "MODEL", "FN", "EXTERN"}
+_ITEM_START = {"DIM", "MODEL", "FN", "EXTERN", "IMPORT", "FROM"}
 _STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
 
 
@@ -136,7 +137,7 @@ def expected_phrase(expected: set[str], in_args: bool = False) -> str:
         words.append("a type")
         rest -= _TYPE_START
     if len(rest & _ITEM_START) >= 3:
-        words.append("an item ('dim', 'model', 'fn' or 'extern fn')")
+        words.append("an item ('dim', 'model', 'fn', 'extern fn', 'import' or 'from')")
         rest -= _ITEM_START
     if len(rest & _STMT_START) >= 3 or ("RETURN" in rest and words == ["an expression"]):
         words = ["a statement"]

@@ -419,6 +419,17 @@ class FnRefT(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class ModuleT(Type):
+    """An imported module (or the package part of one, `nn` of `nn.layers`),
+    by the name the file wrote for it."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"module {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class BuiltinRefT(Type):
     name: str
 

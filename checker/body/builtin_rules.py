@@ -155,11 +155,12 @@ class BuiltinRules:
         return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
     def _eval_dim_quietly(self: BodyChecker, a: CallArg | None, env: Env) -> None:
-        if a is not None and isinstance(a.node, A.Name):
-            if a.node.name in self.fn.generics:
-                self.refs[a.node] = Ref("generic", a.node.name, self.fn.name)
-            elif self.global_kind(a.node.name) == "dim":
-                self.refs[a.node] = Ref("dim", a.node.name)
+        if a is None:
+            return
+        if isinstance(a.node, A.Name) and a.node.name in self.fn.generics:
+            self.refs[a.node] = Ref("generic", a.node.name, self.fn.name)
+        elif (const := self.dim_constant(a.node)) is not None:
+            self.refs[const[0]] = Ref("dim", const[1])
 
     @rule("reduce")
     def _builtin_reduce(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -201,13 +202,15 @@ class BuiltinRules:
         assert isinstance(t, T.StackT)
         over = bound.get("over")
         ok = over is not None and "keep" not in bound
-        if over is not None and isinstance(over.node, A.Name):
-            d = over.node.name
-            if d in self.fn.generics:
+        if over is not None and isinstance(over.node, (A.Name, A.Field)):
+            const = self.dim_constant(over.node)
+            if isinstance(over.node, A.Name) and over.node.name in self.fn.generics:
+                d = over.node.name
                 self.refs[over.node] = Ref("generic", d, self.fn.name)
                 ok = ok and T.dims_equal(T.DimVar(d), t.dim)
-            elif self.global_kind(d) == "dim":
-                self.refs[over.node] = Ref("dim", d)
+            elif const is not None:
+                node, d = const
+                self.refs[node] = Ref("dim", d)
                 ok = ok and T.dims_equal(T.DimConst(d, self.g.names.dim_values.get(d) or 0), t.dim)
             else:
                 ok = False

@@ -14,7 +14,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
-from ..declarations import FnInfo, ParamInfo, suggest
+from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import Ref
 from .builtin_rules import RULES
@@ -30,7 +30,7 @@ class CallRules:
         target = e.target
         if isinstance(target, A.Call):
             return self.call(e, target.func, target.args, env, e.left, target)
-        if isinstance(target, A.Name):
+        if isinstance(target, (A.Name, A.Field)):
             return self.call(e, target, (), env, e.left, None)
         self.value(e.left, env)
         self.diags.append(
@@ -63,6 +63,10 @@ class CallRules:
             if isinstance(recv, T.ModelClassT):
                 self.types[func] = recv
                 return self.model_method(node, recv, func, call_args, env, paren)
+            if isinstance(recv, T.ModuleT):  # layers.forward(m, x)
+                ftype = self.field_access(func, env)
+                self.types[func] = ftype
+                return self._call_global(node, func, ftype, call_args, env, paren)
             if isinstance(recv, T.UnknownT):
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
@@ -98,6 +102,18 @@ class CallRules:
             self._eval_args(call_args, env)
             return T.UNKNOWN
         ftype = self.expr(func, env)
+        return self._call_global(node, func, ftype, call_args, env, paren)
+
+    def _call_global(
+        self: BodyChecker,
+        node: A.Node,
+        func: A.Name | A.Field,
+        ftype: T.Type,
+        call_args: list[CallArg],
+        env: Env,
+        paren: A.Span,
+    ) -> T.Type:
+        """A call of a global name (`f`, `layers.f`) whose type is `ftype`."""
         if isinstance(ftype, T.FnRefT):
             info = self.g.fns.get(ftype.name)
             if info is None:
@@ -107,10 +123,13 @@ class CallRules:
         if isinstance(ftype, T.BuiltinRefT):
             return self.builtin_call(node, BUILTINS[ftype.name], call_args, env, paren)
         if isinstance(ftype, T.ModelClassT):
+            written = expr_text(func)
             self.diags.append(
-                C.E0409.at(
-                    func.span, callee=func.name, reason=f"it is a model; create one with {func.name}.init(seed=0)"
-                )
+                C.E0409.at(func.span, callee=written, reason=f"it is a model; create one with {written}.init(seed=0)")
+            )
+        elif isinstance(ftype, (T.ModuleT, T.NumberT)):
+            self.diags.append(
+                C.E0409.at(func.span, callee=expr_text(func), reason=f"it is {T.describe(ftype)}, not a function")
             )
         elif isinstance(ftype, T.ModeT):
             self.diags.append(C.E0409.at(func.span, callee="Eval", reason="it is a mode, not a function; write Eval"))
@@ -418,7 +437,8 @@ class CallRules:
                 )
                 return None
             return position % rank
-        if not isinstance(e, A.Name):
+        name = dotted_text(e)
+        if name is None or (isinstance(e, A.Field) and name.split(".")[0] in env.vars):
             self.value(e, env)
             self.diags.append(
                 C.E0301.at(
@@ -426,13 +446,15 @@ class CallRules:
                 )
             )
             return None
-        name = e.name
         ctx = self.type_context()
         dim = ctx.dim(A.DimName(e.span, name))
         self._take(ctx)
         if isinstance(dim, T.DimUnknown):
             return None
-        self.refs[e] = Ref("generic", name, self.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", name)
+        ref_node = e.name if isinstance(e, A.Field) else e  # layers.C: the ref is on C
+        self.refs[ref_node] = (
+            Ref("generic", name, self.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", self.g.names.canonical(name))
+        )
         self.types[e] = T.NumberT("Int", True)
         hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
         if any(isinstance(d, T.DimUnknown) for d in operand.dims) and not hits:
@@ -462,7 +484,7 @@ class CallRules:
                 if d.name in self.fn.generics:
                     self.refs[d] = Ref("generic", d.name, self.fn.name)
                 elif self.g.names.kinds.get(d.name) == "dim":
-                    self.refs[d] = Ref("dim", d.name)
+                    self.refs[d] = Ref("dim", self.g.names.canonical(d.name))
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
 

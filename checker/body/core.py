@@ -7,7 +7,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import ALL_NAMES, FnInfo, Globals, suggest
+from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, GradSite, ReadFact, Ref, shared_if_empty
 from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
@@ -128,7 +128,21 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
 
     def global_kind(self, name: str) -> str | None:
         self.deps[name] = self.g.fingerprint(name)
+        return self.g.names.kind(name)
+
+    def written_kind(self, name: str) -> str | None:
+        """The kind of a name as the user wrote it (`layers.H`), not one only
+        types may hold (the qualified name of a private definition)."""
+        self.deps[name] = self.g.fingerprint(name)
         return self.g.names.kinds.get(name)
+
+    def dim_constant(self, e: A.Expr) -> tuple[A.Node, str] | None:
+        """A dim constant written as a value (`H`, `layers.H`): the node its
+        ref hangs on and the dim's qualified name (what types hold)."""
+        written = dotted_text(e)
+        if written is None or self.written_kind(written) != "dim":
+            return None
+        return (e.name if isinstance(e, A.Field) else e), self.g.names.canonical(written)
 
     def all_names(self, env: Env) -> list[str]:
         self.deps[ALL_NAMES] = self.g.fingerprint(ALL_NAMES)

@@ -15,7 +15,7 @@ from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import NUMBER_TYPES, TypeContext, suggest, type_text
+from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
@@ -31,11 +31,13 @@ class ExpressionRules:
     def value(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
         """An expression whose result is used as a value."""
         t = self.expr(e, env)
-        if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT)):
+        if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.ModuleT)):
             if isinstance(t, T.FnRefT):
                 kind = "a function"
             elif isinstance(t, T.BuiltinRefT):
                 kind = "a built-in function"
+            elif isinstance(t, T.ModuleT):
+                kind = "a module"
             else:
                 kind = "a model"
             hint = ""
@@ -133,16 +135,7 @@ class ExpressionRules:
             return T.NumberT("Int", True)
         kind = self.global_kind(e.name)
         if kind is not None:
-            if kind == "dim":
-                self.refs[e] = Ref("dim", e.name)
-                return T.NumberT("Int", True)
-            if kind in ("fn", "extern"):
-                self.refs[e] = Ref(kind, e.name)
-                return T.FnRefT(e.name, kind == "extern")
-            if kind == "model":
-                self.refs[e] = Ref("model", e.name)
-                return T.ModelClassT(e.name)
-            return T.UNKNOWN  # a broken item: its errors are reported there
+            return self.global_value(e, e.name, kind)
         if e.name in CONSTANTS:
             self.refs[e] = Ref("builtin", e.name)
             return T.MODE
@@ -160,6 +153,42 @@ class ExpressionRules:
                 self.used.update(env.vars[name].defs)
         # Define it from here on, so one typo gives one diagnostic.
         env.vars[e.name] = Var(T.UNKNOWN, frozenset(), phantom=True)
+        return T.UNKNOWN
+
+    def global_value(self: BodyChecker, node: A.Node, written: str, kind: str) -> T.Type:
+        """The value of a global name as written (`f`, `Mlp`, `layers.H`):
+        types and refs carry its qualified name (`layers.H`)."""
+        name = self.g.names.canonical(written)
+        if kind == "dim":
+            self.refs[node] = Ref("dim", name)
+            return T.NumberT("Int", True)
+        if kind in ("fn", "extern"):
+            self.refs[node] = Ref(kind, name)
+            return T.FnRefT(name, kind == "extern")
+        if kind == "model":
+            self.refs[node] = Ref("model", name)
+            return T.ModelClassT(name)
+        if kind in ("module", "package"):
+            self.refs[node] = Ref("module", written)
+            return T.ModuleT(written)
+        return T.UNKNOWN  # a broken item or import: its errors are reported there
+
+    def module_member(self: BodyChecker, e: A.Field, module: T.ModuleT) -> T.Type:
+        """`layers.forward`, `nn.layers`: a name through an imported module."""
+        member = e.name.text
+        written = f"{module.name}.{member}"
+        kind = self.written_kind(written)
+        if kind is not None:
+            return self.global_value(e.name, written, kind)
+        names = self.g.names
+        qual = names.modules.get(module.name)
+        if member.startswith("_") and qual is not None and f"{qual}.{member}" in names.imported:
+            self.diags.append(C.E0116.at(e.name.span, name=member, module=module.name))
+            return T.UNKNOWN
+        prefix = module.name + "."
+        members = [n[len(prefix) :] for n in names.kinds if n.startswith(prefix)]
+        self.global_kind(ALL_NAMES)
+        self.diags.append(C.E0115.at(e.name.span, module=module.name, name=member, hint=suggest(member, members)))
         return T.UNKNOWN
 
     def origin_of(self: BodyChecker, e: A.Expr, env: Env) -> str | None:
@@ -475,6 +504,8 @@ class ExpressionRules:
         name = e.name.text
         if isinstance(obj, T.UnknownT):
             return T.UNKNOWN
+        if isinstance(obj, T.ModuleT):
+            return self.module_member(e, obj)
         if isinstance(obj, T.ModelT):
             self.global_kind(obj.name)
             model = self.g.models.get(obj.name)
@@ -701,12 +732,11 @@ class ExpressionRules:
             return DX.const(b.value)
         if isinstance(b, A.Unary) and b.op == "-" and isinstance(b.operand, A.IntLit):
             return DX.sub(n, DX.const(b.operand.value)) if n is not None else None
-        if isinstance(b, A.Name):
-            if b.name in self.fn.generics:
-                return DX.var(b.name)
-            value = self.g.names.dim_values.get(b.name) if self.global_kind(b.name) == "dim" else None
-            return DX.const(value) if value is not None else None
-        return None
+        if isinstance(b, A.Name) and b.name in self.fn.generics:
+            return DX.var(b.name)
+        const = self.dim_constant(b)
+        value = self.g.names.dim_values.get(const[1]) if const is not None else None
+        return DX.const(value) if value is not None else None
 
     def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)

@@ -14,7 +14,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
-from ..declarations import FnInfo, ParamInfo, suggest
+from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import GradSite, Ref
 from .builtin_rules import rule
@@ -147,7 +147,6 @@ class GradRules:
             value = ret
         if not model_ok or isinstance(ret, T.UnknownT):
             return T.TupleT((value, grad))
-        assert isinstance(f_arg.node, A.Name)
         self.sites[node] = GradSite(node, f_arg.node.span, info.name, model, selection or None)  # type: ignore[index]
         return T.TupleT((value, grad))
 
@@ -201,10 +200,11 @@ class GradRules:
         if isinstance(e, A.Name) and e.name in self.fn.generics:
             self.refs[e] = Ref("generic", e.name, self.fn.name)
             return T.DimVar(e.name)
-        if isinstance(e, A.Name) and self.global_kind(e.name) == "dim":
-            self.refs[e] = Ref("dim", e.name)
-            value = self.g.names.dim_values.get(e.name)
-            return T.DimConst(e.name, value) if value is not None else None
+        const = self.dim_constant(e)
+        if const is not None:
+            self.refs[const[0]] = Ref("dim", const[1])
+            value = self.g.names.dim_values.get(const[1])
+            return T.DimConst(const[1], value) if value is not None else None
         self.diags.append(
             C.E1111.at(
                 e.span, dim=expr_text(e), problem="expected a dim: a generic dim of this function or a dim constant"
@@ -340,7 +340,15 @@ class GradRules:
         """The fn named by value_and_grad's first argument, or None after E1105."""
         e = f_arg.node
         what = None
-        if not isinstance(e, A.Name) or e.name in env.vars:
+        written = dotted_text(e)
+        qualified = isinstance(e, A.Field) and written is not None and written.split(".")[0] not in env.vars
+        if qualified:  # layers.loss
+            t = self.expr(e, env)
+            if isinstance(t, T.UnknownT):
+                return None
+            if not isinstance(t, T.FnRefT) or t.extern:
+                what = f"'{written}' is " + ("an extern fn" if isinstance(t, T.FnRefT) else T.describe(t))
+        elif not isinstance(e, A.Name) or e.name in env.vars:
             if not isinstance(e, A.Name):
                 self.value(e, env)
             else:
@@ -362,8 +370,8 @@ class GradRules:
         if what is not None:
             self.diags.append(C.E1105.at(e.span, caller=caller, problem=f"f must be the name of a fn; {what}"))
             return None
-        assert isinstance(e, A.Name)
-        info = self.g.fns.get(e.name)
+        fn_type = self.types.get(e)
+        info = self.g.fns.get(fn_type.name) if isinstance(fn_type, T.FnRefT) else None
         if info is None:
             return None
         if not info.params or not isinstance(info.params[0].type, T.ModelT):

@@ -32,11 +32,12 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
             c.refs[e] = Ref("generic", e.name, c.fn.name)
             c.types[e] = T.INT
             return T.DimVar(e.name)
-        if c.global_kind(e.name) == "dim":
-            c.refs[e] = Ref("dim", e.name)
-            c.types[e] = T.INT
-            value = c.g.names.dim_values.get(e.name)
-            return T.DimConst(e.name, value) if value is not None else T.DimUnknown()
+    const = c.dim_constant(e)
+    if const is not None:
+        c.refs[const[0]] = Ref("dim", const[1])
+        c.types[e] = T.INT
+        value = c.g.names.dim_values.get(const[1])
+        return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
     c.diags.append(
         C.E0301.at(
             e.span,

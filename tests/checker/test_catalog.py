@@ -10,6 +10,7 @@ import pytest
 
 from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES, Code, render_markdown
+from quiver.checker.workspace import check_example
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,14 +21,14 @@ def test_example_triggers_exactly_its_code(code: str) -> None:
     if code == "E0001":
         analysis = check_bytes(entry.example.encode("utf-8", "surrogateescape"))
     else:
-        analysis = check_text(entry.example)
+        analysis = check_example(entry.example)  # `# file:` sections: several files
     assert not analysis.internal_errors
     assert [d.code for d in analysis.diagnostics] == [code]
 
 
 @pytest.mark.parametrize("code", sorted(c for c in CODES if CODES[c].fixed is not None))
 def test_fixed_example_checks_clean(code: str) -> None:
-    analysis = check_text(CODES[code].fixed)
+    analysis = check_example(CODES[code].fixed)
     assert analysis.diagnostics == [] and not analysis.internal_errors
 
 

@@ -1,0 +1,284 @@
+"""What a module gives the files that import it.
+
+Inside its own file a definition has its plain name (`Mlp`). Every importer
+sees it under its qualified name (`layers.Mlp`, the module's name and the
+definition's), whatever it was imported as: `from layers import Mlp as Net`
+makes `Net` a local alias of `layers.Mlp`, and types always carry the
+qualified name. So one model is one type in every file of a program, and two
+models called `Mlp` in two modules are two types.
+
+`build_exports` turns a module's analysis into `ModuleExports`: its
+definitions with their types rewritten to qualified names, the same for the
+modules it imports in turn (their types can appear in its signatures), and
+the param-read summaries of its functions (for E1107/W1101 in importers).
+A module's private names (`_helper`) are exported too, since a public
+signature may mention them, but an importer cannot name them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import TYPE_CHECKING
+
+from . import ast as A
+from . import catalog as C
+from . import types as T
+from .declarations import DimInfo, FieldInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
+from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .reads import Summary
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """Why an import has no module: `missing` (detail: the folders searched),
+    `cycle` (detail: the modules along the cycle, first repeated last),
+    `unreadable` (detail: the path)."""
+
+    kind: str
+    detail: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class ModuleExports:
+    qual: str  # the module's qualified name: `nn.layers`
+    path: str
+    analysis: Analysis  # the latest analysis these exports stand for
+    own: dict[str, str]  # the module's own definitions: plain name -> kind
+    kinds: dict[str, str]  # qualified name -> kind, for its own and its imports' definitions
+    dim_values: dict[str, int | None]
+    dims: dict[str, DimInfo]
+    models: dict[str, ModelInfo]
+    fns: dict[str, FnInfo]
+    summaries: dict[tuple[str, str], Summary]  # (qualified fn, param) -> what it reads
+    origin: dict[str, str]  # qualified name -> the path of the file defining it
+    interface: tuple = field(repr=False, default=())
+
+    def qualified(self, name: str) -> str:
+        return f"{self.qual}.{name}"
+
+
+Resolved = ModuleExports | ImportProblem
+
+
+def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports | None = None) -> ModuleExports:
+    """The exports of a module from its analysis; `old` itself (updated to
+    point at the new analysis) when nothing an importer can see changed."""
+    glob = analysis.globals
+    names = glob.names
+    own = {n: k for n, k in names.kinds.items() if n in names.first}
+    rename = {n: f"{qual}.{n}" for n in own}
+    requalify = Requalifier(rename)
+    kinds: dict[str, str] = {}
+    dim_values: dict[str, int | None] = {}
+    dims: dict[str, DimInfo] = {}
+    models: dict[str, ModelInfo] = {}
+    fns: dict[str, FnInfo] = {}
+    origin: dict[str, str] = {}
+    for n, kind in own.items():
+        q = rename[n]
+        kinds[q] = kind
+        origin[q] = path
+        if n in names.dim_values:
+            dim_values[q] = names.dim_values[n]
+        if n in glob.dims:
+            dims[q] = replace(glob.dims[n], name=q)
+        elif n in glob.models:
+            models[q] = requalify.model(glob.models[n])
+        elif n in glob.fns:
+            fns[q] = requalify.fn(glob.fns[n])
+    # What the module imported, under the names it already had there.
+    for q, kind in names.imported.items():
+        kinds[q] = kind
+        origin[q] = names.origin.get(q, path)
+        if q in names.dim_values:
+            dim_values[q] = names.dim_values[q]
+        if q in glob.dims:
+            dims[q] = glob.dims[q]
+        elif q in glob.models:
+            models[q] = glob.models[q]
+        elif q in glob.fns:
+            fns[q] = glob.fns[q]
+    summaries: dict[tuple[str, str], Summary] = dict(analysis.reads.external)
+    for (fn, param), s in analysis.reads.summaries.items():
+        if fn in rename:
+            summaries[(rename[fn], param)] = s.requalified(rename[fn], rename.get(s.model, s.model))
+    interface = (
+        tuple(sorted(kinds.items())),
+        tuple(sorted(dim_values.items())),
+        tuple((q, i.interface) for q, i in sorted(models.items())),
+        tuple((q, i.interface) for q, i in sorted(fns.items())),
+        tuple((k, s.key()) for k, s in sorted(summaries.items())),
+        tuple(sorted(origin.items())),
+    )
+    if old is not None and old.interface == interface and old.qual == qual:
+        old.analysis = analysis
+        return old
+    return ModuleExports(
+        qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface
+    )
+
+
+# The fields of checker/types values that hold a global name.
+_NAME_FIELDS = {
+    (T.ModelT, "name"),
+    (T.GradT, "model"),
+    (T.OptimT, "model"),
+    (T.FnRefT, "name"),
+    (T.ModelClassT, "name"),
+    (T.DimConst, "name"),
+}
+
+
+class Requalifier:
+    """Rewrites the global names inside types (`Mlp` -> `layers.Mlp`)."""
+
+    def __init__(self, rename: dict[str, str]) -> None:
+        self.rename = rename
+        self._memo: dict[int, tuple[object, object]] = {}
+
+    def value(self, x):
+        if isinstance(x, tuple):
+            items = tuple(self.value(i) for i in x)
+            return x if all(a is b for a, b in zip(items, x, strict=True)) else items
+        if not is_dataclass(x) or isinstance(x, type) or type(x).__module__ != T.__name__:
+            return x
+        hit = self._memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        changes = {}
+        cls = type(x)
+        for f in fields(x):
+            if not f.init:
+                continue
+            v = getattr(x, f.name)
+            if isinstance(v, str):
+                nv = self.rename.get(v, v) if (cls, f.name) in _NAME_FIELDS else v
+            else:
+                nv = self.value(v)
+            if nv is not v:
+                changes[f.name] = nv
+        out = replace(x, **changes) if changes else x
+        self._memo[id(x)] = (x, out)
+        return out
+
+    def model(self, info: ModelInfo) -> ModelInfo:
+        fields_ = tuple(FieldInfo(f.name, f.kind, self.value(f.type), f.decl) for f in info.fields)
+        return ModelInfo(self.rename.get(info.name, info.name), info.device, fields_, info.decl, info.partial)
+
+    def fn(self, info: FnInfo) -> FnInfo:
+        params = tuple(ParamInfo(p.name, p.mut, self.value(p.type), p.decl) for p in info.params)
+        return FnInfo(
+            self.rename.get(info.name, info.name),
+            params,
+            self.value(info.ret),
+            info.declared_ret,
+            info.generics,
+            info.extern,
+            info.target,
+            info.decl,
+            info.unbound,
+        )
+
+
+# ------------------------------------------------------------------ binding imports in a file
+
+
+def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list[ModuleExports]:
+    """Add what the file's import items bind to `names` (after its own
+    definitions, so a clash is reported at the import), with each import
+    item's diagnostics in `names.import_diagnostics`. Returns the modules
+    imported (each once)."""
+    modules: list[ModuleExports] = []
+    for item in items:
+        if not isinstance(item, (A.ImportDecl, A.FromImport)):
+            continue
+        diags = names.import_diagnostics.setdefault(item, [])
+        spelling = item.module.text
+        resolved = env.get(spelling)
+        ex = resolved if isinstance(resolved, ModuleExports) else None
+        if ex is None:
+            diags.append(_problem_diagnostic(item.module, resolved, env))
+        elif all(m is not ex for m in modules):
+            modules.append(ex)
+            for q, kind in ex.kinds.items():
+                names.imported[q] = kind
+                names.origin[q] = ex.origin.get(q, ex.path)
+                if q in ex.dim_values:
+                    names.dim_values[q] = ex.dim_values[q]
+        if isinstance(item, A.ImportDecl):
+            if not _bind(names, spelling, "module" if ex is not None else "broken-module", item.module, diags):
+                continue
+            if ex is None:
+                continue
+            names.modules[spelling] = ex.qual
+            names.aliases[spelling] = ex.qual
+            # `nn` of `import nn.layers`, so that `nn.layers.f` can be written
+            head = spelling.split(".")[0]
+            if head != spelling and head not in names.kinds:
+                names.kinds[head] = "package"
+            for n, kind in ex.own.items():
+                if n.startswith("_"):
+                    continue
+                written = f"{spelling}.{n}"
+                names.kinds[written] = kind
+                names.aliases[written] = ex.qualified(n)
+                if ex.qualified(n) in ex.dim_values:
+                    names.dim_values[written] = ex.dim_values[ex.qualified(n)]
+            continue
+        for imp in item.names:
+            n = imp.name.text
+            bound = imp.bound
+            kind = None
+            if ex is not None:
+                if n not in ex.own:
+                    public = [x for x in ex.own if not x.startswith("_")]
+                    diags.append(C.E0115.at(imp.name.span, module=spelling, name=n, hint=suggest(n, public)))
+                elif n.startswith("_"):
+                    diags.append(C.E0116.at(imp.name.span, name=n, module=spelling))
+                else:
+                    kind = ex.own[n]
+            if not _bind(names, bound.text, kind if kind is not None else "broken-import", bound, diags):
+                continue
+            if kind is not None and ex is not None:
+                q = ex.qualified(n)
+                names.aliases[bound.text] = q
+                if q in ex.dim_values:
+                    names.dim_values[bound.text] = ex.dim_values[q]
+    return modules
+
+
+def _bind(names: Names, name: str, kind: str, at: A.Ident, diags: list[LocalDiagnostic]) -> bool:
+    from .declarations import kind_word
+
+    old = names.kinds.get(name)
+    if old is None:
+        names.kinds[name] = kind
+        return True
+    if old.startswith("broken-") and kind.startswith("broken-"):
+        return False  # both already reported
+    if name in names.first:
+        what = f"defined in this file as {kind_word(old.removeprefix('broken-'))}"
+        ref = SymbolRef((old.removeprefix("broken-"), name))
+        related = (LocalRelated(f"'{name}' is defined here", symbol=ref),)
+    else:
+        what = "imported above"
+        related = ()
+    diags.append(C.E0117.at(at.span, name=name, what=what, related=related))
+    return False
+
+
+def _problem_diagnostic(module: A.Ident, resolved: Resolved | None, env: Mapping[str, Resolved]) -> LocalDiagnostic:
+    if isinstance(resolved, ImportProblem) and resolved.kind == "cycle":
+        return C.E0114.at(module.span, cycle=" -> ".join(resolved.detail))
+    where = ""
+    if isinstance(resolved, ImportProblem) and resolved.kind == "missing" and resolved.detail:
+        tail = module.text.replace(".", "/") + ".qv"
+        where = f" (no {tail} in " + ", ".join(resolved.detail) + ")"
+    elif isinstance(resolved, ImportProblem) and resolved.kind == "unreadable":
+        where = f" ({resolved.detail[0]} cannot be read)"
+    found = [s for s, r in env.items() if isinstance(r, ModuleExports)]
+    return C.E0113.at(module.span, module=module.text, where=where, hint=suggest(module.text, found))

@@ -1,0 +1,376 @@
+"""Programs of many files: module resolution and the analyses of a workspace.
+
+A `Workspace` holds one incremental `Analyzer` per file and analyses a file
+after the modules it imports, handing each importer the exports of its
+imports (checker/modules.py). It does no I/O itself: a `Host` (the language
+server, qlint, `quiver.load`) says which files exist and what they contain,
+and an editor's unsaved text overrides the host's (`set_overlay`).
+
+Resolution (`import nn.layers`): `nn/layers.qv` next to the importing file,
+then under each root in order (the folder holding a `quiver.toml` above the
+file, then the roots the host gave: workspace folders, the folder given to
+qlint). A module's qualified name (`nn.layers`) is its path below the deepest
+root that holds it (or its file name when none does): the name its
+definitions carry in every importer, so a model is one model everywhere.
+
+Threads: `analyze` may be called from several threads at once (the server
+analyses documents on a pool). No lock is held while a file's imports are
+analysed, so two threads that meet at a shared module wait only for that
+module's own update, and an import cycle (found per thread, along the chain
+of imports being analysed) cannot deadlock.
+
+Freshness: an analysis is reused while its text and the exports of its
+imports are the same objects; exports are rebuilt when a module's analysis
+changes, but kept (the same object) when its interface did not change, so
+editing inside a function of an imported module re-checks no importer.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .analysis import Analysis, Analyzer
+from .modules import ImportProblem, ModuleExports, Resolved, build_exports
+
+MODULE_SUFFIX = ".qv"
+PROJECT_FILE = "quiver.toml"
+# Import items start at column 0 (as every item): a scan of the lines is
+# enough to know which modules to analyse first; the parser reports bad ones.
+_IMPORT_LINE = re.compile(r"^(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]+import\b)", re.M)
+
+
+class Host(Protocol):
+    """What the workspace needs from the outside world (all paths are
+    absolute, normalised, with `/` separators)."""
+
+    def read(self, path: str) -> str | None:
+        """The text of a module file; None when it is missing or unreadable."""
+        ...
+
+    def is_file(self, path: str) -> bool: ...
+
+    def project_root(self, path: str) -> str | None:
+        """The folder of the nearest `quiver.toml` above `path`, if any."""
+        ...
+
+
+class MemoryHost:
+    """A host over a dict of path -> text (tests, docs examples)."""
+
+    def __init__(self, files: dict[str, str] | None = None) -> None:
+        self.files: dict[str, str] = dict(files or {})
+        self.reads = 0
+
+    def read(self, path: str) -> str | None:
+        self.reads += 1
+        return self.files.get(path)
+
+    def is_file(self, path: str) -> bool:
+        return path in self.files
+
+    def project_root(self, path: str) -> str | None:
+        folder = posixpath.dirname(path)
+        while True:
+            if posixpath.join(folder, PROJECT_FILE) in self.files:
+                return folder
+            parent = posixpath.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+
+
+_UNREAD = object()
+
+
+@dataclass
+class _File:
+    path: str
+    analyzer: Analyzer = field(default_factory=Analyzer)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held while `analyzer` updates
+    overlay: str | None = None  # the editor's text, when the file is open
+    disk: object = _UNREAD  # the host's text (str | None), read once until `file_changed`
+    analysis: Analysis | None = None
+    key: tuple | None = None  # (text, the resolved imports) `analysis` was computed from
+    exports: ModuleExports | None = None
+    imports: dict[str, str | None] = field(default_factory=dict)  # spelling -> path, as last resolved
+    scan: tuple[str, list[str]] | None = None  # (text, the modules it imports)
+
+
+def import_spellings(text: str) -> list[str]:
+    """The modules a text imports, in order, each once."""
+    out: list[str] = []
+    for m in _IMPORT_LINE.finditer(text):
+        name = m.group(1) or m.group(2)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+class Workspace:
+    def __init__(self, host: Host, roots: Iterable[str] = ()) -> None:
+        self.host = host
+        self.roots: tuple[str, ...] = tuple(roots)
+        self._files: dict[str, _File] = {}
+        self._meta = threading.Lock()  # guards _files and the resolution cache
+        self._resolved: dict[tuple[str, str], str | None] = {}
+        self._local = threading.local()  # the chain of files being analysed by this thread
+
+    # ------------------------------------------------------------ inputs
+
+    def set_roots(self, roots: Iterable[str]) -> None:
+        with self._meta:
+            self.roots = tuple(roots)
+            self._resolved.clear()
+
+    def set_overlay(self, path: str, text: str | None) -> None:
+        """The editor's text of `path` (None: the file closed, back to disk)."""
+        self._file(path).overlay = text
+
+    def file_changed(self, path: str) -> None:
+        """The file at `path` was created, changed or deleted on disk."""
+        with self._meta:
+            f = self._files.get(path)
+            if f is not None:
+                f.disk = _UNREAD
+            self._resolved.clear()  # a new or deleted file may change what an import finds
+
+    def forget(self, path: str) -> None:
+        """Drop everything known about `path` (deleted, or left the workspace)."""
+        with self._meta:
+            self._files.pop(path, None)
+            self._resolved.clear()
+
+    # ------------------------------------------------------------ queries
+
+    def text(self, path: str) -> str | None:
+        f = self._file(path)
+        if f.overlay is not None:
+            return f.overlay
+        if f.disk is _UNREAD:
+            f.disk = self.host.read(path)
+        return f.disk  # type: ignore[return-value]
+
+    def analyze(self, path: str, cancelled: Callable[[], bool] | None = None) -> Analysis | None:
+        """The analysis of the file's current text (None when it has none:
+        not open and missing on disk). Its imports are analysed first."""
+        text = self.text(path)
+        if text is None:
+            return None
+        chain: list[str] = self._chain()
+        chain.append(path)
+        try:
+            env, imports = self._environment(path, text, chain, cancelled)
+        finally:
+            chain.pop()
+        f = self._file(path)
+        key = (text, tuple((s, id(r)) for s, r in env.items()))
+        with f.lock:
+            if f.analysis is not None and f.key is not None and f.key[0] == text and f.key[1] == key[1]:
+                return f.analysis
+            kwargs = {"cancelled": cancelled} if cancelled is not None else {}
+            analysis = f.analyzer.update(text, imports=env, **kwargs)
+            f.analysis = analysis
+            f.key = (text, key[1], tuple(env.values()))  # the values keep the ids valid
+            f.imports = imports
+            return analysis
+
+    def exports(self, path: str, cancelled: Callable[[], bool] | None = None) -> ModuleExports | None:
+        analysis = self.analyze(path, cancelled)
+        if analysis is None:
+            return None
+        f = self._file(path)
+        with f.lock:
+            old = f.exports
+            if old is not None and old.analysis is analysis:
+                return old
+            new = build_exports(self.qualified_name(path), path, analysis, old)
+            f.exports = new
+            return new
+
+    def analysis_of(self, path: str) -> Analysis | None:
+        """The last analysis computed for `path`, without analysing."""
+        f = self._files.get(path)
+        return f.analysis if f is not None else None
+
+    def files(self) -> list[str]:
+        with self._meta:
+            return list(self._files)
+
+    def imports_of(self, path: str) -> dict[str, str | None]:
+        f = self._files.get(path)
+        return dict(f.imports) if f is not None else {}
+
+    def dependents(self, path: str) -> set[str]:
+        """Every known file that imports `path`, directly or not (from the
+        imports found by their last analyses)."""
+        importers: dict[str, set[str]] = {}
+        with self._meta:
+            files = list(self._files.values())
+        for f in files:
+            for target in f.imports.values():
+                if target is not None:
+                    importers.setdefault(target, set()).add(f.path)
+        out: set[str] = set()
+        todo = [path]
+        while todo:
+            for p in importers.get(todo.pop(), ()):
+                if p not in out:
+                    out.add(p)
+                    todo.append(p)
+        out.discard(path)
+        return out
+
+    def resolve(self, importer: str, spelling: str) -> str | None:
+        """The file `import <spelling>` in `importer` means, or None."""
+        key = (importer, spelling)
+        with self._meta:
+            if key in self._resolved:
+                return self._resolved[key]
+        found = None
+        tail = spelling.replace(".", "/") + MODULE_SUFFIX
+        for folder in self.search_folders(importer):
+            candidate = posixpath.normpath(posixpath.join(folder, tail))
+            if self.host.is_file(candidate):
+                found = candidate
+                break
+        with self._meta:
+            self._resolved[key] = found
+        return found
+
+    def search_folders(self, importer: str) -> list[str]:
+        folders = [posixpath.dirname(importer)]
+        project = self.host.project_root(importer)
+        if project is not None:
+            folders.append(project)
+        folders += self.roots
+        out: list[str] = []
+        for f in folders:
+            if f not in out:
+                out.append(f)
+        return out
+
+    def qualified_name(self, path: str) -> str:
+        """`nn.layers` for `<root>/nn/layers.qv`: below the deepest root (or
+        project folder) holding the file, else its file name."""
+        best = None
+        candidates = list(self.roots)
+        project = self.host.project_root(path)
+        if project is not None:
+            candidates.append(project)
+        for root in candidates:
+            prefix = root.rstrip("/") + "/"
+            if path.startswith(prefix) and (best is None or len(root) > len(best)):
+                best = root
+        rel = path[len(best.rstrip("/")) + 1 :] if best is not None else posixpath.basename(path)
+        if rel.endswith(MODULE_SUFFIX):
+            rel = rel[: -len(MODULE_SUFFIX)]
+        return rel.replace("/", ".")
+
+    # ------------------------------------------------------------ internals
+
+    def _file(self, path: str) -> _File:
+        with self._meta:
+            f = self._files.get(path)
+            if f is None:
+                f = self._files[path] = _File(path)
+            return f
+
+    def _imports_in(self, path: str) -> list[str]:
+        """The files `path` imports (from a scan of its text, cached by it)."""
+        text = self.text(path)
+        if text is None:
+            return []
+        f = self._file(path)
+        scan = f.scan
+        if scan is None or scan[0] is not text:
+            scan = f.scan = (text, import_spellings(text))
+        out = []
+        for spelling in scan[1]:
+            target = self.resolve(path, spelling)
+            if target is not None:
+                out.append(target)
+        return out
+
+    def _path(self, start: str, goal: str) -> list[str] | None:
+        """A chain of imports from `start` to `goal` (both included), or None."""
+        if start == goal:
+            return [start]
+        parent: dict[str, str] = {start: start}
+        todo = [start]
+        while todo:
+            p = todo.pop()
+            for q in self._imports_in(p):
+                if q in parent:
+                    continue
+                parent[q] = p
+                if q == goal:
+                    out = [q]
+                    while out[-1] != start:
+                        out.append(parent[out[-1]])
+                    return out[::-1]
+                todo.append(q)
+        return None
+
+    def _chain(self) -> list[str]:
+        chain = getattr(self._local, "chain", None)
+        if chain is None:
+            chain = self._local.chain = []
+        return chain
+
+    def _environment(
+        self, path: str, text: str, chain: list[str], cancelled: Callable[[], bool] | None
+    ) -> tuple[dict[str, Resolved], dict[str, str | None]]:
+        env: dict[str, Resolved] = {}
+        imports: dict[str, str | None] = {}
+        for spelling in import_spellings(text):
+            target = self.resolve(path, spelling)
+            imports[spelling] = target
+            if target is None:
+                env[spelling] = ImportProblem("missing", tuple(self.search_folders(path)))
+                continue
+            # Found from the import graph, not from the order of analysis, so
+            # every file of a cycle reports it, whichever is analysed first.
+            back = self._path(target, path)
+            if back is None and target in chain:  # the graph changed under us
+                back = [*chain[chain.index(target) :], path]
+            if back is not None:
+                cycle = [path, *back]
+                env[spelling] = ImportProblem("cycle", tuple(self.qualified_name(p) for p in cycle))
+            else:
+                exported = self.exports(target, cancelled)
+                env[spelling] = exported if exported is not None else ImportProblem("unreadable", (target,))
+        return env, imports
+
+
+_FILE_MARK = re.compile(r"^# file: (\S+)[ \t]*$", re.M)
+EXAMPLE_ROOT = "/example"
+
+
+def example_files(text: str) -> dict[str, str] | None:
+    """The files of a multi-file example (`# file: layers.qv` starts each,
+    the first is the one shown checked), by path under EXAMPLE_ROOT; None
+    for a one-file example."""
+    marks = list(_FILE_MARK.finditer(text))
+    if not marks or marks[0].start() != 0:
+        return None
+    files = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        files[posixpath.join(EXAMPLE_ROOT, m.group(1))] = text[m.end() + 1 : end]
+    return files
+
+
+def check_example(text: str) -> Analysis:
+    """The analysis of an example: of its first file for a multi-file one."""
+    files = example_files(text)
+    if files is None:
+        return Analyzer().update(text)
+    ws = Workspace(MemoryHost(files), [EXAMPLE_ROOT])
+    analysis = ws.analyze(next(iter(files)))
+    assert analysis is not None
+    return analysis
