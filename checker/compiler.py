@@ -42,8 +42,17 @@ class CompiledModule:
     line_map: dict[int, tuple[int, int]]  # python line (1-based) -> (qv line, qv col), 1-based
 
 
+def module_var(qual: str) -> str:
+    """The compiled module's variable holding an imported module (`nn.layers`)."""
+    return "_qv_mod_" + qual.replace(".", "__")
+
+
 def py_name(name: str) -> str:
-    """A Quiver identifier as a Python identifier that shadows nothing."""
+    """A Quiver identifier as a Python identifier that shadows nothing; a
+    qualified name (`layers.Mlp`) as the attribute of its module's variable."""
+    if "." in name:
+        qual, _, last = name.rpartition(".")
+        return f"{module_var(qual)}.{py_name(last)}"
     if name in _RESERVED or name == "_src" or name.startswith(("_sig_", "_ret_")):
         return name + "_q"
     return name
@@ -276,6 +285,9 @@ class _FnCompiler:
         if isinstance(e, A.Not):
             return f"not {self.expr(e.operand, 9)}", 9
         if isinstance(e, A.Field):
+            qualified = self.global_of(e)
+            if qualified is not None:
+                return qualified, 20
             return attr(self.expr(e.value, 16), e.name.text), 16
         if isinstance(e, A.Index):
             if isinstance(e.index, A.Slice):
@@ -305,7 +317,16 @@ class _FnCompiler:
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name == "Eval":
             return "rt.Eval"
+        if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
+            return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
+
+    def global_of(self, e: A.Expr) -> str | None:
+        """`layers.forward` (a name through a module) as compiled, else None."""
+        if isinstance(e, A.Field) and isinstance(self.type_of(e.value), T.ModuleT):
+            ref = self.body.refs.get(e.name)
+            return py_name(ref.name) if ref is not None else None
+        return None
 
     def type_of(self, e: A.Node) -> T.Type:
         return self.body.types.get(e, T.UNKNOWN)
@@ -336,6 +357,10 @@ class _FnCompiler:
         return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
     def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
+        qualified = self.global_of(func)
+        if qualified is not None:  # layers.forward(m, x)
+            rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            return f"{qualified}({rendered})"
         if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
@@ -344,7 +369,7 @@ class _FnCompiler:
         if ref is not None and ref.kind == "builtin":
             return self.builtin(node, func.name, args)
         rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
-        return f"{py_name(func.name)}({rendered})"
+        return f"{self.name(func)}({rendered})"
 
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
         """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
@@ -395,9 +420,9 @@ class _FnCompiler:
         positional = [v for k, v in args if k is None]
         keywords = {k: v for k, v in args if k is not None}
         lead = 3 if name == "jvp" else 2
-        f_node = positional[0]
-        assert isinstance(f_node, A.Name)
-        info = self.c.a.globals.fns[f_node.name]
+        f_type = self.type_of(positional[0])
+        assert isinstance(f_type, T.FnRefT)
+        info = self.c.a.globals.fns[f_type.name]
         parts = [self.expr(v) for v in positional[:lead]]
         rest = positional[lead:]
         for p in info.params[1 + len(rest) :]:
@@ -469,6 +494,11 @@ class Compiler:
         w.emit(0, "")
         w.emit(0, f"_src = rt.SourceFile({self.path!r})")
         g = self.a.globals
+        # Every module whose definitions this one's types or code can name
+        # (its imports' own imports included), handed over by the loader.
+        quals = sorted({q.rpartition(".")[0] for q in g.names.imported})
+        for qual in quals:
+            w.emit(0, f"{module_var(qual)} = rt.imported({qual!r})")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
         for item in items:
             if isinstance(item, A.DimDecl) and item.name.text in g.dims and g.names.first[item.name.text] is item:

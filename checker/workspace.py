@@ -84,6 +84,18 @@ class MemoryHost:
             folder = parent
 
 
+class DecodedText(str):
+    """A module's text as a host decoded it from bytes, with the first byte
+    that was not UTF-8 (reported as E0001), if any."""
+
+    decode_problem = None
+
+    def __new__(cls, text: str, problem=None) -> DecodedText:
+        out = super().__new__(cls, text)
+        out.decode_problem = problem
+        return out
+
+
 _UNREAD = object()
 
 
@@ -173,7 +185,8 @@ class Workspace:
             if f.analysis is not None and f.key is not None and f.key[0] == text and f.key[1] == key[1]:
                 return f.analysis
             kwargs = {"cancelled": cancelled} if cancelled is not None else {}
-            analysis = f.analyzer.update(text, imports=env, **kwargs)
+            problem = getattr(text, "decode_problem", None)
+            analysis = f.analyzer.update(str(text), problem, imports=env, **kwargs)
             f.analysis = analysis
             f.key = (text, key[1], tuple(env.values()))  # the values keep the ids valid
             f.imports = imports

@@ -33,7 +33,8 @@ from quiver.checker.compiler import CompileError
 
 from . import inputs, report
 from .inputs import is_regular
-from .loader import CheckFailed, Program, compile_file
+from .host import normal_path
+from .loader import CheckFailed, Program, compile_file, execute
 from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, SOURCE_ON_STDIN, RunError
 
 
@@ -111,9 +112,11 @@ def cmd_run(args) -> int:
         return _cannot_read(args.file, e)
     except CheckFailed as e:
         lines = e.analysis.lines
+        # the file with errors may be one the program imports
+        shown = args.file if e.path == normal_path(args.file) else os.path.relpath(e.path)
         for d in e.diagnostics:
-            print(report.diagnostic_line(args.file, lines, d), file=sys.stderr)
-        print(f"quiver: {args.file} has {len(e.diagnostics)} error(s); nothing was run", file=sys.stderr)
+            print(report.diagnostic_line(shown, lines, d), file=sys.stderr)
+        print(f"quiver: {shown} has {len(e.diagnostics)} error(s); nothing was run", file=sys.stderr)
         if as_json and e.diagnostics:
             d = e.diagnostics[0]
             s, end = lines.position(d.span.start), lines.position(d.span.end)
@@ -146,7 +149,7 @@ def cmd_run(args) -> int:
         rt.checks.enabled = False
     started = time.perf_counter()
     try:
-        module = rt.load_compiled(program.compiled.source, program.path)
+        module = execute(program)
         module.main()
     except KeyboardInterrupt:
         print("quiver: interrupted", file=sys.stderr)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from quiver.checker.analysis import Analysis, check_bytes
+from quiver.checker.analysis import Analysis
 from quiver.checker.compiler import CompiledModule, compile_program
+from quiver.checker.source import decode_source
+from quiver.checker.workspace import DecodedText, Workspace
 
+from .host import DiskHost, normal_path
 from .inputs import read_source
 from .report import diagnostic_line
 
@@ -36,27 +39,82 @@ class Program:
     path: str
     analysis: Analysis
     compiled: CompiledModule
+    # the programs of the modules it imports, in the order they are loaded
+    # (each before its importers), by qualified name
+    imports: dict[str, Program] = field(default_factory=dict)
+    qual: str = ""
 
 
-def compile_file(path: str, data: bytes | None = None) -> Program:
-    """Check and compile a .qv file (raises OSError, CheckFailed); with
-    `data`, that is its text (an editor's unsaved text), not what is on disk.
-    A file read from disk must be a regular file of at most 10 MiB
-    (`inputs.read_source`; else `inputs.InputError`, an OSError)."""
-    path = os.path.abspath(path)
+def compile_file(path: str, data: bytes | None = None, workspace: Workspace | None = None) -> Program:
+    """Check and compile a .qv file and the modules it imports (raises
+    OSError, CheckFailed for the first file with errors, CompileError); with
+    `data`, that is the file's text (an editor's unsaved text), not what is
+    on disk. Files read from disk must be regular files of at most 10 MiB
+    (`inputs.read_source`; else `inputs.InputError`, an OSError). Modules are
+    found next to the file, then in its project (a `quiver.toml` folder),
+    then in the file's own folder."""
+    path = normal_path(path)
     if data is None:
         data = read_source(path)
-    analysis = check_bytes(data)
+    if workspace is None:
+        workspace = Workspace(DiskHost(), [os.path.dirname(path)])
+    text, problem = decode_source(data)
+    workspace.set_overlay(path, DecodedText(text, problem))
+    return _compile(workspace, path, {})
+
+
+def _compile(workspace: Workspace, path: str, done: dict[str, Program]) -> Program:
+    if path in done:
+        return done[path]
+    analysis = workspace.analyze(path)
+    if analysis is None:  # an imported file that vanished since it was found
+        raise FileNotFoundError(2, "No such file or directory", path)
     if analysis.errors:
         raise CheckFailed(path, analysis)
-    return Program(path, analysis, compile_program(analysis, path))
+    imports: dict[str, Program] = {}
+    for ex in _closure(analysis):
+        imports[ex.qual] = _compile(workspace, ex.path, done)
+    program = Program(path, analysis, compile_program(analysis, path), imports, workspace.qualified_name(path))
+    done[path] = program
+    return program
+
+
+def _closure(analysis: Analysis) -> list:
+    """The modules a file's compiled code refers to: its imports and theirs."""
+    out = {}
+    todo = list(analysis.modules)
+    while todo:
+        ex = todo.pop()
+        if ex.qual in out:
+            continue
+        out[ex.qual] = ex
+        todo.extend(ex.analysis.modules)
+    return sorted(out.values(), key=lambda ex: ex.qual)
+
+
+# Loaded modules by (path, compiled source, the modules it was given): one
+# .qv file loaded twice with the same text is one Python module, so its
+# models are one class for every program that uses it.
+_LOADED: dict[tuple, types.ModuleType] = {}
+
+
+def execute(program: Program) -> types.ModuleType:
+    """The loaded Python module of a compiled program (its imports first)."""
+    from quiver import runtime as rt  # torch is imported here, not before
+
+    imports = {qual: execute(p) for qual, p in program.imports.items()}
+    key = (program.path, program.compiled.source, tuple((q, id(m)) for q, m in imports.items()))
+    module = _LOADED.get(key)
+    if module is None:
+        name = "quiver_compiled." + "".join(c if c.isalnum() or c == "." else "_" for c in program.qual)
+        module = rt.load_compiled(program.compiled.source, program.path, name, imports)
+        module.__dict__["__quiver_program__"] = program
+        _LOADED[key] = module
+    return module
 
 
 def load(path: str) -> types.ModuleType:
-    """Check, compile and import a .qv file; returns its module object."""
-    program = compile_file(path)
-    from quiver import runtime as rt  # torch is imported here, not before
-
-    module = rt.load_compiled(program.compiled.source, program.path)
-    module.__dict__["__quiver_program__"] = program
-    return module
+    """Check, compile and import a .qv file; returns its module object. The
+    modules it imports are loaded once per process and text: a model is the
+    same class in every program that imports its file."""
+    return execute(compile_file(path))

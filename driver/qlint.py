@@ -29,10 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.checker import catalog
-from quiver.checker.analysis import Analysis, check_bytes
+from quiver.checker.analysis import Analysis
+from quiver.checker.source import decode_source
+from quiver.checker.workspace import DecodedText
 from quiver.checker.diagnostics import Diagnostic
 
 from . import inputs
+from .host import normal_path, workspace_for
 from .inputs import is_regular, read_source
 from .report import diagnostic_line, location
 
@@ -346,6 +349,10 @@ def _run(args) -> int:
         print(f"qlint: note: skipped {path}: not a regular file", file=sys.stderr)
     findings: list[Finding] = []
     unreadable = 0
+    # One workspace for every file: a module imported by several files is
+    # checked once, and its diagnostics are reported at it, once.
+    workspace = workspace_for([p for p in paths if p != "-"] or ["."])
+    shown_as: dict[str, str] = {}
     for path in files:
         try:
             if path == "-":
@@ -353,15 +360,30 @@ def _run(args) -> int:
                 if len(data) > inputs.MAX_SOURCE_BYTES:
                     raise inputs.too_large()
                 shown = args.stdin_filename
+                key = normal_path(args.stdin_filename)
             else:
                 data = read_source(path)
                 shown = path
+                key = normal_path(path)
         except OSError as e:
             shown = args.stdin_filename if path == "-" else path
             print(f"qlint: error: cannot read {shown}: {e.strerror or e}", file=sys.stderr)
             unreadable += 1
             continue
-        analysis = check_bytes(data)
+        text, problem = decode_source(data)
+        workspace.set_overlay(key, DecodedText(text, problem))
+        shown_as.setdefault(key, shown)
+    queue = list(shown_as)
+    for key in queue:  # grows: modules outside the files given are reported at themselves
+        workspace.analyze(key)
+        for target in workspace.imports_of(key).values():
+            if target is not None and target not in shown_as:
+                shown_as[target] = os.path.relpath(target)
+                queue.append(target)
+    for key, shown in shown_as.items():
+        analysis = workspace.analyze(key)
+        if analysis is None:
+            continue
         for d in analysis.diagnostics:
             if selected(d.code, select, ignore):
                 findings.append(Finding(shown, analysis, d))

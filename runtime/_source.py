@@ -175,12 +175,36 @@ def format_error(exc: BaseException, *, traceback: bool = False, relative_to: st
     return "\n".join(lines)
 
 
-def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> types.ModuleType:
+# The imports of the module being executed by load_compiled (a stack: a
+# module's imports are loaded before it, never during its execution, but a
+# program may load another from its own code through extern fns).
+_importing: list[dict[str, types.ModuleType]] = []
+
+
+def imported(qual: str) -> types.ModuleType:
+    """The loaded module of the Quiver module ``qual`` (`nn.layers`), for
+    compiled code that imports it: given to ``load_compiled`` by the loader."""
+    if _importing and qual in _importing[-1]:
+        return _importing[-1][qual]
+    raise ImportError(
+        f"this compiled Quiver module imports the Quiver module {qual!r}, which was not loaded with it;"
+        " load the program with quiver.load or `quiver run`"
+    )
+
+
+def load_compiled(
+    code: str,
+    qv_path: str,
+    module_name: str | None = None,
+    imports: dict[str, types.ModuleType] | None = None,
+) -> types.ModuleType:
     """Execute compiled Python for ``qv_path`` as a fresh module and return it.
 
     The code is compiled under :func:`compiled_filename` (so source mapping
     finds its frames) and registered with ``linecache`` (so Python tracebacks
     show the compiled lines).  The module is not put into ``sys.modules``.
+    ``imports`` are the loaded modules of the Quiver modules it imports, by
+    qualified name (`rt.imported` hands them to the code).
     """
     filename = compiled_filename(qv_path)
     if module_name is None:
@@ -191,7 +215,11 @@ def load_compiled(code: str, qv_path: str, module_name: str | None = None) -> ty
     module.__dict__["__quiver_source__"] = qv_path  # not a ModuleType attribute: set in the namespace
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     # Python's compiler recurses along a long flat chain (`a + a + ... + a`).
-    exec(_compile(code, filename), module.__dict__)
+    _importing.append(imports or {})
+    try:
+        exec(_compile(code, filename), module.__dict__)
+    finally:
+        _importing.pop()
     return module
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from quiver.checker import check_text
+from quiver.checker.workspace import check_example as check_text  # `# file:` sections: several files
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

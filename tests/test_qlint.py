@@ -275,10 +275,10 @@ def test_empty_flag_values_are_usage_errors(args: list[str], message: str, capsy
 
 
 def test_an_internal_failure_exits_two_with_a_message(tree: Path, capsys, monkeypatch) -> None:
-    def broken(data: bytes):
+    def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("quiver.qlint.check_bytes", broken)
+    monkeypatch.setattr("quiver.checker.workspace.Workspace.analyze", broken)
     code, out, err = run(capsys, str(tree / "a.qv"))
     assert code == 2
     assert err.strip() == "qlint: internal error: RuntimeError: boom (please report it)"

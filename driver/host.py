@@ -1,0 +1,70 @@
+"""The checker's view of the file system for the command-line tools.
+
+`checker.workspace.Workspace` does no I/O; `DiskHost` answers its questions
+from disk: module files are read through `inputs.read_source` (regular files
+of at most 10 MiB), decoded as the checker decodes bytes (invalid UTF-8 is
+E0001, not a failure), and a project is the nearest folder above a file
+that holds a `quiver.toml`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from quiver.checker.source import decode_source
+from quiver.checker.workspace import PROJECT_FILE, DecodedText, Workspace
+
+from . import inputs
+
+
+class DiskHost:
+    def __init__(self) -> None:
+        self._projects: dict[str, str | None] = {}
+
+    def read(self, path: str) -> str | None:
+        try:
+            data = inputs.read_source(path)
+        except OSError:
+            return None
+        text, problem = decode_source(data)
+        return DecodedText(text, problem)
+
+    def is_file(self, path: str) -> bool:
+        return inputs.is_regular(path)
+
+    def project_root(self, path: str) -> str | None:
+        folder = os.path.dirname(path)
+        seen = []
+        found = None
+        while True:
+            if folder in self._projects:
+                found = self._projects[folder]
+                break
+            seen.append(folder)
+            if os.path.isfile(os.path.join(folder, PROJECT_FILE)):
+                found = folder
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        for f in seen:
+            self._projects[f] = found
+        return found
+
+
+def normal_path(path: str) -> str:
+    """The form the workspace keys files by: absolute, normalised, `/`."""
+    return os.path.abspath(path).replace(os.sep, "/")
+
+
+def workspace_for(paths: list[str]) -> Workspace:
+    """A workspace over disk whose roots are the given folders (qlint's
+    arguments; a file stands for its folder)."""
+    roots = []
+    for p in paths:
+        p = normal_path(p)
+        folder = p if os.path.isdir(p) else os.path.dirname(p)
+        if folder not in roots:
+            roots.append(folder)
+    return Workspace(DiskHost(), roots)
