@@ -499,6 +499,11 @@ class Compiler:
         quals = sorted({q.rpartition(".")[0] for q in g.names.imported})
         for qual in quals:
             w.emit(0, f"{module_var(qual)} = rt.imported({qual!r})")
+        # What `from m import x as y` binds, for Python users of the module
+        # (Quiver code names the definition itself).
+        for written, q in sorted(g.names.aliases.items()):
+            if "." not in written and "." in q:
+                w.emit(0, f"{py_name(written)} = {py_name(q)}")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
         for item in items:
             if isinstance(item, A.DimDecl) and item.name.text in g.dims and g.names.first[item.name.text] is item:

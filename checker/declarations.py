@@ -248,6 +248,8 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
     if written is not None and names.first.get(written) is None and names.kinds.get(written) == "dim":
         v = names.dim_values.get(written)  # an imported dim
         return v, None if v is not None else f"'{written}' has no value", {written}
+    if written is not None and (names.kinds.get(written.split(".")[0]) or "").startswith("broken-"):
+        return None, "", {written}  # through an import that failed: reported there
     if isinstance(e, A.Name):
         item = names.first.get(e.name)
         if not isinstance(item, A.DimDecl) or e.name in seen:
@@ -623,7 +625,9 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
 def _declare_dim(item: A.DimDecl, names: Names) -> Declared:
     value, why, refs = _dim_decl_eval(item.value, names, frozenset({item.name.text}))
     diags = []
-    if why is not None:
+    if why == "":
+        pass  # its cause is reported elsewhere
+    elif why is not None:
         diags.append(C.E0212.at(item.value.span, expr=_literal_text(item.value), reason=why))
     elif value is None or value <= 0:
         shown = _literal_text(item.value) if value is None else str(value)

@@ -1,0 +1,119 @@
+"""Programs of several files at run time: `quiver.load`, `quiver run` and
+qlint on files that import others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import quiver
+from quiver.checker.analysis import Analyzer
+from quiver.loader import CheckFailed
+
+from tests.checker.test_modules import LAYERS  # noqa: I001
+
+TRAIN = """\
+import layers
+from layers import Mlp, forward as fwd
+
+fn step(mut m: Mlp, x: [b 4], y: [b] Index[layers.C]):
+    l, g = value_and_grad(layers.loss, m, x, y)
+    m -= 0.5 * g
+
+fn main():
+    m = Mlp.init(seed=0)
+    x = randn([32 4], seed=1)
+    y = fwd(Mlp.init(seed=7), x) |> argmax(over=layers.C)
+    for i in range(50):
+        step(m, x, y)
+    print(layers.loss(m, x, y))
+"""
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    (tmp_path / "layers.qv").write_text(LAYERS)
+    (tmp_path / "train.qv").write_text(TRAIN)
+    return tmp_path
+
+
+def test_a_model_is_one_class_in_every_program(program: Path) -> None:
+    train = quiver.load(str(program / "train.qv"))
+    layers = quiver.load(str(program / "layers.qv"))
+    assert train.Mlp is layers.Mlp  # the module a program imports is the one loaded alone
+    m = layers.Mlp.init(seed=0)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(train.fwd(m, x), layers.forward(m, x))
+
+
+def test_training_through_an_imported_module_matches_torch(program: Path) -> None:
+    train = quiver.load(str(program / "train.qv"))
+    m = train.Mlp.init(seed=0)
+    x = torch.randn(32, 4)
+    y = torch.randint(0, 3, (32,))
+    w1, b1, w2 = (m.w1.detach().clone().requires_grad_(), m.b1.detach().clone().requires_grad_(), m.w2.detach().clone().requires_grad_())
+    train.step(m, x, y)
+    loss = torch.nn.functional.cross_entropy(torch.relu(x @ w1 + b1) @ w2, y)
+    gw1, gb1, gw2 = torch.autograd.grad(loss, (w1, b1, w2))
+    torch.testing.assert_close(m.w1, w1 - 0.5 * gw1)
+    torch.testing.assert_close(m.b1, b1 - 0.5 * gb1)
+    torch.testing.assert_close(m.w2, w2 - 0.5 * gw2)
+
+
+def test_each_file_is_checked_once_per_load(program: Path, monkeypatch) -> None:
+    seen: list[int] = []
+    original = Analyzer.update
+
+    def counting(self, text, *args, **kwargs):
+        seen.append(len(text))
+        return original(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Analyzer, "update", counting)
+    (program / "eval.qv").write_text((
+            "import layers\nimport train\n\nfn main():\n    m = layers.Mlp.init(seed=0)\n"
+            "    x = randn([8 4], seed=1)\n    train.step(m, x, argmax(layers.forward(m, x), over=layers.C))\n"
+        ))
+    quiver.load(str(program / "eval.qv"))
+    assert sorted(seen) == sorted(len(p.read_text()) for p in program.glob("*.qv"))
+
+
+def test_errors_of_an_imported_file_are_reported_at_it(program: Path) -> None:
+    (program / "layers.qv").write_text(LAYERS.replace("return h @ m.w2", "return h @ m.w1"))
+    with pytest.raises(CheckFailed) as info:
+        quiver.load(str(program / "train.qv"))
+    assert info.value.path.endswith("/layers.qv")
+    r = subprocess.run([sys.executable, "-m", "quiver", "run", "train.qv"], cwd=program, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[0].startswith("layers.qv:11:12: E0203")
+    assert r.stderr.splitlines()[-1] == "quiver: layers.qv has 1 error(s); nothing was run"
+
+
+def test_quiver_run_runs_a_program_of_two_files(program: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "quiver", "run", "train.qv"], cwd=program, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) < 0.6
+
+
+def test_a_runtime_error_names_the_imported_file_and_line(program: Path) -> None:
+    (program / "lib.qv").write_text("fn pick(x: [4], i: Int) -> []:\n    return x[i]\n")
+    (program / "main.qv").write_text("import lib\n\nfn main():\n    print(lib.pick(zeros([4]), 9))\n")
+    r = subprocess.run([sys.executable, "-m", "quiver", "run", "main.qv"], cwd=program, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "lib.qv:2" in r.stderr, r.stderr
+
+
+def test_qlint_checks_a_folder_once_and_reports_at_each_file(program: Path) -> None:
+    (program / "layers.qv").write_text(LAYERS + "\nfn broken() -> Int:\n    return 1.5\n")
+    (program / "eval.qv").write_text("from layers import Mlp\n\nfn main():\n    print(Mlp.init(seed=0))\n")
+    r = subprocess.run([sys.executable, "-m", "quiver.qlint", "."], cwd=program, capture_output=True, text=True)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines == ["./layers.qv:23:12: E0301 return value: expected number Int, found number Float"]
+    assert r.stderr.strip() == "qlint: 3 files checked: 1 error, 0 warnings"
+    # a file given alone: its imports are checked, and reported at themselves
+    r = subprocess.run([sys.executable, "-m", "quiver.qlint", "eval.qv"], cwd=program, capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout.startswith("layers.qv:")
