@@ -350,11 +350,11 @@ class TypeContext:
         kind = self.names.kinds.get(name)
         if kind is None and "." in name:
             module, _, last = name.rpartition(".")
-            if last.startswith("_") and self.names.kinds.get(module) == "module":
-                if f"{self.names.modules[module]}.{last}" in self.names.imported:
-                    if span is not None:
-                        self.diagnostics.append(C.E0116.at(span, name=last, module=module))
-                    return "broken-private"
+            private = last.startswith("_") and self.names.kinds.get(module) == "module"
+            if private and f"{self.names.modules[module]}.{last}" in self.names.imported:
+                if span is not None:
+                    self.diagnostics.append(C.E0116.at(span, name=last, module=module))
+                return "broken-private"
         return kind
 
     def canon(self, name: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from . import ast as A
 from . import catalog as C
@@ -117,9 +117,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     if old is not None and old.interface == interface and old.qual == qual:
         old.analysis = analysis
         return old
-    return ModuleExports(
-        qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface
-    )
+    return ModuleExports(qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface)
 
 
 # The fields of checker/types values that hold a global name.
@@ -165,16 +163,19 @@ class Requalifier:
         self._memo[id(x)] = (x, out)
         return out
 
+    def type(self, t: T.Type) -> T.Type:
+        return cast(T.Type, self.value(t))
+
     def model(self, info: ModelInfo) -> ModelInfo:
-        fields_ = tuple(FieldInfo(f.name, f.kind, self.value(f.type), f.decl) for f in info.fields)
+        fields_ = tuple(FieldInfo(f.name, f.kind, self.type(f.type), f.decl) for f in info.fields)
         return ModelInfo(self.rename.get(info.name, info.name), info.device, fields_, info.decl, info.partial)
 
     def fn(self, info: FnInfo) -> FnInfo:
-        params = tuple(ParamInfo(p.name, p.mut, self.value(p.type), p.decl) for p in info.params)
+        params = tuple(ParamInfo(p.name, p.mut, self.type(p.type), p.decl) for p in info.params)
         return FnInfo(
             self.rename.get(info.name, info.name),
             params,
-            self.value(info.ret),
+            self.type(info.ret),
             info.declared_ret,
             info.generics,
             info.extern,

@@ -14,7 +14,9 @@ from .diagnostics import LocalDiagnostic
 # What a name refers to: a local variable, a parameter, a dim constant, a
 # generic dim, a function, an extern fn, a model, a built-in, a model field,
 # or a field of a gradient.
-RefKind = Literal["local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield", "module"]
+RefKind = Literal[
+    "local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield", "module"
+]
 # "sg_field"/"sg_call": a read or a call under stop_grad(...), which is not
 # differentiated (W1101 then says the param is read only under stop_grad).
 FactKind = Literal["field", "call", "escape", "sg_field", "sg_call"]

@@ -32,8 +32,8 @@ from quiver.checker.ast import Span
 from quiver.checker.compiler import CompileError
 
 from . import inputs, report
-from .inputs import is_regular
 from .host import normal_path
+from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file, execute
 from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, SOURCE_ON_STDIN, RunError
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from quiver.checker import catalog
 from quiver.checker.analysis import Analysis
+from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import decode_source
 from quiver.checker.workspace import DecodedText
-from quiver.checker.diagnostics import Diagnostic
 
 from . import inputs
 from .host import normal_path, workspace_for

@@ -13,8 +13,7 @@ import torch
 import quiver
 from quiver.checker.analysis import Analyzer
 from quiver.loader import CheckFailed
-
-from tests.checker.test_modules import LAYERS  # noqa: I001
+from tests.checker.test_modules import LAYERS
 
 TRAIN = """\
 import layers
@@ -55,7 +54,11 @@ def test_training_through_an_imported_module_matches_torch(program: Path) -> Non
     m = train.Mlp.init(seed=0)
     x = torch.randn(32, 4)
     y = torch.randint(0, 3, (32,))
-    w1, b1, w2 = (m.w1.detach().clone().requires_grad_(), m.b1.detach().clone().requires_grad_(), m.w2.detach().clone().requires_grad_())
+    w1, b1, w2 = (
+        m.w1.detach().clone().requires_grad_(),
+        m.b1.detach().clone().requires_grad_(),
+        m.w2.detach().clone().requires_grad_(),
+    )
     train.step(m, x, y)
     loss = torch.nn.functional.cross_entropy(torch.relu(x @ w1 + b1) @ w2, y)
     gw1, gb1, gw2 = torch.autograd.grad(loss, (w1, b1, w2))
@@ -73,10 +76,12 @@ def test_each_file_is_checked_once_per_load(program: Path, monkeypatch) -> None:
         return original(self, text, *args, **kwargs)
 
     monkeypatch.setattr(Analyzer, "update", counting)
-    (program / "eval.qv").write_text((
+    (program / "eval.qv").write_text(
+
             "import layers\nimport train\n\nfn main():\n    m = layers.Mlp.init(seed=0)\n"
             "    x = randn([8 4], seed=1)\n    train.step(m, x, argmax(layers.forward(m, x), over=layers.C))\n"
-        ))
+
+    )
     quiver.load(str(program / "eval.qv"))
     assert sorted(seen) == sorted(len(p.read_text()) for p in program.glob("*.qv"))
 

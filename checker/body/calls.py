@@ -453,7 +453,9 @@ class CallRules:
             return None
         ref_node = e.name if isinstance(e, A.Field) else e  # layers.C: the ref is on C
         self.refs[ref_node] = (
-            Ref("generic", name, self.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", self.g.names.canonical(name))
+            Ref("generic", name, self.fn.name)
+            if isinstance(dim, T.DimVar)
+            else Ref("dim", self.g.names.canonical(name))
         )
         self.types[e] = T.NumberT("Int", True)
         hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]

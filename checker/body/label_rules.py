@@ -27,11 +27,10 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
             c.diags.append(C.E0208.at(e.span, value=e.value))
             return None
         return T.DimLit(e.value)
-    if isinstance(e, A.Name):
-        if e.name in c.fn.generics:
-            c.refs[e] = Ref("generic", e.name, c.fn.name)
-            c.types[e] = T.INT
-            return T.DimVar(e.name)
+    if isinstance(e, A.Name) and e.name in c.fn.generics:
+        c.refs[e] = Ref("generic", e.name, c.fn.name)
+        c.types[e] = T.INT
+        return T.DimVar(e.name)
     const = c.dim_constant(e)
     if const is not None:
         c.refs[const[0]] = Ref("dim", const[1])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quiver.checker import check_bytes, check_text
+from quiver.checker import check_bytes
 from quiver.checker.catalog import CODES, Code, render_markdown
 from quiver.checker.workspace import check_example
 

@@ -180,7 +180,11 @@ fn main():
     assert ("E0117", "'Mlp' is already defined in this file as a model", "Mlp") in found
     assert ("E0117", "'forward' is already imported above", "forward") in found
     # and the model passed to layers.forward is the local Mlp
-    assert found[-1] == ("E0904", "argument 'm' of layers.forward: expected layers.Mlp, found model Mlp", "Mlp.init(seed=0)")
+    assert found[-1] == (
+        "E0904",
+        "argument 'm' of layers.forward: expected layers.Mlp, found model Mlp",
+        "Mlp.init(seed=0)",
+    )
     assert len(found) == 3
 
 
@@ -276,7 +280,10 @@ def test_a_signature_change_rechecks_only_the_functions_that_use_it() -> None:
     host = MemoryHost({"/p/layers.qv": LAYERS, "/p/main.qv": MAIN})
     ws = Workspace(host, ["/p"])
     ws.analyze("/p/main.qv")
-    ws.set_overlay("/p/layers.qv", LAYERS.replace("fn forward(m: Mlp, x: [b 4]) -> [b C]:", "fn forward(m: Mlp, x: [b 4]) -> [b H]:"))
+    ws.set_overlay(
+        "/p/layers.qv",
+        LAYERS.replace("fn forward(m: Mlp, x: [b 4]) -> [b C]:", "fn forward(m: Mlp, x: [b 4]) -> [b H]:"),
+    )
     a = ws.analyze("/p/main.qv")
     assert a is not None
     assert sorted(ws._files["/p/main.qv"].analyzer.stats.bodies_checked) == ["predict"]

@@ -173,7 +173,10 @@ def test_items_are_cut_at_column_zero() -> None:
         ("fn main():\n    print((1)\n", ("E0004", "'(' is never closed; expected ')'", "(")),
         ("fn main():\n    return return\n", ("E0003", "expected a name, found keyword 'return'", "return")),
         ("dim D 4\n", ("E0003", "expected '=', found number 4", "4")),
-        ("x = 1\n", ("E0003", "expected an item ('dim', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'", "x")),
+        (
+            "x = 1\n",
+            ("E0003", "expected an item ('dim', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'", "x"),
+        ),
         (
             "extern fn f(x: Int) -> Int\n",
             ("E0003", "expected 'from' after the extern signature, found the end of the line", "\n"),
