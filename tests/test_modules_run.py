@@ -77,10 +77,8 @@ def test_each_file_is_checked_once_per_load(program: Path, monkeypatch) -> None:
 
     monkeypatch.setattr(Analyzer, "update", counting)
     (program / "eval.qv").write_text(
-
-            "import layers\nimport train\n\nfn main():\n    m = layers.Mlp.init(seed=0)\n"
-            "    x = randn([8 4], seed=1)\n    train.step(m, x, argmax(layers.forward(m, x), over=layers.C))\n"
-
+        "import layers\nimport train\n\nfn main():\n    m = layers.Mlp.init(seed=0)\n"
+        "    x = randn([8 4], seed=1)\n    train.step(m, x, argmax(layers.forward(m, x), over=layers.C))\n"
     )
     quiver.load(str(program / "eval.qv"))
     assert sorted(seen) == sorted(len(p.read_text()) for p in program.glob("*.qv"))
