@@ -312,16 +312,19 @@ GPT_FUSED = "torch fused-norm (a.grad)"
 
 
 def compiled_gpt(fuse_updates=True):
-    """examples/gpt.qv as shipped, through the real checker and compiler."""
-    from quiver.checker import check_text
+    """examples/gpt.qv as shipped (with examples/gpt_model.qv, which it
+    imports), through the real checker, compiler and loader."""
+    import dataclasses
+
     from quiver.checker.compiler import compile_program
+    from quiver.loader import compile_file, execute
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    qv_path = os.path.join(root, "examples", "gpt.qv")
-    with open(qv_path, encoding="utf-8") as fh:
-        analysis = check_text(fh.read())
-    assert not analysis.diagnostics, analysis.diagnostics
-    return rt.load_compiled(compile_program(analysis, qv_path, fuse_updates).source, qv_path)
+    program = compile_file(os.path.join(root, "examples", "gpt.qv"))
+    assert not program.analysis.diagnostics, program.analysis.diagnostics
+    if not fuse_updates:
+        program = dataclasses.replace(program, compiled=compile_program(program.analysis, program.path, False))
+    return execute(program)
 
 
 def gpt_logits(p, tokens, heads=GPT_HEADS, fused_norm=False):

@@ -262,6 +262,8 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
         b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
         refs = refs_a | refs_b
         if a is None or b is None:
+            if why_a == "" or why_b == "":
+                return None, "", refs  # reported elsewhere
             return None, why_a or why_b, refs
         if e.op == "/":
             if b == 0:
@@ -355,6 +357,9 @@ class TypeContext:
                 if span is not None:
                     self.diagnostics.append(C.E0116.at(span, name=last, module=module))
                 return "broken-private"
+            head = name.split(".")[0]
+            if (self.names.kinds.get(head) or "").startswith("broken-"):
+                return "broken-module"  # through an import that failed: reported there
         return kind
 
     def canon(self, name: str) -> str:
@@ -380,12 +385,12 @@ class TypeContext:
         if kind == "dim":
             value = self.names.dim_values.get(name)
             return T.DimConst(self.canon(name), value) if value is not None else T.DimUnknown()
-        if kind == "broken-dim":
-            return T.DimUnknown()
+        if kind is not None and kind.startswith("broken-"):
+            return T.DimUnknown()  # reported where it is defined or imported
         if kind is not None:
             self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))
             return T.DimUnknown()
-        if self.where == "signature":
+        if self.where == "signature" and "." not in name:  # `layers.X` is never generic
             if name not in self.generics:
                 self.generics.append(name)
             return T.DimVar(name)
@@ -509,9 +514,11 @@ class TypeContext:
                 return None  # reported as an element type
             inner: T.Type = T.GradT(self.canon(e.arg.text))
             per_example = True
-        elif self.kind(name, e.name.span) == "model" and e.arg is None:
+        elif (kind := self.kind(name, e.name.span)) == "model" and e.arg is None:
             inner = T.ModelT(self.canon(name))
             per_example = False
+        elif kind is not None and kind.startswith("broken-") and "." in name:
+            return T.UNKNOWN  # `[L] layers.Block` through an import that failed
         else:
             return None
         if len(t.dims) != 1:
@@ -909,10 +916,14 @@ class Globals:
         alias = self.names.aliases.get(name)
         if kind == "dim":
             return ("dim", self.names.dim_values.get(name), alias)
+        # (a declaration that failed inside the checker has no info: its
+        # error is recorded, and the name means nothing more)
         if kind == "model":
-            return (self.models[name].interface, alias)
+            model = self.models.get(name)
+            return (model.interface if model is not None else None, alias)
         if kind in ("fn", "extern"):
-            return (self.fns[name].interface, alias)
+            fn = self.fns.get(name)
+            return (fn.interface if fn is not None else None, alias)
         return (kind, alias)
 
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import quiver
+from quiver.loader import compile_file
 from quiver import runtime as rt
 from quiver.checker import ast as A
 from quiver.checker import check_text
@@ -32,12 +33,13 @@ def load_text(tmp_path: Path, src: str, name: str = "prog.qv"):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_examples_compile_to_valid_python_importing_only_the_runtime(path: Path) -> None:
-    out = compile_program(check_text(path.read_text()), str(path))
+    program = compile_file(str(path))  # with the examples it imports (gpt.qv: gpt_model.qv)
+    out = program.compiled
     tree = pyast.parse(out.source)
     imports = [n for n in pyast.walk(tree) if isinstance(n, (pyast.Import, pyast.ImportFrom))]
     assert [(i.module, [a.name for a in i.names]) for i in imports] == [("quiver", ["runtime"])]
     # every statement of every function body maps back to its .qv line and column
-    analysis = check_text(path.read_text())
+    analysis = program.analysis
     mapped = set(out.line_map.values())
     for item in analysis.parsed.items:
         if not isinstance(item, A.FnDecl):

@@ -598,9 +598,14 @@ def test_param_read_api_gives_chains() -> None:
 def test_every_example_checks_clean() -> None:
     from pathlib import Path
 
-    for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv")):
-        a = check_text(path.read_text())
-        assert a.diagnostics == [], (path.name, [(d.code, d.message) for d in a.diagnostics])
+    from quiver.checker.workspace import MemoryHost, Workspace
+
+    # one workspace over the folder: gpt.qv imports gpt_model.qv
+    paths = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv"))
+    ws = Workspace(MemoryHost({f"/examples/{p.name}": p.read_text() for p in paths}), ["/examples"])
+    for path in paths:
+        a = ws.analyze(f"/examples/{path.name}")
+        assert a is not None and a.diagnostics == [], (path.name, [(d.code, d.message) for d in a.diagnostics])
 
 
 def test_type_printing() -> None:
