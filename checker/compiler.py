@@ -532,7 +532,8 @@ class Compiler:
         done.add(m.name)
         for f in m.params:
             sub = sub_model(f.type)
-            if sub is not None and sub in self.a.globals.models:
+            # (a model of another module is compiled with that module)
+            if sub is not None and sub in self.a.globals.models and sub in self.a.globals.names.first:
                 self.model_and_parts(self.a.globals.models[sub], done)
         self.model(m)
 

@@ -248,8 +248,9 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
     if written is not None and names.first.get(written) is None and names.kinds.get(written) == "dim":
         v = names.dim_values.get(written)  # an imported dim
         return v, None if v is not None else f"'{written}' has no value", {written}
-    if written is not None and (names.kinds.get(written.split(".")[0]) or "").startswith("broken-"):
-        return None, "", {written}  # through an import that failed: reported there
+    head = written.split(".")[0] if written is not None else None
+    if written is not None and head is not None and (names.kinds.get(head) or "").startswith("broken-"):
+        return None, "", {written, head}  # through an import that failed: reported there
     if isinstance(e, A.Name):
         item = names.first.get(e.name)
         if not isinstance(item, A.DimDecl) or e.name in seen:
@@ -272,6 +273,8 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
                 return None, f"{a} / {b} leaves a remainder of {a % b}", refs
             return a // b, None, refs
         return (a + b if e.op == "+" else a - b if e.op == "-" else a * b), None, refs
+    if written is not None:  # `layers.X`, not a dim of a module: it may become one
+        return None, f"'{written}' is not a dim", {written, head or written}
     return None, None, set()
 
 
@@ -352,6 +355,9 @@ class TypeContext:
         kind = self.names.kinds.get(name)
         if kind is None and "." in name:
             module, _, last = name.rpartition(".")
+            # what the module names mean decides how an unknown name is reported
+            self.lookups.add(module)
+            self.lookups.add(name.split(".")[0])
             private = last.startswith("_") and self.names.kinds.get(module) == "module"
             if private and f"{self.names.modules[module]}.{last}" in self.names.imported:
                 if span is not None:
@@ -385,7 +391,7 @@ class TypeContext:
         if kind == "dim":
             value = self.names.dim_values.get(name)
             return T.DimConst(self.canon(name), value) if value is not None else T.DimUnknown()
-        if kind is not None and kind.startswith("broken-"):
+        if kind in ("broken-dim", "broken-import", "broken-module", "broken-private"):
             return T.DimUnknown()  # reported where it is defined or imported
         if kind is not None:
             self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))

@@ -120,3 +120,40 @@ def test_qlint_checks_a_folder_once_and_reports_at_each_file(program: Path) -> N
     # a file given alone: its imports are checked, and reported at themselves
     r = subprocess.run([sys.executable, "-m", "quiver.qlint", "eval.qv"], cwd=program, capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout.startswith("layers.qv:")
+
+
+def test_sub_models_optimizers_and_gradients_of_imported_models(tmp_path: Path) -> None:
+    (tmp_path / "blocks.qv").write_text(
+        "dim D = 4\n\nmodel Block:\n    param w: [D D] = xavier\n\n"
+        "fn block(k: Block, x: [b D]) -> [b D]:\n    return relu(x @ k.w)\n"
+    )
+    (tmp_path / "net.qv").write_text(
+        "import blocks\n\nmodel Net:\n    param layers: [2] blocks.Block\n    param out: [blocks.D] = ones\n\n"
+        "fn loss(m: Net, x: [b blocks.D]) -> [] NonNeg:\n"
+        "    h = blocks.block(m.layers[0], x)\n    h = blocks.block(m.layers[1], h)\n"
+        "    return mean(abs(h @ m.out))\n\n"
+        "fn train(mut m: Net, mut opt: Adam[Net], x: [b blocks.D]) -> [] NonNeg:\n"
+        "    l, g = value_and_grad(loss, m, x)\n    opt.step(m, g)\n    return l\n\n"
+        "fn main():\n    m = Net.init(seed=0)\n    opt = Adam(m, lr=0.01)\n    x = randn([8 blocks.D], seed=1)\n"
+        "    first = train(m, opt, x)\n    for i in range(20):\n        train(m, opt, x)\n"
+        "    print(first, loss(m, x))\n"
+    )
+    net = quiver.load(str(tmp_path / "net.qv"))
+    m = net.Net.init(seed=0)
+    assert list(m.state_dict()) == ["layers.0.w", "layers.1.w", "out"]
+    x = torch.randn(8, 4)
+    p = {k: v.detach().clone().requires_grad_() for k, v in m.state_dict().items()}
+    opt = quiver.runtime.Adam(m, lr=0.01)
+    ref = torch.optim.Adam(list(p.values()), lr=0.01)
+    for _ in range(3):
+        net.train(m, opt, x)
+        ref.zero_grad()
+        h = torch.relu(torch.relu(x @ p["layers.0.w"]) @ p["layers.1.w"])
+        (h @ p["out"]).abs().mean().backward()
+        ref.step()
+    for k, v in m.state_dict().items():
+        torch.testing.assert_close(v, p[k].detach())
+    r = subprocess.run([sys.executable, "-m", "quiver", "run", "net.qv"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    first, last = map(float, r.stdout.split())
+    assert last < first

@@ -17,6 +17,13 @@ def test_incremental_equals_fresh_over_a_seeded_slice(seed: int) -> None:
     assert not result.mismatches, "\n\n".join(fuzz.report(m) for m in result.mismatches[:3])
 
 
+@pytest.mark.parametrize("seed", [6, 7])
+def test_a_workspace_of_several_files_equals_a_fresh_one(seed: int) -> None:
+    result = fuzz.run(600, seed=seed, length=20, several=True)
+    assert result.edits >= 500
+    assert not result.mismatches, "\n\n".join(fuzz.report(m) for m in result.mismatches[:3])
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_cancelled_updates_leave_the_caches_consistent(seed: int) -> None:
     """Half of the updates are first cancelled part way (as the server does

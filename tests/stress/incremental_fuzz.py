@@ -18,6 +18,10 @@ header; change a number; delete, duplicate or swap lines; indent or dedent a
 line; insert a snippet (an item, a statement, stray punctuation); undo back to
 an earlier text of the same session (which revives cached entries).
 
+With `--workspace`, sessions edit a project of three files that import each
+other (checker/workspace.py) with the same edits and import-specific snippets,
+and after each edit compare every file against a fresh workspace.
+
 With `--cancel P`, an update is, with probability P, first started and
 cancelled after a random number of items (`Analyzer.update(cancelled=...)`,
 as the language server does when a newer version arrives); half of those
@@ -320,22 +324,122 @@ def session(seed: int, programs: list[tuple[str, str]], length: int, cancel: flo
     return result
 
 
+# ------------------------------------------------------------ several files
+
+# A project of three files; edits go to any of them, and every file is
+# compared after each edit: its analysis in the workspace that saw every
+# edit against a fresh workspace over the same texts.
+PROJECT = {
+    "/p/layers.qv": (
+        "dim H = 8\ndim C = 3\n\nmodel Mlp:\n    param w1: [4 H] = normal(0, 0.1)\n    param b1: [H] = zeros\n"
+        "    param w2: [H C] = normal(0, 0.1)\n\nfn forward(m: Mlp, x: [b 4]) -> [b C]:\n"
+        "    return relu(x @ m.w1 + m.b1) @ m.w2\n\nfn loss(m: Mlp, x: [b 4], y: [b] Index[C]) -> [] NonNeg:\n"
+        "    return cross_entropy(forward(m, x), y, over=C)\n\nfn _scale(x: [4]) -> [4]:\n    return 2.0 * x\n"
+    ),
+    "/p/main.qv": (
+        "import layers\nfrom layers import Mlp, forward as fwd, C\n\nfn predict(m: Mlp, x: [b 4]) -> [b C]:\n"
+        "    return fwd(m, x)\n\nfn step(mut m: layers.Mlp, x: [b 4], y: [b] Index[layers.C]):\n"
+        "    l, g = value_and_grad(layers.loss, m, x, y)\n    m -= 0.1 * g\n"
+    ),
+    "/p/extra.qv": (
+        "import main\nimport layers\n\nfn twice(m: layers.Mlp, x: [b 4]) -> [b layers.C]:\n"
+        "    return main.predict(m, x) * 2.0\n"
+    ),
+}
+PROJECT_SNIPPETS = [
+    "import layers\n",
+    "import main\n",
+    "import extra\n",
+    "import nothing\n",
+    "from layers import Mlp\n",
+    "from layers import forward as fwd\n",
+    "from layers import _scale\n",
+    "from main import predict, step\n",
+    "layers.",
+    "layers.H",
+    "layers.Mlp",
+    "layers.forward(m, x)",
+    "main.predict(m, x)",
+    "fwd(m, x)",
+    "    param w3: [layers.H] = zeros\n",
+    "dim H = 9\n",
+    "model Mlp:\n    param w: [4] = zeros\n",
+]
+
+
+def workspace_session(seed: int, length: int) -> Result:
+    from quiver.checker.workspace import MemoryHost, Workspace
+
+    rng = random.Random(seed)
+    files = dict(PROJECT)
+    names = sorted({m.group() for t in files.values() for m in _IDENT.finditer(t)})
+    ws = Workspace(MemoryHost(dict(files)), ["/p"])
+    histories = {p: [t] for p, t in files.items()}
+    done: list[str] = []
+    result = Result()
+    for _ in range(length):
+        path = rng.choice(sorted(files))
+        if rng.random() < 0.3:
+            text = files[path]
+            at = (
+                text.rfind("\n", 0, rng.randrange(len(text) + 1)) + 1
+                if rng.random() < 0.6
+                else rng.randrange(len(text) + 1)
+            )
+            snippet = rng.choice(PROJECT_SNIPPETS)
+            text, what = text[:at] + snippet + text[at:], f"insert {snippet!r} at {at}"
+        else:
+            text, what = edit(files[path], rng, histories[path], names)
+        files[path] = text
+        histories[path].append(text)
+        ws.set_overlay(path, text)
+        done.append(f"{path}: {what}")
+        fresh_ws = Workspace(MemoryHost(dict(files)), ["/p"])
+        for p in sorted(files):
+            a = ws.analyze(p)
+            b = fresh_ws.analyze(p)
+            assert a is not None and b is not None
+            idents = [s for s, _, _ in _code_spans(files[p], _IDENT)]
+            offsets = sorted(rng.sample(idents, min(3, len(idents))))
+            incremental, fresh = answers(a, offsets), answers(b, offsets)
+            result.edits += 1
+            if incremental != fresh:
+                diff = [k for k in fresh if incremental[k] != fresh[k]]
+                result.mismatches.append(
+                    {
+                        "seed": seed,
+                        "program": p,
+                        "edits": list(done),
+                        "text": files[p],
+                        "differ": diff,
+                        "incremental": {k: incremental[k] for k in diff},
+                        "fresh": {k: fresh[k] for k in diff},
+                    }
+                )
+                ws = Workspace(MemoryHost(dict(files)), ["/p"])
+    return result
+
+
 def _run_chunk(args) -> Result:
-    seeds, length, cancel = args
+    seeds, length, cancel, several = args
     programs = corpus()
     total = Result()
     for s in seeds:
-        r = session(s, programs, length, cancel)
+        r = workspace_session(s, length) if several else session(s, programs, length, cancel)
         total.edits += r.edits
         total.mismatches += r.mismatches
     return total
 
 
-def run(edits: int, seed: int = 0, jobs: int = 1, length: int = 40, cancel: float = 0.0) -> Result:
-    """`edits` edits in sessions of `length`, seeded: the same arguments give the same edits."""
-    n_sessions = max(1, edits // length)
+def run(
+    edits: int, seed: int = 0, jobs: int = 1, length: int = 40, cancel: float = 0.0, several: bool = False
+) -> Result:
+    """`edits` edits in sessions of `length`, seeded: the same arguments give
+    the same edits. With `several`, sessions edit the three files of PROJECT
+    (each edit compares every file, and counts once per file)."""
+    n_sessions = max(1, edits // (length * (len(PROJECT) if several else 1)))
     seeds = [seed * 1_000_003 + i for i in range(n_sessions)]
-    chunks = [(seeds[i::jobs], length, cancel) for i in range(jobs)]
+    chunks = [(seeds[i::jobs], length, cancel, several) for i in range(jobs)]
     if jobs == 1:
         results = [_run_chunk(chunks[0])]
     else:
@@ -367,9 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--length", type=int, default=40, help="edits per session (default 40)")
     ap.add_argument("--cancel", type=float, default=0.0, help="share of updates first cancelled part way (0..1)")
     ap.add_argument("--show", type=int, default=5, help="mismatches printed in full (default 5)")
+    ap.add_argument("--workspace", action="store_true", help="edit a project of three files that import each other")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    result = run(args.edits, args.seed, args.jobs, args.length, args.cancel)
+    result = run(args.edits, args.seed, args.jobs, args.length, args.cancel, args.workspace)
     for m in result.mismatches[: args.show]:
         print(report(m), end="\n\n")
     kinds: dict[str, int] = {}
