@@ -11,11 +11,11 @@ import torch
 import torch.nn.functional as F
 
 import quiver
-from quiver.loader import compile_file
 from quiver import runtime as rt
 from quiver.checker import ast as A
 from quiver.checker import check_text
 from quiver.checker.compiler import CompileError, compile_program
+from quiver.loader import compile_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.qv"))
