@@ -159,6 +159,10 @@ class Workspace:
 
     # ------------------------------------------------------------ queries
 
+    def is_overlaid(self, path: str) -> bool:
+        f = self._files.get(path)
+        return f is not None and f.overlay is not None
+
     def text(self, path: str) -> str | None:
         f = self._file(path)
         if f.overlay is not None:
@@ -293,7 +297,7 @@ class Workspace:
                 f = self._files[path] = _File(path)
             return f
 
-    def _imports_in(self, path: str) -> list[str]:
+    def scanned_imports(self, path: str) -> list[str]:
         """The files `path` imports (from a scan of its text, cached by it)."""
         text = self.text(path)
         if text is None:
@@ -317,7 +321,7 @@ class Workspace:
         todo = [start]
         while todo:
             p = todo.pop()
-            for q in self._imports_in(p):
+            for q in self.scanned_imports(p):
                 if q in parent:
                     continue
                 parent[q] = p

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 from dataclasses import dataclass
@@ -31,11 +32,12 @@ from pathlib import Path
 from quiver.checker import catalog
 from quiver.checker.analysis import Analysis
 from quiver.checker.diagnostics import Diagnostic
-from quiver.checker.source import decode_source
-from quiver.checker.workspace import DecodedText
+from quiver.checker.source import LineIndex, decode_source
+from quiver.checker.workspace import DecodedText, Workspace
 
 from . import inputs
-from .host import normal_path, workspace_for
+from .cache import ResultCache, dependencies, file_key
+from .host import DiskHost, normal_path, workspace_for
 from .inputs import is_regular, read_source
 from .report import diagnostic_line, location
 
@@ -44,9 +46,18 @@ FORMATS = ("text", "pretty", "json", "sarif", "github")
 
 
 @dataclass(frozen=True)
+class Checked:
+    """What the output needs of a checked file: its text and line index
+    (an `Analysis` has both; so does a result read from the cache)."""
+
+    text: str
+    lines: LineIndex
+
+
+@dataclass(frozen=True)
 class Finding:
     path: str
-    analysis: Analysis
+    analysis: Analysis | Checked
     diagnostic: Diagnostic
 
     @property
@@ -141,7 +152,7 @@ def format_json(findings: list[Finding]) -> str:
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
-def _region(a: Analysis, span) -> dict:
+def _region(a: Analysis | Checked, span) -> dict:
     s, e = a.lines.position(span.start), a.lines.position(span.end)
     return {"startLine": s.line + 1, "startColumn": s.column + 1, "endLine": e.line + 1, "endColumn": e.column + 1}
 
@@ -252,7 +263,7 @@ def format_pretty(findings: list[Finding], color: bool) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _snippet(path: str, a: Analysis, span, st: _Style, mark: str, color: str) -> list[str]:
+def _snippet(path: str, a: Analysis | Checked, span, st: _Style, mark: str, color: str) -> list[str]:
     s, e = a.lines.position(span.start), a.lines.position(span.end)
     width = len(str(s.line + 1))
     bar = st(" " * width + " |", "1;34")
@@ -284,6 +295,93 @@ def list_codes() -> str:
     return "".join(f"{c.code}  {c.severity.value:<7}  {c.title}\n" for c in catalog.CODES.values())
 
 
+# ------------------------------------------------------------------ checking
+
+# Below this many lines to check, worker processes cost more than they save.
+PARALLEL_LINES = 3000
+
+
+def check_files(
+    workspace: Workspace, shown_as: dict[str, str], cache: ResultCache | None, jobs: int | None
+) -> dict[str, tuple[Checked, list[Diagnostic]]]:
+    """The diagnostics of every file given (`shown_as`: path -> how it is
+    shown) and of every module they import, which is added to `shown_as`.
+    Results come from the cache when their key is there; the others are
+    checked, in worker processes when there is enough to check."""
+    queue = list(shown_as)
+    for key in queue:  # grows: modules outside the files given are reported at themselves
+        for target in workspace.scanned_imports(key):
+            if target not in shown_as:
+                shown_as[target] = os.path.relpath(target)
+                queue.append(target)
+    out: dict[str, tuple[Checked, list[Diagnostic]]] = {}
+    misses: list[tuple[str, str]] = []
+    for key in queue:
+        text = workspace.text(key)
+        if text is None:
+            continue
+        deps = dependencies(key, workspace.scanned_imports, workspace.text)
+        deps.append(("*search*", "\0".join(workspace.search_folders(key))))
+        ck = file_key(key, text, deps)
+        hit = cache.get(ck) if cache is not None else None
+        if hit is not None:
+            out[key] = (Checked(text, LineIndex(text)), hit)
+        else:
+            misses.append((key, ck))
+    lines = sum((workspace.text(k) or "").count("\n") for k, _ in misses)
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(misses) > 1 and lines >= PARALLEL_LINES:
+        checked = _check_in_workers(workspace, [k for k, _ in misses], jobs)
+    else:
+        checked = {}
+        for k, _ in misses:
+            analysis = workspace.analyze(k)
+            if analysis is not None:
+                checked[k] = list(analysis.diagnostics)
+    for key, ck in misses:
+        if key not in checked:
+            continue
+        if cache is not None:
+            cache.put(ck, checked[key])
+        text = workspace.text(key) or ""
+        out[key] = (Checked(text, LineIndex(text)), checked[key])
+    return {k: out[k] for k in queue if k in out}
+
+
+def _check_in_workers(workspace: Workspace, keys: list[str], jobs: int) -> dict[str, list[Diagnostic]]:
+    """Check files in `jobs` processes, each with a workspace of its own (a
+    module imported by files of two workers is checked by both). Files are
+    dealt biggest first, to the worker with the fewest lines so far."""
+    overlays = {k: workspace.text(k) for k in workspace.files() if workspace.is_overlaid(k)}
+    sizes = sorted(keys, key=lambda k: -len(workspace.text(k) or ""))
+    shares: list[list[str]] = [[] for _ in range(min(jobs, len(keys)))]
+    loads = [0] * len(shares)
+    for k in sizes:
+        i = loads.index(min(loads))
+        shares[i].append(k)
+        loads[i] += len(workspace.text(k) or "")
+    work = [(list(workspace.roots), overlays, share) for share in shares]
+    with multiprocessing.get_context("fork").Pool(len(shares)) as pool:
+        results = pool.map(_worker, work)
+    out: dict[str, list[Diagnostic]] = {}
+    for r in results:
+        out.update(r)
+    return out
+
+
+def _worker(args) -> dict[str, list[Diagnostic]]:
+    roots, overlays, keys = args
+    ws = Workspace(DiskHost(), roots)
+    for k, text in overlays.items():
+        ws.set_overlay(k, text)
+    out = {}
+    for k in keys:
+        analysis = ws.analyze(k)
+        if analysis is not None:
+            out[k] = list(analysis.diagnostics)
+    return out
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -309,6 +407,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--stdin-filename", default="<stdin>", help="the path to show for '-'")
     ap.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in pretty output")
     ap.add_argument("--no-summary", action="store_true", help="do not print the summary line on stderr")
+    ap.add_argument("--no-cache", action="store_true", help="do not read or write the cache of results (.quiver_cache)")
+    ap.add_argument(
+        "--cache-dir", metavar="DIR", help="where the cache lives (default .quiver_cache, or $QUIVER_CACHE_DIR)"
+    )
+    ap.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
     return ap
 
 
@@ -373,20 +476,11 @@ def _run(args) -> int:
         text, problem = decode_source(data)
         workspace.set_overlay(key, DecodedText(text, problem))
         shown_as.setdefault(key, shown)
-    queue = list(shown_as)
-    for key in queue:  # grows: modules outside the files given are reported at themselves
-        workspace.analyze(key)
-        for target in workspace.imports_of(key).values():
-            if target is not None and target not in shown_as:
-                shown_as[target] = os.path.relpath(target)
-                queue.append(target)
-    for key, shown in shown_as.items():
-        analysis = workspace.analyze(key)
-        if analysis is None:
-            continue
-        for d in analysis.diagnostics:
+    cache = None if args.no_cache else ResultCache(Path(args.cache_dir) if args.cache_dir else None)
+    for key, (checked, diagnostics) in check_files(workspace, shown_as, cache, args.jobs).items():
+        for d in diagnostics:
             if selected(d.code, select, ignore):
-                findings.append(Finding(shown, analysis, d))
+                findings.append(Finding(shown_as[key], checked, d))
     findings.sort(key=Finding.sort_key)
     fmt = args.format or ("pretty" if sys.stdout.isatty() else "text")
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))

@@ -1,0 +1,89 @@
+"""qlint's persistent cache of results and its worker processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from quiver import qlint
+from quiver.cache import ResultCache, checker_version
+from quiver.qlint import main
+
+LAYERS = "dim H = 4\n\nfn f(x: [H]) -> [H]:\n    return x\n"
+TRAIN = "import layers\n\nfn main():\n    print(layers.f(zeros([layers.H])))\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "layers.qv").write_text(LAYERS)
+    (tmp_path / "train.qv").write_text(TRAIN)
+    (tmp_path / "bad.qv").write_text("fn main():\n    print(totl)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QUIVER_CACHE_DIR", raising=False)
+    return tmp_path
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _no_analysis(monkeypatch) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("analysed although the cache has the answer")
+
+    monkeypatch.setattr("quiver.checker.workspace.Workspace.analyze", refuse)
+
+
+def test_a_second_run_reads_every_result_from_the_cache(project: Path, capsys, monkeypatch) -> None:
+    first = run(capsys, "--format", "json", ".")
+    assert (project / ".quiver_cache" / checker_version()).is_dir()
+    assert (project / ".quiver_cache" / ".gitignore").read_text().endswith("*\n")
+    _no_analysis(monkeypatch)
+    assert run(capsys, "--format", "json", ".") == first
+    assert first[0] == 1 and "E0101" in first[1]
+
+
+def test_an_edit_of_an_imported_file_is_a_new_key_for_its_importers(project: Path, capsys, monkeypatch) -> None:
+    assert run(capsys, "--format", "text", "train.qv")[1] == ""
+    (project / "layers.qv").write_text(LAYERS.replace("dim H = 4", "dim H = 5"))
+    code, out, _ = run(capsys, "--format", "text", "train.qv")
+    assert (code, out) == (0, "")  # still clean: the dim is used through the module
+    (project / "layers.qv").write_text(LAYERS.replace("fn f(", "fn g("))
+    code, out, _ = run(capsys, "--format", "text", "train.qv")
+    assert code == 1 and out.startswith("train.qv:4:18: E0115 module 'layers' has no 'f'")
+
+
+def test_no_cache_reads_and_writes_nothing(project: Path, capsys) -> None:
+    run(capsys, "--no-cache", ".")
+    assert not (project / ".quiver_cache").exists()
+
+
+def test_a_cache_that_cannot_be_read_or_written_is_ignored(project: Path, capsys) -> None:
+    (project / "blocked").write_text("a file where the cache folder would be")
+    expected = run(capsys, "--no-cache", "--format", "text", ".")
+    assert run(capsys, "--cache-dir", str(project / "blocked"), "--format", "text", ".") == expected
+    key_dir = project / ".quiver_cache" / checker_version()
+    run(capsys, ".")
+    for entry in key_dir.rglob("*.json"):
+        entry.write_text("{not json")
+    assert run(capsys, "--format", "text", ".") == expected
+
+
+def test_results_of_worker_processes_equal_one_process(project: Path, capsys, monkeypatch) -> None:
+    for i in range(6):
+        (project / f"m{i}.qv").write_text(TRAIN + f"\nfn g{i}(x: [layers.H]) -> [3]:\n    return x\n")
+    alone = run(capsys, "--no-cache", "--jobs", "1", "--format", "json", ".")
+    monkeypatch.setattr(qlint, "PARALLEL_LINES", 1)
+    calls = []
+    original = qlint._check_in_workers
+    monkeypatch.setattr(qlint, "_check_in_workers", lambda *a: calls.append(a) or original(*a))
+    assert run(capsys, "--no-cache", "--jobs", "2", "--format", "json", ".") == alone
+    assert calls and calls[0][2] == 2
+
+
+def test_the_version_is_a_hash_of_the_checker() -> None:
+    assert len(checker_version()) == 16
+    assert ResultCache(Path("/nonexistent")).get("0" * 64) is None
