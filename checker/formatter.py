@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
 from . import ast as A
@@ -326,17 +327,18 @@ class _Chunk:
     new: str | None  # None: kept as written
 
 
-def format_text(text: str) -> Formatted:
-    """The whole document in its canonical layout."""
-    chunks, skipped, refused = _format_chunks(text)
+def format_text(text: str, known: Iterable[ItemParse] = ()) -> Formatted:
+    """The whole document in its canonical layout. `known`: parses of items
+    of the text at hand (the analysis's), used instead of parsing again."""
+    chunks, skipped, refused = _format_chunks(text, known)
     out = "".join(text[c.start : c.end] if c.new is None else c.new for c in chunks)
     return Formatted(out, tuple(skipped), tuple(refused))
 
 
-def format_edits(text: str, span: A.Span | None = None) -> list[TextEdit]:
+def format_edits(text: str, span: A.Span | None = None, known: Iterable[ItemParse] = ()) -> list[TextEdit]:
     """Minimal edits (whole lines, one per changed run) that format `text`,
-    or only the items that `span` touches."""
-    chunks, _, _ = _format_chunks(text)
+    or only the items that `span` touches (`known` as for format_text)."""
+    chunks, _, _ = _format_chunks(text, known)
     edits: list[TextEdit] = []
     for c in chunks:
         if c.new is None:
@@ -345,7 +347,13 @@ def format_edits(text: str, span: A.Span | None = None) -> list[TextEdit]:
             continue
         old = text[c.start : c.end]
         if old != c.new:
-            edits.extend(_line_edits(old, c.new, c.start))
+            for e in _line_edits(old, c.new, c.start):
+                # Edits that touch become one: no two ranges share an end,
+                # which clients would have to order.
+                if edits and edits[-1].span.end == e.span.start:
+                    last = edits.pop()
+                    e = TextEdit(A.Span(last.span.start, e.span.end), last.new_text + e.new_text)
+                edits.append(e)
     return edits
 
 
@@ -362,7 +370,8 @@ def _line_edits(old: str, new: str, offset: int) -> list[TextEdit]:
     ]
 
 
-def _format_chunks(text: str) -> tuple[list[_Chunk], list[A.Span], list[A.Span]]:
+def _format_chunks(text: str, known: Iterable[ItemParse]) -> tuple[list[_Chunk], list[A.Span], list[A.Span]]:
+    parses = {p.text: p for p in known}
     m = _LINE_END.search(text)
     newline = m.group() if m else "\n"
     bounds = split_items(text)
@@ -376,7 +385,7 @@ def _format_chunks(text: str) -> tuple[list[_Chunk], list[A.Span], list[A.Span]]
             laid_out.append(None)
             continue
         at_start, first = first, False
-        parse = parse_item(chunk)
+        parse = parses.get(chunk) or parse_item(chunk)
         try:
             if parse.diagnostics:
                 raise _Unformattable
@@ -394,7 +403,7 @@ def _format_chunks(text: str) -> tuple[list[_Chunk], list[A.Span], list[A.Span]]
         new = None
         if x is not None and rendered is not None:
             new = "".join(line + newline for line in rendered)
-            if not _same(x[0].item, text[s:e], new):
+            if new != text[s:e] and not _same(x[0].item, text[s:e], new):
                 refused.append(A.Span(s, e))
                 new = None
         chunks.append(_Chunk(s, e, new))
