@@ -413,7 +413,10 @@ async function expectGradHover(wb, session) {
 /** The file the format-on-save scenario saves: a program laid out carelessly. */
 const MESSY = 'dim  D=4\nfn f(x:[b D])->[b D]:\n  return relu( x*2.0 )\n';
 
-/** Types a space at the end of messy.qv, saves, and waits for the formatted file on disk. */
+/**
+ * Types a space at the end of messy.qv, saves, and waits for the formatted file on
+ * disk; then makes mlp.qv the active editor again.
+ */
 async function formatOnSave(wb, session) {
   if (MODE !== 'real') {
     return 'skipped: the stub server does not format';
@@ -433,6 +436,8 @@ async function formatOnSave(wb, session) {
   await waitUntil('messy.qv to be saved formatted', () => (disk = fs.readFileSync(file, 'utf8')) === want, 60_000, 500).catch((e) => {
     throw new Error(`${e.message}; on disk: ${JSON.stringify(disk)}`);
   });
+  // Leave mlp.qv active, as the hover scenario did: the run scenario runs the active editor.
+  await wb.openFile('mlp.qv');
   return `saved as ${JSON.stringify(want)}`;
 }
 
