@@ -126,3 +126,16 @@ def test_stdin_to_stdout() -> None:
     done = _stdin(["-"], BROKEN.encode())
     assert (done.returncode, done.stdout) == (0, BROKEN.encode())
     assert done.stderr == b"-:1:1: note: not formatted: this item has a syntax error\n"
+
+
+def test_an_item_the_self_check_refuses_is_kept_with_a_note(tmp_path: Path, capsys, monkeypatch) -> None:
+    from quiver.checker import formatter
+
+    monkeypatch.setattr(formatter, "_layout", lambda lines: [formatter._Out("code", 0, "dim D = 5")])
+    f = tmp_path / "a.qv"
+    f.write_text("dim  D=4\n")
+    code, _, err = run(capsys, str(f))
+    assert code == 0 and f.read_text() == "dim  D=4\n"
+    assert err.splitlines()[0] == (
+        f"{f}:1:1: note: not formatted: the formatter would change its meaning (please report it)"
+    )

@@ -484,3 +484,27 @@ def test_semantic_edits_including_broken_items(seed: int) -> None:
             text, _ = fuzz.edit(text, rng, history, names)
             history.append(text)
         assert_safe(text)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_text_never_raises_and_loses_nothing(seed: int) -> None:
+    """Any text: items that do not parse come back as they were, the rest is
+    a fixed point with the same comments."""
+    rng = random.Random(seed)
+    alphabet = list("abx D01.,:;=+-*/@()[]#\"' \t\f\\\r\n\n\n\n    ") + [
+        "fn ",
+        "dim ",
+        "model ",
+        "return ",
+        "é",
+        "\ufeff",
+        "\x00",
+    ]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(60)))
+        result = format_text(text)
+        assert not result.refused, repr(text)
+        for span in result.skipped:
+            assert text[span.start : span.end] in result.text
+        assert format_text(result.text).text == result.text, repr(text)
+        assert comments(result.text) == comments(text), repr(text)
