@@ -436,6 +436,7 @@ async function formatOnSave(wb, session) {
   await waitUntil('messy.qv to be saved formatted', () => (disk = fs.readFileSync(file, 'utf8')) === want, 60_000, 500).catch((e) => {
     throw new Error(`${e.message}; on disk: ${JSON.stringify(disk)}`);
   });
+  await wb.shot('format-on-save-messy');
   // Leave mlp.qv active, as the hover scenario did: the run scenario runs the active editor.
   await wb.openFile('mlp.qv');
   return `saved as ${JSON.stringify(want)}`;
