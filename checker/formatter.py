@@ -1,33 +1,23 @@
 """The canonical layout of Quiver source (`quiver fmt`, the editor's Format).
 
 The formatter works on tokens, one top-level item at a time
-(`items.split_items`), and only on items that parse cleanly; an item with a
-syntax error is left exactly as it was written. It rewrites only whitespace:
-the tokens and comments of an item stay the same and in the same order, and
-every line break the user wrote stays (lines are never joined or wrapped). The
-rules, also in docs/editor.md:
+(`items.split_items`), and changes only items that parse cleanly; an item
+with a syntax error is left exactly as it was written. It rewrites only
+whitespace: the tokens and comments of an item stay the same and in the same
+order, and every line break the user wrote stays (lines are never joined or
+wrapped). The rules are listed in docs/editor.md ("Formatting"); in short:
+four spaces a block level; one space around binary operators and after commas
+and colons, none inside brackets or before a call's; `[b D]` and `(T*E)` in
+shapes; continuation lines aligned after their open bracket or one level in;
+comments kept on their lines, at their block's indentation (column 0 stays);
+one blank line between items; one final newline.
 
-- blocks are indented 4 spaces per level; a continuation line (inside open
-  brackets, or after a `\\`) one more level for each bracket still open from
-  an earlier line, a line that starts with a closing bracket at its
-  statement's level (one level in at the top, where column 0 starts an item);
-- one space around binary operators, `=`, `->` and `|>`, and after commas and
-  colons; none inside brackets, before a call's or an index's bracket, after
-  a unary sign, around `.`, or around `=` inside brackets (`over=C`) and the
-  colon of a slice; single spaces between the dims of a shape (`[b D]`) and
-  none around the operators of dim arithmetic (`(T*E)`);
-- end-of-line comments two spaces after the code; an own-line comment at the
-  indentation of the block it sits in (the next line's, or deeper when it was
-  written under the end of a deeper block);
-- exactly one blank line between top-level items, except between one-line
-  items (`dim`, `extern fn`) written without one; at most one blank line
-  anywhere else; no trailing whitespace, one final newline, and the
-  document's first line ending everywhere.
-
-Every formatted item is parsed again and compared with the original (the
-syntax tree without positions, and the comments); should they differ, the item
-is kept as written and reported in `Formatted.refused` (a formatter bug, which
-tests assert never happens). Pure: text in, text or edits out.
+Laying out is cheap and parsing is not, so an item is parsed only when its
+layout differs from its text. A changed item is parsed again and compared
+with the original (the syntax tree without positions, and the comments); should
+they differ, the item is kept as written and reported in `Formatted.refused`
+(a formatter bug, which tests assert never happens). Pure: text in, text or
+edits out.
 """
 
 from __future__ import annotations
@@ -311,9 +301,10 @@ def _continuation(opened: list[_Open], closers: int, statement: int, continued: 
 
 @dataclass(frozen=True, slots=True)
 class Formatted:
-    """A formatted document: its text, and the items left as written (spans
-    in the original text): `skipped` because they have syntax errors,
-    `refused` because formatting would have changed them (a formatter bug)."""
+    """A formatted document: its text, and the items that would change but
+    were left as written (spans in the original text): `skipped` because they
+    have syntax errors, `refused` because formatting would have changed what
+    they mean (a formatter bug)."""
 
     text: str
     skipped: tuple[A.Span, ...]
@@ -377,7 +368,7 @@ def _format_chunks(text: str, known: Iterable[ItemParse]) -> tuple[list[_Chunk],
     bounds = split_items(text)
     one_liners = [_one_line(text[s:e]) for s, e in bounds]
     skipped: list[A.Span] = []
-    laid_out: list[tuple[ItemParse, list[_Out]] | None] = []
+    laid_out: list[list[_Out] | None] = []  # None: kept as written
     first = True  # no text before this chunk but a byte order mark
     for i, (s, e) in enumerate(bounds):
         chunk = text[s:e]
@@ -385,28 +376,40 @@ def _format_chunks(text: str, known: Iterable[ItemParse]) -> tuple[list[_Chunk],
             laid_out.append(None)
             continue
         at_start, first = first, False
-        parse = parses.get(chunk) or parse_item(chunk)
         try:
-            if parse.diagnostics:
-                raise _Unformattable
             lines = _layout(_lex_lines(chunk))
         except _Unformattable:
             skipped.append(A.Span(s, e))
             laid_out.append(None)
             continue
         follows = one_liners[i + 1] if i + 1 < len(bounds) else None
-        laid_out.append((parse, _settle_blank_lines(lines, at_start, one_liners[i], follows)))
-    texts = _render([x[1] if x is not None else None for x in laid_out])
+        laid_out.append(_settle_blank_lines(lines, at_start, one_liners[i], follows))
+    # Only an item whose layout differs from its text is parsed: one with a
+    # syntax error is then kept as written, and the others are laid out again
+    # without it (it ends a run of aligned comments), until none is left.
+    parsed: dict[int, ItemParse] = {}
+    while True:
+        news = [None if r is None else "".join(line + newline for line in r) for r in _render(laid_out)]
+        broken = False
+        for i, ((s, e), new) in enumerate(zip(bounds, news, strict=True)):
+            if new is None or new == text[s:e] or i in parsed:
+                continue
+            parse = parsed[i] = parses.get(text[s:e]) or parse_item(text[s:e])
+            if parse.diagnostics:
+                skipped.append(A.Span(s, e))
+                laid_out[i] = None
+                broken = True
+        if not broken:
+            break
     chunks: list[_Chunk] = []
     refused: list[A.Span] = []
-    for (s, e), x, rendered in zip(bounds, laid_out, texts, strict=True):
-        new = None
-        if x is not None and rendered is not None:
-            new = "".join(line + newline for line in rendered)
-            if new != text[s:e] and not _same(x[0].item, text[s:e], new):
-                refused.append(A.Span(s, e))
-                new = None
+    for i, ((s, e), new) in enumerate(zip(bounds, news, strict=True)):
+        old = text[s:e]
+        if new is not None and new != old and not _same(parsed[i].item, old, new):
+            refused.append(A.Span(s, e))
+            new = None
         chunks.append(_Chunk(s, e, new))
+    skipped.sort(key=lambda span: span.start)
     return chunks, skipped, refused
 
 
