@@ -9,7 +9,8 @@ most 10 MiB) and must be UTF-8; a byte order mark is kept. A file is written
 only when its layout changes.
 
 An item with a syntax error is left exactly as it was written, with a note on
-stderr (`path:line:col: note: ...`); the rest of its file is formatted.
+stderr (`path:line:col: note: ...`) when its layout would change (--check
+does not count it as a change); the rest of its file is formatted.
 
 With --check nothing is written: each file that would change is named on
 stdout (`Would reformat: PATH`). Exit status: 0 when every file is (or now
