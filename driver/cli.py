@@ -3,6 +3,7 @@
     quiver run FILE.qv [--no-checks] [--traceback] [--error-format text|json]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
+    quiver fmt [--check] PATH ...    (see fmt.py)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
 the program prints. The file must be a regular file of at most 10 MiB (a FIFO,
@@ -197,6 +198,12 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def cmd_fmt(args) -> int:
+    from .fmt import run
+
+    return run(args.paths, args.check)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="quiver", description="Run, compile and check Quiver (.qv) programs.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -222,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("file")
     comp.add_argument("-o", "--output", help="write it to this file")
     comp.set_defaults(func=cmd_compile)
+    fmt = sub.add_parser("fmt", help="rewrite files in the canonical layout (FILE, DIR or - for stdin)")
+    fmt.add_argument("paths", nargs="+", metavar="PATH")
+    fmt.add_argument("--check", action="store_true", help="write nothing; exit 1 if some file would change")
+    fmt.set_defaults(func=cmd_fmt)
     check = sub.add_parser("check", help="check files (the same as qlint)", add_help=False)
     check.add_argument("rest", nargs=argparse.REMAINDER)
     check.set_defaults(func=None)

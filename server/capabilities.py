@@ -77,6 +77,8 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
             "range": True,
         },
         "inlayHintProvider": {"resolveProvider": False},
+        "documentFormattingProvider": True,
+        "documentRangeFormattingProvider": True,
     }
     if _get(client_capabilities, "textDocument", "codeAction", "codeActionLiteralSupport") is not None:
         caps["codeActionProvider"] = {"codeActionKinds": list(CODE_ACTION_KINDS), "resolveProvider": False}

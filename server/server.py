@@ -41,7 +41,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from quiver.checker import ide
+from quiver.checker import formatter, ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
 from quiver.checker.source import LineIndex
@@ -678,6 +678,37 @@ async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionPara
         return out
 
     return await ls.query(uri, answer)
+
+
+# ====================================================================== formatting
+# The layout is Quiver's one canonical layout (checker/formatter.py), whatever
+# the client's FormattingOptions say (tabSize, insertSpaces): an editor and
+# `quiver fmt --check` in CI must agree. It already trims trailing whitespace
+# and ends the text with exactly one newline.
+
+
+def _format_answer(ls: QuiverServer, rng: lsp.Range | None):
+    def answer(analysis: Analysis, lines: LineIndex):
+        span = None
+        if rng is not None:
+            span = ls.codec.span(lines, rng) or Span(ls.codec.offset(lines, rng.start) or 0, len(analysis.text))
+        known = [slot.parse for slot in analysis.parsed.slots]
+        return convert.text_edits(formatter.format_edits(analysis.text, span, known), lines, ls.codec)
+
+    return answer
+
+
+@feature(lsp.TEXT_DOCUMENT_FORMATTING)
+@request
+async def text_document_formatting(ls: QuiverServer, params: lsp.DocumentFormattingParams):
+    return await ls.query(params.text_document.uri, _format_answer(ls, None))
+
+
+@feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
+@request
+async def text_document_range_formatting(ls: QuiverServer, params: lsp.DocumentRangeFormattingParams):
+    """Formats every item the range touches, whole."""
+    return await ls.query(params.text_document.uri, _format_answer(ls, params.range))
 
 
 # ====================================================================== commands

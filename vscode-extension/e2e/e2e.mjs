@@ -8,6 +8,8 @@
 //   problems   the Problems panel lists the diagnostic (code Exxxx) of broken.qv, on
 //              the line where the error was introduced
 //   hover      a hover on the gradient `g` in train_step shows Grad[Mlp]'s fields
+//   format-on-save  saving messy.qv formats it (the extension's [quiver] defaults and the
+//              server's formatting): the file on disk is what `quiver fmt` makes of it
 //   run        Run File (editor title button) on the clean example streams the
 //              training output into the Quiver Run channel
 //   stop       the editor title's Stop Run button stops a long run of long.qv
@@ -103,6 +105,7 @@ function prepareSession(name, { trusted }) {
     throw new Error('examples/mlp.qv no longer trains for range(100) steps; update long.qv in e2e.mjs');
   }
   fs.writeFileSync(path.join(ws, 'long.qv'), example.replace('range(100)', 'range(100000)'));
+  fs.writeFileSync(path.join(ws, 'messy.qv'), MESSY);
   if (MODE === 'real') {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
@@ -407,6 +410,38 @@ async function expectGradHover(wb, session) {
   return `hover on g at ${line}:${col}: ${hover.slice(0, 240)}`;
 }
 
+/** The file the format-on-save scenario saves: a program laid out carelessly. */
+const MESSY = 'dim  D=4\nfn f(x:[b D])->[b D]:\n  return relu( x*2.0 )\n';
+
+/**
+ * Types a space at the end of messy.qv, saves, and waits for the formatted file on
+ * disk; then makes mlp.qv the active editor again.
+ */
+async function formatOnSave(wb, session) {
+  if (MODE !== 'real') {
+    return 'skipped: the stub server does not format';
+  }
+  const page = wb.page;
+  const file = path.join(session.ws, 'messy.qv');
+  const want = execFileSync(VENV_PYTHON, ['-m', 'quiver', 'fmt', '-'], { input: MESSY, encoding: 'utf8' });
+  if (want === MESSY) {
+    throw new Error('quiver fmt leaves messy.qv as it is: nothing to test');
+  }
+  await wb.openFile('messy.qv');
+  await page.locator('.editor-group-container.active .monaco-editor textarea').first().focus();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' ');
+  await page.keyboard.press('Control+S');
+  let disk = '';
+  await waitUntil('messy.qv to be saved formatted', () => (disk = fs.readFileSync(file, 'utf8')) === want, 60_000, 500).catch((e) => {
+    throw new Error(`${e.message}; on disk: ${JSON.stringify(disk)}`);
+  });
+  await wb.shot('format-on-save-messy');
+  // Leave mlp.qv active, as the hover scenario did: the run scenario runs the active editor.
+  await wb.openFile('mlp.qv');
+  return `saved as ${JSON.stringify(want)}`;
+}
+
 const RUN_BUTTON = '.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]';
 const STOP_BUTTON = '.editor-actions .action-label[aria-label^="Stop Run"], .editor-actions .action-label[aria-label^="Quiver: Stop Run"]';
 
@@ -424,6 +459,8 @@ async function trustedScenarios(wb, session) {
   await scenario('problems', wb, () => expectDiagnostic(wb, session));
 
   await scenario('hover', wb, () => expectGradHover(wb, session));
+
+  await scenario('format-on-save', wb, () => formatOnSave(wb, session));
 
   await scenario('run', wb, async () => {
     await page.keyboard.press('Escape');
