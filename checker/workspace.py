@@ -32,10 +32,11 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from .analysis import Analysis, Analyzer
-from .modules import ImportProblem, ModuleExports, Resolved, build_exports
+if TYPE_CHECKING:  # imported on first analysis: reading a cache needs none of it
+    from .analysis import Analysis, Analyzer
+    from .modules import ModuleExports, Resolved
 
 MODULE_SUFFIX = ".qv"
 PROJECT_FILE = "quiver.toml"
@@ -99,10 +100,16 @@ class DecodedText(str):
 _UNREAD = object()
 
 
+def _analysis():
+    from . import analysis
+
+    return analysis
+
+
 @dataclass
 class _File:
     path: str
-    analyzer: Analyzer = field(default_factory=Analyzer)
+    analyzer: Analyzer | None = None  # made at the first analysis
     lock: threading.Lock = field(default_factory=threading.Lock)  # held while `analyzer` updates
     overlay: str | None = None  # the editor's text, when the file is open
     disk: object = _UNREAD  # the host's text (str | None), read once until `file_changed`
@@ -190,6 +197,8 @@ class Workspace:
                 return f.analysis
             kwargs = {"cancelled": cancelled} if cancelled is not None else {}
             problem = getattr(text, "decode_problem", None)
+            if f.analyzer is None:
+                f.analyzer = _analysis().Analyzer()
             analysis = f.analyzer.update(str(text), problem, imports=env, **kwargs)
             f.analysis = analysis
             f.key = (text, key[1], tuple(env.values()))  # the values keep the ids valid
@@ -205,6 +214,8 @@ class Workspace:
             old = f.exports
             if old is not None and old.analysis is analysis:
                 return old
+            from .modules import build_exports
+
             new = build_exports(self.qualified_name(path), path, analysis, old)
             f.exports = new
             return new
@@ -342,6 +353,8 @@ class Workspace:
     def _environment(
         self, path: str, text: str, chain: list[str], cancelled: Callable[[], bool] | None
     ) -> tuple[dict[str, Resolved], dict[str, str | None]]:
+        from .modules import ImportProblem
+
         env: dict[str, Resolved] = {}
         imports: dict[str, str | None] = {}
         for spelling in import_spellings(text):
@@ -386,7 +399,7 @@ def check_example(text: str) -> Analysis:
     """The analysis of an example: of its first file for a multi-file one."""
     files = example_files(text)
     if files is None:
-        return Analyzer().update(text)
+        return _analysis().Analyzer().update(text)
     ws = Workspace(MemoryHost(files), [EXAMPLE_ROOT])
     analysis = ws.analyze(next(iter(files)))
     assert analysis is not None

@@ -29,8 +29,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from quiver.checker import catalog
-from quiver.checker.analysis import Analysis
 from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import LineIndex, decode_source
 from quiver.checker.workspace import DecodedText, Workspace
@@ -40,6 +41,9 @@ from .cache import ResultCache, dependencies, file_key
 from .host import DiskHost, normal_path, workspace_for
 from .inputs import is_regular, read_source
 from .report import diagnostic_line, location
+
+if TYPE_CHECKING:  # the analysis is imported only when a file is not in the cache
+    from quiver.checker.analysis import Analysis
 
 SKIP_DIRS = {"node_modules", "__pycache__"}
 FORMATS = ("text", "pretty", "json", "sarif", "github")
