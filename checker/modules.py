@@ -40,6 +40,8 @@ class ImportProblem:
 
     kind: str
     detail: tuple[str, ...]
+    # for `missing`: the modules that could be meant (found in the folders searched)
+    nearby: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -282,4 +284,6 @@ def _problem_diagnostic(module: A.Ident, resolved: Resolved | None, env: Mapping
     elif isinstance(resolved, ImportProblem) and resolved.kind == "unreadable":
         where = f" ({resolved.detail[0]} cannot be read)"
     found = [s for s, r in env.items() if isinstance(r, ModuleExports)]
+    if isinstance(resolved, ImportProblem):
+        found += [m for m in resolved.nearby if m not in found]
     return C.E0113.at(module.span, module=module.text, where=where, hint=suggest(module.text, found))

@@ -59,6 +59,9 @@ class Host(Protocol):
         """The folder of the nearest `quiver.toml` above `path`, if any."""
         ...
 
+    # Optional: `list_modules(folder) -> list[str]`, the module names of the
+    # `.qv` files in a folder, for suggestions on a missing import.
+
 
 class MemoryHost:
     """A host over a dict of path -> text (tests, docs examples)."""
@@ -73,6 +76,14 @@ class MemoryHost:
 
     def is_file(self, path: str) -> bool:
         return path in self.files
+
+    def list_modules(self, folder: str) -> list[str]:
+        prefix = folder.rstrip("/") + "/"
+        return sorted(
+            p[len(prefix) : -len(MODULE_SUFFIX)]
+            for p in self.files
+            if p.startswith(prefix) and p.endswith(MODULE_SUFFIX) and "/" not in p[len(prefix) :]
+        )
 
     def project_root(self, path: str) -> str | None:
         folder = posixpath.dirname(path)
@@ -282,6 +293,22 @@ class Workspace:
                 out.append(f)
         return out
 
+    def nearby_modules(self, importer: str, spelling: str) -> list[str]:
+        """Module names that `import <spelling>` may have meant: the modules
+        in the folders searched, at the same depth (for a suggestion)."""
+        lister = getattr(self.host, "list_modules", None)
+        if lister is None:
+            return []
+        package, _, _ = spelling.rpartition(".")
+        sub = package.replace(".", "/")
+        out: list[str] = []
+        for folder in self.search_folders(importer):
+            for name in lister(posixpath.join(folder, sub) if sub else folder):
+                full = f"{package}.{name}" if package else name
+                if full not in out:
+                    out.append(full)
+        return out
+
     def qualified_name(self, path: str) -> str:
         """`nn.layers` for `<root>/nn/layers.qv`: below the deepest root (or
         project folder) holding the file, else its file name."""
@@ -361,7 +388,9 @@ class Workspace:
             target = self.resolve(path, spelling)
             imports[spelling] = target
             if target is None:
-                env[spelling] = ImportProblem("missing", tuple(self.search_folders(path)))
+                env[spelling] = ImportProblem(
+                    "missing", tuple(self.search_folders(path)), tuple(self.nearby_modules(path, spelling))
+                )
                 continue
             # Found from the import graph, not from the order of analysis, so
             # every file of a cycle reports it, whichever is analysed first.

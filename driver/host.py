@@ -32,6 +32,14 @@ class DiskHost:
     def is_file(self, path: str) -> bool:
         return inputs.is_regular(path)
 
+    def list_modules(self, folder: str) -> list[str]:
+        """The modules in a folder (for "did you mean" on a missing import)."""
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        return sorted(n[:-3] for n in names if n.endswith(".qv") and n[:-3].isidentifier())
+
     def project_root(self, path: str) -> str | None:
         folder = os.path.dirname(path)
         seen = []

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from quiver.checker import catalog
 from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import LineIndex, decode_source
-from quiver.checker.workspace import DecodedText, Workspace
+from quiver.checker.workspace import DecodedText, Workspace, import_spellings
 
 from . import inputs
 from .cache import ResultCache, dependencies, file_key
@@ -326,6 +326,9 @@ def check_files(
             continue
         deps = dependencies(key, workspace.scanned_imports, workspace.text)
         deps.append(("*search*", "\0".join(workspace.search_folders(key))))
+        for spelling in import_spellings(text):  # a missing module's message names the modules nearby
+            if workspace.resolve(key, spelling) is None:
+                deps.append((f"*nearby* {spelling}", "\0".join(workspace.nearby_modules(key, spelling))))
         ck = file_key(key, text, deps)
         hit = cache.get(ck) if cache is not None else None
         if hit is not None:

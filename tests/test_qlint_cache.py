@@ -87,3 +87,10 @@ def test_results_of_worker_processes_equal_one_process(project: Path, capsys, mo
 def test_the_version_is_a_hash_of_the_checker() -> None:
     assert len(checker_version()) == 16
     assert ResultCache(Path("/nonexistent")).get("0" * 64) is None
+
+
+def test_a_new_module_file_changes_the_suggestion_of_a_missing_import(project: Path, capsys) -> None:
+    (project / "eval.qv").write_text("import metric\n")
+    assert "did you mean" not in run(capsys, "--format", "text", "eval.qv")[1]
+    (project / "metrics.qv").write_text("dim K = 2\n")
+    assert run(capsys, "--format", "text", "eval.qv")[1].strip().endswith("did you mean 'metrics'?")

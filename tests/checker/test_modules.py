@@ -330,3 +330,8 @@ def test_incremental_equals_fresh_over_random_edits_of_both_files(seed: int) -> 
             a = ws.analyze(p)
             assert a is not None and not a.internal_errors
             assert [(d.code, d.message, d.span) for d in a.diagnostics] == _fresh(files, p), (seed, p)
+
+
+def test_e0113_suggests_a_module_file_that_is_nearby() -> None:
+    ws = workspace({"main.qv": "import layer\n", "layers.qv": LAYERS})
+    assert diags(ws, "main.qv") == [("E0113", "no module 'layer' (no layer.qv in /p); did you mean 'layers'?", "layer")]
