@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import torch
 
-from . import _checks
+from . import _checks, _dist
 from ._elems import tensor_text
 from ._errors import GradError
 from ._model import Model, ModelStack, model_class_of
@@ -583,7 +583,21 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
         # a param or an argument itself, or a view of one (m.w[0, 0]): a
         # later update of the param must not change the returned value
         value = value.clone()
+    if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
+        got, value = _averaged(got, diff, value)
     return value, Grad._make(cls, got)
+
+
+def _averaged(got, diff, value):
+    """The gradient's floating leaves (``diff``) and the value averaged over
+    the ranks of the process group, in one all-reduce (``_dist.average``);
+    integer leaves (zeros) are left as they are."""
+    at = [i for i, d in enumerate(diff) if d]
+    reduced, value = _dist.average([got[i] for i in at], value)
+    got = list(got)
+    for i, t in zip(at, reduced):
+        got[i] = t
+    return got, value
 
 
 def _value_and_grad_ex(f, m, args, wrt, aux, batch):
@@ -628,7 +642,15 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
         if depth == 0:
             for p in sel:
                 p.requires_grad_(False)
-    return _detach_value(out), Grad._new(lay, got)
+    value = _detach_value(out)
+    if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
+        if aux:  # the loss is averaged, the aux outputs stay this rank's
+            assert isinstance(value, tuple)
+            got, first = _averaged(got, diff, value[0])
+            value = (first, *value[1:])
+        else:
+            got, value = _averaged(got, diff, value)
+    return value, Grad._new(lay, got)
 
 
 def _loss_of(f, out, aux):
