@@ -58,5 +58,6 @@ def load(path: str) -> types.ModuleType:
     from quiver import runtime as rt  # torch is imported here, not before
 
     module = rt.load_compiled(program.compiled.source, program.path)
+    rt.use_program_device(module)  # creation functions make tensors where its models live
     module.__dict__["__quiver_program__"] = program
     return module
