@@ -217,7 +217,7 @@ def test_device_cuda_places_a_cpu_program_on_cuda(tmp_path):
 def test_two_workers_on_two_gpus_average_with_nccl(tmp_path):
     from pathlib import Path
 
-    prog = Path(__file__).resolve().parents[1] / "dist" / "mlp_dp.qv"
+    prog = Path(__file__).resolve().parents[1] / "distributed" / "mlp_dp.qv"
     text = prog.read_text().replace("model Mlp:", "model Mlp on cuda:")
     p = tmp_path / "mlp_dp.qv"
     p.write_text(text)
