@@ -28,7 +28,7 @@ from quiver.cli import main as quiver_main
 from quiver.run_protocol import RUNTIME, RunError
 
 ROOT = Path(__file__).resolve().parents[1]
-DIST = ROOT / "tests" / "dist"
+DIST = ROOT / "tests" / "distributed"
 TOL = 1e-6
 
 
@@ -113,7 +113,7 @@ def test_nproc_inside_a_launched_group_is_refused(tmp_path: Path, capsys, monkey
 
 
 def torch_mlp_reference(steps: int = 20, lr: float = 0.1) -> dict[str, torch.Tensor]:
-    """tests/dist/mlp_dp.qv in plain torch, one process, the whole batch."""
+    """tests/distributed/mlp_dp.qv in plain torch, one process, the whole batch."""
     mod = quiver.load(str(DIST / "mlp_dp.qv"))
     m = mod.Mlp.init(seed=0)
     p = {k: v.clone() for k, v in m.state_dict().items()}
