@@ -67,8 +67,11 @@ def join(timeout_s: float = 300.0) -> None:
 
 
 def leave() -> None:
-    """Leave the process group joined by :func:`join` (a normal end of the run)."""
+    """Leave the process group joined by :func:`join` (a normal end of the run),
+    once every rank has come to its end: a rank that tears its connections down
+    while a peer still reads from them makes that peer's gloo abort."""
     if dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()
     refresh()
 

@@ -61,6 +61,7 @@ def main() -> None:
     m.save(f"{stem}.rank{rank}.pt")
     Path(f"{stem}.rank{rank}.json").write_text(json.dumps({"all_reduce": calls[0], "steps": steps, "size": size}))
     if dist.is_initialized():
+        dist.barrier()  # no rank tears its connections down while the other still reads
         dist.destroy_process_group()
 
 
