@@ -178,6 +178,7 @@ def cmd_run(args) -> int:
         rt.checks.enabled = False
     started = time.perf_counter()
     joined = False
+    before = _device.saved()
     try:
         _device.place(device)  # None: every model on its declared device
         module = rt.load_compiled(program.compiled.source, program.path)
@@ -198,6 +199,8 @@ def cmd_run(args) -> int:
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         return _ended(_worker_failed(args, program, exc, 1, as_json, joined), joined)
+    finally:
+        _device.restore(before)  # (for a caller in the same process: tests)
     if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0

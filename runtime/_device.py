@@ -61,6 +61,15 @@ def place(device) -> torch.device | None:
     return dev
 
 
+def saved() -> tuple[torch.device, torch.device | None]:
+    """The state, for :func:`restore`."""
+    return _state.current, _state.placed
+
+
+def restore(state: tuple[torch.device, torch.device | None]) -> None:
+    _state.current, _state.placed = state
+
+
 def placed() -> torch.device | None:
     """The device every model is placed on, or None (their declarations)."""
     return _state.placed

@@ -149,7 +149,8 @@ def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None):
         at += k
     if value is None:
         return out, None
-    return out[:-1], out[-1]
+    # the value is copied out of the buffer: a loss kept for later must not keep a whole gradient alive
+    return out[:-1], out[-1].clone()
 
 
 def prints_here(all_ranks: bool) -> bool:
