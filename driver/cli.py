@@ -184,6 +184,9 @@ def cmd_run(args) -> int:
         module = rt.load_compiled(program.compiled.source, program.path)
         where = _device.use_program(module)
         if in_group:
+            from .launch import die_with_parent
+
+            die_with_parent()
             if where.type == "cuda" and where.index is None:
                 import torch
 

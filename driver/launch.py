@@ -72,6 +72,23 @@ def report_failure(report: WorkerReport) -> bool:
     return True
 
 
+def die_with_parent() -> None:
+    """In a worker of `quiver run --nproc` (Linux): end when the `quiver run`
+    that started it ends, even by SIGKILL, which it cannot pass on."""
+    if not os.environ.get(REPORTS_ENV) or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # it ended before the call
+            os.kill(os.getpid(), signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def _read_reports(folder: str) -> list[WorkerReport]:
     out = []
     for name in sorted(os.listdir(folder)):

@@ -9,6 +9,7 @@ tests/runtime/test_rt_dist.py tests the averaging in one process.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -188,10 +189,11 @@ def test_an_examples_code_trains_data_parallel_unchanged(example: str, steps: in
     started and that joined the group themselves: the same params as one
     process on the whole batch, and one all-reduce per gradient."""
     script = str(DIST / "drive_example.py")
-    r = subprocess.run(
-        [sys.executable, script, example, str(steps), "one"], cwd=tmp_path, env=env(), capture_output=True, text=True
-    )
-    assert r.returncode == 0, r.stderr
+    spec = importlib.util.spec_from_file_location("drive_example", script)
+    assert spec is not None and spec.loader is not None
+    drive = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drive)
+    drive.train(example, steps, str(tmp_path / "one"))  # one process: this one
     r = torchrun(script, example, str(steps), "two", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     one = fields(tmp_path / "one.rank0.pt")
@@ -220,8 +222,9 @@ def test_a_failing_worker_ends_the_run_at_its_line(program: str, line: int, tmp_
     assert record is not None and (record.path, record.line, record.kind) == (str(DIST / program), line, RUNTIME)
 
 
-def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
-    prog = tmp_path / f"spin_{os.getpid()}.qv"
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+def test_ctrl_c_or_a_killed_runner_stops_every_worker(sig: signal.Signals, tmp_path: Path) -> None:
+    prog = tmp_path / f"spin_{os.getpid()}_{sig.name}.qv"
     prog.write_text(
         textwrap.dedent(
             """
@@ -244,16 +247,25 @@ def test_ctrl_c_stops_every_worker(tmp_path: Path) -> None:
     assert proc.stdout is not None
     seen = [proc.stdout.readline(), proc.stdout.readline()]
     assert sorted(seen) == ["[rank 0] started 0\n", "[rank 1] started 1\n"]
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 130 and "quiver: interrupted" in err
-    time.sleep(0.5)
-    left = []
-    for pid in os.listdir("/proc"):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if pid.isdigit() and prog.name.encode() in cmd:
-            left.append(pid)
-    assert left == []
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and "quiver: interrupted" in err
+    else:  # SIGKILL cannot be passed on: the workers end with their parent (PR_SET_PDEATHSIG)
+        assert proc.returncode == -signal.SIGKILL
+
+    def left() -> list[str]:
+        pids = []
+        for pid in os.listdir("/proc"):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if pid.isdigit() and prog.name.encode() in cmd:
+                pids.append(pid)
+        return pids
+
+    deadline = time.monotonic() + 5
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left() == []

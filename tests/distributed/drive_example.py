@@ -28,9 +28,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:
-    which, steps, stem = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    torch.set_num_threads(1)
     if "RANK" in os.environ:
         dist.init_process_group("gloo")
+    train(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+
+
+def train(which: str, steps: int, stem: str) -> None:
+    """Train, save; in one process when no group was made (tests call it so)."""
     calls = [0]
     all_reduce = dist.all_reduce
 
@@ -60,11 +65,11 @@ def main() -> None:
             mod.train_step(m, opt, tokens[sl], nxt[sl])
     m.save(f"{stem}.rank{rank}.pt")
     Path(f"{stem}.rank{rank}.json").write_text(json.dumps({"all_reduce": calls[0], "steps": steps, "size": size}))
+    dist.all_reduce = all_reduce
     if dist.is_initialized():
         dist.barrier()  # no rank tears its connections down while the other still reads
         dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(1)
     main()
