@@ -122,3 +122,21 @@ def test_settings() -> None:
     first, _ = parse({"run": {"timeoutSeconds": 5}})
     second, _ = parse({"inlayHints": {"enabled": False}}, first)
     assert (second.run.timeout_seconds, second.inlay_hints) == (5.0, False)
+
+
+def test_the_extensions_run_settings_match_the_servers() -> None:
+    import json
+    from pathlib import Path
+
+    from quiver.server.settings import MAX_NPROC, RunSettings
+
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "vscode-extension" / "package.json").read_text())
+    props = manifest["contributes"]["configuration"]["properties"]
+    nproc = props["quiver.run.nproc"]
+    assert (nproc["type"], nproc["default"], nproc["minimum"], nproc["maximum"]) == (
+        "integer",
+        RunSettings().nproc,
+        1,
+        MAX_NPROC,
+    )
+    assert props["quiver.run.timeoutSeconds"]["default"] == RunSettings().timeout_seconds
