@@ -12,7 +12,8 @@ communication of its own):
   0 and 1 outside a group;
 - :func:`average`: the one all-reduce of an outermost ``value_and_grad``
   call (its gradient and its value, averaged over the ranks, in one
-  flat buffer);
+  flat buffer), and of ``mean_grad`` / ``sum_grad`` of per-example
+  gradients (the examples of every rank);
 - ``print`` prints on rank 0 only unless ``all_ranks=True``.
 
 :func:`join` is what a worker of ``quiver run`` calls: it joins the group
@@ -118,7 +119,7 @@ def local_rank() -> int:
         return 0
 
 
-def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None):
+def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None, *, divide: bool = True):
     """Average ``tensors`` (the floating leaves of a gradient) and ``value``
     (a loss) over the ranks of the group, with ONE all-reduce: everything is
     copied into one flat buffer of the widest floating dtype among them
@@ -127,6 +128,7 @@ def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None):
 
     Returns ``(tensors, value)`` new; the inputs are left alone. Outside a
     group of two or more, returns them as they are (no communication).
+    ``divide=False``: the sum over the ranks instead of the mean.
     """
     state = _current()
     n = state.size
@@ -140,7 +142,8 @@ def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None):
         dtype = torch.promote_types(dtype, p.dtype)
     flat = torch.cat([p.detach().reshape(-1).to(dtype) for p in parts])
     dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-    flat.div_(n)
+    if divide:
+        flat.div_(n)
     out = []
     at = 0
     for p in parts:

@@ -995,17 +995,27 @@ def _reduce_batch(g, how):
     if type(g) is not Grad or not g._qv_layout.batch:
         raise GradError(f"rt.{what} needs a batched gradient ([b] Grad[M]), found {_operand_text(g)}")
     lay = g._qv_layout
-    values = [v.mean(dim=0) if how == "mean" else v.sum(dim=0) for v in g._qv_values]
+    # (an integer leaf's gradient is zeros, whose sum is its mean: torch has no mean of integers)
+    values = [v.mean(dim=0) if how == "mean" and v.is_floating_point() else v.sum(dim=0) for v in g._qv_values]
+    if _dist._current().size > 1:
+        # data-parallel: the examples of every rank (the mean of the ranks' means, the sum of their sums), one all-reduce
+        at = [i for i, d in enumerate(lay.diff) if d]
+        reduced, _ = _dist.average([values[i] for i in at], divide=how == "mean")
+        for i, t in zip(at, reduced):
+            values[i] = t
     return Grad._new(_layout(lay.model, lay.wrt, False), values)
 
 
 def mean_grad(g: Grad) -> Grad:
-    """The mean over the examples of a batched gradient: a plain Grad."""
+    """The mean over the examples of a batched gradient: a plain Grad.  In a
+    process group, over the examples of every rank (the mean of the ranks'
+    means: one all-reduce), so DP-SGD steps alike on every rank."""
     return _reduce_batch(g, "mean")
 
 
 def sum_grad(g: Grad) -> Grad:
-    """The sum over the examples of a batched gradient: a plain Grad."""
+    """The sum over the examples of a batched gradient: a plain Grad.  In a
+    process group, over the examples of every rank (one all-reduce)."""
     return _reduce_batch(g, "sum")
 
 

@@ -138,6 +138,20 @@ def test_nested_calls_reduce_only_at_the_outermost(monkeypatch):
     assert len(group.calls) == 1
 
 
+@pytest.mark.parametrize("how", ["mean", "sum"])
+def test_combining_per_example_gradients_takes_every_ranks_examples(monkeypatch, how):
+    """DP-SGD's mean(clipped gs, over=n): the mean of the ranks' means (the sum of sums)."""
+    m = Net.init(seed=0)
+    x, y = data()
+    combine = rt.mean_grad if how == "mean" else rt.sum_grad
+    full = combine(rt.value_and_grad(loss, m, x, y, batch=(0, 0))[1])
+    g, group = averaged(monkeypatch, lambda a, b: combine(rt.value_and_grad(loss, m, a, b, batch=(0, 0))[1]))
+    assert len(group.calls) == 1 and group.calls[0].numel() == 12 + 4 + 1  # w, b, s; no value
+    for name in ("w", "b", "s"):
+        torch.testing.assert_close(g[name], full[name], rtol=0, atol=1e-6)
+    assert torch.equal(g.count, torch.zeros(2, dtype=torch.int64))
+
+
 def test_per_example_gradients_and_jvp_do_not_reduce(monkeypatch):
     m = Net.init(seed=0)
     x, y = data()
