@@ -188,9 +188,7 @@ def cmd_run(args) -> int:
 
             die_with_parent()
             if where.type == "cuda" and where.index is None:
-                import torch
-
-                torch.cuda.set_device(_dist.local_rank() % torch.cuda.device_count())
+                _dist.use_local_gpu()
             _dist.join()
             joined = True
         module.main()

@@ -119,6 +119,19 @@ def local_rank() -> int:
         return 0
 
 
+def use_local_gpu() -> None:
+    """Make the GPU of this worker's ``LOCAL_RANK`` the current CUDA device
+    (where ``cuda`` without an index goes); NCCL needs one GPU per worker."""
+    count = torch.cuda.device_count()
+    workers = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    if count < workers:
+        raise RuntimeError(
+            f"{workers} workers on this machine but {count} CUDA device(s): NCCL needs a GPU for each worker "
+            f"(run fewer workers, or --device cpu)"
+        )
+    torch.cuda.set_device(local_rank())
+
+
 def average(tensors: list[torch.Tensor], value: torch.Tensor | None = None, *, divide: bool = True):
     """Average ``tensors`` (the floating leaves of a gradient) and ``value``
     (a loss) over the ranks of the group, with ONE all-reduce: everything is

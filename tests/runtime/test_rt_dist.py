@@ -203,3 +203,16 @@ def test_same_seed_same_params_on_every_rank():
 def test_a_failure_of_the_group_is_told_from_the_programs(message, comm):
     assert _dist.is_comm_error(RuntimeError(message)) is comm
     assert not _dist.is_comm_error(IndexError(message))
+
+
+def test_a_worker_on_cuda_takes_the_gpu_of_its_local_rank(monkeypatch):
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    _dist.use_local_gpu()
+    assert chosen == [1]
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(RuntimeError, match=r"2 workers on this machine but 1 CUDA device\(s\): NCCL needs a GPU"):
+        _dist.use_local_gpu()
