@@ -393,6 +393,7 @@ class _FnCompiler:
         # Parameters in order: keyword-only ones as name=value, a dim as the
         # axis the checker resolved; extra (variadic) arguments at the end.
         values: list[str] = []
+        named: list[str] = []
         for i, p in enumerate(b.params):
             if p.kind is ParamKind.DIM:
                 if p.name in keywords or not p.required:
@@ -408,10 +409,13 @@ class _FnCompiler:
                 rendered = self.shape(v)
             else:
                 rendered = self.expr(v)
-            values.append(f"{p.name}={rendered}" if p.keyword_only else rendered)
-        if b.variadic:
-            values.extend(self.expr(v) for v in positional[len(b.params) :])
-        return f"{func}(" + ", ".join(values) + ")"
+            if p.keyword_only:
+                named.append(f"{p.name}={rendered}")
+            else:
+                values.append(rendered)
+        if b.variadic:  # extra arguments, before the keyword ones (print's all_ranks=)
+            values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
+        return f"{func}(" + ", ".join(values + named) + ")"
 
     def gradient_call(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
         """`rt.value_and_grad(f, m, args..., wrt=(...), batch=(...), aux=True)`

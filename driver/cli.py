@@ -1,6 +1,6 @@
 """The `quiver` command.
 
-    quiver run FILE.qv [--no-checks] [--traceback] [--error-format text|json]
+    quiver run FILE.qv [--nproc N] [--device D] [--no-checks] [--traceback] [--error-format text|json]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
     quiver fmt [--check] PATH ...    (see fmt.py)
@@ -17,6 +17,12 @@ object describing the failure, for tools such as the language server; its
 shape is defined in run_protocol.py. A failure of quiver itself (not of the
 program) prints `quiver: internal error: ...` and exits 2, without a traceback
 unless --traceback is given.
+
+`--nproc N` runs the program data-parallel in N worker processes started by
+torch's elastic launcher (driver/launch.py); a process whose environment
+already describes a process group (torchrun's RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT) joins it instead. `--device D` places every model, and the
+tensors the program creates, on D whatever the models declare.
 """
 
 from __future__ import annotations
@@ -98,8 +104,25 @@ def cmd_run(args) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)
     as_json = args.error_format == ERROR_FORMAT
+    in_group = _launched()
+    if args.nproc < 1:
+        print(f"quiver: --nproc must be at least 1, found {args.nproc}", file=sys.stderr)
+        return 2
+    if args.nproc > 1 and in_group:
+        print(
+            "quiver: --nproc cannot be used inside a process group that a launcher started "
+            "(RANK and WORLD_SIZE are set): the launcher starts the workers",
+            file=sys.stderr,
+        )
+        return 2
     data = None
-    if args.source_stdin:
+    if args.source_copy is not None:  # a worker of `--nproc` reading the editor's text
+        try:
+            with open(args.source_copy, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            return _cannot_read(args.file, e)
+    elif args.source_stdin:
         data = sys.stdin.buffer.read(inputs.MAX_SOURCE_BYTES + 1)
         if len(data) > inputs.MAX_SOURCE_BYTES:
             return _cannot_read(args.file, inputs.too_large())
@@ -144,36 +167,121 @@ def cmd_run(args) -> int:
         if as_json:
             print(error.to_json(), file=sys.stderr)
         return 1
+    device = _device_of(args.device)
+    if isinstance(device, str):
+        print(f"quiver: {device}", file=sys.stderr)
+        return 2
+    if args.nproc > 1:
+        from .launch import launch
+
+        return launch(args, data, as_json)
     from quiver import runtime as rt
+    from quiver.runtime import _device, _dist
 
     if args.no_checks:
         rt.checks.enabled = False
     started = time.perf_counter()
+    joined = False
+    before = _device.saved()
     try:
+        _device.place(device)  # None: every model on its declared device
         module = execute(program)
+        where = _device.use_program(module)
+        if in_group:
+            from .launch import die_with_parent
+
+            die_with_parent()
+            if where.type == "cuda" and where.index is None:
+                _dist.use_local_gpu()
+            _dist.join()
+            joined = True
         module.main()
+        if joined:
+            _dist.leave()
     except KeyboardInterrupt:
-        print("quiver: interrupted", file=sys.stderr)
-        return 130
+        return _ended(_worker_failed(args, program, None, 130, as_json, joined), joined)
     except Exception as exc:  # everything the program does is reported
         if args.traceback:
             tb.print_exc(file=sys.stderr)
-        print(rt.format_error(exc, traceback=args.traceback), file=sys.stderr)
-        if as_json:
-            loc = rt.qv_location(exc)
-            message = rt.error_message(exc)
-            if loc is not None:
-                text = program.analysis.text if loc.path == program.path else None
-                error = RunError(
-                    loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line, text), message, RUNTIME
-                )
-            else:
-                error = RunError(program.path, 1, 1, 1, 1, message, RUNTIME)
-            print(error.to_json(), file=sys.stderr)
-        return 1
-    if args.timing:
+        return _ended(_worker_failed(args, program, exc, 1, as_json, joined), joined)
+    finally:
+        _device.restore(before)  # (for a caller in the same process: tests)
+    if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
+
+
+def _ended(code: int, joined: bool) -> int:
+    """A failed worker of a process group ends here: the group cannot be left
+    cleanly once a peer may be gone (its threads would abort the exit), so
+    the process exits at once with its output flushed."""
+    if not joined:
+        return code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _launched() -> bool:
+    """Whether a launcher (torchrun, `quiver run --nproc`) started this process
+    in a process group (its variables are set); the runtime's rule, read
+    without importing torch."""
+    return all(v in os.environ for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
+
+
+def _device_of(name: str | None):
+    """`--device`'s torch device; a message (str) when it is not one or not usable here."""
+    if name is None:
+        return None
+    import torch
+
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, ValueError) as e:
+        return f"--device {name}: not a torch device ({e})"
+    try:
+        torch.empty(0, device=dev)
+    except Exception as e:  # torch raises RuntimeError / AssertionError
+        return f"--device {name}: that device is not available here ({e})"
+    return dev
+
+
+def _worker_failed(args, program: Program, exc: BaseException | None, code: int, as_json: bool, joined: bool) -> int:
+    """Report a failure of the program (exc None: Ctrl-C): printed here, or,
+    in a worker of `quiver run --nproc`, handed to the parent, which reports
+    the first failure of all the workers."""
+    from quiver import runtime as rt
+    from quiver.runtime import _dist
+
+    from .launch import WorkerReport, report_failure
+
+    rank, size = _dist.rank(), _dist.world_size()
+    if exc is None:
+        text = "quiver: interrupted"
+        record = None
+    else:
+        text = rt.format_error(exc, traceback=args.traceback)
+        loc = rt.qv_location(exc)
+        message = rt.error_message(exc)
+        if loc is not None:
+            source = program.analysis.text if loc.path == program.path else None
+            error = RunError(
+                loc.path, loc.line, loc.col, loc.line, _line_end_col(loc.path, loc.line, source), message, RUNTIME
+            )
+        else:
+            error = RunError(program.path, 1, 1, 1, 1, message, RUNTIME)
+        record = error.to_json()
+    comm = exc is not None and joined and _dist.is_comm_error(exc)
+    if size > 1:
+        text += f"\n  in worker rank {rank} of {size}" + (
+            " (its process group failed: another worker stopped)" if comm else ""
+        )
+    report = WorkerReport(rank, size, time.time(), code, comm, text, record)
+    if not report_failure(report):
+        print(text, file=sys.stderr)
+        if as_json and record is not None:
+            print(record, file=sys.stderr)
+    return code
 
 
 def cmd_compile(args) -> int:
@@ -224,6 +332,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="read the program's text from stdin; FILE names it (its folder, its errors)",
     )
     run.add_argument("--timing", action="store_true", help="print how long main() took")
+    run.add_argument(
+        "--nproc",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train data-parallel in N worker processes (torch.distributed: gloo on CPU, NCCL on CUDA)",
+    )
+    run.add_argument(
+        "--device",
+        metavar="D",
+        help="place every model, and the tensors the program creates, on D (cpu, cuda, cuda:1), "
+        "whatever the models declare",
+    )
+    run.add_argument("--source-copy", dest="source_copy", help=argparse.SUPPRESS)  # a worker of --nproc
     run.set_defaults(func=cmd_run)
     comp = sub.add_parser("compile", help="print the Python a file compiles to")
     comp.add_argument("file")

@@ -117,4 +117,8 @@ def load(path: str) -> types.ModuleType:
     """Check, compile and import a .qv file; returns its module object. The
     modules it imports are loaded once per process and text: a model is the
     same class in every program that imports its file."""
-    return execute(compile_file(path))
+    from quiver import runtime as rt  # torch is imported here, not before
+
+    module = execute(compile_file(path))
+    rt.use_program_device(module)  # creation functions make tensors where its models live
+    return module

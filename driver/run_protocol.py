@@ -3,7 +3,9 @@
 The runner (driver/cli.py) and the language server (server/runs.py) both read
 this module, so the two cannot drift apart:
 
-- the server starts `<python> -m quiver.cli` followed by `runner_args(FILE)`;
+- the server starts `<python> -m quiver.cli` followed by `runner_args(FILE)`
+  (with `--nproc N` when the `quiver.run.nproc` setting is above 1: the run
+  is data-parallel, and a failure is the first failing worker's);
 - with `runner_args(FILE, source_on_stdin=True)` (the editor's unsaved text)
   the runner reads the program's text from stdin, UTF-8, to its end, instead
   of from FILE; FILE still names the program: its folder is where extern
@@ -49,9 +51,14 @@ KINDS = (CHECK, RUNTIME)
 SOURCE_ON_STDIN = "--source-stdin"  # the option that reads the program's text from stdin
 
 
-def runner_args(path: str | Path, source_on_stdin: bool = False) -> list[str]:
-    """The arguments after `python -m quiver.cli` that run a file for a tool."""
-    return ["run", str(path), "--error-format", ERROR_FORMAT] + ([SOURCE_ON_STDIN] if source_on_stdin else [])
+def runner_args(path: str | Path, source_on_stdin: bool = False, nproc: int = 1) -> list[str]:
+    """The arguments after `python -m quiver.cli` that run a file for a tool;
+    `nproc` > 1 runs it data-parallel in that many worker processes."""
+    return (
+        ["run", str(path), "--error-format", ERROR_FORMAT]
+        + ([SOURCE_ON_STDIN] if source_on_stdin else [])
+        + (["--nproc", str(nproc)] if nproc > 1 else [])
+    )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import torch
 
-from . import _checks
+from . import _checks, _dist
 from ._elems import tensor_text
 from ._errors import GradError
 from ._model import Model, ModelStack, model_class_of
@@ -583,7 +583,21 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
         # a param or an argument itself, or a view of one (m.w[0, 0]): a
         # later update of the param must not change the returned value
         value = value.clone()
+    if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
+        got, value = _averaged(got, diff, value)
     return value, Grad._make(cls, got)
+
+
+def _averaged(got, diff, value):
+    """The gradient's floating leaves (``diff``) and the value averaged over
+    the ranks of the process group, in one all-reduce (``_dist.average``);
+    integer leaves (zeros) are left as they are."""
+    at = [i for i, d in enumerate(diff) if d]
+    reduced, value = _dist.average([got[i] for i in at], value)
+    got = list(got)
+    for i, t in zip(at, reduced):
+        got[i] = t
+    return got, value
 
 
 def _value_and_grad_ex(f, m, args, wrt, aux, batch):
@@ -628,7 +642,15 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
         if depth == 0:
             for p in sel:
                 p.requires_grad_(False)
-    return _detach_value(out), Grad._new(lay, got)
+    value = _detach_value(out)
+    if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
+        if aux:  # the loss is averaged, the aux outputs stay this rank's
+            assert isinstance(value, tuple)
+            got, first = _averaged(got, diff, value[0])
+            value = (first, *value[1:])
+        else:
+            got, value = _averaged(got, diff, value)
+    return value, Grad._new(lay, got)
 
 
 def _loss_of(f, out, aux):
@@ -973,17 +995,27 @@ def _reduce_batch(g, how):
     if type(g) is not Grad or not g._qv_layout.batch:
         raise GradError(f"rt.{what} needs a batched gradient ([b] Grad[M]), found {_operand_text(g)}")
     lay = g._qv_layout
-    values = [v.mean(dim=0) if how == "mean" else v.sum(dim=0) for v in g._qv_values]
+    # (an integer leaf's gradient is zeros, whose sum is its mean: torch has no mean of integers)
+    values = [v.mean(dim=0) if how == "mean" and v.is_floating_point() else v.sum(dim=0) for v in g._qv_values]
+    if _dist._current().size > 1:
+        # data-parallel: the examples of every rank (the mean of the ranks' means, the sum of their sums), one all-reduce
+        at = [i for i, d in enumerate(lay.diff) if d]
+        reduced, _ = _dist.average([values[i] for i in at], divide=how == "mean")
+        for i, t in zip(at, reduced):
+            values[i] = t
     return Grad._new(_layout(lay.model, lay.wrt, False), values)
 
 
 def mean_grad(g: Grad) -> Grad:
-    """The mean over the examples of a batched gradient: a plain Grad."""
+    """The mean over the examples of a batched gradient: a plain Grad.  In a
+    process group, over the examples of every rank (the mean of the ranks'
+    means: one all-reduce), so DP-SGD steps alike on every rank."""
     return _reduce_batch(g, "mean")
 
 
 def sum_grad(g: Grad) -> Grad:
-    """The sum over the examples of a batched gradient: a plain Grad."""
+    """The sum over the examples of a batched gradient: a plain Grad.  In a
+    process group, over the examples of every rank (one all-reduce)."""
     return _reduce_batch(g, "sum")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _device
 from . import init as _init
 from ._checks import checks, seed_problem
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
@@ -199,7 +200,7 @@ class Model:
         else:
             order = everything
         cls._qv_init_order = tuple(order)
-        cls._qv_torch_device = torch.device(cls._qv_device)
+        cls._qv_torch_device = _device.model_device(cls._qv_device)
 
     def __init__(self, *args, **kwargs):
         raise ModelError(
@@ -215,9 +216,12 @@ class Model:
         try:
             torch.empty(0, device=device)
         except Exception as exc:  # torch raises RuntimeError / AssertionError
-            raise ModelError(
-                f"model {cls._qv_name} is declared on {cls._qv_device}, but that device is not available here ({exc})"
-            ) from None
+            where = (
+                f"is declared on {cls._qv_device}"
+                if device == torch.device(cls._qv_device)
+                else f"is placed on {device} (the device the run was given)"
+            )
+            raise ModelError(f"model {cls._qv_name} {where}, but that device is not available here ({exc})") from None
         return device
 
     @classmethod
@@ -458,7 +462,8 @@ class Model:
             if t.dim() == 0:
                 text += f" = {t.item()!r}"
             parts.append(text)
-        where = "" if cls._qv_torch_device.type == "cpu" else f" on {cls._qv_device}"
+        dev = cls._qv_torch_device
+        where = "" if dev.type == "cpu" else f" on {cls._qv_device if dev == torch.device(cls._qv_device) else dev}"
         return f"{cls._qv_name}{where}(" + ", ".join(parts) + ")"
 
     def __reduce__(self):

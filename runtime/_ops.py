@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import _device, _dist
 from ._checks import checks, seed_problem
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
@@ -249,6 +250,15 @@ def _seed(seed) -> int:
     return seed
 
 
+def _moved(t, dtype):
+    """A tensor drawn on the CPU, in ``dtype`` on the current device (the
+    same values on every device for a seed)."""
+    device = _device._state.current
+    if device.type == "cpu":
+        return t if t.dtype is dtype else t.to(dtype)
+    return t.to(dtype=dtype, device=device)
+
+
 def _generator(seed):
     if seed is None:
         return None
@@ -259,18 +269,19 @@ def _generator(seed):
 
 def randn(shape, seed=None, dtype=f32):
     """Standard normal draws on the CPU from a generator seeded with ``seed``
-    (torch's global generator when seed is None).  Drawn in f64 for f64, else
-    in f32 and converted."""
+    (torch's global generator when seed is None), moved to the current
+    device.  Drawn in f64 for f64, else in f32 and converted."""
     elem = elem_of(dtype)
     if not elem.is_float:
         raise QuiverError(f"randn needs a float element type, found {elem.name}")
     draw = torch.float64 if elem.dtype is torch.float64 else torch.float32
     t = torch.randn(_shape(shape), generator=_generator(seed), dtype=draw)
-    return t if draw is elem.dtype else t.to(elem.dtype)
+    return _moved(t, elem.dtype)
 
 
 def randint(shape, high, seed=None):
-    """Uniform int64 draws in ``0..high-1`` (an ``Index[high]`` tensor), on the CPU."""
+    """Uniform int64 draws in ``0..high-1`` (an ``Index[high]`` tensor), drawn on the CPU
+    and moved to the current device."""
     if isinstance(high, Elem):
         if high.size is None:
             raise TypeError(f"randint needs an Index[C] element type or an Int, found {high.name}")
@@ -278,33 +289,34 @@ def randint(shape, high, seed=None):
     high = int(high)
     if high < 1:
         raise QuiverError(f"randint needs high >= 1, found {high}")
-    return torch.randint(0, high, _shape(shape), generator=_generator(seed), dtype=torch.int64)
+    return _moved(torch.randint(0, high, _shape(shape), generator=_generator(seed), dtype=torch.int64), torch.int64)
 
 
 def tensor(values, dtype=f32):
     """A tensor literal: ``[1.0, -2.0]``, nested lists for more dims."""
-    return torch.tensor(values, dtype=elem_of(dtype).dtype)
+    return torch.tensor(values, dtype=elem_of(dtype).dtype, device=_device._state.current)
 
 
 def zeros(shape, dtype=f32):
-    """A CPU tensor of zeros."""
-    return torch.zeros(_shape(shape), dtype=elem_of(dtype).dtype)
+    """A tensor of zeros, on the current device."""
+    return torch.zeros(_shape(shape), dtype=elem_of(dtype).dtype, device=_device._state.current)
 
 
 def ones(shape, dtype=f32):
-    """A CPU tensor of ones."""
-    return torch.ones(_shape(shape), dtype=elem_of(dtype).dtype)
+    """A tensor of ones, on the current device."""
+    return torch.ones(_shape(shape), dtype=elem_of(dtype).dtype, device=_device._state.current)
 
 
 def rand(shape, seed=None, dtype=f32):
-    """Uniform draws in [0, 1) on the CPU from a generator seeded with ``seed``
-    (as randn: drawn in f64 for f64, else in f32 and converted)."""
+    """Uniform draws in [0, 1) on the CPU from a generator seeded with ``seed``,
+    moved to the current device (as randn: drawn in f64 for f64, else in f32
+    and converted)."""
     elem = elem_of(dtype)
     if not elem.is_float:
         raise QuiverError(f"rand needs a float element type, found {elem.name}")
     draw = torch.float64 if elem.dtype is torch.float64 else torch.float32
     t = torch.rand(_shape(shape), generator=_generator(seed), dtype=draw)
-    return t if draw is elem.dtype else t.to(elem.dtype)
+    return _moved(t, elem.dtype)
 
 
 def multinomial(p, axis=-1, seed=None):
@@ -321,13 +333,13 @@ def multinomial(p, axis=-1, seed=None):
 
 
 def full(shape, dtype=f32, value=0):
-    """A CPU tensor of one value."""
-    return torch.full(_shape(shape), value, dtype=elem_of(dtype).dtype)
+    """A tensor of one value, on the current device."""
+    return torch.full(_shape(shape), value, dtype=elem_of(dtype).dtype, device=_device._state.current)
 
 
 def eye(n):
-    """``eye(N)``: the N by N identity matrix, float32."""
-    return torch.eye(n)
+    """``eye(N)``: the N by N identity matrix, float32, on the current device."""
+    return torch.eye(n, device=_device._state.current)
 
 
 tril = torch.tril  # tril(x, diagonal=k)
@@ -375,8 +387,8 @@ def chunk(x, n, axis):
 
 
 def arange(n):
-    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels."""
-    return torch.arange(n)
+    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels, on the current device."""
+    return torch.arange(n, device=_device._state.current)
 
 
 def one_hot(labels, over):
@@ -405,7 +417,7 @@ def cast(x, elem):
     values and raises ValueCheckError when they do not fit."""
     elem = elem_of(elem)
     if not isinstance(x, torch.Tensor):  # a number: `n as []`
-        x = torch.tensor(x)
+        x = torch.tensor(x, device=_device._state.current)
     out = x.to(elem.dtype)
     if elem.refinement is not None and checks.enabled:
         problem = elem.value_problem(out)
@@ -456,13 +468,22 @@ def format_value(v) -> str:
     return str(v)
 
 
-def print_(*values, file=None) -> None:
+def print_(*values, file=None, all_ranks=False) -> None:
     """Print values separated by spaces: ``[]`` tensors as plain numbers (floats
     with 4 decimals), larger tensors as nested lists, gradients and models by
-    their repr."""
+    their repr.  In a process group only rank 0 prints, unless ``all_ranks``
+    (each line then starts with ``[rank r] ``)."""
+    if not _dist.prints_here(all_ranks):
+        return
     out = sys.stdout if file is None else file
-    out.write(" ".join(format_value(v) for v in values) + "\n")
+    prefix = _dist.print_prefix() if all_ranks else ""
+    out.write(prefix + " ".join(format_value(v) for v in values) + "\n")
     out.flush()
+
+
+# rank() and world_size(): see _dist.
+rank = _dist.rank
+world_size = _dist.world_size
 
 
 # The ops rt exports (runtime/__init__.py re-exports exactly these): a new
@@ -517,6 +538,8 @@ __all__ = [
     "ones",
     "randint",
     "randn",
+    "rank",
+    "world_size",
     "relu",
     "rms_norm",
     "sigmoid",

@@ -123,10 +123,12 @@ class RunManager:
         notify: Callable[[str, dict], None],
         on_failure: Callable[[Run, RunError | None], None],
         timeout: Callable[[], float],
+        nproc: Callable[[], int] = lambda: 1,
     ) -> None:
         self._notify = notify
         self._on_failure = on_failure
         self._timeout = timeout
+        self._nproc = nproc  # the quiver.run.nproc setting: worker processes of a run
         self._runs: dict[str, Run] = {}  # by id
         self._ids = itertools.count(1)
 
@@ -136,7 +138,7 @@ class RunManager:
         path, source = _source_file(uri, text)
         for old in [r for r in self._runs.values() if r.uri == uri]:
             self.stop(old.id)
-        command = runner_prefix() + runner_args(path, source_on_stdin=source is not None)
+        command = runner_prefix() + runner_args(path, source_on_stdin=source is not None, nproc=self._nproc())
         cwd = str(path.parent) if path.parent.is_dir() else os.getcwd()
         loop = asyncio.get_running_loop()
         run = Run(f"run-{next(self._ids)}", uri, version, command, path, source, cwd, secrets.token_hex(8))

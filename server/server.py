@@ -180,7 +180,9 @@ class QuiverServer(LanguageServer):
         self._reported: set[str] = set()
         self._docs_base: str | None | bool = False  # False: not worked out yet
         self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
-        self.runs = RunManager(self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds)
+        self.runs = RunManager(
+            self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds, lambda: self.settings.run.nproc
+        )
 
     @property
     def quiver_protocol(self) -> QuiverProtocol:

@@ -5,7 +5,7 @@ configuration section (`workspace/configuration`, re-read on
 `workspace/didChangeConfiguration`), in camelCase as VS Code writes them:
 
     {"diagnostics": {"debounceMs": 100, "mode": "both", "docsBaseUrl": null},
-     "run": {"timeoutSeconds": 300},
+     "run": {"timeoutSeconds": 300, "nproc": 1},
      "inlayHints": {"enabled": true},
      "codeLens": {"enabled": true}}
 
@@ -28,9 +28,13 @@ class DiagnosticSettings:
     docs_base_url: str | None = None  # where the code links point; None: docs/diagnostics.md
 
 
+MAX_NPROC = 256
+
+
 @dataclass(frozen=True)
 class RunSettings:
     timeout_seconds: float = 300.0
+    nproc: int = 1  # worker processes of a run (quiver run --nproc N when above 1)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,13 @@ def parse(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
             r = replace(r, timeout_seconds=float(v))
         else:
             problems.append(f"quiver.run.timeoutSeconds must be a positive number, found {v!r}")
+    if "nproc" in run:
+        v = run["nproc"]
+        whole = isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+        if whole and not isinstance(v, bool) and 1 <= v <= MAX_NPROC:
+            r = replace(r, nproc=int(v))
+        else:
+            problems.append(f"quiver.run.nproc must be a whole number of processes in 1..{MAX_NPROC}, found {v!r}")
 
     inlay = settings.inlay_hints
     v = section("inlayHints").get("enabled", inlay)

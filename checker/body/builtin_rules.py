@@ -27,7 +27,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
-from ..declarations import leaf_params, model_closure
+from ..declarations import leaf_params, model_closure, suggest
 from ..results import Ref
 from .env import CallArg, Env
 from .text import expr_text
@@ -70,17 +70,35 @@ class BuiltinRules:
     def _builtin_print(
         self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span
     ) -> T.Type:
+        seen: set[str] = set()
         for a in args:
             if a.keyword is not None:
-                self.diags.append(
-                    C.E0402.at(
-                        a.arg.keyword.span if a.arg and a.arg.keyword else a.span, name=a.keyword, fn="print", hint=""
+                if a.keyword != "all_ranks" or a.keyword in seen:
+                    error = (
+                        C.E0404.at(a.span, name=a.keyword, fn="print")
+                        if a.keyword in seen
+                        else C.E0402.at(
+                            a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
+                            name=a.keyword,
+                            fn="print",
+                            hint=suggest(a.keyword, ["all_ranks"]),
+                        )
                     )
-                )
+                    self.diags.append(error)
+                    continue
+                seen.add(a.keyword)
+                self.expect_number(a, env, "Bool", "all_ranks")
                 continue
+            if seen:  # a value after all_ranks=
+                self.diags.append(C.E0405.at(a.span))
             self.value(a.node, env)
             self.escape_if_model(a.node, env, "printed")
         return T.UNIT
+
+    @rule("process")
+    def _builtin_process(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+        """rank(), world_size(): an Int known only at run time."""
+        return T.INT
 
     @rule("elementwise")
     def _builtin_elementwise(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:

@@ -38,7 +38,9 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     active: int | None = index
     if kw is not None:
         active = names.index(kw.group(1)) if kw.group(1) in names else None
-    elif callee not in ("print",) and index >= len(sig.parameters):
+    elif callee == "print":  # print(values..., all_ranks=False): every positional argument is a value
+        active = 0
+    elif index >= len(sig.parameters):
         variadic = sig.parameters and sig.label[sig.parameters[-1][0] : sig.parameters[-1][1]].endswith("...")
         active = len(sig.parameters) - 1 if variadic else None
     return SignatureHelp(tuple(sigs), chosen, active)

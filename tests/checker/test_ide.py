@@ -470,7 +470,11 @@ def sig(src: str):
             ("loss(m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg", ["m: Mlp", "x: [b D]", "y: [b] Index[C]"], None),
         ),
         (in_body("z = Mlp.init($0"), ("Mlp.init(seed=Int) -> Mlp", ["seed=Int"], 0)),
-        (in_body("z = print(1, 2, $0"), ("print(values...)", ["values..."], 2)),
+        (in_body("z = print(1, 2, $0"), ("print(values..., all_ranks=False)", ["values...", "all_ranks=False"], 0)),
+        (
+            in_body("z = print(1, all_ranks=$0"),
+            ("print(values..., all_ranks=False)", ["values...", "all_ranks=False"], 1),
+        ),
         (in_body("for j in range($0"), ("range(stop: Int)", ["stop: Int"], 0)),
         (
             in_body("for j in range(0, $0"),

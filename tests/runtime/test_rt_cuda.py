@@ -157,3 +157,77 @@ def test_tensors_without_a_model_must_share_a_device():
     assert info.value.detail == (
         "add(): argument 'b' expected [3] f32 on cuda:0 (the device of argument 'a'), found [3] f32 on cpu"
     )
+
+
+# ------------------------------------------------------------------ created tensors, --device, --nproc on CUDA
+
+CUDA_PROGRAM = """
+dim D = 4
+
+model Net on cuda:
+    param w: [D] = normal(0.0, 1.0)
+
+fn loss(m: Net, x: [b D]) -> []:
+    return mean(x @ m.w) + sum(zeros([D]) * m.w) + sum(ones([D]) * 0.0)
+
+fn main():
+    m = Net.init(seed=0)
+    x = randn([8 D], seed=1)
+    l, g = value_and_grad(loss, m, x)
+    print(l, g.w)
+"""
+
+
+def test_a_program_on_cuda_creates_its_tensors_on_cuda(tmp_path):
+    import quiver
+    from quiver.runtime import _device
+
+    p = tmp_path / "prog.qv"
+    p.write_text(CUDA_PROGRAM)
+    try:
+        mod = quiver.load(str(p))
+        assert rt.current_device().type == "cuda"
+        assert rt.zeros((2,)).device.type == "cuda" and rt.randn((2,), seed=1).device.type == "cuda"
+        mod.main()  # the argument checks would refuse a CPU tensor next to the CUDA model
+    finally:
+        _device.place(None)
+
+
+def _run(*args, cwd):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    return subprocess.run(
+        [sys.executable, "-m", "quiver", "run", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_device_cuda_places_a_cpu_program_on_cuda(tmp_path):
+    p = tmp_path / "prog.qv"
+    p.write_text(CUDA_PROGRAM.replace("model Net on cuda:", "model Net:"))
+    on_cpu = _run(str(p), cwd=tmp_path)
+    on_cuda = _run("--device", "cuda", str(p), cwd=tmp_path)
+    assert on_cpu.returncode == 0 and on_cuda.returncode == 0, on_cuda.stderr
+    assert on_cuda.stdout.split()[0] == on_cpu.stdout.split()[0]  # the same loss to 4 decimals
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="NCCL needs a GPU per rank")
+def test_two_workers_on_two_gpus_average_with_nccl(tmp_path):
+    from pathlib import Path
+
+    prog = Path(__file__).resolve().parents[1] / "distributed" / "mlp_dp.qv"
+    text = prog.read_text().replace("model Mlp:", "model Mlp on cuda:")
+    p = tmp_path / "mlp_dp.qv"
+    p.write_text(text)
+    (tmp_path / "dist_io.py").write_text(prog.with_name("dist_io.py").read_text())
+    one = _run(str(p), cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    (tmp_path / "mlp_dp.rank0.pt").rename(tmp_path / "one.pt")
+    two = _run("--nproc", "2", str(p), cwd=tmp_path)
+    assert two.returncode == 0, two.stderr
+    a = torch.load(tmp_path / "one.pt", weights_only=True)["fields"]
+    for r in (0, 1):
+        b = torch.load(tmp_path / f"mlp_dp.rank{r}.pt", weights_only=True)["fields"]
+        assert max((a[k].double() - b[k].double()).abs().max().item() for k in a) <= 1e-5

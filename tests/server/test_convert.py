@@ -111,7 +111,32 @@ def test_settings() -> None:
     ]
     assert parse(None) == (Settings(), [])
     assert parse([1]) == (Settings(), ["quiver settings must be an object, found list"])
+    s, problems = parse({"run": {"nproc": 4}})
+    assert (s.run.nproc, problems) == (4, [])
+    assert parse({"run": {"nproc": 2.0}})[0].run.nproc == 2  # JSON numbers may arrive as floats
+    for bad in (0, True, 1.5, "2", 257):
+        s, problems = parse({"run": {"nproc": bad}})
+        assert s.run.nproc == 1
+        assert problems == [f"quiver.run.nproc must be a whole number of processes in 1..256, found {bad!r}"]
     # later settings start from the earlier ones
     first, _ = parse({"run": {"timeoutSeconds": 5}})
     second, _ = parse({"inlayHints": {"enabled": False}}, first)
     assert (second.run.timeout_seconds, second.inlay_hints) == (5.0, False)
+
+
+def test_the_extensions_run_settings_match_the_servers() -> None:
+    import json
+    from pathlib import Path
+
+    from quiver.server.settings import MAX_NPROC, RunSettings
+
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "vscode-extension" / "package.json").read_text())
+    props = manifest["contributes"]["configuration"]["properties"]
+    nproc = props["quiver.run.nproc"]
+    assert (nproc["type"], nproc["default"], nproc["minimum"], nproc["maximum"]) == (
+        "integer",
+        RunSettings().nproc,
+        1,
+        MAX_NPROC,
+    )
+    assert props["quiver.run.timeoutSeconds"]["default"] == RunSettings().timeout_seconds

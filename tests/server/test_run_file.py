@@ -451,3 +451,63 @@ async def test_real_runner_runs_unsaved_text_as_the_file(real: LanguageClient, t
     run_id = (await s.command("quiver.runFile", uri))["runId"]
     done = await finished(s, run_id, 120)
     assert done["message"] == "prog.qv:4:5: ZeroDivisionError: division by zero"
+
+
+# ---------------------------------------------------------------------- quiver.run.nproc
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def parallel(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(init_params("visual-studio-code", run={"nproc": 2}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_nproc_setting_is_passed_to_the_runner(parallel: LanguageClient) -> None:
+    s = Session(parallel)
+    _, run_id = await run(s, MAIN + "# fake: print 1\n")
+    done = await finished(s, run_id)
+    (started,) = s.custom("quiver/runStarted", run_id)
+    assert started["command"].endswith(" --nproc 2") and done["status"] == "ok"
+    # and without the setting, nothing is added
+    parallel.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"quiver": {"run": {"nproc": 1}}})
+    )
+    await asyncio.sleep(0.2)
+    _, run_id = await run(s, MAIN + "# fake: print 1\n")
+    await finished(s, run_id)
+    (started,) = s.custom("quiver/runStarted", run_id)
+    assert "--nproc" not in started["command"]
+
+
+REAL_PARALLEL = ClientServerConfig(
+    server_command=SERVER,
+    client_factory=make_client,
+    server_env={k: v for k, v in os.environ.items() if k not in ("QUIVER_LSP_RUNNER", "RANK", "WORLD_SIZE")},
+)
+
+
+@pytest_lsp.fixture(config=REAL_PARALLEL)
+async def real_parallel(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(init_params("visual-studio-code", run={"nproc": 2}))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
+async def test_real_runner_runs_data_parallel_and_reports_the_failing_worker(
+    real_parallel: LanguageClient, tmp_path: Path
+) -> None:
+    s = Session(real_parallel, tmp_path)
+    text = (
+        "fn main():\n"
+        '    print("worker", rank(), "of", world_size(), all_ranks=True)\n'
+        "    x = randn([4], seed=1)\n"
+        "    if rank() == 1:\n"
+        "        print(x[9])\n"
+    )
+    uri, run_id = await run(s, text)
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "failed" and done["exitCode"] == 1, done
+    assert done["message"] == f"{Path(uri).name}:5:9: IndexError: index 9 is out of bounds for dimension 0 with size 4"
+    assert sorted(output(s, run_id).splitlines()) == ["[rank 0] worker 0 of 2", "[rank 1] worker 1 of 2"]
