@@ -92,7 +92,8 @@ def _closure(analysis: Analysis) -> list:
     return sorted(out.values(), key=lambda ex: ex.qual)
 
 
-# Loaded modules by (path, compiled source, the modules it was given): one
+# Loaded modules by (path, compiled source, the modules it was given, the
+# device models are placed on): one
 # .qv file loaded twice with the same text is one Python module, so its
 # models are one class for every program that uses it.
 _LOADED: dict[tuple, types.ModuleType] = {}
@@ -103,7 +104,8 @@ def execute(program: Program) -> types.ModuleType:
     from quiver import runtime as rt  # torch is imported here, not before
 
     imports = {qual: execute(p) for qual, p in program.imports.items()}
-    key = (program.path, program.compiled.source, tuple((q, id(m)) for q, m in imports.items()))
+    # (a model class takes its device when it is made: `--device` is part of the key)
+    key = (program.path, program.compiled.source, tuple((q, id(m)) for q, m in imports.items()), str(rt.placed_device()))
     module = _LOADED.get(key)
     if module is None:
         name = "quiver_compiled." + "".join(c if c.isalnum() or c == "." else "_" for c in program.qual)

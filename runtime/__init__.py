@@ -6,6 +6,7 @@ See docs/runtime.md for the contract between the compiler and this package.
 from . import _ops, init
 from ._checks import Checks, checks
 from ._device import current_device, set_device
+from ._device import placed as placed_device
 from ._device import use_program as use_program_device
 from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import (
@@ -57,6 +58,7 @@ __all__ = [
     "Checks",
     "checks",
     "current_device",
+    "placed_device",
     "set_device",
     "use_program_device",
     "Elem",
