@@ -77,7 +77,13 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
             "range": True,
         },
         "inlayHintProvider": {"resolveProvider": False},
+        "workspaceSymbolProvider": True,
+        "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
     }
+    if _get(client_capabilities, "textDocument", "rename", "prepareSupport"):
+        caps["renameProvider"] = {"prepareProvider": True}
+    else:
+        caps["renameProvider"] = True
     if _get(client_capabilities, "textDocument", "codeAction", "codeActionLiteralSupport") is not None:
         caps["codeActionProvider"] = {"codeActionKinds": list(CODE_ACTION_KINDS), "resolveProvider": False}
     else:
@@ -85,8 +91,8 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
     if diagnostic_mode(initialization_options) != "push":
         caps["diagnosticProvider"] = {
             "identifier": "quiver",
-            "interFileDependencies": False,
-            "workspaceDiagnostics": False,
+            "interFileDependencies": True,
+            "workspaceDiagnostics": True,
         }
     return caps
 

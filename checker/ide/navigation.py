@@ -26,7 +26,9 @@ def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
         f = model.field(sym.name) if model is not None else None
         if f is None:
             return None
-        slot = analysis.slot_of_item[model.decl]  # type: ignore[union-attr]
+        slot = analysis.slot_of_item.get(model.decl)  # type: ignore[union-attr]
+        if slot is None:  # a model of another file (checker/ide/workspace_nav.py finds it)
+            return None
         return NavTarget(_abs(slot, f.decl.span), _abs(slot, f.decl.name.span))
     if sym.kind in ("var", "generic"):
         info = g.fns.get(sym.scope or "")
