@@ -119,6 +119,7 @@ class Document:
         self.lock = threading.Lock()  # held by the thread analysing it (shared by the documents of its URI)
         self.timer: asyncio.TimerHandle | None = None
         self.run_failure: RunFailure | None = None
+        self.closed = False
         self.published: tuple | None = None  # (version, analysis, run failure) last pushed
 
     def apply_changes(self, changes, version: int, codec: Codec) -> None:
@@ -220,6 +221,7 @@ class Documents:
     def close(self, uri: str) -> Document | None:
         doc = self._docs.pop(uri, None)
         if doc is not None:
+            doc.closed = True
             self._cancel(doc, force=True)
             if doc.path is not None and self._by_path.get(doc.path) is doc:
                 del self._by_path[doc.path]
@@ -306,13 +308,19 @@ class Documents:
         if self._analyzed_hook is not None and doc.path is not None:
             self._analyzed_hook(doc.path, exports)
 
-    async def analysis(self, doc: Document) -> Analysis:
+    async def analysis(self, doc: Document, latest: bool = False) -> Analysis:
         """The analysis of the version the document has now, even if newer
         versions arrive while it is computed; `Superseded` when it is
         cancelled all the same (the document closed, the server shuts down).
         A request cancelled by the client stops waiting, and an analysis of
-        an outdated version that nobody waits for any more is cancelled."""
-        if doc.analysis_version == doc.version and doc.analysis is not None:
+        an outdated version that nobody waits for any more is cancelled.
+        `latest`: with what its imports export now (not an analysis of the
+        same version from before a module it imports changed)."""
+        if (
+            doc.analysis_version == doc.version
+            and doc.analysis is not None
+            and (not latest or doc.analysis_generation == doc.generation)
+        ):
             return doc.analysis
         inflight = self.analyze(doc)
         inflight.waiters += 1
@@ -343,6 +351,9 @@ def _update(doc: Document, text: str, cancel: threading.Event, ws: Workspace) ->
         if doc.path is None:
             return doc.analyzer.update(text, cancelled=cancel.is_set), None
         ws.set_overlay(doc.path, text)
+        if doc.closed:  # closed meanwhile (close() may have run before the line above)
+            ws.set_overlay(doc.path, None)
+            raise Cancelled
         analysis = ws.analyze(doc.path, cancelled=cancel.is_set)
         if analysis is None or analysis.text != text:
             raise Cancelled  # closed meanwhile

@@ -300,6 +300,8 @@ class QuiverServer(LanguageServer):
         self._exports_seen[path] = exports
         if old is not exports:
             self.reanalyze(self.ws.dependents(path))
+            if self.diagnostic_mode == "pull":
+                self._refresh_pull()  # the client pulls again (each pull waits for the new analyses)
 
     def reanalyze(self, paths) -> None:
         later = []
@@ -402,7 +404,7 @@ class QuiverServer(LanguageServer):
         version = doc.version  # the report is of this version, whatever arrives while it is computed
         failure = doc.run_failure_of(version)
         try:
-            analysis = await self.docs.analysis(doc)
+            analysis = await self.docs.analysis(doc, latest=True)
         except Superseded:
             # The protocol's way for diagnostics: the client asks again (for the new version).
             raise JsonRpcException(
@@ -517,6 +519,26 @@ class QuiverServer(LanguageServer):
             return None if offset is None else across(path, offset)
 
         return await self.docs.run_query(run)
+
+    def analyses(self) -> Callable[[str], Analysis | None]:
+        """How the cross-file queries get a file's analysis without waiting
+        for one in progress: an open document's latest, else the
+        workspace's latest, else (a file never analysed) a new one."""
+
+        def get(path: str) -> Analysis | None:
+            doc = self.docs.by_path(path)
+            if doc is not None and doc.analysis is not None:
+                return doc.analysis
+            return self.ws.analysis_of(path) or self.ws.analyze(path)
+
+        return get
+
+    async def settle(self) -> None:
+        """Every open document analysed at its current version (before a
+        query whose answer edits them)."""
+        for doc in self.docs.all():
+            with contextlib.suppress(Superseded):
+                await self.docs.analysis(doc)
 
     def location(self, path: str, span: Span, lines: LineIndex) -> lsp.Location:
         return convert.location(self.uri_of(path), span, lines, self.codec)
@@ -871,7 +893,8 @@ async def text_document_definition(ls: QuiverServer, params: lsp.DefinitionParam
 
     def across(path: str, offset: int):
         return [
-            ls.location(t.path, t.target.focus, t.lines) for t in nav.definition(ls.ws, path, offset)
+            ls.location(t.path, t.target.focus, t.lines)
+            for t in nav.definition(ls.ws, path, offset, analyses=ls.analyses())
         ] or None
 
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
@@ -886,9 +909,10 @@ async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams
     uri = params.text_document.uri
     include = params.context.include_declaration if params.context is not None else True
     files = ls.workspace_files()
+    await ls.settle()
 
     def across(path: str, offset: int):
-        spans = nav.references(ls.ws, path, offset, files, include)
+        spans = nav.references(ls.ws, path, offset, files, include, analyses=ls.analyses())
         return [ls.location(s.path, s.span, s.lines) for s in spans] or None
 
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
@@ -902,15 +926,15 @@ async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams
 @request
 async def text_document_prepare_rename(ls: QuiverServer, params: lsp.PrepareRenameParams):
     def across(path: str, offset: int):
+        get = ls.analyses()
         try:
-            found = nav.prepare_rename(ls.ws, path, offset)
+            found = nav.prepare_rename(ls.ws, path, offset, analyses=get)
         except nav.RenameError as exc:
             raise request_failed(str(exc)) from None
-        if found is None:
+        analysis = get(path)
+        if found is None or analysis is None:
             return None
         span, text = found
-        analysis = ls.ws.analysis_of(path)
-        assert analysis is not None
         return lsp.PrepareRenamePlaceholder(range=ls.codec.range(analysis.lines, span), placeholder=text)
 
     return await ls.query_files(params.text_document.uri, params.position, across, lambda *a: None)
@@ -922,10 +946,11 @@ async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
     """A rename across every file that mentions the name (files not open
     included), as text edits by URI."""
     files = ls.workspace_files()
+    await ls.settle()
 
     def across(path: str, offset: int):
         try:
-            edits = nav.rename(ls.ws, path, offset, params.new_name, files)
+            edits = nav.rename(ls.ws, path, offset, params.new_name, files, analyses=ls.analyses())
         except nav.RenameError as exc:
             raise request_failed(str(exc)) from None
         if edits is None:
@@ -946,15 +971,11 @@ async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
 async def workspace_symbol(ls: QuiverServer, params: lsp.WorkspaceSymbolParams):
     """The top-level dims, models and functions of every file of the workspace."""
     files = ls.workspace_files()
-    for path in files:  # open documents at their current versions
-        doc = ls.docs.by_path(path)
-        if doc is not None:
-            with contextlib.suppress(Superseded):
-                await ls.docs.analysis(doc)
+    await ls.settle()
 
     def answer():
         out = []
-        for s in nav.workspace_symbols(ls.ws, files, params.query):
+        for s in nav.workspace_symbols(ls.ws, files, params.query, analyses=ls.analyses()):
             loc = ls.location(s.path, s.symbol.span, s.lines)
             out.append(
                 lsp.SymbolInformation(

@@ -40,6 +40,11 @@ from .results import DocumentSymbol, NavTarget
 from .symbols import Sym, _abs, _index
 
 GLOBAL_KINDS = ("dim", "model", "fn")
+
+# Where the queries get a file's analysis: `Workspace.analyze` by default; a
+# server passes the analyses it already has, so that a query never waits
+# for an analysis in progress.
+Analyses = Callable[[str], "Analysis | None"]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -200,10 +205,17 @@ def occurrence_at(ws: Workspace, path: str, analysis: Analysis, offset: int) -> 
 # ---------------------------------------------------------------- definition
 
 
-def definition(ws: Workspace, path: str, offset: int, cancelled: Callable[[], bool] | None = None) -> list[FileTarget]:
+def definition(
+    ws: Workspace,
+    path: str,
+    offset: int,
+    cancelled: Callable[[], bool] | None = None,
+    analyses: Analyses | None = None,
+) -> list[FileTarget]:
     """Where the name under the cursor in `path` is defined, in whichever
     file that is (a module name goes to the start of its file)."""
-    analysis = ws.analyze(path, cancelled)
+    get = _getter(ws, analyses, cancelled)
+    analysis = get(path)
     if analysis is None:
         return []
     occ = occurrence_at(ws, path, analysis, offset)
@@ -212,15 +224,15 @@ def definition(ws: Workspace, path: str, offset: int, cancelled: Callable[[], bo
     sym = occ.alias_of or occ.symbol
     if sym.kind in ("var", "generic"):
         return [FileTarget(path, t, analysis.lines) for t in file_definition(analysis, offset)]
-    found = locate(ws, sym, cancelled)
+    found = locate(ws, sym, get)
     return [found] if found is not None else []
 
 
-def locate(ws: Workspace, sym: Symbol, cancelled: Callable[[], bool] | None = None) -> FileTarget | None:
+def locate(ws: Workspace, sym: Symbol, analyses: Analyses | None = None) -> FileTarget | None:
     """The declaration of a dim, model, fn, member or module."""
     if sym.kind not in (*GLOBAL_KINDS, "member", "module"):
         return None
-    analysis = ws.analyze(sym.path, cancelled)
+    analysis = _getter(ws, analyses, None)(sym.path)
     if analysis is None:
         return None
     if sym.kind == "module":
@@ -235,9 +247,13 @@ def locate(ws: Workspace, sym: Symbol, cancelled: Callable[[], bool] | None = No
 # ---------------------------------------------------------------- references
 
 
-def _files_mentioning(
-    ws: Workspace, sym: Symbol, files: Iterable[str], cancelled: Callable[[], bool] | None
-) -> list[str]:
+def _getter(ws: Workspace, analyses: Analyses | None, cancelled: Callable[[], bool] | None) -> Analyses:
+    if analyses is not None:
+        return analyses
+    return lambda p: ws.analyze(p, cancelled)
+
+
+def _files_mentioning(ws: Workspace, sym: Symbol, files: Iterable[str], get: Analyses) -> list[str]:
     """The files that can mention `sym`: its own and every file importing it,
     directly or through other modules (the types of a module's signatures
     can carry a model of a module it imports). Every file is analysed first,
@@ -245,16 +261,16 @@ def _files_mentioning(
     if sym.kind in ("var", "generic", "alias"):
         return [sym.path]
     for f in files:
-        ws.analyze(f, cancelled)
+        get(f)
     return [sym.path, *sorted(ws.dependents(sym.path))]
 
 
 def _all_occurrences(
-    ws: Workspace, sym: Symbol, files: Iterable[str], cancelled: Callable[[], bool] | None
+    ws: Workspace, sym: Symbol, files: Iterable[str], get: Analyses
 ) -> list[tuple[Occurrence, Analysis]]:
     out = []
-    for f in _files_mentioning(ws, sym, files, cancelled):
-        analysis = ws.analyze(f, cancelled)
+    for f in _files_mentioning(ws, sym, files, get):
+        analysis = get(f)
         if analysis is None:
             continue
         for o in occurrences(ws, f, analysis):
@@ -270,10 +286,12 @@ def references(
     files: Iterable[str],
     include_declaration: bool = True,
     cancelled: Callable[[], bool] | None = None,
+    analyses: Analyses | None = None,
 ) -> list[FileSpan]:
     """Every occurrence of the symbol under the cursor in `path`, in every
     file of `files` (the workspace's) that can mention it."""
-    analysis = ws.analyze(path, cancelled)
+    get = _getter(ws, analyses, cancelled)
+    analysis = get(path)
     if analysis is None:
         return []
     occ = occurrence_at(ws, path, analysis, offset)
@@ -282,7 +300,7 @@ def references(
     sym = occ.alias_of or occ.symbol
     return [
         FileSpan(o.path, o.span, a.lines, o.is_def)
-        for o, a in _all_occurrences(ws, sym, files, cancelled)
+        for o, a in _all_occurrences(ws, sym, files, get)
         if include_declaration or not o.is_def
     ]
 
@@ -290,11 +308,13 @@ def references(
 # ---------------------------------------------------------------- rename
 
 
-def prepare_rename(ws: Workspace, path: str, offset: int) -> tuple[A.Span, str] | None:
+def prepare_rename(
+    ws: Workspace, path: str, offset: int, analyses: Analyses | None = None
+) -> tuple[A.Span, str] | None:
     """The span a rename at the cursor would edit there, and the current
     name; None when the cursor is on no name; RenameError when the name
     cannot be renamed (a module, a built-in)."""
-    analysis = ws.analyze(path)
+    analysis = _getter(ws, analyses, None)(path)
     if analysis is None:
         return None
     occ = occurrence_at(ws, path, analysis, offset)
@@ -320,12 +340,14 @@ def rename(
     new_name: str,
     files: Iterable[str],
     cancelled: Callable[[], bool] | None = None,
+    analyses: Analyses | None = None,
 ) -> dict[str, list[tuple[A.Span, LineIndex]]] | None:
     """The spans to replace by `new_name`, by file, for a rename at the
     cursor (each with the line index of its text); None when the cursor is
     on no name. Raises RenameError for a name that cannot be renamed or a
     new name that is not one."""
-    analysis = ws.analyze(path, cancelled)
+    get = _getter(ws, analyses, cancelled)
+    analysis = get(path)
     if analysis is None:
         return None
     occ = occurrence_at(ws, path, analysis, offset)
@@ -339,7 +361,7 @@ def rename(
     sym = occ.symbol
     if sym.kind == "member" and new_name in RESERVED_FIELDS:
         raise RenameError(f"'{new_name}' is reserved for models")
-    found = [(o, a) for o, a in _all_occurrences(ws, sym, files, cancelled) if o.text == sym.name]
+    found = [(o, a) for o, a in _all_occurrences(ws, sym, files, get) if o.text == sym.name]
     if new_name.startswith("_") and sym.kind in GLOBAL_KINDS and any(o.path != sym.path for o, _ in found):
         raise RenameError(f"'{new_name}' would be private to its module, and other files use '{sym.name}'")
     return _by_file((o.path, o.name_span, a.lines) for o, a in found)
@@ -378,14 +400,19 @@ def _by_file(spans: Iterable[tuple[str, A.Span, LineIndex]]) -> dict[str, list[t
 
 
 def workspace_symbols(
-    ws: Workspace, files: Iterable[str], query: str, cancelled: Callable[[], bool] | None = None
+    ws: Workspace,
+    files: Iterable[str],
+    query: str,
+    cancelled: Callable[[], bool] | None = None,
+    analyses: Analyses | None = None,
 ) -> list[WorkspaceSymbol]:
     """The top-level dims, models and functions of every file whose name
     matches `query` (its characters in order, any case; all for "")."""
+    get = _getter(ws, analyses, cancelled)
     out = []
     q = query.lower()
     for f in files:
-        analysis = ws.analyze(f, cancelled)
+        analysis = get(f)
         if analysis is None:
             continue
         container = ws.qualified_name(f)
