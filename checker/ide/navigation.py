@@ -27,8 +27,8 @@ def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
         if f is None:
             return None
         slot = analysis.slot_of_item.get(model.decl)  # type: ignore[union-attr]
-        if slot is None:  # a model of another file (checker/ide/workspace_nav.py finds it)
-            return None
+        if slot is None:
+            return None  # a model of another file (checker/ide/workspace_nav.py)
         return NavTarget(_abs(slot, f.decl.span), _abs(slot, f.decl.name.span))
     if sym.kind in ("var", "generic"):
         info = g.fns.get(sym.scope or "")

@@ -240,7 +240,7 @@ def locate(ws: Workspace, sym: Symbol, analyses: Analyses | None = None) -> File
     if sym.kind == "member":
         t = _target(analysis, Sym("member", sym.name, sym.owner))
     else:
-        t = _target(analysis, Sym(sym.kind, sym.name))  # type: ignore[arg-type]
+        t = _target(analysis, Sym(sym.kind, sym.name))
     return FileTarget(sym.path, t, analysis.lines) if t is not None else None
 
 
