@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -151,10 +152,8 @@ class Client:
             left = deadline - time.perf_counter()
             if left <= 0:
                 raise TimeoutError("the server did not publish what was expected")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), left)
-            except TimeoutError:
-                pass
 
     async def initialize(self, root: Path, debounce_ms: int) -> None:
         caps = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
@@ -207,12 +206,15 @@ async def measure_edit(folder: Path, files: dict[str, str], edits: int, open_imp
     base = (folder / "base.qv").as_uri()
     importers = [(folder / n).as_uri() for n in files if n.startswith("user")]
     text = files["base.qv"]
-    c.notify("textDocument/didOpen", {"textDocument": {"uri": base, "languageId": "quiver", "version": 1, "text": text}})
+    c.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": base, "languageId": "quiver", "version": 1, "text": text}}
+    )
     if open_importers:
         for u in importers:
             name = u.rsplit("/", 1)[-1]
             c.notify(
-                "textDocument/didOpen", {"textDocument": {"uri": u, "languageId": "quiver", "version": 1, "text": files[name]}}
+                "textDocument/didOpen",
+                {"textDocument": {"uri": u, "languageId": "quiver", "version": 1, "text": files[name]}},
             )
     await c.until(lambda pub: any(u == base and v == 1 for _, u, v, _ in pub))
     await asyncio.sleep(1.0)
