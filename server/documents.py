@@ -65,6 +65,7 @@ from quiver.checker.modules import ModuleExports
 from quiver.checker.workspace import Workspace
 
 from .convert import Codec, Lines, apply_change
+from .workspace import DiskHost
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ class Document:
         # bumped when an imported module's exports changed: the same version is analysed again
         self.generation = 0
         self.analysis_generation = 0
+        self.exports: ModuleExports | None = None  # what its latest analysis exports
         self.text = text
         self.version = version
         self.lines = Lines(text)
@@ -150,19 +152,14 @@ class Documents:
     """The open documents, and the scheduling of their analyses."""
 
     def __init__(
-        self,
-        publish: Callable[[Document], None],
-        debounce: Callable[[], float],
-        workspace: Workspace | None = None,
-        analyzed: Callable[[str, ModuleExports | None], None] | None = None,
+        self, publish: Callable[[Document], None], debounce: Callable[[], float], workspace: Workspace | None = None
     ) -> None:
         self._docs: dict[str, Document] = {}
         self._by_path: dict[str, Document] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._publish = publish
         self._debounce = debounce
-        self._analyzed_hook = analyzed
-        self.workspace = workspace if workspace is not None else Workspace(_NoHost())
+        self.workspace = workspace if workspace is not None else Workspace(DiskHost())
         self.busy = 0  # analyses of documents submitted and not finished
         self._analyses = concurrent.futures.ThreadPoolExecutor(
             max_workers=ANALYSIS_THREADS, thread_name_prefix="quiver-analysis"
@@ -298,15 +295,13 @@ class Documents:
             return  # stale: a newer version exists (its own analysis is scheduled)
         if doc.version == doc.analysis_version and inflight.generation < doc.analysis_generation:
             return  # an analysis with newer imports is already there
-        doc.analysis, exports = fut.result()
+        doc.analysis, doc.exports = fut.result()
         doc.analysis_version = inflight.version
         doc.analysis_generation = inflight.generation
         if doc.timer is not None and doc.generation == inflight.generation:
             doc.timer.cancel()
             doc.timer = None
-        self._publish(doc)
-        if self._analyzed_hook is not None and doc.path is not None:
-            self._analyzed_hook(doc.path, exports)
+        self._publish(doc)  # (the server also looks at doc.exports there)
 
     async def analysis(self, doc: Document, latest: bool = False) -> Analysis:
         """The analysis of the version the document has now, even if newer
@@ -358,16 +353,3 @@ def _update(doc: Document, text: str, cancel: threading.Event, ws: Workspace) ->
         if analysis is None or analysis.text != text:
             raise Cancelled  # closed meanwhile
         return analysis, ws.exports(doc.path, cancelled=cancel.is_set)
-
-
-class _NoHost:
-    """No files (a Documents without a workspace: unit tests)."""
-
-    def read(self, path: str) -> str | None:
-        return None
-
-    def is_file(self, path: str) -> bool:
-        return False
-
-    def project_root(self, path: str) -> str | None:
-        return None

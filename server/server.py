@@ -55,7 +55,7 @@ from . import __version__, capabilities, convert
 from . import settings as S
 from .documents import Document, Documents, RunFailure, Superseded
 from .runs import Run, RunManager, RunRefused, uri_to_path
-from .workspace import Background, DiskHost, path_to_uri, scan, under
+from .workspace import Background, path_to_uri, scan, under
 from .workspace import uri_to_path as file_path
 
 log = logging.getLogger("quiver.server")
@@ -185,10 +185,9 @@ class QuiverServer(LanguageServer):
         self.diagnostic_mode = "both"
         self._reported: set[str] = set()
         self._docs_base: str | None | bool = False  # False: not worked out yet
-        # Every file through one Workspace (checker/workspace.py): open
-        # documents by their editors' text, the other .qv files under the
-        # workspace folders from disk, analysed in the background.
-        self.ws = Workspace(DiskHost())
+        # Every file through one Workspace (`self.ws`, checker/workspace.py):
+        # open documents by their editors' text, the other .qv files under
+        # the workspace folders from disk, analysed in the background.
         self.roots: list[str] = []
         self.files: set[str] = set()  # the .qv files under the roots
         self._exports_seen: dict[str, ModuleExports | None] = {}
@@ -196,16 +195,16 @@ class QuiverServer(LanguageServer):
         self._result_ids: dict[str, tuple[Analysis, int]] = {}  # pull diagnostics
         self._next_result = 0
         self._result_lock = threading.Lock()
-        self.docs = Documents(
-            self._publish,
-            lambda: self.settings.diagnostics.debounce_ms / 1000,
-            self.ws,
-            self._exports_changed,
-        )
         self.background = Background(
-            self.ws, lambda: self.docs.busy > 0, lambda p: self.docs.by_path(p) is not None, self._analyzed_file
+            lambda: self.ws, lambda: self.docs.busy > 0, lambda p: self.docs.by_path(p) is not None, self._analyzed_file
         )
+        self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
         self.runs = RunManager(self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds)
+
+    @property
+    def ws(self) -> Workspace:
+        """The workspace every file is analysed in (the documents')."""
+        return self.docs.workspace
 
     @property
     def quiver_protocol(self) -> QuiverProtocol:
@@ -256,6 +255,8 @@ class QuiverServer(LanguageServer):
     # ------------------------------------------------------------------ publishing
 
     def _publish(self, doc: Document) -> None:
+        if doc.path is not None and doc.analysis is not None:
+            self._exports_changed(doc.path, doc.exports)
         analysis = doc.current_analysis
         if analysis is None or self.diagnostic_mode == "pull":
             return

@@ -123,7 +123,7 @@ class Background:
 
     def __init__(
         self,
-        ws: Workspace,
+        ws: Callable[[], Workspace],
         busy: Callable[[], bool],
         is_open: Callable[[str], bool],
         done: Callable[[str, Analysis | None, ModuleExports | None], None],
@@ -193,8 +193,9 @@ class Background:
                 self._take(path, asked)
                 continue
             try:
-                analysis = self.ws.analyze(path, self._cancelled)
-                exports = self.ws.exports(path, self._cancelled) if analysis is not None else None
+                ws = self.ws()
+                analysis = ws.analyze(path, self._cancelled)
+                exports = ws.exports(path, self._cancelled) if analysis is not None else None
             except Cancelled:
                 continue  # stays first in the queue, tried again when the open documents are done
             except Exception:

@@ -106,11 +106,11 @@ function prepareSession(name, { trusted }) {
     throw new Error('examples/mlp.qv no longer trains for range(100) steps; update long.qv in e2e.mjs');
   }
   fs.writeFileSync(path.join(ws, 'long.qv'), example.replace('range(100)', 'range(100000)'));
-  writeMultiFile(ws);
   if (MODE === 'real') {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
   }
+  writeMultiFile(ws);
   let remote = remoteSettings({});
   if (!trusted) {
     // A workspace that tries to choose what runs; Restricted Mode must ignore it.
