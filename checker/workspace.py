@@ -186,9 +186,10 @@ class Workspace:
         f = self._file(path)
         with f.lock:
             old = f.exports
-            if old is not None and old.analysis is analysis:
+            qual = self.qualified_name(path)
+            if old is not None and old.analysis is analysis and old.qual == qual:
                 return old
-            new = build_exports(self.qualified_name(path), path, analysis, old)
+            new = build_exports(qual, path, analysis, old)
             f.exports = new
             return new
 

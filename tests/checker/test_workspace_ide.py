@@ -204,6 +204,15 @@ def test_broken_and_cyclic_files_answer_without_raising() -> None:
     assert nav.definition(ws, P("missing"), 0) == []
 
 
+def test_exports_follow_a_new_qualified_name_when_the_roots_change() -> None:
+    ws = workspace(nn__layers=LAYERS)
+    path = P("nn/layers")
+    assert ws.exports(path).qual == "nn.layers"  # type: ignore[union-attr]
+    ws.set_roots([f"{ROOT}/nn"])
+    assert ws.exports(path).qual == "layers"  # type: ignore[union-attr]
+    assert "layers.forward" in ws.exports(path).fns  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------- incremental
 
 
