@@ -18,6 +18,7 @@ import os
 import posixpath
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote, urlparse
 
@@ -186,7 +187,7 @@ class Background:
                 asked = self._asks.get(path, 0)
             # Open documents first: wait while any is being analysed.
             while self._busy() and not self._stopped:
-                threading.Event().wait(0.01)
+                time.sleep(0.01)
             if self._stopped:
                 return
             if self._is_open(path):
