@@ -186,10 +186,9 @@ class Workspace:
         f = self._file(path)
         with f.lock:
             old = f.exports
-            qual = self.qualified_name(path)
-            if old is not None and old.analysis is analysis and old.qual == qual:
+            if old is not None and old.analysis is analysis and old.qual == self.qualified_name(path):
                 return old
-            new = build_exports(qual, path, analysis, old)
+            new = build_exports(self.qualified_name(path), path, analysis, old)
             f.exports = new
             return new
 
