@@ -357,6 +357,8 @@ def rename(
     if not _IDENT.match(new_name) or new_name in HARD_KEYWORDS:
         raise RenameError(f"'{new_name}' is not a name")
     if occ.symbol.kind == "alias" or (occ.symbol.kind in GLOBAL_KINDS and occ.text != occ.symbol.name):
+        if new_name != occ.text and analysis.globals.names.kinds.get(new_name) is not None:
+            raise RenameError(f"'{new_name}' is already a name in {ws.qualified_name(path)}")
         return _rename_alias(ws, path, analysis, occ)
     sym = occ.symbol
     if sym.kind == "member" and new_name in RESERVED_FIELDS:
@@ -364,7 +366,35 @@ def rename(
     found = [(o, a) for o, a in _all_occurrences(ws, sym, files, get) if o.text == sym.name]
     if new_name.startswith("_") and sym.kind in GLOBAL_KINDS and any(o.path != sym.path for o, _ in found):
         raise RenameError(f"'{new_name}' would be private to its module, and other files use '{sym.name}'")
+    if new_name != sym.name:
+        _clash(ws, sym, new_name, found, get)
     return _by_file((o.path, o.name_span, a.lines) for o, a in found)
+
+
+def _clash(ws: Workspace, sym: Symbol, new: str, found: list[tuple[Occurrence, Analysis]], get: Analyses) -> None:
+    """RenameError when `new` already means something where the renamed
+    name is written: in the defining file, in a file that imports the name
+    itself (`from layers import forward`), among a model's fields, among a
+    function's locals."""
+    if sym.kind in ("var", "generic"):
+        analysis = get(sym.path)
+        others = occurrences(ws, sym.path, analysis) if analysis is not None else []
+        if any(o.symbol.kind in ("var", "generic") and o.symbol.owner == sym.owner and o.text == new for o in others):
+            raise RenameError(f"'{new}' is already a name in {sym.owner}")
+        return
+    defining = get(sym.path)
+    if defining is None:
+        return
+    if sym.kind == "member":
+        model = defining.globals.models.get(sym.owner or "")
+        if model is not None and model.field(new) is not None:
+            raise RenameError(f"model {sym.owner} already has a field '{new}'")
+        return
+    if defining.globals.names.kinds.get(new) is not None:
+        raise RenameError(f"'{new}' is already a name in {ws.qualified_name(sym.path)}")
+    for o, a in found:
+        if o.path != sym.path and o.span == o.name_span and a.globals.names.kinds.get(new) is not None:
+            raise RenameError(f"'{new}' is already a name in {ws.qualified_name(o.path)}")
 
 
 def _rename_alias(

@@ -151,12 +151,29 @@ def test_rename_through_a_package_and_a_member_seen_through_a_third_file() -> No
         ("step(m, z", "return", "'return' is not a name"),
         ("w1[0]", "init", "'init' is reserved for models"),
         ("forward(m, x)", "_hidden", "'_hidden' would be private to its module"),
+        ("forward(m, x)", "other", "'other' is already a name in layers"),
+        ("forward(m, x)", "H", "'H' is already a name in layers"),
+        ("Mlp, forward", "step", "'step' is already a name in train"),  # `from layers import Mlp` binds it here
+        ("fwd(m", "step", "'step' is already a name in train"),  # an alias
+        ("y = ", "x", "'x' is already a name in step"),
+        ("y = ", "z", None),  # free
+        ("forward(m, x)", "forward", None),  # the same name: nothing changes
     ],
 )
-def test_rename_refusals(needle: str, new: str, message: str) -> None:
+def test_rename_refusals(needle: str, new: str, message: str | None) -> None:
     ws = workspace(layers=LAYERS, train=TRAIN)
+    if message is None:
+        assert nav.rename(ws, P("train"), at(TRAIN, needle, 1), new, [P("layers"), P("train")])
+        return
     with pytest.raises(nav.RenameError, match=message):
         nav.rename(ws, P("train"), at(TRAIN, needle, 1), new, [P("layers"), P("train")])
+
+
+def test_rename_of_a_field_to_an_existing_field_is_refused() -> None:
+    layers = LAYERS.replace("    param w1: [H H] = zeros\n", "    param w1: [H H] = zeros\n    param w2: [H] = zeros\n")
+    ws = workspace(layers=layers, train=TRAIN)
+    with pytest.raises(nav.RenameError, match="model Mlp already has a field 'w2'"):
+        nav.rename(ws, P("train"), at(TRAIN, "w1[0]"), "w2", [P("layers"), P("train")])
 
 
 def test_prepare_rename() -> None:
