@@ -223,7 +223,7 @@ class Workspace:
         f = self._file(path)
         with f.lock:
             old = f.exports
-            if old is not None and old.analysis is analysis:
+            if old is not None and old.analysis is analysis and old.qual == self.qualified_name(path):
                 return old
             from .modules import build_exports
 

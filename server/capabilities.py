@@ -84,11 +84,16 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
         caps["codeActionProvider"] = {"codeActionKinds": list(CODE_ACTION_KINDS), "resolveProvider": False}
     else:
         caps["codeActionProvider"] = True
+    # Programs of several files: symbols, rename and folders across the workspace.
+    caps["workspaceSymbolProvider"] = True
+    caps["workspace"] = {"workspaceFolders": {"supported": True, "changeNotifications": True}}
+    prepare = _get(client_capabilities, "textDocument", "rename", "prepareSupport")
+    caps["renameProvider"] = {"prepareProvider": True} if prepare else True
     if diagnostic_mode(initialization_options) != "push":
         caps["diagnosticProvider"] = {
             "identifier": "quiver",
-            "interFileDependencies": False,
-            "workspaceDiagnostics": False,
+            "interFileDependencies": True,
+            "workspaceDiagnostics": True,
         }
     return caps
 

@@ -230,6 +230,10 @@ def completion_item(c: ide.Completion, doc_formats) -> lsp.CompletionItem:
     )
 
 
+def symbol_kind(kind: str) -> lsp.SymbolKind:
+    return _SYMBOL_KINDS[kind]
+
+
 def location(uri: str, span: Span, lines: LineIndex, codec: Codec) -> lsp.Location:
     return lsp.Location(uri, codec.range(lines, span))
 

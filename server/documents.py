@@ -25,6 +25,16 @@ changes hands every few milliseconds (`sys.setswitchinterval`, see
 server.serve), which bounds how long a long analysis can keep a request on
 another document waiting.
 
+Files. A document with a file: URI is analysed through the server's one
+`Workspace` (checker/workspace.py): its text is the workspace's overlay for
+its path, set by its own analysis (under the document's lock, so an analysis
+always sees the text of its version), and the modules it imports are
+analysed first, from their editors' text when they are open. When an
+analysis of a document changes what the document exports (its
+`ModuleExports` object) every document importing it is analysed again at its
+same version (`refresh`: a new generation), and so are the files not open
+(server/workspace.py). Other URIs (untitled:) have an `Analyzer` of their own.
+
 Freshness rules:
 - an analysis is tagged with the version of the text it was computed from;
 - diagnostics are published only from an analysis whose version is still the
@@ -51,8 +61,11 @@ from functools import partial
 from quiver.checker import Analyzer, check_text
 from quiver.checker.analysis import Analysis, Cancelled
 from quiver.checker.ast import Span
+from quiver.checker.modules import ModuleExports
+from quiver.checker.workspace import Workspace
 
 from .convert import Codec, Lines, apply_change
+from .workspace import DiskHost
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +95,7 @@ class Inflight:
 
     version: int
     future: asyncio.Future
+    generation: int = 0
     cancel: threading.Event = field(default_factory=threading.Event)
     waiters: int = 0  # requests waiting for it
 
@@ -90,8 +104,13 @@ class Inflight:
 
 
 class Document:
-    def __init__(self, uri: str, text: str, version: int) -> None:
+    def __init__(self, uri: str, text: str, version: int, path: str | None = None) -> None:
         self.uri = uri
+        self.path = path  # in the workspace; None for a URI that is not a file
+        # bumped when an imported module's exports changed: the same version is analysed again
+        self.generation = 0
+        self.analysis_generation = 0
+        self.exports: ModuleExports | None = None  # what its latest analysis exports
         self.text = text
         self.version = version
         self.lines = Lines(text)
@@ -99,10 +118,11 @@ class Document:
         self.analysis: Analysis | None = None
         self.analysis_version: int | None = None
         self.inflight: Inflight | None = None  # the analysis started last
-        self.lock = threading.Lock()  # held by the thread running self.analyzer.update
+        self.lock = threading.Lock()  # held by the thread analysing it (shared by the documents of its URI)
         self.timer: asyncio.TimerHandle | None = None
         self.run_failure: RunFailure | None = None
-        self.published: tuple | None = None  # (version, run generation) last pushed
+        self.closed = False
+        self.published: tuple | None = None  # (version, analysis, run failure) last pushed
 
     def apply_changes(self, changes, version: int, codec: Codec) -> None:
         lines = self.lines
@@ -131,10 +151,16 @@ class Document:
 class Documents:
     """The open documents, and the scheduling of their analyses."""
 
-    def __init__(self, publish: Callable[[Document], None], debounce: Callable[[], float]) -> None:
+    def __init__(
+        self, publish: Callable[[Document], None], debounce: Callable[[], float], workspace: Workspace | None = None
+    ) -> None:
         self._docs: dict[str, Document] = {}
+        self._by_path: dict[str, Document] = {}
+        self._locks: dict[str, threading.Lock] = {}
         self._publish = publish
         self._debounce = debounce
+        self.workspace = workspace if workspace is not None else Workspace(DiskHost())
+        self.busy = 0  # analyses of documents submitted and not finished
         self._analyses = concurrent.futures.ThreadPoolExecutor(
             max_workers=ANALYSIS_THREADS, thread_name_prefix="quiver-analysis"
         )
@@ -152,14 +178,34 @@ class Documents:
     def get(self, uri: str) -> Document | None:
         return self._docs.get(uri)
 
-    def open(self, uri: str, text: str, version: int) -> Document:
+    def by_path(self, path: str) -> Document | None:
+        return self._by_path.get(path)
+
+    def all(self) -> list[Document]:
+        return list(self._docs.values())
+
+    def open(self, uri: str, text: str, version: int, path: str | None = None) -> Document:
         old = self._docs.pop(uri, None)
         if old is not None:
             self._cancel(old, force=True)
-        doc = Document(uri, text, version)
+            if old.path is not None:
+                self._by_path.pop(old.path, None)
+        doc = Document(uri, text, version, path)
+        doc.lock = self._locks.setdefault(uri, threading.Lock())
         self._docs[uri] = doc
+        if path is not None:
+            self._by_path[path] = doc
         self._schedule(doc, 0.0)
         return doc
+
+    def refresh(self, doc: Document) -> None:
+        """Analyse the document again at its version: a module it imports
+        changed. Requests meanwhile are answered from the analysis it has."""
+        if self._docs.get(doc.uri) is not doc:
+            return
+        doc.generation += 1
+        if doc.timer is None:
+            self._schedule(doc, 0.0)
 
     def change(self, uri: str, changes, version: int, codec: Codec) -> Document | None:
         doc = self._docs.get(uri)
@@ -172,7 +218,11 @@ class Documents:
     def close(self, uri: str) -> Document | None:
         doc = self._docs.pop(uri, None)
         if doc is not None:
+            doc.closed = True
             self._cancel(doc, force=True)
+            if doc.path is not None and self._by_path.get(doc.path) is doc:
+                del self._by_path[doc.path]
+                self.workspace.set_overlay(doc.path, None)  # back to the file on disk
         return doc
 
     def shutdown(self) -> None:
@@ -208,7 +258,9 @@ class Documents:
 
     def _fire(self, doc: Document) -> None:
         doc.timer = None
-        if self._docs.get(doc.uri) is doc and doc.analysis_version != doc.version:
+        if self._docs.get(doc.uri) is doc and (
+            doc.analysis_version != doc.version or doc.analysis_generation != doc.generation
+        ):
             self.analyze(doc)
 
     def analyze(self, doc: Document) -> Inflight:
@@ -217,19 +269,21 @@ class Documents:
         version has stopped: cancelled, unless a request waits for it."""
         v = doc.version
         old = doc.inflight
-        if old is not None and old.version == v:
+        if old is not None and old.version == v and old.generation == doc.generation:
             return old
         if old is not None and old.waiters == 0:
             old.cancel.set()  # its result would be dropped
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
-        fut = loop.run_in_executor(self._analyses, _update, doc, doc.text, cancel)
-        inflight = Inflight(v, fut, cancel)
+        fut = loop.run_in_executor(self._analyses, _update, doc, doc.text, cancel, self.workspace)
+        self.busy += 1
+        inflight = Inflight(v, fut, doc.generation, cancel)
         doc.inflight = inflight
         fut.add_done_callback(partial(self._analyzed, doc, inflight))
         return inflight
 
     def _analyzed(self, doc: Document, inflight: Inflight, fut: asyncio.Future) -> None:
+        self.busy -= 1
         if doc.inflight is inflight:
             doc.inflight = None
         if fut.cancelled() or isinstance(fut.exception(), Cancelled):
@@ -239,26 +293,35 @@ class Documents:
             return
         if self._docs.get(doc.uri) is not doc or doc.version != inflight.version:
             return  # stale: a newer version exists (its own analysis is scheduled)
-        doc.analysis = fut.result()
+        if doc.version == doc.analysis_version and inflight.generation < doc.analysis_generation:
+            return  # an analysis with newer imports is already there
+        doc.analysis, doc.exports = fut.result()
         doc.analysis_version = inflight.version
-        if doc.timer is not None:
+        doc.analysis_generation = inflight.generation
+        if doc.timer is not None and doc.generation == inflight.generation:
             doc.timer.cancel()
             doc.timer = None
-        self._publish(doc)
+        self._publish(doc)  # (the server also looks at doc.exports there)
 
-    async def analysis(self, doc: Document) -> Analysis:
+    async def analysis(self, doc: Document, latest: bool = False) -> Analysis:
         """The analysis of the version the document has now, even if newer
         versions arrive while it is computed; `Superseded` when it is
         cancelled all the same (the document closed, the server shuts down).
         A request cancelled by the client stops waiting, and an analysis of
-        an outdated version that nobody waits for any more is cancelled."""
-        if doc.analysis_version == doc.version and doc.analysis is not None:
+        an outdated version that nobody waits for any more is cancelled.
+        `latest`: with what its imports export now (not an analysis of the
+        same version from before a module it imports changed)."""
+        if (
+            doc.analysis_version == doc.version
+            and doc.analysis is not None
+            and (not latest or doc.analysis_generation == doc.generation)
+        ):
             return doc.analysis
         inflight = self.analyze(doc)
         inflight.waiters += 1
         try:
             # shielded: a request that is cancelled does not cancel the analysis
-            return await asyncio.shield(inflight.future)
+            return (await asyncio.shield(inflight.future))[0]
         except Cancelled:
             raise Superseded(doc.uri) from None
         finally:
@@ -271,10 +334,22 @@ class Documents:
         return await asyncio.get_running_loop().run_in_executor(self._queries, fn, *args)
 
 
-def _update(doc: Document, text: str, cancel: threading.Event) -> Analysis:
-    """On an analysis thread: one update of the document's Analyzer, after any
-    other update of it (cancelled first when it is of an older version)."""
+def _update(doc: Document, text: str, cancel: threading.Event, ws: Workspace) -> tuple[Analysis, ModuleExports | None]:
+    """On an analysis thread: the analysis of `text` (the document's, at one
+    version) and what it exports, after any other analysis of the document
+    (cancelled first when it is of an older version). Through the workspace
+    for a file: its overlay is set to `text` here, under the document's
+    lock, so the analysis is of this text."""
     with doc.lock:
         if cancel.is_set():
             raise Cancelled
-        return doc.analyzer.update(text, cancelled=cancel.is_set)
+        if doc.path is None:
+            return doc.analyzer.update(text, cancelled=cancel.is_set), None
+        ws.set_overlay(doc.path, text)
+        if doc.closed:  # closed meanwhile (close() may have run before the line above)
+            ws.set_overlay(doc.path, None)
+            raise Cancelled
+        analysis = ws.analyze(doc.path, cancelled=cancel.is_set)
+        if analysis is None or analysis.text != text:
+            raise Cancelled  # closed meanwhile
+        return analysis, ws.exports(doc.path, cancelled=cancel.is_set)

@@ -25,6 +25,7 @@ import gc
 import logging
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -44,13 +45,18 @@ from pygls.protocol.language_server import lsp_method
 from quiver.checker import formatter, ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
+from quiver.checker.ide import workspace_nav as nav
+from quiver.checker.modules import ModuleExports
 from quiver.checker.source import LineIndex
+from quiver.checker.workspace import Workspace
 from quiver.run_protocol import RUNTIME, RunError
 
 from . import __version__, capabilities, convert
 from . import settings as S
 from .documents import Document, Documents, RunFailure, Superseded
 from .runs import Run, RunManager, RunRefused, uri_to_path
+from .workspace import Background, path_to_uri, scan, under
+from .workspace import uri_to_path as file_path
 
 log = logging.getLogger("quiver.server")
 
@@ -179,10 +185,28 @@ class QuiverServer(LanguageServer):
         self.diagnostic_mode = "both"
         self._reported: set[str] = set()
         self._docs_base: str | None | bool = False  # False: not worked out yet
+        # Every file through one Workspace (`self.ws`, checker/workspace.py):
+        # open documents by their editors' text, the other .qv files under
+        # the workspace folders from disk, analysed in the background.
+        self.roots: list[str] = []
+        self.files: set[str] = set()  # the .qv files under the roots
+        self._exports_seen: dict[str, ModuleExports | None] = {}
+        self._pushed: dict[str, Analysis | None] = {}  # files not open: the analysis last published
+        self._result_ids: dict[str, tuple[Analysis, int]] = {}  # pull diagnostics
+        self._next_result = 0
+        self._result_lock = threading.Lock()
+        self.background = Background(
+            lambda: self.ws, lambda: self.docs.busy > 0, lambda p: self.docs.by_path(p) is not None, self._analyzed_file
+        )
         self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
         self.runs = RunManager(
             self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds, lambda: self.settings.run.nproc
         )
+
+    @property
+    def ws(self) -> Workspace:
+        """The workspace every file is analysed in (the documents')."""
+        return self.docs.workspace
 
     @property
     def quiver_protocol(self) -> QuiverProtocol:
@@ -203,7 +227,7 @@ class QuiverServer(LanguageServer):
     def shutdown(self) -> None:
         """After the event loop has ended (exit, or the client went away):
         every run killed, every analysis cancelled. Never raises."""
-        for step in (self.runs.stop_all, self.docs.shutdown, super().shutdown):
+        for step in (self.runs.stop_all, self.background.stop, self.docs.shutdown, super().shutdown):
             try:
                 step()
             except Exception:  # pragma: no cover - going away regardless
@@ -233,10 +257,18 @@ class QuiverServer(LanguageServer):
     # ------------------------------------------------------------------ publishing
 
     def _publish(self, doc: Document) -> None:
+        if doc.path is not None and doc.analysis is not None:
+            self._exports_changed(doc.path, doc.exports)
         analysis = doc.current_analysis
         if analysis is None or self.diagnostic_mode == "pull":
             return
-        diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), doc.run_failure_of(doc.version))
+        failure = doc.run_failure_of(doc.version)
+        key = (doc.version, analysis, failure)
+        old = doc.published
+        if old is not None and old[0] == key[0] and old[1] is analysis and old[2] is failure:
+            return  # analysed again (a module it imports changed) to the same result
+        doc.published = key
+        diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), failure)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics)
         )
@@ -250,6 +282,158 @@ class QuiverServer(LanguageServer):
         if failure is not None:
             out.append(convert.run_diagnostic(failure.span, failure.message, lines, self.codec))
         return out
+
+    # ------------------------------------------------------------------ workspace
+
+    def uri_of(self, path: str) -> str:
+        doc = self.docs.by_path(path)
+        return doc.uri if doc is not None else path_to_uri(path)
+
+    def workspace_files(self) -> list[str]:
+        """The files of the workspace: under its folders, and the open ones."""
+        out = set(self.files)
+        out.update(d.path for d in self.docs.all() if d.path is not None)
+        return sorted(out)
+
+    def _exports_changed(self, path: str, exports: ModuleExports | None) -> None:
+        """After an analysis of `path`: when what it exports changed, every
+        file importing it is analysed again (open ones at their versions)."""
+        missing = object()
+        old = self._exports_seen.get(path, missing)
+        self._exports_seen[path] = exports
+        if old is not exports:
+            self.reanalyze(self.ws.dependents(path))
+            if self.diagnostic_mode == "pull":
+                self._refresh_pull()  # the client pulls again (each pull waits for the new analyses)
+
+    def reanalyze(self, paths) -> None:
+        later = []
+        for p in sorted(paths):
+            doc = self.docs.by_path(p)
+            if doc is not None:
+                self.docs.refresh(doc)
+            else:
+                later.append(p)
+        self.background.enqueue(later, urgent=True)
+
+    def _analyzed_file(self, path: str, analysis: Analysis | None, exports: ModuleExports | None) -> None:
+        """A file that is not open was analysed in the background."""
+        if self.docs.by_path(path) is not None:
+            return  # opened meanwhile: its document is analysed and published
+        self._exports_changed(path, exports)
+        if path in self.files:
+            self.publish_file(path, analysis)
+
+    def publish_file(self, path: str, analysis: Analysis | None) -> None:
+        """The diagnostics of a file that is not open (none when it is gone)."""
+        if self.diagnostic_mode == "pull" or (path in self._pushed and self._pushed[path] is analysis):
+            return
+        self._pushed[path] = analysis
+        uri = path_to_uri(path)
+        items = [] if analysis is None else self.diagnostics_of(uri, analysis, analysis.lines, None)
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items))
+
+    def clear_file(self, path: str) -> None:
+        if self._pushed.pop(path, None) is not None and self.diagnostic_mode != "pull":
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=path_to_uri(path), diagnostics=[]))
+
+    def set_roots(self, roots: list[str]) -> None:
+        """The workspace folders changed (or are first known): qualified
+        names and resolution may change, so every file not open is read and
+        analysed again."""
+        self.roots = roots
+        self.ws.set_roots(roots)
+        for p in self.ws.files():
+            if self.docs.by_path(p) is None:
+                self.ws.forget(p)
+        self._exports_seen.clear()
+        asyncio.get_running_loop().create_task(self._scan())
+
+    async def _scan(self) -> None:
+        roots = list(self.roots)
+        try:
+            found = await asyncio.get_running_loop().run_in_executor(None, scan, roots)
+        except Exception:
+            log.exception("scanning the workspace folders")
+            return
+        if roots != self.roots:
+            return  # changed again meanwhile; that scan follows
+        for gone in self.files - set(found):
+            self.clear_file(gone)
+        self.files = set(found)
+        for doc in self.docs.all():
+            self.docs.refresh(doc)
+        self.background.enqueue(found)
+
+    def files_changed(self, changes: list[tuple[str, bool]]) -> None:
+        """Files created, changed (False) or deleted (True) on disk."""
+        affected: set[str] = set()
+        for path, deleted in changes:
+            stem = path.rsplit("/", 1)[-1].removesuffix(".qv")
+            affected |= self.ws.dependents(path)
+            # files whose import of this name found nothing, or another file
+            for f in self.ws.files():
+                if any(s.rsplit(".", 1)[-1] == stem for s in self.ws.imports_of(f)):
+                    affected.add(f)
+            self.ws.file_changed(path)
+            is_open = self.docs.by_path(path) is not None
+            if deleted:
+                self.files.discard(path)
+                self._exports_seen.pop(path, None)
+                if not is_open:
+                    self.ws.forget(path)
+                    self.clear_file(path)
+            else:
+                if under(path, self.roots):
+                    self.files.add(path)
+                if not is_open:
+                    affected.add(path)
+        self.reanalyze(affected)
+
+    # ------------------------------------------------------------------ pull diagnostics
+
+    def result_id(self, key: str, analysis: Analysis) -> str:
+        """One id per analysis of a document (a document analysed again to
+        the same analysis keeps its id). Called from query threads too."""
+        with self._result_lock:
+            hit = self._result_ids.get(key)
+            if hit is not None and hit[0] is analysis:
+                return str(hit[1])
+            self._next_result += 1
+            self._result_ids[key] = (analysis, self._next_result)
+            return str(self._next_result)
+
+    async def document_report(self, doc: Document, previous: str | None):
+        version = doc.version  # the report is of this version, whatever arrives while it is computed
+        failure = doc.run_failure_of(version)
+        try:
+            analysis = await self.docs.analysis(doc, latest=True)
+        except Superseded:
+            # The protocol's way for diagnostics: the client asks again (for the new version).
+            raise JsonRpcException(
+                f"{doc.uri} changed or closed while this request waited for its analysis",
+                SERVER_CANCELLED,
+                {"retriggerRequest": True},
+            ) from None
+        result_id = self.result_id(doc.uri, analysis) + (f"+run{version}" if failure is not None else "")
+        if previous == result_id:
+            return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
+        lines = doc.lines_of(analysis)
+        items = await self.docs.run_query(self.diagnostics_of, doc.uri, analysis, lines, failure)
+        return lsp.FullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    def file_report(self, path: str, uri: str, previous: str | None):
+        """On a query thread: the report of a file that is not open."""
+        analysis = self.ws.analyze(path)
+        if analysis is None:
+            return lsp.FullDocumentDiagnosticReport(items=[])
+        result_id = self.result_id(uri, analysis)
+        if previous == result_id:
+            return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
+        items = self.diagnostics_of(uri, analysis, analysis.lines, None)
+        return lsp.FullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    # ------------------------------------------------------------------ runs
 
     def _run_failed(self, run: Run, error: RunError | None) -> None:
         doc = self.docs.get(run.uri)
@@ -307,6 +491,60 @@ class QuiverServer(LanguageServer):
             return None if offset is None else answer(analysis, lines, offset)
 
         return await self.query(uri, at)
+
+    async def query_files(
+        self,
+        uri: str,
+        position: lsp.Position,
+        across: Callable[[str, int], Any],
+        answer: Callable[[Analysis, LineIndex, int], Any],
+    ) -> Any:
+        """A request that may look at other files: `across(path, offset)`
+        through the workspace, once the document's analysis of its current
+        version is there; `answer` (as for `query_at`) for a document that
+        is not a file."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return None
+        if doc.path is None:
+            return await self.query_at(uri, position, answer)
+        path = doc.path
+        try:
+            analysis = await self.docs.analysis(doc)
+        except Superseded:
+            raise JsonRpcContentModified(
+                f"{uri} changed or closed while this request waited for its analysis"
+            ) from None
+        lines = doc.lines_of(analysis)
+
+        def run() -> Any:
+            offset = self.codec.offset(lines, position)
+            return None if offset is None else across(path, offset)
+
+        return await self.docs.run_query(run)
+
+    def analyses(self) -> Callable[[str], Analysis | None]:
+        """How the cross-file queries get a file's analysis without waiting
+        for one in progress: an open document's latest, else the
+        workspace's latest, else (a file never analysed) a new one."""
+
+        def get(path: str) -> Analysis | None:
+            doc = self.docs.by_path(path)
+            if doc is not None and doc.analysis is not None:
+                return doc.analysis
+            return self.ws.analysis_of(path) or self.ws.analyze(path)
+
+        return get
+
+    async def settle(self) -> None:
+        """Every open document analysed at its current version (before a
+        query whose answer edits them)."""
+        for doc in self.docs.all():
+            with contextlib.suppress(Superseded):
+                await self.docs.analysis(doc)
+
+    def location(self, path: str, span: Span, lines: LineIndex) -> lsp.Location:
+        return convert.location(self.uri_of(path), span, lines, self.codec)
 
     @property
     def markdown_formats(self):
@@ -435,12 +673,67 @@ def initialize(ls: QuiverServer, params: lsp.InitializeParams) -> None:
     ls.codec = convert.Codec(capabilities.choose_encoding(raw.get("capabilities") if raw else None))
     ls.diagnostic_mode = capabilities.diagnostic_mode(params.initialization_options)
     ls.update_settings(params.initialization_options)
+    ls.roots = _roots(params)
+    ls.ws.set_roots(ls.roots)
+
+
+def _roots(params: lsp.InitializeParams) -> list[str]:
+    """The workspace folders (file: URIs only), else the root URI or path."""
+    uris = [f.uri for f in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
+    out = [p for p in (file_path(u) for u in uris) if p is not None]
+    if not out and params.root_path and params.root_path.startswith("/"):
+        out = [os.path.normpath(params.root_path)]
+    return list(dict.fromkeys(out))
 
 
 @feature(lsp.INITIALIZED)
 def initialized(ls: QuiverServer, params: lsp.InitializedParams) -> None:
     ls.docs.warm_up()
-    asyncio.get_running_loop().create_task(_pull_configuration(ls))
+    loop = asyncio.get_running_loop()
+    loop.create_task(_pull_configuration(ls))
+    ls.background.start(loop)
+    loop.create_task(ls._scan())
+    loop.create_task(_watch_files(ls))
+
+
+async def _watch_files(ls: QuiverServer) -> None:
+    """Ask the client to report created, changed and deleted .qv files."""
+    ws = ls.client_capabilities.workspace
+    watched = ws.did_change_watched_files if ws is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.qv")])
+    registration = lsp.Registration(
+        id="quiver-watch-qv", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+    )
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+    except Exception as exc:  # the client may refuse; files are then read when opened or imported
+        ls.log(f"registering the file watcher failed: {exc}")
+
+
+@feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+@notification
+def workspace_did_change_watched_files(ls: QuiverServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    changes = []
+    for ch in params.changes:
+        path = file_path(ch.uri)
+        if path is not None and path.endswith(".qv"):
+            changes.append((path, ch.type == lsp.FileChangeType.Deleted))
+    if changes:
+        ls.files_changed(changes)
+
+
+@feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+@notification
+def workspace_did_change_workspace_folders(ls: QuiverServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+    removed = {p for p in (file_path(f.uri) for f in params.event.removed) if p is not None}
+    added = [p for p in (file_path(f.uri) for f in params.event.added) if p is not None]
+    roots = [r for r in ls.roots if r not in removed]
+    roots += [a for a in added if a not in roots]
+    ls.set_roots(roots)
 
 
 async def _pull_configuration(ls: QuiverServer) -> None:
@@ -480,7 +773,10 @@ def shutdown(ls: QuiverServer, params) -> None:
 @notification
 def text_document_did_open(ls: QuiverServer, params: lsp.DidOpenTextDocumentParams) -> None:
     td = params.text_document
-    ls.docs.open(td.uri, td.text, td.version)
+    path = file_path(td.uri)
+    ls.docs.open(td.uri, td.text, td.version, path)
+    if path is not None:
+        ls._pushed.pop(path, None)
 
 
 @feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -493,8 +789,15 @@ def text_document_did_change(ls: QuiverServer, params: lsp.DidChangeTextDocument
 @notification
 def text_document_did_close(ls: QuiverServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    if ls.docs.close(uri) is not None:
+    doc = ls.docs.close(uri)
+    if doc is None:
+        return
+    if doc.path is None or doc.path not in ls.files:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    if doc.path is not None:
+        # Back to the file on disk: its diagnostics (a file of the workspace)
+        # and its importers' come from that text now.
+        ls.background.enqueue([doc.path], urgent=True)
 
 
 @feature(lsp.TEXT_DOCUMENT_DIAGNOSTIC)
@@ -503,18 +806,48 @@ async def text_document_diagnostic(ls: QuiverServer, params: lsp.DocumentDiagnos
     uri = params.text_document.uri
     doc = ls.docs.get(uri)
     if doc is None:
-        return lsp.FullDocumentDiagnosticReport(items=[])
-    version = doc.version  # the report is of this version, whatever arrives while it is computed
-    failure = doc.run_failure_of(version)
-    result_id = f"{version}" + (f"+run{version}" if failure is not None else "")
-    if params.previous_result_id == result_id:
-        return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
-    try:
-        items = await ls.query(uri, lambda analysis, lines: ls.diagnostics_of(uri, analysis, lines, failure))
-    except JsonRpcContentModified as exc:
-        # The protocol's way for diagnostics: the client asks again (for the new version).
-        raise JsonRpcException(exc.message, SERVER_CANCELLED, {"retriggerRequest": True}) from None
-    return lsp.FullDocumentDiagnosticReport(items=items or [], result_id=result_id)
+        path = file_path(uri)
+        if path is None:
+            return lsp.FullDocumentDiagnosticReport(items=[])
+        report = await ls.docs.run_query(ls.file_report, path, uri, params.previous_result_id)
+        return report or lsp.FullDocumentDiagnosticReport(items=[])
+    return await ls.document_report(doc, params.previous_result_id)
+
+
+@feature(lsp.WORKSPACE_DIAGNOSTIC)
+@request
+async def workspace_diagnostic(ls: QuiverServer, params: lsp.WorkspaceDiagnosticParams):
+    """A report of every file of the workspace (unchanged ones as such)."""
+    previous = {p.uri: p.value for p in params.previous_result_ids}
+    items: list = []
+    for path in ls.workspace_files():
+        doc = ls.docs.by_path(path)
+        if doc is not None:
+            try:
+                report = await ls.document_report(doc, previous.get(doc.uri))
+            except JsonRpcException:
+                continue  # changed meanwhile: its next report follows
+            cls = (
+                lsp.WorkspaceUnchangedDocumentDiagnosticReport
+                if isinstance(report, lsp.UnchangedDocumentDiagnosticReport)
+                else lsp.WorkspaceFullDocumentDiagnosticReport
+            )
+            fields = {"items": report.items} if isinstance(report, lsp.FullDocumentDiagnosticReport) else {}
+            items.append(cls(uri=doc.uri, version=doc.version, result_id=report.result_id, **fields))  # type: ignore[arg-type]
+            continue
+        uri = path_to_uri(path)
+        report = await ls.docs.run_query(ls.file_report, path, uri, previous.get(uri))
+        if isinstance(report, lsp.UnchangedDocumentDiagnosticReport):
+            items.append(
+                lsp.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=None, result_id=report.result_id)
+            )
+        elif report is not None:
+            items.append(
+                lsp.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=None, items=report.items, result_id=report.result_id
+                )
+            )
+    return lsp.WorkspaceDiagnosticReport(items=items)
 
 
 # ====================================================================== language features
@@ -561,10 +894,16 @@ async def text_document_signature_help(ls: QuiverServer, params: lsp.SignatureHe
 async def text_document_definition(ls: QuiverServer, params: lsp.DefinitionParams):
     uri = params.text_document.uri
 
+    def across(path: str, offset: int):
+        return [
+            ls.location(t.path, t.target.focus, t.lines)
+            for t in nav.definition(ls.ws, path, offset, analyses=ls.analyses())
+        ] or None
+
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
         return [convert.location(uri, t.focus, lines, ls.codec) for t in ide.definition(analysis, offset)] or None
 
-    return await ls.query_at(uri, params.position, answer)
+    return await ls.query_files(uri, params.position, across, answer)
 
 
 @feature(lsp.TEXT_DOCUMENT_REFERENCES)
@@ -572,12 +911,86 @@ async def text_document_definition(ls: QuiverServer, params: lsp.DefinitionParam
 async def text_document_references(ls: QuiverServer, params: lsp.ReferenceParams):
     uri = params.text_document.uri
     include = params.context.include_declaration if params.context is not None else True
+    files = ls.workspace_files()
+    await ls.settle()
+
+    def across(path: str, offset: int):
+        spans = nav.references(ls.ws, path, offset, files, include, analyses=ls.analyses())
+        return [ls.location(s.path, s.span, s.lines) for s in spans] or None
 
     def answer(analysis: Analysis, lines: LineIndex, offset: int):
         spans = ide.references(analysis, offset, include)
         return [convert.location(uri, s, lines, ls.codec) for s in spans] or None
 
-    return await ls.query_at(uri, params.position, answer)
+    return await ls.query_files(uri, params.position, across, answer)
+
+
+@feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+@request
+async def text_document_prepare_rename(ls: QuiverServer, params: lsp.PrepareRenameParams):
+    def across(path: str, offset: int):
+        get = ls.analyses()
+        try:
+            found = nav.prepare_rename(ls.ws, path, offset, analyses=get)
+        except nav.RenameError as exc:
+            raise request_failed(str(exc)) from None
+        analysis = get(path)
+        if found is None or analysis is None:
+            return None
+        span, text = found
+        return lsp.PrepareRenamePlaceholder(range=ls.codec.range(analysis.lines, span), placeholder=text)
+
+    return await ls.query_files(params.text_document.uri, params.position, across, lambda *a: None)
+
+
+@feature(lsp.TEXT_DOCUMENT_RENAME)
+@request
+async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
+    """A rename across every file that mentions the name (files not open
+    included), as text edits by URI."""
+    files = ls.workspace_files()
+    await ls.settle()
+
+    def across(path: str, offset: int):
+        try:
+            edits = nav.rename(ls.ws, path, offset, params.new_name, files, analyses=ls.analyses())
+        except nav.RenameError as exc:
+            raise request_failed(str(exc)) from None
+        if edits is None:
+            return None
+        changes = {
+            ls.uri_of(p): [
+                lsp.TextEdit(range=ls.codec.range(lines, span), new_text=params.new_name) for span, lines in e
+            ]
+            for p, e in edits.items()
+        }
+        return lsp.WorkspaceEdit(changes=changes)
+
+    return await ls.query_files(params.text_document.uri, params.position, across, lambda *a: None)
+
+
+@feature(lsp.WORKSPACE_SYMBOL)
+@request
+async def workspace_symbol(ls: QuiverServer, params: lsp.WorkspaceSymbolParams):
+    """The top-level dims, models and functions of every file of the workspace."""
+    files = ls.workspace_files()
+    await ls.settle()
+
+    def answer():
+        out = []
+        for s in nav.workspace_symbols(ls.ws, files, params.query, analyses=ls.analyses()):
+            loc = ls.location(s.path, s.symbol.span, s.lines)
+            out.append(
+                lsp.SymbolInformation(
+                    name=s.symbol.name,
+                    kind=convert.symbol_kind(s.symbol.kind),
+                    location=loc,
+                    container_name=s.container,
+                )
+            )
+        return out
+
+    return await ls.docs.run_query(answer)
 
 
 @feature(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)

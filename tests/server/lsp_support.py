@@ -40,6 +40,7 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # every publishDiagnostics, in order
     client.custom = []  # (method, params) of the quiver/* notifications
+    client.registrations = []  # what the server registered dynamically
     features = dict(DEFAULT_CLIENT_FEATURES)
 
     def publish(c: LanguageClient, params: lsp.PublishDiagnosticsParams) -> None:
@@ -47,6 +48,11 @@ def make_client() -> LanguageClient:
         c.published.append(params)
 
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+
+    def register(c: LanguageClient, params: lsp.RegistrationParams) -> None:
+        c.registrations.extend(params.registrations)
+
+    features[lsp.CLIENT_REGISTER_CAPABILITY] = register
     register_lsp_features(client, features)
     for method in CUSTOM:
         client.feature(method)(_recorder(method))
@@ -70,11 +76,18 @@ def server_env(**extra: str) -> dict[str, str]:
 CONFIG = ClientServerConfig(server_command=SERVER, client_factory=make_client, server_env=server_env())
 
 
-def init_params(profile: str, **options: Any) -> lsp.InitializeParams:
+DATA = ROOT / "tests" / "server" / "data"
+
+
+def init_params(profile: str, root: Path | None = None, **options: Any) -> lsp.InitializeParams:
+    """No workspace folder unless a test gives one (every .qv file under it
+    is then analysed at start, and its diagnostics published)."""
     opts = {"diagnostics": {"debounceMs": 20}}
     opts.update(options)
     return lsp.InitializeParams(
-        capabilities=client_capabilities(profile), initialization_options=opts, root_uri=ROOT.as_uri()
+        capabilities=client_capabilities(profile),
+        initialization_options=opts,
+        root_uri=root.as_uri() if root is not None else None,
     )
 
 

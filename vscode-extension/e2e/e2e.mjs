@@ -16,6 +16,9 @@
 //   bad-server a missing Python, a server that crashes at start, and a Python without
 //              Quiver each give exactly one message (bad-server-*.png); fixing the
 //              setting brings diagnostics back (bad-server.png)
+//   multi-file layers.qv and train.qv (which imports it) open: a param renamed in
+//              layers.qv, unsaved, gives train.qv an error in the Problems panel, undone
+//              it goes; a rename (F2) of `forward` in train.qv edits both files
 // Then the same files in Restricted Mode (an untrusted workspace whose settings point
 // the server elsewhere), with the server set in the user's (remote) settings:
 //   restricted diagnostics and hovers work, Run File is offered nowhere, and the
@@ -110,6 +113,7 @@ function prepareSession(name, { trusted }) {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
   }
+  writeMultiFile(ws);
   let remote = remoteSettings({});
   if (!trusted) {
     // A workspace that tries to choose what runs; Restricted Mode must ignore it.
@@ -557,6 +561,115 @@ async function trustedScenarios(wb, session) {
       throw new Error(`messages after the fix: ${after.join(' || ')}`);
     }
     return `one message each: ${seen.join('; ')}; diagnostics back after the setting was fixed`;
+  });
+
+  await multiFileScenario(wb, session);
+}
+
+// ------------------------------------------------------------------ multi-file workspaces
+
+const LAYERS_QV = `dim H = 4
+
+model Mlp:
+    param w1: [H H] = zeros
+
+fn forward(m: Mlp, x: [H]) -> [H]:
+    return x @ m.w1
+`;
+
+const TRAIN_QV = `import layers
+from layers import Mlp
+
+fn step(m: layers.Mlp, x: [layers.H]) -> [layers.H]:
+    y = layers.forward(m, x)
+    return y + m.w1[0]
+
+fn main():
+    m = Mlp.init(seed=1)
+    print(step(m, zeros([4])))
+`;
+
+function writeMultiFile(ws) {
+  fs.writeFileSync(path.join(ws, 'layers.qv'), LAYERS_QV);
+  fs.writeFileSync(path.join(ws, 'train.qv'), TRAIN_QV);
+}
+
+/** The visible text of the active editor (short files: all of it). */
+async function editorText(wb) {
+  const lines = await wb.page.locator('.editor-group-container.active .monaco-editor .view-lines .view-line').allInnerTexts();
+  return lines.join('\n').replace(/\u00a0/g, ' ');
+}
+
+async function multiFileScenario(wb, session) {
+  const page = wb.page;
+  // train.qv's own message names the model by its qualified name; layers.qv's would say "model Mlp".
+  const trainError = (r) => /E0107/.test(r) && r.includes("model layers.Mlp has no field 'w1'");
+  await scenario('multi-file', wb, async () => {
+    await wb.openFile('layers.qv');
+    await wb.openFile('train.qv');
+    await wb.command('Problems: Focus on Problems View');
+    await page.waitForTimeout(1500);
+    if ((await wb.problemRows()).some(trainError)) {
+      throw new Error(`train.qv has an error before any edit: ${(await wb.problemRows()).join(' | ')}`);
+    }
+    // Rename the param w1 in layers.qv, without saving.
+    await wb.openFile('layers.qv');
+    const at = lineCol(LAYERS_QV, 'param w1', 'param '.length);
+    await wb.gotoLine(at.line, at.col);
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.insertText('w9');
+    await wb.command('Problems: Focus on Problems View');
+    let rows = [];
+    const row = await waitUntil("train.qv's E0107 in the Problems panel", async () => {
+      rows = await wb.problemRows();
+      return rows.find(trainError);
+    }, 60_000).catch((e) => {
+      throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
+    });
+    await wb.shot('multi-file-error');
+    if (fs.readFileSync(path.join(session.ws, 'layers.qv'), 'utf8') !== LAYERS_QV) {
+      throw new Error('layers.qv was saved');
+    }
+    // Undo: the importer's error goes.
+    await wb.openFile('layers.qv');
+    await page.keyboard.press('Control+Z');
+    await wb.command('Problems: Focus on Problems View');
+    await waitUntil("train.qv's error to go", async () => {
+      rows = await wb.problemRows();
+      return !rows.some(trainError);
+    }, 60_000).catch((e) => {
+      throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
+    });
+    // Rename `forward` from its use in train.qv: both files are edited.
+    await wb.openFile('train.qv');
+    const use = lineCol(TRAIN_QV, 'layers.forward', 'layers.f'.length);
+    await wb.gotoLine(use.line, use.col);
+    await page.keyboard.press('F2');
+    // The rename box opens once the server's prepareRename answered; type into it, not the editor.
+    const box = page.locator('.rename-box:not(.hidden) input.rename-input, .rename-box:not(.hidden) input').first();
+    await box.waitFor({ state: 'visible', timeout: 15_000 });
+    await box.fill('apply');
+    await box.press('Enter');
+    const train = await waitUntil('train.qv to call layers.apply', async () => {
+      const t = await editorText(wb);
+      return t.includes('layers.apply(m, x)') ? t : false;
+    }, 30_000);
+    await wb.openFile('layers.qv');
+    const layers = await waitUntil('layers.qv to define apply', async () => {
+      const t = await editorText(wb);
+      return t.includes('fn apply(m: Mlp') ? t : false;
+    }, 30_000);
+    if (train.includes('forward') || layers.includes('forward')) {
+      throw new Error(`a 'forward' was left: train.qv: ${train} / layers.qv: ${layers}`);
+    }
+    await wb.command('Problems: Focus on Problems View');
+    await page.waitForTimeout(1500);
+    const after = (await wb.problemRows()).filter((r) => /E0115|E0107/.test(r));
+    if (after.length > 0) {
+      throw new Error(`errors after the rename: ${after.join(' | ')}`);
+    }
+    return `unsaved rename of w1 in layers.qv -> train.qv: ${row}; undone: gone; F2 forward -> apply edited train.qv and layers.qv`;
   });
 }
 
