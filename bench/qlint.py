@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from generate import BLOCK, HEADER  # noqa: E402
+from generate import BLOCK, HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

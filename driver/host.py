@@ -18,13 +18,18 @@ from . import inputs
 
 
 class DiskHost:
-    def __init__(self) -> None:
+    """`remember_projects`: look for each folder's `quiver.toml` once (a
+    command's run); the language server looks again each time, since a
+    project file may come and go while it runs."""
+
+    def __init__(self, remember_projects: bool = True) -> None:
         self._projects: dict[str, str | None] = {}
+        self._remember = remember_projects
 
     def read(self, path: str) -> str | None:
         try:
             data = inputs.read_source(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a path with a NUL in it
             return None
         text, problem = decode_source(data)
         return DecodedText(text, problem)
@@ -56,8 +61,9 @@ class DiskHost:
             if parent == folder:
                 break
             folder = parent
-        for f in seen:
-            self._projects[f] = found
+        if self._remember:
+            for f in seen:
+                self._projects[f] = found
         return found
 
 

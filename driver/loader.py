@@ -105,7 +105,12 @@ def execute(program: Program) -> types.ModuleType:
 
     imports = {qual: execute(p) for qual, p in program.imports.items()}
     # (a model class takes its device when it is made: `--device` is part of the key)
-    key = (program.path, program.compiled.source, tuple((q, id(m)) for q, m in imports.items()), str(rt.placed_device()))
+    key = (
+        program.path,
+        program.compiled.source,
+        tuple((q, id(m)) for q, m in imports.items()),
+        str(rt.placed_device()),
+    )
     module = _LOADED.get(key)
     if module is None:
         name = "quiver_compiled." + "".join(c if c.isalnum() or c == "." else "_" for c in program.qual)

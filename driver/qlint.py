@@ -28,7 +28,6 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from quiver.checker import catalog

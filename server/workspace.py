@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -24,12 +23,11 @@ from urllib.parse import unquote, urlparse
 
 from quiver.checker.analysis import Analysis, Cancelled
 from quiver.checker.modules import ModuleExports
-from quiver.checker.source import decode_source
-from quiver.checker.workspace import MODULE_SUFFIX, PROJECT_FILE, Workspace
+from quiver.checker.workspace import MODULE_SUFFIX, Workspace
+from quiver.host import DiskHost as _DiskHost
 
 log = logging.getLogger(__name__)
 
-MAX_SOURCE_BYTES = 10 * 1024 * 1024  # as driver/inputs.py
 SKIPPED_FOLDERS = frozenset({".venv", "venv", "node_modules", "__pycache__"})
 MAX_SCANNED_FILES = 20_000
 
@@ -54,41 +52,13 @@ def path_to_uri(path: str) -> str:
     return PurePosixPath(path).as_uri()
 
 
-class DiskHost:
-    """The workspace's view of the disk."""
+class DiskHost(_DiskHost):
+    """The tools' view of the disk (driver/host.py: regular files of at most
+    10 MiB, decoded as the checker decodes bytes, a file that is not UTF-8
+    reported as E0001), looking for `quiver.toml` afresh each time."""
 
-    def read(self, path: str) -> str | None:
-        try:
-            st = os.stat(path)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
-                return None
-            flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-            fd = os.open(path, flags)
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    return None
-                data = fh.read(MAX_SOURCE_BYTES + 1)
-        except (OSError, ValueError):
-            return None
-        if len(data) > MAX_SOURCE_BYTES:
-            return None
-        return decode_source(data)[0]
-
-    def is_file(self, path: str) -> bool:
-        try:
-            return stat.S_ISREG(os.stat(path).st_mode)
-        except (OSError, ValueError):
-            return False
-
-    def project_root(self, path: str) -> str | None:
-        folder = posixpath.dirname(path)
-        while True:
-            if self.is_file(posixpath.join(folder, PROJECT_FILE)):
-                return folder
-            parent = posixpath.dirname(folder)
-            if parent == folder:
-                return None
-            folder = parent
+    def __init__(self) -> None:
+        super().__init__(remember_projects=False)
 
 
 def under(path: str, roots: Iterable[str]) -> bool:

@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 from quiver.checker.workspace import MemoryHost, Workspace
-from quiver.server.workspace import MAX_SOURCE_BYTES, Background, DiskHost, path_to_uri, scan, uri_to_path
+from quiver.inputs import MAX_SOURCE_BYTES
+from quiver.server.workspace import Background, DiskHost, path_to_uri, scan, uri_to_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from generate import generate
