@@ -192,6 +192,7 @@ _COMPLETION_KINDS = {
     "extern": lsp.CompletionItemKind.Function,
     "builtin": lsp.CompletionItemKind.Function,
     "method": lsp.CompletionItemKind.Method,
+    "module": lsp.CompletionItemKind.Module,
     "keyword": lsp.CompletionItemKind.Keyword,
     "type": lsp.CompletionItemKind.TypeParameter,
     "constant": lsp.CompletionItemKind.Constant,

@@ -81,6 +81,8 @@ def _var_type(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None, name
 def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, receiver: str) -> list[Completion]:
     g = analysis.globals
     ty = _var_type(analysis, slot, fn, receiver)
+    if ty is None and g.names.kinds.get(receiver) in ("module", "package"):
+        return _module_completions(analysis, receiver)
     if ty is None and receiver in g.models:
         m = MODEL_METHODS["init"]
         return [
@@ -126,6 +128,36 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
         ]
         return out
     return []
+
+
+def _module_completions(analysis: Analysis, module: str) -> list[Completion]:
+    """`layers.`: what the module exports (its public definitions), and the
+    modules below a package (`nn.` of `import nn.layers`)."""
+    g = analysis.globals
+    prefix = module + "."
+    out = []
+    for written, kind in sorted(g.names.kinds.items()):
+        if not written.startswith(prefix) or "." in written[len(prefix) :]:
+            continue
+        name = written[len(prefix) :]
+        out.append(_global_completion(analysis, name, written, kind))
+    return out
+
+
+def _global_completion(analysis: Analysis, label: str, written: str, kind: str) -> Completion:
+    """A completion for a global name as the file writes it (`H`, `layers.H`)."""
+    g = analysis.globals
+    if kind == "dim" and written in g.dims:
+        value = g.dims[written].value
+        return Completion(
+            label, "dim", f"dim {g.dims[written].name} = {value if value is not None else '?'}", sort_text="1" + label
+        )
+    if kind == "model" and written in g.models:
+        return Completion(label, "model", f"model {g.models[written].name}", sort_text="2" + label)
+    if kind in ("fn", "extern") and written in g.fns:
+        info = g.fns[written]
+        return Completion(label, "extern" if info.extern else "fn", info.signature(), sort_text="2" + label)
+    return Completion(label, "module", f"module {written}", sort_text="2" + label)
 
 
 def _dim_completions(analysis: Analysis, fn: FnInfo | None) -> list[Completion]:
@@ -179,16 +211,11 @@ def _scope_completions(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | N
                 add(Completion(name, "variable", f"{name}: {ty}", sort_text="0" + name))
         for d in fn.generics:
             add(Completion(d, "generic", f"generic dim of {fn.name}", sort_text="1" + d))
-    for name, info in g.dims.items():
-        add(
-            Completion(
-                name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name
-            )
-        )
-    for name in g.models:
-        add(Completion(name, "model", f"model {name}", sort_text="2" + name))
-    for name, info in g.fns.items():
-        add(Completion(name, "extern" if info.extern else "fn", info.signature(), sort_text="2" + name))
+    # What the file can write by itself: its definitions, the names its
+    # imports bind and its modules (not `layers.H`: that comes after `layers.`)
+    for name, kind in g.names.kinds.items():
+        if "." not in name and not kind.startswith("broken"):
+            add(_global_completion(analysis, name, name, kind))
     for name, b in BUILTINS.items():
         add(Completion(name, "builtin", b.signature, b.doc, sort_text="3" + name))
     for name, doc in CONSTANTS.items():

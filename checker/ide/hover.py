@@ -28,6 +28,23 @@ def hover(analysis: Analysis, offset: int) -> Hover | None:
     return _expression_hover(analysis, offset)
 
 
+def _describe_module(analysis: Analysis, written: str) -> str:
+    """`import layers`: the module's file and what it exports."""
+    g = analysis.globals
+    qual = g.names.modules.get(written)
+    ex = next((m for m in analysis.modules if m.qual == qual), None)
+    if ex is None:
+        return _code(f"package {written}")
+    groups: dict[str, list[str]] = {}
+    for name, kind in ex.own.items():
+        if not name.startswith("_"):
+            groups.setdefault(kind, []).append(name)
+    words = {"dim": "dims", "model": "models", "fn": "fns", "extern": "extern fns"}
+    lines = [f"{words.get(k, k)}: {', '.join(sorted(v))}" for k, v in groups.items()]
+    text = _code(f"module {written}") + f"\n\n`{ex.path}`"
+    return text + "".join(f"\n\n{line}" for line in lines)
+
+
 def _code(text: str) -> str:
     return f"```quiver\n{text}\n```"
 
@@ -53,6 +70,8 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return describe_fn(analysis, info) if info is not None else None
     if sym.kind == "builtin":
         return _describe_builtin(analysis, slot, occ)
+    if sym.kind == "module":
+        return _describe_module(analysis, sym.name)
     if sym.kind == "method":
         m = MODEL_METHODS.get(sym.name)
         if m is None:

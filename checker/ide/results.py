@@ -51,6 +51,7 @@ class Completion:
         "keyword",
         "type",
         "constant",
+        "module",
     ]
     detail: str = ""
     documentation: str = ""  # markdown

@@ -158,6 +158,8 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
         return Sym("fn", ref.name)
     if k in ("field", "gradfield"):
         return Sym("member", ref.name, ref.owner)
+    if k == "module":
+        return Sym("module", ref.name)
     if k == "builtin":
         if ref.owner is not None:  # Mlp.init
             return Sym("method", ref.name.rsplit(".", 1)[-1], ref.owner)

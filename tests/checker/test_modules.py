@@ -335,3 +335,42 @@ def test_incremental_equals_fresh_over_random_edits_of_both_files(seed: int) -> 
 def test_e0113_suggests_a_module_file_that_is_nearby() -> None:
     ws = workspace({"main.qv": "import layer\n", "layers.qv": LAYERS})
     assert diags(ws, "main.qv") == [("E0113", "no module 'layer' (no layer.qv in /p); did you mean 'layers'?", "layer")]
+
+
+# ------------------------------------------------------------------ editor queries
+
+
+def test_completion_after_a_module_offers_its_public_names() -> None:
+    from quiver.checker import ide
+
+    src = "import layers\n\nfn main():\n    m = layers.Mlp.init(seed=0)\n    x = layers.\n"
+    ws = workspace({"main.qv": src, "layers.qv": LAYERS})
+    a = ws.analyze("/p/main.qv")
+    assert a is not None
+    items = ide.completions(a, src.index("layers.\n") + len("layers."))
+    assert [(c.label, c.kind) for c in items] == [
+        ("C", "dim"),
+        ("H", "dim"),
+        ("Mlp", "model"),
+        ("forward", "fn"),
+        ("head_only", "fn"),
+        ("loss", "fn"),
+    ]
+    assert items[3].detail == "fn layers.forward(m: layers.Mlp, x: [b 4]) -> [b layers.C]"
+    scope = {c.label for c in ide.completions(a, src.index("    m = "))}
+    assert "layers" in scope and not any("." in label for label in scope)
+
+
+def test_hover_on_a_module_and_on_an_imported_model() -> None:
+    from quiver.checker import ide
+
+    src = "import layers\nfrom layers import Mlp as Net\n\nfn main():\n    print(layers.forward(Net.init(seed=0), zeros([1 4])))\n"
+    ws = workspace({"main.qv": src, "layers.qv": LAYERS})
+    a = ws.analyze("/p/main.qv")
+    assert a is not None and a.diagnostics == []
+    h = ide.hover(a, src.index("layers.forward") + 1)
+    assert h is not None and h.markdown == (
+        "```quiver\nmodule layers\n```\n\n`/p/layers.qv`\n\ndims: C, H\n\nmodels: Mlp\n\nfns: forward, head_only, loss"
+    )
+    h = ide.hover(a, src.index("Net.init") + 1)
+    assert h is not None and h.markdown.startswith("```quiver\nmodel layers.Mlp\n    param w1: [4 layers.H]")
