@@ -17,7 +17,7 @@ from ..results import BodyResult, Ref
 # A dim constant, a generic dim, a model, a function, a model member (param
 # or buffer, and the gradient field of the same name), a local or parameter,
 # a built-in function, a model method.
-SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method"]
+SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module"]
 
 
 @dataclass(frozen=True, slots=True)
