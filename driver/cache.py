@@ -138,3 +138,18 @@ def dependencies(path: str, imports_in: Callable[[str], list[str]], text_of: Cal
         seen[p] = text_of(p) or ""
         todo.extend(imports_in(p))
     return sorted(seen.items())
+
+
+def key_for(workspace, path: str, text: str) -> str:
+    """The cache key of `path` with `text`, in a `checker.workspace.Workspace`:
+    its imports' texts as the workspace sees them (an editor's unsaved text
+    included), the folders it searches for modules, and for a module that
+    is missing, the modules nearby (its message suggests one)."""
+    from quiver.checker.workspace import import_spellings
+
+    deps = dependencies(path, workspace.scanned_imports, workspace.text)
+    deps.append(("*search*", "\0".join(workspace.search_folders(path))))
+    for spelling in import_spellings(text):
+        if workspace.resolve(path, spelling) is None:
+            deps.append((f"*nearby* {spelling}", "\0".join(workspace.nearby_modules(path, spelling))))
+    return file_key(path, text, deps)

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 from quiver.checker import catalog
 from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import LineIndex, decode_source
-from quiver.checker.workspace import DecodedText, Workspace, import_spellings
+from quiver.checker.workspace import DecodedText, Workspace
 
 from . import inputs
-from .cache import ResultCache, dependencies, file_key
+from .cache import ResultCache, key_for
 from .host import DiskHost, normal_path, workspace_for
 from .inputs import is_regular, read_source
 from .report import diagnostic_line, location
@@ -323,12 +323,7 @@ def check_files(
         text = workspace.text(key)
         if text is None:
             continue
-        deps = dependencies(key, workspace.scanned_imports, workspace.text)
-        deps.append(("*search*", "\0".join(workspace.search_folders(key))))
-        for spelling in import_spellings(text):  # a missing module's message names the modules nearby
-            if workspace.resolve(key, spelling) is None:
-                deps.append((f"*nearby* {spelling}", "\0".join(workspace.nearby_modules(key, spelling))))
-        ck = file_key(key, text, deps)
+        ck = key_for(workspace, key, text)
         hit = cache.get(ck) if cache is not None else None
         if hit is not None:
             out[key] = (Checked(text, LineIndex(text)), hit)

@@ -49,6 +49,7 @@ from quiver.checker.ide import workspace_nav as nav
 from quiver.checker.modules import ModuleExports
 from quiver.checker.source import LineIndex
 from quiver.checker.workspace import Workspace
+from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.run_protocol import RUNTIME, RunError
 
 from . import __version__, capabilities, convert
@@ -192,6 +193,10 @@ class QuiverServer(LanguageServer):
         self.files: set[str] = set()  # the .qv files under the roots
         self._exports_seen: dict[str, ModuleExports | None] = {}
         self._pushed: dict[str, Analysis | None] = {}  # files not open: the analysis last published
+        # The tools' persistent cache of results (driver/cache.py): a file
+        # opened (or found at start) whose text and imports were checked
+        # before shows those diagnostics at once, before its analysis ends.
+        self._result_cache: ResultCache | None | bool = False  # False: not made yet
         self._result_ids: dict[str, tuple[Analysis, int]] = {}  # pull diagnostics
         self._next_result = 0
         self._result_lock = threading.Lock()
@@ -267,6 +272,8 @@ class QuiverServer(LanguageServer):
         old = doc.published
         if old is not None and old[0] == key[0] and old[1] is analysis and old[2] is failure:
             return  # analysed again (a module it imports changed) to the same result
+        if old is None:
+            self.remember(doc.path, analysis)  # the text it was opened with
         doc.published = key
         diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), failure)
         self.text_document_publish_diagnostics(
@@ -324,10 +331,57 @@ class QuiverServer(LanguageServer):
         if path in self.files:
             self.publish_file(path, analysis)
 
+    # ------------------------------------------------------------------ the cache of results
+
+    @property
+    def result_cache(self) -> ResultCache | None:
+        """`$QUIVER_CACHE_DIR`, else `.quiver_cache` in the first workspace
+        folder (where qlint run from it keeps its own); none without either."""
+        if self._result_cache is False:
+            folder = os.environ.get("QUIVER_CACHE_DIR") or (
+                os.path.join(self.roots[0], CACHE_DIR_NAME) if self.roots else None
+            )
+            self._result_cache = ResultCache(Path(folder)) if folder else None
+        return self._result_cache  # type: ignore[return-value]
+
+    def cached_diagnostics(self, path: str, text: str) -> list | None:
+        cache = self.result_cache
+        if cache is None or self.diagnostic_mode == "pull":
+            return None
+        try:
+            return cache.get(key_for(self.ws, path, text))
+        except Exception:  # the cache only saves time: never a reason to fail
+            log.exception("reading the cache of results")
+            return None
+
+    def remember(self, path: str | None, analysis: Analysis) -> None:
+        """Store an analysis' diagnostics under its text's key (when it is
+        the one a file was opened or found with: not at every keystroke)."""
+        cache = self.result_cache
+        if cache is None or path is None:
+            return
+        try:
+            cache.put(key_for(self.ws, path, analysis.text), list(analysis.diagnostics))
+        except Exception:
+            log.exception("writing the cache of results")
+
+    def publish_cached(self, uri: str, path: str, text: str, version: int | None, lines) -> bool:
+        diagnostics = self.cached_diagnostics(path, text)
+        if diagnostics is None:
+            return False
+        base = self.docs_base
+        items = [convert.diagnostic(d, lines, self.codec, uri, base) for d in diagnostics]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=items)
+        )
+        return True
+
     def publish_file(self, path: str, analysis: Analysis | None) -> None:
         """The diagnostics of a file that is not open (none when it is gone)."""
         if self.diagnostic_mode == "pull" or (path in self._pushed and self._pushed[path] is analysis):
             return
+        if analysis is not None and path not in self._pushed:
+            self.remember(path, analysis)
         self._pushed[path] = analysis
         uri = path_to_uri(path)
         items = [] if analysis is None else self.diagnostics_of(uri, analysis, analysis.lines, None)
@@ -364,6 +418,28 @@ class QuiverServer(LanguageServer):
         for doc in self.docs.all():
             self.docs.refresh(doc)
         self.background.enqueue(found)
+        if self.result_cache is None or self.diagnostic_mode == "pull":
+            return
+        # What the cache knows of the files not open, until their analyses end
+        # (read off the event loop: a workspace may hold thousands of files).
+        loop = asyncio.get_running_loop()
+        hits = await loop.run_in_executor(None, self._cached_files, found)
+        for path, text, diagnostics in hits:
+            if self.docs.by_path(path) is None and path not in self._pushed:
+                lines = LineIndex(text)
+                base = self.docs_base
+                uri = path_to_uri(path)
+                items = [convert.diagnostic(d, lines, self.codec, uri, base) for d in diagnostics]
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items))
+
+    def _cached_files(self, paths: list[str]) -> list[tuple[str, str, list]]:
+        out = []
+        for path in paths:
+            text = self.ws.text(path)
+            diagnostics = self.cached_diagnostics(path, text) if text is not None else None
+            if diagnostics is not None and text is not None:
+                out.append((path, str(text), diagnostics))
+        return out
 
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
         """Files created, changed (False) or deleted (True) on disk."""
@@ -774,9 +850,10 @@ def shutdown(ls: QuiverServer, params) -> None:
 def text_document_did_open(ls: QuiverServer, params: lsp.DidOpenTextDocumentParams) -> None:
     td = params.text_document
     path = file_path(td.uri)
-    ls.docs.open(td.uri, td.text, td.version, path)
+    doc = ls.docs.open(td.uri, td.text, td.version, path)
     if path is not None:
         ls._pushed.pop(path, None)
+        ls.publish_cached(td.uri, path, td.text, td.version, doc.lines)
 
 
 @feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
