@@ -157,3 +157,14 @@ def test_sub_models_optimizers_and_gradients_of_imported_models(tmp_path: Path) 
     assert r.returncode == 0, r.stderr
     first, last = map(float, r.stdout.split())
     assert last < first
+
+
+def test_an_extern_fn_of_an_imported_module_resolves_next_to_that_module(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "helpers.py").write_text("import torch\n\ndef double(x):\n    return 2 * x\n")
+    (lib / "ops.qv").write_text('extern fn double(x: [3]) -> [3] from "helpers:double"\n')
+    (tmp_path / "main.qv").write_text("import lib.ops\n\nfn main():\n    print(lib.ops.double(ones([3])))\n")
+    r = subprocess.run([sys.executable, "-m", "quiver", "run", "main.qv"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[2.0000, 2.0000, 2.0000]"
