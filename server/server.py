@@ -42,6 +42,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.checker import formatter, ide
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -49,7 +50,6 @@ from quiver.checker.ide import workspace_nav as nav
 from quiver.checker.modules import ModuleExports
 from quiver.checker.source import LineIndex
 from quiver.checker.workspace import Workspace
-from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.run_protocol import RUNTIME, RunError
 
 from . import __version__, capabilities, convert
