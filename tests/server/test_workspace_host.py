@@ -93,3 +93,15 @@ def test_background_stops_for_open_documents_and_resumes() -> None:
         bg.stop()
 
     asyncio.run(run())
+
+
+def test_a_file_that_is_not_utf8_is_e0001_through_the_workspace(tmp_path: Path) -> None:
+    from quiver.checker.workspace import Workspace
+
+    (tmp_path / "bad.qv").write_bytes(b"dim D = 2\n# caf\xff\n")
+    ws = Workspace(DiskHost(), [str(tmp_path)])
+    a = ws.analyze(str(tmp_path / "bad.qv"))
+    assert a is not None
+    assert [(d.code, d.message) for d in a.diagnostics] == [
+        ("E0001", "the file is not valid UTF-8: byte 0xFF cannot be decoded")
+    ]
