@@ -88,6 +88,10 @@ class _QuiverIndenter(Indenter):
         run = outer = 0
         runs: list[int] = []
         operand_end = False  # the last token ends an operand: a `-` now is binary
+        # The first keyword read as a name (the contextual lexer makes one a
+        # NAME where no keyword fits): reported by _validate, found here on
+        # the way rather than by walking the whole tree afterwards.
+        self.keyword_name: Token | None = None
         for token in stream:
             kind = token.type
             if kind == self.NL_type:
@@ -111,6 +115,8 @@ class _QuiverIndenter(Indenter):
                 operand_end = False
             elif kind in _OPERAND:
                 operand_end = kind != "DOT"
+                if kind == "NAME" and self.keyword_name is None and token in HARD_KEYWORDS:
+                    self.keyword_name = token
                 continue
             else:
                 run, operand_end = 0, False
@@ -594,6 +600,7 @@ class _FairLock:
 
 _lock = _FairLock()
 _parser: Lark | None = None
+_indenter: _QuiverIndenter | None = None
 _lexer: _PlainLexer | None = None
 
 
@@ -613,17 +620,24 @@ class _PlainLexer:
 
 
 def _get_parsers() -> tuple[Lark, _PlainLexer]:
-    global _parser, _lexer
+    global _parser, _lexer, _indenter
     if _parser is None:
+        _indenter = _QuiverIndenter()
         _parser = Lark(
             _GRAMMAR,
             parser="lalr",
             lexer="contextual",
-            postlex=_QuiverIndenter(),
+            postlex=_indenter,
             keep_all_tokens=True,
             maybe_placeholders=True,
             transformer=_Builder(),
         )
+        # lark names rules' nonterminals with Token objects (str subclasses
+        # with a Python-level __eq__), and every reduce looks one up in a
+        # table keyed by plain strings: ~2 million slow comparisons per
+        # 50,000 lines. Plain strings compare in C; the hash is the same.
+        for rule in _parser.rules:
+            rule.origin.name = str(rule.origin.name)
         _lexer = _PlainLexer()
     assert _lexer is not None
     return _parser, _lexer
@@ -728,7 +742,7 @@ class _Recovery:
                         )
                     self._recover(C.E0009.at(A.Span(e.start, end), limit=MAX_NESTING), e.start)
                     continue
-                problems = _validate(item)
+                problems = _validate(item, _indenter.keyword_name if _indenter is not None else None)
                 if problems:
                     self._recover(problems[0], problems[0].span.start)
                     continue
@@ -1023,16 +1037,16 @@ STATEMENT_KEYWORDS = (
 HARD_KEYWORDS = frozenset(STATEMENT_KEYWORDS) | {"fn", "extern", "from", "import"}
 
 
-def _validate(item: A.Item) -> list[LocalDiagnostic]:
-    """Syntax rules the grammar does not express: keywords used as names,
-    assignment targets, loop control outside loops (nesting depth is the
-    post-lexer's, which stops the parse where it is exceeded)."""
+def _validate(item: A.Item, keyword_name: Token | None) -> list[LocalDiagnostic]:
+    """Syntax rules the grammar does not express: keywords used as names (the
+    first one, which the post-lexer noted), assignment targets, loop control
+    outside loops (nesting depth is the post-lexer's, which stops the parse
+    where it is exceeded)."""
     problems: list[LocalDiagnostic] = []
-    for node in A.walk(item):
-        text = node.name if isinstance(node, (A.Name, A.DimName)) else node.text if isinstance(node, A.Ident) else None
-        if text in HARD_KEYWORDS:
-            problems.append(C.E0003.at(node.span, expected="a name", context="", found=f"keyword '{text}'"))
-            break
+    if keyword_name is not None:
+        problems.append(
+            C.E0003.at(_tok_span(keyword_name), expected="a name", context="", found=f"keyword '{keyword_name}'")
+        )
     if isinstance(item, A.FnDecl):
         _validate_block(item.body, 0, problems)
     problems.sort(key=lambda d: d.span.start)
