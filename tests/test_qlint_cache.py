@@ -94,3 +94,23 @@ def test_a_new_module_file_changes_the_suggestion_of_a_missing_import(project: P
     assert "did you mean" not in run(capsys, "--format", "text", "eval.qv")[1]
     (project / "metrics.qv").write_text("dim K = 2\n")
     assert run(capsys, "--format", "text", "eval.qv")[1].strip().endswith("did you mean 'metrics'?")
+
+
+def test_the_collector_is_tuned_for_the_run_and_restored(project: Path, capsys) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    seen = []
+    original = qlint._run
+
+    def spy(args):
+        seen.append(gc.get_threshold())
+        return original(args)
+
+    qlint._run = spy
+    try:
+        run(capsys, "--no-cache", ".")
+    finally:
+        qlint._run = original
+    assert seen == [(200_000, 30, 30)]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
