@@ -164,7 +164,9 @@ class Analyzer:
         self._parsed: ParsedDocument | None = None
         self._reads: ReadAnalysis | None = None
         self._reads_fingerprints: dict[str, object] = {}  # the fingerprints `_reads` was built with
-        self._external_key: tuple = ()  # the imported read summaries `_reads` was built with
+        # the imported modules `_reads` was built with, and their read summaries
+        self._external_modules: tuple[ModuleExports, ...] = ()
+        self._external: dict = {}
         self._ide_cache: dict = {}
         self.stats = Stats()
 
@@ -277,11 +279,17 @@ class Analyzer:
             if base is old
             else {n for n in fingerprints.keys() | base.keys() if fingerprints.get(n) != base.get(n)}
         )
-        external: dict = {}
-        for ex in modules:
-            external.update(ex.summaries)
-        external_key = tuple((k, s.key()) for k, s in external.items())
-        interfaces_changed = external_key != self._external_key or any(
+        # A module's exports object stays the same while its summaries do
+        # (modules.build_exports): the same objects, nothing to merge again.
+        same_modules = len(modules) == len(self._external_modules) and all(
+            a is b for a, b in zip(modules, self._external_modules, strict=True)
+        )
+        external = self._external
+        if not same_modules:
+            external = {}
+            for ex in modules:
+                external.update(ex.summaries)
+        interfaces_changed = not same_modules or any(
             n == ALL_NAMES or names.kind(n) in ("model", "fn", "extern", None) for n in since_reads
         )
         erroneous = frozenset(
@@ -294,7 +302,8 @@ class Analyzer:
         reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous, external)
         self._reads = reads
         self._reads_fingerprints = fingerprints
-        self._external_key = external_key
+        self._external_modules = tuple(modules)
+        self._external = external
         site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
         for item, result in bodies.items():
             if result.sites:
@@ -440,13 +449,12 @@ def _unused_imports(names: Names, items: list, declared: dict[A.Node, Declared],
         used.update(d.lookups)
     for b in bodies.values():
         used.update(b.deps)
-    heads = {u.split(".")[0] for u in used if "." in u}
     for item in imports:
         if names.import_diagnostics.get(item):
             continue
         if isinstance(item, A.ImportDecl):
             m = item.module.text
-            if m not in used and not any(u.startswith(m + ".") for u in used if u.split(".")[0] in heads):
+            if m not in used and not any(u.startswith(m + ".") for u in used):
                 yield item, C.W0103.at(item.module.span, what=f"module '{m}'")
             continue
         for imp in item.names:
