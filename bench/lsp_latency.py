@@ -105,13 +105,16 @@ class Client:
                 fut = self.waiting.pop(msg["id"], None)
                 if fut is not None and not fut.done():
                     fut.set_result((now, msg.get("result")))
-            elif "id" in msg:  # a request from the server (workspace/configuration): answer it
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": [None]})
+            elif "id" in msg:  # the server's requests: configuration, registerCapability
+                result = [None] if msg["method"] == "workspace/configuration" else None
+                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
             elif msg.get("method") == "textDocument/publishDiagnostics":
-                p = msg["params"]
-                fut = self.publish_waiters.pop((p["uri"], p.get("version")), None)
-                if fut is not None and not fut.done():
-                    fut.set_result(now)
+                self.on_publish(msg["params"], now)
+
+    def on_publish(self, p: dict, now: float) -> None:
+        fut = self.publish_waiters.pop((p["uri"], p.get("version")), None)
+        if fut is not None and not fut.done():
+            fut.set_result(now)
 
     async def initialize(self, debounce_ms: int | None = None) -> None:
         opts = {} if debounce_ms is None else {"diagnostics": {"debounceMs": debounce_ms}}

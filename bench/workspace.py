@@ -37,9 +37,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import lsp_latency as latency  # noqa: E402
 from generate import generate  # noqa: E402
 
-SERVER = [sys.executable, "-m", "quiver.server", "--stdio"]
 IMPORTERS = 10
 OTHERS = 9
 LINES_PER_FILE = 1000
@@ -76,71 +76,18 @@ def write_workspace(folder: Path) -> dict[str, str]:
     return files
 
 
-class Client:
-    """Just enough JSON-RPC: requests, notifications, and every
-    publishDiagnostics recorded with its arrival time."""
+class Client(latency.Client):
+    """bench/lsp_latency.py's client, recording every publishDiagnostics
+    with its arrival time."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.next_id = 0
-        self.waiting: dict[int, asyncio.Future] = {}
         self.published: list[tuple[float, str, int | None, int]] = []  # (time, uri, version, count)
         self.changed = asyncio.Event()
-        self.reader = asyncio.get_running_loop().create_task(self._read())
+        super().__init__(proc)
 
-    @classmethod
-    async def start(cls) -> Client:
-        proc = await asyncio.create_subprocess_exec(
-            *SERVER,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=2**26,
-        )
-        return cls(proc)
-
-    def _send(self, message: dict) -> None:
-        body = json.dumps(message).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    async def request(self, method: str, params) -> object:
-        self.next_id += 1
-        fut = asyncio.get_running_loop().create_future()
-        self.waiting[self.next_id] = fut
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return await fut
-
-    def notify(self, method: str, params) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = None
-            while True:
-                line = await out.readline()
-                if not line:
-                    return
-                if line == b"\r\n":
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            assert length is not None
-            msg = json.loads(await out.readexactly(length))
-            now = time.perf_counter()
-            if "id" in msg and "method" not in msg:
-                fut = self.waiting.pop(msg["id"], None)
-                if fut is not None and not fut.done():
-                    fut.set_result(msg.get("result"))
-            elif "id" in msg:  # the server's requests: configuration, registerCapability
-                result = [None] if msg["method"] == "workspace/configuration" else None
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-            elif msg.get("method") == "textDocument/publishDiagnostics":
-                p = msg["params"]
-                self.published.append((now, p["uri"], p.get("version"), len(p["diagnostics"])))
-                self.changed.set()
+    def on_publish(self, p: dict, now: float) -> None:
+        self.published.append((now, p["uri"], p.get("version"), len(p["diagnostics"])))
+        self.changed.set()
 
     async def until(self, predicate, timeout: float = 300) -> float:
         """Waits until `predicate(published)` is true; the time it became so."""
@@ -168,16 +115,6 @@ class Client:
             },
         )
         self.notify("initialized", {})
-
-    async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self.request("shutdown", None), 30)
-            self.notify("exit", None)
-            await asyncio.wait_for(self.proc.wait(), 10)
-        except (TimeoutError, ConnectionError):
-            self.proc.kill()
-            await self.proc.wait()
-        self.reader.cancel()
 
 
 def stats(samples: list[float]) -> dict:
