@@ -269,6 +269,25 @@ class Result:
     edits: int = 0
     mismatches: list = dataclasses.field(default_factory=list)
 
+    def compare(self, incremental: dict, fresh: dict, seed: int, program: str, done: list[str], text: str) -> bool:
+        """Count one comparison; record it and say True when the answers differ."""
+        self.edits += 1
+        if incremental == fresh:
+            return False
+        diff = [k for k in fresh if incremental[k] != fresh[k]]
+        self.mismatches.append(
+            {
+                "seed": seed,
+                "program": program,
+                "edits": list(done),
+                "text": text,
+                "differ": diff,
+                "incremental": {k: incremental[k] for k in diff},
+                "fresh": {k: fresh[k] for k in diff},
+            }
+        )
+        return True
+
 
 def _cancelled_after(n: int):
     """A `cancelled` callable that says True from its (n+1)th call on."""
@@ -304,20 +323,7 @@ def session(seed: int, programs: list[tuple[str, str]], length: int, cancel: flo
         offsets = sorted(rng.sample(idents, min(4, len(idents))))
         incremental = answers(analyzer.update(text), offsets)
         fresh = answers(check_text(text), offsets)
-        result.edits += 1
-        if incremental != fresh:
-            diff = [k for k in fresh if incremental[k] != fresh[k]]
-            result.mismatches.append(
-                {
-                    "seed": seed,
-                    "program": name,
-                    "edits": list(done),
-                    "text": text,
-                    "differ": diff,
-                    "incremental": {k: incremental[k] for k in diff},
-                    "fresh": {k: fresh[k] for k in diff},
-                }
-            )
+        if result.compare(incremental, fresh, seed, name, done, text):
             # Start over from this text: later edits would only repeat it.
             analyzer = Analyzer()
             analyzer.update(text)
@@ -402,20 +408,7 @@ def workspace_session(seed: int, length: int) -> Result:
             idents = [s for s, _, _ in _code_spans(files[p], _IDENT)]
             offsets = sorted(rng.sample(idents, min(3, len(idents))))
             incremental, fresh = answers(a, offsets), answers(b, offsets)
-            result.edits += 1
-            if incremental != fresh:
-                diff = [k for k in fresh if incremental[k] != fresh[k]]
-                result.mismatches.append(
-                    {
-                        "seed": seed,
-                        "program": p,
-                        "edits": list(done),
-                        "text": files[p],
-                        "differ": diff,
-                        "incremental": {k: incremental[k] for k in diff},
-                        "fresh": {k: fresh[k] for k in diff},
-                    }
-                )
+            if result.compare(incremental, fresh, seed, p, done, files[p]):
                 ws = Workspace(MemoryHost(dict(files)), ["/p"])
     return result
 
