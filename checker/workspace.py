@@ -16,8 +16,9 @@ definitions carry in every importer, so a model is one model everywhere.
 Threads: `analyze` may be called from several threads at once (the server
 analyses documents on a pool). No lock is held while a file's imports are
 analysed, so two threads that meet at a shared module wait only for that
-module's own update, and an import cycle (found per thread, along the chain
-of imports being analysed) cannot deadlock.
+module's own update. Import cycles are found from a scan of the import
+graph (`scanned_imports`), not from the order files are analysed in, so a
+cycle is reported in every file on it and cannot deadlock.
 
 Freshness: an analysis is reused while its text and the exports of its
 imports are the same objects; exports are rebuilt when a module's analysis
@@ -350,6 +351,17 @@ class Workspace:
             if target is not None:
                 out.append(target)
         return out
+
+    def import_closure(self, path: str) -> list[str]:
+        """Every file `path` imports, directly or not (from scans), sorted."""
+        seen: set[str] = set()
+        todo = self.scanned_imports(path)
+        while todo:
+            p = todo.pop()
+            if p not in seen and p != path:
+                seen.add(p)
+                todo.extend(self.scanned_imports(p))
+        return sorted(seen)
 
     def _path(self, start: str, goal: str) -> list[str] | None:
         """A chain of imports from `start` to `goal` (both included), or None."""

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -127,19 +126,6 @@ def _decode(x: dict) -> Diagnostic:
     )
 
 
-def dependencies(path: str, imports_in: Callable[[str], list[str]], text_of: Callable[[str], str | None]) -> list:
-    """(path, text) of every module `path` imports, directly or not."""
-    seen: dict[str, str] = {}
-    todo = list(imports_in(path))
-    while todo:
-        p = todo.pop()
-        if p in seen or p == path:
-            continue
-        seen[p] = text_of(p) or ""
-        todo.extend(imports_in(p))
-    return sorted(seen.items())
-
-
 def key_for(workspace, path: str, text: str) -> str:
     """The cache key of `path` with `text`, in a `checker.workspace.Workspace`:
     its imports' texts as the workspace sees them (an editor's unsaved text
@@ -147,7 +133,7 @@ def key_for(workspace, path: str, text: str) -> str:
     is missing, the modules nearby (its message suggests one)."""
     from quiver.checker.workspace import import_spellings
 
-    deps = dependencies(path, workspace.scanned_imports, workspace.text)
+    deps = [(p, workspace.text(p) or "") for p in workspace.import_closure(path)]
     deps.append(("*search*", "\0".join(workspace.search_folders(path))))
     for spelling in import_spellings(text):
         if workspace.resolve(path, spelling) is None:

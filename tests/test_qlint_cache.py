@@ -114,3 +114,13 @@ def test_the_collector_is_tuned_for_the_run_and_restored(project: Path, capsys) 
         qlint._run = original
     assert seen == [(200_000, 30, 30)]
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_an_edit_two_imports_away_is_a_new_key(project: Path, capsys) -> None:
+    (project / "base.qv").write_text("dim K = 4\n")
+    (project / "mid.qv").write_text("import base\n\nfn g(x: [base.K]) -> [base.K]:\n    return x\n")
+    (project / "top.qv").write_text("import mid\n\nfn main():\n    print(mid.g(zeros([4])))\n")
+    assert run(capsys, "--format", "text", "top.qv")[:2] == (0, "")
+    (project / "base.qv").write_text("dim K = 5\n")  # top.qv's own text and its import are unchanged
+    code, out, _ = run(capsys, "--format", "text", "top.qv")
+    assert (code, out) == (1, "top.qv:4:17: E0201 argument 'x' of mid.g: expected [base.K], found [4]\n")
