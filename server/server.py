@@ -548,13 +548,18 @@ class QuiverServer(LanguageServer):
         doc = self.docs.get(uri)
         if doc is None:
             return None
+        analysis = await self._request_analysis(doc)
+        return await self.docs.run_query(answer, analysis, doc.lines_of(analysis))
+
+    async def _request_analysis(self, doc: Document) -> Analysis:
+        """The analysis a request waits for; ContentModified when it is
+        cancelled all the same (the document closed meanwhile)."""
         try:
-            analysis = await self.docs.analysis(doc)
+            return await self.docs.analysis(doc)
         except Superseded:
             raise JsonRpcContentModified(
-                f"{uri} changed or closed while this request waited for its analysis"
+                f"{doc.uri} changed or closed while this request waited for its analysis"
             ) from None
-        return await self.docs.run_query(answer, analysis, doc.lines_of(analysis))
 
     async def query_at(
         self, uri: str, position: lsp.Position, answer: Callable[[Analysis, LineIndex, int], Any]
@@ -585,12 +590,7 @@ class QuiverServer(LanguageServer):
         if doc.path is None:
             return await self.query_at(uri, position, answer)
         path = doc.path
-        try:
-            analysis = await self.docs.analysis(doc)
-        except Superseded:
-            raise JsonRpcContentModified(
-                f"{uri} changed or closed while this request waited for its analysis"
-            ) from None
+        analysis = await self._request_analysis(doc)
         lines = doc.lines_of(analysis)
 
         def run() -> Any:

@@ -314,14 +314,21 @@ def prepare_rename(
     """The span a rename at the cursor would edit there, and the current
     name; None when the cursor is on no name; RenameError when the name
     cannot be renamed (a module, a built-in)."""
-    analysis = _getter(ws, analyses, None)(path)
+    found = _renamed(ws, path, offset, _getter(ws, analyses, None))
+    return None if found is None else (found[1].name_span, found[1].text)
+
+
+def _renamed(ws: Workspace, path: str, offset: int, get) -> tuple[Analysis, Occurrence] | None:
+    """The analysis of `path` and the occurrence a rename at `offset` is of;
+    RenameError when it cannot be renamed."""
+    analysis = get(path)
     if analysis is None:
         return None
     occ = occurrence_at(ws, path, analysis, offset)
     if occ is None:
         return None
     _refuse(occ)
-    return occ.name_span, occ.text
+    return analysis, occ
 
 
 def _refuse(occ: Occurrence) -> None:
@@ -347,13 +354,10 @@ def rename(
     on no name. Raises RenameError for a name that cannot be renamed or a
     new name that is not one."""
     get = _getter(ws, analyses, cancelled)
-    analysis = get(path)
-    if analysis is None:
+    found = _renamed(ws, path, offset, get)
+    if found is None:
         return None
-    occ = occurrence_at(ws, path, analysis, offset)
-    if occ is None:
-        return None
-    _refuse(occ)
+    analysis, occ = found
     if not _IDENT.match(new_name) or new_name in HARD_KEYWORDS:
         raise RenameError(f"'{new_name}' is not a name")
     if occ.symbol.kind == "alias" or (occ.symbol.kind in GLOBAL_KINDS and occ.text != occ.symbol.name):
