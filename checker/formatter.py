@@ -31,7 +31,8 @@ from . import ast as A
 from .deep import deep
 from .diagnostics import TextEdit
 from .items import BOM, split_items
-from .parser import HARD_KEYWORDS, ItemParse, parse_item
+from .lexical import HARD_KEYWORDS
+from .parser import ItemParse, parse_item
 
 INDENT = "    "
 # The indentation width the parser counts a tab as (parser._QuiverIndenter).

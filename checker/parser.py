@@ -29,6 +29,8 @@ from lark.utils import TextSlice
 from . import ast as A
 from . import catalog as C
 from .diagnostics import LocalDiagnostic, LocalRelated
+from .fast_parser import parse as fast_parse
+from .lexical import HARD_KEYWORDS, unescape
 from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
 
 # Nesting as the user sees it (E0009): each enclosing block, each enclosing
@@ -239,15 +241,6 @@ def _ident(t: Token) -> A.Ident:
     return A.Ident(_tok_span(t), str(t))
 
 
-def _unescape(raw: str) -> str:
-    body = raw[1:-1]
-    return re.sub(
-        r"\\(.)",
-        lambda m: {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(m.group(1), m.group(1)),
-        body,
-    )
-
-
 class _Builder:
     """lark callbacks: one per rule or alias, each returning an AST node."""
 
@@ -298,7 +291,7 @@ class _Builder:
 
     def device(self, ch):
         t = ch[1]
-        text = _unescape(t) if t.type == "STRING" else str(t)
+        text = unescape(t) if t.type == "STRING" else str(t)
         return A.Device(_span(ch), text)
 
     def member(self, ch):
@@ -345,7 +338,7 @@ class _Builder:
             elif after_arrow and isinstance(c, A.Node) and ret is None:
                 ret = cast(A.TypeExpr, c)
             elif isinstance(c, Token) and c.type == "STRING":
-                target = A.StrLit(_tok_span(c), _unescape(c))
+                target = A.StrLit(_tok_span(c), unescape(c))
         return A.ExternDecl(_span(ch), _ident(name), params, ret, target)
 
     def params(self, ch):
@@ -553,7 +546,7 @@ class _Builder:
         return A.FloatLit(_span(ch), float(str(ch[0]).replace("_", "")))
 
     def str_lit(self, ch):
-        return A.StrLit(_span(ch), _unescape(ch[0]))
+        return A.StrLit(_span(ch), unescape(ch[0]))
 
     def bool_lit(self, ch):
         return A.BoolLit(_span(ch), str(ch[0]) == "True")
@@ -662,8 +655,13 @@ class ItemParse:
     recovered_names: tuple[str, ...] = ()
 
 
-def parse_item(text: str) -> ItemParse:
-    """Parse the text of one top-level item. Never raises."""
+def parse_item(text: str, *, fast: bool = True) -> ItemParse:
+    """Parse the text of one top-level item. Never raises.
+
+    An item that parses cleanly is parsed by the hand-written fast path
+    (fast_parser.py); anything it declines, every item with a syntax error
+    among them, goes through lark, which reports and recovers. `fast=False`
+    forces lark: the reference the fast path is tested against."""
     if text == "\ufeff":  # the byte order mark that starts a document (items.split_items)
         return ItemParse(text, None, ())
     stripped = _strip_trivia(text)
@@ -674,6 +672,10 @@ def parse_item(text: str) -> ItemParse:
         first = len(text) - len(text.lstrip())
         end = _line_end(text, first)
         return ItemParse(text, None, (C.E0005.at(A.Span(first, end), problem=UNEXPECTED_INDENT),))
+    if fast:
+        item = fast_parse(text)
+        if item is not None and not _validate(item, None):
+            return ItemParse(text, item, ())
     with _lock:
         return _Recovery(text).run()
 
@@ -1012,29 +1014,6 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
-# Keywords of statements and expressions, in the order completion offers them.
-STATEMENT_KEYWORDS = (
-    "return",
-    "if",
-    "elif",
-    "else",
-    "for",
-    "in",
-    "while",
-    "and",
-    "or",
-    "not",
-    "as",
-    "pass",
-    "break",
-    "continue",
-    "True",
-    "False",
-    "mut",
-)
-# Reserved: never names, although the contextual lexer would read them as names
-# where no keyword fits. `dim`, `model`, `param`, `buffer` and `on` stay usable.
-HARD_KEYWORDS = frozenset(STATEMENT_KEYWORDS) | {"fn", "extern", "from", "import"}
 
 
 def _validate(item: A.Item, keyword_name: Token | None) -> list[LocalDiagnostic]:

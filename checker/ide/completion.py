@@ -14,7 +14,7 @@ from ..declarations import (
     FnInfo,
 )
 from ..items import ItemSlot
-from ..parser import STATEMENT_KEYWORDS
+from ..lexical import STATEMENT_KEYWORDS
 from .results import TOP_KEYWORDS, Completion
 from .symbols import _fn_of, _slot_at
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from .. import ast as A
 from ..analysis import Analysis
 from ..declarations import RESERVED_FIELDS, Names
-from ..parser import HARD_KEYWORDS
+from ..lexical import HARD_KEYWORDS
 from ..source import LineIndex
 from ..workspace import Workspace
 from .navigation import _target, document_symbols
