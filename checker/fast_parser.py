@@ -1,9 +1,875 @@
-"""Stub: replaced in the next step."""
+"""The fast path of parsing: a hand-written recursive-descent parser for items
+that parse cleanly.
+
+lark's LALR parser (parser.py, grammar.lark) is the reference and does all the
+hard work: syntax errors, their messages, recovery. It is also most of the
+time a cold check takes, so the common case, an item with no syntax error at
+all, goes through this parser first. It accepts a subset of what lark
+accepts, exactly the items lark parses with no diagnostic, and builds exactly
+the tree lark's builder does: the same nodes, fields and spans (a span runs
+from the first to the last token or child of its rule, so parentheses around
+an operand are not in the spans of the nodes around it). On anything else (a
+syntax error, a tab or form feed, nesting anywhere near the limit, a hard
+keyword where a name is expected) it declines, by returning None, and
+parse_item hands the item to lark.
+
+Declining is always safe; accepting wrongly is not. tests/checker/
+test_fast_parser.py and tests/stress/parser_fuzz.py compare the two parsers
+on the examples, the docs, generated programs and mutated ones.
+
+How it matches lark's lexing: the token patterns are the grammar's. lark's
+contextual lexer reads a word as a keyword where the parser accepts the
+keyword, else as a name; hard keywords (lexical.HARD_KEYWORDS) are names
+nowhere (a name spelled like one is an error), so here they are always
+keywords. The soft ones (`dim`, `model`, `param`, `buffer`, `on`) are keywords
+only where no name could stand (an item's or a member's first word, after a
+model's name), and names everywhere else.
+"""
 
 from __future__ import annotations
 
+import re
+
 from . import ast as A
+from .lexical import HARD_KEYWORDS, unescape
+
+Span = A.Span
+
+# The grammar's terminals (grammar.lark), tried in lark's order: FLOAT has
+# priority over INT, longer punctuation before its prefixes. Spaces and
+# backslash-newline are skipped; a newline with the blank and comment lines
+# after it is one NL token, as lark's _NL. Tabs, form feeds and any other
+# character match nothing: the item is declined.
+_TOKEN = re.compile(
+    r"(?P<ws>[ ]+|\\[ ]*(?:\r\n?|\n))"
+    r"|(?P<nl>(?:(?:\r\n?|\n)[ ]*|#[^\r\n]*)+)"
+    r"|(?P<NAME>[^\W\d]\w*)"
+    r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
+    r"|(?P<INT>\d[\d_]*)"
+    r"|(?P<STRING>\"(?:[^\"\\\r\n]|\\.)*\"|'(?:[^'\\\r\n]|\\.)*')"
+    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|[-+*/%@<>=()\[\],:.])"
+)
+
+# Nesting past these declines (lark reports E0009 past parser.MAX_NESTING,
+# counted its own way; these keep every accepted item far below it).
+_MAX_BRACKETS_AND_BLOCKS = 30
+_MAX_PREFIX = 15
+
+_COMPARE = frozenset({"==", "!=", "<=", ">=", "<", ">"})
+_ADD = frozenset({"+", "-"})
+_MUL = frozenset({"*", "/", "%", "@"})
+_AUG = frozenset({"+=", "-=", "*=", "/="})
+
+
+class _Decline(Exception):
+    """Not an item this parser takes: lark will."""
 
 
 def parse(text: str) -> A.Item | None:
-    return None
+    """The tree of one item's text, exactly as lark's builder makes it, or None
+    when the item is one to leave to lark. Never raises."""
+    try:
+        tokens = _tokenize(text if text.endswith(("\n", "\r")) else text + "\n")
+        if tokens is None:
+            return None
+        return _Parser(*tokens).item()
+    except (_Decline, IndexError, RecursionError):
+        return None
+
+
+def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | None:
+    """Parallel lists of token kinds, texts, starts and ends, with NL, INDENT
+    and DEDENT as lark's indentation post-lexer makes them; then EOF."""
+    kinds: list[str] = []
+    values: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    depth = 0  # brackets open: newlines inside them are not tokens
+    levels = [0]
+    max_depth = 0
+    max_levels = 1
+    pos = 0
+    hard = HARD_KEYWORDS
+    for m in _TOKEN.finditer(text):
+        start, end = m.span()
+        if start != pos:
+            return None  # a character no terminal matches
+        pos = end
+        group = m.lastgroup
+        if group == "ws":
+            continue
+        value = m.group()
+        if group == "NAME":
+            kind = value if value in hard else "NAME"
+        elif group == "op":
+            kind = value
+            if value == "(" or value == "[":
+                depth += 1
+                if depth > max_depth:
+                    max_depth = depth
+            elif value == ")" or value == "]":
+                if depth == 0:
+                    return None
+                depth -= 1
+        elif group == "nl":
+            if depth:
+                continue
+            if not kinds:
+                return None  # an item starts with its keyword
+            kinds.append("NL")
+            values.append(value)
+            starts.append(start)
+            ends.append(end)
+            indent = end - start - 1 - max(value.rfind("\n"), value.rfind("\r"))
+            if indent > levels[-1]:
+                levels.append(indent)
+                if len(levels) > max_levels:
+                    max_levels = len(levels)
+                kind = "INDENT"
+            else:
+                while indent < levels[-1]:
+                    levels.pop()
+                    kinds.append("DEDENT")
+                    values.append("")
+                    starts.append(end)
+                    ends.append(end)
+                if indent != levels[-1]:
+                    return None  # a dedent to a column no block uses
+                continue
+        else:
+            kind = group  # type: ignore[assignment]
+        kinds.append(kind)  # pyright: ignore[reportArgumentType]
+        values.append(value)
+        starts.append(start)
+        ends.append(end)
+    if pos != len(text) or depth:
+        return None
+    if max_depth + max_levels > _MAX_BRACKETS_AND_BLOCKS:
+        return None
+    if len(levels) > 1:
+        return None  # the text ends with a newline at column 0: every block closed
+    kinds.append("EOF")
+    values.append("")
+    starts.append(len(text))
+    ends.append(len(text))
+    return kinds, values, starts, ends
+
+
+class _Parser:
+    __slots__ = ("k", "v", "s", "e", "i", "prefix")
+
+    def __init__(self, kinds: list[str], values: list[str], starts: list[int], ends: list[int]) -> None:
+        self.k = kinds
+        self.v = values
+        self.s = starts
+        self.e = ends
+        self.i = 0
+        self.prefix = 0  # prefix operators (and `**`) whose operand is being parsed
+
+    # -- tokens
+
+    def expect(self, kind: str) -> int:
+        """Consume a token of `kind`; its index."""
+        i = self.i
+        if self.k[i] != kind:
+            raise _Decline
+        self.i = i + 1
+        return i
+
+    def ident(self) -> A.Ident:
+        i = self.i
+        if self.k[i] != "NAME":
+            raise _Decline
+        self.i = i + 1
+        return A.Ident(Span(self.s[i], self.e[i]), self.v[i])
+
+    def qualname(self) -> A.Ident:
+        """NAME ("." NAME)*, one identifier (lark's `dotted`)."""
+        k = self.k
+        i = self.i
+        if k[i] != "NAME":
+            raise _Decline
+        if k[i + 1] != ".":
+            self.i = i + 1
+            return A.Ident(Span(self.s[i], self.e[i]), self.v[i])
+        first = i
+        parts = [self.v[i]]
+        i += 1
+        while k[i] == ".":
+            if k[i + 1] != "NAME":
+                raise _Decline
+            parts.append(self.v[i + 1])
+            i += 2
+        self.i = i
+        return A.Ident(Span(self.s[first], self.e[i - 1]), ".".join(parts))
+
+    # -- items
+
+    def item(self) -> A.Item:
+        kind = self.k[0]
+        if kind == "NAME":
+            word = self.v[0]
+            if word == "dim":
+                node: A.Item = self.dim_decl()
+            elif word == "model":
+                node = self.model_decl()
+            else:
+                raise _Decline
+        elif kind == "fn":
+            node = self.fn_decl()
+        elif kind == "extern":
+            node = self.extern_decl()
+        elif kind == "import":
+            self.i = 1
+            module = self.qualname()
+            self.expect("NL")
+            node = A.ImportDecl(Span(self.s[0], module.span.end), module)
+        elif kind == "from":
+            node = self.from_import()
+        else:
+            raise _Decline
+        if self.k[self.i] != "EOF":
+            raise _Decline
+        return node
+
+    def dim_decl(self) -> A.DimDecl:
+        self.i = 1
+        name = self.ident()
+        self.expect("=")
+        value = self.expr()
+        self.expect("NL")
+        return A.DimDecl(Span(self.s[0], value.span.end), name, value)
+
+    def from_import(self) -> A.FromImport:
+        self.i = 1
+        module = self.qualname()
+        self.expect("import")
+        names = [self.import_name()]
+        end = names[0].span.end
+        while self.k[self.i] == ",":
+            end = self.e[self.i]
+            self.i += 1
+            if self.k[self.i] == "NL":
+                break
+            names.append(self.import_name())
+            end = names[-1].span.end
+        self.expect("NL")
+        return A.FromImport(Span(self.s[0], end), module, tuple(names))
+
+    def import_name(self) -> A.ImportName:
+        name = self.ident()
+        alias = None
+        if self.k[self.i] == "as":
+            self.i += 1
+            alias = self.ident()
+        return A.ImportName(Span(name.span.start, (alias or name).span.end), name, alias)
+
+    def model_decl(self) -> A.ModelDecl:
+        self.i = 1
+        name = self.ident()
+        device = None
+        k = self.k
+        if k[self.i] == "NAME" and self.v[self.i] == "on":
+            on = self.i
+            i = on + 1
+            if k[i] == "NAME":
+                text = self.v[i]
+            elif k[i] == "STRING":
+                text = unescape(self.v[i])
+            else:
+                raise _Decline
+            self.i = i + 1
+            device = A.Device(Span(self.s[on], self.e[i]), text)
+        self.expect(":")
+        self.expect("NL")
+        self.expect("INDENT")
+        members = []
+        while k[self.i] != "DEDENT":
+            members.append(self.member())
+        self.i += 1
+        return A.ModelDecl(Span(self.s[0], members[-1].span.end), name, device, tuple(members))
+
+    def member(self) -> A.Member:
+        i = self.i
+        word = self.v[i]
+        if self.k[i] != "NAME" or (word != "param" and word != "buffer"):
+            raise _Decline
+        self.i = i + 1
+        name = self.ident()
+        self.expect(":")
+        type_ = self.type()
+        init = None
+        if self.k[self.i] == "=":
+            self.i += 1
+            init = self.expr()
+        self.expect("NL")
+        end = (init or type_).span.end
+        return A.Member(Span(self.s[i], end), "param" if word == "param" else "buffer", name, type_, init)
+
+    def signature(self) -> tuple[A.Ident, tuple[A.Param, ...], A.TypeExpr | None]:
+        name = self.ident()
+        self.expect("(")
+        params = []
+        k = self.k
+        while k[self.i] != ")":
+            params.append(self.param())
+            if k[self.i] == ",":
+                self.i += 1
+            elif k[self.i] != ")":
+                raise _Decline
+        self.i += 1
+        ret = None
+        if k[self.i] == "->":
+            self.i += 1
+            ret = self.type()
+        return name, tuple(params), ret
+
+    def param(self) -> A.Param:
+        start = self.s[self.i]
+        mut = self.k[self.i] == "mut"
+        if mut:
+            self.i += 1
+        name = self.ident()
+        self.expect(":")
+        type_ = self.type()
+        return A.Param(Span(start, type_.span.end), mut, name, type_)
+
+    def fn_decl(self) -> A.FnDecl:
+        self.i = 1
+        name, params, ret = self.signature()
+        colon = self.expect(":")
+        body, end = self.suite()
+        return A.FnDecl(Span(self.s[0], end), name, params, ret, body, Span(self.s[0], self.e[colon]))
+
+    def extern_decl(self) -> A.ExternDecl:
+        self.i = 1
+        self.expect("fn")
+        name, params, ret = self.signature()
+        self.expect("from")
+        at = self.expect("STRING")
+        self.expect("NL")
+        target = A.StrLit(Span(self.s[at], self.e[at]), unescape(self.v[at]))
+        return A.ExternDecl(Span(self.s[0], self.e[at]), name, params, ret, target)
+
+    # -- types
+
+    def type(self) -> A.TypeExpr:
+        kind = self.k[self.i]
+        if kind == "[":
+            return self.tensor_type()
+        if kind == "NAME":
+            return self.named_type()
+        if kind == "(":
+            return self.tuple_type()
+        raise _Decline
+
+    def tensor_type(self) -> A.TensorType:
+        k = self.k
+        start = self.s[self.i]
+        self.i += 1  # "["
+        dims: list[A.Dim] = []
+        while k[self.i] != "]":
+            dims.append(self.dim_atom())
+        end = self.e[self.i]
+        self.i += 1
+        elem = None
+        if k[self.i] == "NAME":
+            name = self.qualname()
+            arg = None
+            elem_end = name.span.end
+            if k[self.i] == "[":
+                self.i += 1
+                arg = self.qualname()
+                elem_end = self.e[self.expect("]")]
+            elem = A.ElemType(Span(name.span.start, elem_end), name, arg)
+            end = elem_end
+        return A.TensorType(Span(start, end), tuple(dims), elem)
+
+    def dim_atom(self) -> A.Dim:
+        i = self.i
+        kind = self.k[i]
+        if kind == "NAME":
+            name = self.qualname()
+            return A.DimName(name.span, name.text)
+        if kind == "INT":
+            self.i = i + 1
+            return A.DimInt(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+        if kind == "(":
+            self.i = i + 1
+            inner = self.dim_sum()
+            self.expect(")")
+            return inner
+        raise _Decline
+
+    def dim_sum(self) -> A.Dim:
+        left = self.dim_product()
+        while self.k[self.i] in _ADD:
+            op = self.v[self.i]
+            self.i += 1
+            right = self.dim_product()
+            left = A.DimBinary(Span(left.span.start, right.span.end), op, left, right)
+        return left
+
+    def dim_product(self) -> A.Dim:
+        left = self.dim_atom()
+        while self.k[self.i] in _MUL:
+            op = self.v[self.i]
+            self.i += 1
+            right = self.dim_atom()
+            left = A.DimBinary(Span(left.span.start, right.span.end), op, left, right)
+        return left
+
+    def named_type(self) -> A.NamedType:
+        name = self.qualname()
+        if self.k[self.i] != "[":
+            return A.NamedType(name.span, name, None)
+        self.i += 1
+        arg = self.type()
+        option = None
+        names: tuple[A.Ident, ...] = ()
+        if self.k[self.i] == ",":
+            self.i += 1
+            option = self.ident()
+            self.expect("=")
+            names = self.type_names()
+        end = self.e[self.expect("]")]
+        return A.NamedType(Span(name.span.start, end), name, arg, option, names)
+
+    def type_names(self) -> tuple[A.Ident, ...]:
+        self.expect("[")
+        names = [self.ident()]
+        k = self.k
+        while k[self.i] == ",":
+            self.i += 1
+            if k[self.i] == "]":
+                break
+            names.append(self.ident())
+        self.expect("]")
+        return tuple(names)
+
+    def tuple_type(self) -> A.TupleType:
+        start = self.s[self.i]
+        self.i += 1  # "("
+        items = [self.type()]
+        self.expect(",")
+        items.append(self.type())
+        k = self.k
+        while k[self.i] == ",":
+            self.i += 1
+            if k[self.i] == ")":
+                break
+            items.append(self.type())
+        end = self.e[self.expect(")")]
+        return A.TupleType(Span(start, end), tuple(items))
+
+    # -- statements
+
+    def suite(self) -> tuple[tuple[A.Stmt, ...], int]:
+        """The statements of a block (or of the one-line form after `:`) and
+        the end of the last one."""
+        k = self.k
+        if k[self.i] != "NL":
+            stmt = self.simple_stmt()
+            self.expect("NL")
+            return (stmt,), stmt.span.end
+        self.i += 1
+        self.expect("INDENT")
+        body = []
+        while k[self.i] != "DEDENT":
+            body.append(self.stmt())
+        self.i += 1
+        return tuple(body), body[-1].span.end
+
+    def stmt(self) -> A.Stmt:
+        kind = self.k[self.i]
+        if kind == "if":
+            return self.if_stmt()
+        if kind == "for":
+            start = self.s[self.i]
+            self.i += 1
+            var = self.ident()
+            self.expect("in")
+            iterable = self.expr()
+            self.expect(":")
+            body, end = self.suite()
+            return A.For(Span(start, end), var, iterable, body)
+        if kind == "while":
+            start = self.s[self.i]
+            self.i += 1
+            cond = self.expr()
+            self.expect(":")
+            body, end = self.suite()
+            return A.While(Span(start, end), cond, body)
+        stmt = self.simple_stmt()
+        self.expect("NL")
+        return stmt
+
+    def if_stmt(self) -> A.If:
+        k = self.k
+        start = self.s[self.i]
+        self.i += 1
+        cond = self.expr()
+        self.expect(":")
+        body, end = self.suite()
+        branches = [A.IfBranch(Span(start, end), cond, body)]
+        while k[self.i] == "elif":
+            at = self.s[self.i]
+            self.i += 1
+            cond = self.expr()
+            self.expect(":")
+            body, end = self.suite()
+            branches.append(A.IfBranch(Span(at, end), cond, body))
+        orelse = None
+        if k[self.i] == "else":
+            self.i += 1
+            self.expect(":")
+            orelse, end = self.suite()
+        return A.If(Span(start, end), tuple(branches), orelse)
+
+    def simple_stmt(self) -> A.Stmt:
+        k = self.k
+        i = self.i
+        kind = k[i]
+        if kind == "return":
+            self.i = i + 1
+            if k[self.i] == "NL":
+                return A.Return(Span(self.s[i], self.e[i]), ())
+            values = [self.expr()]
+            end = values[0].span.end
+            while k[self.i] == ",":
+                end = self.e[self.i]
+                self.i += 1
+                if k[self.i] == "NL":
+                    break
+                values.append(self.expr())
+                end = values[-1].span.end
+            return A.Return(Span(self.s[i], end), tuple(values))
+        if kind == "pass":
+            self.i = i + 1
+            return A.Pass(Span(self.s[i], self.e[i]))
+        if kind == "break":
+            self.i = i + 1
+            return A.Break(Span(self.s[i], self.e[i]))
+        if kind == "continue":
+            self.i = i + 1
+            return A.Continue(Span(self.s[i], self.e[i]))
+        first = self.expr()
+        kind = k[self.i]
+        if kind == "NL":
+            return A.ExprStmt(first.span, first)
+        if kind == "=" or kind == ",":
+            targets = [first]
+            while k[self.i] == ",":
+                self.i += 1
+                if k[self.i] == "=":
+                    break
+                targets.append(self.expr())
+            self.expect("=")
+            value = self.expr()
+            return A.Assign(Span(first.span.start, value.span.end), tuple(targets), value)
+        if kind in _AUG:
+            op = self.i
+            self.i += 1
+            value = self.expr()
+            return A.AugAssign(
+                Span(first.span.start, value.span.end), first, kind[0], value, Span(self.s[op], self.e[op])
+            )
+        raise _Decline
+
+    # -- expressions, lowest precedence first
+
+    def expr(self) -> A.Expr:
+        left = self.or_expr()
+        k = self.k
+        while k[self.i] == "|>":
+            op = self.i
+            self.i += 1
+            target = self.postfix()
+            left = A.Pipe(Span(left.span.start, target.span.end), left, target, Span(self.s[op], self.e[op]))
+        return left
+
+    def or_expr(self) -> A.Expr:
+        left = self.and_expr()
+        while self.k[self.i] == "or":
+            op = self.i
+            self.i += 1
+            right = self.and_expr()
+            left = A.BoolOp(Span(left.span.start, right.span.end), "or", left, right, Span(self.s[op], self.e[op]))
+        return left
+
+    def and_expr(self) -> A.Expr:
+        left = self.not_expr()
+        while self.k[self.i] == "and":
+            op = self.i
+            self.i += 1
+            right = self.not_expr()
+            left = A.BoolOp(Span(left.span.start, right.span.end), "and", left, right, Span(self.s[op], self.e[op]))
+        return left
+
+    def not_expr(self) -> A.Expr:
+        i = self.i
+        if self.k[i] != "not":
+            return self.comparison()
+        self.i = i + 1
+        self.prefix += 1
+        if self.prefix > _MAX_PREFIX:
+            raise _Decline
+        operand = self.not_expr()
+        self.prefix -= 1
+        return A.Not(Span(self.s[i], operand.span.end), operand)
+
+    def comparison(self) -> A.Expr:
+        left = self.arith()
+        op = self.i
+        kind = self.k[op]
+        if kind not in _COMPARE:
+            return left
+        self.i = op + 1
+        right = self.arith()
+        if self.k[self.i] in _COMPARE:
+            raise _Decline  # comparisons do not chain
+        return A.Compare(Span(left.span.start, right.span.end), kind, left, right, Span(self.s[op], self.e[op]))
+
+    def arith(self) -> A.Expr:
+        left = self.term()
+        k = self.k
+        while k[self.i] in _ADD:
+            op = self.i
+            self.i += 1
+            right = self.term()
+            left = A.Binary(Span(left.span.start, right.span.end), k[op], left, right, Span(self.s[op], self.e[op]))
+        return left
+
+    def term(self) -> A.Expr:
+        left = self.cast()
+        k = self.k
+        while k[self.i] in _MUL:
+            op = self.i
+            self.i += 1
+            right = self.cast()
+            left = A.Binary(Span(left.span.start, right.span.end), k[op], left, right, Span(self.s[op], self.e[op]))
+        return left
+
+    def cast(self) -> A.Expr:
+        value = self.unary()
+        while self.k[self.i] == "as":
+            self.i += 1
+            type_ = self.type()
+            value = A.Cast(Span(value.span.start, type_.span.end), value, type_)
+        return value
+
+    def unary(self) -> A.Expr:
+        i = self.i
+        kind = self.k[i]
+        if kind == "-" or kind == "+":
+            self.i = i + 1
+            self.prefix += 1
+            if self.prefix > _MAX_PREFIX:
+                raise _Decline
+            operand = self.unary()
+            self.prefix -= 1
+            return A.Unary(Span(self.s[i], operand.span.end), kind, operand)
+        if kind == "[":
+            return self.bracket()
+        value = self.postfix()
+        if self.k[self.i] != "**":
+            return value
+        op = self.i
+        self.i = op + 1
+        self.prefix += 1
+        if self.prefix > _MAX_PREFIX:
+            raise _Decline
+        right = self.unary()
+        self.prefix -= 1
+        return A.Binary(Span(value.span.start, right.span.end), "**", value, right, Span(self.s[op], self.e[op]))
+
+    def bracket(self) -> A.Expr:
+        """An expression in square brackets: a shape (`[B T] f32`), a list of
+        names (`[a, b]`) or a tensor literal (`[1.0, 2.0]`), told apart as
+        lark's parser does, by the tokens after `[`."""
+        k = self.k
+        first = k[self.i + 1]
+        if first == "NAME":
+            if k[self.i + 2] == ",":
+                return self.name_list()
+            return self.tensor_type()
+        if first == "INT":
+            if k[self.i + 2] == ",":
+                return self.tensor_lit()
+            return self.tensor_type()
+        if first == "]" or first == "(":
+            return self.tensor_type()
+        return self.tensor_lit()
+
+    def name_list(self) -> A.NameList:
+        k = self.k
+        start = self.s[self.i]
+        self.i += 1
+        names = [self.name()]
+        while k[self.i] == ",":
+            self.i += 1
+            if k[self.i] == "]":
+                break
+            names.append(self.name())
+        end = self.e[self.expect("]")]
+        return A.NameList(Span(start, end), tuple(names))
+
+    def name(self) -> A.Name:
+        i = self.i
+        if self.k[i] != "NAME":
+            raise _Decline
+        self.i = i + 1
+        return A.Name(Span(self.s[i], self.e[i]), self.v[i])
+
+    def tensor_lit(self) -> A.TensorLit:
+        k = self.k
+        start = self.s[self.i]
+        self.i += 1
+        items = [self.lit_item()]
+        if k[self.i] == "]":
+            if isinstance(items[0], A.IntLit):
+                raise _Decline  # `[2]` is a shape; lark reads it so before here
+        else:
+            while k[self.i] == ",":
+                self.i += 1
+                if k[self.i] == "]":
+                    break
+                items.append(self.lit_item())
+        end = self.e[self.expect("]")]
+        return A.TensorLit(Span(start, end), tuple(items))
+
+    def lit_item(self) -> A.Expr:
+        k = self.k
+        i = self.i
+        kind = k[i]
+        if kind == "INT":
+            self.i = i + 1
+            return A.IntLit(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+        if kind == "FLOAT":
+            self.i = i + 1
+            return A.FloatLit(Span(self.s[i], self.e[i]), float(self.v[i].replace("_", "")))
+        if kind == "-" or kind == "+":
+            j = i + 1
+            text = self.v[j].replace("_", "")
+            span = Span(self.s[j], self.e[j])
+            if k[j] == "INT":
+                lit: A.Expr = A.IntLit(span, int(text))
+            elif k[j] == "FLOAT":
+                lit = A.FloatLit(span, float(text))
+            else:
+                raise _Decline
+            self.i = j + 1
+            return A.Unary(Span(self.s[i], self.e[j]), kind, lit)
+        if kind == "[":
+            return self.tensor_lit()
+        raise _Decline
+
+    def postfix(self) -> A.Expr:
+        value = self.atom()
+        k = self.k
+        while True:
+            kind = k[self.i]
+            if kind == "(":
+                value = self.call(value)
+            elif kind == ".":
+                self.i += 1
+                name = self.ident()
+                value = A.Field(Span(value.span.start, name.span.end), value, name)
+            elif kind == "[":
+                value = self.index(value)
+            else:
+                return value
+
+    def call(self, func: A.Expr) -> A.Call:
+        k = self.k
+        lpar = self.i
+        self.i += 1
+        args = []
+        while k[self.i] != ")":
+            args.append(self.arg())
+            if k[self.i] == ",":
+                self.i += 1
+            elif k[self.i] != ")":
+                raise _Decline
+        rpar = self.i
+        self.i += 1
+        return A.Call(Span(func.span.start, self.e[rpar]), func, tuple(args), Span(self.s[lpar], self.e[rpar]))
+
+    def arg(self) -> A.Arg:
+        i = self.i
+        if self.k[i] == "NAME" and self.k[i + 1] == "=":
+            keyword = A.Ident(Span(self.s[i], self.e[i]), self.v[i])
+            self.i = i + 2
+            value = self.expr()
+            if (
+                keyword.text == "wrt"
+                and isinstance(value, A.TensorType)
+                and value.elem is None
+                and len(value.dims) == 1
+                and isinstance(value.dims[0], A.DimName)
+            ):
+                # wrt=[head]: one name in brackets parses as a shape; it is a list here.
+                d = value.dims[0]
+                value = A.NameList(value.span, (A.Name(d.span, d.name),))
+            return A.Arg(Span(keyword.span.start, value.span.end), keyword, value)
+        value = self.expr()
+        return A.Arg(value.span, None, value)
+
+    def index(self, value: A.Expr) -> A.Index:
+        k = self.k
+        lsqb = self.i
+        self.i += 1
+        start = None
+        if k[self.i] != ":":
+            start = self.expr()
+            if k[self.i] == "]":
+                rsqb = self.i
+                self.i += 1
+                return A.Index(Span(value.span.start, self.e[rsqb]), value, start)
+        self.expect(":")
+        end = None if k[self.i] == "]" else self.expr()
+        rsqb = self.expect("]")
+        index = A.Slice(Span(self.e[lsqb], self.s[rsqb]), start, end)
+        return A.Index(Span(value.span.start, self.e[rsqb]), value, index)
+
+    def atom(self) -> A.Expr:
+        i = self.i
+        kind = self.k[i]
+        if kind == "NAME":
+            self.i = i + 1
+            return A.Name(Span(self.s[i], self.e[i]), self.v[i])
+        if kind == "INT":
+            self.i = i + 1
+            return A.IntLit(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+        if kind == "FLOAT":
+            self.i = i + 1
+            return A.FloatLit(Span(self.s[i], self.e[i]), float(self.v[i].replace("_", "")))
+        if kind == "STRING":
+            self.i = i + 1
+            return A.StrLit(Span(self.s[i], self.e[i]), unescape(self.v[i]))
+        if kind == "True" or kind == "False":
+            self.i = i + 1
+            return A.BoolLit(Span(self.s[i], self.e[i]), kind == "True")
+        if kind == "(":
+            return self.paren()
+        raise _Decline
+
+    def paren(self) -> A.Expr:
+        k = self.k
+        lpar = self.i
+        self.i += 1
+        first = self.expr()
+        if k[self.i] == ")":
+            self.i += 1
+            return first  # lark's `paren` gives the inner node, with its own span
+        self.expect(",")
+        items = [first]
+        while k[self.i] != ")":
+            items.append(self.expr())
+            if k[self.i] == ",":
+                self.i += 1
+            elif k[self.i] != ")":
+                raise _Decline
+        rpar = self.i
+        self.i += 1
+        return A.TupleExpr(Span(self.s[lpar], self.e[rpar]), tuple(items))
