@@ -137,7 +137,7 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
                     return None  # a dedent to a column no block uses
                 continue
         else:
-            kind = group  # type: ignore[assignment]
+            kind = group
         kinds.append(kind)  # pyright: ignore[reportArgumentType]
         values.append(value)
         starts.append(start)

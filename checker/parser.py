@@ -1014,8 +1014,6 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
-
-
 def _validate(item: A.Item, keyword_name: Token | None) -> list[LocalDiagnostic]:
     """Syntax rules the grammar does not express: keywords used as names (the
     first one, which the post-lexer noted), assignment targets, loop control
