@@ -36,19 +36,23 @@ from .lexical import HARD_KEYWORDS, unescape
 Span = A.Span
 
 # The grammar's terminals (grammar.lark), tried in lark's order: FLOAT has
-# priority over INT, longer punctuation before its prefixes. Spaces and
-# backslash-newline are skipped; a newline with the blank and comment lines
-# after it is one NL token, as lark's _NL. Tabs, form feeds and any other
-# character match nothing: the item is declined.
+# priority over INT, longer punctuation before its prefixes. Each token takes
+# the spaces and backslash-newlines before it (lark skips them), so one match
+# is one token. A newline with the blank and comment lines after it is one NL
+# token, as lark's _NL. Tabs, form feeds and any other character match
+# nothing: the item is declined.
 _TOKEN = re.compile(
-    r"(?P<ws>[ ]+|\\[ ]*(?:\r\n?|\n))"
-    r"|(?P<nl>(?:(?:\r\n?|\n)[ ]*|#[^\r\n]*)+)"
+    r"(?:[ ]+|\\[ ]*(?:\r\n?|\n))*"
+    r"(?:(?P<nl>(?:(?:\r\n?|\n)[ ]*|#[^\r\n]*)+)"
     r"|(?P<NAME>[^\W\d]\w*)"
     r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
     r"|(?P<INT>\d[\d_]*)"
     r"|(?P<STRING>\"(?:[^\"\\\r\n]|\\.)*\"|'(?:[^'\\\r\n]|\\.)*')"
-    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|[-+*/%@<>=()\[\],:.])"
+    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|[-+*/%@<>=()\[\],:.]))"
 )
+# The kind of token each group gives, by group number (op: the text itself).
+_NL, _NAME, _FLOAT, _INT, _STRING, _OP = 1, 2, 3, 4, 5, 6
+_GROUP_KIND = (None, "NL", "NAME", "FLOAT", "INT", "STRING", None)
 
 # Nesting past these declines (lark reports E0009 past parser.MAX_NESTING,
 # counted its own way; these keep every accepted item far below it).
@@ -91,17 +95,15 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
     pos = 0
     hard = HARD_KEYWORDS
     for m in _TOKEN.finditer(text):
-        start, end = m.span()
-        if start != pos:
+        if m.start() != pos:
             return None  # a character no terminal matches
+        group = m.lastindex
+        start, end = m.span(group)
         pos = end
-        group = m.lastgroup
-        if group == "ws":
-            continue
-        value = m.group()
-        if group == "NAME":
+        value = m.group(group)
+        if group == _NAME:
             kind = value if value in hard else "NAME"
-        elif group == "op":
+        elif group == _OP:
             kind = value
             if value == "(" or value == "[":
                 depth += 1
@@ -111,7 +113,7 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
                 if depth == 0:
                     return None
                 depth -= 1
-        elif group == "nl":
+        elif group == _NL:
             if depth:
                 continue
             if not kinds:
@@ -137,7 +139,7 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
                     return None  # a dedent to a column no block uses
                 continue
         else:
-            kind = group
+            kind = _GROUP_KIND[group]  # pyright: ignore[reportCallIssue, reportArgumentType]
         kinds.append(kind)  # pyright: ignore[reportArgumentType]
         values.append(value)
         starts.append(start)

@@ -332,6 +332,12 @@ class FlowRules:
             names.update(o.vars)
         for name in names:
             present = [o.vars[name] for o in live if name in o.vars]
+            first = present[0]
+            if len(present) == len(live) and not first.phantom and all(v is first for v in present):
+                # The same binding on every path (most variables of a branch
+                # that assigns a few): the join would rebuild it as it is.
+                result.vars[name] = first
+                continue
             if any(v.phantom for v in present):
                 result.vars[name] = Var(T.UNKNOWN, frozenset(), phantom=True)
                 continue
