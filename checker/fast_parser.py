@@ -97,7 +97,7 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
     for m in _TOKEN.finditer(text):
         if m.start() != pos:
             return None  # a character no terminal matches
-        group = m.lastindex
+        group: int = m.lastindex  # pyright: ignore[reportAssignmentType]  (every match has a group)
         start, end = m.span(group)
         pos = end
         value = m.group(group)
@@ -139,7 +139,7 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
                     return None  # a dedent to a column no block uses
                 continue
         else:
-            kind = _GROUP_KIND[group]  # pyright: ignore[reportCallIssue, reportArgumentType]
+            kind = _GROUP_KIND[group]
         kinds.append(kind)  # pyright: ignore[reportArgumentType]
         values.append(value)
         starts.append(start)

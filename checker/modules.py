@@ -58,6 +58,10 @@ class ModuleExports:
     summaries: dict[tuple[str, str], Summary]  # (qualified fn, param) -> what it reads
     origin: dict[str, str]  # qualified name -> the path of the file defining it
     interface: tuple = field(repr=False, default=())
+    # What each requalified entry was made from (a declaration's info, a read
+    # summary), so the next build reuses an entry whose source is the same
+    # object: an edit inside a body rewrites one function, not the module.
+    sources: dict = field(repr=False, default_factory=dict)
 
     def qualified(self, name: str) -> str:
         return f"{self.qual}.{name}"
@@ -74,6 +78,11 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     own = {n: k for n, k in names.kinds.items() if n in names.first}
     rename = {n: f"{qual}.{n}" for n in own}
     requalify = Requalifier(rename)
+    # An entry depends on its source object and on the renaming (the module's
+    # name and its own names): with those the same, the old entry stands.
+    same_names = old is not None and old.qual == qual and old.own.keys() == own.keys()
+    before = old.sources if old is not None and same_names else {}
+    sources: dict = {}
     kinds: dict[str, str] = {}
     dim_values: dict[str, int | None] = {}
     dims: dict[str, DimInfo] = {}
@@ -89,9 +98,11 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         if n in glob.dims:
             dims[q] = replace(glob.dims[n], name=q)
         elif n in glob.models:
-            models[q] = requalify.model(glob.models[n])
+            info = sources[q] = glob.models[n]
+            models[q] = old.models[q] if before.get(q) is info else requalify.model(info)  # type: ignore[union-attr]
         elif n in glob.fns:
-            fns[q] = requalify.fn(glob.fns[n])
+            info = sources[q] = glob.fns[n]
+            fns[q] = old.fns[q] if before.get(q) is info else requalify.fn(info)  # type: ignore[union-attr]
     # What the module imported, under the names it already had there.
     for q, kind in names.imported.items():
         kinds[q] = kind
@@ -107,7 +118,13 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     summaries: dict[tuple[str, str], Summary] = dict(analysis.reads.external)
     for (fn, param), s in analysis.reads.summaries.items():
         if fn in rename:
-            summaries[(rename[fn], param)] = s.requalified(rename[fn], rename.get(s.model, s.model))
+            key = (rename[fn], param)
+            sources[key] = s
+            summaries[key] = (
+                old.summaries[key]  # type: ignore[union-attr]
+                if before.get(key) is s
+                else s.requalified(rename[fn], rename.get(s.model, s.model))
+            )
     interface = (
         tuple(sorted(kinds.items())),
         tuple(sorted(dim_values.items())),
@@ -118,8 +135,11 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     )
     if old is not None and old.interface == interface and old.qual == qual:
         old.analysis = analysis
+        old.sources = sources
         return old
-    return ModuleExports(qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface)
+    return ModuleExports(
+        qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface, sources
+    )
 
 
 # The fields of checker/types values that hold a global name.
