@@ -38,11 +38,13 @@ Span = A.Span
 # The grammar's terminals (grammar.lark), tried in lark's order: FLOAT has
 # priority over INT, longer punctuation before its prefixes. Each token takes
 # the spaces and backslash-newlines before it (lark skips them), so one match
-# is one token. A newline with the blank and comment lines after it is one NL
+# is one token; possessively (`*+`), since lark's lexer never gives back what
+# it skipped: backslash CR LF is one continuation, never a continuation and a
+# newline. A newline with the blank and comment lines after it is one NL
 # token, as lark's _NL. Tabs, form feeds and any other character match
 # nothing: the item is declined.
 _TOKEN = re.compile(
-    r"(?:[ ]+|\\[ ]*(?:\r\n?|\n))*"
+    r"(?:[ ]+|\\[ ]*(?:\r\n?|\n))*+"
     r"(?:(?P<nl>(?:(?:\r\n?|\n)[ ]*|#[^\r\n]*)+)"
     r"|(?P<NAME>[^\W\d]\w*)"
     r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
