@@ -114,6 +114,15 @@ def test_no_clean_item_of_the_examples_or_the_bench_program_is_declined() -> Non
     assert not declined, "\n".join(f"{p}: {t!r}" for p, t in declined)
 
 
+def test_a_clean_item_of_the_docs_or_fixtures_is_declined_only_for_tabs_or_deep_nesting() -> None:
+    declined = []
+    for program, text in ITEMS:
+        on_purpose = "\t" in text or "\f" in text or fuzz.deep(text)
+        if not on_purpose and fuzz.judge(text).kind == fuzz.DECLINED_CLEAN:
+            declined.append((program, text))
+    assert not declined, "\n".join(f"{p}: {t!r}" for p, t in declined)
+
+
 def test_the_bench_program_is_all_taken_by_the_fast_path() -> None:
     (bench,) = [t for n, t in PROGRAMS if n.startswith("bench/")]
     assert bench.count("\n") >= 1900
@@ -127,12 +136,12 @@ def test_the_bench_program_is_all_taken_by_the_fast_path() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_seeded_slice_of_the_fuzz_finds_no_mismatch(seed: int) -> None:
-    result = fuzz.run(1_500, seed=seed, with_corpus=False, shrink=False)
-    assert result.cases == 1_500
+    result = fuzz.run(1_200, seed=seed, with_corpus=False, shrink=False)
+    assert result.cases == 1_200
     assert not result.failures, "\n\n".join(fuzz.report(f) for f in result.failures[:3])
     # The slice reaches both sides: trees the fast parser builds and errors it declines.
-    assert result.counts.get(fuzz.ACCEPTED, 0) > 300
-    assert result.counts.get(fuzz.DECLINED_ERROR, 0) > 300
+    assert result.counts.get(fuzz.ACCEPTED, 0) > 250
+    assert result.counts.get(fuzz.DECLINED_ERROR, 0) > 250
 
 
 def test_the_fuzz_catches_a_wrong_tree_and_an_exception(monkeypatch) -> None:

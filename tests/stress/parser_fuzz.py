@@ -107,7 +107,8 @@ def judge(text: str, ref: parser.ItemParse | None = None) -> Verdict:
         return Verdict(EXCEPTION, "".join(traceback.format_exception(e)[-6:]))
     clean = ref.diagnostics == () and ref.item is not None
     if tree is None:
-        return Verdict(DECLINED_CLEAN if clean else DECLINED_ERROR)
+        glued = clean and ref.item is not None and _glued(text, ref.item)
+        return Verdict(DECLINED_CLEAN if clean else DECLINED_ERROR, GLUED if glued else "")
     got = A.dump(tree)
     if clean and ref.item is not None and got == A.dump(ref.item):
         return Verdict(ACCEPTED)
@@ -136,6 +137,38 @@ def judge(text: str, ref: parser.ItemParse | None = None) -> Verdict:
         if again is not None:
             detail += f"\n  made valid: {fixed!r}: {again.kind} {again.detail}"
     return Verdict(MISMATCH, detail)
+
+
+GLUED = "glued"
+
+
+def _glued(text: str, item: A.Node) -> bool:
+    """Did lark split a word? Its contextual lexer takes a keyword off the
+    front of a word where no name may stand: `x orb` is `x or b`, `fnf()` is
+    `fn f()`, `externfn` is `extern fn`, and `[1e3]` in a shape is `[1 e3]`.
+    The fast parser declines those. Told by a word that starts with a keyword
+    and is no name in lark's tree, or a name or number in the tree that
+    starts right after a letter or digit."""
+    names: set[str] = set()
+    stack: list[object] = [item]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif isinstance(node, A.Node):
+            if isinstance(node, (A.Ident, A.Name, A.DimName, A.DimInt, A.IntLit, A.FloatLit)):
+                start = node.span.start
+                if start > 0 and re.match(r"\w", text[start - 1]):
+                    return True
+            for value in (getattr(node, "text", None), getattr(node, "name", None)):
+                if isinstance(value, str):
+                    names.update(value.split("."))
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+    code = re.sub(r"\"(?:[^\"\\\r\n]|\\.)*\"|'(?:[^'\\\r\n]|\\.)*'|#[^\r\n]*", " ", text)
+    for word in re.findall(r"[^\W\d]\w*", code):
+        if word not in names and word not in KEYWORDS and word.startswith(KEYWORDS):
+            return True
+    return False
 
 
 def _validated(text: str, tree: A.Item) -> str | None:
@@ -282,6 +315,7 @@ ODD = [
     "'",
     '"',
 ]
+KEYWORDS = tuple(HARD + SOFT)
 VOCAB = PUNCT * 3 + HARD + SOFT + NUMBERS + STRINGS + NAMES + UNICODE_NAMES + ODD
 
 
@@ -773,6 +807,8 @@ class Result:
     loose: list = dataclasses.field(default_factory=list)  # up to a few examples
     declined_clean: list = dataclasses.field(default_factory=list)  # the shortest few texts
     declined_on_purpose: int = 0  # clean, declined, with tabs, form feeds or deep nesting
+    declined_glued: int = 0  # clean, declined: lark split a word (see _glued)
+    glued: list = dataclasses.field(default_factory=list)  # a few examples
 
     def add(self, other: Result) -> None:
         self.cases += other.cases
@@ -781,6 +817,8 @@ class Result:
         self.failures += other.failures
         self.loose += other.loose
         self.declined_on_purpose += other.declined_on_purpose
+        self.declined_glued += other.declined_glued
+        self.glued += other.glued[: max(0, 5 - len(self.glued))]
         self.declined_clean = _shortest(self.declined_clean + other.declined_clean)
 
     @property
@@ -817,6 +855,11 @@ def check_case(case: Case, seed: int, result: Result, shrink: bool = True) -> No
             if "\t" in text or "\f" in text or deep(text):
                 result.declined_on_purpose += 1
                 continue
+            if v.detail == GLUED:
+                result.declined_glued += 1
+                if len(result.glued) < 5:
+                    result.glued.append(text)
+                continue
             result.declined_clean.append(text)
             if len(result.declined_clean) > 4 * KEEP_DECLINED:
                 result.declined_clean = _shortest(result.declined_clean)
@@ -840,8 +883,14 @@ def deep(text: str) -> bool:
     indents = {len(line) - len(line.lstrip(" ")) for line in _lines(text) if line.strip()}
     prefix = 0
     for line in _lines(text):
-        runs = [len(re.findall(r"[-+]|not", m.group())) for m in re.finditer(r"(?:(?:[-+]|\bnot\b)\s*)+", line)]
-        prefix = max(prefix, max(runs, default=0) + line.count("**"))
+        count, before = 0, None
+        for tok in tokens(line):
+            if not _is_code(tok):
+                continue
+            unary = tok in ("-", "+") and (before is None or not re.match(r"[\w.)\]\"']", before[-1]))
+            count += unary or tok in ("not", "**")
+            before = tok
+        prefix = max(prefix, count)
     return top + len(indents) > 30 or prefix > 15
 
 
@@ -934,15 +983,17 @@ def report(f: Failure) -> str:
 
 def summary(result: Result, seconds: float) -> str:
     c = result.counts
-    other = c.get(DECLINED_CLEAN, 0) - result.declined_on_purpose
+    other = c.get(DECLINED_CLEAN, 0) - result.declined_on_purpose - result.declined_glued
     rows = [
         f"{result.cases} cases, {result.checked} item texts checked, {seconds:.0f} s",
         f"  mismatches: {c.get(MISMATCH, 0)}, exceptions: {c.get(EXCEPTION, 0)}",
         f"  accepted (equal to lark): {c.get(ACCEPTED, 0)}",
         f"  declined although lark found no diagnostic: {c.get(DECLINED_CLEAN, 0)} "
         f"({100 * result.rate(DECLINED_CLEAN):.2f}% of the {c.get(ACCEPTED, 0) + c.get(DECLINED_CLEAN, 0)} clean items)",
-        f"    of which with a tab, a form feed or deep nesting: {result.declined_on_purpose}; the others: "
-        f"{100 * other / max(1, c.get(ACCEPTED, 0) + other):.3f}% of the clean items without those",
+        f"    of which with a tab, a form feed or deep nesting: {result.declined_on_purpose}",
+        f"    of which lark split a word (`x orb` read as `x or b`): {result.declined_glued}",
+        f"    the others: {other} ({100 * other / max(1, c.get(ACCEPTED, 0) + other):.3f}% of the clean items"
+        " without those)",
         f"  declined, lark reports a diagnostic: {c.get(DECLINED_ERROR, 0)}",
         f"  loose (accepted; parse_item never uses the tree, lark reports a diagnostic): {c.get(LOOSE, 0)}",
     ]
@@ -956,7 +1007,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--case", type=int, default=None, help="replay this one case of the seed, verbosely")
     ap.add_argument("--show", type=int, default=10, help="failures printed in full (default 10)")
-    ap.add_argument("--declined", type=int, default=12, help="declined clean texts shown, shrunk (default 12)")
+    ap.add_argument("--declined", type=int, default=20, help="declined clean texts shown, shrunk (default 20)")
     ap.add_argument("--strict", action="store_true", help="count loose acceptances as mismatches")
     ap.add_argument("--no-shrink", action="store_true", help="print failures as found")
     args = ap.parse_args(argv)
@@ -988,12 +1039,18 @@ def main(argv: list[str] | None = None) -> int:
         for number, text, detail in result.loose:
             print(f"  case {number}: {text!r}\n    {detail.splitlines()[0]}")
         print()
+    if result.glued:
+        print("declined, and lark parses them cleanly by splitting a word (examples):")
+        for text in result.glued:
+            print(f"  {text!r}")
+        print()
     if result.declined_clean and args.declined:
-        print("declined although lark parses them cleanly (no tab, form feed or deep nesting; shortest, shrunk):")
+        print("declined although lark parses them cleanly (no tab, form feed, deep nesting or split word; shrunk):")
         shown: set[str] = set()
         for text in result.declined_clean:
             small = shrink_text(text, lambda t: judge(t).kind == DECLINED_CLEAN, budget=400)
-            like = re.sub(r"[^\W\d]\w*", lambda m: m.group()[:3], small)  # `importx`, `importy`: one kind
+            # One of a kind: `importx` and `importy`, `dimE=4` and `dimH=8`.
+            like = re.sub(r"[^\W\d]\w*", lambda m: m.group()[:3], re.sub(r"\d[\d_.]*", "0", small))
             if like in shown:
                 continue
             shown.add(like)
