@@ -452,6 +452,9 @@ def test_what_the_fast_path_leaves_to_lark_parses_the_same_through_parse_item(te
         "fn f():\n    return " + "(" * 120 + "x" + ")" * 120 + "\n",
         "fn f():\n    return x $ y\n",
         "fn f():\n    return \x00\n",
+        # lark reports the character it uses internally anywhere, in comments and strings too.
+        "dim N = 1  # \x00\n",
+        'fn f():\n    return "a\x00b"\n',
     ],
 )
 def test_errors_are_declined(text: str) -> None:

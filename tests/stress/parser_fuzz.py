@@ -37,7 +37,8 @@ of all of these aimed at where a hand-written parser can part from an LALR
 one: tokens deleted, duplicated, swapped, inserted or replaced (all the
 punctuation, hard and soft keywords, numbers, strings, unicode names and
 digits); spaces deleted, gluing a keyword to a name; indentation changed; lines joined, split, deleted, duplicated;
-trailing commas; spans wrapped in parentheses or brackets; \\r\\n and lone \\r
+trailing commas; spans wrapped in parentheses or brackets; odd characters
+(NUL, BOM, NEL, U+2028, a lone surrogate) inside strings and comments; \\r\\n and lone \\r
 line endings; comments in odd places; backslash continuations; tabs and form
 feeds. A mutated text is cut with items.split_items and every piece checked.
 
@@ -315,6 +316,7 @@ ODD = [
     "'",
     '"',
 ]
+INSIDE = ["\x00", "\t", "\f", "\ufeff", "\u00a0", "\\", "\u2028", "\x85", "\r", "\x0b", "#", '"', "'", "\udcff"]
 KEYWORDS = tuple(HARD + SOFT)
 VOCAB = PUNCT * 3 + HARD + SOFT + NUMBERS + STRINGS + NAMES + UNICODE_NAMES + ODD
 
@@ -664,6 +666,7 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
             "line",
             "nest",
             "glue",
+            "inside",
         ]
     )
     toks = tokens(text)
@@ -671,6 +674,13 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
     if not code:
         return text + rng.choice(VOCAB), "append"
     i = rng.choice(code)
+    if kind == "inside":  # an odd character inside a string or a comment
+        literals = [j for j in code if toks[j][0] in "\"'#"]
+        if literals:
+            i = rng.choice(literals)
+            at = rng.randint(1, max(1, len(toks[i]) - 1))
+            toks[i] = toks[i][:at] + rng.choice(INSIDE) + toks[i][at:]
+            return "".join(toks), f"inside token {i}"
     if kind == "glue":  # a space between two tokens deleted: `x or b` -> `x orb`
         spaces = [j for j in range(1, len(toks) - 1) if toks[j].strip() == "" and toks[j][0] == " "]
         if spaces:
