@@ -74,6 +74,8 @@ class _Decline(Exception):
 def parse(text: str) -> A.Item | None:
     """The tree of one item's text, exactly as lark's builder makes it, or None
     when the item is one to leave to lark. Never raises."""
+    if "\x00" in text:
+        return None  # lark's path reports it anywhere, comments and strings too (E0002)
     try:
         tokens = _tokenize(text if text.endswith(("\n", "\r")) else text + "\n")
         if tokens is None:
