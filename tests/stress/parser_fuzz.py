@@ -174,15 +174,23 @@ def _glued(text: str, item: A.Node) -> bool:
 
 def _validated(text: str, tree: A.Item) -> str | None:
     """`text` with what parser._validate rejects in `tree` replaced, offsets
-    kept; None when that cannot be done simply (a problem across lines)."""
+    kept (a target across lines, `f(\n)`, by a name in parentheses: `(_\n)`);
+    None when that cannot be done simply."""
     for d in parser._validate(tree, None):
         span = _with_parens(text, d.span.start, d.span.end)
         if span is None:
             return None
         start, end = span
-        if re.search(r"[\r\n]", text[start:end]):
+        old = text[start:end]
+        first = re.split(r"[\r\n]", old)[0]
+        if d.code == "E0010":
+            new = "pass".ljust(end - start)
+        elif first == old:
+            new = "_" * len(old)
+        elif len(first) >= 2:
+            new = "(" + "_" * (len(first) - 1) + re.sub(r"[^\r\n]", " ", old[len(first) : -1]) + ")"
+        else:
             return None
-        new = "pass".ljust(end - start) if d.code == "E0010" else "_" * (end - start)
         text = text[:start] + new + text[end:]
     return text
 
