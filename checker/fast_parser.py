@@ -103,10 +103,13 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
             return None  # a character no terminal matches
         group: int = m.lastindex  # pyright: ignore[reportAssignmentType]  (every match has a group)
         start, end = m.span(group)
+        glued = start == pos  # nothing skipped since the last token
         pos = end
         value = m.group(group)
         if group == _NAME:
             kind = value if value in hard else "NAME"
+            if glued and kinds and (kinds[-1] == "INT" or kinds[-1] == "FLOAT") and values[-1][-1] != ".":
+                return None  # `2N`: a word split in two, which lark's path reports (E0003)
         elif group == _OP:
             kind = value
             if value == "(" or value == "[":

@@ -94,8 +94,23 @@ class _QuiverIndenter(Indenter):
         # NAME where no keyword fits): reported by _validate, found here on
         # the way rather than by walking the whole tree afterwards.
         self.keyword_name: Token | None = None
+        # The first word the contextual lexer split in two: where no name
+        # fits, it takes a keyword (or a number) off the front of a longer
+        # word, `x orb` as `x or b`, `[2N]` as `[2 N]`. Reported by _validate.
+        self.glued: tuple[Token, Token] | None = None
+        prev: Token | None = None
         for token in stream:
             kind = token.type
+            if (
+                prev is not None
+                and token.start_pos == prev.end_pos
+                and self.glued is None
+                and prev.type != "NAME"
+                and _WORD_END.search(prev)
+                and _WORD_START.match(token)
+            ):
+                self.glued = (prev, token)
+            prev = token
             if kind == self.NL_type:
                 yield from self.handle_NL(token)
                 run, operand_end = 0, False
@@ -133,6 +148,8 @@ class _QuiverIndenter(Indenter):
                 yield Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
 
 
+_WORD_END = re.compile(r"\w\Z")
+_WORD_START = re.compile(r"\w")
 _OPENERS = frozenset({"LPAR", "LSQB"})
 _CLOSERS = frozenset({"RPAR", "RSQB"})
 _PREFIX = frozenset({"NOT", "POW_OP"})
@@ -744,7 +761,11 @@ class _Recovery:
                         )
                     self._recover(C.E0009.at(A.Span(e.start, end), limit=MAX_NESTING), e.start)
                     continue
-                problems = _validate(item, _indenter.keyword_name if _indenter is not None else None)
+                problems = _validate(
+                    item,
+                    _indenter.keyword_name if _indenter is not None else None,
+                    _indenter.glued if _indenter is not None else None,
+                )
                 if problems:
                     self._recover(problems[0], problems[0].span.start)
                     continue
@@ -1014,7 +1035,9 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
-def _validate(item: A.Item, keyword_name: Token | None) -> list[LocalDiagnostic]:
+def _validate(
+    item: A.Item, keyword_name: Token | None, glued: tuple[Token, Token] | None = None
+) -> list[LocalDiagnostic]:
     """Syntax rules the grammar does not express: keywords used as names (the
     first one, which the post-lexer noted), assignment targets, loop control
     outside loops (nesting depth is the post-lexer's, which stops the parse
@@ -1023,6 +1046,16 @@ def _validate(item: A.Item, keyword_name: Token | None) -> list[LocalDiagnostic]
     if keyword_name is not None:
         problems.append(
             C.E0003.at(_tok_span(keyword_name), expected="a name", context="", found=f"keyword '{keyword_name}'")
+        )
+    if glued is not None:
+        first, second = glued
+        problems.append(
+            C.E0003.at(
+                A.Span(_start(first), _end(second)),
+                expected=f"a space after '{first}'",
+                context="",
+                found=f"'{first}{second}'",
+            )
         )
     if isinstance(item, A.FnDecl):
         _validate_block(item.body, 0, problems)

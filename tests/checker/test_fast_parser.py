@@ -455,6 +455,9 @@ def test_what_the_fast_path_leaves_to_lark_parses_the_same_through_parse_item(te
         # lark reports the character it uses internally anywhere, in comments and strings too.
         "dim N = 1  # \x00\n",
         'fn f():\n    return "a\x00b"\n',
+        # A number written against a word: one word, an error (E0003), never `2 N`.
+        "fn f(x: [2N]):\n    pass\n",
+        "fn f(x: [1.5e3N]):\n    pass\n",
     ],
 )
 def test_errors_are_declined(text: str) -> None:

@@ -429,7 +429,7 @@ def test_docs_programs(example) -> None:
 
 def _perturb(text: str, rng: random.Random) -> str:
     """The same program with random whitespace: spaces between tokens (where
-    none would join two tokens into one), indentation widths, blank lines,
+    none would join two tokens into one or make two words touch), indentation widths, blank lines,
     trailing spaces."""
     scale = rng.choice([1, 2, 3, 5, 8])
     out = []
@@ -442,7 +442,9 @@ def _perturb(text: str, rng: random.Random) -> str:
         tokens = formatter._lex_lines(stripped)[0]
         pieces = [tokens.tokens[0]]
         for a, b in zip(tokens.tokens, tokens.tokens[1:], strict=False):
-            need = formatter._lex_lines(a + b)[0].tokens != [a, b]
+            # Two words never touch: `1D` is one word, an error, not `1 D`.
+            glued = (a[-1].isalnum() or a[-1] == "_") and (b[0].isalnum() or b[0] == "_")
+            need = glued or formatter._lex_lines(a + b)[0].tokens != [a, b]
             pieces.append(" " * rng.choice([0, 0, 1, 1, 2, 3] if not need else [1, 2]) + b)
         body = "".join(pieces)
         if tokens.comment is not None:

@@ -133,6 +133,25 @@ def test_keywords_are_contextual_where_safe() -> None:
     assert check_text(src).diagnostics == []
 
 
+@pytest.mark.parametrize(
+    ("src", "word", "message"),
+    [
+        ("fn f(x: Bool, orb: Bool) -> Bool:\n    return x orb\n", "orb", "expected a space after 'or', found 'orb'"),
+        ("fnf():\n    pass\n", "fnf", "expected a space after 'fn', found 'fnf'"),
+        ("dim N = 2\nfn f(x: [2N]):\n    pass\n", "2N", "expected a space after '2', found '2N'"),
+        ("fn f(x: [1e3 D]):\n    pass\n", "1e3", "expected a space after '1', found '1e3'"),
+        ("model M ongpu:\n    param w: [2]\n", "ongpu", "expected a space after 'on', found 'ongpu'"),
+        ("fn f(a: Bool, y: Bool) -> Bool:\n    return a andy\n", "andy", "expected a space after 'and', found 'andy'"),
+    ],
+)
+def test_a_word_is_never_split_in_two(src: str, word: str, message: str) -> None:
+    # lark's contextual lexer, where no name fits, takes a keyword or a number
+    # off the front of a longer word; the program would mean something else
+    # than it says, so it is an error (one, at the word).
+    (d,) = [d for d in check_text(src).diagnostics if d.code.startswith("E00")]
+    assert (d.code, src[d.span.start : d.span.end], d.message) == ("E0003", word, message)
+
+
 def test_items_are_cut_at_column_zero() -> None:
     text = "# head\ndim D = 4\n\nfn f():\n    pass\n# tail comment\nmodel M:\n    param w: [D] = zeros\n"
     bounds = split_items(text)
