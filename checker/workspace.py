@@ -341,12 +341,8 @@ class Workspace:
         text = self.text(path)
         if text is None:
             return []
-        f = self._file(path)
-        scan = f.scan
-        if scan is None or scan[0] is not text:
-            scan = f.scan = (text, import_spellings(text))
         out = []
-        for spelling in scan[1]:
+        for spelling in self._spellings(path, text):
             target = self.resolve(path, spelling)
             if target is not None:
                 out.append(target)
@@ -389,6 +385,15 @@ class Workspace:
             chain = self._local.chain = []
         return chain
 
+    def _spellings(self, path: str, text: str) -> list[str]:
+        """import_spellings(text), kept while the file's text is the same object
+        (a scan of the whole text, asked for at least twice per analysis)."""
+        f = self._file(path)
+        scan = f.scan
+        if scan is None or scan[0] is not text:
+            scan = f.scan = (text, import_spellings(text))
+        return scan[1]
+
     def _environment(
         self, path: str, text: str, chain: list[str], cancelled: Callable[[], bool] | None
     ) -> tuple[dict[str, Resolved], dict[str, str | None]]:
@@ -396,7 +401,7 @@ class Workspace:
 
         env: dict[str, Resolved] = {}
         imports: dict[str, str | None] = {}
-        for spelling in import_spellings(text):
+        for spelling in self._spellings(path, text):
             target = self.resolve(path, spelling)
             imports[spelling] = target
             if target is None:
