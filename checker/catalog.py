@@ -15,6 +15,8 @@ gradients, Wxxxx warnings.
 
 from __future__ import annotations
 
+import re
+
 import string
 import textwrap
 from dataclasses import dataclass
@@ -66,8 +68,10 @@ class Code:
 
     @property
     def example_text(self) -> str:
-        """The example as printable text (E0001's undecodable byte as \\xff)."""
-        return self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        """The example as printable text (E0001's undecodable byte as \\xff;
+        E0011's thousands of digits as their first and last few)."""
+        text = self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return re.sub(r"\d{80,}", lambda m: f"{m.group()[:6]}...{m.group()[-6:]} ({len(m.group()):,} digits)", text)
 
 
 def _code(
@@ -305,6 +309,22 @@ E0010 = _code(
     """,
 )
 
+E0011 = _code(
+    "E0011",
+    "number too long",
+    "this integer has {digits} digits, more than the {limit} a program may write",
+    """
+    An integer literal may have at most 4,300 digits, the most Python reads or
+    prints as a number (compiled programs are Python). No shape, count or seed
+    needs more: a number that long is almost always text pasted in the wrong
+    place.
+    """,
+    "fn main():\n    print(" + "9" * 4301 + ")\n",
+    """
+    fn main():
+        print(9999)
+    """,
+)
 
 # Most examples below share this model.
 _LIN = """
@@ -2348,8 +2368,9 @@ def render_markdown() -> str:
                 "Example:",
                 "",
                 # The info string names the codes the block triggers; the docs
-                # tests check it. E0001's example is bytes, not text.
-                "```text" if c.code == "E0001" else f"```quiver {c.code}",
+                # tests check it. E0001's example is bytes, and E0011's is
+                # shortened for reading: text, checked by the catalog's tests.
+                "```text" if c.example_text != c.example else f"```quiver {c.code}",
                 c.example_text.rstrip("\n"),
                 "```",
                 "",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from . import ast as A
-from .lexical import HARD_KEYWORDS, unescape
+from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, unescape
 
 Span = A.Span
 
@@ -81,7 +81,7 @@ def parse(text: str) -> A.Item | None:
         if tokens is None:
             return None
         return _Parser(*tokens).item()
-    except (_Decline, IndexError, RecursionError):
+    except (_Decline, IndexError, RecursionError, ValueError):
         return None
 
 
@@ -147,6 +147,8 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
                 continue
         else:
             kind = _GROUP_KIND[group]
+            if group == _INT and len(value) > MAX_INT_DIGITS:
+                return None  # maybe too long to read: lark's path reports it (E0011)
         kinds.append(kind)  # pyright: ignore[reportArgumentType]
         values.append(value)
         starts.append(start)

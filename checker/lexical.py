@@ -41,3 +41,17 @@ def unescape(raw: str) -> str:
     if "\\" not in body:
         return body
     return _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), body)
+
+
+# Python reads at most this many digits into an int (sys.int_info's default
+# str-digits limit), and cannot print a longer one either: a longer literal is
+# reported (E0011) instead of reaching anything that would.
+MAX_INT_DIGITS = 4300
+
+
+def int_value(text: str) -> int:
+    """The value of an integer literal as written (`1_000`); 0 for one longer
+    than MAX_INT_DIGITS, which the parser reports (E0011) and never lets
+    through."""
+    digits = text.replace("_", "")
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else 0

@@ -30,7 +30,7 @@ from . import ast as A
 from . import catalog as C
 from .diagnostics import LocalDiagnostic, LocalRelated
 from .fast_parser import parse as fast_parse
-from .lexical import HARD_KEYWORDS, unescape
+from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, int_value, unescape
 from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
 
 # Nesting as the user sees it (E0009): each enclosing block, each enclosing
@@ -98,6 +98,8 @@ class _QuiverIndenter(Indenter):
         # fits, it takes a keyword (or a number) off the front of a longer
         # word, `x orb` as `x or b`, `[2N]` as `[2 N]`. Reported by _validate.
         self.glued: tuple[Token, Token] | None = None
+        # The first integer literal too long to read (E0011).
+        self.long_number: Token | None = None
         prev: Token | None = None
         for token in stream:
             kind = token.type
@@ -132,6 +134,9 @@ class _QuiverIndenter(Indenter):
                 operand_end = False
             elif kind in _OPERAND:
                 operand_end = kind != "DOT"
+                if kind == "INT" and self.long_number is None and len(token) > MAX_INT_DIGITS:
+                    if len(token.replace("_", "")) > MAX_INT_DIGITS:
+                        self.long_number = token
                 if kind == "NAME" and self.keyword_name is None and token in HARD_KEYWORDS:
                     self.keyword_name = token
                 continue
@@ -385,7 +390,7 @@ class _Builder:
         return A.DimBinary(A.Span(left.span.start, right.span.end), str(op), left, right)
 
     def dim_int(self, ch):
-        return A.DimInt(_span(ch), int(str(ch[0]).replace("_", "")))
+        return A.DimInt(_span(ch), int_value(str(ch[0])))
 
     def elem_type(self, ch):
         names = _tokens(ch, "NAME")
@@ -553,11 +558,15 @@ class _Builder:
     def lit_signed(self, ch):
         sign, tok = ch
         text = str(tok).replace("_", "")
-        lit = A.FloatLit(_tok_span(tok), float(text)) if tok.type == "FLOAT" else A.IntLit(_tok_span(tok), int(text))
+        lit = (
+            A.FloatLit(_tok_span(tok), float(text))
+            if tok.type == "FLOAT"
+            else A.IntLit(_tok_span(tok), int_value(text))
+        )
         return A.Unary(_span(ch), str(sign), lit)
 
     def int_lit(self, ch):
-        return A.IntLit(_span(ch), int(str(ch[0]).replace("_", "")))
+        return A.IntLit(_span(ch), int_value(str(ch[0])))
 
     def float_lit(self, ch):
         return A.FloatLit(_span(ch), float(str(ch[0]).replace("_", "")))
@@ -765,6 +774,7 @@ class _Recovery:
                     item,
                     _indenter.keyword_name if _indenter is not None else None,
                     _indenter.glued if _indenter is not None else None,
+                    _indenter.long_number if _indenter is not None else None,
                 )
                 if problems:
                     self._recover(problems[0], problems[0].span.start)
@@ -1036,7 +1046,10 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 
 
 def _validate(
-    item: A.Item, keyword_name: Token | None, glued: tuple[Token, Token] | None = None
+    item: A.Item,
+    keyword_name: Token | None,
+    glued: tuple[Token, Token] | None = None,
+    long_number: Token | None = None,
 ) -> list[LocalDiagnostic]:
     """Syntax rules the grammar does not express: keywords used as names (the
     first one, which the post-lexer noted), assignment targets, loop control
@@ -1057,6 +1070,9 @@ def _validate(
                 found=f"'{first}{second}'",
             )
         )
+    if long_number is not None:
+        digits = len(long_number.replace("_", ""))
+        problems.append(C.E0011.at(_tok_span(long_number), digits=f"{digits:,}", limit=f"{MAX_INT_DIGITS:,}"))
     if isinstance(item, A.FnDecl):
         _validate_block(item.body, 0, problems)
     problems.sort(key=lambda d: d.span.start)

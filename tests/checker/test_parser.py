@@ -152,6 +152,29 @@ def test_a_word_is_never_split_in_two(src: str, word: str, message: str) -> None
     assert (d.code, src[d.span.start : d.span.end], d.message) == ("E0003", word, message)
 
 
+@pytest.mark.parametrize(
+    "template",
+    [
+        "fn f() -> Int:\n    return {n}\n",
+        "dim N = {n}\n",
+        "fn f(x: [{n}]):\n    print(x)\n",
+        "fn f():\n    print([-{n}, 1])\n",
+    ],
+)
+def test_an_integer_too_long_to_read_is_e0011_not_a_crash(template: str) -> None:
+    # Python refuses to read an int of more than 4,300 digits (ValueError):
+    # the checker reported nothing and raised instead.
+    number = "12_" + "9" * 4400
+    src = template.format(n=number)
+    (d,) = check_text(src).diagnostics
+    assert (d.code, src[d.span.start : d.span.end], d.message) == (
+        "E0011",
+        number,
+        "this integer has 4,402 digits, more than the 4,300 a program may write",
+    )
+    assert check_text(template.format(n="9" * 4300)).internal_errors == []
+
+
 def test_items_are_cut_at_column_zero() -> None:
     text = "# head\ndim D = 4\n\nfn f():\n    pass\n# tail comment\nmodel M:\n    param w: [D] = zeros\n"
     bounds = split_items(text)
