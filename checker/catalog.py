@@ -16,7 +16,6 @@ gradients, Wxxxx warnings.
 from __future__ import annotations
 
 import re
-
 import string
 import textwrap
 from dataclasses import dataclass

@@ -134,9 +134,13 @@ class _QuiverIndenter(Indenter):
                 operand_end = False
             elif kind in _OPERAND:
                 operand_end = kind != "DOT"
-                if kind == "INT" and self.long_number is None and len(token) > MAX_INT_DIGITS:
-                    if len(token.replace("_", "")) > MAX_INT_DIGITS:
-                        self.long_number = token
+                if (
+                    kind == "INT"
+                    and self.long_number is None
+                    and len(token) > MAX_INT_DIGITS
+                    and len(token.replace("_", "")) > MAX_INT_DIGITS
+                ):
+                    self.long_number = token
                 if kind == "NAME" and self.keyword_name is None and token in HARD_KEYWORDS:
                     self.keyword_name = token
                 continue

@@ -17,7 +17,7 @@ from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES
 
 FIXTURES = Path(__file__).parent / "diagnostics"
-IN_PYTHON = {"E0001", "E0005", "E0006"}
+IN_PYTHON = {"E0001", "E0005", "E0006", "E0011"}  # E0011: a line of thousands of digits
 # The codes about imports need several files: tests/checker/test_modules.py.
 MULTI_FILE = {"E0113", "E0114", "E0115", "E0116", "E0117", "W0103"}
 
@@ -69,6 +69,15 @@ def test_e0006_tabs_and_spaces() -> None:
     assert (d.code, d.message) == ("E0006", "indentation mixes tabs and spaces")
     start = src.index("\tprint")
     assert (d.span.start, d.span.end) == (start, start + 1)
+
+
+def test_e0011_an_integer_too_long_to_read() -> None:
+    number = "9" * 4301
+    src = f"fn main():\n    print({number})\n"
+    d = _only(check_text(src))
+    assert (d.code, d.message) == ("E0011", "this integer has 4,301 digits, more than the 4,300 a program may write")
+    start = src.index(number)
+    assert (d.span.start, d.span.end) == (start, start + len(number))
 
 
 def test_related_locations_point_at_declarations() -> None:
