@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from . import ast as A
-from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, unescape
+from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, int_value, keyword_value, unescape
 
 Span = A.Span
 
@@ -404,7 +404,7 @@ class _Parser:
             return A.DimName(name.span, name.text)
         if kind == "INT":
             self.i = i + 1
-            return A.DimInt(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+            return A.DimInt(Span(self.s[i], self.e[i]), int_value(self.v[i]))
         if kind == "(":
             self.i = i + 1
             inner = self.dim_sum()
@@ -413,20 +413,18 @@ class _Parser:
         raise _Decline
 
     def dim_sum(self) -> A.Dim:
-        left = self.dim_product()
-        while self.k[self.i] in _ADD:
-            op = self.v[self.i]
-            self.i += 1
-            right = self.dim_product()
-            left = A.DimBinary(Span(left.span.start, right.span.end), op, left, right)
-        return left
+        return self.dim_chain(self.dim_product, _ADD)
 
     def dim_product(self) -> A.Dim:
-        left = self.dim_atom()
-        while self.k[self.i] in _MUL:
+        return self.dim_chain(self.dim_atom, _MUL)
+
+    def dim_chain(self, operand, ops: frozenset[str]) -> A.Dim:
+        """operand (op operand)*, left-associative, for `ops` of one precedence."""
+        left = operand()
+        while self.k[self.i] in ops:
             op = self.v[self.i]
             self.i += 1
-            right = self.dim_atom()
+            right = operand()
             left = A.DimBinary(Span(left.span.start, right.span.end), op, left, right)
         return left
 
@@ -755,7 +753,7 @@ class _Parser:
         kind = k[i]
         if kind == "INT":
             self.i = i + 1
-            return A.IntLit(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+            return A.IntLit(Span(self.s[i], self.e[i]), int_value(self.v[i]))
         if kind == "FLOAT":
             self.i = i + 1
             return A.FloatLit(Span(self.s[i], self.e[i]), float(self.v[i].replace("_", "")))
@@ -811,17 +809,7 @@ class _Parser:
         if self.k[i] == "NAME" and self.k[i + 1] == "=":
             keyword = A.Ident(Span(self.s[i], self.e[i]), self.v[i])
             self.i = i + 2
-            value = self.expr()
-            if (
-                keyword.text == "wrt"
-                and isinstance(value, A.TensorType)
-                and value.elem is None
-                and len(value.dims) == 1
-                and isinstance(value.dims[0], A.DimName)
-            ):
-                # wrt=[head]: one name in brackets parses as a shape; it is a list here.
-                d = value.dims[0]
-                value = A.NameList(value.span, (A.Name(d.span, d.name),))
+            value = keyword_value(keyword.text, self.expr())
             return A.Arg(Span(keyword.span.start, value.span.end), keyword, value)
         value = self.expr()
         return A.Arg(value.span, None, value)
@@ -851,7 +839,7 @@ class _Parser:
             return A.Name(Span(self.s[i], self.e[i]), self.v[i])
         if kind == "INT":
             self.i = i + 1
-            return A.IntLit(Span(self.s[i], self.e[i]), int(self.v[i].replace("_", "")))
+            return A.IntLit(Span(self.s[i], self.e[i]), int_value(self.v[i]))
         if kind == "FLOAT":
             self.i = i + 1
             return A.FloatLit(Span(self.s[i], self.e[i]), float(self.v[i].replace("_", "")))

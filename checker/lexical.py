@@ -1,10 +1,13 @@
-"""Words and literals as both parsers read them (parser.py, lark's, and
-fast_parser.py, the hand-written fast path): the reserved keywords and the
-decoding of string literals. One definition, so the two cannot drift."""
+"""What both parsers share (parser.py, lark's, and fast_parser.py, the
+hand-written fast path): the reserved keywords, the reading of literals, and
+the one rewrite both make of a parsed argument. One definition, so the two
+cannot drift."""
 
 from __future__ import annotations
 
 import re
+
+from . import ast as A
 
 # Keywords of statements and expressions, in the order completion offers them.
 STATEMENT_KEYWORDS = (
@@ -55,3 +58,18 @@ def int_value(text: str) -> int:
     through."""
     digits = text.replace("_", "")
     return int(digits) if len(digits) <= MAX_INT_DIGITS else 0
+
+
+def keyword_value(keyword: str, value: A.Expr) -> A.Expr:
+    """The value of a keyword argument as the checker reads it: `wrt=[head]`,
+    one name in brackets, parses as a shape and is a list of names there."""
+    if (
+        keyword == "wrt"
+        and isinstance(value, A.TensorType)
+        and value.elem is None
+        and len(value.dims) == 1
+        and isinstance(value.dims[0], A.DimName)
+    ):
+        d = value.dims[0]
+        return A.NameList(value.span, (A.Name(d.span, d.name),))
+    return value

@@ -30,7 +30,7 @@ from . import ast as A
 from . import catalog as C
 from .diagnostics import LocalDiagnostic, LocalRelated
 from .fast_parser import parse as fast_parse
-from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, int_value, unescape
+from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, int_value, keyword_value, unescape
 from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
 
 # Nesting as the user sees it (E0009): each enclosing block, each enclosing
@@ -540,18 +540,7 @@ class _Builder:
         return seq
 
     def keyword_arg(self, ch):
-        value = ch[2]
-        if (
-            str(ch[0]) == "wrt"
-            and isinstance(value, A.TensorType)
-            and value.elem is None
-            and len(value.dims) == 1
-            and isinstance(value.dims[0], A.DimName)
-        ):
-            # wrt=[head]: one name in brackets parses as a shape; it is a list here.
-            d = value.dims[0]
-            value = A.NameList(value.span, (A.Name(d.span, d.name),))
-        return A.Arg(_span(ch), _ident(ch[0]), value)
+        return A.Arg(_span(ch), _ident(ch[0]), keyword_value(str(ch[0]), ch[2]))
 
     def name(self, ch):
         return A.Name(_span(ch), str(ch[0]))
