@@ -29,6 +29,7 @@ model's name), and names everywhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import ast as A
 from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS, int_value, keyword_value, unescape
@@ -164,6 +165,23 @@ def _tokenize(text: str) -> tuple[list[str], list[str], list[int], list[int]] | 
     starts.append(len(text))
     ends.append(len(text))
     return kinds, values, starts, ends
+
+
+def _left_assoc(operand: Callable[[_Parser], A.Expr], ops: frozenset[str], node: type[A.Binary] | type[A.BoolOp]):
+    """A precedence level `operand (op operand)*` read left to right: `node`
+    (Binary or BoolOp, which take the same fields) for each operator in `ops`."""
+
+    def level(self: _Parser) -> A.Expr:
+        left = operand(self)
+        k = self.k
+        while k[self.i] in ops:
+            op = self.i
+            self.i = op + 1
+            right = operand(self)
+            left = node(Span(left.span.start, right.span.end), k[op], left, right, Span(self.s[op], self.e[op]))
+        return left
+
+    return level
 
 
 class _Parser:
@@ -597,24 +615,6 @@ class _Parser:
             left = A.Pipe(Span(left.span.start, target.span.end), left, target, Span(self.s[op], self.e[op]))
         return left
 
-    def or_expr(self) -> A.Expr:
-        left = self.and_expr()
-        while self.k[self.i] == "or":
-            op = self.i
-            self.i += 1
-            right = self.and_expr()
-            left = A.BoolOp(Span(left.span.start, right.span.end), "or", left, right, Span(self.s[op], self.e[op]))
-        return left
-
-    def and_expr(self) -> A.Expr:
-        left = self.not_expr()
-        while self.k[self.i] == "and":
-            op = self.i
-            self.i += 1
-            right = self.not_expr()
-            left = A.BoolOp(Span(left.span.start, right.span.end), "and", left, right, Span(self.s[op], self.e[op]))
-        return left
-
     def not_expr(self) -> A.Expr:
         i = self.i
         if self.k[i] != "not":
@@ -638,26 +638,6 @@ class _Parser:
         if self.k[self.i] in _COMPARE:
             raise _Decline  # comparisons do not chain
         return A.Compare(Span(left.span.start, right.span.end), kind, left, right, Span(self.s[op], self.e[op]))
-
-    def arith(self) -> A.Expr:
-        left = self.term()
-        k = self.k
-        while k[self.i] in _ADD:
-            op = self.i
-            self.i += 1
-            right = self.term()
-            left = A.Binary(Span(left.span.start, right.span.end), k[op], left, right, Span(self.s[op], self.e[op]))
-        return left
-
-    def term(self) -> A.Expr:
-        left = self.cast()
-        k = self.k
-        while k[self.i] in _MUL:
-            op = self.i
-            self.i += 1
-            right = self.cast()
-            left = A.Binary(Span(left.span.start, right.span.end), k[op], left, right, Span(self.s[op], self.e[op]))
-        return left
 
     def cast(self) -> A.Expr:
         value = self.unary()
@@ -691,6 +671,13 @@ class _Parser:
         right = self.unary()
         self.prefix -= 1
         return A.Binary(Span(value.span.start, right.span.end), "**", value, right, Span(self.s[op], self.e[op]))
+
+    # The left-associative binary levels, each built from the one above it
+    # (no extra call per level: the operand is called directly).
+    term = _left_assoc(cast, _MUL, A.Binary)
+    arith = _left_assoc(term, _ADD, A.Binary)
+    and_expr = _left_assoc(not_expr, frozenset({"and"}), A.BoolOp)
+    or_expr = _left_assoc(and_expr, frozenset({"or"}), A.BoolOp)
 
     def bracket(self) -> A.Expr:
         """An expression in square brackets: a shape (`[B T] f32`), a list of

@@ -763,12 +763,7 @@ class _Recovery:
                         )
                     self._recover(C.E0009.at(A.Span(e.start, end), limit=MAX_NESTING), e.start)
                     continue
-                problems = _validate(
-                    item,
-                    _indenter.keyword_name if _indenter is not None else None,
-                    _indenter.glued if _indenter is not None else None,
-                    _indenter.long_number if _indenter is not None else None,
-                )
+                problems = _validate(item, _indenter)
                 if problems:
                     self._recover(problems[0], problems[0].span.start)
                     continue
@@ -1038,17 +1033,16 @@ def _bound_names(text: str, start: int, end: int) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
-def _validate(
-    item: A.Item,
-    keyword_name: Token | None,
-    glued: tuple[Token, Token] | None = None,
-    long_number: Token | None = None,
-) -> list[LocalDiagnostic]:
-    """Syntax rules the grammar does not express: keywords used as names (the
-    first one, which the post-lexer noted), assignment targets, loop control
-    outside loops (nesting depth is the post-lexer's, which stops the parse
-    where it is exceeded)."""
+def _validate(item: A.Item, lexed: _QuiverIndenter | None) -> list[LocalDiagnostic]:
+    """Syntax rules the grammar does not express: what the post-lexer noted on
+    the way (`lexed`; None for the fast path, which declines all of it): a
+    keyword used as a name, a word split in two, an integer too long to read;
+    then assignment targets and loop control outside loops (nesting depth is
+    the post-lexer's, which stops the parse where it is exceeded)."""
     problems: list[LocalDiagnostic] = []
+    keyword_name = lexed.keyword_name if lexed is not None else None
+    glued = lexed.glued if lexed is not None else None
+    long_number = lexed.long_number if lexed is not None else None
     if keyword_name is not None:
         problems.append(
             C.E0003.at(_tok_span(keyword_name), expected="a name", context="", found=f"keyword '{keyword_name}'")
