@@ -51,7 +51,7 @@ from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
 from .modules import ModuleExports, Resolved
 from .reads import ReadAnalysis, site_diagnostics
 from .results import BodyResult, shared_if_empty
-from .source import DecodeProblem, LineIndex, decode_source
+from .source import DecodeProblem, LineIndex, decode_source, refusal
 
 
 @dataclass
@@ -176,6 +176,7 @@ class Analyzer:
         decode_problem: DecodeProblem | None = None,
         cancelled: Callable[[], bool] = _never,
         imports: Mapping[str, Resolved] | None = None,
+        refused: str | None = None,
     ) -> Analysis:
         """The analysis of `text`. `cancelled` is asked between items (each
         parse, declaration, body and site); when it says True the update
@@ -184,7 +185,13 @@ class Analyzer:
         result looked up), so the next update gives the same answer as a
         fresh one and reuses that work. `imports` maps each module name the
         text imports to its exports (or why there are none); a
-        `checker.workspace.Workspace` finds them."""
+        `checker.workspace.Workspace` finds them. `refused`: why the host
+        could not read the file (the text is then empty); a text larger than
+        MAX_SOURCE_BYTES is refused too. A refused text is one E0012."""
+        if refused is None:
+            refused = refusal(text)
+        if refused is not None:
+            return self._refused(text, refused)
 
         def check() -> None:
             if cancelled():
@@ -366,6 +373,20 @@ class Analyzer:
             self._ide_cache,
             names.meaning(ALL_NAMES),
             tuple(modules),
+        )
+
+    def _refused(self, text: str, reason: str) -> Analysis:
+        """The analysis of a text that is not checked: nothing parsed, one
+        E0012 on its first line. What the caches held is dropped, so the
+        memory of an earlier version goes back; the next update starts afresh."""
+        self.__init__()
+        empty = self.update("")
+        first_line = text.find("\n", 0, 200)
+        span = A.Span(0, first_line if first_line >= 0 else min(len(text), 200))
+        diagnostic = _absolute(C.E0012.at(span, reason=reason), 0, empty.globals, {})
+        self.__init__()  # the next update of a real text starts from nothing either
+        return Analysis(
+            text, LineIndex(text), empty.parsed, empty.globals, {}, {}, empty.reads, [diagnostic], {}, [], {}, None, ()
         )
 
     def _body(

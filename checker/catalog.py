@@ -36,6 +36,9 @@ class Code:
     example: str
     fixed: str | None
     unnecessary: bool = False
+    # The example stands for an input that cannot be written out (E0012: a
+    # file of 10 MiB): shown as text, triggered by the catalog's tests.
+    example_stands_for: bool = False
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -83,6 +86,7 @@ def _code(
     *,
     warning: bool = False,
     unnecessary: bool = False,
+    example_stands_for: bool = False,
 ) -> Code:
     assert code not in CODES, code
     entry = Code(
@@ -94,6 +98,7 @@ def _code(
         textwrap.dedent(example).lstrip("\n"),
         textwrap.dedent(fixed).lstrip("\n") if fixed is not None else None,
         unnecessary,
+        example_stands_for,
     )
     CODES[code] = entry
     return entry
@@ -323,6 +328,33 @@ E0011 = _code(
     fn main():
         print(9999)
     """,
+)
+
+E0012 = _code(
+    "E0012",
+    "file cannot be checked",
+    "this file is not checked: {reason}",
+    """
+    A source file is checked only when it is a regular file of at most 10 MiB
+    inside the folder being checked. The file, or the editor's document, is
+    larger than that (often data saved under a `.qv` name, or text pasted by
+    mistake), or on disk it is not a regular file (a folder, a FIFO, a device,
+    a broken link), or it is a symbolic link that leads out of the workspace:
+    Quiver never reads outside the folder it was asked to check, so a
+    repository cannot make it show or quote files elsewhere. Nothing in the
+    file is parsed; a file that imports it reports E0113. Shrink or split the
+    file, or replace the link by the file itself.
+    """,
+    # The example stands for a file of more than 10 MiB: the catalog's test
+    # pads it past the limit.
+    """
+    # ... followed by 10 MiB more
+    dim D = 4
+    """,
+    """
+    dim D = 4
+    """,
+    example_stands_for=True,
 )
 
 # Most examples below share this model.
@@ -2369,7 +2401,7 @@ def render_markdown() -> str:
                 # The info string names the codes the block triggers; the docs
                 # tests check it. E0001's example is bytes, and E0011's is
                 # shortened for reading: text, checked by the catalog's tests.
-                "```text" if c.example_text != c.example else f"```quiver {c.code}",
+                "```text" if c.example_text != c.example or c.example_stands_for else f"```quiver {c.code}",
                 c.example_text.rstrip("\n"),
                 "```",
                 "",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 class ImportProblem:
     """Why an import has no module: `missing` (detail: the folders searched),
     `cycle` (detail: the modules along the cycle, first repeated last),
-    `unreadable` (detail: the path)."""
+    `unreadable` (detail: the path, and why it cannot be read when known)."""
 
     kind: str
     detail: tuple[str, ...]
@@ -302,8 +302,11 @@ def _problem_diagnostic(module: A.Ident, resolved: Resolved | None, env: Mapping
         tail = module.text.replace(".", "/") + ".qv"
         where = f" (no {tail} in " + ", ".join(resolved.detail) + ")"
     elif isinstance(resolved, ImportProblem) and resolved.kind == "unreadable":
-        where = f" ({resolved.detail[0]} cannot be read)"
+        target, *why = resolved.detail
+        reason = f": {why[0]}" if why else ""
+        # The module is there, only not usable: a suggestion would name it again.
+        return C.E0113.at(module.span, module=module.text, where=f" ({target} cannot be read{reason})", hint="")
     found = [s for s, r in env.items() if isinstance(r, ModuleExports)]
     if isinstance(resolved, ImportProblem):
-        found += [m for m in resolved.nearby if m not in found]
+        found += [m for m in resolved.nearby if m not in found and m != module.text]
     return C.E0113.at(module.span, module=module.text, where=where, hint=suggest(module.text, found))

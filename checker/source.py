@@ -14,6 +14,36 @@ from dataclasses import dataclass
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
+# The largest source text checked (a file read from disk, an editor's
+# document): past it nothing is parsed, and the analysis is one E0012. A
+# text that big is not a program someone wrote, and checking it would take
+# minutes and gigabytes.
+MAX_SOURCE_BYTES = 10 * 1024 * 1024  # 10 MiB
+
+
+def oversize(text: str) -> int | None:
+    """The size in UTF-8 bytes of a text larger than MAX_SOURCE_BYTES, else
+    None (without encoding it when its length alone decides)."""
+    if len(text) * 4 <= MAX_SOURCE_BYTES:
+        return None
+    size = len(text) if len(text) > MAX_SOURCE_BYTES else len(text.encode("utf-8", "surrogatepass"))
+    return size if size > MAX_SOURCE_BYTES else None
+
+
+def refusal(text: str) -> str | None:
+    """Why a text is not checked (E0012), or None: a host marked it
+    unreadable (checker.workspace.DecodedText), or it is too large."""
+    reason = getattr(text, "unreadable", None)
+    if reason is None and (size := oversize(text)) is not None:
+        reason = f"it is larger than {size_text(MAX_SOURCE_BYTES)} ({size:,} bytes), the limit for a source file"
+    return reason
+
+
+def size_text(size: int) -> str:
+    """`10 MiB`, or `8 bytes` for a size that is not a whole number of MiB."""
+    mib = 1024 * 1024
+    return f"{size // mib} MiB" if size % mib == 0 else f"{size} bytes"
+
 
 @dataclass(frozen=True, slots=True)
 class Position:

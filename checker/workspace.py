@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from .source import refusal
+
 if TYPE_CHECKING:  # imported on first analysis: reading a cache needs none of it
     from .analysis import Analysis, Analyzer
     from .modules import ModuleExports, Resolved
@@ -61,7 +63,9 @@ class Host(Protocol):
         ...
 
     # Optional: `list_modules(folder) -> list[str]`, the module names of the
-    # `.qv` files in a folder, for suggestions on a missing import.
+    # `.qv` files in a folder, for suggestions on a missing import; and
+    # `why_unusable(path) -> str | None`, why an entry that is there is not a
+    # module file ("it is a folder, not a regular file"), for E0113.
 
 
 class MemoryHost:
@@ -99,13 +103,18 @@ class MemoryHost:
 
 class DecodedText(str):
     """A module's text as a host decoded it from bytes, with the first byte
-    that was not UTF-8 (reported as E0001), if any."""
+    that was not UTF-8 (reported as E0001), if any; or, with `unreadable`,
+    an empty text standing for a file the host would not read, and why
+    ("it is a FIFO (named pipe), not a regular file"): E0012 at the file,
+    E0113 at its importers."""
 
     decode_problem = None
+    unreadable: str | None = None
 
-    def __new__(cls, text: str, problem=None) -> DecodedText:
+    def __new__(cls, text: str, problem=None, unreadable: str | None = None) -> DecodedText:
         out = super().__new__(cls, text)
         out.decode_problem = problem
+        out.unreadable = unreadable
         return out
 
 
@@ -146,6 +155,7 @@ class Workspace:
     def __init__(self, host: Host, roots: Iterable[str] = ()) -> None:
         self.host = host
         self.roots: tuple[str, ...] = tuple(roots)
+        self._tell_host()
         self._files: dict[str, _File] = {}
         self._meta = threading.Lock()  # guards _files and the resolution cache
         self._resolved: dict[tuple[str, str], str | None] = {}
@@ -157,6 +167,15 @@ class Workspace:
         with self._meta:
             self.roots = tuple(roots)
             self._resolved.clear()
+            for f in self._files.values():  # what a host may read depends on the roots
+                f.disk = _UNREAD
+        self._tell_host()
+
+    def _tell_host(self) -> None:
+        """A host that keeps reads inside the roots (driver/host.py) is told them."""
+        tell = getattr(self.host, "set_roots", None)
+        if tell is not None:
+            tell(self.roots)
 
     def set_overlay(self, path: str, text: str | None) -> None:
         """The editor's text of `path` (None: the file closed, back to disk)."""
@@ -211,7 +230,7 @@ class Workspace:
             problem = getattr(text, "decode_problem", None)
             if f.analyzer is None:
                 f.analyzer = _analysis().Analyzer()
-            analysis = f.analyzer.update(str(text), problem, imports=env, **kwargs)
+            analysis = f.analyzer.update(str(text), problem, imports=env, refused=refusal(text), **kwargs)
             f.analysis = analysis
             f.key = (text, key[1], tuple(env.values()))  # the values keep the ids valid
             f.imports = imports
@@ -281,6 +300,22 @@ class Workspace:
         with self._meta:
             self._resolved[key] = found
         return found
+
+    def unusable(self, importer: str, spelling: str) -> tuple[str, str] | None:
+        """For an import that found no module: the first place searched
+        where an entry of the module's name is there but is not a module
+        file, and why (the host says: a folder, a FIFO, a link out of the
+        workspace), else None."""
+        why = getattr(self.host, "why_unusable", None)
+        if why is None:
+            return None
+        tail = spelling.replace(".", "/") + MODULE_SUFFIX
+        for folder in self.search_folders(importer):
+            candidate = posixpath.normpath(posixpath.join(folder, tail))
+            reason = why(candidate)
+            if reason is not None:
+                return candidate, reason
+        return None
 
     def search_folders(self, importer: str) -> list[str]:
         folders = [posixpath.dirname(importer)]
@@ -405,9 +440,18 @@ class Workspace:
             target = self.resolve(path, spelling)
             imports[spelling] = target
             if target is None:
+                unusable = self.unusable(path, spelling)
+                if unusable is not None:
+                    env[spelling] = ImportProblem("unreadable", unusable)
+                    continue
                 env[spelling] = ImportProblem(
                     "missing", tuple(self.search_folders(path)), tuple(self.nearby_modules(path, spelling))
                 )
+                continue
+            target_text = self.text(target)
+            refused = refusal(target_text) if target_text is not None else None
+            if refused is not None:
+                env[spelling] = ImportProblem("unreadable", (target, refused))
                 continue
             # Found from the import graph, not from the order of analysis, so
             # every file of a cycle reports it, whichever is analysed first.

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from quiver.checker import check_bytes
+from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES, Code, render_markdown
+from quiver.checker.source import MAX_SOURCE_BYTES
 from quiver.checker.workspace import check_example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +21,8 @@ def test_example_triggers_exactly_its_code(code: str) -> None:
     entry = CODES[code]
     if code == "E0001":
         analysis = check_bytes(entry.example.encode("utf-8", "surrogateescape"))
+    elif code == "E0012":  # the example stands for a file past the size limit
+        analysis = check_text(entry.example + "#" * MAX_SOURCE_BYTES + "\n")
     else:
         analysis = check_example(entry.example)  # `# file:` sections: several files
     assert not analysis.internal_errors

@@ -17,7 +17,8 @@ from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES
 
 FIXTURES = Path(__file__).parent / "diagnostics"
-IN_PYTHON = {"E0001", "E0005", "E0006", "E0011"}  # E0011: a line of thousands of digits
+# E0011: a line of thousands of digits; E0012: a text of more than 10 MiB
+IN_PYTHON = {"E0001", "E0005", "E0006", "E0011", "E0012"}
 # The codes about imports need several files: tests/checker/test_modules.py.
 MULTI_FILE = {"E0113", "E0114", "E0115", "E0116", "E0117", "W0103"}
 
@@ -31,6 +32,30 @@ def test_fixture(path: Path) -> None:
 def test_every_code_is_covered() -> None:
     covered = {p.stem for p in FIXTURES.glob("*.qv")} | IN_PYTHON | MULTI_FILE
     assert covered == set(CODES)
+
+
+def test_e0012_a_text_over_the_size_limit_is_not_parsed() -> None:
+    from quiver.checker.source import MAX_SOURCE_BYTES
+
+    src = "fn main(:\n" + "# padding\n" * (MAX_SOURCE_BYTES // 10)  # a syntax error that is never seen
+    d = _only(check_text(src))
+    size = len(src.encode())
+    assert (d.code, d.span.start, d.span.end) == ("E0012", 0, len("fn main(:"))
+    assert (
+        d.message == f"this file is not checked: it is larger than 10 MiB ({size:,} bytes), the limit for a source file"
+    )
+    # one byte under the limit is checked
+    small = "fn main(:\n" + "#" * (MAX_SOURCE_BYTES - len("fn main(:\n") - 1) + "\n"
+    assert len(small.encode()) == MAX_SOURCE_BYTES
+    assert [x.code for x in check_text(small).diagnostics] == ["E0004"]  # parsed: its syntax error is seen
+
+
+def test_e0012_counts_bytes_not_characters() -> None:
+    from quiver.checker.source import MAX_SOURCE_BYTES
+
+    src = "dim D = 4\n# " + "é" * (MAX_SOURCE_BYTES // 2) + "\n"  # fewer characters than the limit, more bytes
+    assert len(src) < MAX_SOURCE_BYTES < len(src.encode())
+    assert _only(check_text(src)).code == "E0012"
 
 
 def _only(analysis):
