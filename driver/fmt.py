@@ -6,7 +6,9 @@ A folder stands for every *.qv file under it (hidden folders, node_modules
 and __pycache__ skipped, as qlint does); `-` formats standard input to
 standard output. Files are read through driver/inputs.py (regular files of at
 most 10 MiB) and must be UTF-8; a byte order mark is kept. A file is written
-only when its layout changes.
+only when its layout changes, whole (a temporary file beside it takes its
+name), and never through a symbolic link: a link named on the command line
+is an error, one found in a folder is skipped with a note.
 
 An item with a syntax error is left exactly as it was written, with a note on
 stderr (`path:line:col: note: ...`) when its layout would change (--check
@@ -21,7 +23,11 @@ one-line message, never a traceback).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import sys
+import tempfile
 
 from quiver.checker.formatter import Formatted, format_text
 from quiver.checker.source import LineIndex
@@ -72,14 +78,16 @@ def _read_stdin() -> bytes:
 
 
 def run(paths: list[str], check: bool) -> int:
-    skipped: list[str] = []
-    files = find_files(paths, skipped)
-    for path in skipped:
-        print(f"quiver: note: skipped {path}: not a regular file", file=sys.stderr)
+    skipped: list[tuple[str, str]] = []
+    files = find_files(paths, skipped, follow_links=False)
+    for path, reason in skipped:
+        print(f"quiver: note: skipped {path}: {reason}", file=sys.stderr)
     failed = changed = 0
     for path in files:
         stdin = path == "-"
         try:
+            if not stdin and not check and os.path.islink(path):
+                raise inputs.InputError("it is a symbolic link, and quiver fmt never writes through one")
             bom, text = _decode(_read_stdin() if stdin else read_source(path))
         except OSError as e:
             print(f"quiver: cannot read {path}: {e.strerror or e}", file=sys.stderr)
@@ -97,8 +105,7 @@ def run(paths: list[str], check: bool) -> int:
                 print(f"Would reformat: {path}")
         elif result.text != text:
             try:
-                with open(path, "wb") as fh:
-                    fh.write(bom + result.text.encode("utf-8"))
+                write_in_place(path, bom + result.text.encode("utf-8"))
             except OSError as e:
                 print(f"quiver: cannot write {path}: {e.strerror or e}", file=sys.stderr)
                 failed += 1
@@ -108,6 +115,25 @@ def run(paths: list[str], check: bool) -> int:
     if failed or (not files and paths):
         return 2
     return 1 if check and changed else 0
+
+
+def write_in_place(path: str, data: bytes) -> None:
+    """Replace the file at `path` by `data`, whole or not at all: the new text
+    goes to a temporary file beside it (same permissions), which then takes
+    its name. Replacing a name never follows a link, so a link swapped in
+    since it was read is replaced, not the file it points to."""
+    folder, name = os.path.split(os.path.abspath(path))
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _summary(done: int, changed: int, check: bool, failed: int) -> str:

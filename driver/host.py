@@ -2,14 +2,16 @@
 
 `checker.workspace.Workspace` does no I/O; `DiskHost` answers its questions
 from disk: module files are read through `inputs.read_source` (regular files
-of at most 10 MiB), decoded as the checker decodes bytes (invalid UTF-8 is
-E0001, not a failure), and a project is the nearest folder above a file
-that holds a `quiver.toml`.
+of at most 10 MiB, never through a symbolic link that leads out of the
+workspace), decoded as the checker decodes bytes (invalid UTF-8 is E0001,
+not a failure), and a project is the nearest folder above a file that holds
+a `quiver.toml`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from quiver.checker.source import decode_source
 from quiver.checker.workspace import PROJECT_FILE, DecodedText, Workspace
@@ -20,22 +22,53 @@ from . import inputs
 class DiskHost:
     """`remember_projects`: look for each folder's `quiver.toml` once (a
     command's run); the language server looks again each time, since a
-    project file may come and go while it runs."""
+    project file may come and go while it runs.
 
-    def __init__(self, remember_projects: bool = True) -> None:
+    The folders checked are untrusted: a symbolic link in them is followed
+    only while it stays inside the tree that holds it, the outermost of the
+    workspace roots and project folders that contain its path (for a file
+    under none of them, its own folder). A link that leads out is neither
+    read nor listed: `why_unusable` says so, for E0113, and reading it gives
+    an empty text marked `unreadable`, for E0012."""
+
+    def __init__(self, remember_projects: bool = True, roots: Iterable[str] = ()) -> None:
         self._projects: dict[str, str | None] = {}
         self._remember = remember_projects
+        self._roots: tuple[str, ...] = tuple(roots)
+
+    def set_roots(self, roots: Iterable[str]) -> None:
+        """The workspace roots (the checker's Workspace passes its own)."""
+        self._roots = tuple(roots)
+
+    def boundary(self, path: str) -> str:
+        """The folder a link at `path` must not lead out of."""
+        tops = [*self._roots]
+        project = self.project_root(path)
+        if project is not None:
+            tops.append(project)
+        holding = [t for t in tops if inputs.inside(path, t)]
+        return min(holding, key=len) if holding else os.path.dirname(path)
 
     def read(self, path: str) -> str | None:
-        try:
-            data = inputs.read_source(path)
-        except (OSError, ValueError):  # ValueError: a path with a NUL in it
+        if "\0" in path:  # no file has such a name
             return None
+        within = self.boundary(path)
+        try:
+            data = inputs.read_source(path, within=within)
+        except inputs.InputError as e:
+            return DecodedText("", unreadable=e.strerror)
+        except (OSError, ValueError):  # ValueError: a path with a NUL in it
+            # missing: None; there but not readable (a broken link, no permission): why
+            reason = inputs.why_not_source(path, within)
+            return None if reason is None else DecodedText("", unreadable=reason)
         text, problem = decode_source(data)
         return DecodedText(text, problem)
 
     def is_file(self, path: str) -> bool:
-        return inputs.is_regular(path)
+        return inputs.is_regular(path) and not inputs.escapes(path, self.boundary(path))
+
+    def why_unusable(self, path: str) -> str | None:
+        return inputs.why_not_source(path, within=self.boundary(path))
 
     def list_modules(self, folder: str) -> list[str]:
         """The modules in a folder (for "did you mean" on a missing import)."""
@@ -43,7 +76,11 @@ class DiskHost:
             names = os.listdir(folder)
         except OSError:
             return []
-        return sorted(n[:-3] for n in names if n.endswith(".qv") and n[:-3].isidentifier())
+        return sorted(
+            n[:-3]
+            for n in names
+            if n.endswith(".qv") and n[:-3].isidentifier() and self.is_file(os.path.join(folder, n))
+        )
 
     def project_root(self, path: str) -> str | None:
         folder = os.path.dirname(path)

@@ -5,8 +5,9 @@
 
 Directories are searched for *.qv (hidden folders, node_modules and
 __pycache__ are skipped, and so, with a note, are *.qv entries that are not
-regular files: FIFOs, devices, sockets, broken links). `-` reads standard
-input. A file must be a regular file of at most 10 MiB (driver/inputs.py); one
+regular files: FIFOs, devices, sockets, broken links; and symbolic links that
+lead out of the folder: the folder is untrusted, and nothing outside it is
+read). `-` reads standard input. A file must be a regular file of at most 10 MiB (driver/inputs.py); one
 given by name that is not, or that cannot be read, is reported ("cannot read
 PATH: why"), counted in the summary, and makes the exit status 2. Exit status:
 0 when no errors were found (warnings too with --strict), 1 when some were, 2
@@ -82,11 +83,15 @@ class UsageError(Exception):
     pass
 
 
-def find_files(paths: list[str], skipped: list[str] | None = None) -> list[str]:
+def find_files(paths: list[str], skipped: list[tuple[str, str]] | None = None, follow_links: bool = True) -> list[str]:
     """The files to check: each path that is not a folder as given, and the
-    *.qv regular files under each folder. A *.qv entry of a folder that is not
-    a regular file (a FIFO, a device, a socket, a broken link) is left out and
-    appended to `skipped`."""
+    *.qv regular files under each folder. A *.qv entry of a folder that is
+    not a regular file (a FIFO, a device, a socket, a broken link), or is a
+    symbolic link that leads out of the folder given (the folder is
+    untrusted: `tok.qv -> ~/token.txt`), is left out and appended to
+    `skipped` with the reason; without `follow_links`, so is every link
+    (`quiver fmt` never writes through one). Links to folders are never
+    followed."""
     out: list[str] = []
     for p in paths:
         if p == "-":
@@ -100,14 +105,24 @@ def find_files(paths: list[str], skipped: list[str] | None = None) -> list[str]:
                 for f in files:
                     if f.endswith(".qv"):
                         full = os.path.join(root, f)
-                        if is_regular(full):
+                        reason = _unwalkable(full, p, follow_links)
+                        if reason is None:
                             found.append(full)
                         elif skipped is not None:
-                            skipped.append(full)
+                            skipped.append((full, reason))
             out.extend(sorted(found))
         else:
             out.append(p)
     return out
+
+
+def _unwalkable(path: str, folder: str, follow_links: bool) -> str | None:
+    if os.path.islink(path):
+        if not follow_links:
+            return "a symbolic link (files are only written in place, never through a link)"
+        if inputs.escapes(path, folder):
+            return f"a symbolic link that leads out of {folder}"
+    return None if is_regular(path) else "not a regular file"
 
 
 def parse_codes(values: list[str] | None, flag: str = "--select") -> list[str]:
@@ -323,8 +338,8 @@ def check_files(
     misses: list[tuple[str, str]] = []
     for key in queue:
         text = workspace.text(key)
-        if text is None:
-            continue
+        if text is None or getattr(text, "unreadable", None) is not None:
+            continue  # an imported module that cannot be read: E0113 at its importers
         ck = key_for(workspace, key, text)
         hit = cache.get(ck) if cache is not None else None
         if hit is not None:
@@ -467,15 +482,16 @@ def _run(args) -> int:
     select = parse_codes(args.select, "--select")
     ignore = parse_codes(args.ignore, "--ignore")
     paths = args.paths or ["."]
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     files = find_files(paths, skipped)
-    for path in skipped:
-        print(f"qlint: note: skipped {path}: not a regular file", file=sys.stderr)
+    for path, reason in skipped:
+        print(f"qlint: note: skipped {path}: {reason}", file=sys.stderr)
     findings: list[Finding] = []
     unreadable = 0
     # One workspace for every file: a module imported by several files is
     # checked once, and its diagnostics are reported at it, once.
     workspace = workspace_for([p for p in paths if p != "-"] or ["."])
+    assert isinstance(workspace.host, DiskHost)
     shown_as: dict[str, str] = {}
     for path in files:
         try:
@@ -486,9 +502,9 @@ def _run(args) -> int:
                 shown = args.stdin_filename
                 key = normal_path(args.stdin_filename)
             else:
-                data = read_source(path)
-                shown = path
                 key = normal_path(path)
+                data = read_source(path, within=workspace.host.boundary(key))
+                shown = path
         except OSError as e:
             shown = args.stdin_filename if path == "-" else path
             print(f"qlint: error: cannot read {shown}: {e.strerror or e}", file=sys.stderr)
@@ -543,5 +559,8 @@ def _run(args) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":  # pragma: no cover - `python -m quiver.qlint`
+    from quiver import untrusted_folder_off_path
+
+    untrusted_folder_off_path()
     sys.exit(main())

@@ -94,12 +94,10 @@ def test_a_file_that_cannot_be_written_exits_2(tmp_path: Path, capsys, monkeypat
     f = tmp_path / "a.qv"
     f.write_text(MESSY)
 
-    def refuse(path, mode="r", *args, **kwargs):
-        if "w" in mode:
-            raise PermissionError(13, "Permission denied")
-        return open(path, mode, *args, **kwargs)
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("quiver.fmt.open", refuse, raising=False)
+    monkeypatch.setattr("quiver.fmt.tempfile.mkstemp", refuse)
     code, _, err = run(capsys, str(f))
     assert code == 2
     assert err.splitlines() == [

@@ -210,12 +210,23 @@ def test_a_fifo_found_in_a_folder_is_skipped_with_a_note(tmp_path: Path, capsys)
     assert err.splitlines()[-1] == "qlint: 1 file checked, 1 skipped, no problems"
 
 
-def test_a_device_given_as_a_qv_file_is_an_error(tmp_path: Path, capsys) -> None:
+def test_a_link_to_a_device_given_as_a_qv_file_is_an_error(tmp_path: Path, capsys) -> None:
     if not os.path.exists("/dev/zero"):
         pytest.skip("needs /dev/zero")
     (tmp_path / "x.qv").symlink_to("/dev/zero")
     code, _, err = run(capsys, str(tmp_path / "x.qv"))
-    assert code == 2 and "it is a character device, not a regular file" in err
+    assert code == 2
+    assert f"cannot read {tmp_path / 'x.qv'}: it is a symbolic link that leads out of {tmp_path}" in err
+
+
+def test_a_device_is_named_as_one() -> None:
+    from quiver import inputs
+
+    if not os.path.exists("/dev/null"):
+        pytest.skip("needs /dev/null")
+    assert inputs.why_not_source("/dev/null") == "it is a character device, not a regular file"
+    with pytest.raises(inputs.InputError, match="it is a character device, not a regular file"):
+        inputs.read_source("/dev/null")
 
 
 def test_a_folder_with_a_broken_link_skips_it(tmp_path: Path, capsys) -> None:

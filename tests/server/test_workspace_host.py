@@ -26,14 +26,16 @@ def test_disk_host_reads_regular_files_only(tmp_path: Path) -> None:
     assert host.is_file(str(ok))
     fifo = tmp_path / "pipe.qv"
     os.mkfifo(fifo)
-    assert host.read(str(fifo)) is None and not host.is_file(str(fifo))
+    # what is there but is no source file reads as an empty text that says why (E0012)
+    assert host.read(str(fifo)) == "" and not host.is_file(str(fifo))
+    assert host.read(str(fifo)).unreadable == "it is a FIFO (named pipe), not a regular file"
     big = tmp_path / "big.qv"
     with open(big, "wb") as f:
         f.truncate(MAX_SOURCE_BYTES + 1)
-    assert host.read(str(big)) is None
-    assert host.read(str(tmp_path)) is None
+    assert host.read(str(big)).unreadable.startswith("it is larger than 10 MiB")
+    assert host.read(str(tmp_path)).unreadable == "it is a folder, not a regular file"
     assert host.read(str(tmp_path / "missing.qv")) is None
-    assert host.read("/dev/zero") is None
+    assert host.read("/dev/zero").unreadable == "it is a character device, not a regular file"
     assert host.read("/bad\x00path") is None
     (tmp_path / "sub").mkdir()
     (tmp_path / "quiver.toml").write_text("")
