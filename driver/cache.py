@@ -11,16 +11,39 @@ made of everything they depend on, and reused while the key is the same:
 
 So a stale entry is never used: it is simply never looked up again. The
 cache lives in `.quiver_cache/` (in the current folder, or `$QUIVER_CACHE_DIR`),
-holds one small JSON file per entry, and is safe to delete at any time.
-Every failure to read or write it is ignored: the cache only saves time.
+holds one small file per entry, and is safe to delete at any time.
+
+The cache folder is in the workspace, and the workspace is untrusted: a
+repository can ship a `.quiver_cache` of its own. So:
+
+- **Entries are authenticated.** Each is signed with an HMAC-SHA256 under a
+  key of this user's, kept outside every workspace (`$XDG_CACHE_HOME/quiver/
+  cache-key`, else `~/.cache/quiver/cache-key`, made on first use, mode 0600).
+  An entry a repository shipped, or one written by another user or machine,
+  does not verify and is treated as missing; the key is over the entry's own
+  cache key as well, so a genuine entry moved under another name fails too.
+  Without a key (no home folder that can be written) there is no cache.
+- **Nothing is written through a link.** Every folder and file of the cache is
+  opened relative to its parent's descriptor with O_NOFOLLOW: a cache folder,
+  a shard or a `.gitignore` that is a symbolic link is refused (the cache is
+  then unused), never written through. Entries are written to a new file
+  (O_EXCL) and renamed into place, so a reader never sees half an entry.
+- **A bad entry is a miss.** Whatever an entry holds (not UTF-8, not JSON,
+  the wrong shapes, spans that are strings), it is ignored and rewritten.
+
+Every failure to read or write the cache is ignored: the cache only saves time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import json
 import os
-import tempfile
+import secrets
+import stat
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,6 +51,12 @@ from quiver.checker import ast as A
 from quiver.checker.diagnostics import Diagnostic, Fix, RelatedInfo, Severity, TextEdit
 
 CACHE_DIR_NAME = ".quiver_cache"
+KEY_FILE_NAME = "cache-key"
+_MAGIC = b"quiver-cache 1\n"
+_MAX_ENTRY_BYTES = 16 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @lru_cache(maxsize=1)
@@ -48,6 +77,57 @@ def default_dir() -> Path:
     return Path(os.environ.get("QUIVER_CACHE_DIR") or CACHE_DIR_NAME)
 
 
+def key_folder() -> Path | None:
+    """Where this user's signing key lives: outside any workspace."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home == "~" or not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "quiver"
+
+
+def signing_key() -> bytes | None:
+    """This user's key for the cache's entries, made on first use; None when
+    there is nowhere to keep one (then nothing is cached)."""
+    folder = key_folder()
+    if folder is None:
+        return None
+    path = folder / KEY_FILE_NAME
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+    except FileExistsError:  # another process made it first
+        pass
+    except OSError:
+        return None
+    try:
+        return _read_key(path)
+    except OSError:
+        return None
+
+
+def _read_key(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError("the cache key is not a regular file")
+        key = fh.read(64)
+    if len(key) < 32:
+        raise OSError("the cache key is too short")
+    return key
+
+
 def file_key(path: str, text: str, deps: list[tuple[str, str]]) -> str:
     """The key of a file's diagnostics: (dep path, dep text) for every module
     it imports, directly or not."""
@@ -60,39 +140,119 @@ def file_key(path: str, text: str, deps: list[tuple[str, str]]) -> str:
 
 
 class ResultCache:
-    def __init__(self, directory: Path | None = None) -> None:
-        self.dir = (directory or default_dir()) / checker_version()
+    def __init__(self, directory: Path | None = None, key: bytes | None = None) -> None:
+        self.root = directory or default_dir()
+        self.dir = self.root / checker_version()
+        self._key = key if key is not None else signing_key()
         self.hits = 0
         self.misses = 0
 
-    def _entry(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key[2:]}.json"
+    def _mac(self, key: str, body: bytes) -> bytes:
+        assert self._key is not None
+        return hmac.new(self._key, key.encode("ascii") + b"\0" + body, hashlib.sha256).hexdigest().encode("ascii")
 
     def get(self, key: str) -> list[Diagnostic] | None:
-        try:
-            data = json.loads(self._entry(key).read_text(encoding="utf-8"))
-            diags = [_decode(d) for d in data]
-        except (OSError, ValueError, KeyError, TypeError):
+        diags = self._get(key) if self._key is not None else None
+        if diags is None:
             self.misses += 1
-            return None
-        self.hits += 1
+        else:
+            self.hits += 1
         return diags
 
-    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
-        entry = self._entry(key)
+    def _get(self, key: str) -> list[Diagnostic] | None:
         try:
-            if not self.dir.exists():
-                self.dir.mkdir(parents=True, exist_ok=True)
-                # never committed by accident (as ruff does)
-                (self.dir.parent / ".gitignore").write_text("# made by Quiver\n*\n", encoding="utf-8")
-            entry.parent.mkdir(exist_ok=True)
-            # written whole or not at all: a reader never sees half an entry
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump([_encode(d) for d in diagnostics], fh, separators=(",", ":"))
-            os.replace(tmp, entry)
-        except OSError:
-            pass
+            with self._shard(key, create=False) as shard:
+                if shard is None:
+                    return None
+                fd = os.open(f"{key[2:]}.json", os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=shard)
+                with os.fdopen(fd, "rb") as fh:
+                    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                        return None
+                    data = fh.read(_MAX_ENTRY_BYTES + 1)
+        except (OSError, ValueError):
+            return None
+        if len(data) > _MAX_ENTRY_BYTES or not data.startswith(_MAGIC):
+            return None
+        mac, _, body = data[len(_MAGIC) :].partition(b"\n")
+        if not hmac.compare_digest(mac, self._mac(key, body)):
+            return None  # not written by this user's Quiver: a repository may have shipped it
+        try:
+            return [_decode(d) for d in json.loads(body)]
+        except Exception:  # a genuine entry that no longer decodes: a miss, rewritten
+            return None
+
+    def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
+        if self._key is None:
+            return
+        body = json.dumps([_encode(d) for d in diagnostics], separators=(",", ":")).encode("utf-8")
+        data = _MAGIC + self._mac(key, body) + b"\n" + body
+        with contextlib.suppress(OSError, ValueError), self._shard(key, create=True) as shard:
+            if shard is None:
+                return
+            tmp = f"{key[2:]}.{secrets.token_hex(4)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=shard)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                # a rename replaces a link at the name, never what it points to
+                os.replace(tmp, f"{key[2:]}.json", src_dir_fd=shard, dst_dir_fd=shard)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=shard)
+                raise
+
+    @contextlib.contextmanager
+    def _shard(self, key: str, create: bool) -> Iterator[int | None]:
+        """The descriptor of the entry's folder, each folder on the way opened
+        relative to the one before without following a link; None when it is
+        not there (and not `create`d)."""
+        fds: list[int] = []
+        try:
+            root = _open_dir(str(self.root), None, create)
+            if root is None:
+                yield None
+                return
+            fds.append(root)
+            if create:
+                _ignore_file(root)
+            at = root
+            for name in (checker_version(), key[:2]):
+                sub = _open_dir(name, at, create)
+                if sub is None:
+                    yield None
+                    return
+                fds.append(sub)
+                at = sub
+            yield at
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+
+def _open_dir(name: str, parent: int | None, create: bool) -> int | None:
+    """A folder opened without following a link at its name (the path above
+    it, for the cache's own root, is the user's choice)."""
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            return None
+    if parent is None:
+        os.makedirs(name, exist_ok=True)
+    else:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=parent)
+    return os.open(name, flags, dir_fd=parent)
+
+
+def _ignore_file(root: int) -> None:
+    """`.gitignore` in the cache's folder, so that it is never committed by
+    accident (as ruff does); made only when missing, never through a link."""
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=root)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("# made by Quiver\n*\n")
 
 
 def _span(s: A.Span) -> list[int]:
@@ -110,17 +270,31 @@ def _encode(d: Diagnostic) -> dict:
     return out
 
 
-def _decode(x: dict) -> Diagnostic:
+def _str(x: object) -> str:
+    if not isinstance(x, str):
+        raise TypeError("expected a string")
+    return x
+
+
+def _read_span(x: object) -> A.Span:
+    if not (isinstance(x, list) and len(x) == 2 and all(type(v) is int and v >= 0 for v in x) and x[0] <= x[1]):
+        raise TypeError("expected a span")
+    return A.Span(x[0], x[1])
+
+
+def _decode(x: object) -> Diagnostic:
+    if not isinstance(x, dict):
+        raise TypeError("expected an object")
     fix = None
     if "f" in x:
         title, edits = x["f"]
-        fix = Fix(title, tuple(TextEdit(A.Span(*s), t) for s, t in edits))
+        fix = Fix(_str(title), tuple(TextEdit(_read_span(s), _str(t)) for s, t in edits))
     return Diagnostic(
-        x["c"],
+        _str(x["c"]),
         Severity(x["s"]),
-        x["m"],
-        A.Span(*x["p"]),
-        tuple(RelatedInfo(m, A.Span(*s)) for m, s in x.get("r", ())),
+        _str(x["m"]),
+        _read_span(x["p"]),
+        tuple(RelatedInfo(_str(m), _read_span(s)) for m, s in x.get("r", ())),
         fix,
         bool(x.get("u")),
     )
@@ -130,12 +304,22 @@ def key_for(workspace, path: str, text: str) -> str:
     """The cache key of `path` with `text`, in a `checker.workspace.Workspace`:
     its imports' texts as the workspace sees them (an editor's unsaved text
     included), the folders it searches for modules, and for a module that
-    is missing, the modules nearby (its message suggests one)."""
+    is missing, the modules nearby (its message suggests one) or why the
+    entry there is not a module file."""
     from quiver.checker.workspace import import_spellings
 
-    deps = [(p, workspace.text(p) or "") for p in workspace.import_closure(path)]
+    deps = []
+    for p in workspace.import_closure(path):
+        dep = workspace.text(p) or ""
+        deps.append((p, dep))
+        unreadable = getattr(dep, "unreadable", None)
+        if unreadable:
+            deps.append((f"*unreadable* {p}", unreadable))
     deps.append(("*search*", "\0".join(workspace.search_folders(path))))
     for spelling in import_spellings(text):
         if workspace.resolve(path, spelling) is None:
             deps.append((f"*nearby* {spelling}", "\0".join(workspace.nearby_modules(path, spelling))))
+            unusable = workspace.unusable(path, spelling)
+            if unusable is not None:
+                deps.append((f"*unusable* {spelling}", "\0".join(unusable)))
     return file_key(path, text, deps)

@@ -1,0 +1,282 @@
+"""A folder the user did not write is untrusted input (issue 21): qlint and
+`quiver fmt` never read or write outside it through a symbolic link, and
+never trust a cache entry they did not write themselves."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from quiver import fmt, qlint
+from quiver.cache import CACHE_DIR_NAME, ResultCache, checker_version, key_for
+from quiver.checker.ast import Span
+from quiver.checker.diagnostics import Diagnostic, Severity
+from quiver.host import normal_path, workspace_for
+
+BAD = "dim D = 4\ndim H = 3\n\nfn f(x: [D], w: [H H]) -> [H]:\n    return x @ w\n"
+SECRET = "ghp_SECRET_TOKEN_1234 is not a program\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    """A cloned repository (`repo/`) beside the user's own files (`home/`)."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "token.txt").write_text(SECRET)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("QUIVER_CACHE_DIR", raising=False)
+    return repo
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = qlint.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------ the cache
+
+
+def test_the_cache_never_writes_its_gitignore_through_a_link(repo: Path, capsys) -> None:
+    victim = repo.parent / "home" / "victim"
+    victim.write_text("precious\n")
+    (repo / CACHE_DIR_NAME).mkdir()
+    (repo / CACHE_DIR_NAME / ".gitignore").symlink_to(victim)
+    (repo / "a.qv").write_text("dim D = 4\n")
+    assert run(capsys, "a.qv")[0] == 0
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_cache_folder_that_is_a_link_is_not_used(repo: Path, capsys) -> None:
+    elsewhere = repo.parent / "home" / "project"
+    elsewhere.mkdir()
+    (elsewhere / ".gitignore").write_text("node_modules\n")
+    (repo / CACHE_DIR_NAME).symlink_to(elsewhere)
+    (repo / "a.qv").write_text("dim D = 4\n")
+    assert run(capsys, "a.qv")[0] == 0
+    assert (elsewhere / ".gitignore").read_text() == "node_modules\n"
+    assert sorted(p.name for p in elsewhere.iterdir()) == [".gitignore"]
+
+
+def test_a_shard_that_is_a_link_is_not_written_through(repo: Path, capsys) -> None:
+    (repo / "a.qv").write_text("dim D = 4\n")
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path("a.qv"), "dim D = 4\n")
+    outside = repo.parent / "home" / "shard"
+    outside.mkdir()
+    version = repo / CACHE_DIR_NAME / checker_version()
+    version.mkdir(parents=True)
+    (version / key[:2]).symlink_to(outside)
+    assert run(capsys, "a.qv")[0] == 0
+    assert list(outside.iterdir()) == []
+
+
+def _plant(repo: Path, path: str, text: str, body: bytes) -> Path:
+    """An entry written by a repository, under the key qlint will compute."""
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path(path), text)
+    entry = repo / CACHE_DIR_NAME / checker_version() / key[:2] / f"{key[2:]}.json"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(body)
+    return entry
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[]",  # the format before entries were signed
+        b"quiver-cache 1\n" + b"0" * 64 + b"\n[]",  # a signature made without the user's key
+    ],
+)
+def test_a_forged_entry_does_not_hide_an_error(repo: Path, capsys, body: bytes) -> None:
+    (repo / "bad.qv").write_text(BAD)
+    _plant(repo, "bad.qv", BAD, body)
+    code, out, _ = run(capsys, "--format", "text", "bad.qv")
+    assert code == 1
+    assert out == "bad.qv:5:12: E0203 matmul [D] @ [H H]: inner dims D and H differ\n"
+
+
+def test_an_entry_signed_with_another_key_is_a_miss(repo: Path, capsys) -> None:
+    (repo / "bad.qv").write_text(BAD)
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path("bad.qv"), BAD)
+    ResultCache(repo / CACHE_DIR_NAME, key=b"k" * 32).put(key, [])  # another user's, or a forger's
+    assert run(capsys, "--format", "text", "bad.qv")[0] == 1
+
+
+def test_a_genuine_entry_moved_under_another_key_is_a_miss(repo: Path, capsys) -> None:
+    (repo / "bad.qv").write_text(BAD)
+    (repo / "good.qv").write_text("dim D = 4\n")
+    ws = workspace_for(["."])
+    good = key_for(ws, normal_path("good.qv"), "dim D = 4\n")
+    bad = key_for(ws, normal_path("bad.qv"), BAD)
+    cache = ResultCache(repo / CACHE_DIR_NAME)
+    cache.put(good, [])
+    root = repo / CACHE_DIR_NAME / checker_version()
+    target = root / bad[:2] / f"{bad[2:]}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes((root / good[:2] / f"{good[2:]}.json").read_bytes())
+    assert run(capsys, "--format", "text", "bad.qv")[0] == 1
+
+
+def test_a_signed_entry_with_bad_values_is_ignored_and_rewritten(repo: Path, capsys) -> None:
+    """A malformed entry (here: spans that are strings) is a miss, never a crash."""
+    (repo / "bad.qv").write_text(BAD)
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path("bad.qv"), BAD)
+    cache = ResultCache(repo / CACHE_DIR_NAME)
+    body = json.dumps([{"c": "E0203", "s": "error", "m": "x", "p": ["a", "b"]}]).encode()
+    entry = repo / CACHE_DIR_NAME / checker_version() / key[:2] / f"{key[2:]}.json"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(b"quiver-cache 1\n" + cache._mac(key, body) + b"\n" + body)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert code == 1 and "E0203 matmul" in out and "internal error" not in err
+    assert ResultCache(repo / CACHE_DIR_NAME).get(key) is not None  # rewritten with the real result
+
+
+def test_a_genuine_entry_is_used(repo: Path, capsys, monkeypatch) -> None:
+    (repo / "a.qv").write_text("dim D = 4\n")
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path("a.qv"), "dim D = 4\n")
+    ResultCache(repo / CACHE_DIR_NAME).put(key, [Diagnostic("W0101", Severity.WARNING, "from the cache", Span(0, 3))])
+    assert run(capsys, "--format", "text", "a.qv")[1] == "a.qv:1:1: W0101 from the cache\n"
+
+
+def test_the_signing_key_is_the_users_own(repo: Path, capsys) -> None:
+    (repo / "a.qv").write_text("dim D = 4\n")
+    run(capsys, "a.qv")
+    key = Path(os.environ["XDG_CACHE_HOME"]) / "quiver" / "cache-key"
+    assert key.is_file() and (key.stat().st_mode & 0o077) == 0
+    assert not (repo / CACHE_DIR_NAME / "cache-key").exists()
+
+
+def test_without_a_place_for_the_key_nothing_is_cached(repo: Path, capsys, monkeypatch) -> None:
+    blocked = repo.parent / "home" / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    (repo / "a.qv").write_text("dim D = 4\n")
+    assert run(capsys, "a.qv")[0] == 0
+    assert not (repo / CACHE_DIR_NAME).exists()
+
+
+# ------------------------------------------------------------------ links out of the folder
+
+
+def test_the_folder_walk_skips_a_link_out_of_the_folder(repo: Path, capsys) -> None:
+    (repo / "tok.qv").symlink_to(repo.parent / "home" / "token.txt")
+    (repo / "ok.qv").write_text("dim D = 4\n")
+    for fmt_name in ("text", "json", "sarif", "github", "pretty"):
+        code, out, err = run(capsys, "--format", fmt_name, ".")
+        assert "SECRET" not in out + err and "ghp_" not in out + err
+        assert code == 0
+    assert "qlint: note: skipped ./tok.qv: a symbolic link that leads out of ." in err
+    assert err.splitlines()[-1] == "qlint: 1 file checked, 1 skipped, no problems"
+
+
+def test_a_link_inside_the_folder_is_followed(repo: Path, capsys) -> None:
+    (repo / "real").mkdir()
+    (repo / "real" / "bad.qv").write_text("fn main():\n    print(totl)\n")
+    (repo / "alias.qv").symlink_to(repo / "real" / "bad.qv")
+    code, out, _ = run(capsys, "--format", "text", "alias.qv")
+    assert code == 1 and out.startswith("alias.qv:2:11: E0101")
+
+
+def test_a_link_out_of_the_folder_given_by_name_is_not_read(repo: Path, capsys) -> None:
+    (repo / "tok.qv").symlink_to(repo.parent / "home" / "token.txt")
+    code, out, err = run(capsys, "tok.qv")
+    assert code == 2 and out == "" and "SECRET" not in err
+    assert f"cannot read tok.qv: it is a symbolic link that leads out of {repo}" in err
+
+
+def test_a_link_to_the_environment_of_the_process_is_not_read(repo: Path, capsys) -> None:
+    if not os.path.exists("/proc/self/environ"):
+        pytest.skip("needs /proc")
+    (repo / "env.qv").symlink_to("/proc/self/environ")
+    code, out, err = run(capsys, "--format", "json", ".")
+    assert json.loads(out) == [] and "PATH=" not in out + err and "XDG_CACHE_HOME" not in out + err
+    assert "skipped ./env.qv: a symbolic link that leads out of ." in err
+
+
+def test_an_import_through_a_link_out_of_the_folder_is_e0113(repo: Path, capsys) -> None:
+    (repo / "lib.qv").symlink_to(repo.parent / "home" / "token.txt")
+    (repo / "main.qv").write_text("import lib\n")
+    code, out, err = run(capsys, "--format", "text", "main.qv")
+    assert "SECRET" not in out + err
+    assert out == (
+        f"main.qv:1:8: E0113 no module 'lib' ({repo}/lib.qv cannot be read: it is a symbolic link that "
+        f"leads out of {repo}, and links out of the folder are not followed)\n"
+    )
+    assert code == 1
+
+
+def test_a_folder_with_a_module_name_is_named_as_one(repo: Path, capsys) -> None:
+    (repo / "lib.qv").mkdir()
+    (repo / "main.qv").write_text("import lib\n")
+    out = run(capsys, "--format", "text", "main.qv")[1]
+    assert (
+        out
+        == f"main.qv:1:8: E0113 no module 'lib' ({repo}/lib.qv cannot be read: it is a folder, not a regular file)\n"
+    )
+
+
+def test_a_fifo_with_a_module_name_is_named_as_one(repo: Path, capsys) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs FIFOs")
+    os.mkfifo(repo / "lib.qv")
+    (repo / "main.qv").write_text("import lib\n")
+    out = run(capsys, "--format", "text", "main.qv")[1]
+    assert out == (
+        f"main.qv:1:8: E0113 no module 'lib' ({repo}/lib.qv cannot be read: it is a FIFO (named pipe), "
+        "not a regular file)\n"
+    )
+
+
+def test_a_broken_link_with_a_module_name_is_named_as_one(repo: Path, capsys) -> None:
+    (repo / "lib.qv").symlink_to(repo / "gone.qv")
+    (repo / "main.qv").write_text("import lib\n")
+    out = run(capsys, "--format", "text", "main.qv")[1]
+    assert out == (
+        f"main.qv:1:8: E0113 no module 'lib' ({repo}/lib.qv cannot be read: it is a symbolic link to nothing "
+        "(a broken link))\n"
+    )
+
+
+# ------------------------------------------------------------------ quiver fmt
+
+MESSY = "dim D=4\n"
+
+
+def test_fmt_never_writes_through_a_link_given_by_name(repo: Path, capsys) -> None:
+    outside = repo.parent / "home" / "other.qv"
+    outside.write_text(MESSY)
+    (repo / "x.qv").symlink_to(outside)
+    code = fmt.run([str(repo / "x.qv")], check=False)
+    err = capsys.readouterr().err
+    assert code == 2 and "it is a symbolic link, and quiver fmt never writes through one" in err
+    assert outside.read_text() == MESSY and (repo / "x.qv").is_symlink()
+
+
+def test_fmt_skips_every_link_in_a_folder(repo: Path, capsys) -> None:
+    outside = repo.parent / "home" / "other.qv"
+    outside.write_text(MESSY)
+    (repo / "x.qv").symlink_to(outside)
+    (repo / "inner.qv").write_text(MESSY)
+    (repo / "alias.qv").symlink_to(repo / "inner.qv")
+    code = fmt.run(["."], check=False)
+    err = capsys.readouterr().err
+    assert code == 0
+    assert outside.read_text() == MESSY and (repo / "inner.qv").read_text() == "dim D = 4\n"
+    assert "quiver: note: skipped ./x.qv: a symbolic link" in err and "skipped ./alias.qv: a symbolic link" in err
+
+
+def test_fmt_replaces_a_file_whole_and_keeps_its_mode(repo: Path, capsys) -> None:
+    f = repo / "x.qv"
+    f.write_text(MESSY)
+    f.chmod(0o640)
+    assert fmt.run(["x.qv"], check=False) == 0
+    assert f.read_text() == "dim D = 4\n" and (f.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in repo.iterdir()) == ["x.qv"]  # no temporary file left
