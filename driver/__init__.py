@@ -22,6 +22,27 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
+def untrusted_folder_off_path() -> None:
+    """For the entry points (`python -m quiver.server`, `python -m quiver
+    run`): the working folder is the user's project, which is untrusted, and
+    `python -m` puts it first on sys.path, where a `lark.py` or `torch/` of
+    the project would replace the real module at its first import. Every
+    process we start passes -P so that it is never there; this takes it off
+    for a process started without (an editor's own configuration). Only
+    `quiver` itself, imported before this runs, could still come from it."""
+    import os
+    import sys
+
+    if sys.flags.safe_path or not sys.path:
+        return
+    first = sys.path[0]
+    try:
+        if first in ("", ".") or os.path.samefile(first, os.getcwd()):
+            del sys.path[0]
+    except OSError:
+        pass
+
+
 def __getattr__(name: str):
     if name in __all__:
         from . import loader

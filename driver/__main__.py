@@ -1,5 +1,9 @@
 import sys
 
-from .cli import main
+from . import untrusted_folder_off_path
+
+untrusted_folder_off_path()
+
+from .cli import main  # noqa: E402  (after the path is safe)
 
 sys.exit(main())

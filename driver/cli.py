@@ -38,7 +38,7 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.compiler import CompileError
 
-from . import inputs, report
+from . import inputs, lifeline, report
 from .host import normal_path
 from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file, execute
@@ -100,6 +100,7 @@ def _cannot_compile(file: str, e: CompileError, as_json: bool) -> int:
 
 
 def cmd_run(args) -> int:
+    lifeline.from_environment()  # started by the language server: end with it
     # Stream the program's output even through a pipe (the language server).
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)
@@ -386,5 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":  # pragma: no cover - `python -m quiver.cli`
+    from quiver import untrusted_folder_off_path
+
+    untrusted_folder_off_path()
     sys.exit(main())

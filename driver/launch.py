@@ -36,6 +36,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from . import lifeline
 from .run_protocol import RunError
 
 REPORTS_ENV = "QUIVER_RUN_REPORTS"
@@ -75,18 +76,8 @@ def report_failure(report: WorkerReport) -> bool:
 def die_with_parent() -> None:
     """In a worker of `quiver run --nproc` (Linux): end when the `quiver run`
     that started it ends, even by SIGKILL, which it cannot pass on."""
-    if not os.environ.get(REPORTS_ENV) or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        parent = os.getppid()
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:  # it ended before the call
-            os.kill(os.getpid(), signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
+    if os.environ.get(REPORTS_ENV):
+        lifeline.die_with_parent()
 
 
 def _read_reports(folder: str) -> list[WorkerReport]:
@@ -112,7 +103,8 @@ def first_cause(reports: list[WorkerReport]) -> WorkerReport | None:
 
 def worker_args(args, source_copy: str | None) -> list[str]:
     """The `quiver run` arguments of each worker: the parent's, less --nproc."""
-    out = ["-m", "quiver", "run", args.file]
+    # -P: the working folder (the user's project, untrusted) is not on sys.path
+    out = ["-P", "-m", "quiver", "run", args.file]
     if args.no_checks:
         out.append("--no-checks")
     if args.traceback:

@@ -128,4 +128,4 @@ def load(path: str) -> types.ModuleType:
 
     module = execute(compile_file(path))
     rt.use_program_device(module)  # creation functions make tensors where its models live
-    return module
+    return rt.python_view(module)  # a call with the wrong arguments is a CheckError at the fn's line

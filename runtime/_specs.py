@@ -418,6 +418,9 @@ def _device_text(d: torch.device) -> str:
     return str(d)
 
 
+_MISSING = object()
+
+
 class Signature:
     """The parameters of one compiled fn (or extern fn), checked at each call."""
 
@@ -507,6 +510,34 @@ class Signature:
     def check_result(self, spec, value, env) -> None:
         """Check a return value against ``spec`` with the call's dim bindings."""
         spec._check(value, {} if env is None else env, self)
+
+    def arguments(self, args: tuple, kwargs: dict) -> tuple:
+        """The positional arguments of a call from Python that may name its
+        arguments (`f(x=..., y=...)`); CheckError, at the fn's `.qv` line,
+        for a call Python itself would refuse with a bare TypeError."""
+        if not kwargs:
+            if len(args) != self._n:
+                self._arity(args)
+            return args
+        names = [s.name for s in self.specs]
+        if len(args) > self._n:
+            self._arity(tuple(args) + tuple(kwargs))
+        out: list = list(args) + [_MISSING] * (self._n - len(args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise CheckError(f"{self.name}() has no argument {k!r} (its arguments: {', '.join(names)})", self.loc)
+            i = names.index(k)
+            if out[i] is not _MISSING:
+                raise CheckError(f"{self.name}(): argument {k!r} is given twice", self.loc)
+            out[i] = v
+        missing = [n for n, v in zip(names, out) if v is _MISSING]
+        if missing:
+            raise CheckError(
+                f"{self.name}(): missing argument{'s' if len(missing) > 1 else ''} "
+                + ", ".join(repr(m) for m in missing),
+                self.loc,
+            )
+        return tuple(out)
 
     def _arity(self, args):
         names = ", ".join(s.name for s in self.specs)

@@ -94,6 +94,9 @@ def _write_message(stream, message: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from quiver import untrusted_folder_off_path
+
+    untrusted_folder_off_path()  # before pygls, lark or the checker is imported
     args = sys.argv[1:] if argv is None else argv
     for a in args:
         if a in ("-h", "--help"):

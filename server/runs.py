@@ -44,6 +44,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from quiver.lifeline import PARENT_ENV
 from quiver.run_protocol import RunError, runner_args
 
 log = logging.getLogger(__name__)
@@ -86,7 +88,8 @@ def runner_prefix() -> list[str]:
         except ValueError:
             pass
         return shlex.split(raw)
-    return [sys.executable, "-m", "quiver.cli"]
+    # -P: the working folder (the program's, in the user's project) is not on sys.path
+    return [sys.executable, "-P", "-m", "quiver.cli"]
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -194,6 +197,7 @@ class RunManager:
         try:
             env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
             env[TOKEN_ENV] = run.token
+            env[PARENT_ENV] = str(os.getpid())  # the runner ends with the server, even when it is killed
             self._notify("quiver/runStarted", {"uri": run.uri, "runId": run.id, "command": shlex.join(run.command)})
             try:
                 run.proc = await asyncio.create_subprocess_exec(
@@ -243,6 +247,7 @@ class RunManager:
                 error = RunError.parse(last)
                 if error is None:
                     err.emit(last + "\n")
+            err.emit_rest()
             out.flush()
             err.flush()
             if run.stop_reason is not None:
@@ -311,6 +316,7 @@ class _Stream:
         self.timer: asyncio.TimerHandle | None = None
         self.partial = ""  # stderr: an unfinished line
         self.held: str | None = None  # stderr: a line that may be the runner's JSON error
+        self.clean = TerminalText()
 
     async def pump(self, reader: asyncio.StreamReader | None) -> None:
         if reader is None:
@@ -343,6 +349,7 @@ class _Stream:
         if self.name == "stdout":
             if tail:
                 self.emit(tail)
+            self.emit_rest()
             return None
         rest = self.partial + tail
         self.partial = ""
@@ -355,6 +362,7 @@ class _Stream:
         return last
 
     def emit(self, text: str) -> None:
+        text = self.clean.feed(text)
         if not text:
             return
         if self.sent + self.pending_len + len(text) > MAX_OUTPUT_CHARS:
@@ -373,6 +381,13 @@ class _Stream:
         elif self.timer is None:
             self.timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
 
+    def emit_rest(self) -> None:
+        """What the sanitizer held back (an escape sequence that never ended)."""
+        rest = self.clean.close()
+        self.clean = TerminalText()
+        if rest:
+            self.emit(rest)
+
     def flush(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
@@ -386,6 +401,46 @@ class _Stream:
         self.m._notify(
             "quiver/runOutput", {"uri": self.run.uri, "runId": self.run.id, "stream": self.name, "text": text}
         )
+
+
+# Terminal control sequences: CSI (ESC [ ... final byte), OSC and the other
+# string commands (ESC ] ... BEL or ST), two-character escapes; and C0/C1
+# controls but tab, newline and carriage return.
+_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b[\]PX^_].*?(?:\x07|\x1b\\)"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]",
+    re.S,
+)
+# An escape sequence that may still be going on at the end of a chunk.
+_UNFINISHED = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|[\]PX^_][^\x07]*|[ -/]*)?\Z", re.S)
+_HOLD_LIMIT = 4096
+
+
+class TerminalText:
+    """Removes terminal control from a run's output before it reaches the
+    editor: colours, cursor moves, window titles (OSC), hyperlinks, bells.
+    The client shows text, and a program must not drive the user's terminal
+    or confuse the output view. Tab, newline and carriage return stay. A
+    sequence split between two chunks is held back until it ends."""
+
+    def __init__(self) -> None:
+        self.held = ""
+
+    def feed(self, text: str) -> str:
+        text = self.held + text
+        self.held = ""
+        m = _UNFINISHED.search(text)
+        if m is not None and len(text) - m.start() <= _HOLD_LIMIT:
+            self.held = text[m.start() :]
+            text = text[: m.start()]
+        return _ESCAPE.sub("", text)
+
+    def close(self) -> str:
+        rest, self.held = self.held, ""
+        return _ESCAPE.sub("", rest).replace("\x1b", "")
 
 
 def _kill(run: Run, sig: int) -> None:

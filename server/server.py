@@ -24,6 +24,7 @@ import functools
 import gc
 import logging
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -37,9 +38,11 @@ from pygls.exceptions import (
     JsonRpcException,
     JsonRpcInternalError,
     JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
 )
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 
 from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
@@ -138,6 +141,11 @@ class QuiverProtocol(LanguageServerProtocol):
 
     def handle_message(self, message) -> None:
         if message is _IGNORED:
+            return
+        if self._shutdown and isinstance(message, RPCRequest) and message.method != lsp.EXIT:
+            # pygls logs and drops these; the protocol says they fail (a client waits for an answer)
+            error = JsonRpcInvalidRequest("the server is shutting down: no request but exit is answered")
+            self._send_response(message.id, None, error.to_response_error())
             return
         super().handle_message(message)
 
@@ -1270,6 +1278,26 @@ async def show_param_reads(ls: QuiverServer, *args):
 # ====================================================================== entry
 
 
+def _end_runs_on_signals(server: QuiverServer) -> None:
+    """SIGTERM (a supervisor, `kill`) and SIGHUP (the terminal went away) end
+    the server as `exit` would: every run is killed first (a run also ends by
+    itself when the server is killed outright: driver/lifeline.py), then the
+    process leaves at once, without waiting for an analysis in progress."""
+
+    def end(signum, frame) -> None:
+        with contextlib.suppress(Exception):
+            server.runs.stop_all()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(0 if server.protocol._shutdown else 128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                signal.signal(sig, end)
+
+
 def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) -> int:
     """Serve over stdio until the client says exit or goes away. The exit
     status is 0 after a `shutdown` request, 1 otherwise (as the protocol says)."""
@@ -1291,6 +1319,7 @@ def serve(server: QuiverServer, stdin=None, stdout=None, answered_early=None) ->
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 5, 100)
+    _end_runs_on_signals(server)
     # The analysis of a large document runs on a thread next to the event
     # loop and the threads answering requests on other documents; a waiting
     # thread gets the interpreter lock after at most this long (default 5 ms).

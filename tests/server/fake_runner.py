@@ -13,6 +13,7 @@ the protocol's own RunError) and does what the file's
     # fake: flood 5000000       write that many bytes to stdout, fast
     # fake: binary              write bytes that are not UTF-8
     # fake: exit 3              exit with that status (no JSON)
+    # fake: escapes             write terminal control sequences (colours, a title, a link, a bell)
     # fake: cwd                 print the working directory
     # fake: file                print the path of the file it was given
     # fake: stdin               print what the program finds on its stdin (repr)
@@ -84,6 +85,14 @@ def main(argv: list[str]) -> int:
             )
             with open(pidfile, "w") as f:
                 f.write(str(child.pid))
+        elif cmd == "escapes":  # colours, a window title, a hyperlink, a bell; one split between writes
+            out = sys.stdout
+            out.write("\x1b[31mred\x1b[0m \x1b[1mbold\x1b[22m \x1b]0;evil title\x07title set ")
+            out.write("\x1b]8;;https://evil.invalid\x1b\\link\x1b]8;;\x1b\\ done\x07\r\n\x1b[3")
+            out.flush()
+            time.sleep(0.2)
+            out.write("2mloss\x1b[0m\t0.5\n")
+            out.flush()
         elif cmd == "stdin":
             print(repr(sys.stdin.read()), flush=True)
         elif cmd == "exit":

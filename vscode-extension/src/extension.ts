@@ -17,7 +17,7 @@ import {
 import { ControllerPorts, CrashPolicy, LaunchResult, ServerController } from './controller';
 import { MessageAction, StartFailure, UserMessage } from './messages';
 import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './runs';
-import { resolveServerCommand, Resolution, ServerCommand } from './serverCommand';
+import { resolveServerCommand, Resolution, ServerCommand, serverEnvironment } from './serverCommand';
 
 /** The server's own executeCommand ids (vscode-languageclient registers these itself). */
 export const SERVER_RUN_FILE = 'quiver.runFile';
@@ -56,7 +56,7 @@ class ClientLauncher {
   async launch(server: ServerCommand): Promise<LaunchResult> {
     const policy = new CrashPolicy();
     const serverOptions = async (): Promise<ChildProcess> => {
-      const proc = spawn(server.command, server.args, { cwd: server.cwd, env: process.env, stdio: 'pipe' });
+      const proc = spawn(server.command, server.args, { cwd: server.cwd, env: serverEnvironment(process.env), stdio: 'pipe' });
       this.track(proc);
       await new Promise<void>((resolve, reject) => {
         proc.once('spawn', () => resolve());

@@ -47,7 +47,20 @@ export type ResolveProblem =
   | { kind: 'setting-not-found'; setting: 'quiver.server.command' | 'quiver.server.pythonPath'; value: string }
   | { kind: 'no-python'; triedOnPath: string[] };
 
-export const SERVER_MODULE_ARGS = ['-m', 'quiver.server', '--stdio'];
+/**
+ * `-P`: Python does not put the working folder (the workspace, which is untrusted) first on
+ * `sys.path`, where a `lark.py` or `pygls/` of the workspace would replace the real module.
+ */
+export const SERVER_MODULE_ARGS = ['-P', '-m', 'quiver.server', '--stdio'];
+
+/**
+ * The server's environment: the editor's, with PYTHONSAFEPATH set, which is `-P` for a Python
+ * started by a command of the user's own (`quiver-lsp`, a wrapper script) and for what the
+ * server starts in turn.
+ */
+export function serverEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, PYTHONSAFEPATH: '1' };
+}
 
 /**
  * The value of a setting that may be used. In a trusted workspace the most specific

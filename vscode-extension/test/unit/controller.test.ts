@@ -4,7 +4,7 @@ import { ControllerPorts, CrashPolicy, LaunchResult, ServerController } from '..
 import { UserMessage } from '../../src/messages';
 import { Resolution, ServerCommand } from '../../src/serverCommand';
 
-const server: ServerCommand = { command: '/ws/.venv/bin/python', args: ['-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' };
+const server: ServerCommand = { command: '/ws/.venv/bin/python', args: ['-P', '-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' };
 
 /** Ports whose behaviour each test sets: what resolve() and launch() answer next. */
 function fakePorts(opts: { resolution?: Resolution; launches: LaunchResult[] }) {

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { classifyStartFailure, describeResolution, messageForResolveProblem, messageForStartFailure } from '../../src/messages';
 import { ServerCommand } from '../../src/serverCommand';
 
-const venv: ServerCommand = { command: '/ws/.venv/bin/python', args: ['-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' };
-const python3: ServerCommand = { command: '/usr/bin/python3', args: ['-m', 'quiver.server', '--stdio'], source: 'path', cwd: '/ws' };
+const venv: ServerCommand = { command: '/ws/.venv/bin/python', args: ['-P', '-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' };
+const python3: ServerCommand = { command: '/usr/bin/python3', args: ['-P', '-m', 'quiver.server', '--stdio'], source: 'path', cwd: '/ws' };
 
 const TRACEBACK = `Traceback (most recent call last):
   File "<frozen runpy>", line 198, in _run_module_as_main
@@ -112,6 +112,6 @@ describe('start-failure messages', () => {
 describe('describeResolution', () => {
   it('logs the chosen command and why', () => {
     const lines = describeResolution({ ok: true, server: python3, notes: ['a note'], venvsLookedFor: ['/ws/.venv/bin/python'] });
-    assert.deepEqual(lines, ['a note', 'Starting the language server (from PATH (no .venv in the workspace)): /usr/bin/python3 -m quiver.server --stdio']);
+    assert.deepEqual(lines, ['a note', 'Starting the language server (from PATH (no .venv in the workspace)): /usr/bin/python3 -P -m quiver.server --stdio']);
   });
 });

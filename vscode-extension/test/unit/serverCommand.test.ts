@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { effectiveSetting, expandPath, formatCommandLine, resolveServerCommand, ResolveInput } from '../../src/serverCommand';
+import { effectiveSetting, expandPath, formatCommandLine, resolveServerCommand, ResolveInput, SERVER_MODULE_ARGS, serverEnvironment } from '../../src/serverCommand';
 
 /** A fake machine: `files` exist, PATH is /usr/local/bin:/usr/bin. */
 function input(over: Partial<ResolveInput> & { files?: string[] } = {}): ResolveInput {
@@ -22,7 +22,7 @@ describe('resolveServerCommand', () => {
   it("uses the workspace's .venv first", () => {
     const r = resolveServerCommand(input({ files: ['/ws/.venv/bin/python', '/usr/bin/python3'] }));
     assert.ok(r.ok);
-    assert.deepEqual(r.server, { command: '/ws/.venv/bin/python', args: ['-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' });
+    assert.deepEqual(r.server, { command: '/ws/.venv/bin/python', args: ['-P', '-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' });
   });
 
   it('looks in every workspace folder for a .venv', () => {
@@ -134,5 +134,13 @@ describe('helpers', () => {
 
   it('quotes arguments with spaces when showing a command line', () => {
     assert.equal(formatCommandLine({ command: '/My Env/python', args: ['-m', 'quiver.server'] }), '"/My Env/python" -m quiver.server');
+  });
+});
+
+describe('the server never imports from the workspace folder', () => {
+  it('starts Python with -P, and sets PYTHONSAFEPATH for commands of the user', () => {
+    assert.deepEqual(SERVER_MODULE_ARGS.slice(0, 1), ['-P']);
+    const env = serverEnvironment({ PATH: '/usr/bin' });
+    assert.deepEqual(env, { PATH: '/usr/bin', PYTHONSAFEPATH: '1' });
   });
 });
