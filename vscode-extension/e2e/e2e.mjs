@@ -144,6 +144,8 @@ function userSettings({ trusted }) {
     'editor.hover.delay': 200,
     'editor.minimap.enabled': false,
     'files.hotExit': 'off',
+    // VS Code for the web saves after a second by default: an unsaved edit must stay unsaved
+    'files.autoSave': 'off',
     'window.restoreWindows': 'none',
     'chat.commandCenter.enabled': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
@@ -246,7 +248,7 @@ class Workbench {
     await page.keyboard.press('Escape');
     await page.keyboard.press(prefixKey);
     const input = page.locator('.quick-input-widget .quick-input-box input');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.waitFor({ state: 'visible', timeout: 60_000 });
     await input.fill(text);
     if (rowLabel === undefined) {
       await page.keyboard.press('Enter');
@@ -266,10 +268,10 @@ class Workbench {
       const stable = i >= 0 && i === previous;
       previous = i;
       return stable ? i + 1 : false;
-    }, 15_000, 300).catch((e) => {
+    }, 60_000, 300).catch((e) => {
       throw new Error(`${e.message}; rows: ${seen.map((t) => t.split('\n')[0]).join(' | ')}`);
     });
-    await rows.nth(index - 1).click({ timeout: 5000 });
+    await rows.nth(index - 1).click({ timeout: 60_000 });
   }
 
   /** Runs a command from the palette: types `typed`, picks the row `title` (a string, or a RegExp for titles that vary). */
@@ -282,7 +284,7 @@ class Workbench {
     await waitUntil(`${name} to be the active editor`, async () => {
       const label = await this.page.locator('.tabs-container .tab.active').getAttribute('aria-label');
       return label?.startsWith(name);
-    }, 15_000);
+    }, 60_000);
   }
 
   async gotoLine(line, col) {
@@ -331,7 +333,7 @@ class Workbench {
     await waitUntil('settings.json to be the active editor', async () => {
       const label = await this.page.locator('.tabs-container .tab.active').getAttribute('aria-label');
       return label?.startsWith('settings.json');
-    }, 15_000);
+    }, 60_000);
     await this.page.locator('.editor-group-container.active .monaco-editor textarea').first().focus();
     await this.page.keyboard.press('Control+A');
     // One line, and (see userSettings) no auto-closing or auto-indent to fight with.
@@ -456,7 +458,7 @@ async function trustedScenarios(wb, session) {
 
   await scenario('language', wb, async () => {
     await wb.openFile('broken.qv');
-    const lang = await waitUntil('the status bar to show Quiver', async () => ((await wb.statusBarLanguage()) === 'Quiver' ? 'Quiver' : false), 30_000);
+    const lang = await waitUntil('the status bar to show Quiver', async () => ((await wb.statusBarLanguage()) === 'Quiver' ? 'Quiver' : false), 60_000);
     return `status bar language: ${lang}`;
   });
 
@@ -469,7 +471,7 @@ async function trustedScenarios(wb, session) {
   await scenario('run', wb, async () => {
     await page.keyboard.press('Escape');
     const runButton = page.locator(RUN_BUTTON).first();
-    await runButton.waitFor({ state: 'visible', timeout: 10_000 });
+    await runButton.waitFor({ state: 'visible', timeout: 60_000 });
     await runButton.click();
     await waitUntil('the Quiver Run output to start', async () => /Running mlp\.qv/.test(await wb.outputText()), 60_000);
     await wb.command('View: Toggle Maximized Panel');
@@ -498,7 +500,7 @@ async function trustedScenarios(wb, session) {
   await scenario('stop', wb, async () => {
     await wb.openFile('long.qv');
     await page.keyboard.press('Escape');
-    await page.locator(RUN_BUTTON).first().click({ timeout: 10_000 });
+    await page.locator(RUN_BUTTON).first().click({ timeout: 60_000 });
     // The output view renders only the lines in view, and a fast run scrolls
     // its header away. The header shows for the seconds the program takes to
     // start; once it was seen, the channel holds only this run (it is cleared
@@ -510,12 +512,12 @@ async function trustedScenarios(wb, session) {
       return header && /step \d+ loss/.test(text);
     }, 60_000, 100);
     // While it runs, the editor title offers Stop instead of Run.
-    await page.locator(STOP_BUTTON).first().click({ timeout: 10_000 });
-    const end = await waitUntil('the run to stop', async () => (await wb.outputText()).split('\n').find((l) => /long\.qv (stopped|finished|failed)/.test(l)), 30_000);
+    await page.locator(STOP_BUTTON).first().click({ timeout: 60_000 });
+    const end = await waitUntil('the run to stop', async () => (await wb.outputText()).split('\n').find((l) => /long\.qv (stopped|finished|failed)/.test(l)), 60_000);
     if (!/stopped/.test(end)) {
       throw new Error(`the run did not stop: ${end}`);
     }
-    await page.locator(RUN_BUTTON).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await page.locator(RUN_BUTTON).first().waitFor({ state: 'visible', timeout: 60_000 });
     return `${end.trim()}; Run File is offered again`;
   });
 
@@ -631,6 +633,9 @@ async function multiFileScenario(wb, session) {
     if (fs.readFileSync(path.join(session.ws, 'layers.qv'), 'utf8') !== LAYERS_QV) {
       throw new Error('layers.qv was saved');
     }
+    if ((await page.locator('.tabs-container .tab.dirty[aria-label^="layers.qv"]').count()) !== 1) {
+      throw new Error("layers.qv's tab does not show its unsaved edit");
+    }
     // Undo: the importer's error goes.
     await wb.openFile('layers.qv');
     await page.keyboard.press('Control+Z');
@@ -648,18 +653,18 @@ async function multiFileScenario(wb, session) {
     await page.keyboard.press('F2');
     // The rename box opens once the server's prepareRename answered; type into it, not the editor.
     const box = page.locator('.rename-box:not(.hidden) input.rename-input, .rename-box:not(.hidden) input').first();
-    await box.waitFor({ state: 'visible', timeout: 15_000 });
+    await box.waitFor({ state: 'visible', timeout: 60_000 });
     await box.fill('apply');
     await box.press('Enter');
     const train = await waitUntil('train.qv to call layers.apply', async () => {
       const t = await editorText(wb);
       return t.includes('layers.apply(m, x)') ? t : false;
-    }, 30_000);
+    }, 60_000);
     await wb.openFile('layers.qv');
     const layers = await waitUntil('layers.qv to define apply', async () => {
       const t = await editorText(wb);
       return t.includes('fn apply(m: Mlp') ? t : false;
-    }, 30_000);
+    }, 60_000);
     if (train.includes('forward') || layers.includes('forward')) {
       throw new Error(`a 'forward' was left: train.qv: ${train} / layers.qv: ${layers}`);
     }
