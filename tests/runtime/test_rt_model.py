@@ -390,7 +390,8 @@ def test_glorot_initialisers():
     gen = torch.Generator().manual_seed(0)
     assert rt.init.fans((300, 200)) == (300, 200)
     assert rt.init.fans((7,)) == (7, 7)
-    assert rt.init.fans((2, 3, 4)) == (6, 4)
+    assert rt.init.fans((2, 3, 4)) == (12, 8)  # [Co Ci k]: torch's rule for kernels
+    assert rt.init.fans((20, 10, 5, 5)) == (250, 500)
     u = rt.init.glorot_uniform((300, 200), torch.float32, gen)
     bound = math.sqrt(6.0 / 500)
     assert float(u.abs().max()) <= bound and float(u.abs().max()) > 0.95 * bound
