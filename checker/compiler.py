@@ -307,11 +307,18 @@ class _FnCompiler:
             return self.call(e, target, [(None, e.left)]), 16
         if isinstance(e, A.TensorType):
             return self.shape(e), 20
-        if isinstance(e, A.TensorLit):
+        if isinstance(e, (A.TensorLit, A.NameList)):
             t = self.type_of(e)
             assert isinstance(t, T.TensorT)
-            return f"rt.tensor({_literal_values(e)}, {elem_expr(t.elem)})", 16
+            return f"rt.tensor({self.literal_values(e)}, {elem_expr(t.elem)})", 16
         raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
+
+    def literal_values(self, e: A.TensorLit | A.NameList) -> str:
+        """A tensor literal as nested Python lists: of numbers, or of the
+        names of plain numbers (`[x, y]`)."""
+        if isinstance(e, A.NameList):
+            return "[" + ", ".join(self.name(n) for n in e.items) + "]"
+        return _literal_values(e)
 
     def name(self, e: A.Name) -> str:
         ref = self.body.refs.get(e)
@@ -334,6 +341,9 @@ class _FnCompiler:
     def cast(self, e: A.Cast) -> str:
         src = self.type_of(e.value)
         target = self.type_of(e)
+        if isinstance(target, T.TensorT) and isinstance(e.value, (A.TensorLit, A.NameList)):
+            # made in the target's dtype at once: `[0.8, 0.1] as [2] f64` is exact, not rounded through f32
+            return f"rt.cast({self.literal_values(e.value)}, {elem_expr(target.elem)})"
         value = self.expr(e.value)
         if isinstance(target, T.NumberT):
             conv = {"Int": "int", "Float": "float", "Bool": "bool"}.get(target.kind, "str")

@@ -102,6 +102,8 @@ class ExpressionRules:
             return self.cast(e, env)
         if isinstance(e, A.TensorLit):
             return self.tensor_lit(e)
+        if isinstance(e, A.NameList):
+            return self.name_list_lit(e, env)
         if isinstance(e, A.TensorType):
             self.diags.append(
                 C.E0301.at(
@@ -650,6 +652,29 @@ class ExpressionRules:
             return T.UNKNOWN
         floats = any(isinstance(n, A.FloatLit) for n in A.walk(e))
         return T.TensorT(tuple(T.DimLit(n) for n in shape), T.F32 if floats else T.I64)
+
+    def name_list_lit(self: BodyChecker, e: A.NameList, env: Env) -> T.Type:
+        """`[x, y]` of plain numbers is a `[2]` tensor: Float when one of them
+        is a Float, else i64, as a literal of the numbers themselves."""
+        kinds: list[str] = []
+        for n in e.items:
+            t = self.value(n, env)
+            if isinstance(t, T.UnknownT):
+                kinds.append("?")
+            elif isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
+                kinds.append(t.kind)
+            else:
+                if isinstance(t, T.TensorT):
+                    found = f"{T.describe(t)} (stack(...) joins tensors into one)"
+                else:
+                    found = T.describe(t)
+                self.diags.append(
+                    C.E0301.at(n.span, context="item of a tensor literal: ", expected="a number", found=found)
+                )
+                kinds.append("?")
+        if "?" in kinds:
+            return T.UNKNOWN
+        return T.TensorT((T.DimLit(len(kinds)),), T.F32 if "Float" in kinds else T.I64)
 
     def literal_shape(self: BodyChecker, e: A.Expr) -> tuple[int, ...] | None:
         if not isinstance(e, A.TensorLit):
