@@ -51,6 +51,8 @@ from ._specs import (
     Signature,
     TensorArg,
     TupleArg,
+    expect_count,
+    expect_dims,
 )
 
 __all__ = [
@@ -129,5 +131,7 @@ __all__ = [
     "Signature",
     "TensorArg",
     "TupleArg",
+    "expect_count",
+    "expect_dims",
 ]
 __all__ += _ops.__all__

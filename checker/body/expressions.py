@@ -748,9 +748,9 @@ class ExpressionRules:
         return T.TensorT((T.dim_of_poly(size),) + t.dims[1:], t.elem)
 
     def slice_bound(self: BodyChecker, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
-        """A slice bound as a dim normal form: a literal (negative counts from
-        the end, as in Python), a dim constant or a generic dim; None when its
-        value is only known at run time."""
+        """A slice bound as a dim normal form: a generic dim, or a literal, a
+        dim constant or arithmetic of them (negative counts from the end, as
+        in Python); None when its value is only known at run time."""
         if b is None:
             return default
         if isinstance(b, A.IntLit):
@@ -759,9 +759,29 @@ class ExpressionRules:
             return DX.sub(n, DX.const(b.operand.value)) if n is not None else None
         if isinstance(b, A.Name) and b.name in self.fn.generics:
             return DX.var(b.name)
-        const = self.dim_constant(b)
-        value = self.g.names.dim_values.get(const[1]) if const is not None else None
-        return DX.const(value) if value is not None else None
+        value = self.int_value(b)
+        if value is None:
+            return None
+        if value < 0:  # from the end, as in Python: x[T-10:] with T = 8 is x[-2:]
+            return DX.sub(n, DX.const(-value)) if n is not None else None
+        return DX.const(value)
+
+    def int_value(self: BodyChecker, e: A.Expr) -> int | None:
+        """The value of an Int expression of integer literals and dim
+        constants joined by + - * (`T - 1`); None when it is known only at
+        run time."""
+        if isinstance(e, A.IntLit):
+            return e.value
+        if isinstance(e, A.Unary) and e.op in ("-", "+"):
+            v = self.int_value(e.operand)
+            return None if v is None else -v if e.op == "-" else v
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+            left, right = self.int_value(e.left), self.int_value(e.right)
+            if left is None or right is None:
+                return None
+            return left + right if e.op == "+" else left - right if e.op == "-" else left * right
+        const = self.dim_constant(e)
+        return self.g.names.dim_values.get(const[1]) if const is not None else None
 
     def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)
@@ -810,6 +830,7 @@ class ExpressionRules:
         if why is not None:
             self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(target), why=why))
             return T.UNKNOWN
+        self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` names a run-time dim
         return target
 
     def type_context(self: BodyChecker) -> TypeContext:
