@@ -238,6 +238,8 @@ class FlowRules:
         self.types[target.name] = finfo.type
         if not self.require_mut(target, root, var):
             return
+        if number_fits_field(t, finfo.type):
+            return  # `m.steps = 0`: the number becomes the [] field's value, in its element type
         if self.check_assignable(
             finfo.type,
             t,
@@ -454,3 +456,21 @@ class FlowRules:
         forever = isinstance(s.cond, A.BoolLit) and s.cond.value
         return self.loop(s.body, env, head, forever=forever)
 
+
+def number_fits_field(t: T.Type, field: T.Type) -> bool:
+    """A plain number assigned to a `[]` field is stored in the field's
+    element type (docs/runtime.md, "Models"): an Int in an integer or float
+    field, a Float in a float field, a Bool in a Bool field; a refined field
+    takes a number known to fit (a NonNeg one a number known to be >= 0)."""
+    if not (isinstance(t, T.NumberT) and isinstance(field, T.TensorT) and field.rank == 0):
+        return False
+    elem = field.elem
+    if elem.index is not None or elem.refine == "prob":
+        return False
+    if elem.refine == "nonneg" and not t.nonneg:
+        return False
+    if t.kind == "Int":
+        return elem.is_int or elem.is_float
+    if t.kind == "Float":
+        return elem.is_float
+    return t.kind == "Bool" and elem.is_bool
