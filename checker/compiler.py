@@ -32,6 +32,11 @@ from .results import BodyResult, DimCheck
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"rt", "torch"}
 
 
+# The built-ins whose argument is a dim (arange(n), eye(n), one_hot(y, over=C)):
+# dim arithmetic there compiles to the dim's size, which their result's last dim holds.
+_DIM_ARGS = {"arange": "n", "eye": "n", "one_hot": "over"}
+
+
 class CompileError(Exception):
     """The program has errors (compile only checked programs)."""
 
@@ -446,6 +451,8 @@ class _FnCompiler:
             elif p.kind is ParamKind.SHAPE:
                 assert isinstance(v, A.TensorType)
                 rendered = self.shape(v)
+            elif isinstance(v, A.Binary) and _DIM_ARGS.get(name) == p.name and isinstance(result, T.TensorT):
+                rendered = self.dim_value(result.dims[-1])  # dim arithmetic, `/` floored: arange((T/2))
             else:
                 rendered = self.expr(v)
             if p.keyword_only:
