@@ -74,13 +74,18 @@ class CallRules:
                 self.types[func] = recv
                 return self.optimizer_method(node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
-                self.diags.append(
-                    C.E0409.at(
-                        func.span,
-                        callee=expr_text(func),
-                        reason=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)",
-                    )
-                )
+                method = func.name.text
+                kind = self.global_kind(method)
+                self.global_kind(recv.name)
+                model = self.g.models.get(recv.name)
+                field = model.field(method) if model is not None else None
+                if field is not None:
+                    reason = f"it is a {field.kind} of {recv.name}, not a function"
+                elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
+                    reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
+                else:  # m.save(...): no function of that name to suggest either
+                    reason = f"models have no methods, and no function is called '{method}'"
+                self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             else:
                 self.field_access(func, env)
             self._eval_args(call_args, env)
@@ -349,6 +354,7 @@ class CallRules:
         elif m.kind == "shape":
             self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
         elif m.kind == "dtype":
+            found += _refined_f32_note(m.expected, m.found)
             self.diags.append(C.E0302.at(span, context=context, expected=expected, found=found, related=related))
         elif m.kind == "refine":
             self.diags.append(C.E0304.at(span, context=context, expected=expected, found=found, related=related))
@@ -556,6 +562,20 @@ class CallRules:
                     self.refs[d] = Ref("dim", self.g.names.canonical(d.name))
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
+
+
+def _refined_f32_note(expected: T.Type, found: T.Type) -> str:
+    """`expected [] NonNeg, found [] f64`: NonNeg and Prob are refinements of
+    f32 only, which the message says, with the type to declare instead."""
+    if not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)):
+        return ""
+    e, f = expected.elem, found.elem
+    if e.refine is None or e.dtype != "f32" or not f.is_float or f.dtype == "f32":
+        return ""
+    word = "NonNeg" if e.refine == "nonneg" else "Prob"
+    article = "an" if f.dtype.startswith("f") else "a"
+    plain = T.TensorT(found.dims, T.Elem(f.dtype))
+    return f" ({word} is a refinement of f32; declare {article} {f.dtype} value as {plain})"
 
 
 def axis_position(e: A.Node) -> int | None:

@@ -595,7 +595,8 @@ class ExpressionRules:
                 )
             )
             return T.UNKNOWN
-        self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=""))
+        hint = tensor_method_hint(name, expr_text(e.value)) if isinstance(obj, T.TensorT) else ""
+        self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=hint))
         return T.UNKNOWN
 
     def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
@@ -847,6 +848,36 @@ class ExpressionRules:
         ctx.lookups.clear()
 
     # -- calls
+
+
+# Tensor methods of torch that users reach for, and what Quiver writes instead.
+_TENSOR_METHODS = {
+    "masked_fill": "where(mask, value, {x})",
+    "view": "reshape({x}, [...])",
+    "unsqueeze": "reshape({x}, [...])",
+    "squeeze": "reshape({x}, [...])",
+    "flatten": "reshape({x}, [...])",
+    "t": "transpose({x})",
+    "T": "transpose({x})",
+    "mT": "transpose({x})",
+    "detach": "stop_grad({x})",
+    "float": "{x} as f32",
+    "double": "{x} as f64",
+    "long": "{x} as i64",
+    "to": "{x} as f64 (a cast)",
+    "item": "{x} as Float",
+    "clip": "clamp({x}, min=..., max=...)",
+}
+
+
+def tensor_method_hint(name: str, x: str) -> str:
+    """`e.masked_fill(...)`: a tensor has no methods; the built-in to use."""
+    x = x if x != "this expression" else "x"
+    if name in _TENSOR_METHODS:
+        return f"; a tensor has no methods: write {_TENSOR_METHODS[name].format(x=x)}"
+    if name in BUILTINS and name not in CONSTANTS:
+        return f"; a tensor has no methods: write {name}({x}, ...)"
+    return ""
 
 
 def refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:

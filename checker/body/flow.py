@@ -265,6 +265,13 @@ class FlowRules:
                 f"Make '{var.param.name}' mut",
                 (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),),
             )
+        elif var is not None and var.origin is None and isinstance(var.type, T.ModelT) and isinstance(model, A.Name):
+            # a model this fn made (main's `m = Mlp.init(seed=0)`)
+            what = (
+                f"'{model.name}' is not a parameter but a model made here, and a model changes only through "
+                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type.name}`, and call it"
+            )
+            fix = None
         else:
             what = "a model changes only through a mut parameter"
             fix = None
