@@ -359,7 +359,18 @@ class BuiltinRules:
                     node.span, context="mse needs one element type: ", expected=p.show_elem(), found=t.show_elem()
                 )
             )
+        else:
+            self._same_shape_dims(b.name, bound, "pred", p, "target", t)
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
+
+    def _same_shape_dims(
+        self: BodyChecker, fn: str, bound: Bound, first: str, p: T.TensorT, second: str, t: T.TensorT
+    ) -> None:
+        """Two operands of one shape (torch would broadcast a size-1 dim
+        silently): a dim known only at run time on one side is checked
+        against the other's known dim."""
+        self.note_dims(bound[second].node, T.TensorT(p.dims, t.elem), t, f"{fn}(): ", f"argument '{second}'")
+        self.note_dims(bound[first].node, T.TensorT(t.dims, p.elem), p, f"{fn}(): ", f"argument '{first}'")
 
     @rule("same_shape_loss")
     def _builtin_same_shape_loss(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -385,6 +396,8 @@ class BuiltinRules:
                     node.span, context=f"{b.name} needs one element type: ", expected=p.show_elem(), found=t.show_elem()
                 )
             )
+        else:
+            self._same_shape_dims(b.name, bound, first, p, second, t)
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
 
     @rule("dropout")
