@@ -502,7 +502,9 @@ E0107 = _code(
     """
     The field does not exist on the value: a model has its params and buffers as
     fields, a gradient `Grad[M]` has one field per param of M. Tensors and numbers
-    have no fields.
+    have no fields, and no methods either: what torch writes as a method is a
+    built-in function (`x.sum(1)` is `sum(x, over=D)`, `x.masked_fill(mask, v)`
+    is `where(mask, v, x)`), and the message names it where it can.
     """,
     _with_lin("""
     fn score(m: Lin, x: [b D]) -> [b C]:
@@ -1110,7 +1112,9 @@ E0302 = _code(
     "{context}expected {expected}, found {found}",
     """
     Element types differ (f32 and f64, a float and an integer tensor). Quiver never
-    converts them silently; cast one side with `as`, e.g. `x as f64`.
+    converts them silently; cast one side with `as`, e.g. `x as f64`. `NonNeg` and
+    `Prob` written in a type are refinements of f32: an f64 loss is declared
+    `-> [] f64`, and the message says so.
     """,
     """
     fn mix(x: [4], y: [4] f64) -> [4]:
@@ -1496,7 +1500,9 @@ E0409 = _code(
     """
     Only functions, extern functions, built-ins and `M.init` can be called.
     The right side of `|>` is a call or a function name: `x |> f(y)` means
-    `f(x, y)` and `x |> f` means `f(x)`.
+    `f(x, y)` and `x |> f` means `f(x)`. Models have no methods: a function that
+    takes a model is called with it, `forward(m, x)` (the message says so when
+    such a function exists).
     """,
     """
     fn main():
@@ -1610,6 +1616,16 @@ E0501 = _code(
     A model's fields change only through a parameter declared `mut`
     (`fn step(mut m: Mlp, ...)`), so every function that updates a model says so
     in its signature. The quick fix adds `mut`.
+
+    This holds for every change of a model: assigning a field (`m.b = ...`),
+    `m -= lr * g`, and `opt.step(m, g)`, which changes `m`'s params. It holds in
+    `main` too: a model that `main` makes with `Mlp.init(seed=0)` is not a `mut`
+    parameter, so `main` cannot step it itself. Put the update in a function
+    that takes the model (and its optimizer) as `mut`, such as
+    `fn train_step(mut m: Mlp, mut opt: Adam[Mlp], x: [b D], y: [b] Index[C])`,
+    and call that from `main` with the model it made. An optimizer that a
+    function makes itself it may step, as long as the model is a `mut`
+    parameter of that function.
     """,
     _with_lin("""
     fn reset(m: Lin):
@@ -1797,7 +1813,9 @@ E0903 = _code(
     A field's initializer is a number (every value set to it), `zeros`, `ones`,
     `normal(mean, std)`, `uniform(low, high)` or `xavier` (Glorot uniform, for
     matrices). Random initializers need a float field and draw from the seed given
-    to `M.init(seed=...)`.
+    to `M.init(seed=...)`. Their arguments are literal numbers: an initializer
+    cannot compute one yet (`normal(0.0, 0.02 / sqrt(2 * L))`), so write the
+    value itself.
     """,
     """
     model Lin:

@@ -26,10 +26,15 @@ from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
 from .declarations import FnInfo, ModelInfo, sub_model
 from .deep import deep
-from .results import BodyResult
+from .results import BodyResult, DimCheck
 
 # Names the generated code uses itself, or that Python gives a meaning.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"rt", "torch"}
+
+
+# The built-ins whose argument is a dim (arange(n), eye(n), one_hot(y, over=C)):
+# dim arithmetic there compiles to the dim's size, which their result's last dim holds.
+_DIM_ARGS = {"arange": "n", "eye": "n", "one_hot": "over"}
 
 
 class CompileError(Exception):
@@ -103,6 +108,7 @@ class _FnCompiler:
         self.base = base  # absolute offset of the item
         self._depth = 0  # expressions being written, one inside the other
         self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
+        self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
 
     def at(self, node: A.Node) -> int:
         return node.span.start + self.base
@@ -240,9 +246,37 @@ class _FnCompiler:
                     " name some of its intermediate values"
                 )
             text, prec = self._expr(e)
+            for check in self.body.dim_checks.get(e, ()):
+                text, prec = self.dim_check(e, check, text), 16
         finally:
             self._depth -= 1
         return f"({text})" if prec < outer else text
+
+    def dim_check(self, e: A.Expr, check: DimCheck, value: str) -> str:
+        """`value` checked at run time where a dim known only then (`?`)
+        meets a known one (docs/language.md, "Dims known only at run time")."""
+        p = self.c.a.lines.position(self.at(e))
+        where = f"_src, {p.line + 1}, {p.column + 1}, {check.what!r}, {check.declared!r}"
+        if check.count is not None:
+            return f"rt.expect_count({value}, {self.sizes(check.count)}, {where})"
+        return f"rt.expect_dims({value}, {self.sizes(check.dims)}, {where})"
+
+    def sizes(self, dims: tuple[T.Dim | None, ...]) -> str:
+        """Sizes as a Python tuple: ints, the function's generic dims (read
+        from its arguments at entry) and dim expressions of them; None where
+        nothing is checked or the size cannot be read."""
+        out = []
+        for d in dims:
+            v = T.dim_value(d) if d is not None else None
+            if v is not None:
+                out.append(str(v))
+            elif isinstance(d, T.DimVar) and d.name in self.generic_sizes:
+                out.append(py_name(d.name))
+            elif isinstance(d, T.DimExpr) and DX.generics(d.poly) <= self.generic_sizes:
+                out.append(DX.python(d.poly, py_name))
+            else:
+                out.append("None")
+        return "(" + ", ".join(out) + ("," if len(out) == 1 else "") + ")"
 
     def _chain(self, e: A.Binary | A.BoolOp, prec: int) -> str:
         """A left-nested chain of operators of one precedence, `a + b - c`,
@@ -307,11 +341,18 @@ class _FnCompiler:
             return self.call(e, target, [(None, e.left)]), 16
         if isinstance(e, A.TensorType):
             return self.shape(e), 20
-        if isinstance(e, A.TensorLit):
+        if isinstance(e, (A.TensorLit, A.NameList)):
             t = self.type_of(e)
             assert isinstance(t, T.TensorT)
-            return f"rt.tensor({_literal_values(e)}, {elem_expr(t.elem)})", 16
+            return f"rt.tensor({self.literal_values(e)}, {elem_expr(t.elem)})", 16
         raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
+
+    def literal_values(self, e: A.TensorLit | A.NameList) -> str:
+        """A tensor literal as nested Python lists: of numbers, or of the
+        names of plain numbers (`[x, y]`)."""
+        if isinstance(e, A.NameList):
+            return "[" + ", ".join(self.name(n) for n in e.items) + "]"
+        return _literal_values(e)
 
     def name(self, e: A.Name) -> str:
         ref = self.body.refs.get(e)
@@ -334,6 +375,9 @@ class _FnCompiler:
     def cast(self, e: A.Cast) -> str:
         src = self.type_of(e.value)
         target = self.type_of(e)
+        if isinstance(target, T.TensorT) and isinstance(e.value, (A.TensorLit, A.NameList)):
+            # made in the target's dtype at once: `[0.8, 0.1] as [2] f64` is exact, not rounded through f32
+            return f"rt.cast({self.literal_values(e.value)}, {elem_expr(target.elem)})"
         value = self.expr(e.value)
         if isinstance(target, T.NumberT):
             conv = {"Int": "int", "Float": "float", "Bool": "bool"}.get(target.kind, "str")
@@ -407,6 +451,8 @@ class _FnCompiler:
             elif p.kind is ParamKind.SHAPE:
                 assert isinstance(v, A.TensorType)
                 rendered = self.shape(v)
+            elif isinstance(v, A.Binary) and _DIM_ARGS.get(name) == p.name and isinstance(result, T.TensorT):
+                rendered = self.dim_value(result.dims[-1])  # dim arithmetic, `/` floored: arange((T/2))
             else:
                 rendered = self.expr(v)
             if p.keyword_only:
@@ -675,15 +721,23 @@ class Compiler:
         if fn.params:
             w.emit(1, "if rt.checks.enabled:", base)
             w.emit(2, f"{sig}.check({params})", base)
-        # Generic dims the body uses as values get their size from the arguments.
+        # Generic dims the body uses as values, or as sizes of its run-time dim
+        # checks, get their size from the arguments.
         used = {r.name for r in body.refs.values() if r.kind == "generic"}
+        for checks in body.dim_checks.values():
+            for check in checks:
+                for d in (*check.dims, *(check.count or ())):
+                    if d is not None and T.dim_value(d) is None:
+                        used |= DX.generics(T.dim_poly(d) or DX.ZERO)
+        compiler = _FnCompiler(self, fn, body, base, result_check)
         for g in fn.generics:
             if g not in used:
                 continue
             source = _dim_source(fn, g)
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", base)
-        _FnCompiler(self, fn, body, base, result_check).block(decl.body, 1)
+                compiler.generic_sizes.add(g)
+        compiler.block(decl.body, 1)
 
 
 def _refined(t: T.Type) -> bool:

@@ -768,11 +768,17 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         bad(f"xavier needs at least 2 dims, found {ty}")
         return
     if isinstance(init, A.Name) and want:
-        bad(f"{name} takes {want} numbers, as in {example}")
+        bad(f"{name} takes {want} literal numbers, as in {example}")
         return
     values = [_literal_value(a.value) if a.keyword is None else None for a in args]
+    if len(args) == want and all(a.keyword is None for a in args):
+        computed = next((a.value for a, v in zip(args, values) if v is None), None)
+        if computed is not None:  # `normal(0.0, 0.02 / sqrt(2 * L))`
+            what = f"{name} takes {want} literal numbers, as in {example}; an initializer cannot compute one yet"
+            ctx.diagnostics.append(C.E0903.at(computed.span, what=what))
+            return
     if len(args) != want or any(v is None or isinstance(v, bool) for v in values):
-        bad(f"{name} takes {want} numbers, as in {example}")
+        bad(f"{name} takes {want} literal numbers, as in {example}")
         return
     if name == "zeros":
         _check_range(0, 0, elem, field, bad)

@@ -63,6 +63,26 @@ class GradSite:
     wrt: tuple[str, ...] | None = None  # the selected top-level fields
 
 
+@dataclass(frozen=True)
+class DimCheck:
+    """A value whose type has a dim known only at run time (`?`, as from a
+    slice with run-time bounds) where it meets a known dim: a return, an
+    argument, a cast, a field assignment, a reshape, a permute or an over=.
+    The checker accepts it and the compiler checks it there at run time.
+
+    `dims` has one entry per dim of the value: the dim it must be (in the
+    checking function's own terms) where the value's dim is `?`, None where
+    the checker proved it. `count` is set instead for a reshape: the number
+    of elements the value must have. `what` names the value in the message
+    (`win(): result`, `g(): argument 'x'`), `declared` is the type it meets
+    as written there (`[T b]`)."""
+
+    what: str
+    declared: str
+    dims: tuple[T.Dim | None, ...] = ()
+    count: tuple[T.Dim, ...] | None = None
+
+
 @dataclass(slots=True)
 class BodyResult:
     """Read-only once made: empty maps may be shared between results (see
@@ -78,6 +98,8 @@ class BodyResult:
     # shape literals, the callee kind of each call.
     axes: dict[A.Node, int | tuple[int, ...] | None]  # over= axes; permute's order
     locals: dict[str, T.Type]
+    # the values checked at run time where a `?` dim meets a known one
+    dim_checks: dict[A.Node, tuple[DimCheck, ...]]
 
 
 _EMPTY_DICT: dict = {}

@@ -85,10 +85,17 @@ class Bindings:
         self.generics = set(generics)
         self.bound: dict[str, Binding] = {}
 
-    def subst_dim(self, d: T.Dim) -> T.Dim:
+    def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
+        """`d` with the bound generic dims replaced; with `forget`, a generic
+        dim of the callee that is not bound is unknown (`?`), so a call's
+        result never names the callee's own generic dims."""
         if isinstance(d, T.DimVar) and d.name in self.bound:
             return self.bound[d.name].dim
+        if forget and isinstance(d, T.DimVar) and d.name in self.generics:
+            return T.DimUnknown()
         if isinstance(d, T.DimExpr):
+            if forget and DX.generics(d.poly) & self.generics - self.bound.keys():
+                return T.DimUnknown()
             names = DX.generics(d.poly) & self.bound.keys()
             if not names:
                 return d
@@ -119,17 +126,24 @@ class Bindings:
                     return self.subst_dim(d2)
         return d2
 
-    def subst(self, t: T.Type) -> T.Type:
+    def subst(self, t: T.Type, forget: bool = False) -> T.Type:
+        """`t` with the bound generic dims replaced (`forget`: see subst_dim)."""
         if isinstance(t, T.TensorT):
             elem = t.elem
             if elem.index is not None:
-                elem = T.Elem(elem.dtype, elem.refine, self.subst_dim(elem.index))
-            return T.TensorT(tuple(self.subst_dim(d) for d in t.dims), elem)
+                elem = T.Elem(elem.dtype, elem.refine, self.subst_dim(elem.index, forget))
+            return T.TensorT(tuple(self.subst_dim(d, forget) for d in t.dims), elem)
         if isinstance(t, T.TupleT):
-            return T.TupleT(tuple(self.subst(x) for x in t.items))
+            return T.TupleT(tuple(self.subst(x, forget) for x in t.items))
         if isinstance(t, T.StackT):
-            return T.StackT(self.subst_dim(t.dim), t.item, t.per_example)
+            return T.StackT(self.subst_dim(t.dim, forget), t.item, t.per_example)
         return t
+
+    def result(self, t: T.Type) -> T.Type:
+        """A call's result type `t` as the caller sees it: the bindings made
+        (all of them, or those made before a failed argument), and `?` for a
+        generic dim that was not bound."""
+        return self.subst(t, forget=True)
 
 
 # What differs: the kind of type, the model, the shape, the element type, its
@@ -162,10 +176,9 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
             if isinstance(pd, T.DimExpr):
                 continue  # after the plain generic dims of this argument are bound
             if isinstance(pd, T.DimVar) and pd.name in bindings.generics:
-                earlier = bindings.bound.get(pd.name)
-                if earlier is None:
-                    bindings.bound[pd.name] = Binding(ad, where, span)
-                elif not T.dims_equal(earlier.dim, ad):
+                _bind(bindings, pd.name, ad, where, span)
+                earlier = bindings.bound[pd.name]
+                if not T.dims_equal(earlier.dim, ad):
                     return Mismatch("binding", param, arg, pd.name, earlier, ad)
             elif not T.dims_equal(pd, ad):
                 return Mismatch("shape", param, arg)
@@ -217,10 +230,9 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
             return Mismatch("kind", param, arg)
         pd, ad = param.dim, arg.dim
         if isinstance(pd, T.DimVar) and pd.name in bindings.generics:
-            earlier = bindings.bound.get(pd.name)
-            if earlier is None:
-                bindings.bound[pd.name] = Binding(ad, where, span)
-            elif not T.dims_equal(earlier.dim, ad):
+            _bind(bindings, pd.name, ad, where, span)
+            earlier = bindings.bound[pd.name]
+            if not T.dims_equal(earlier.dim, ad):
                 return Mismatch("binding", param, arg, pd.name, earlier, ad)
         elif not T.dims_equal(pd, ad):
             return Mismatch("shape", param, arg)
@@ -237,6 +249,28 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     if param == arg:
         return None
     return Mismatch("kind", param, arg)
+
+
+def _bind(bindings: Bindings, name: str, dim: T.Dim, where: str, span: Span | None) -> None:
+    """Bind a generic dim at its first use; a binding to a dim known only at
+    run time (`?`) gives way to the first known dim it meets, so the other
+    arguments are checked against that one (at run time where they are `?`)."""
+    earlier = bindings.bound.get(name)
+    if earlier is None or (isinstance(earlier.dim, T.DimUnknown) and not isinstance(dim, T.DimUnknown)):
+        bindings.bound[name] = Binding(dim, where, span)
+
+
+def unknown_meets(expected: T.Type, found: T.Type) -> tuple[T.Dim | None, ...] | None:
+    """Where a tensor of type `found` has a dim known only at run time (`?`)
+    and `expected` a known one: per dim, the known dim there and None
+    elsewhere; None when there is no such dim (nothing to check at run time)."""
+    if not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)) or expected.rank != found.rank:
+        return None
+    dims = tuple(
+        e if isinstance(f, T.DimUnknown) and not isinstance(e, T.DimUnknown) else None
+        for e, f in zip(expected.dims, found.dims)
+    )
+    return dims if any(d is not None for d in dims) else None
 
 
 def assignable(expected: T.Type, found: T.Type) -> Mismatch | None:
@@ -277,7 +311,8 @@ def join(a: T.Type, b: T.Type) -> T.Type | None:
             elem = T.Elem(ea.dtype, "nonneg")
         else:
             elem = ea.plain()
-        dims = tuple(x if not isinstance(x, T.DimUnknown) else y for x, y in zip(a.dims, b.dims))
+        # A dim known only at run time on one path is not known after the join.
+        dims = tuple(y if isinstance(y, T.DimUnknown) else x for x, y in zip(a.dims, b.dims))
         return T.TensorT(dims, elem)
     if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
         items = [join(x, y) for x, y in zip(a.items, b.items)]

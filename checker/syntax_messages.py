@@ -271,18 +271,48 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         context = _context(stack[:-1], {"COLON"})
         return C.E0003.at(span, expected="an indented block", context=context, found=_found(token)), span.start
     context = _context(stack, expected)
+    hint = _bracket_hint(stack, token)
+    found = _found(token) if hint is None else f"{_found(token)} ({hint})"
     in_args = context in (
         " in the argument list",
         " in the parameter list",
         " inside the parentheses",
         " in the brackets",
     )
-    return C.E0003.at(
-        span, expected=expected_phrase(expected, in_args), context=context, found=_found(token)
-    ), span.start
+    return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=found), span.start
 
 
 UNEXPECTED_INDENT = "is indented more than its block"
+
+ANY_RANK_HINT = "[..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D]"
+INDEX_HINT = (
+    "indexing takes one index or one slice, of the first dim: x[i], x[i:j]; "
+    "to slice another dim, move it to the front with permute first"
+)
+
+
+def _bracket_hint(stack: list, token: Token) -> str | None:
+    """What to do instead, for two forms written as in other languages: `[..]`
+    in a fn's type, and indexing several dims at once (`a[:, :D]`)."""
+    if token.type == "DOT":
+        return ANY_RANK_HINT if stack and isinstance(stack[-1], Token) and stack[-1].type == "LSQB" else None
+    if token.type != "COMMA":
+        return None
+    depth = 0
+    for i in range(len(stack) - 1, -1, -1):
+        v = stack[i]
+        if not isinstance(v, Token):
+            continue
+        if v.type in ("RPAR", "RSQB"):
+            depth += 1
+        elif v.type in ("LPAR", "LSQB"):
+            if depth:
+                depth -= 1
+                continue
+            # the innermost open bracket: indexing when a value stands before it
+            indexing = v.type == "LSQB" and i > 0 and not isinstance(stack[i - 1], Token)
+            return INDEX_HINT if indexing else None
+    return None
 
 
 def _token_span(token: Token, text: str) -> Span:

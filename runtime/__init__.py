@@ -52,6 +52,8 @@ from ._specs import (
     Signature,
     TensorArg,
     TupleArg,
+    expect_count,
+    expect_dims,
 )
 
 __all__ = [
@@ -131,5 +133,7 @@ __all__ = [
     "Signature",
     "TensorArg",
     "TupleArg",
+    "expect_count",
+    "expect_dims",
 ]
 __all__ += _ops.__all__

@@ -413,17 +413,34 @@ def transpose(x):
 
 def cast(x, elem):
     """``x as [..] T``: convert to T's dtype (float to int truncates toward
-    zero).  With checks on, a cast to Index[C], NonNeg or Prob verifies the
+    zero).  A Python number (``n as []``) or nested list of numbers (a tensor
+    literal cast at once, ``[0.8, 0.1] as [2] f64``) is made in T's dtype
+    directly, never through float32, so an f64 or i64 holds the number
+    exactly.  With checks on, a cast to Index[C], NonNeg or Prob verifies the
     values and raises ValueCheckError when they do not fit."""
     elem = elem_of(elem)
-    if not isinstance(x, torch.Tensor):  # a number: `n as []`
-        x = torch.tensor(x, device=_device._state.current)
-    out = x.to(elem.dtype)
+    number = not isinstance(x, torch.Tensor)
+    if number:  # a number or a literal: made in the target dtype itself
+        out = torch.tensor(x, dtype=elem.dtype, device=_device._state.current)
+    else:
+        out = x.to(elem.dtype)
     if elem.refinement is not None and checks.enabled:
         problem = elem.value_problem(out)
         if problem is not None:
-            raise ValueCheckError(f"cannot cast {tensor_text(x)} to {elem.name}: found {problem}")
+            source = _number_text(x, out) if number else tensor_text(x)
+            raise ValueCheckError(f"cannot cast {source} to {elem.name}: found {problem}")
     return out
+
+
+def _number_text(x, made: torch.Tensor) -> str:
+    """A cast's Python source in a message: `Float -1.0`, `the literal [2 3]`."""
+    if isinstance(x, bool):
+        return f"Bool {x}"
+    if isinstance(x, int):
+        return f"Int {x}"
+    if isinstance(x, float):
+        return f"Float {x!r}"
+    return "the literal [" + " ".join(str(n) for n in made.shape) + "]"
 
 
 def item(x):

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 import torch
 
+from ._checks import checks as _checks
 from ._checks import transforms as _transforms
 from ._elems import dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
@@ -615,3 +616,46 @@ def _refined_specs(spec, path, out) -> None:
     elif isinstance(spec, TupleArg):
         for i, s in enumerate(spec.items):
             _refined_specs(s, (*path, i), out)
+
+
+# --- dims known only at run time --------------------------------------------------
+
+
+def expect_dims(value, sizes, src, line, col, what, declared):
+    """``value`` itself, once its dims are ``sizes`` (while checks are on).
+
+    Compiled code calls this where a value whose type has a dim the checker
+    does not know (``?``: a slice with run-time bounds) meets a known dim: a
+    return, an argument, a cast, a field assignment, a permute or an
+    ``over=``. ``sizes`` has one entry per dim: the size it must have, or None
+    where the checker proved it. A mismatch raises CheckError at ``line``,
+    ``col`` of ``src``: ``win(): result expected [T b] = [8 2], found [9 2]``
+    (``what`` is ``win(): result``, ``declared`` is ``[T b]``)."""
+    if not _checks.enabled or not isinstance(value, _Tensor):
+        return value
+    shape = value.shape
+    if len(shape) == len(sizes) and all(n is None or shape[i] == n for i, n in enumerate(sizes)):
+        return value
+    want = (str(n if n is not None else shape[i]) for i, n in enumerate(sizes) if i < len(shape))
+    raise CheckError(
+        f"{what} expected {declared} = [{' '.join(want)}], found {dims_text(tuple(shape))}", src.loc(line, col)
+    )
+
+
+def expect_count(value, sizes, src, line, col, what, declared):
+    """``value`` itself, once it has as many elements as a shape of ``sizes``
+    (while checks are on): the input of a reshape whose type has a dim known
+    only at run time. ``reshape(): argument 'x' expected 16 elements
+    ([T b] = [8 2]), found [9 2]``."""
+    if not _checks.enabled or not isinstance(value, _Tensor):
+        return value
+    count = 1
+    for n in sizes:
+        count *= n
+    if value.numel() == count:
+        return value
+    raise CheckError(
+        f"{what} expected {count} elements ({declared} = {dims_text(tuple(sizes))}), "
+        f"found {dims_text(tuple(value.shape))}",
+        src.loc(line, col),
+    )

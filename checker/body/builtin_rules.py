@@ -166,10 +166,11 @@ class BuiltinRules:
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
-        axis = self.dim_arg(bound["over"], env, t, b.name)
+        axis = self.dim_arg(bound["over"], env, t, b.name, bound["x"])
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
+        t = self.named_over(t, axis, bound["over"])
         return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
     def _eval_dim_quietly(self: BodyChecker, a: CallArg | None, env: Env) -> None:
@@ -208,7 +209,7 @@ class BuiltinRules:
             if keep is None:
                 return T.UNKNOWN
             return T.TensorT(tuple(T.DimLit(1) for _ in t.dims) if keep else (), elem)
-        axis = self.dim_arg(over, env, t, b.name)
+        axis = self.dim_arg(over, env, t, b.name, bound["x"])
         self.axes[node] = axis
         if axis is None or keep is None:
             return T.UNKNOWN
@@ -267,10 +268,11 @@ class BuiltinRules:
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
-        axis = self.dim_arg(bound["over"], env, t, "argmax")
+        axis = self.dim_arg(bound["over"], env, t, "argmax", bound["x"])
         self.axes[node] = axis
         if axis is None or keep is None:
             return T.UNKNOWN
+        t = self.named_over(t, axis, bound["over"])
         return T.TensorT(_reduced(t.dims, axis, keep), T.index_of(t.dims[axis]))
 
     @rule("normalize")
@@ -281,10 +283,11 @@ class BuiltinRules:
         if t is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
-        axis = self.dim_arg(bound["over"], env, t, b.name)
+        axis = self.dim_arg(bound["over"], env, t, b.name, bound["x"])
         self.axes[node] = axis
         if axis is None:
             return T.UNKNOWN
+        t = self.named_over(t, axis, bound["over"])
         return T.TensorT(t.dims, T.Elem(t.elem.dtype))
 
     @rule("cross_entropy")
@@ -296,10 +299,11 @@ class BuiltinRules:
         if logits is None:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.scalar(T.NONNEG)
-        axis = self.dim_arg(bound["over"], env, logits, b.name)
+        axis = self.dim_arg(bound["over"], env, logits, b.name, bound[first], first)
         self.axes[node] = axis
         if axis is None:
             return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
+        logits = self.named_over(logits, axis, bound["over"])
         class_dim = logits.dims[axis]
         want_dims = logits.dims[:axis] + logits.dims[axis + 1 :]
         want = T.TensorT(want_dims, T.index_of(class_dim))
@@ -355,7 +359,18 @@ class BuiltinRules:
                     node.span, context="mse needs one element type: ", expected=p.show_elem(), found=t.show_elem()
                 )
             )
+        else:
+            self._same_shape_dims(b.name, bound, "pred", p, "target", t)
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
+
+    def _same_shape_dims(
+        self: BodyChecker, fn: str, bound: Bound, first: str, p: T.TensorT, second: str, t: T.TensorT
+    ) -> None:
+        """Two operands of one shape (torch would broadcast a size-1 dim
+        silently): a dim known only at run time on one side is checked
+        against the other's known dim."""
+        self.note_dims(bound[second].node, T.TensorT(p.dims, t.elem), t, f"{fn}(): ", f"argument '{second}'")
+        self.note_dims(bound[first].node, T.TensorT(t.dims, p.elem), p, f"{fn}(): ", f"argument '{first}'")
 
     @rule("same_shape_loss")
     def _builtin_same_shape_loss(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -381,6 +396,8 @@ class BuiltinRules:
                     node.span, context=f"{b.name} needs one element type: ", expected=p.show_elem(), found=t.show_elem()
                 )
             )
+        else:
+            self._same_shape_dims(b.name, bound, first, p, second, t)
         return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
 
     @rule("dropout")

@@ -16,7 +16,7 @@ from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
-from ..results import Ref
+from ..results import DimCheck, Ref
 from .builtin_rules import RULES
 from .env import CallArg, Env
 from .text import expr_text, plural
@@ -74,13 +74,18 @@ class CallRules:
                 self.types[func] = recv
                 return self.optimizer_method(node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
-                self.diags.append(
-                    C.E0409.at(
-                        func.span,
-                        callee=expr_text(func),
-                        reason=f"models have no methods; write {func.name.text}({expr_text(func.value)}, ...)",
-                    )
-                )
+                method = func.name.text
+                kind = self.global_kind(method)
+                self.global_kind(recv.name)
+                model = self.g.models.get(recv.name)
+                field = model.field(method) if model is not None else None
+                if field is not None:
+                    reason = f"it is a {field.kind} of {recv.name}, not a function"
+                elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
+                    reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
+                else:  # m.save(...): no function of that name to suggest either
+                    reason = f"models have no methods, and no function is called '{method}'"
+                self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             else:
                 self.field_access(func, env)
             self._eval_args(call_args, env)
@@ -233,10 +238,27 @@ class CallRules:
         node: A.Node,
         first_index: int = 0,
     ) -> T.Type:
+        return self.checked_call(info, pairs, env, node, first_index)[0]
+
+    def checked_call(
+        self: BodyChecker,
+        info: FnInfo,
+        pairs: list[tuple[ParamInfo, CallArg]],
+        env: Env,
+        node: A.Node,
+        first_index: int = 0,
+    ) -> tuple[T.Type, bool]:
+        """The arguments of a call of `info` checked against its parameters:
+        the call's result type and whether every argument fit. The result is
+        the declared return type with the bindings made (after a failure,
+        those made before it) and `?` for a generic dim that was not bound:
+        never the callee's own generic names (one mistake, one diagnostic)."""
         bindings = S.Bindings(info.generics)
         ok = True
+        typed: list[tuple[ParamInfo, CallArg, T.Type]] = []
         for index, (p, a) in enumerate(pairs, start=first_index):
             t = self.value(a.node, env)
+            typed.append((p, a, t))
             origin = self.origin_of(a.node, env)
             if origin is not None:
                 if info.extern:
@@ -283,9 +305,29 @@ class CallRules:
                             ),
                         )
                     )
-        if not ok:
-            return T.UNKNOWN
-        return bindings.subst(info.ret)
+        if ok:
+            for p, a, t in typed:
+                self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
+        return bindings.result(info.ret), ok
+
+    def note_dims(self: BodyChecker, node: A.Expr, expected: T.Type, found: T.Type, prefix: str, subject: str) -> None:
+        """A value of type `found` meets `expected`, which it fits: where
+        `found` has a dim known only at run time (`?`) and `expected` a known
+        one, the compiler checks that dim there at run time (docs/language.md,
+        "Dims known only at run time"); the message names the value as
+        `{prefix}{subject}` (`win(): result`)."""
+        if isinstance(expected, T.TupleT) and isinstance(found, T.TupleT) and isinstance(node, A.TupleExpr):
+            for i, (e, f, n) in enumerate(zip(expected.items, found.items, node.items)):
+                self.note_dims(n, e, f, prefix, f"element {i} of {subject}")
+            return
+        dims = S.unknown_meets(expected, found)
+        if dims is not None:
+            self.add_dim_check(node, DimCheck(prefix + subject, str(expected), dims))
+
+    def add_dim_check(self: BodyChecker, node: A.Expr, check: DimCheck) -> None:
+        checks = self.dim_checks.get(node, ())
+        if check not in checks:
+            self.dim_checks[node] = (*checks, check)
 
     def report_mismatch(
         self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None
@@ -312,6 +354,7 @@ class CallRules:
         elif m.kind == "shape":
             self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
         elif m.kind == "dtype":
+            found += _refined_f32_note(m.expected, m.found)
             self.diags.append(C.E0302.at(span, context=context, expected=expected, found=found, related=related))
         elif m.kind == "refine":
             self.diags.append(C.E0304.at(span, context=context, expected=expected, found=found, related=related))
@@ -328,10 +371,12 @@ class CallRules:
 
     def check_assignable(
         self: BodyChecker, expected: T.Type, found: T.Type, span: A.Span, context: str, related: tuple = ()
-    ) -> None:
+    ) -> bool:
+        """Report `found` where `expected` is declared unless it fits; whether it does."""
         m = S.assignable(expected, found)
         if m is not None:
             self._report_mismatch(m, span, context, related)
+        return m is None
 
     def model_method(
         self: BodyChecker,
@@ -416,10 +461,22 @@ class CallRules:
             return None
         return t
 
-    def dim_arg(self: BodyChecker, a: CallArg, env: Env, operand: T.TensorT, fn: str) -> int | None:
+    def dim_arg(
+        self: BodyChecker,
+        a: CallArg,
+        env: Env,
+        operand: T.TensorT,
+        fn: str,
+        operand_arg: CallArg | None = None,
+        pname: str = "x",
+    ) -> int | None:
         """Resolve `over=d` (a dim name) or `over=-1` (an axis position, an
         integer literal counted from the end when negative) to a
-        non-negative axis of `operand` (None after an error)."""
+        non-negative axis of `operand` (None after an error). A dim name
+        that is no dim of the operand names its one dim known only at run
+        time (`?`), which is then checked at run time (`operand_arg` is the
+        operand's argument, `pname` its parameter; `named_over` gives the
+        operand with that name)."""
         e = a.node
         position = axis_position(e)
         if position is not None:
@@ -459,16 +516,32 @@ class CallRules:
         )
         self.types[e] = T.NumberT("Int", True)
         hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
-        if any(isinstance(d, T.DimUnknown) for d in operand.dims) and not hits:
-            return None
+        unknown = [i for i, d in enumerate(operand.dims) if isinstance(d, T.DimUnknown)]
+        if not hits and len(unknown) == 1 and operand_arg is not None:
+            (axis,) = unknown
+            self.over_named[a.node] = dim
+            given = T.TensorT(operand.dims[:axis] + (dim,) + operand.dims[axis + 1 :], operand.elem)
+            self.note_dims(operand_arg.node, given, operand, f"{fn}(over={name}): ", f"argument '{pname}'")
+            return axis
         if not hits:
-            self.diags.append(C.E0204.at(e.span, dim=name, operand=str(operand)))
+            shown = str(operand)
+            if unknown:
+                shown += "; name its dims known only at run time (?) with a cast first, `... as [..]`"
+            self.diags.append(C.E0204.at(e.span, dim=name, operand=shown))
             return None
         if len(hits) > 1:
             positions = " or ".join(f"over={i - operand.rank}" for i in hits)
             self.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand), positions=positions))
             return None
         return hits[0]
+
+    def named_over(self: BodyChecker, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT:
+        """The operand `t` of `over=` (`a`) at `axis`, with the dim name taken
+        there by a dim known only at run time (see dim_arg)."""
+        dim = self.over_named.get(a.node)
+        if dim is None or not isinstance(t.dims[axis], T.DimUnknown):
+            return t
+        return T.TensorT(t.dims[:axis] + (dim,) + t.dims[axis + 1 :], t.elem)
 
     def shape_arg(self: BodyChecker, a: CallArg, fn: str) -> T.TensorT | None:
         if not isinstance(a.node, A.TensorType):
@@ -489,6 +562,20 @@ class CallRules:
                     self.refs[d] = Ref("dim", self.g.names.canonical(d.name))
         self.types[a.node] = t
         return t if isinstance(t, T.TensorT) else None
+
+
+def _refined_f32_note(expected: T.Type, found: T.Type) -> str:
+    """`expected [] NonNeg, found [] f64`: NonNeg and Prob are refinements of
+    f32 only, which the message says, with the type to declare instead."""
+    if not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)):
+        return ""
+    e, f = expected.elem, found.elem
+    if e.refine is None or e.dtype != "f32" or not f.is_float or f.dtype == "f32":
+        return ""
+    word = "NonNeg" if e.refine == "nonneg" else "Prob"
+    article = "an" if f.dtype.startswith("f") else "a"
+    plain = T.TensorT(found.dims, T.Elem(f.dtype))
+    return f" ({word} is a refinement of f32; declare {article} {f.dtype} value as {plain})"
 
 
 def axis_position(e: A.Node) -> int | None:

@@ -9,7 +9,7 @@ from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic
-from ..results import BodyResult, GradSite, ReadFact, Ref, shared_if_empty
+from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
 from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
@@ -42,6 +42,8 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         # E0103/E0311 (keyed "var"), a model's E0501.
         self.reported_once: set[tuple[str, str]] = set()
         self.locals: dict[str, T.Type] = {}
+        self.dim_checks: dict[A.Node, tuple[DimCheck, ...]] = {}
+        self.over_named: dict[A.Node, T.Dim] = {}  # over=T naming an operand's `?` dim
         self.stop_grad_depth = 0
         self.reported_unreachable: set[int] = set()
         # value_and_grad calls bound to two names, or already reported (E0411)
@@ -89,6 +91,7 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
             shared_if_empty(self.deps),
             shared_if_empty(self.axes),
             shared_if_empty(self.locals),
+            shared_if_empty(self.dim_checks),
         )
 
     def check_written_selections(self, t: A.TypeExpr) -> None:

@@ -103,7 +103,7 @@ def _multinomial(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: En
     if p is None:
         c._eval_dim_quietly(bound.get("over"), env)
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, p, b.name)
+    axis = c.dim_arg(bound["over"], env, p, b.name, bound["p"], "p")
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN

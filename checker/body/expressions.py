@@ -102,6 +102,8 @@ class ExpressionRules:
             return self.cast(e, env)
         if isinstance(e, A.TensorLit):
             return self.tensor_lit(e)
+        if isinstance(e, A.NameList):
+            return self.name_list_lit(e, env)
         if isinstance(e, A.TensorType):
             self.diags.append(
                 C.E0301.at(
@@ -593,7 +595,8 @@ class ExpressionRules:
                 )
             )
             return T.UNKNOWN
-        self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=""))
+        hint = tensor_method_hint(name, expr_text(e.value)) if isinstance(obj, T.TensorT) else ""
+        self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=hint))
         return T.UNKNOWN
 
     def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
@@ -650,6 +653,29 @@ class ExpressionRules:
             return T.UNKNOWN
         floats = any(isinstance(n, A.FloatLit) for n in A.walk(e))
         return T.TensorT(tuple(T.DimLit(n) for n in shape), T.F32 if floats else T.I64)
+
+    def name_list_lit(self: BodyChecker, e: A.NameList, env: Env) -> T.Type:
+        """`[x, y]` of plain numbers is a `[2]` tensor: Float when one of them
+        is a Float, else i64, as a literal of the numbers themselves."""
+        kinds: list[str] = []
+        for n in e.items:
+            t = self.value(n, env)
+            if isinstance(t, T.UnknownT):
+                kinds.append("?")
+            elif isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
+                kinds.append(t.kind)
+            else:
+                if isinstance(t, T.TensorT):
+                    found = f"{T.describe(t)} (stack(...) joins tensors into one)"
+                else:
+                    found = T.describe(t)
+                self.diags.append(
+                    C.E0301.at(n.span, context="item of a tensor literal: ", expected="a number", found=found)
+                )
+                kinds.append("?")
+        if "?" in kinds:
+            return T.UNKNOWN
+        return T.TensorT((T.DimLit(len(kinds)),), T.F32 if "Float" in kinds else T.I64)
 
     def literal_shape(self: BodyChecker, e: A.Expr) -> tuple[int, ...] | None:
         if not isinstance(e, A.TensorLit):
@@ -723,9 +749,9 @@ class ExpressionRules:
         return T.TensorT((T.dim_of_poly(size),) + t.dims[1:], t.elem)
 
     def slice_bound(self: BodyChecker, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
-        """A slice bound as a dim normal form: a literal (negative counts from
-        the end, as in Python), a dim constant or a generic dim; None when its
-        value is only known at run time."""
+        """A slice bound as a dim normal form: a generic dim, or a literal, a
+        dim constant or arithmetic of them (negative counts from the end, as
+        in Python); None when its value is only known at run time."""
         if b is None:
             return default
         if isinstance(b, A.IntLit):
@@ -734,9 +760,29 @@ class ExpressionRules:
             return DX.sub(n, DX.const(b.operand.value)) if n is not None else None
         if isinstance(b, A.Name) and b.name in self.fn.generics:
             return DX.var(b.name)
-        const = self.dim_constant(b)
-        value = self.g.names.dim_values.get(const[1]) if const is not None else None
-        return DX.const(value) if value is not None else None
+        value = self.int_value(b)
+        if value is None:
+            return None
+        if value < 0:  # from the end, as in Python: x[T-10:] with T = 8 is x[-2:]
+            return DX.sub(n, DX.const(-value)) if n is not None else None
+        return DX.const(value)
+
+    def int_value(self: BodyChecker, e: A.Expr) -> int | None:
+        """The value of an Int expression of integer literals and dim
+        constants joined by + - * (`T - 1`); None when it is known only at
+        run time."""
+        if isinstance(e, A.IntLit):
+            return e.value
+        if isinstance(e, A.Unary) and e.op in ("-", "+"):
+            v = self.int_value(e.operand)
+            return None if v is None else -v if e.op == "-" else v
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+            left, right = self.int_value(e.left), self.int_value(e.right)
+            if left is None or right is None:
+                return None
+            return left + right if e.op == "+" else left - right if e.op == "-" else left * right
+        const = self.dim_constant(e)
+        return self.g.names.dim_values.get(const[1]) if const is not None else None
 
     def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)
@@ -785,6 +831,7 @@ class ExpressionRules:
         if why is not None:
             self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(target), why=why))
             return T.UNKNOWN
+        self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` names a run-time dim
         return target
 
     def type_context(self: BodyChecker) -> TypeContext:
@@ -801,6 +848,36 @@ class ExpressionRules:
         ctx.lookups.clear()
 
     # -- calls
+
+
+# Tensor methods of torch that users reach for, and what Quiver writes instead.
+_TENSOR_METHODS = {
+    "masked_fill": "where(mask, value, {x})",
+    "view": "reshape({x}, [...])",
+    "unsqueeze": "reshape({x}, [...])",
+    "squeeze": "reshape({x}, [...])",
+    "flatten": "reshape({x}, [...])",
+    "t": "transpose({x})",
+    "T": "transpose({x})",
+    "mT": "transpose({x})",
+    "detach": "stop_grad({x})",
+    "float": "{x} as f32",
+    "double": "{x} as f64",
+    "long": "{x} as i64",
+    "to": "{x} as f64 (a cast)",
+    "item": "{x} as Float",
+    "clip": "clamp({x}, min=..., max=...)",
+}
+
+
+def tensor_method_hint(name: str, x: str) -> str:
+    """`e.masked_fill(...)`: a tensor has no methods; the built-in to use."""
+    x = x if x != "this expression" else "x"
+    if name in _TENSOR_METHODS:
+        return f"; a tensor has no methods: write {_TENSOR_METHODS[name].format(x=x)}"
+    if name in BUILTINS and name not in CONSTANTS:
+        return f"; a tensor has no methods: write {name}({x}, ...)"
+    return ""
 
 
 def refine_arith(op: str, lt: T.Type, rt: T.Type, right: A.Expr) -> str | None:

@@ -14,7 +14,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..declarations import kind_word, suggest
-from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
 from ..results import Ref
 from .env import Env, Loop, Var, fresh_name, same_state
 from .grad_sites import is_vag
@@ -112,12 +112,16 @@ class FlowRules:
                 self.expr(s.value, env)
                 self.bind_target(target, T.UNKNOWN, None, env, s.value)
                 return env
+            mark = len(self.diags)
             t = self.value(s.value, env)
             origin = self.origin_of(s.value, env)
             if isinstance(target, A.Field):
                 self.assign_field(target, t, s.value, env)
             else:
-                self.bind_target(target, t, origin, env, s.value, simple=True)
+                # A value with an error (a failed call, whose result is still
+                # typed) has its diagnostic: it is not "unused" on top.
+                failed = any(d.severity is Severity.ERROR for d in self.diags[mark:])
+                self.bind_target(target, t, origin, env, s.value, simple=not failed)
             return env
         # several names
         span = A.Span(s.targets[0].span.start, s.targets[-1].span.end)
@@ -234,7 +238,9 @@ class FlowRules:
         self.types[target.name] = finfo.type
         if not self.require_mut(target, root, var):
             return
-        self.check_assignable(
+        if number_fits_field(t, finfo.type):
+            return  # `m.steps = 0`: the number becomes the [] field's value, in its element type
+        if self.check_assignable(
             finfo.type,
             t,
             value.span,
@@ -242,7 +248,8 @@ class FlowRules:
             related=(
                 LocalRelated(f"{finfo.name} is declared here", symbol=SymbolRef(("member", obj_type.name, finfo.name))),
             ),
-        )
+        ):
+            self.note_dims(value, finfo.type, t, f"field {obj_type.name}.{finfo.name}: ", "value")
 
     def require_mut(self: BodyChecker, target: A.Expr, model: A.Expr, var: Var | None) -> bool:
         """A model changes only through a `mut` parameter (E0501, once per model)."""
@@ -258,6 +265,13 @@ class FlowRules:
                 f"Make '{var.param.name}' mut",
                 (TextEdit(A.Span(var.param.decl.span.start, var.param.decl.span.start), "mut "),),
             )
+        elif var is not None and var.origin is None and isinstance(var.type, T.ModelT) and isinstance(model, A.Name):
+            # a model this fn made (main's `m = Mlp.init(seed=0)`)
+            what = (
+                f"'{model.name}' is not a parameter but a model made here, and a model changes only through "
+                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type.name}`, and call it"
+            )
+            fix = None
         else:
             what = "a model changes only through a mut parameter"
             fix = None
@@ -286,14 +300,18 @@ class FlowRules:
             span = A.Span(s.values[0].span.start, s.values[-1].span.end)
             if not fn.declared_ret:
                 self.diags.append(C.E0408.at(span, name=fn.name, found=str(t)))
-            else:
-                self.check_assignable(
-                    fn.ret,
-                    t,
-                    span,
-                    "return value: ",
-                    related=(LocalRelated("return type declared here", symbol=SymbolRef(("ret", fn.name))),),
-                )
+            elif self.check_assignable(
+                fn.ret,
+                t,
+                span,
+                "return value: ",
+                related=(LocalRelated("return type declared here", symbol=SymbolRef(("ret", fn.name))),),
+            ):
+                if len(s.values) == 1:
+                    self.note_dims(s.values[0], fn.ret, t, f"{fn.name}(): ", "result")
+                elif isinstance(fn.ret, T.TupleT) and isinstance(t, T.TupleT):
+                    for i, (v, want, got) in enumerate(zip(s.values, fn.ret.items, t.items)):
+                        self.note_dims(v, want, got, f"{fn.name}(): ", f"element {i} of result")
         env = env.copy()
         env.dead = True
         return env
@@ -387,6 +405,7 @@ class FlowRules:
         reported = (set(self.reported_once), set(self.reported_unreachable))
         for attempt in range(MAX_LOOP_PASSES):
             mark = len(self.diags)
+            dim_checks = dict(self.dim_checks)  # a pass that is redone records its run-time checks again
             self.reported_once, self.reported_unreachable = set(reported[0]), set(reported[1])
             loop = Loop()
             self.loops.append(loop)
@@ -407,6 +426,7 @@ class FlowRules:
                     return dead
                 return self.join(entry, exits, anchor)
             del self.diags[mark:]
+            self.dim_checks = dim_checks
             state = merged
 
         return entry  # pragma: no cover
@@ -442,3 +462,22 @@ class FlowRules:
 
         forever = isinstance(s.cond, A.BoolLit) and s.cond.value
         return self.loop(s.body, env, head, forever=forever)
+
+
+def number_fits_field(t: T.Type, field: T.Type) -> bool:
+    """A plain number assigned to a `[]` field is stored in the field's
+    element type (docs/runtime.md, "Models"): an Int in an integer or float
+    field, a Float in a float field, a Bool in a Bool field; a refined field
+    takes a number known to fit (a NonNeg one a number known to be >= 0)."""
+    if not (isinstance(t, T.NumberT) and isinstance(field, T.TensorT) and field.rank == 0):
+        return False
+    elem = field.elem
+    if elem.index is not None or elem.refine == "prob":
+        return False
+    if elem.refine == "nonneg" and not t.nonneg:
+        return False
+    if t.kind == "Int":
+        return elem.is_int or elem.is_float
+    if t.kind == "Float":
+        return elem.is_float
+    return t.kind == "Bool" and elem.is_bool

@@ -110,7 +110,9 @@ class GradRules:
                 self._eval_args([a for _, a in pairs], env)
                 return T.UNKNOWN
         else:
-            ret = self.check_call_args(info, pairs, env, node, first_index=1)
+            ret, call_ok = self.checked_call(info, pairs, env, node, first_index=1)
+            if not call_ok:
+                model_ok = False  # no site: its reads would be a second diagnostic
         # f must return a [] of floats, or a tuple whose first item is one (aux outputs)
         declared = info.ret
         aux = isinstance(declared, T.TupleT) and len(declared.items) >= 1 and _is_loss(declared.items[0])
@@ -262,7 +264,7 @@ class GradRules:
                 )
             )
             return T.UNKNOWN
-        return bindings.subst(info.ret)
+        return bindings.result(info.ret)
 
     @rule("jvp", raw=True)
     def jvp(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
@@ -287,7 +289,6 @@ class GradRules:
         first = info.params[0]
         assert isinstance(first.type, T.ModelT)
         model = first.type.name
-        ok = True
         if not isinstance(m_type, T.UnknownT) and not (isinstance(m_type, T.ModelT) and m_type.name == model):
             self.diags.append(
                 C.E0904.at(
@@ -297,14 +298,12 @@ class GradRules:
                     found=T.describe(m_type),
                 )
             )
-            ok = False
         if not isinstance(t_type, T.UnknownT) and not (isinstance(t_type, T.GradT) and t_type.model == model):
             self.diags.append(
                 C.E0904.at(
                     t_arg.node.span, context="the tangent of jvp: ", expected=f"Grad[{model}]", found=T.describe(t_type)
                 )
             )
-            ok = False
         origin = self.origin_of(m_arg.node, env)
         if origin is not None:
             self.path_fact("call", origin, info.name, m_arg.node.span, 0)
@@ -332,8 +331,6 @@ class GradRules:
                 )
             )
             return T.UNKNOWN
-        if not ok or isinstance(ret, T.UnknownT):
-            return T.TupleT((declared, tangent))
         return T.TupleT((ret, _tangent_type(ret) or T.UNKNOWN))
 
     def vag_function(self: BodyChecker, f_arg: CallArg, env: Env, caller: str = "value_and_grad") -> FnInfo | None:

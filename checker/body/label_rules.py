@@ -11,6 +11,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..declarations import dotted_text
 from ..results import Ref
 from .builtin_rules import Bound, rule
 from .env import Env
@@ -37,14 +38,46 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         c.types[e] = T.INT
         value = c.g.names.dim_values.get(const[1])
         return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+    written = _dim_expr(c, e) if isinstance(e, A.Binary) else None
+    if written is not None:  # dim arithmetic, as in a shape: arange((P+G))
+        ctx = c.type_context()
+        dim = ctx.dim(written)
+        c._take(ctx)
+        return None if isinstance(dim, T.DimUnknown) else dim
     c.diags.append(
         C.E0301.at(
             e.span,
             context=f"{what} of {fn}: ",
-            expected="a dim (a dim constant, a generic dim or a number)",
+            expected="a dim (a dim constant, a generic dim, a number or dim arithmetic of them)",
             found=expr_text(e),
         )
     )
+    return None
+
+
+def _dim_expr(c: BodyChecker, e: A.Expr) -> A.Dim | None:
+    """A value expression of dims, generic dims and integer literals joined by
+    + - * / as the dim expression a shape would write (`(P+G)`), with the refs
+    of its names; None when something else is in it."""
+    if isinstance(e, A.IntLit):
+        c.types[e] = T.INT
+        return A.DimInt(e.span, e.value)
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+        left, right = _dim_expr(c, e.left), _dim_expr(c, e.right)
+        if left is None or right is None:
+            return None
+        c.types[e] = T.INT
+        return A.DimBinary(e.span, e.op, left, right)
+    if isinstance(e, A.Name) and e.name in c.fn.generics:
+        c.refs[e] = Ref("generic", e.name, c.fn.name)
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
+    const = c.dim_constant(e)
+    written = dotted_text(e)
+    if const is not None and written is not None:
+        c.refs[const[0]] = Ref("dim", const[1])
+        c.types[e] = T.INT
+        return A.DimName(e.span, written)
     return None
 
 

@@ -12,6 +12,7 @@ from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
 from ..builtins import Builtin
+from ..results import DimCheck
 from .builtin_rules import Bound, rule
 from .env import CallArg, Env
 
@@ -46,6 +47,10 @@ def _reshape(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         reason = f"{x} has {DX.render(have)} elements and {T.TensorT(target.dims, x.elem)} has {DX.render(want)}"
         c.diags.append(C.E0214.at(bound["shape"].node.span, operation="reshape", reason=reason))
         return T.UNKNOWN
+    if have is None and want is not None and any(isinstance(d, T.DimUnknown) for d in x.dims):
+        # a dim known only at run time: the count is checked there
+        result = T.TensorT(target.dims, x.elem)
+        c.add_dim_check(bound["x"].node, DimCheck("reshape(): argument 'x'", str(result), count=target.dims))
     return T.TensorT(target.dims, x.elem)
 
 
@@ -67,14 +72,23 @@ def _permute(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     target = c.shape_arg(bound["order"], "permute")
     if x is None or target is None:
         return T.UNKNOWN
+    # A dim of x known only at run time (`?`) takes the one name of the
+    # order that is no other dim of x, and is checked to be it at run time.
+    unknown = [i for i, xd in enumerate(x.dims) if isinstance(xd, T.DimUnknown)]
+    named = list(x.dims)
     positions: list[int] = []
     for d, written in zip(target.dims, order.dims):
         hits = [i for i, xd in enumerate(x.dims) if not isinstance(xd, T.DimUnknown) and T.dims_equal(xd, d)]
         if isinstance(d, T.DimUnknown):
             return T.UNKNOWN
+        if not hits and len(unknown) == 1 and unknown[0] not in positions:
+            hits = unknown
+            named[unknown[0]] = d
         problem = None
         if not hits:
             problem = f"{d} is not a dim of {x}"
+            if unknown:
+                problem += "; name its dims known only at run time (?) with a cast first, `... as [..]`"
         elif len(hits) > 1:
             problem = f"{d} is more than one dim of {x}; give the dims different names"
         elif hits[0] in positions:
@@ -90,7 +104,9 @@ def _permute(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         )
         return T.UNKNOWN
     c.axes[node] = tuple(positions)
-    return T.TensorT(tuple(x.dims[i] for i in positions), x.elem)
+    given = T.TensorT(tuple(named), x.elem)
+    c.note_dims(bound["x"].node, given, x, "permute(): ", "argument 'x'")
+    return T.TensorT(tuple(named[i] for i in positions), x.elem)
 
 
 @rule("concat")
@@ -99,7 +115,7 @@ def _concat(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     y = c.tensor_arg(bound["b"], env, "concat", "b", float_only=False)
     if x is None or y is None:
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, x, "concat")
+    axis = c.dim_arg(bound["over"], env, x, "concat", bound["a"], "a")
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
@@ -172,7 +188,7 @@ def _chunk(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         return T.UNKNOWN
     if x is None:
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, x, "chunk")
+    axis = c.dim_arg(bound["over"], env, x, "chunk", bound["x"])
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN

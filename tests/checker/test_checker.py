@@ -370,7 +370,7 @@ def test_calling_something_that_is_not_a_function() -> None:
     check("""
     fn f(m: Mlp) -> Int:
         m.w1(1)
-    #   ^^^^ E0409: m.w1 cannot be called: models have no methods; write w1(m, ...)
+    #   ^^^^ E0409: m.w1 cannot be called: it is a param of Mlp, not a function
         return 0
     """)
 

@@ -54,7 +54,11 @@ def test_creations_that_check(sig: str, expr: str) -> None:
         ),
         (
             "fn f(x: [T]) -> [T T]:\n    return eye(x)\n",
-            ("E0301", "n of eye: expected a dim (a dim constant, a generic dim or a number), found x", "x"),
+            (
+                "E0301",
+                "n of eye: expected a dim (a dim constant, a generic dim, a number or dim arithmetic of them), found x",
+                "x",
+            ),
         ),
         (
             "fn f() -> [T] i64:\n    return full([T] i64, 1.5)\n",

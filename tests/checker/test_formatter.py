@@ -388,7 +388,10 @@ def _apply(text: str, edits) -> str:
 # ====================================================================== never changes meaning
 
 # Where the compiled code points back into the .qv file (checker/compiler.py).
-_LOC = re.compile(r"_src\.loc\(\d+, \d+\)|_src\.set_line_map\(.*\)|(?<=\.check\(_ret_value), \d+, \d+")
+_LOC = re.compile(
+    r"_src\.loc\(\d+, \d+\)|_src\.set_line_map\(.*\)|(?<=\.check\(_ret_value), \d+, \d+"
+    r"|(?<=, _src), \d+, \d+"  # rt.expect_dims(value, sizes, _src, line, col, ...)
+)
 
 
 def _meaning(text: str) -> tuple:

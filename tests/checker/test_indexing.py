@@ -46,7 +46,11 @@ def test_one_hot() -> None:
         ("E0305", "labels of one_hot: expected [b] Index[V], found [b] Index[C]", "y")
     ]
     assert diags("fn f(y: [b] Index[C]) -> [b C]:\n    return one_hot(y, over=y)\n") == [
-        ("E0301", "over of one_hot: expected a dim (a dim constant, a generic dim or a number), found y", "y")
+        (
+            "E0301",
+            "over of one_hot: expected a dim (a dim constant, a generic dim, a number or dim arithmetic of them), found y",
+            "y",
+        )
     ]
 
 
