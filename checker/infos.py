@@ -1,0 +1,107 @@
+"""What declarations declare: the infos of dims, models, their fields, and
+functions (plain frozen data every later stage reads), and `Declared`, one
+item's contribution to the global scope with its own diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from . import ast as A
+from . import types as T
+from .diagnostics import LocalDiagnostic
+
+
+@dataclass(frozen=True)
+class DimInfo:
+    name: str
+    value: int | None  # None when the declaration is invalid
+    decl: A.DimDecl
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    name: str
+    kind: Literal["param", "buffer"]
+    type: T.Type
+    decl: A.Member
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    device: str
+    fields: tuple[FieldInfo, ...]
+    decl: A.ModelDecl
+    # Some members did not parse: an unknown field may be one of them, so it
+    # is not reported.
+    partial: bool = False
+
+    @property
+    def params(self) -> tuple[FieldInfo, ...]:
+        return tuple(f for f in self.fields if f.kind == "param")
+
+    @property
+    def buffers(self) -> tuple[FieldInfo, ...]:
+        return tuple(f for f in self.fields if f.kind == "buffer")
+
+    def field(self, name: str) -> FieldInfo | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    @cached_property
+    def interface(self) -> tuple:
+        return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields), self.partial)
+
+
+@dataclass(frozen=True, slots=True)
+class ParamInfo:
+    name: str
+    mut: bool
+    type: T.Type
+    decl: A.Param
+
+
+@dataclass(frozen=True, slots=True)
+class FnInfo:
+    name: str
+    params: tuple[ParamInfo, ...]
+    ret: T.Type  # UNIT when the function declares no return type
+    declared_ret: bool
+    generics: tuple[str, ...]  # generic dims, in order of first appearance
+    extern: bool
+    target: str | None  # "module:attr" of an extern
+    decl: A.FnDecl | A.ExternDecl
+    # Generic dims of the return type that no parameter binds (E0206): known
+    # to be wrong, so the body does not report them again.
+    unbound: tuple[str, ...] = ()
+    # What users of the function see (its fingerprint): made once, with the info
+    # (slots keep a file of many small functions small; no cached_property).
+    interface: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "interface", ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret)
+        )
+
+    def signature(self) -> str:
+        params = ", ".join(("mut " if p.mut else "") + f"{p.name}: {p.type}" for p in self.params)
+        head = f"{'extern fn' if self.extern else 'fn'} {self.name}({params})"
+        return head + (f" -> {self.ret}" if self.declared_ret else "")
+
+
+_NO_LOOKUPS: frozenset[str] = frozenset()  # shared by every declaration that looked nothing up
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What one item contributes to the global scope, and its own diagnostics."""
+
+    info: DimInfo | ModelInfo | FnInfo | None
+    diagnostics: tuple[LocalDiagnostic, ...]
+    # The global names it looked up (through a TypeContext): the declaration
+    # is a function of the item's text and these names' `Names.meaning`.
+    lookups: frozenset[str] = frozenset()

@@ -1,0 +1,238 @@
+"""Stage one of the global scope: every top-level name, its kind, the first
+item naming it, the dims' values and what the imports bind (`collect_names`).
+Later stages read names only through `Names`, whose `meaning` of a name is
+what a declaration's cache entry is validated against."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from . import ast as A
+from .diagnostics import LocalDiagnostic
+
+ALL_NAMES = "*names*"  # the dependency on the whole set of global names
+
+
+class _AllKinds:
+    """Every global name with its kind, as one comparable, hashable value:
+    equal when the names and kinds are (the map itself is compared), hashed
+    without building a set of pairs (a file of 100,000 items would hold one
+    more copy of its names for it). The map is never changed after Names is
+    built."""
+
+    __slots__ = ("kinds", "_hash")
+
+    def __init__(self, kinds: dict[str, str]) -> None:
+        self.kinds = kinds
+        h = len(kinds)
+        for pair in kinds.items():
+            h ^= hash(pair)
+        self._hash = h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AllKinds) and (other is self or other.kinds == self.kinds)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+@dataclass
+class Names:
+    """Stage one: every top-level name, its kind and the first item naming it.
+
+    With imports (checker/modules.py), `kinds` holds every name the file can
+    write: its own definitions, the names `from` imports bind (aliases of
+    qualified names), the modules `import` binds (kind "module") and the
+    written qualified names through them (`layers.Mlp`). `imported` holds
+    the qualified names of everything the imported modules define, which
+    types carry (private ones and those of modules imported in turn
+    included); a user cannot write those unless they are also in `kinds`."""
+
+    kinds: dict[str, str] = field(default_factory=dict)  # name -> dim|model|fn|extern|module|broken-<kind>
+    first: dict[str, A.Item] = field(default_factory=dict)
+    dim_values: dict[str, int | None] = field(default_factory=dict)
+    # written name -> qualified name (`Mlp` or `layers.Mlp` -> `layers.Mlp`)
+    aliases: dict[str, str] = field(default_factory=dict)
+    modules: dict[str, str] = field(default_factory=dict)  # bound module name -> its qualified name
+    imported: dict[str, str] = field(default_factory=dict)  # qualified name -> kind
+    origin: dict[str, str] = field(default_factory=dict)  # qualified name -> path of its file
+    # the import items' own diagnostics (missing modules, names, clashes)
+    import_diagnostics: dict[A.Item, list[LocalDiagnostic]] = field(default_factory=dict)
+    exports: list = field(default_factory=list)  # the modules imported (`modules.ModuleExports`), each once
+
+    def meaning(self, name: str) -> object:
+        """What a declaration or a written type can learn about a global
+        name: its kind, for a dim its value, and for an imported name the
+        qualified name it stands for. "*names*" (a lookup of all names, for
+        a suggestion) stands for every name with its kind."""
+        if name == ALL_NAMES:
+            return self._all_kinds
+        kind = self.kinds.get(name)
+        if kind is None:
+            kind = self.imported.get(name)
+        return (kind, self.dim_values.get(name), self.aliases.get(name))
+
+    def kind(self, name: str) -> str | None:
+        """The kind of a name as written, or of a qualified name a type holds."""
+        kind = self.kinds.get(name)
+        return kind if kind is not None else self.imported.get(name)
+
+    def canonical(self, name: str) -> str:
+        """The name types use for a written name (`Mlp` -> `layers.Mlp`)."""
+        return self.aliases.get(name, name)
+
+    @cached_property
+    def _all_kinds(self) -> _AllKinds:
+        return _AllKinds(self.kinds)
+
+    def same_as(self, older: Names | None) -> bool:
+        """Whether `older` has the same names, kinds and dim values; if so,
+        this one shares its set of all names (not rebuilt, and the same
+        object for as long as the names stay the same)."""
+        if (
+            older is None
+            or self.kinds != older.kinds
+            or self.dim_values != older.dim_values
+            or self.aliases != older.aliases
+            or self.imported != older.imported
+        ):
+            return False
+        self.__dict__["_all_kinds"] = older.meaning(ALL_NAMES)
+        return True
+
+
+def item_name(item: A.Item) -> A.Ident | None:
+    if isinstance(item, (A.DimDecl, A.ModelDecl, A.FnDecl, A.ExternDecl)):
+        return item.name
+    if isinstance(item, A.BrokenItem):
+        return item.name
+    return None
+
+
+def item_kind(item: A.Item) -> str:
+    if isinstance(item, A.DimDecl):
+        return "dim"
+    if isinstance(item, A.ModelDecl):
+        return "model"
+    if isinstance(item, A.FnDecl):
+        return "fn"
+    if isinstance(item, A.ExternDecl):
+        return "extern"
+    assert isinstance(item, A.BrokenItem)
+    return f"broken-{item.kind}"
+
+
+def dim_decl_value(item: A.DimDecl, names: Names, seen: frozenset[str] = frozenset()) -> int | None:
+    """The value of `dim NAME = e`: a positive integer, from an expression of
+    integers and other dims (`E / NH`); None when it is not one (the
+    declaration reports why). Stored in `names.dim_values`, so each dim is
+    worked out once per update. (A dim met again while its own value is being
+    worked out is in a cycle, as is every dim on the way: none has a value.)"""
+    name = item.name.text
+    if name in names.dim_values:
+        return names.dim_values[name]
+    value, _problem, _refs = _dim_decl_eval(item.value, names, seen | {name})
+    value = value if value is not None and value > 0 else None
+    names.dim_values[name] = value
+    return value
+
+
+def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int | None, str | None, set[str]]:
+    """(value, why there is none, the dims it names) of a dim declaration's expression."""
+    if isinstance(e, A.IntLit):
+        return e.value, None, set()
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.IntLit):
+        return -e.operand.value, None, set()
+    written = dotted_text(e)
+    if written is not None and names.first.get(written) is None and names.kinds.get(written) == "dim":
+        v = names.dim_values.get(written)  # an imported dim
+        return v, None if v is not None else f"'{written}' has no value", {written}
+    head = written.split(".")[0] if written is not None else None
+    if written is not None and head is not None and (names.kinds.get(head) or "").startswith("broken-"):
+        return None, "", {written, head}  # through an import that failed: reported there
+    if isinstance(e, A.Name):
+        item = names.first.get(e.name)
+        if not isinstance(item, A.DimDecl) or e.name in seen:
+            why = f"'{e.name}' is not a dim" if e.name not in seen else f"'{e.name}' is defined by itself"
+            return None, why, {e.name}
+        v = dim_decl_value(item, names, seen)
+        return v, None if v is not None else f"'{e.name}' has no value", {e.name}
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+        a, why_a, refs_a = _dim_decl_eval(e.left, names, seen)
+        b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
+        refs = refs_a | refs_b
+        if a is None or b is None:
+            if why_a == "" or why_b == "":
+                return None, "", refs  # reported elsewhere
+            return None, why_a or why_b, refs
+        if e.op == "/":
+            if b == 0:
+                return None, "division by zero", refs
+            if a % b:
+                return None, f"{a} / {b} leaves a remainder of {a % b}", refs
+            return a // b, None, refs
+        return (a + b if e.op == "+" else a - b if e.op == "-" else a * b), None, refs
+    if written is not None:  # `layers.X`, not a dim of a module: it may become one
+        return None, f"'{written}' is not a dim", {written, head or written}
+    return None, None, set()
+
+
+def dotted_text(e: A.Expr) -> str | None:
+    """`layers.H` for a chain of fields on a name; None for anything else."""
+    parts = []
+    while isinstance(e, A.Field):
+        parts.append(e.name.text)
+        e = e.value
+    if not isinstance(e, A.Name):
+        return None
+    parts.append(e.name)
+    return ".".join(reversed(parts))
+
+
+def collect_names(items: list[A.Item], imports=None) -> Names:
+    """The file's names: its own definitions, then what its imports bind
+    (`imports`: module name -> `modules.Resolved`), then the dims' values
+    (a dim may be defined from an imported one)."""
+    from .modules import bind_imports
+
+    names = Names()
+    dims: list[A.DimDecl] = []
+    for item in items:
+        ident = item_name(item)
+        if ident is None or ident.text in names.kinds:
+            continue
+        names.kinds[ident.text] = item_kind(item)
+        names.first[ident.text] = item
+        if isinstance(item, A.DimDecl):
+            dims.append(item)
+    names.exports = bind_imports(names, items, imports or {})
+    # Values after all names are known: `dim HD = E / NH` may come before E.
+    for item in dims:
+        dim_decl_value(item, names)
+    return names
+
+
+class Hint(str):
+    """ "; did you mean 'x'?" — a message suffix that also carries the name, so
+    the diagnostic built with it offers the rename as a quick fix."""
+
+    name: str | None = None
+
+
+def suggest(name: str, candidates) -> Hint:
+    """ "; did you mean 'x'?" or "" (as a Hint)."""
+    match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    if not match:
+        return Hint("")
+    hint = Hint(f"; did you mean '{match[0]}'?")
+    hint.name = match[0]
+    return hint
+
+
+def kind_word(kind: str) -> str:
+    """'a dim', 'a model', 'a function', 'an extern function' (a broken item: the same)."""
+    if kind.startswith("broken-"):
+        kind = kind[len("broken-") :]
+    return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)

@@ -1,0 +1,304 @@
+"""Reading written types: `TypeContext` resolves a type as written in a
+signature, a model or a body against the global names (recording each name it
+looks up), and the helpers that write types and dims back as text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ast as A
+from . import catalog as C
+from . import dimexpr as DX
+from . import types as T
+from .diagnostics import LocalDiagnostic
+from .names import ALL_NAMES, Names, kind_word, suggest
+
+NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
+ELEM_TYPES = T.ELEM_TYPES
+
+
+@dataclass
+class TypeContext:
+    """How dim names in a type are read: in a signature an unknown name is a
+    generic dim; in a model it is an error; in a body it must be a constant or
+    one of the function's generic dims."""
+
+    names: Names
+    where: str  # "signature" | "model" | "body"
+    generics: list[str] = field(default_factory=list)
+    diagnostics: list[LocalDiagnostic] = field(default_factory=list)
+    silent: tuple[str, ...] = ()  # dim names already reported elsewhere
+    # Every global name looked up ("*names*" when the set of all names was
+    # used, for a suggestion): a body records them as its dependencies.
+    lookups: set[str] = field(default_factory=set)
+
+    def kind(self, name: str, span: A.Span | None = None) -> str | None:
+        """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
+        span, a private name of a module (`layers._Hidden`) is reported."""
+        self.lookups.add(name)
+        kind = self.names.kinds.get(name)
+        if kind is None and "." in name:
+            module, _, last = name.rpartition(".")
+            # what the module names mean decides how an unknown name is reported
+            self.lookups.add(module)
+            self.lookups.add(name.split(".")[0])
+            private = last.startswith("_") and self.names.kinds.get(module) == "module"
+            if private and f"{self.names.modules[module]}.{last}" in self.names.imported:
+                if span is not None:
+                    self.diagnostics.append(C.E0116.at(span, name=last, module=module))
+                return "broken-private"
+            head = name.split(".")[0]
+            if (self.names.kinds.get(head) or "").startswith("broken-"):
+                return "broken-module"  # through an import that failed: reported there
+        return kind
+
+    def canon(self, name: str) -> str:
+        """The qualified name a type holds for a name as written."""
+        return self.names.canonical(name)
+
+    def all_of(self, kind: str) -> list[str]:
+        self.lookups.add(ALL_NAMES)
+        return [n for n, k in self.names.kinds.items() if k == kind]
+
+    def dim(self, d: A.Dim) -> T.Dim:
+        if isinstance(d, A.DimBinary):
+            return self._dim_binary(d)
+        if isinstance(d, A.DimInt):
+            if d.value <= 0:
+                self.diagnostics.append(C.E0208.at(d.span, value=d.value))
+                return T.DimUnknown()
+            return T.DimLit(d.value)
+        name = d.name
+        if self.where == "body" and name in self.generics:
+            return T.DimVar(name)
+        kind = self.kind(name, d.span)
+        if kind == "dim":
+            value = self.names.dim_values.get(name)
+            return T.DimConst(self.canon(name), value) if value is not None else T.DimUnknown()
+        if kind in ("broken-dim", "broken-import", "broken-module", "broken-private"):
+            return T.DimUnknown()  # reported where it is defined or imported
+        if kind is not None:
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))
+            return T.DimUnknown()
+        if self.where == "signature" and "." not in name:  # `layers.X` is never generic
+            if name not in self.generics:
+                self.generics.append(name)
+            return T.DimVar(name)
+        if name in self.silent:
+            return T.DimUnknown()
+        dims = self.all_of("dim") + list(self.generics)
+        if self.where == "model":
+            self.diagnostics.append(C.E0207.at(d.span, name=name, hint=suggest(name, dims)))
+        else:
+            self.diagnostics.append(C.E0109.at(d.span, name=name, hint=suggest(name, dims)))
+        return T.DimUnknown()
+
+    def _dim_binary(self, d: A.DimBinary) -> T.Dim:
+        left, right = self.dim(d.left), self.dim(d.right)
+        text = f"({dim_text(d)})"
+        if d.op not in ("+", "-", "*", "/"):
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"'{d.op}' is not dim arithmetic (+ - * /)"))
+            return T.DimUnknown()
+        pl, pr = T.dim_poly(left), T.dim_poly(right)
+        if pl is None or pr is None:
+            return T.DimUnknown()
+        if d.op == "+":
+            p: DX.Poly | None = DX.add(pl, pr)
+        elif d.op == "-":
+            p = DX.sub(pl, pr)
+        elif d.op == "*":
+            p = DX.mul(pl, pr)
+        else:
+            p = DX.div(pl, pr)
+        if p is None:
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason="division by zero"))
+            return T.DimUnknown()
+        value = DX.value(p)
+        if value is not None and value <= 0:
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"it is {value}; a dim is a positive integer"))
+            return T.DimUnknown()
+        return T.DimExpr(text, p)
+
+    def elem(self, e: A.ElemType | None) -> T.Elem | None:
+        if e is None:
+            return T.F32
+        name = e.name.text
+        if name == "Index":
+            if e.arg is None:
+                self.diagnostics.append(
+                    C.E0309.at(e.span, elem="Index", reason="Index needs the dim it indexes, as in Index[C]")
+                )
+                return None
+            dim = self.dim(A.DimName(e.arg.span, e.arg.text))
+            return T.index_of(dim)
+        elem = ELEM_TYPES.get(name)
+        if elem is None:
+            self.diagnostics.append(
+                C.E0102.at(
+                    e.name.span, what="element type", name=name, hint=suggest(name, list(ELEM_TYPES) + ["Index"])
+                )
+            )
+            return None
+        if e.arg is not None:
+            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
+            return None
+        return elem
+
+    def resolve(self, t: A.TypeExpr) -> T.Type:
+        if isinstance(t, A.TensorType):
+            stacked = self._stack(t)
+            if stacked is not None:
+                return stacked
+            dims = tuple(self.dim(d) for d in t.dims)
+            elem = self.elem(t.elem)
+            if elem is None:
+                return T.UNKNOWN
+            return T.TensorT(dims, elem)
+        if isinstance(t, A.TupleType):
+            return T.TupleT(tuple(self.resolve(x) for x in t.items))
+        assert isinstance(t, A.NamedType)
+        name = t.name.text
+        if name == "Grad":
+            return self._grad(t)
+        if name in T.OPTIMIZERS and t.arg is not None and self.kind(name) is None:
+            return self._optimizer(t)
+        if t.option is not None:
+            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no {t.option.text}="))
+            return T.UNKNOWN
+        if t.arg is not None and name != "Index":
+            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
+            return T.UNKNOWN
+        if name in NUMBER_TYPES:
+            return NUMBER_TYPES[name]
+        if name == "Mode":
+            return T.MODE
+        kind = self.kind(name, t.name.span)
+        if kind == "model":
+            return T.ModelT(self.canon(name))
+        if kind is not None and kind.startswith("broken"):
+            return T.UNKNOWN
+        if name in ELEM_TYPES or name == "Index":
+            written = name if t.arg is None else f"{name}[...]"
+            self.diagnostics.append(
+                C.E0309.at(
+                    t.span, elem=written, reason=f"it is not a type by itself; write [] {written} for a scalar tensor"
+                )
+            )
+            return T.UNKNOWN
+        if kind is not None:
+            self.diagnostics.append(C.E0110.at(t.name.span, name=name, kind=kind_word(kind), use="a type"))
+            return T.UNKNOWN
+        candidates = list(NUMBER_TYPES) + ["Mode", "Grad"] + self.all_of("model")
+        self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
+        return T.UNKNOWN
+
+    def _stack(self, t: A.TensorType) -> T.Type | None:
+        """`[L] Block` (a stack of sub-models) or `[b] Grad[M]` (one gradient
+        per example); None when `t` is a tensor type."""
+        e = t.elem
+        if e is None:
+            return None
+        name = e.name.text
+        if name == "Grad":
+            if e.arg is None or self.kind(e.arg.text, e.arg.span) != "model":
+                return None  # reported as an element type
+            inner: T.Type = T.GradT(self.canon(e.arg.text))
+            per_example = True
+        elif (kind := self.kind(name, e.name.span)) == "model" and e.arg is None:
+            inner = T.ModelT(self.canon(name))
+            per_example = False
+        elif kind is not None and kind.startswith("broken-") and "." in name:
+            return T.UNKNOWN  # `[L] layers.Block` through an import that failed
+        else:
+            return None
+        if len(t.dims) != 1:
+            self.diagnostics.append(
+                C.E0309.at(t.span, elem=str(inner), reason=f"a stack of {inner} has exactly one dim, as in [L] {inner}")
+            )
+            return T.UNKNOWN
+        dim = self.dim(t.dims[0])
+        if isinstance(dim, T.DimUnknown):
+            return T.UNKNOWN
+        return T.StackT(dim, inner, per_example)
+
+    def _optimizer(self, t: A.NamedType) -> T.Type:
+        name = t.name.text
+        arg = t.arg
+        if isinstance(arg, A.NamedType) and arg.arg is None and t.option is None:
+            kind = self.kind(arg.name.text, arg.name.span)
+            if kind == "model":
+                return T.OptimT(name, self.canon(arg.name.text))
+            if kind is not None and kind.startswith("broken"):
+                return T.UNKNOWN
+        inner = type_text(arg) if arg is not None else ""
+        self.diagnostics.append(
+            C.E0303.at(t.span, type=f"{name}[{inner}]", reason=f"an optimizer is of a model, as in {name}[Mlp]")
+        )
+        return T.UNKNOWN
+
+    def _grad(self, t: A.NamedType) -> T.Type:
+        arg = t.arg
+        if arg is None:
+            self.diagnostics.append(C.E0303.at(t.span, type="Grad", reason="Grad needs a model, as in Grad[Mlp]"))
+            return T.UNKNOWN
+        if t.option is not None and t.option.text != "wrt":
+            self.diagnostics.append(
+                C.E0303.at(t.option.span, type="Grad[...]", reason=f"Grad takes wrt=[...], not {t.option.text}=")
+            )
+            return T.UNKNOWN
+        if isinstance(arg, A.NamedType) and arg.arg is None:
+            kind = self.kind(arg.name.text, arg.name.span)
+            if kind == "model":
+                model = self.canon(arg.name.text)
+                if t.option is not None:
+                    # which names are params of the model is checked where the
+                    # model's fields are known (the body, E1109)
+                    return T.GradT(model, tuple(sorted({n.text for n in t.names})))
+                return T.GradT(model)
+            if kind is not None and kind.startswith("broken"):
+                return T.UNKNOWN
+            if (
+                kind is None
+                and arg.name.text not in NUMBER_TYPES
+                and arg.name.text not in ELEM_TYPES
+                and arg.name.text != "Mode"
+            ):
+                models = self.all_of("model")
+                self.diagnostics.append(
+                    C.E0102.at(arg.name.span, what="model", name=arg.name.text, hint=suggest(arg.name.text, models))
+                )
+                return T.UNKNOWN
+        inner = type_text(arg)
+        self.diagnostics.append(C.E0303.at(t.span, type=f"Grad[{inner}]", reason=f"{inner} is not a model"))
+        return T.UNKNOWN
+
+
+def type_text(t: A.TypeExpr) -> str:
+    if isinstance(t, A.TensorType):
+        dims = " ".join(written_dim(d) for d in t.dims)
+        elem = "" if t.elem is None else " " + t.elem.name.text + (f"[{t.elem.arg.text}]" if t.elem.arg else "")
+        return f"[{dims}]{elem}"
+    if isinstance(t, A.TupleType):
+        return "(" + ", ".join(type_text(x) for x in t.items) + ")"
+    return t.name.text + (f"[{type_text(t.arg)}]" if t.arg is not None else "")
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
+    """A dim as written, with the parentheses its operators need (without the
+    outer ones): `T*E`, `(H-K)/S+1`."""
+    if isinstance(d, A.DimName):
+        return d.name
+    if isinstance(d, A.DimInt):
+        return str(d.value)
+    prec = _PRECEDENCE.get(d.op, 2)
+    text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
+    # a - (b - c) and a / (b * c) keep their parentheses
+    return f"({text})" if prec < parent or (prec == parent and right) else text
+
+
+def written_dim(d: A.Dim) -> str:
+    """One dim of a shape as written: `b`, `64`, `(T*E)`."""
+    return f"({dim_text(d)})" if isinstance(d, A.DimBinary) else dim_text(d)
