@@ -146,6 +146,17 @@ class Analysis:
     def fn(self, name: str) -> FnInfo | None:
         return self.globals.fns.get(name)
 
+    def functions(self, item: A.Node | None) -> list[tuple[A.FnDecl, FnInfo]]:
+        """The functions an item holds: a fn itself, a model its methods."""
+        return _functions(item, self.declared) if item is not None else []  # type: ignore[arg-type]
+
+    def function_at(self, item: A.Node | None, rel: int) -> tuple[A.FnDecl, FnInfo] | None:
+        """The function of `item` an offset (relative to the item) is in."""
+        for decl, info in self.functions(item):
+            if decl.span.start <= rel <= decl.span.end:
+                return decl, info
+        return None
+
 
 class Analyzer:
     def __init__(self) -> None:
@@ -259,24 +270,22 @@ class Analyzer:
             self._fingerprints_changed = now
         self._fingerprints = fingerprints
 
-        bodies: dict[A.Node, BodyResult] = {}  # keyed by A.FnDecl
+        bodies: dict[A.Node, BodyResult] = {}  # keyed by A.FnDecl (a method's too)
+        home: dict[A.Node, tuple[A.Item, FnInfo]] = {}  # each function's item (a method's: its model) and info
         facts = {}
         for item in items:
-            if not isinstance(item, A.FnDecl):
-                continue
-            check()
-            info = declared[item].info
-            if not isinstance(info, FnInfo):
-                continue
-            parse = slot_of_item[item].parse
-            result = self._body(
-                item, info, glob, fingerprints, parse.recovered_names, bool(parse.diagnostics), stats, internal
-            )
-            if result is None:
-                continue
-            bodies[item] = result
-            if names.first.get(info.name) is item:
-                facts[info.name] = result.facts
+            for fn, info in _functions(item, declared):
+                home[fn] = (item, info)
+                check()
+                parse = slot_of_item[item].parse
+                result = self._body(
+                    fn, info, glob, fingerprints, parse.recovered_names, bool(parse.diagnostics), stats, internal
+                )
+                if result is None:
+                    continue
+                bodies[fn] = result
+                if names.first.get(info.name if info.owner is None else info.owner) is item:
+                    facts[info.name] = result.facts
 
         # Against the fingerprints the previous read analysis was built with:
         # an update cancelled after storing its fingerprints built none.
@@ -300,11 +309,11 @@ class Analyzer:
             n == ALL_NAMES or names.kind(n) in ("model", "fn", "extern", None) for n in since_reads
         )
         erroneous = frozenset(
-            cast(A.FnDecl, item).name.text
-            for item, result in bodies.items()
+            home[fn][1].name
+            for fn, result in bodies.items()
             if any(d.severity is Severity.ERROR for d in result.diagnostics)
-            or any(d.severity is Severity.ERROR for d in declared[item].diagnostics)
-            or slot_of_item[item].parse.diagnostics
+            or any(d.severity is Severity.ERROR for d in declared[home[fn][0]].diagnostics)
+            or slot_of_item[home[fn][0]].parse.diagnostics
         )
         reads = ReadAnalysis(glob, facts, self._reads, interfaces_changed, erroneous, external)
         self._reads = reads
@@ -312,7 +321,8 @@ class Analyzer:
         self._external_modules = tuple(modules)
         self._external = external
         site_diags: dict[A.Node, list[LocalDiagnostic]] = {}
-        for item, result in bodies.items():
+        for fn, result in bodies.items():
+            item = home[fn][0]
             if result.sites:
                 check()
             for site in result.sites:
@@ -324,13 +334,13 @@ class Analyzer:
                 # the same object for as long as the model's text and names
                 # are. The entry keeps it alive, so its id is not reused.
                 # ... and its sub-models' (W1101 names their params by path)
-                model = tuple(glob.models.get(n) for n in model_closure(glob, site.model))
+                model = tuple(glob.model(n) for n in model_closure(glob, site.model_type))
                 skey = (site.call, summary.key() if summary is not None else None, tuple(map(id, model)))
                 cached = self._site_cache.get(skey)
                 if cached is None:
                     cached = (site_diagnostics(site, summary, glob), model)
                     self._site_cache.put(skey, cached)
-                    stats.sites_checked.append(cast(A.FnDecl, item).name.text)
+                    stats.sites_checked.append(home[fn][1].name)
                 diags = cached[0]
                 site_diags.setdefault(item, []).extend(diags)
 
@@ -344,8 +354,9 @@ class Analyzer:
         for item in items:
             base = slot_of_item[item].start
             local = list(declared[item].diagnostics) + dup_diags.get(item, [])
-            if item in bodies:
-                local += list(bodies[item].diagnostics)
+            for fn, _ in _functions(item, declared):
+                if fn in bodies:
+                    local += list(bodies[fn].diagnostics)
             local += site_diags.get(item, [])
             for d in local:
                 diagnostics.append(_absolute(d, base, glob, slot_of_item))
@@ -429,6 +440,18 @@ def _same(deps: dict[str, object], meaning) -> bool:
     return True
 
 
+def _functions(item: A.Item, declared: Mapping[A.Node, Declared]) -> list[tuple[A.FnDecl, FnInfo]]:
+    """The functions an item declares, with their infos: a fn itself, a
+    model its methods."""
+    d = declared.get(item)
+    info = d.info if d is not None else None
+    if isinstance(item, A.FnDecl) and isinstance(info, FnInfo):
+        return [(item, info)]
+    if isinstance(item, A.ModelDecl) and isinstance(info, ModelInfo) and info.methods:
+        return [(m.decl, m) for m in info.methods if isinstance(m.decl, A.FnDecl)]
+    return []
+
+
 def _globals(names: Names, items: list, declared: dict[A.Node, Declared], modules: list[ModuleExports]) -> Globals:
     from .declarations import DimInfo, ModelInfo
 
@@ -456,6 +479,10 @@ def _globals(names: Names, items: list, declared: dict[A.Node, Declared], module
             models[written] = models[q]
         elif q in fns:
             fns[written] = fns[q]
+    # Methods are functions too (`Linear.forward`), under their model's qualified name.
+    for model in list(models.values()):
+        for m in model.methods:
+            fns.setdefault(m.name, m)
     return Globals(names, dims, models, fns)
 
 

@@ -83,30 +83,71 @@ Dim = DimName | DimInt | DimBinary
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class ElemType(Node):
-    """`f64`, `NonNeg`, `Index[C]` after the brackets of a tensor type."""
+class TypeOption(Node):
+    """`wrt=[head, b2]` or `bias=False` in a type's brackets."""
 
     name: Ident
-    arg: Ident | None
+    names: tuple[Ident, ...] = ()  # wrt=[...]
+    value: bool | None = None  # bias=False
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ElemType(Node):
+    """`f64`, `NonNeg`, `Index[C]` after the brackets of a tensor type; a
+    model (`[L] Block[E, NH]`, a stack of sub-models) with what it takes."""
+
+    name: Ident
+    args: tuple[TypeArg, ...] = ()
+    options: tuple[TypeOption, ...] = ()
+
+    @property
+    def arg(self) -> Ident | None:
+        """The one plain name in the brackets (`C` of `Index[C]`), if that is what they hold."""
+        if len(self.args) == 1 and not self.options:
+            a = self.args[0]
+            if isinstance(a, NamedType) and not a.args and not a.options:
+                return a.name
+        return None
+
+    @property
+    def bracketed(self) -> bool:
+        return bool(self.args or self.options)
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class TensorType(Node):
-    """`[b D] f32`; also a shape literal in expressions (`randn([64 D], seed=1)`)."""
+    """`[b D] f32`; also a shape literal in expressions (`randn([64 D], seed=1)`).
+    `rest`: written `[.. d]`, any number of leading dims before `dims`."""
 
     dims: tuple[Dim, ...]
     elem: ElemType | None
+    rest: bool = False
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class NamedType(Node):
     """`Int`, `Float`, `Mode`, a model name, `Grad[Mlp]`, `Adam[Mlp]`,
-    `Grad[Net, wrt=[head, b2]]` (`option` is the word before `=`)."""
+    `Grad[Net, wrt=[head, b2]]`, `Linear[D, H]`, `Linear[784, (2*E), bias=False]`.
+    A dim in the brackets is written as a name (a NamedType without
+    brackets), an integer (DimInt) or dim arithmetic (DimBinary)."""
 
     name: Ident
-    arg: TypeExpr | None
-    option: Ident | None = None
-    names: tuple[Ident, ...] = ()
+    args: tuple[TypeArg, ...] = ()
+    options: tuple[TypeOption, ...] = ()
+
+    @property
+    def arg(self) -> TypeArg | None:
+        """The first thing in the brackets, if any."""
+        return self.args[0] if self.args else None
+
+    @property
+    def option(self) -> Ident | None:
+        """The word before the first `=` in the brackets (`wrt`)."""
+        return self.options[0].name if self.options else None
+
+    @property
+    def names(self) -> tuple[Ident, ...]:
+        return self.options[0].names if self.options else ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -115,6 +156,7 @@ class TupleType(Node):
 
 
 TypeExpr = TensorType | NamedType | TupleType
+TypeArg = TensorType | NamedType | TupleType | DimName | DimInt | DimBinary
 
 
 # ------------------------------------------------------------------ expressions
@@ -231,11 +273,22 @@ class Slice(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class Subscripts(Node):
+    """What the brackets of `x[a, b:c]` or `Linear[D, H, bias=False]` hold when
+    they hold more than one index or slice, or an option (an Arg with its
+    keyword). The span runs from after `[` to before `]`."""
+
+    items: tuple[Expr | Slice | Arg, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class Index(Node):
-    """`x[i]` (an Int, or a tensor of Index labels: a gather) or `x[i:j]`."""
+    """`x[i]` (an Int, or a tensor of Index labels: a gather) or `x[i:j]`;
+    with several subscripts (or a model's type applied to its dims) `index`
+    is a Subscripts."""
 
     value: Expr
-    index: Expr | Slice
+    index: Expr | Slice | Subscripts
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -361,11 +414,30 @@ class DimDecl(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class MemberCond(Node):
+    """`if bias` / `if not bias` after a member: it exists only then."""
+
+    name: Ident
+    negated: bool
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class Member(Node):
     kind: Literal["param", "buffer"]
     name: Ident
     type: TypeExpr
     init: Expr | None
+    cond: MemberCond | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ModelParam(Node):
+    """A dim a model takes (`I` of `model Linear[I, O]`), or an option with
+    its type and default (`bias: Bool = True`)."""
+
+    name: Ident
+    type: TypeExpr | None
+    default: Expr | None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -378,13 +450,15 @@ class ModelDecl(Node):
     name: Ident
     device: Device | None
     members: tuple[Member, ...]
+    params: tuple[ModelParam, ...] = ()
+    methods: tuple[FnDecl, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Param(Node):
     mut: bool
     name: Ident
-    type: TypeExpr
+    type: TypeExpr | None  # None only for `self`, a method's first parameter
 
 
 @dataclass(frozen=True, eq=False, slots=True)

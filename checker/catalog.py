@@ -1078,7 +1078,56 @@ E0214 = _code(
     """,
 )
 
+E0215 = _code(
+    "E0215",
+    "several subscripts",
+    "{what}: indexing takes one index or one slice, of the first dim",
+    """
+    `x[i]` takes the first dim's element i and `x[i:j]` a range of it.
+    Indexing or slicing several dims at once (`x[:, i]`, `x[i, j]`) is not in
+    the language yet: move the dim to the front with `permute` (or
+    `transpose`) first, index it there, and move it back if need be. (In a
+    model's type applied in an expression, as in `Linear[D, H].init(seed=0)`,
+    the brackets hold the model's dims.)
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn col(x: [B D]) -> [B]:
+        return x[:, 0]
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn col(x: [B D]) -> [B]:
+        return transpose(x)[0]
+    """,
+)
+
 # ====================================================================== E03xx types and dtypes
+
+E0216 = _code(
+    "E0216",
+    "leading dims outside a signature",
+    "{type} is for a fn's parameters and result, not {where}",
+    """
+    `[.. d]` in a function's signature stands for any number of leading dims
+    before `d`, bound at each call: `fn rms(x: [.. d]) -> [.. d]` takes a
+    `[b d]` and gives a `[b d]`, takes a `[b T d]` and gives a `[b T d]`. Every
+    `..` of one signature is the same sequence. A model's fields have fixed
+    shapes, and inside a body a value's dims are known: write them.
+    """,
+    """
+    model Norm:
+        param gain: [.. 4] = ones
+    """,
+    """
+    model Norm:
+        param gain: [4] = ones
+    """,
+)
 
 E0301 = _code(
     "E0301",
@@ -1608,6 +1657,25 @@ E0414 = _code(
 
 # ====================================================================== E05xx mutability
 
+E0415 = _code(
+    "E0415",
+    "parameter without a type",
+    "parameter '{name}' needs a type, as in {name}: [b D]",
+    """
+    Every parameter of a function has a type: that is what lets a call be
+    checked without running it. Only `self`, the first parameter of a method
+    (a function inside a model), is written without one.
+    """,
+    """
+    fn double(x) -> [4]:
+        return zeros([4])
+    """,
+    """
+    fn double(x: [4]) -> [4]:
+        return x * 2.0
+    """,
+)
+
 E0501 = _code(
     "E0501",
     "assignment not through a mut parameter",
@@ -1973,6 +2041,173 @@ E0909 = _code(
     model Node:
         param w: [D]
         param child: Leaf
+    """,
+)
+
+E0910 = _code(
+    "E0910",
+    "wrong dims for a model",
+    "{model} {problem}",
+    """
+    A model declared with dims (`model Linear[I, O]:`) is a type only with
+    them: `Linear[D, H]` is a linear layer from D to H, and another instance,
+    `Linear[H, C]`, is another type. Give it one dim for each of its own, in
+    the order of its declaration, each a dim constant, a number, a generic dim
+    of the function or dim arithmetic in parentheses (`Linear[(2*E), E]`). A
+    model declared without dims takes none.
+    """,
+    """
+    dim D = 4
+    dim H = 8
+
+    model Linear[I, O]:
+        param w: [I O] = zeros
+
+    fn f(l: Linear[D]) -> [D]:
+        return zeros([D])
+    """,
+    """
+    dim D = 4
+    dim H = 8
+
+    model Linear[I, O]:
+        param w: [I O] = zeros
+
+    fn f(l: Linear[D, H]) -> [D]:
+        return zeros([D])
+    """,
+)
+
+E0911 = _code(
+    "E0911",
+    "unknown model option",
+    "{model} {problem}",
+    """
+    A model's options are the Bool parameters of its declaration
+    (`model Linear[I, O, bias: Bool = True]`), given by name after its dims:
+    `Linear[D, H, bias=False]`, each once, as True or False. They decide which
+    of its members exist, so they are part of the type and known when the
+    program is checked.
+    """,
+    """
+    dim D = 4
+
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bias
+
+    fn f(l: Linear[D, D, bais=False]) -> [D]:
+        return zeros([D])
+    """,
+    """
+    dim D = 4
+
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bias
+
+    fn f(l: Linear[D, D, bias=False]) -> [D]:
+        return zeros([D])
+    """,
+)
+
+E0912 = _code(
+    "E0912",
+    "invalid model parameter",
+    "{problem}",
+    """
+    In `model NAME[...]`, each parameter is a dim (a name, `I`) or an option
+    (a name with the type Bool and a default, `bias: Bool = True`). Dims come
+    first; each name is declared once and is not also the name of a dim
+    constant (inside the model it would mean two things).
+    """,
+    """
+    model Linear[I, O, bias: Bool]:
+        param w: [I O] = zeros
+    """,
+    """
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+    """,
+)
+
+E0913 = _code(
+    "E0913",
+    "member condition is not an option",
+    "{problem}",
+    """
+    `param b: [O] = zeros if bias` makes a member exist only when the model's
+    option `bias` is True (`if not bias`: when it is False). The name after
+    `if` must be one of the model's own options.
+    """,
+    """
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bais
+    """,
+    """
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bias
+    """,
+)
+
+E0914 = _code(
+    "E0914",
+    "field absent in this instance",
+    "{owner} has no field '{name}': it exists only when {cond}",
+    """
+    A member declared with a condition (`param b: [O] = zeros if bias`) exists
+    only in the instances whose option says so: `Linear[D, H, bias=False]` has
+    no `b`. Inside the model's own functions (`self`), read such a member only
+    where the option is known, under `if bias:`.
+    """,
+    """
+    dim D = 4
+
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bias
+
+    fn f(l: Linear[D, D, bias=False], x: [D]) -> [D]:
+        return x @ l.w + l.b
+    """,
+    """
+    dim D = 4
+
+    model Linear[I, O, bias: Bool = True]:
+        param w: [I O] = zeros
+        param b: [O] = zeros if bias
+
+    fn f(l: Linear[D, D, bias=False], x: [D]) -> [D]:
+        return x @ l.w
+    """,
+)
+
+E0915 = _code(
+    "E0915",
+    "invalid method",
+    "{problem}",
+    """
+    A function declared inside a model is one of its methods: its first
+    parameter is `self` (or `mut self`), written without a type, which is the
+    model itself (with its dims: in `model Linear[I, O]`, `self` is a
+    `Linear[I, O]` and the method may use I and O). `layer(x)` calls the
+    method `forward`; `layer.name(x)` any other.
+    """,
+    """
+    model Scale:
+        param s: [] = 1.0
+
+        fn forward(x: [4]) -> [4]:
+            return x
+    """,
+    """
+    model Scale:
+        param s: [] = 1.0
+
+        fn forward(self, x: [4]) -> [4]:
+            return x * self.s
     """,
 )
 

@@ -24,9 +24,13 @@ from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
 from .builtins import BUILTINS, Builtin, Lowering, ParamKind
-from .declarations import FnInfo, ModelInfo, sub_model
+from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
+from .model_decl import INITIALIZERS
 from .results import BodyResult, DimCheck
+
+# Initializers whose runtime functions take their first arguments by position.
+_POSITIONAL_INITS = ("normal", "uniform", "trunc_normal")
 
 # Names the generated code uses itself, or that Python gives a meaning.
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | {"rt", "torch"}
@@ -63,6 +67,38 @@ def py_name(name: str) -> str:
     return name
 
 
+def fn_ident(name: str, owner: str | None) -> str:
+    """A function's Python name as it is defined in its own module: the fn's
+    own (`forward`), or for a method `_qv_m_Linear__forward`."""
+    if owner is None:
+        return py_name(name)
+    model = owner.rpartition(".")[2]
+    return f"_qv_m_{model}__{name.rpartition('.')[2]}"
+
+
+def fn_ref(name: str, owner: str | None) -> str:
+    """A function as compiled code calls it: `forward`, `layers.forward`
+    (through its module's variable), a method `_qv_m_Linear__forward` or
+    `_qv_mod_nn._qv_m_Linear__forward`."""
+    if owner is None:
+        return py_name(name)
+    qual = owner.rpartition(".")[0]
+    ident = fn_ident(name, owner)
+    return f"{module_var(qual)}.{ident}" if qual else ident
+
+
+def dim_py(d: T.Dim) -> str:
+    """A dim's size in Python: a number, a generic dim's variable, or Python
+    computing it from them."""
+    v = T.dim_value(d)
+    if v is not None:
+        return str(v)
+    if isinstance(d, T.DimExpr):
+        return DX.python(d.poly, py_name)
+    assert isinstance(d, T.DimVar)
+    return py_name(d.name)
+
+
 def attr(obj: str, name: str) -> str:
     """`obj.name`, also when the field's name is a Python keyword."""
     return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
@@ -93,7 +129,7 @@ class _Writer:
 
 
 # Python's precedence of Quiver's binary operators (higher binds tighter).
-_PREC = {"or": 7, "and": 8, "+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}
+_PREC = {"or": 7, "and": 8, "|": 10, "&": 10.5, "+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}
 # Python's parser allows 200 nested parentheses; calls and casts nest them.
 _MAX_PY_NESTING = 150
 
@@ -324,10 +360,14 @@ class _FnCompiler:
                 return qualified, 20
             return attr(self.expr(e.value, 16), e.name.text), 16
         if isinstance(e, A.Index):
+            t = self.type_of(e)
+            if isinstance(t, T.ModelClassT):  # Linear[D, H]: the class of that instance
+                return self.c.model_class(t.name, t.dims, t.options), 16
             if isinstance(e.index, A.Slice):
                 start = self.expr(e.index.start) if e.index.start is not None else ""
                 end = self.expr(e.index.end) if e.index.end is not None else ""
                 return f"{self.expr(e.value, 16)}[{start}:{end}]", 16
+            assert not isinstance(e.index, A.Subscripts)  # the checker allows several only for a model's dims
             return f"{self.expr(e.value, 16)}[{self.expr(e.index)}]", 16
         if isinstance(e, A.Cast):
             return self.cast(e), 16
@@ -358,9 +398,28 @@ class _FnCompiler:
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name == "Eval":
             return "rt.Eval"
+        if ref is not None and ref.kind == "option":  # `bias` in a method: the instance's option
+            return f"self._qv_opt_{e.name}"
         if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
+
+    def method_of(self, func: A.Expr) -> tuple[FnInfo, A.Expr] | None:
+        """The method a call's callee names, and its receiver: `l.step` (typed
+        as the method), or a model value `l` itself (its `forward`)."""
+        t = self.type_of(func)
+        g = self.c.a.globals
+        if isinstance(t, T.FnRefT) and isinstance(func, A.Field):
+            info = g.fns.get(t.name)
+            if info is not None and info.owner is not None:
+                return info, func.value
+        if isinstance(t, T.ModelT):
+            model = g.model(t)
+            found = model.method("forward") if model is not None else None
+            info = g.fns.get(found.name) if found is not None else None
+            if info is not None:
+                return info, func
+        return None
 
     def global_of(self, e: A.Expr) -> str | None:
         """`layers.forward` (a name through a module) as compiled, else None."""
@@ -401,6 +460,13 @@ class _FnCompiler:
         return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
     def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
+        method = self.method_of(func)
+        if method is not None:  # l.forward(x), l(x): the method's function, with l as self
+            info, recv = method
+            rendered = ", ".join(
+                [self.expr(recv)] + [f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args]
+            )
+            return f"{fn_ref(info.name, info.owner)}({rendered})"
         qualified = self.global_of(func)
         if qualified is not None:  # layers.forward(m, x)
             rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
@@ -422,7 +488,7 @@ class _FnCompiler:
             return self.gradient_call(node, name, args)
         result = self.type_of(node)
         if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
-            model = py_name(result.model)
+            model = self.c.model_class(result.model, result.dims, result.options)
             seed = next((self.expr(v) for k, v in args if k == "seed"), None)
             return f"rt.zeros_grad({model})" if name == "zeros" else f"rt.randn_grad({model}, seed={seed})"
         if name in ("mean", "sum") and args and T.is_example_grads(self.type_of(args[0][1])):
@@ -514,13 +580,7 @@ class _FnCompiler:
         return ", ".join(parts)
 
     def dim_value(self, d: T.Dim) -> str:
-        v = T.dim_value(d)
-        if v is not None:
-            return str(v)
-        if isinstance(d, T.DimExpr):
-            return DX.python(d.poly, py_name)
-        assert isinstance(d, T.DimVar)
-        return py_name(d.name)
+        return dim_py(d)
 
 
 class Compiler:
@@ -535,7 +595,15 @@ class Compiler:
         return f"_src.loc({p.line + 1}, {p.column + 1})"
 
     def base(self, item: A.Node) -> int:
-        return self.a.slot_of_item[item].start
+        """The offset of an item (a method's: its model's, which holds it)."""
+        slot = self.a.slot_of_item.get(item)
+        if slot is None:
+            for model in self.a.globals.models.values():
+                if any(m.decl is item for m in model.methods) and model.decl in self.a.slot_of_item:
+                    slot = self.a.slot_of_item[model.decl]
+                    break
+        assert slot is not None
+        return slot.start
 
     def run(self) -> CompiledModule:
         w = self.w
@@ -570,6 +638,14 @@ class Compiler:
                     self.extern(info)
                 else:
                     self.function(info)
+            elif isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
+                model = g.models[item.name.text]
+                for m in model.methods:
+                    self.function(g.fns.get(m.name, m))
+                if model.methods:
+                    w.emit(0, "")
+                    pairs = ", ".join(f"{m.name.rpartition('.')[2]}={fn_ident(m.name, m.owner)}" for m in model.methods)
+                    w.emit(0, f"rt.add_methods({py_name(model.name)}, {pairs})", self.base(item))
         w.emit(0, "")
         w.emit(0, "_src.set_line_map(" + repr(dict(sorted(w.map.items()))) + ")")
         return CompiledModule("\n".join(w.out) + "\n", dict(w.map))
@@ -583,54 +659,125 @@ class Compiler:
         for f in m.params:
             sub = sub_model(f.type)
             # (a model of another module is compiled with that module)
-            if sub is not None and sub in self.a.globals.models and sub in self.a.globals.names.first:
-                self.model_and_parts(self.a.globals.models[sub], done)
+            if sub is not None and sub.name in self.a.globals.models and sub.name in self.a.globals.names.first:
+                self.model_and_parts(self.a.globals.models[sub.name], done)
         self.model(m)
 
+    def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options) -> str:
+        """A model's class: `Mlp`, or of an instance `Linear.of(784, 128, bias=False)`."""
+        info = self.a.globals.models.get(name)
+        if info is None or not info.takes:
+            return py_name(name)
+        args = [dim_py(d) for d in dims] + [f"{k}={v!r}" for k, v in options]
+        return f"{py_name(name)}.of({', '.join(args)})"
+
     def model(self, m: ModelInfo) -> None:
+        """A model's class; for a model that takes dims and options, the
+        factory that makes the class of each instance (`rt.GenericModel`)."""
         w = self.w
         base = self.base(m.decl)
         w.emit(0, "")
         w.emit(0, "")
-        w.emit(0, f"class {py_name(m.name)}(rt.Model):", base)
-        w.emit(1, f"_qv_name = {m.name!r}")
-        w.emit(1, f"_qv_device = {m.device!r}")
+        level = 0
+        if m.takes:
+            params = ", ".join([py_name(d) for d in m.dims] + [py_name(o) for o, _ in m.options])
+            w.emit(0, f"def _qv_make_{m.name}({params}):", base)
+            level = 1
+        w.emit(level, f"class {py_name(m.name)}(rt.Model):", base)
+        if m.takes:
+            dims = "(" + "".join(f"{py_name(d)}, " for d in m.dims) + ")"
+            chosen = "{" + ", ".join(f"{o!r}: {py_name(o)}" for o, _ in m.options) + "}"
+            w.emit(level + 1, f"_qv_name = rt.applied_name({m.name!r}, {dims}, {chosen}, {dict(m.options)!r})")
+        else:
+            w.emit(level + 1, f"_qv_name = {m.name!r}")
+        w.emit(level + 1, f"_qv_device = {m.device!r}")
         for kind in ("param", "buffer"):
             fields = [f for f in m.fields if f.kind == kind]
-            w.emit(1, f"_qv_{kind}s = (" if fields else f"_qv_{kind}s = ()")
+            conditional = any(f.when is not None for f in fields)
+            if not fields:
+                w.emit(level + 1, f"_qv_{kind}s = ()")
+                continue
+            w.emit(level + 1, f"_qv_{kind}s = tuple(f for f in (" if conditional else f"_qv_{kind}s = (")
             for f in fields:
+                when = ""
+                if f.when is not None:
+                    opt, value = f.when
+                    when = f" if {'' if value else 'not '}{py_name(opt)} else None"
                 sub = sub_model(f.type)
                 if sub is not None:
-                    count = T.dim_value(f.type.dim) if isinstance(f.type, T.StackT) else None
+                    count = dim_py(f.type.dim) if isinstance(f.type, T.StackT) else None
+                    cls = self.model_class(sub.name, sub.dims, sub.options)
                     w.emit(
-                        2,
-                        f"rt.SubModel({f.name!r}, {py_name(sub)}, {count!r}, {self.loc(base + f.decl.span.start)}),",
+                        level + 2,
+                        f"rt.SubModel({f.name!r}, {cls}, {count}, {self.loc(base + f.decl.span.start)}){when},",
                         base + f.decl.span.start,
                     )
                     continue
                 assert isinstance(f.type, T.TensorT)
-                shape = (
-                    "(" + ", ".join(str(T.dim_value(d)) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
-                )
+                shape = "(" + ", ".join(dim_py(d) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
                 init = self.initializer(f.decl.init)
                 w.emit(
-                    2,
+                    level + 2,
                     f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem)}, {init}, "
-                    f"{self.loc(base + f.decl.span.start)}),",
+                    f"{self.loc(base + f.decl.span.start)}){when},",
                     base + f.decl.span.start,
                 )
-            if fields:
-                w.emit(1, ")")
+            w.emit(level + 1, ") if f is not None)" if conditional else ")")
+        if m.takes:
+            w.emit(1, f"return {py_name(m.name)}")
+            w.emit(0, "")
+            w.emit(0, "")
+            w.emit(
+                0,
+                f"{py_name(m.name)} = rt.GenericModel({m.name!r}, _qv_make_{m.name}, {m.dims!r}, {m.options!r})",
+                base,
+            )
 
     def initializer(self, init: A.Expr | None) -> str:
+        """A field's initializer: `rt.init.zeros`, `rt.init.normal(0.0, 0.02)`,
+        `rt.init.uniform(-1.0 / rt.sqrt_of_number(I), ...)` (in a model's
+        factory, its dims are the factory's arguments)."""
         if init is None:
             return "rt.init.zeros"
-        if isinstance(init, A.Name):
-            return f"rt.init.{init.name}"
+        name = init.name if isinstance(init, A.Name) else None
+        args: tuple[A.Arg, ...] = ()
         if isinstance(init, A.Call) and isinstance(init.func, A.Name):
-            args = ", ".join(_number_text(a.value) for a in init.args)
-            return f"rt.init.{init.func.name}({args})"
-        return f"rt.init.fill({_number_text(init)})"
+            name, args = init.func.name, init.args
+        if name is None:
+            return f"rt.init.fill({_number_text(init)})"
+        params = [p for p, _, _ in INITIALIZERS.get(name, ())]
+        rendered = []
+        for i, a in enumerate(args):
+            key = a.keyword.text if a.keyword is not None else params[i]
+            value = repr(a.value.value) if isinstance(a.value, A.StrLit) else self.init_number(a.value)
+            rendered.append(f"{key}={value}" if a.keyword is not None or name not in _POSITIONAL_INITS else value)
+        if name in ("xavier_uniform", "xavier_normal"):
+            kind = name.rpartition("_")[2]
+            return f"rt.init.glorot({kind!r}, {', '.join(rendered)})" if rendered else f"rt.init.glorot_{kind}"
+        if name in ("zeros", "ones", "xavier"):
+            return f"rt.init.{name}"
+        return f"rt.init.{name}({', '.join(rendered)})"
+
+    def init_number(self, e: A.Expr) -> str:
+        """A number of an initializer as Python: literals, dims, + - * / **, sqrt/exp/log."""
+        if isinstance(e, (A.IntLit, A.FloatLit)):
+            return repr(e.value)
+        if isinstance(e, A.Unary):
+            return f"({e.op}{self.init_number(e.operand)})"
+        if isinstance(e, A.Name):
+            value = self.a.globals.names.dim_values.get(e.name)
+            return str(value) if value is not None else py_name(e.name)
+        if isinstance(e, A.Field):
+            written = dotted_text(e)
+            value = self.a.globals.names.dim_values.get(written) if written is not None else None
+            if value is None:
+                raise CompileError(f"an initializer's dim {written} has no value")
+            return str(value)
+        if isinstance(e, A.Binary):
+            return f"({self.init_number(e.left)} {e.op} {self.init_number(e.right)})"
+        if isinstance(e, A.Call) and isinstance(e.func, A.Name):
+            return f"rt.{e.func.name}_of_number({self.init_number(e.args[0].value)})"
+        raise CompileError("an initializer's argument must be a number")  # pragma: no cover
 
     def spec(self, name: str, t: T.Type, loc: str) -> str:
         if isinstance(t, T.TensorT):
@@ -652,22 +799,44 @@ class Compiler:
             kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
         if isinstance(t, T.ModelT):
-            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc})"
+            if self._fixed(t.dims) or not t.dims:
+                return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
+            # an instance with generic dims: the family, its dims bound from the argument
+            dims = (
+                "("
+                + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
+                + ")"
+            )
+            options = "None" if t.generic else repr(dict(t.options))
+            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}, dims={dims}, options={options})"
         if isinstance(t, T.GradT):
             wrt = "" if t.wrt is None else f", wrt={self.wrt_order(t.model, t.wrt)!r}"
-            return f"rt.GradArg({name!r}, {py_name(t.model)}, {loc}{wrt})"
+            return f"rt.GradArg({name!r}, {self.fixed_class(t.of, name)}, {loc}{wrt})"
         if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
             g = t.item
             wrt = "" if g.wrt is None else f", wrt={self.wrt_order(g.model, g.wrt)!r}"
-            return f"rt.GradArg({name!r}, {py_name(g.model)}, {loc}{wrt}, batch=True)"
+            return f"rt.GradArg({name!r}, {self.fixed_class(g.of, name)}, {loc}{wrt}, batch=True)"
         if isinstance(t, T.OptimT):
-            return f"rt.OptimArg({name!r}, rt.{t.kind}, {py_name(t.model)}, {loc})"
+            return f"rt.OptimArg({name!r}, rt.{t.kind}, {self.fixed_class(t.of, name)}, {loc})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
         if isinstance(t, T.TupleT):
             items = ", ".join(self.spec(f"{name}[{i}]", x, loc) for i, x in enumerate(t.items))
             return f"rt.TupleArg({name!r}, ({items}{',' if len(t.items) == 1 else ''}), {loc})"
         raise CompileError(f"no runtime check for {t}")  # pragma: no cover
+
+    @staticmethod
+    def _fixed(dims: tuple[T.Dim, ...]) -> bool:
+        return all(T.dim_value(d) is not None for d in dims)
+
+    def fixed_class(self, t: T.ModelT, what: str) -> str:
+        """The class of a gradient's or an optimizer's model: its dims known."""
+        if not self._fixed(t.dims):
+            raise CompileError(
+                f"{what}: a gradient or an optimizer of {t}, whose dims are generic, cannot be a parameter yet; "
+                "give the model's dims"
+            )
+        return self.model_class(t.name, t.dims, t.options)
 
     def wrt_order(self, model: str, wrt: tuple[str, ...]) -> tuple[str, ...]:
         """A selection in the model's declaration order, as the runtime takes it."""
@@ -701,7 +870,8 @@ class Compiler:
         body = self.a.bodies.get(decl)
         if body is None:
             raise CompileError(f"{fn.name} was not checked")
-        sig = f"_sig_{fn.name}"
+        ident = fn_ident(fn.name, fn.owner)
+        sig = f"_sig_{ident}"
         w.emit(0, "")
         w.emit(0, "")
         if fn.params:
@@ -711,16 +881,17 @@ class Compiler:
         result_check = None
         if fn.declared_ret and _refined(fn.ret):
             assert decl.ret is not None
-            result_check = f"_ret_{fn.name}"
+            result_check = f"_ret_{ident}"
             spec = self.spec("result", fn.ret, self.loc(base + decl.ret.span.start))
             w.emit(0, f"{result_check} = rt.ResultCheck(_src, {fn.name!r}, {spec})")
             w.emit(0, "")
             w.emit(0, "")
         params = ", ".join(py_name(p.name) for p in fn.params)
-        w.emit(0, f"def {py_name(fn.name)}({params}):", base)
+        at = base + decl.span.start  # (a method's offset in its model)
+        w.emit(0, f"def {ident}({params}):", at)
         if fn.params:
-            w.emit(1, "if rt.checks.enabled:", base)
-            w.emit(2, f"{sig}.check({params})", base)
+            w.emit(1, "if rt.checks.enabled:", at)
+            w.emit(2, f"{sig}.check({params})", at)
         # Generic dims the body uses as values, or as sizes of its run-time dim
         # checks, get their size from the arguments.
         used = {r.name for r in body.refs.values() if r.kind == "generic"}
@@ -735,7 +906,7 @@ class Compiler:
                 continue
             source = _dim_source(fn, g)
             if source is not None:
-                w.emit(1, f"{py_name(g)} = {source}", base)
+                w.emit(1, f"{py_name(g)} = {source}", at)
                 compiler.generic_sizes.add(g)
         compiler.block(decl.body, 1)
 
@@ -753,20 +924,31 @@ def _refined(t: T.Type) -> bool:
 
 def _dim_source(fn: FnInfo, g: str) -> str | None:
     """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
-    or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`."""
+    or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`; a model's dim
+    from an instance given (`self._qv_dims[0]` in a method of Linear[I, O])."""
+    for p in fn.params:
+        if isinstance(p.type, T.ModelT):
+            for i, d in enumerate(p.type.dims):
+                if isinstance(d, T.DimVar) and d.name == g:
+                    return f"{py_name(p.name)}._qv_dims[{i}]"
     for p in fn.params:
         if isinstance(p.type, T.TensorT):
             for i, d in enumerate(p.type.dims):
                 if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{py_name(p.name)}.shape[{i}]"
+                    return f"{py_name(p.name)}.shape[{_position(p.type, i)}]"
     for p in fn.params:
         if isinstance(p.type, T.TensorT):
             for i, d in enumerate(p.type.dims):
                 linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
                 if linear is not None:
                     c, k = linear
-                    return f"({py_name(p.name)}.shape[{i}] - {k}) // {c}"
+                    return f"({py_name(p.name)}.shape[{_position(p.type, i)}] - {k}) // {c}"
     return None
+
+
+def _position(t: T.TensorT, i: int) -> int:
+    """Dim i of a tensor type as Python indexes its shape: after `[.. ` from the end."""
+    return i - t.rank if T.has_rest(t) else i
 
 
 def _literal_values(e: A.Expr) -> str:

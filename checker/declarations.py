@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
-from .infos import _NO_LOOKUPS, Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
-from .model_decl import DEVICES, RESERVED_FIELDS, declare_model
+from .diagnostics import LocalDiagnostic, SymbolRef
+from .fn_decl import declare_fn
+from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
+from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance
 from .names import (
     ALL_NAMES,
     Hint,
@@ -81,7 +82,7 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
     if isinstance(item, A.ModelDecl):
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
-        return _declare_fn(item, names)
+        return declare_fn(item, names)
     return Declared(None, ())
 
 
@@ -114,102 +115,26 @@ def _literal_text(e: A.Expr) -> str:
     return "this expression"
 
 
-def _declare_fn(item: A.FnDecl | A.ExternDecl, names: Names) -> Declared:
-    ctx = TypeContext(names, "signature")
-    params: list[ParamInfo] = []
-    seen: dict[str, A.Param] = {}
-    for p in item.params:
-        ty = ctx.resolve(p.type)
-        if p.name.text in seen:
-            ctx.diagnostics.append(
-                C.E0105.at(
-                    p.name.span,
-                    name=p.name.text,
-                    related=(LocalRelated("first declared here", span=seen[p.name.text].name.span),),
-                )
-            )
-            continue
-        seen[p.name.text] = p
-        if p.mut and isinstance(item, A.ExternDecl):
-            ctx.diagnostics.append(
-                C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
-            )
-        elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.UnknownT)):
-            ctx.diagnostics.append(
-                C.E0503.at(
-                    p.span,
-                    name=p.name.text,
-                    reason=f"only a model or an optimizer can be mut, and this is {T.describe(ty)}",
-                )
-            )
-        params.append(ParamInfo(p.name.text, p.mut, ty, p))
-    bound = list(ctx.generics)
-    for p in params:
-        if p.name in bound:
-            ctx.diagnostics.append(C.E0112.at(p.decl.name.span, name=p.name))
-    ret: T.Type = T.UNIT
-    unbound: list[str] = []
-    if item.ret is not None:
-        ret = ctx.resolve(item.ret)
-        unbound = [g for g in ctx.generics if g not in bound]
-        for g in unbound:
-            span = _first_dim_span(item.ret, g) or item.ret.span
-            ctx.diagnostics.append(C.E0206.at(span, name=g))
-        if unbound:
-            ret = _forget_dims(ret, set(unbound))
-    target = None
-    if isinstance(item, A.ExternDecl) and item.target is not None:
-        target = item.target.value
-        if not _valid_target(target):
-            ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
-    info = FnInfo(
-        item.name.text,
-        tuple(params),
-        ret,
-        item.ret is not None,
-        tuple(bound),
-        isinstance(item, A.ExternDecl),
-        target,
-        item,
-        tuple(unbound),
-    )
-    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
-
-
-def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
-    """`t` with the given generic dims unknown (they were reported already)."""
-    if isinstance(t, T.TensorT):
-        dims = tuple(T.DimUnknown() if isinstance(d, T.DimVar) and d.name in names else d for d in t.dims)
-        return T.TensorT(dims, t.elem)
-    if isinstance(t, T.TupleT):
-        return T.TupleT(tuple(_forget_dims(x, names) for x in t.items))
-    return t
-
-
-def _valid_target(target: str) -> bool:
-    module, sep, attr = target.partition(":")
-    ident = lambda s: s.isidentifier()
-    return bool(sep) and all(ident(p) for p in module.split(".")) and all(ident(p) for p in attr.split("."))
-
-
-def _first_dim_span(t: A.TypeExpr, name: str) -> A.Span | None:
-    for node in A.walk(t):
-        if isinstance(node, A.DimName) and node.name == name:
-            return node.span
-        if isinstance(node, A.ElemType) and node.arg is not None and node.arg.text == name:
-            return node.arg.span
-    return None
-
-
-# ------------------------------------------------------------------ the global scope
-
-
 @dataclass
 class Globals:
     names: Names
     dims: dict[str, DimInfo]
     models: dict[str, ModelInfo]
     fns: dict[str, FnInfo]
+
+    def model(self, t: T.ModelT | T.GradT | T.OptimT | str | None) -> ModelInfo | None:
+        """The model a type is of, with its dims and options applied (an
+        instance, `Linear[D, H]`); for a name, its declaration."""
+        if t is None:
+            return None
+        if isinstance(t, str):
+            return self.models.get(t)
+        if isinstance(t, (T.GradT, T.OptimT)):
+            t = t.of
+        info = self.models.get(t.name)
+        if info is None or not info.takes:
+            return info
+        return instance(info, t)
 
     def fingerprint(self, name: str) -> object:
         """A value that changes exactly when what `name` means to a user of it
@@ -259,39 +184,43 @@ class Globals:
         return None
 
 
-def sub_model(t: T.Type) -> str | None:
-    """The model of a sub-model field's type (`Encoder`, `[L] Block`)."""
+def sub_model(t: T.Type) -> T.ModelT | None:
+    """The model of a sub-model field's type (`Encoder`, `[L] Block`, `Linear[D, H]`)."""
     if isinstance(t, T.ModelT):
-        return t.name
+        return t
     if isinstance(t, T.StackT) and isinstance(t.item, T.ModelT):
-        return t.item.name
+        return t.item
     return None
 
 
-def leaf_params(glob: Globals, model: str, _seen: frozenset[str] = frozenset()) -> list[tuple[str, str, FieldInfo]]:
+def leaf_params(
+    glob: Globals, model: T.ModelT | str, _seen: frozenset[str] = frozenset()
+) -> list[tuple[str, str, FieldInfo]]:
     """Every tensor param of a model, sub-models' included, as (path, the
     model declaring it, field) in declaration order: `w`, `enc.w1`,
     `blocks.wq` (one path for all the blocks of a stack: the checker does not
-    tell them apart)."""
-    info = glob.models.get(model)
-    if info is None or model in _seen:
+    tell them apart). Of an instance, the params it has (`Linear[D, H,
+    bias=False]` has no `b`)."""
+    info = glob.model(model)
+    name = model if isinstance(model, str) else model.name
+    if info is None or name in _seen:
         return []
     out: list[tuple[str, str, FieldInfo]] = []
     for f in info.params:
         sub = sub_model(f.type)
         if sub is None:
-            out.append((f.name, model, f))
+            out.append((f.name, name, f))
         else:
-            out.extend((f"{f.name}.{p}", m, x) for p, m, x in leaf_params(glob, sub, _seen | {model}))
+            out.extend((f"{f.name}.{p}", m, x) for p, m, x in leaf_params(glob, sub, _seen | {name}))
     return out
 
 
-def model_closure(glob: Globals, model: str) -> list[str]:
+def model_closure(glob: Globals, model: T.ModelT | str) -> list[T.ModelT | str]:
     """`model` and every model inside it (sub-models, theirs...), each once."""
-    out = [model]
+    out: list[T.ModelT | str] = [model]
     i = 0
     while i < len(out):
-        info = glob.models.get(out[i])
+        info = glob.model(out[i])
         i += 1
         for f in info.params if info is not None else ():
             sub = sub_model(f.type)
@@ -308,9 +237,10 @@ def model_cycles(glob: Globals) -> dict[str, list[LocalDiagnostic]]:
         if name not in glob.names.first:
             continue  # an imported model: its own file reports its cycles
         for f in info.params:
-            sub = sub_model(f.type)
-            if sub is None:
+            t = sub_model(f.type)
+            if t is None:
                 continue
+            sub = t.name
             path = _path_to(glob, sub, name, {sub})
             if path is not None:
                 chain = " -> ".join([name, *path])
@@ -325,7 +255,8 @@ def _path_to(glob: Globals, start: str, goal: str, seen: set[str]) -> list[str] 
     if info is None:
         return None
     for f in info.params:
-        sub = sub_model(f.type)
+        t = sub_model(f.type)
+        sub = t.name if t is not None else None
         if sub is not None and sub not in seen:
             seen.add(sub)
             rest = _path_to(glob, sub, goal, seen)

@@ -51,7 +51,7 @@ _TOKEN = re.compile(
     r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
     r"|(?P<INT>\d[\d_]*)"
     r"|(?P<STRING>\"(?:[^\"\\\r\n]|\\.)*\"|'(?:[^'\\\r\n]|\\.)*')"
-    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|[-+*/%@<>=()\[\],:.]))"
+    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|\.\.|[-+*/%@<>=()\[\],:.|&~]))"
 )
 # The kind of token each group gives, by group number (op: the text itself).
 _NL, _NAME, _FLOAT, _INT, _STRING, _OP = 1, 2, 3, 4, 5, 6
@@ -298,6 +298,9 @@ class _Parser:
         name = self.ident()
         device = None
         k = self.k
+        params: tuple[A.ModelParam, ...] = ()
+        if k[self.i] == "[":
+            params = self.model_params()
         if k[self.i] == "NAME" and self.v[self.i] == "on":
             on = self.i
             i = on + 1
@@ -312,11 +315,44 @@ class _Parser:
         self.expect(":")
         self.expect("NL")
         self.expect("INDENT")
-        members = []
+        members: list[A.Member] = []
+        methods: list[A.FnDecl] = []
+        end = 0
         while k[self.i] != "DEDENT":
-            members.append(self.member())
+            if k[self.i] == "fn":
+                methods.append(self.fn_decl())
+                end = methods[-1].span.end
+            else:
+                members.append(self.member())
+                end = members[-1].span.end
         self.i += 1
-        return A.ModelDecl(Span(self.s[0], members[-1].span.end), name, device, tuple(members))
+        return A.ModelDecl(Span(self.s[0], end), name, device, tuple(members), params, tuple(methods))
+
+    def model_params(self) -> tuple[A.ModelParam, ...]:
+        self.i += 1  # "["
+        k = self.k
+        out = []
+        while True:
+            name = self.ident()
+            type_ = default = None
+            if k[self.i] == ":":
+                self.i += 1
+                type_ = self.type()
+                if k[self.i] == "=":
+                    self.i += 1
+                    default = self.expr()
+            end = (default or type_ or name).span.end
+            out.append(A.ModelParam(Span(name.span.start, end), name, type_, default))
+            if k[self.i] == ",":
+                self.i += 1
+                if k[self.i] == "]":
+                    break
+            elif k[self.i] != "]":
+                raise _Decline
+            else:
+                break
+        self.expect("]")
+        return tuple(out)
 
     def member(self) -> A.Member:
         i = self.i
@@ -331,9 +367,18 @@ class _Parser:
         if self.k[self.i] == "=":
             self.i += 1
             init = self.expr()
+        cond = None
+        if self.k[self.i] == "if":
+            at = self.i
+            self.i += 1
+            negated = self.k[self.i] == "not"
+            if negated:
+                self.i += 1
+            flag = self.ident()
+            cond = A.MemberCond(Span(self.s[at], flag.span.end), flag, negated)
         self.expect("NL")
-        end = (init or type_).span.end
-        return A.Member(Span(self.s[i], end), "param" if word == "param" else "buffer", name, type_, init)
+        end = (cond or init or type_).span.end
+        return A.Member(Span(self.s[i], end), "param" if word == "param" else "buffer", name, type_, init, cond)
 
     def signature(self) -> tuple[A.Ident, tuple[A.Param, ...], A.TypeExpr | None]:
         name = self.ident()
@@ -359,16 +404,19 @@ class _Parser:
         if mut:
             self.i += 1
         name = self.ident()
-        self.expect(":")
+        if self.k[self.i] != ":":
+            return A.Param(Span(start, name.span.end), mut, name, None)
+        self.i += 1
         type_ = self.type()
         return A.Param(Span(start, type_.span.end), mut, name, type_)
 
     def fn_decl(self) -> A.FnDecl:
-        self.i = 1
+        """An item's or a method's `fn`, at the current token."""
+        start = self.s[self.expect("fn")]
         name, params, ret = self.signature()
         colon = self.expect(":")
         body, end = self.suite()
-        return A.FnDecl(Span(self.s[0], end), name, params, ret, body, Span(self.s[0], self.e[colon]))
+        return A.FnDecl(Span(start, end), name, params, ret, body, Span(start, self.e[colon]))
 
     def extern_decl(self) -> A.ExternDecl:
         self.i = 1
@@ -396,6 +444,9 @@ class _Parser:
         k = self.k
         start = self.s[self.i]
         self.i += 1  # "["
+        rest = k[self.i] == ".."
+        if rest:
+            self.i += 1
         dims: list[A.Dim] = []
         while k[self.i] != "]":
             dims.append(self.dim_atom())
@@ -404,15 +455,14 @@ class _Parser:
         elem = None
         if k[self.i] == "NAME":
             name = self.qualname()
-            arg = None
+            args: tuple[A.TypeArg, ...] = ()
+            options: tuple[A.TypeOption, ...] = ()
             elem_end = name.span.end
             if k[self.i] == "[":
-                self.i += 1
-                arg = self.qualname()
-                elem_end = self.e[self.expect("]")]
-            elem = A.ElemType(Span(name.span.start, elem_end), name, arg)
+                args, options, elem_end = self.type_args()
+            elem = A.ElemType(Span(name.span.start, elem_end), name, args, options)
             end = elem_end
-        return A.TensorType(Span(start, end), tuple(dims), elem)
+        return A.TensorType(Span(start, end), tuple(dims), elem, rest)
 
     def dim_atom(self) -> A.Dim:
         i = self.i
@@ -449,18 +499,59 @@ class _Parser:
     def named_type(self) -> A.NamedType:
         name = self.qualname()
         if self.k[self.i] != "[":
-            return A.NamedType(name.span, name, None)
-        self.i += 1
-        arg = self.type()
-        option = None
-        names: tuple[A.Ident, ...] = ()
-        if self.k[self.i] == ",":
-            self.i += 1
-            option = self.ident()
-            self.expect("=")
-            names = self.type_names()
+            return A.NamedType(name.span, name)
+        args, options, end = self.type_args()
+        return A.NamedType(Span(name.span.start, end), name, args, options)
+
+    def type_args(self) -> tuple[tuple[A.TypeArg, ...], tuple[A.TypeOption, ...], int]:
+        """`[` type_arg ("," type_arg)* [","] `]`: the args, the options and the end of `]`."""
+        k = self.k
+        self.i += 1  # "["
+        args: list[A.TypeArg] = []
+        options: list[A.TypeOption] = []
+        while True:
+            i = self.i
+            kind = k[i]
+            if kind == "NAME" and k[i + 1] == "=":
+                name = self.ident()
+                self.i += 1
+                after = k[self.i]
+                if after == "[":
+                    names = self.type_names()
+                    options.append(A.TypeOption(Span(name.span.start, self.e[self.i - 1]), name, names))
+                elif after == "True" or after == "False":
+                    options.append(A.TypeOption(Span(name.span.start, self.e[self.i]), name, (), after == "True"))
+                    self.i += 1
+                else:
+                    raise _Decline
+            elif kind == "INT":
+                self.i = i + 1
+                args.append(A.DimInt(Span(self.s[i], self.e[i]), int_value(self.v[i])))
+            elif kind == "(":
+                # dim arithmetic (`(2*E)`) or a tuple type (`(Int, Float)`): at
+                # most one of them parses, so try the dim first
+                try:
+                    self.i = i + 1
+                    dim = self.dim_sum()
+                    self.expect(")")
+                    if k[self.i] != "," and k[self.i] != "]":
+                        raise _Decline
+                    args.append(dim)
+                except (_Decline, IndexError):
+                    self.i = i
+                    args.append(self.type())
+            else:
+                args.append(self.type())
+            if k[self.i] == ",":
+                self.i += 1
+                if k[self.i] == "]":
+                    break
+            elif k[self.i] != "]":
+                raise _Decline
+            else:
+                break
         end = self.e[self.expect("]")]
-        return A.NamedType(Span(name.span.start, end), name, arg, option, names)
+        return tuple(args), tuple(options), end
 
     def type_names(self) -> tuple[A.Ident, ...]:
         self.expect("[")
@@ -628,13 +719,13 @@ class _Parser:
         return A.Not(Span(self.s[i], operand.span.end), operand)
 
     def comparison(self) -> A.Expr:
-        left = self.arith()
+        left = self.bit_or()
         op = self.i
         kind = self.k[op]
         if kind not in _COMPARE:
             return left
         self.i = op + 1
-        right = self.arith()
+        right = self.bit_or()
         if self.k[self.i] in _COMPARE:
             raise _Decline  # comparisons do not chain
         return A.Compare(Span(left.span.start, right.span.end), kind, left, right, Span(self.s[op], self.e[op]))
@@ -650,7 +741,7 @@ class _Parser:
     def unary(self) -> A.Expr:
         i = self.i
         kind = self.k[i]
-        if kind == "-" or kind == "+":
+        if kind == "-" or kind == "+" or kind == "~":
             self.i = i + 1
             self.prefix += 1
             if self.prefix > _MAX_PREFIX:
@@ -676,6 +767,8 @@ class _Parser:
     # (no extra call per level: the operand is called directly).
     term = _left_assoc(cast, _MUL, A.Binary)
     arith = _left_assoc(term, _ADD, A.Binary)
+    bit_and = _left_assoc(arith, frozenset({"&"}), A.Binary)
+    bit_or = _left_assoc(bit_and, frozenset({"|"}), A.Binary)
     and_expr = _left_assoc(not_expr, frozenset({"and"}), A.BoolOp)
     or_expr = _left_assoc(and_expr, frozenset({"or"}), A.BoolOp)
 
@@ -693,7 +786,7 @@ class _Parser:
             if k[self.i + 2] == ",":
                 return self.tensor_lit()
             return self.tensor_type()
-        if first == "]" or first == "(":
+        if first == "]" or first == "(" or first == "..":
             return self.tensor_type()
         return self.tensor_lit()
 
@@ -805,18 +898,50 @@ class _Parser:
         k = self.k
         lsqb = self.i
         self.i += 1
-        start = None
-        if k[self.i] != ":":
-            start = self.expr()
-            if k[self.i] == "]":
-                rsqb = self.i
+        items: list[A.Expr | A.Slice | A.Arg] = []
+        commas = 0
+        while True:
+            items.append(self.subscript())
+            if k[self.i] == ",":
+                commas += 1
                 self.i += 1
-                return A.Index(Span(value.span.start, self.e[rsqb]), value, start)
-        self.expect(":")
-        end = None if k[self.i] == "]" else self.expr()
-        rsqb = self.expect("]")
-        index = A.Slice(Span(self.e[lsqb], self.s[rsqb]), start, end)
-        return A.Index(Span(value.span.start, self.e[rsqb]), value, index)
+                if k[self.i] == "]":
+                    break
+            elif k[self.i] == "]":
+                break
+            else:
+                raise _Decline
+        rsqb = self.i
+        self.i += 1
+        inner = Span(self.e[lsqb], self.s[rsqb])
+        span = Span(value.span.start, self.e[rsqb])
+        if len(items) == 1 and commas == 0 and not isinstance(items[0], A.Arg):
+            item = items[0]
+            if isinstance(item, A.Slice):  # one slice: spans the brackets' inside
+                return A.Index(span, value, A.Slice(inner, item.start, item.end))
+            return A.Index(span, value, item)
+        return A.Index(span, value, A.Subscripts(inner, tuple(items)))
+
+    def subscript(self) -> A.Expr | A.Slice | A.Arg:
+        """An index, a slice (`a:b`, `:`, spanning what is written) or an option (`bias=False`)."""
+        k = self.k
+        i = self.i
+        if k[i] == "NAME" and k[i + 1] == "=":
+            keyword = A.Ident(Span(self.s[i], self.e[i]), self.v[i])
+            self.i = i + 2
+            kw_value = keyword_value(keyword.text, self.expr())
+            return A.Arg(Span(keyword.span.start, kw_value.span.end), keyword, kw_value)
+        start = None
+        if k[i] != ":":
+            start = self.expr()
+            if k[self.i] != ":":
+                return start
+        colon = self.i
+        self.i += 1
+        end = None if k[self.i] == "]" or k[self.i] == "," else self.expr()
+        first = start.span.start if start is not None else self.s[colon]
+        last = end.span.end if end is not None else self.e[colon]
+        return A.Slice(Span(first, last), start, end)
 
     def atom(self) -> A.Expr:
         i = self.i

@@ -48,7 +48,7 @@ _TOKEN = re.compile(
         "(?:[^"\\\r\n]|\\.)*" | '(?:[^'\\\r\n]|\\.)*'
       | \d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)? | \.\d[\d_]*(?:[eE][+-]?\d+)? | \d[\d_]*[eE][+-]?\d+
       | \d[\d_]* | [^\W\d]\w*)
-  | (?P<op>->|\|>|\*\*|[+\-*/]=|==|!=|<=|>=|[-<>+*/%@=()\[\],:.])
+  | (?P<op>->|\|>|\*\*|[+\-*/]=|==|!=|<=|>=|\.\.|[-<>+*/%@=()\[\],:.|&~])
     """,
     re.X,
 )
@@ -128,6 +128,7 @@ class _Spacer:
         # kinds of the open brackets: call, index, group, list, dim
         self.brackets: list[str] = []
         self.prev: str | None = None
+        self.before_prev: str | None = None
         self.prev_unary = False
 
     def _operand_end(self) -> bool:
@@ -152,7 +153,7 @@ class _Spacer:
             return ""
         if prev == ":":
             return "" if inner == "index" else " "
-        if inner is not None and (tok == "=" or prev == "="):  # a keyword argument, `wrt=`
+        if inner is not None and inner != "params" and (tok == "=" or prev == "="):  # a keyword argument, `wrt=`
             return ""
         if inner == "dim" and (tok in _ARITH or prev in _ARITH):
             return ""
@@ -164,11 +165,13 @@ class _Spacer:
 
     def push(self, tok: str) -> None:
         """Account for `tok`, written after the space `space(tok)` gave."""
-        unary = tok in ("-", "+") and not self._operand_end()
+        unary = tok == "~" or (tok in ("-", "+") and not self._operand_end())
         if tok in _OPEN:
             inner = self.brackets[-1] if self.brackets else None
             if inner in ("list", "dim") and tok == "(":
                 kind = "dim"
+            elif tok == "[" and self.before_prev == "model":
+                kind = "params"  # model Linear[I, O, bias: Bool = True]
             elif self._operand_end():
                 kind = "call" if tok == "(" else "index"
             else:
@@ -176,6 +179,7 @@ class _Spacer:
             self.brackets.append(kind)
         elif tok in _CLOSE and self.brackets:
             self.brackets.pop()
+        self.before_prev = self.prev
         self.prev = tok
         self.prev_unary = unary and not (self.brackets and self.brackets[-1] == "dim")
 

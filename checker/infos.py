@@ -26,6 +26,9 @@ class FieldInfo:
     kind: Literal["param", "buffer"]
     type: T.Type
     decl: A.Member
+    # `param b: [O] if bias`: the field exists only when the option is this
+    # value (None: always; an instance's fields are those that exist).
+    when: tuple[str, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,29 @@ class ModelInfo:
     # Some members did not parse: an unknown field may be one of them, so it
     # is not reported.
     partial: bool = False
+    # `model Linear[I, O, bias: Bool = True]`: the dims it takes, in order
+    # (its fields' types hold them as generic dims), and its options with
+    # their defaults. An instance (`Linear[D, H]`) has none: its `generic`
+    # is the declaration, `applied` the type it is of.
+    dims: tuple[str, ...] = ()
+    options: tuple[tuple[str, bool], ...] = ()
+    methods: tuple[FnInfo, ...] = ()
+    generic: ModelInfo | None = None
+    applied: T.ModelT | None = None
+    # instances made of this declaration, by (dims, options): kept here, so an
+    # instance is one object for as long as its declaration is
+    instances: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    @property
+    def takes(self) -> bool:
+        """Whether it takes dims or options (`Linear[I, O]`)."""
+        return bool(self.dims or self.options)
+
+    def method(self, name: str) -> FnInfo | None:
+        for m in self.methods:
+            if m.name.rpartition(".")[2] == name:
+                return m
+        return None
 
     @property
     def params(self) -> tuple[FieldInfo, ...]:
@@ -54,7 +80,15 @@ class ModelInfo:
 
     @cached_property
     def interface(self) -> tuple:
-        return ("model", self.device, tuple((f.name, f.kind, f.type) for f in self.fields), self.partial)
+        return (
+            "model",
+            self.device,
+            tuple((f.name, f.kind, f.type, f.when) for f in self.fields),
+            self.partial,
+            self.dims,
+            self.options,
+            tuple(m.interface for m in self.methods),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +112,18 @@ class FnInfo:
     # Generic dims of the return type that no parameter binds (E0206): known
     # to be wrong, so the body does not report them again.
     unbound: tuple[str, ...] = ()
+    # A method's model (`Linear` for `Linear.forward`, whose first parameter
+    # is `self`); None for a top-level fn.
+    owner: str | None = None
     # What users of the function see (its fingerprint): made once, with the info
     # (slots keep a file of many small functions small; no cached_property).
     interface: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "interface", ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret)
+            self,
+            "interface",
+            ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret, self.owner),
         )
 
     def signature(self) -> str:

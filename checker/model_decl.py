@@ -3,23 +3,37 @@ sub-models) and their types, and the initializers of its fields."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 from . import ast as A
 from . import catalog as C
+from . import shapes as S
 from . import types as T
 from .diagnostics import LocalRelated
-from .infos import Declared, FieldInfo, ModelInfo
-from .names import Names, suggest
-from .typectx import TypeContext
+from .fn_decl import Owner, declare_fn
+from .infos import Declared, FieldInfo, FnInfo, ModelInfo
+from .names import Names, dotted_text, suggest
+from .typectx import TypeContext, type_text
+
+
+def expr_text(e: A.Expr) -> str:
+    """An initializer's argument in a message."""
+    from .body.text import expr_text as text
+
+    return text(e)
+
 
 DEVICES = ("cpu", "cuda", "mps")
 # Names every compiled model has as methods (see runtime/_model.py); a field
 # with one of them would hide it from Python users.
 RESERVED_FIELDS = frozenset({"init", "save", "load", "state_dict", "load_state_dict", "keys", "values", "items"})
-_INITS = {"zeros": 0, "ones": 0, "normal": 2, "uniform": 2, "xavier": 0}
 
 
 def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
     ctx = TypeContext(names, "model")
+    dims, options = _header(item, names, ctx)
+    ctx.generics.extend(dims)  # the model's own dims, in its fields' types
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
     device = "cpu"
@@ -63,10 +77,96 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
         if m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
-        fields.append(FieldInfo(m.name.text, m.kind, ty, m))
-    return Declared(
-        ModelInfo(item.name.text, device, tuple(fields), item, partial), tuple(ctx.diagnostics), frozenset(ctx.lookups)
-    )
+        fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx)))
+    owner = Owner(item.name.text, T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True), dims)
+    methods = []
+    lookups = set(ctx.lookups)
+    taken = {f.name for f in fields}
+    for fn in item.methods:
+        if fn.name.text in taken:
+            ctx.diagnostics.append(
+                C.E0915.at(fn.name.span, problem=f"{item.name.text} already has a member or method '{fn.name.text}'")
+            )
+            continue
+        taken.add(fn.name.text)
+        d = declare_fn(fn, names, owner)
+        if isinstance(d.info, FnInfo):
+            methods.append(d.info)
+        ctx.diagnostics.extend(d.diagnostics)
+        lookups |= d.lookups
+    info = ModelInfo(item.name.text, device, tuple(fields), item, partial, dims, options, tuple(methods))
+    return Declared(info, tuple(ctx.diagnostics), frozenset(lookups))
+
+
+def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]:
+    """The dims and options of `model NAME[...]`, each checked (E0912); the
+    same that `names.model_sig` reads from the header for the model's users."""
+    dims: list[str] = []
+    options: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+    for p in item.params:
+        name = p.name.text
+        if name in seen:
+            ctx.diagnostics.append(
+                C.E0912.at(p.name.span, problem=f"'{name}' is declared twice in {item.name.text}'s header")
+            )
+            continue
+        seen.add(name)
+        if p.type is None:
+            if options:
+                ctx.diagnostics.append(
+                    C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
+                )
+            elif names.kinds.get(name) == "dim":
+                ctx.lookups.add(name)
+                ctx.diagnostics.append(
+                    C.E0912.at(
+                        p.name.span,
+                        problem=f"the model's dim {name} has the name of a dim constant: "
+                        "inside the model it would mean two things",
+                    )
+                )
+            dims.append(name)
+            continue
+        is_bool = isinstance(p.type, A.NamedType) and p.type.name.text == "Bool" and not p.type.args
+        if not is_bool:
+            ctx.diagnostics.append(
+                C.E0912.at(
+                    p.type.span,
+                    problem=f"option {name} of {item.name.text} must be a Bool, as in {name}: Bool = True "
+                    f"(found {type_text(p.type)})",
+                )
+            )
+        elif not isinstance(p.default, A.BoolLit):
+            where = p.default.span if p.default is not None else p.span
+            ctx.diagnostics.append(
+                C.E0912.at(
+                    where,
+                    problem=f"option {name} of {item.name.text} needs a default, True or False: {name}: Bool = True",
+                )
+            )
+        options.append((name, p.default.value if isinstance(p.default, A.BoolLit) else True))
+    return tuple(dims), tuple(options)
+
+
+def _condition(
+    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool], ...], ctx: TypeContext
+) -> tuple[str, bool] | None:
+    """`if bias`: (the option, the value for which the member exists)."""
+    cond = m.cond
+    if cond is None:
+        return None
+    names = [o for o, _ in options]
+    if cond.name.text not in names:
+        if names:
+            hint = suggest(cond.name.text, names)
+            listed = ", ".join(names)
+            problem = f"'{cond.name.text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
+        else:
+            problem = f"'{cond.name.text}' is not an option of {item.name.text}, which has none"
+        ctx.diagnostics.append(C.E0913.at(cond.name.span, problem=problem))
+        return None
+    return (cond.name.text, not cond.negated)
 
 
 def _an(word: str) -> str:
@@ -81,9 +181,40 @@ def _literal_value(e: A.Expr) -> float | bool | None:
     return None
 
 
+# The initializers: each parameter (name, default; None: required) and what
+# it takes ("number": an expression of numbers and dims; a tuple: the words it
+# may be). A field's shape decides fans (runtime/init.py, torch's rules).
+INITIALIZERS: dict[str, tuple[tuple[str, object, object], ...]] = {
+    "zeros": (),
+    "ones": (),
+    "normal": (("mean", None, "number"), ("std", None, "number")),
+    "uniform": (("low", None, "number"), ("high", None, "number")),
+    "xavier": (),
+    "xavier_uniform": (("gain", 1.0, "number"),),
+    "xavier_normal": (("gain", 1.0, "number"),),
+    "kaiming_uniform": (
+        ("a", 0.0, "number"),
+        ("mode", "fan_in", ("fan_in", "fan_out")),
+        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
+    ),
+    "kaiming_normal": (
+        ("a", 0.0, "number"),
+        ("mode", "fan_in", ("fan_in", "fan_out")),
+        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
+    ),
+    "orthogonal": (("gain", 1.0, "number"),),
+    "trunc_normal": (("mean", 0.0, "number"), ("std", 1.0, "number"), ("a", -2.0, "number"), ("b", 2.0, "number")),
+}
+_NEEDS_RANK2 = ("xavier", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal")
+_NUMBER_FNS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log}
+_UNKNOWN = object()  # a number whose value depends on the model's dims
+
+
 def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     """An initializer must suit the field's element type, refinement included:
-    a NonNeg param cannot start negative, an Index[C] buffer must index C."""
+    a NonNeg param cannot start negative, an Index[C] buffer must index C.
+    Its arguments are expressions of numbers and dims (the model's own
+    included): `uniform(-1.0 / sqrt(I), 1.0 / sqrt(I))`."""
     init = m.init
     assert init is not None
     elem = ty.elem
@@ -109,48 +240,128 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     elif isinstance(init, A.Call) and isinstance(init.func, A.Name):
         name = init.func.name
         args = init.args
-    if name not in _INITS:
+    if name not in INITIALIZERS:
         shown = name if name is not None else "this expression"
-        bad(f"{shown} is not an initializer{suggest(name or '', _INITS)}")
+        bad(f"{shown} is not an initializer{suggest(name or '', INITIALIZERS)}")
         return
-    want = _INITS[name]
+    params = INITIALIZERS[name]
+    required = [p for p, default, _ in params if default is None]
     example = {"normal": "normal(0.0, 0.02)", "uniform": "uniform(-0.1, 0.1)"}.get(name, name)
-    if name in ("normal", "uniform", "xavier") and not elem.is_float:
+    if name not in ("zeros", "ones") and not elem.is_float:
         bad(f"{name} needs a float {m.kind}, found {elem}")
         return
-    if name == "xavier" and ty.rank < 2:
-        bad(f"xavier needs at least 2 dims, found {ty}")
+    if name in _NEEDS_RANK2 and ty.rank < 2:
+        bad(f"{name} needs at least 2 dims, found {ty}")
         return
-    if isinstance(init, A.Name) and want:
-        bad(f"{name} takes {want} literal numbers, as in {example}")
+    if isinstance(init, A.Name) and required:
+        bad(f"{name} takes {len(required)} numbers, as in {example}")
         return
-    values = [_literal_value(a.value) if a.keyword is None else None for a in args]
-    if len(args) == want and all(a.keyword is None for a in args):
-        computed = next((a.value for a, v in zip(args, values) if v is None), None)
-        if computed is not None:  # `normal(0.0, 0.02 / sqrt(2 * L))`
-            what = f"{name} takes {want} literal numbers, as in {example}; an initializer cannot compute one yet"
-            ctx.diagnostics.append(C.E0903.at(computed.span, what=what))
+    # arguments by position, then by name
+    values: dict[str, object] = {}
+    names = [p for p, _, _ in params]
+    for i, a in enumerate(args):
+        key = a.keyword.text if a.keyword is not None else (names[i] if i < len(names) else None)
+        if key is None or key not in names:
+            where = f"no argument {a.keyword.text}=" if a.keyword is not None else f"at most {len(names)} arguments"
+            ctx.diagnostics.append(C.E0903.at(a.span, what=f"{name} takes {where}"))
             return
-    if len(args) != want or any(v is None or isinstance(v, bool) for v in values):
-        bad(f"{name} takes {want} literal numbers, as in {example}")
+        if key in values:
+            ctx.diagnostics.append(C.E0903.at(a.span, what=f"{name} takes {key} once"))
+            return
+        kind = next(k for p, _, k in params if p == key)
+        if kind == "number":
+            v = _init_number(a.value, ctx)
+            if v is None:
+                what = f"{name}'s {key} is a number, made of numbers, dims and sqrt/exp/log, found {expr_text(a.value)}"
+                ctx.diagnostics.append(C.E0903.at(a.value.span, what=what))
+                return
+        else:
+            v = a.value.value if isinstance(a.value, A.StrLit) else None
+            if v not in kind:  # type: ignore[operator]
+                choices = ", ".join(f'"{w}"' for w in kind)  # type: ignore[union-attr]
+                ctx.diagnostics.append(C.E0903.at(a.value.span, what=f"{name}'s {key} is one of {choices}"))
+                return
+        values[key] = v
+    missing = [p for p in required if p not in values]
+    if missing:
+        bad(f"{name} takes {len(required)} numbers, as in {example}")
         return
+    known = lambda k: values.get(k, next(d for p, d, _ in params if p == k))
     if name == "zeros":
         _check_range(0, 0, elem, field, bad)
     elif name == "ones":
         _check_range(1, 1, elem, field, bad)
     elif name == "normal":
-        if values[1] < 0:  # type: ignore[operator]
+        std = known("std")
+        if std is not _UNKNOWN and std < 0:  # type: ignore[operator]
             bad("normal's standard deviation must not be negative")
         elif elem.refine is not None:
             bad(f"normal can draw any real value, which does not suit {field}; use uniform")
     elif name == "uniform":
-        lo, hi = values
-        if lo > hi:  # type: ignore[operator]
-            bad(f"uniform({lo}, {hi}) has its bounds the wrong way round")
+        lo, hi = known("low"), known("high")
+        if lo is _UNKNOWN or hi is _UNKNOWN:
+            if elem.refine is not None or elem.index is not None:
+                bad(f"the bounds of uniform for {field} must be numbers known here, to be checked")
+        elif lo > hi:  # type: ignore[operator]
+            bad(f"uniform({_number(lo)}, {_number(hi)}) has its bounds the wrong way round")
         else:
             _check_range(lo, hi, elem, field, bad)  # type: ignore[arg-type]
-    elif name == "xavier" and elem.refine is not None:
-        bad(f"xavier draws negative values, which do not suit {field}")
+    elif elem.refine is not None:
+        bad(f"{name} draws negative values, which do not suit {field}")
+
+
+def _number(v: object) -> str:
+    return repr(v) if isinstance(v, float) and v != int(v) else str(v)
+
+
+def _init_number(e: A.Expr, ctx: TypeContext) -> object | None:
+    """The value of an initializer's number (`0.02 / sqrt(2 * L)`), _UNKNOWN
+    when it depends on the model's dims, None when it is not a number."""
+    if isinstance(e, (A.IntLit, A.FloatLit)):
+        return e.value
+    if isinstance(e, A.Unary) and e.op in ("+", "-"):
+        v = _init_number(e.operand, ctx)
+        if v is None or v is _UNKNOWN:
+            return v
+        return -v if e.op == "-" else v  # type: ignore[operator]
+    if isinstance(e, A.Name):
+        if e.name in ctx.generics:  # one of the model's own dims
+            return _UNKNOWN
+        if ctx.kind(e.name, e.span) == "dim":
+            v = ctx.names.dim_values.get(e.name)
+            return v if v is not None else _UNKNOWN
+        return None
+    if isinstance(e, A.Field):
+        written = dotted_text(e)
+        if written is not None and ctx.kind(written, e.span) == "dim":
+            v = ctx.names.dim_values.get(written)
+            return v if v is not None else _UNKNOWN
+        return None
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "**"):
+        a, b = _init_number(e.left, ctx), _init_number(e.right, ctx)
+        if a is None or b is None:
+            return None
+        if a is _UNKNOWN or b is _UNKNOWN:
+            return _UNKNOWN
+        try:
+            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else math.inf, "**": a**b}[e.op]  # type: ignore[operator]
+        except (OverflowError, ZeroDivisionError, TypeError):
+            return _UNKNOWN
+    if (
+        isinstance(e, A.Call)
+        and isinstance(e.func, A.Name)
+        and e.func.name in _NUMBER_FNS
+        and len(e.args) == 1
+        and e.args[0].keyword is None
+    ):
+        v = _init_number(e.args[0].value, ctx)
+        if v is None or v is _UNKNOWN:
+            return v
+        try:
+            return _NUMBER_FNS[e.func.name](v)
+        except (ValueError, OverflowError):
+            return _UNKNOWN
+    return None
 
 
 def _check_range(lo: float, hi: float, elem: T.Elem, field: str, bad) -> None:
@@ -166,3 +377,35 @@ def _check_range(lo: float, hi: float, elem: T.Elem, field: str, bad) -> None:
 
 def _fmt(lo: float, hi: float) -> str:
     return str(lo) if lo == hi else f"[{lo}, {hi}]"
+
+
+def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
+    """The model `t` is of (`Linear[D, H, bias=False]`): its declaration's
+    fields with the declaration's dims replaced by `t`'s, and only the members
+    its options keep; for a model that takes nothing, the declaration itself.
+    One object per declaration and type (kept on the declaration)."""
+    if not info.takes or len(t.dims) != len(info.dims):
+        return info
+    key = (t.dims, t.options, t.generic)
+    hit = info.instances.get(key)
+    if hit is not None:
+        return hit
+    chosen = dict(info.options)
+    chosen.update(t.options)
+    bindings = S.Bindings(info.dims)
+    for name, d in zip(info.dims, t.dims):
+        bindings.bound[name] = S.Binding(d, name, None)
+    fields = []
+    for f in info.fields:
+        if f.when is not None and not t.generic and chosen.get(f.when[0]) != f.when[1]:
+            continue
+        fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=f.when if t.generic else None))
+    out = dataclasses.replace(
+        info,
+        fields=tuple(fields),
+        generic=info,
+        applied=t,
+        instances={},
+    )
+    info.instances[key] = out
+    return out

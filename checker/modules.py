@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, cast
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .declarations import DimInfo, FieldInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
+from .declarations import DimInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 
 if TYPE_CHECKING:
@@ -77,6 +77,10 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     names = glob.names
     own = {n: k for n, k in names.kinds.items() if n in names.first}
     rename = {n: f"{qual}.{n}" for n in own}
+    for n in own:  # a model's methods: `Linear.forward` -> `nn.Linear.forward`
+        model = glob.models.get(n) if n in glob.models else None
+        for m in model.methods if model is not None else ():
+            rename[m.name] = f"{qual}.{m.name}"
     requalify = Requalifier(rename)
     # An entry depends on its source object and on the renaming (the module's
     # name and its own names): with those the same, the old entry stands.
@@ -189,8 +193,14 @@ class Requalifier:
         return cast(T.Type, self.value(t))
 
     def model(self, info: ModelInfo) -> ModelInfo:
-        fields_ = tuple(FieldInfo(f.name, f.kind, self.type(f.type), f.decl) for f in info.fields)
-        return ModelInfo(self.rename.get(info.name, info.name), info.device, fields_, info.decl, info.partial)
+        fields_ = tuple(replace(f, type=self.type(f.type)) for f in info.fields)
+        return replace(
+            info,
+            name=self.rename.get(info.name, info.name),
+            fields=fields_,
+            methods=tuple(self.fn(m) for m in info.methods),
+            instances={},
+        )
 
     def fn(self, info: FnInfo) -> FnInfo:
         params = tuple(ParamInfo(p.name, p.mut, self.type(p.type), p.decl) for p in info.params)
@@ -204,6 +214,7 @@ class Requalifier:
             info.target,
             info.decl,
             info.unbound,
+            self.rename.get(info.owner, info.owner) if info.owner is not None else None,
         )
 
 
@@ -232,6 +243,9 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                 names.origin[q] = ex.origin.get(q, ex.path)
                 if q in ex.dim_values:
                     names.dim_values[q] = ex.dim_values[q]
+            for q, model in ex.models.items():
+                if model.takes:
+                    names.model_sigs[q] = (model.dims, model.options)
         if isinstance(item, A.ImportDecl):
             if not _bind(names, spelling, "module" if ex is not None else "broken-module", item.module, diags):
                 continue

@@ -61,6 +61,10 @@ class Names:
     # the import items' own diagnostics (missing modules, names, clashes)
     import_diagnostics: dict[A.Item, list[LocalDiagnostic]] = field(default_factory=dict)
     exports: list = field(default_factory=list)  # the modules imported (`modules.ModuleExports`), each once
+    # what each model takes, by qualified name: its dims and its options with
+    # their defaults (`Linear` -> (("I", "O"), (("bias", True),))); from the
+    # header alone, so a type `Linear[D, H]` is checked without the fields
+    model_sigs: dict[str, ModelSig] = field(default_factory=dict)
 
     def meaning(self, name: str) -> object:
         """What a declaration or a written type can learn about a global
@@ -72,6 +76,8 @@ class Names:
         kind = self.kinds.get(name)
         if kind is None:
             kind = self.imported.get(name)
+        if kind == "model":
+            return (kind, None, self.aliases.get(name), self.model_sigs.get(self.canonical(name)))
         return (kind, self.dim_values.get(name), self.aliases.get(name))
 
     def kind(self, name: str) -> str | None:
@@ -97,6 +103,7 @@ class Names:
             or self.dim_values != older.dim_values
             or self.aliases != older.aliases
             or self.imported != older.imported
+            or self.model_sigs != older.model_sigs
         ):
             return False
         self.__dict__["_all_kinds"] = older.meaning(ALL_NAMES)
@@ -207,11 +214,37 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
         names.first[ident.text] = item
         if isinstance(item, A.DimDecl):
             dims.append(item)
+        elif isinstance(item, A.ModelDecl) and item.params:
+            names.model_sigs[ident.text] = model_sig(item)
     names.exports = bind_imports(names, items, imports or {})
     # Values after all names are known: `dim HD = E / NH` may come before E.
     for item in dims:
         dim_decl_value(item, names)
     return names
+
+
+# What a model takes: its dims, and its options with their defaults.
+ModelSig = tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]
+
+
+def model_sig(item: A.ModelDecl) -> ModelSig:
+    """The dims and options of a model's header (`model Linear[I, O, bias:
+    Bool = True]`). A parameter with a type is an option; one that is not
+    well formed (checker/model_decl.py reports it) still counts, with the
+    default True, so that types written against it are read as intended."""
+    dims: list[str] = []
+    options: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+    for p in item.params:
+        if p.name.text in seen:
+            continue
+        seen.add(p.name.text)
+        if p.type is None:
+            dims.append(p.name.text)
+        else:
+            default = p.default.value if isinstance(p.default, A.BoolLit) else True
+            options.append((p.name.text, default))
+    return tuple(dims), tuple(options)
 
 
 class Hint(str):

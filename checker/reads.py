@@ -237,10 +237,10 @@ def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> 
     fields when the call has `wrt=[...]`."""
     if summary is None or summary.everything is not None or summary.tainted:
         return ()
-    model = glob.models.get(site.model)
+    model = glob.model(site.model_type)
     if model is None:
         return ()
-    leaves = leaf_params(glob, site.model)
+    leaves = leaf_params(glob, site.model_type)
     if site.wrt is not None:
         leaves = [x for x in leaves if x[0].split(".", 1)[0] in site.wrt]
     params = [path for path, _, _ in leaves]
@@ -301,12 +301,12 @@ def param_reads(analysis: ReadAnalysis, fn: FnInfo, glob: Globals) -> list[Param
         if not isinstance(p.type, T.ModelT):
             continue
         s = analysis.summary(fn.name, p.name)
-        model = glob.models.get(p.type.name)
+        model = glob.model(p.type)
         if s is None or model is None:
             continue
-        params = [path for path, _, _ in leaf_params(glob, model.name)]
+        params = [path for path, _, _ in leaf_params(glob, p.type)]
         read = tuple((name, tuple(analysis.chain(fn.name, p.name, name))) for name in params if name in s.reads)
         unread = tuple(name for name in params if name not in s.reads)
         everything = tuple(analysis.chain(fn.name, p.name, "*")) if s.everything is not None else None
-        out.append(ParamReads(p.name, model.name, read, unread, everything))
+        out.append(ParamReads(p.name, p.type.name, read, unread, everything))
     return out

@@ -15,7 +15,7 @@ from .diagnostics import LocalDiagnostic
 # generic dim, a function, an extern fn, a model, a built-in, a model field,
 # or a field of a gradient.
 RefKind = Literal[
-    "local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield", "module"
+    "local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield", "module", "option"
 ]
 # "sg_field"/"sg_call": a read or a call under stop_grad(...), which is not
 # differentiated (W1101 then says the param is read only under stop_grad).
@@ -61,6 +61,12 @@ class GradSite:
     f_name: str
     model: str
     wrt: tuple[str, ...] | None = None  # the selected top-level fields
+    # the instance differentiated (`Linear[D, H]`): its params are the ones read
+    instance: T.ModelT | None = None
+
+    @property
+    def model_type(self) -> T.ModelT:
+        return self.instance if self.instance is not None else T.ModelT(self.model)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ right code and range).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,6 +85,9 @@ class Bindings:
     def __init__(self, generics: tuple[str, ...]) -> None:
         self.generics = set(generics)
         self.bound: dict[str, Binding] = {}
+        # what `..` of the callee's `[.. d]` stands for here: the leading dims
+        # of the first argument written so
+        self.rest: tuple[T.Dim, ...] | None = None
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
         """`d` with the bound generic dims replaced; with `forget`, a generic
@@ -132,11 +136,16 @@ class Bindings:
             elem = t.elem
             if elem.index is not None:
                 elem = T.Elem(elem.dtype, elem.refine, self.subst_dim(elem.index, forget))
-            return T.TensorT(tuple(self.subst_dim(d, forget) for d in t.dims), elem)
+            dims = tuple(self.subst_dim(d, forget) for d in t.dims)
+            if dims and isinstance(dims[0], T.DimRest) and self.rest is not None:
+                dims = self.rest + dims[1:]
+            return T.TensorT(dims, elem)
         if isinstance(t, T.TupleT):
             return T.TupleT(tuple(self.subst(x, forget) for x in t.items))
         if isinstance(t, T.StackT):
-            return T.StackT(self.subst_dim(t.dim, forget), t.item, t.per_example)
+            return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
+        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.dims:
+            return dataclasses.replace(t, dims=tuple(self.subst_dim(d, forget) for d in t.dims))
         return t
 
     def result(self, t: T.Type) -> T.Type:
@@ -170,6 +179,19 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     if isinstance(param, T.TensorT):
         if not isinstance(arg, T.TensorT):
             return Mismatch("kind", param, arg)
+        if T.has_rest(param):  # `[.. d]`: the leading dims bound once, the rest as written
+            tail = param.rank - 1
+            if arg.rank < tail or (T.has_rest(arg) and arg.rank - 1 != tail):
+                return Mismatch("shape", param, arg)
+            lead = arg.dims[: arg.rank - tail]
+            if bindings.rest is None:
+                bindings.rest = lead
+            elif len(bindings.rest) != len(lead) or not all(T.dims_equal(x, y) for x, y in zip(bindings.rest, lead)):
+                return Mismatch("shape", bindings.subst(param), arg)
+            m = match(
+                T.TensorT(param.dims[1:], param.elem), T.TensorT(arg.dims[len(lead) :], arg.elem), bindings, where, span
+            )
+            return None if m is None else Mismatch(m.kind, param, arg, m.dim, m.earlier, m.now)
         if param.rank != arg.rank:
             return Mismatch("shape", param, arg)
         for pd, ad in zip(param.dims, arg.dims):
@@ -217,14 +239,18 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
         return Mismatch("kind", param, arg)
     if isinstance(param, T.ModelT):
         if isinstance(arg, T.ModelT):
-            return None if arg.name == param.name else Mismatch("model", param, arg)
+            return _match_model(param, arg, param, arg, bindings, where, span)
         return Mismatch("model", param, arg)
     if isinstance(param, T.GradT):
         if isinstance(arg, T.GradT):
-            return None if arg == param else Mismatch("model", param, arg)
+            if arg.wrt != param.wrt:
+                return Mismatch("model", param, arg)
+            return _match_model(param.of, arg.of, param, arg, bindings, where, span)
         return Mismatch("kind", param, arg)
     if isinstance(param, T.OptimT):
-        return None if arg == param else Mismatch("model" if isinstance(arg, T.OptimT) else "kind", param, arg)
+        if isinstance(arg, T.OptimT) and arg.kind == param.kind:
+            return _match_model(param.of, arg.of, param, arg, bindings, where, span)
+        return Mismatch("model" if isinstance(arg, T.OptimT) else "kind", param, arg)
     if isinstance(param, T.StackT):
         if not isinstance(arg, T.StackT) or arg.per_example != param.per_example:
             return Mismatch("kind", param, arg)
@@ -249,6 +275,21 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     if param == arg:
         return None
     return Mismatch("kind", param, arg)
+
+
+def _match_model(
+    p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span | None
+) -> Mismatch | None:
+    """One model (or its gradient, or its optimizer) for another: the same
+    model with the same options, and its dims as a tensor's are matched,
+    binding the callee's generic dims (`l: Linear[i, o]`)."""
+    # `self` of a method takes every instance, whatever its options
+    if p.name != a.name or (p.options != a.options and not p.generic) or len(p.dims) != len(a.dims):
+        return Mismatch("model", param, arg)
+    m = match(T.TensorT(p.dims), T.TensorT(a.dims), bindings, where, span)
+    if m is None:
+        return None
+    return Mismatch("binding" if m.kind == "binding" else "model", param, arg, m.dim, m.earlier, m.now)
 
 
 def _bind(bindings: Bindings, name: str, dim: T.Dim, where: str, span: Span | None) -> None:

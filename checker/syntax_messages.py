@@ -33,6 +33,10 @@ _PUNCT = {
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "an operator",
     "POW_OP": "'**'",
+    "BIT_OR": "'|'",
+    "BIT_AND": "'&'",
+    "TILDE": "'~'",
+    "DOTDOT": "'..'",
 }
 _KEYWORDS = {
     "DIM": "dim",
@@ -62,7 +66,7 @@ _KEYWORDS = {
     "TRUE": "True",
     "FALSE": "False",
 }
-_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE"}
+_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE", "TILDE"}
 _TYPE_START = {"NAME", "LSQB", "LPAR"}
 # Tokens that could continue an expression already complete: listing them
 # ("expected '+' or '*' or ...") only hides the useful alternatives.
@@ -79,6 +83,8 @@ _CONTINUATIONS = {
     "AND",
     "OR",
     "AUG_OP",
+    "BIT_OR",
+    "BIT_AND",
 }
 _ITEM_START = {"DIM", "MODEL", "FN", "EXTERN", "IMPORT", "FROM"}
 _STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
@@ -271,6 +277,10 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         context = _context(stack[:-1], {"COLON"})
         return C.E0003.at(span, expected="an indented block", context=context, found=_found(token)), span.start
     context = _context(stack, expected)
+    if context == " in the parameter list" and "COLON" in expected and token.type in _TYPE_START:
+        # `fn f(x Int)`: a parameter may end at its name only as a method's `self`,
+        # so after a name followed by a type the colon is what is missing.
+        expected = {"COLON"}
     hint = _bracket_hint(stack, token)
     found = _found(token) if hint is None else f"{_found(token)} ({hint})"
     in_args = context in (

@@ -23,6 +23,37 @@ class _Names(_Seq):
     """The identifiers of a `type_names` list."""
 
 
+class _Params(_Seq):
+    """A model's `model_params`."""
+
+
+class _TypeArgs(_Seq):
+    """What a type holds in its brackets (`type_args`)."""
+
+
+class _SliceAt:
+    """A slice among subscripts, before its node is made: `span` covers what
+    was written (`a:b`; for `:` alone, the colon)."""
+
+    def __init__(self, span, start, end):
+        self.span = span
+        self.start = start
+        self.end = end
+
+    def slice(self) -> A.Slice:
+        return A.Slice(self.span, self.start, self.end)
+
+
+def _type_args(ch) -> tuple[tuple, tuple]:
+    """The args and options of a type's brackets (`type_args`), if it has them."""
+    seq = next((c for c in ch if isinstance(c, _TypeArgs)), None)
+    if seq is None:
+        return (), ()
+    return tuple(c for c in seq if not isinstance(c, A.TypeOption)), tuple(
+        c for c in seq if isinstance(c, A.TypeOption)
+    )
+
+
 class _Else:
     def __init__(self, body, span):
         self.body = body
@@ -50,7 +81,7 @@ def _span_of(x) -> A.Span | None:
         if x.type.startswith("_"):
             return None
         return _tok_span(x)
-    if isinstance(x, (A.Node, _Else)):
+    if isinstance(x, (A.Node, _Else, _SliceAt)):
         return x.span
     if isinstance(x, _Seq):
         return x.span
@@ -132,7 +163,23 @@ class Builder:
         name = _tokens(ch, "NAME")[0]
         device = next((c for c in ch if isinstance(c, A.Device)), None)
         members = tuple(c for c in ch if isinstance(c, A.Member))
-        return A.ModelDecl(_span(ch), _ident(name), device, members)
+        params = next((tuple(c) for c in ch if isinstance(c, _Params)), ())
+        methods = tuple(c for c in ch if isinstance(c, A.FnDecl))
+        return A.ModelDecl(_span(ch), _ident(name), device, members, params, methods)
+
+    def model_params(self, ch):
+        seq = _Params(c for c in ch if isinstance(c, A.ModelParam))
+        seq.span = _span(ch)
+        return seq
+
+    def model_param(self, ch):
+        nodes = _nodes(ch)
+        type_ = nodes[0] if nodes else None
+        default = nodes[1] if len(nodes) > 1 else None
+        return A.ModelParam(_span(ch), _ident(ch[0]), type_, default)
+
+    def member_cond(self, ch):
+        return A.MemberCond(_span(ch), _ident(_tokens(ch, "NAME")[0]), bool(_tokens(ch, "NOT")))
 
     def device(self, ch):
         t = ch[1]
@@ -142,10 +189,11 @@ class Builder:
     def member(self, ch):
         kind = ch[0]
         name = _tokens(ch, "NAME")[0]
-        nodes = _nodes(ch)
+        nodes = [c for c in _nodes(ch) if not isinstance(c, A.MemberCond)]
+        cond = next((c for c in ch if isinstance(c, A.MemberCond)), None)
         init = nodes[1] if len(nodes) > 1 else None
         member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two
-        return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init)
+        return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init, cond)
 
     def fn_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
@@ -194,13 +242,15 @@ class Builder:
     def param(self, ch):
         mut = any(isinstance(c, Token) and c.type == "MUT" for c in ch)
         name = _tokens(ch, "NAME")[0]
-        return A.Param(_span(ch), mut, _ident(name), _nodes(ch)[0])
+        nodes = _nodes(ch)
+        return A.Param(_span(ch), mut, _ident(name), nodes[0] if nodes else None)
 
     # -- types
     def tensor_type(self, ch):
         dims = tuple(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
         elem = next((c for c in ch if isinstance(c, A.ElemType)), None)
-        return A.TensorType(_span(ch), dims, elem)
+        rest = any(isinstance(c, Token) and c.type == "DOTDOT" for c in ch)
+        return A.TensorType(_span(ch), dims, elem, rest)
 
     def dim_name(self, ch):
         return A.DimName(_span(ch), str(ch[0]))
@@ -216,21 +266,23 @@ class Builder:
         return A.DimInt(_span(ch), int_value(str(ch[0])))
 
     def elem_type(self, ch):
-        names = _tokens(ch, "NAME")
-        arg = _ident(names[1]) if len(names) > 1 else None
-        return A.ElemType(_span(ch), _ident(names[0]), arg)
+        args, options = _type_args(ch)
+        return A.ElemType(_span(ch), _ident(ch[0]), args, options)
 
     def named_type(self, ch):
-        arg = next((c for c in ch if isinstance(c, (A.TensorType, A.NamedType, A.TupleType))), None)
+        args, options = _type_args(ch)
+        return A.NamedType(_span(ch), _ident(ch[0]), args, options)
+
+    def type_args(self, ch):
+        seq = _TypeArgs(c for c in ch if isinstance(c, A.Node))
+        seq.span = _span(ch)
+        return seq
+
+    def type_option(self, ch):
         names = next((c for c in ch if isinstance(c, _Names)), None)
-        option = _tokens(ch, "NAME")[1] if names is not None else None
-        return A.NamedType(
-            _span(ch),
-            _ident(ch[0]),
-            arg,
-            _ident(option) if option is not None else None,
-            tuple(names) if names is not None else (),
-        )
+        if names is not None:
+            return A.TypeOption(_span(ch), _ident(ch[0]), tuple(names))
+        return A.TypeOption(_span(ch), _ident(ch[0]), (), str(ch[2]) == "True")
 
     def type_names(self, ch):
         out = _Names(_ident(t) for t in _tokens(ch, "NAME"))
@@ -342,16 +394,26 @@ class Builder:
         return A.Field(_span(ch), ch[0], _ident(ch[2]))
 
     def index(self, ch):
-        return A.Index(_span(ch), ch[0], ch[2])
-
-    def slice_index(self, ch):
-        # children: value "[" start? ":" end? "]" (absent bounds are None)
-        colon = next(i for i, c in enumerate(ch) if isinstance(c, Token) and c.type == "COLON")
-        start, end = ch[colon - 1], ch[colon + 1]
-        start = cast(A.Expr, start) if isinstance(start, A.Node) else None
-        end = cast(A.Expr, end) if isinstance(end, A.Node) else None
+        # children: value "[" subscript ("," subscript)* [","] "]"
         lsqb, rsqb = ch[1], ch[-1]
-        return A.Index(_span(ch), ch[0], A.Slice(A.Span(_end(lsqb), _start(rsqb)), start, end))
+        inner = ch[2:-1]
+        items = [c for c in inner if c is not None and not isinstance(c, Token)]
+        commas = sum(1 for c in inner if isinstance(c, Token) and c.type == "COMMA")
+        inner = A.Span(_end(lsqb), _start(rsqb))
+        if len(items) == 1 and commas == 0 and not isinstance(items[0], A.Arg):
+            item = items[0]
+            if isinstance(item, _SliceAt):  # one slice: spans the brackets' inside, as before
+                return A.Index(_span(ch), ch[0], A.Slice(inner, item.start, item.end))
+            return A.Index(_span(ch), ch[0], item)
+        out = tuple(item.slice() if isinstance(item, _SliceAt) else item for item in items)
+        return A.Index(_span(ch), ch[0], A.Subscripts(inner, out))
+
+    def slice(self, ch):
+        # children: start? ":" end? (absent bounds are None)
+        colon = next(i for i, c in enumerate(ch) if isinstance(c, Token) and c.type == "COLON")
+        start = ch[colon - 1] if colon > 0 and isinstance(ch[colon - 1], A.Node) else None
+        end = ch[colon + 1] if colon + 1 < len(ch) and isinstance(ch[colon + 1], A.Node) else None
+        return _SliceAt(_span(ch), start, end)
 
     def args(self, ch):
         seq = _Seq(c if isinstance(c, A.Arg) else A.Arg(c.span, None, c) for c in _nodes(ch))

@@ -69,7 +69,7 @@ class TypeContext:
                 return T.DimUnknown()
             return T.DimLit(d.value)
         name = d.name
-        if self.where == "body" and name in self.generics:
+        if self.where != "signature" and name in self.generics:  # a body's generic dims, a model's own
             return T.DimVar(name)
         kind = self.kind(name, d.span)
         if kind == "dim":
@@ -139,7 +139,7 @@ class TypeContext:
                 )
             )
             return None
-        if e.arg is not None:
+        if e.bracketed:
             self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
             return None
         return elem
@@ -151,6 +151,12 @@ class TypeContext:
                 return stacked
             dims = tuple(self.dim(d) for d in t.dims)
             elem = self.elem(t.elem)
+            if t.rest:
+                if self.where != "signature":
+                    where = "a model's field" if self.where == "model" else "a fn's body"
+                    self.diagnostics.append(C.E0216.at(t.span, type=type_text(t), where=where))
+                    return T.UNKNOWN
+                dims = (T.REST, *dims)
             if elem is None:
                 return T.UNKNOWN
             return T.TensorT(dims, elem)
@@ -162,6 +168,11 @@ class TypeContext:
             return self._grad(t)
         if name in T.OPTIMIZERS and t.arg is not None and self.kind(name) is None:
             return self._optimizer(t)
+        kind = self.kind(name, t.name.span)
+        if kind == "model":
+            return self.model(t.name, t.args, t.options, t.span)
+        if kind is not None and kind.startswith("broken"):
+            return T.UNKNOWN  # reported where it is defined or imported
         if t.option is not None:
             self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no {t.option.text}="))
             return T.UNKNOWN
@@ -172,9 +183,6 @@ class TypeContext:
             return NUMBER_TYPES[name]
         if name == "Mode":
             return T.MODE
-        kind = self.kind(name, t.name.span)
-        if kind == "model":
-            return T.ModelT(self.canon(name))
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN
         if name in ELEM_TYPES or name == "Index":
@@ -192,6 +200,70 @@ class TypeContext:
         self.diagnostics.append(C.E0102.at(t.name.span, what="type", name=name, hint=suggest(name, candidates)))
         return T.UNKNOWN
 
+    def model(
+        self, name: A.Ident, args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...], span: A.Span
+    ) -> T.ModelT | T.UnknownT:
+        """A model's type as written, with the dims and options it is given
+        (`Linear[D, H, bias=False]`), checked against its header (E0910, E0911)."""
+        qual = self.canon(name.text)
+        dims_of, options_of = self.names.model_sigs.get(qual, ((), ()))
+        written = name.text
+        if len(args) != len(dims_of):
+            if not dims_of:
+                problem = f"takes no dims, found {written}[...]"
+            else:
+                want = f"{len(dims_of)} dim{'s' if len(dims_of) != 1 else ''} ({', '.join(dims_of)})"
+                problem = f"takes {want}, found {len(args)}"
+            self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
+            return T.UNKNOWN
+        dims: list[T.Dim] = []
+        for a, param in zip(args, dims_of):
+            d = self.dim_arg(a)
+            if d is None:
+                self.diagnostics.append(
+                    C.E0910.at(
+                        a.span,
+                        model=written,
+                        problem=f"takes a dim for {param} here (a name, a number or (dim arithmetic)), "
+                        f"found the type {type_text(a)}",
+                    )
+                )
+                return T.UNKNOWN
+            dims.append(d)
+        given: dict[str, bool] = {}
+        defaults = dict(options_of)
+        for o in options:
+            key = o.name.text
+            if key not in defaults:
+                if defaults:
+                    hint = suggest(key, list(defaults))
+                    listed = ", ".join(defaults)
+                    problem = f"has no option '{key}'" + (hint or f" (its options: {listed})")
+                else:
+                    problem = f"has no options, found {key}="
+                self.diagnostics.append(C.E0911.at(o.name.span, model=written, problem=problem))
+                return T.UNKNOWN
+            if o.value is None:
+                self.diagnostics.append(
+                    C.E0911.at(o.span, model=written, problem=f"takes True or False for its option {key}")
+                )
+                return T.UNKNOWN
+            if key in given:
+                self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes its option {key} once"))
+                return T.UNKNOWN
+            given[key] = o.value
+        chosen = tuple((k, given[k]) for k, default in options_of if k in given and given[k] != default)
+        return T.ModelT(qual, tuple(dims), chosen)
+
+    def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
+        """A dim given to a model (`D`, `784`, `(2*E)`), read as a tensor
+        type's dims are; None when it is a type rather than a dim."""
+        if isinstance(a, (A.DimName, A.DimInt, A.DimBinary)):
+            return self.dim(a)
+        if isinstance(a, A.NamedType) and not a.args and not a.options:
+            return self.dim(A.DimName(a.span, a.name.text))
+        return None
+
     def _stack(self, t: A.TensorType) -> T.Type | None:
         """`[L] Block` (a stack of sub-models) or `[b] Grad[M]` (one gradient
         per example); None when `t` is a tensor type."""
@@ -200,12 +272,19 @@ class TypeContext:
             return None
         name = e.name.text
         if name == "Grad":
-            if e.arg is None or self.kind(e.arg.text, e.arg.span) != "model":
+            arg = e.args[0] if len(e.args) == 1 and not e.options else None
+            if not isinstance(arg, A.NamedType) or self.kind(arg.name.text, arg.name.span) != "model":
                 return None  # reported as an element type
-            inner: T.Type = T.GradT(self.canon(e.arg.text))
+            model = self.model(arg.name, arg.args, arg.options, arg.span)
+            if not isinstance(model, T.ModelT):
+                return T.UNKNOWN
+            inner: T.Type = T.grad_of(model)
             per_example = True
-        elif (kind := self.kind(name, e.name.span)) == "model" and e.arg is None:
-            inner = T.ModelT(self.canon(name))
+        elif (kind := self.kind(name, e.name.span)) == "model":
+            model = self.model(e.name, e.args, e.options, e.span)
+            if not isinstance(model, T.ModelT):
+                return T.UNKNOWN
+            inner = model
             per_example = False
         elif kind is not None and kind.startswith("broken-") and "." in name:
             return T.UNKNOWN  # `[L] layers.Block` through an import that failed
@@ -224,10 +303,13 @@ class TypeContext:
     def _optimizer(self, t: A.NamedType) -> T.Type:
         name = t.name.text
         arg = t.arg
-        if isinstance(arg, A.NamedType) and arg.arg is None and t.option is None:
+        if isinstance(arg, A.NamedType) and len(t.args) == 1 and t.option is None:
             kind = self.kind(arg.name.text, arg.name.span)
             if kind == "model":
-                return T.OptimT(name, self.canon(arg.name.text))
+                model = self.model(arg.name, arg.args, arg.options, arg.span)
+                if not isinstance(model, T.ModelT):
+                    return T.UNKNOWN
+                return T.OptimT(name, model.name, model.dims, model.options)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
         inner = type_text(arg) if arg is not None else ""
@@ -246,15 +328,17 @@ class TypeContext:
                 C.E0303.at(t.option.span, type="Grad[...]", reason=f"Grad takes wrt=[...], not {t.option.text}=")
             )
             return T.UNKNOWN
-        if isinstance(arg, A.NamedType) and arg.arg is None:
+        if isinstance(arg, A.NamedType) and len(t.args) == 1 and len(t.options) <= 1:
             kind = self.kind(arg.name.text, arg.name.span)
             if kind == "model":
-                model = self.canon(arg.name.text)
+                model = self.model(arg.name, arg.args, arg.options, arg.span)
+                if not isinstance(model, T.ModelT):
+                    return T.UNKNOWN
                 if t.option is not None:
                     # which names are params of the model is checked where the
                     # model's fields are known (the body, E1109)
-                    return T.GradT(model, tuple(sorted({n.text for n in t.names})))
-                return T.GradT(model)
+                    return T.grad_of(model, tuple(sorted({n.text for n in t.names})))
+                return T.grad_of(model)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
             if (
@@ -273,14 +357,29 @@ class TypeContext:
         return T.UNKNOWN
 
 
-def type_text(t: A.TypeExpr) -> str:
+def type_text(t: A.TypeExpr | A.TypeArg) -> str:
+    """A type (or what a type takes in brackets) as written, spaces normalised."""
+    if isinstance(t, (A.DimName, A.DimInt, A.DimBinary)):
+        return written_dim(t)
     if isinstance(t, A.TensorType):
         dims = " ".join(written_dim(d) for d in t.dims)
-        elem = "" if t.elem is None else " " + t.elem.name.text + (f"[{t.elem.arg.text}]" if t.elem.arg else "")
+        if t.rest:
+            dims = ".." + (" " + dims if dims else "")
+        elem = "" if t.elem is None else " " + t.elem.name.text + _bracket_text(t.elem.args, t.elem.options)
         return f"[{dims}]{elem}"
     if isinstance(t, A.TupleType):
         return "(" + ", ".join(type_text(x) for x in t.items) + ")"
-    return t.name.text + (f"[{type_text(t.arg)}]" if t.arg is not None else "")
+    return t.name.text + _bracket_text(t.args, t.options)
+
+
+def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]) -> str:
+    if not args and not options:
+        return ""
+    parts = [type_text(a) for a in args]
+    for o in options:
+        value = "[" + ", ".join(n.text for n in o.names) + "]" if o.value is None else str(o.value)
+        parts.append(f"{o.name.text}={value}")
+    return "[" + ", ".join(parts) + "]"
 
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}

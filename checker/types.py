@@ -84,7 +84,23 @@ class DimExpr:
         return hash(self.poly)
 
 
-Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr
+@dataclass(frozen=True, slots=True)
+class DimRest:
+    """`..` at the front of a fn's shape (`[.. d]`): any number of leading
+    dims, the same sequence wherever the signature writes it, bound at each
+    call (an argument of type `[b T d]` binds it to `b T`)."""
+
+    def __str__(self) -> str:
+        return ".."
+
+
+Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr | DimRest
+REST = DimRest()
+
+
+def has_rest(t: Type) -> bool:
+    """A tensor type written `[.. d]`: its first dim stands for any number of them."""
+    return isinstance(t, TensorT) and bool(t.dims) and isinstance(t.dims[0], DimRest)
 
 
 def dim_value(d: Dim) -> int | None:
@@ -111,6 +127,8 @@ def dim_poly(d: Dim) -> DX.Poly | None:
 def dims_equal(a: Dim, b: Dim) -> bool:
     if isinstance(a, DimUnknown) or isinstance(b, DimUnknown):
         return True
+    if isinstance(a, DimRest) or isinstance(b, DimRest):
+        return isinstance(a, DimRest) and isinstance(b, DimRest)
     if isinstance(a, DimConst) and isinstance(b, DimConst):
         return a.name == b.name
     if isinstance(a, DimExpr) or isinstance(b, DimExpr):
@@ -277,26 +295,61 @@ class NumberT(Type):
         return self.kind
 
 
+# The options of a model's type that differ from their defaults, by name in
+# declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`.
+Options = tuple[tuple[str, bool], ...]
+
+
+def _applied(name: str, dims: tuple[Dim, ...], options: Options) -> str:
+    """`Linear[D, H, bias=False]`, `Mlp`."""
+    if not dims and not options:
+        return name
+    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options]
+    return f"{name}[{', '.join(parts)}]"
+
+
 @dataclass(frozen=True, slots=True)
 class ModelT(Type):
+    """A model, by its (qualified) name; a model that takes dims and options
+    (`model Linear[I, O, bias: Bool = True]`) with those it is given: two
+    instances with different dims are different types."""
+
     name: str
+    dims: tuple[Dim, ...] = ()
+    options: Options = ()
+    # `self` in the model's own methods: every instance at once, whose
+    # options are not known (a member under a condition may be absent)
+    generic: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
-        return self.name
+        return _applied(self.name, self.dims, self.options)
 
 
 @dataclass(frozen=True, slots=True)
 class GradT(Type):
     """`Grad[M]`; with `wrt`, only the selected top-level fields of M, in
-    declaration order (`Grad[M, wrt=[head, b2]]`)."""
+    declaration order (`Grad[M, wrt=[head, b2]]`). For a model with dims,
+    those of the instance (`Grad[Linear[D, H]]`)."""
 
     model: str
     wrt: tuple[str, ...] | None = None
+    dims: tuple[Dim, ...] = ()
+    options: Options = ()
+
+    @property
+    def of(self) -> ModelT:
+        return ModelT(self.model, self.dims, self.options)
 
     def __str__(self) -> str:
+        model = _applied(self.model, self.dims, self.options)
         if self.wrt is None:
-            return f"Grad[{self.model}]"
-        return f"Grad[{self.model}, wrt=[{', '.join(self.wrt)}]]"
+            return f"Grad[{model}]"
+        return f"Grad[{model}, wrt=[{', '.join(self.wrt)}]]"
+
+
+def grad_of(t: ModelT, wrt: tuple[str, ...] | None = None) -> GradT:
+    """The gradient type of a model type."""
+    return GradT(t.name, wrt, t.dims, t.options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,9 +375,9 @@ def grad_field_type(t: Type) -> Type:
     if isinstance(t, TensorT):
         return TensorT(t.dims, t.elem.plain())
     if isinstance(t, ModelT):
-        return GradT(t.name)
+        return grad_of(t)
     if isinstance(t, StackT) and isinstance(t.item, ModelT):
-        return StackT(t.dim, GradT(t.item.name))
+        return StackT(t.dim, grad_of(t.item))
     return t
 
 
@@ -370,13 +423,19 @@ OPTIMIZERS: dict[str, tuple[tuple[tuple[str, str, str], ...], dict[str, str]]] =
 
 @dataclass(frozen=True, slots=True)
 class OptimT(Type):
-    """An optimizer for a model: `SGD[M]`, `Adam[M]`, `AdamW[M]`."""
+    """An optimizer for a model: `SGD[M]`, `Adam[M]`, `AdamW[M]`, `Adam[Linear[D, H]]`."""
 
     kind: str
     model: str
+    dims: tuple[Dim, ...] = ()
+    options: Options = ()
+
+    @property
+    def of(self) -> ModelT:
+        return ModelT(self.model, self.dims, self.options)
 
     def __str__(self) -> str:
-        return f"{self.kind}[{self.model}]"
+        return f"{self.kind}[{_applied(self.model, self.dims, self.options)}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,12 +498,17 @@ class BuiltinRefT(Type):
 
 @dataclass(frozen=True, slots=True)
 class ModelClassT(Type):
-    """A model's name itself, as in `Mlp.init(seed=0)`."""
+    """A model's name itself, as in `Mlp.init(seed=0)`; with the dims and
+    options it is given, `Linear[D, H]` in `Linear[D, H].init(seed=0)`."""
 
     name: str
+    dims: tuple[Dim, ...] = ()
+    options: Options = ()
+    # the dims it takes were given (a model that takes none: always)
+    applied: bool = True
 
     def __str__(self) -> str:
-        return f"model {self.name}"
+        return f"model {_applied(self.name, self.dims, self.options)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,5 +573,5 @@ def optimizer_fields(t: OptimT) -> list[tuple[str, Type, str]]:
     hyper, state = OPTIMIZERS[t.kind]
     out: list[tuple[str, Type, str]] = [(n, _hyper_type(w), f"default {d}") for n, w, d in hyper]
     for n, k in state.items():
-        out.append((n, GradT(t.model) if k == "grad" else INT, "state" if k == "grad" else "steps taken"))
+        out.append((n, grad_of(t.of) if k == "grad" else INT, "state" if k == "grad" else "steps taken"))
     return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -62,7 +62,8 @@ class Host(Protocol):
         """The folder of the nearest `quiver.toml` above `path`, if any."""
         ...
 
-    # Optional: `list_modules(folder) -> list[str]`, the module names of the
+    # Optional: `libraries`, folders searched after all others (Quiver's own
+    # library, `nn`); `list_modules(folder) -> list[str]`, the module names of the
     # `.qv` files in a folder, for suggestions on a missing import; and
     # `why_unusable(path) -> str | None`, why an entry that is there is not a
     # module file ("it is a folder, not a regular file"), for E0113.
@@ -74,6 +75,7 @@ class MemoryHost:
     def __init__(self, files: dict[str, str] | None = None) -> None:
         self.files: dict[str, str] = dict(files or {})
         self.reads = 0
+        self.libraries: tuple[str, ...] = ()
 
     def read(self, path: str) -> str | None:
         self.reads += 1
@@ -323,6 +325,9 @@ class Workspace:
         if project is not None:
             folders.append(project)
         folders += self.roots
+        # last: the libraries shipped with Quiver (`import nn`), which a module
+        # of the project's own of that name comes before
+        folders += getattr(self.host, "libraries", ())
         out: list[str] = []
         for f in folders:
             if f not in out:
@@ -485,12 +490,22 @@ def example_files(text: str) -> dict[str, str] | None:
     return files
 
 
-def check_example(text: str) -> Analysis:
-    """The analysis of an example: of its first file for a multi-file one."""
+EXAMPLE_LIBRARY = "/quiver-library"
+
+
+def check_example(text: str, library: Mapping[str, str] | None = None) -> Analysis:
+    """The analysis of an example: of its first file for a multi-file one.
+    `library`: the texts of Quiver's own library by module file name
+    (`{"nn.qv": ...}`), which an example may import (`import nn`); the
+    caller reads them (this module does no I/O)."""
     files = example_files(text)
-    if files is None:
+    if files is None and not (library and import_spellings(text)):
         return _analysis().Analyzer().update(text)
-    ws = Workspace(MemoryHost(files), [EXAMPLE_ROOT])
+    if files is None:
+        files = {posixpath.join(EXAMPLE_ROOT, "example.qv"): text}
+    host = MemoryHost({**files, **{posixpath.join(EXAMPLE_LIBRARY, n): t for n, t in (library or {}).items()}})
+    host.libraries = (EXAMPLE_LIBRARY,) if library else ()
+    ws = Workspace(host, [EXAMPLE_ROOT])
     analysis = ws.analyze(next(iter(files)))
     assert analysis is not None
     return analysis

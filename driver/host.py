@@ -35,6 +35,7 @@ class DiskHost:
         self._projects: dict[str, str | None] = {}
         self._remember = remember_projects
         self._roots: tuple[str, ...] = tuple(roots)
+        self.libraries: tuple[str, ...] = library_folders()
 
     def set_roots(self, roots: Iterable[str]) -> None:
         """The workspace roots (the checker's Workspace passes its own)."""
@@ -42,7 +43,7 @@ class DiskHost:
 
     def boundary(self, path: str) -> str:
         """The folder a link at `path` must not lead out of."""
-        tops = [*self._roots]
+        tops = [*self._roots, *self.libraries]
         project = self.project_root(path)
         if project is not None:
             tops.append(project)
@@ -102,6 +103,19 @@ class DiskHost:
             for f in seen:
                 self._projects[f] = found
         return found
+
+
+def library_folders() -> tuple[str, ...]:
+    """The folders of the libraries Quiver ships, written in Quiver (`nn`):
+    the `quiver.library` package's folder, found without importing anything."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("quiver.library")
+    except (ImportError, ValueError):
+        return ()
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return tuple(normal_path(p) for p in locations[:1])
 
 
 def normal_path(path: str) -> str:

@@ -21,7 +21,7 @@ from ._errors import (
 )
 from ._extern import Extern, extern
 from ._grad import Grad, grad, jvp, mean_grad, model_update, randn_grad, sum_grad, value_and_grad, zeros_grad
-from ._model import Field, Model, ModelStack, SubModel, field_add
+from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
@@ -99,6 +99,9 @@ __all__ = [
     "SubModel",
     "ModelStack",
     "Field",
+    "GenericModel",
+    "add_methods",
+    "applied_name",
     "Model",
     "field_add",
     "Eval",

@@ -208,6 +208,14 @@ class Model:
             f"or {type(self).__name__}.load(path)"
         )
 
+    def __call__(self, *args, **kwargs):
+        """`layer(x)`: the model's method `forward` (a Python caller's way;
+        compiled code calls the method's function directly)."""
+        forward = type(self).__dict__.get("forward") or getattr(type(self), "_qv_forward", None)
+        if forward is None:
+            raise ModelError(f"model {type(self)._qv_name} has no method forward, so it cannot be called")
+        return forward(self, *args, **kwargs)
+
     @classmethod
     def _qv_device_or_error(cls) -> torch.device:
         device = cls._qv_torch_device
@@ -611,3 +619,82 @@ def model_class_of(x):
 
 
 __all__ = ["Field", "Model", "ModelStack", "SubModel", "Elem", "dtype_name"]
+
+
+class GenericModel:
+    """A model that takes dims and options (``model Linear[I, O, bias: Bool =
+    True]``): ``Linear.of(784, 128)`` (or ``Linear[784, 128]``,
+    ``Linear.of(784, 128, bias=False)``) is the model class of that instance,
+    made once by the compiled factory ``make(I, O, bias)`` and kept. Each
+    class made knows its family (``_qv_generic``), its dims (``_qv_dims``) and
+    its options (``_qv_opt_<name>``, and ``_qv_options``)."""
+
+    def __init__(self, name, make, dims, options=()):
+        self._qv_name = name
+        self._make = make
+        self._qv_dim_names = tuple(dims)
+        self._qv_option_defaults = dict(options)
+        self._classes: dict = {}
+        self._methods: dict = {}
+
+    def of(self, *dims, **options) -> type[Model]:
+        names = self._qv_dim_names
+        if len(dims) != len(names):
+            raise ModelError(f"model {self._qv_name} takes {len(names)} dims ({', '.join(names)}), found {len(dims)}")
+        for n, d in zip(names, dims):
+            if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
+                raise ModelError(f"model {self._qv_name}: dim {n} must be a positive Int, found {d!r}")
+        chosen = dict(self._qv_option_defaults)
+        for k, v in options.items():
+            if k not in chosen:
+                raise ModelError(f"model {self._qv_name} has no option {k!r}")
+            if not isinstance(v, bool):
+                raise ModelError(f"model {self._qv_name}: option {k} must be True or False, found {v!r}")
+            chosen[k] = v
+        key = (tuple(dims), tuple(chosen.items()))
+        cls = self._classes.get(key)
+        if cls is None:
+            cls = self._make(*dims, **chosen)
+            cls._qv_generic = self
+            cls._qv_dims = tuple(dims)
+            cls._qv_options = dict(chosen)
+            for k, v in chosen.items():
+                setattr(cls, f"_qv_opt_{k}", v)
+            for k, fn in self._methods.items():
+                setattr(cls, k, fn)
+            self._classes[key] = cls
+        return cls
+
+    def __getitem__(self, key) -> type[Model]:
+        return self.of(*(key if isinstance(key, tuple) else (key,)))
+
+    def add_methods(self, **methods) -> None:
+        """The model's methods (the compiled functions), on every class of the family."""
+        self._methods.update(methods)
+        for cls in self._classes.values():
+            for k, fn in methods.items():
+                setattr(cls, k, fn)
+
+    def init(self, seed):  # pragma: no cover - a message for Python callers
+        raise ModelError(
+            f"model {self._qv_name} takes dims ({', '.join(self._qv_dim_names)}): "
+            f"create one with {self._qv_name}.of(...).init(seed=...)"
+        )
+
+    def __repr__(self) -> str:
+        return f"<model {self._qv_name}[{', '.join(self._qv_dim_names)}]>"
+
+
+def add_methods(cls, **methods) -> None:
+    """A (non-generic) model's methods, as attributes of its class."""
+    if isinstance(cls, GenericModel):
+        cls.add_methods(**methods)
+        return
+    for k, fn in methods.items():
+        setattr(cls, k, fn)
+
+
+def applied_name(name: str, dims, options: dict, defaults: dict) -> str:
+    """`Linear[784, 128, bias=False]`: a class of a family, as messages name it."""
+    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
+    return f"{name}[{', '.join(parts)}]"

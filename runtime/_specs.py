@@ -136,26 +136,32 @@ class TensorArg(ArgSpec):
     """A tensor parameter ``[dims] elem``; dims are ints (fixed), strs
     (generic) or DimExprs (computed from generic dims)."""
 
-    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_exprs", "_refined")
+    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_exprs", "_refined", "_rest")
 
     def __init__(self, name, dims, elem, loc=None):
         super().__init__(name, loc)
         self.dims = tuple(dims)
         self.elem = elem_of(elem)
         self._dtype = self.elem.dtype
-        self._rank = len(self.dims)
-        for d in self.dims:
-            if isinstance(d, bool) or not isinstance(d, (int, str, DimExpr)):
+        # `('..', 'd')`, from `[.. d]`: any number of leading dims (bound once
+        # per call, as a whole, under '..'), then the dims written, counted from the end
+        self._rest = bool(self.dims) and self.dims[0] == ".."
+        tail = self.dims[1:] if self._rest else self.dims
+        self._rank = len(tail)
+        for d in tail:
+            if isinstance(d, bool) or not isinstance(d, (int, str, DimExpr)) or d == "..":
                 raise TypeError(f"dims must be ints, names or DimExprs, found {d!r}")
-        self._fixed = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, int))
-        self._generic = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, str))
-        self._exprs = tuple((i, d) for i, d in enumerate(self.dims) if isinstance(d, DimExpr))
-        self._size = torch.Size(self.dims) if not self._generic and not self._exprs else None
+        at = (lambda i: i - len(tail)) if self._rest else (lambda i: i)
+        self._fixed = tuple((at(i), d) for i, d in enumerate(tail) if isinstance(d, int))
+        self._generic = tuple((at(i), d) for i, d in enumerate(tail) if isinstance(d, str))
+        self._exprs = tuple((at(i), d) for i, d in enumerate(tail) if isinstance(d, DimExpr))
+        fixed = not self._generic and not self._exprs and not self._rest
+        self._size = torch.Size(tail) if fixed else None
         self._refined = self.elem.refinement is not None
 
     @property
     def generic(self):
-        return bool(self._generic or self._exprs)
+        return bool(self._generic or self._exprs or self._rest)
 
     def type_text(self) -> str:
         return f"{dims_text(self.dims)} {self.elem.name}"
@@ -173,7 +179,20 @@ class TensorArg(ArgSpec):
             if shape != self._size:
                 self._fail(sig, tensor_text(a))
         else:
-            if len(shape) != self._rank:
+            if self._rest:
+                if len(shape) < self._rank:
+                    self._fail(sig, tensor_text(a))
+                lead = tuple(shape[: len(shape) - self._rank])
+                prev = env.get("..")
+                if prev is None:
+                    env[".."] = (lead, self.label)
+                elif prev[0] != lead:
+                    raise CheckError(
+                        f"{sig.name}(): the leading dims [..] are {dims_text(prev[0])} in {prev[1]} "
+                        f"but {dims_text(lead)} in {self.label} (expected {self.type_text()}, found {tensor_text(a)})",
+                        self.loc if self.loc is not None else sig.loc,
+                    )
+            elif len(shape) != self._rank:
                 self._fail(sig, tensor_text(a))
             for i, n in self._fixed:
                 if shape[i] != n:
@@ -213,24 +232,63 @@ class TensorArg(ArgSpec):
 
 
 class ModelArg(ArgSpec):
-    """A model parameter: the value must be an instance of the model class."""
+    """A model parameter: the value must be an instance of the model class.
+    With a family (`rt.GenericModel`) and `dims`, any instance of the family
+    whose dims fit: an int must be that size, a name (a generic dim of the
+    function, `l: Linear[i, o]`) is bound from the instance's dims; `options`,
+    when given, must be the instance's."""
 
-    __slots__ = ("cls",)
+    __slots__ = ("cls", "dims", "options")
 
-    def __init__(self, name, cls, loc=None):
+    def __init__(self, name, cls, loc=None, dims=None, options=None):
         super().__init__(name, loc)
         self.cls = cls
+        self.dims = tuple(dims) if dims is not None else None
+        self.options = dict(options) if options is not None else None
+
+    @property
+    def generic(self):
+        return self.dims is not None and any(isinstance(d, str) for d in self.dims)
 
     def type_text(self) -> str:
+        if self.dims is not None:
+            return f"model {self.cls._qv_name}[{', '.join(map(str, self.dims))}]"
         return f"model {self.cls._qv_name}"
 
     def _check(self, a, env, sig):
-        if type(a) is not self.cls and not isinstance(a, self.cls):
+        if self.dims is None:
+            if type(a) is not self.cls and not isinstance(a, self.cls):
+                found = describe(a)
+                if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
+                    found += " (another class of that name, from another load of the file)"
+                self._fail(sig, found)
+            return type(a)._qv_torch_device.type != "cpu"
+        cls = type(a)
+        if not isinstance(a, Model) or getattr(cls, "_qv_generic", None) is not self.cls:
             found = describe(a)
-            if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
+            if (
+                isinstance(a, Model)
+                and getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name
+            ):
                 found += " (another class of that name, from another load of the file)"
             self._fail(sig, found)
-        return type(a)._qv_torch_device.type != "cpu"
+        if self.options is not None and any(cls._qv_options.get(k) != v for k, v in self.options.items()):
+            self._fail(sig, f"model {cls._qv_name}")
+        for d, got in zip(self.dims, cls._qv_dims):
+            if isinstance(d, str):
+                prev = env.get(d) if env is not None else None
+                if prev is None:
+                    if env is not None:
+                        env[d] = (got, self.label)
+                elif prev[0] != got:
+                    raise CheckError(
+                        f"{sig.name}(): dim {d} is {prev[0]} in {prev[1]} but {got} in {self.label} "
+                        f"(expected {self.type_text()}, found model {cls._qv_name})",
+                        self.loc if self.loc is not None else sig.loc,
+                    )
+            elif d != got:
+                self._fail(sig, f"model {cls._qv_name}")
+        return cls._qv_torch_device.type != "cpu"
 
 
 class GradArg(ArgSpec):

@@ -25,7 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from quiver.checker.workspace import check_example as check_text  # `# file:` sections: several files
+from library import LIBRARY
+from quiver.checker.workspace import check_example
+
+
+def check_text(source: str):
+    """An example's analysis: `# file:` sections are several files, and
+    Quiver's library (`import nn`) is there to import."""
+    return check_example(source, LIBRARY)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -652,9 +652,9 @@ class BuiltinRules:
 
     def _grad_norm_elem(self: BodyChecker, g: T.GradT) -> T.Elem:
         """A gradient's norm: NonNeg, of its first leaf param's dtype (sub-models' included)."""
-        for name in model_closure(self.g, g.model):
-            self.global_kind(name)  # the leaves depend on every model inside g's
-        leaves = leaf_params(self.g, g.model)
+        for m in model_closure(self.g, g.of):
+            self.global_kind(m if isinstance(m, str) else m.name)  # the leaves depend on every model inside g's
+        leaves = leaf_params(self.g, g.of)
         first = leaves[0][2].type if leaves else None
         return T.Elem(first.elem.dtype if isinstance(first, T.TensorT) else "f32", "nonneg")
 
@@ -667,9 +667,18 @@ class BuiltinRules:
             and isinstance(e.value, A.Name)
             and e.value.name == "Grad"
             and "Grad" not in env.vars
-            and isinstance(e.index, A.Name)
+            and isinstance(e.index, (A.Name, A.Index))
         ):
             return None
+        if isinstance(e.index, A.Index):  # Grad[Linear[D, H]]
+            inner = self.expr(e.index, env)
+            if isinstance(inner, T.ModelClassT):
+                t = T.GradT(inner.name, None, inner.dims, inner.options)
+                self.types[e] = t
+                return t
+            if not isinstance(inner, T.UnknownT):
+                self.diags.append(C.E0303.at(e.span, type=f"Grad[{expr_text(e.index)}]", reason="it is not a model"))
+            return T.UNKNOWN
         name = e.index.name
         kind = self.global_kind(name)
         if kind == "model":

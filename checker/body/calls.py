@@ -25,6 +25,49 @@ if TYPE_CHECKING:
     from .core import BodyChecker
 
 
+# Built-ins that take a `[.. d]` operand: elementwise ones, and those that work
+# along named dims (or dims counted from the end); the others need every dim.
+REST_SAFE = frozenset(
+    {
+        "relu",
+        "tanh",
+        "sigmoid",
+        "exp",
+        "log",
+        "sqrt",
+        "abs",
+        "gelu",
+        "silu",
+        "softplus",
+        "log1p",
+        "leaky_relu",
+        "elu",
+        "clamp",
+        "maximum",
+        "minimum",
+        "where",
+        "stop_grad",
+        "dropout",
+        "softmax",
+        "log_softmax",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "std",
+        "var",
+        "logsumexp",
+        "norm",
+        "layer_norm",
+        "rms_norm",
+        "argmax",
+        "mse",
+        "smooth_l1",
+        "huber",
+    }
+)
+
+
 class CallRules:
     def pipe(self: BodyChecker, e: A.Pipe, env: Env) -> T.Type:
         target = e.target
@@ -75,12 +118,25 @@ class CallRules:
                 return self.optimizer_method(node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
                 method = func.name.text
-                kind = self.global_kind(method)
                 self.global_kind(recv.name)
-                model = self.g.models.get(recv.name)
+                model = self.g.model(recv)
+                found = model.method(method) if model is not None else None
+                if found is not None and (info := self.g.fns.get(found.name)) is not None:
+                    self.refs[func.name] = Ref("fn", info.name)
+                    self.types[func] = T.FnRefT(info.name)
+                    return self.method_call(node, func.value, info, call_args, env, paren)
                 field = model.field(method) if model is not None else None
+                if field is not None and isinstance(field.type, T.UnknownT):  # its type has an error already
+                    self._eval_args(call_args, env)
+                    return T.UNKNOWN
+                if field is not None and isinstance(field.type, T.ModelT):
+                    # m.fc1(x): a sub-model called, its `forward`
+                    ftype = self.field_access(func, env)
+                    self.types[func] = ftype
+                    return self.call_model_value(node, func, ftype, call_args, env, paren)
+                kind = self.global_kind(method)
                 if field is not None:
-                    reason = f"it is a {field.kind} of {recv.name}, not a function"
+                    reason = f"it is a {field.kind} of {recv}, not a function"
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
                     reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
                 else:  # m.save(...): no function of that name to suggest either
@@ -98,6 +154,8 @@ class CallRules:
         var = env.vars.get(func.name)
         if var is not None:
             self.name(func, env)
+            if isinstance(var.type, T.ModelT):  # layer(x): its `forward`
+                return self.call_model_value(node, func, var.type, call_args, env, paren)
             if not isinstance(var.type, T.UnknownT):
                 self.diags.append(
                     C.E0409.at(
@@ -267,6 +325,10 @@ class CallRules:
                     self.path_fact("call", origin, info.name, a.node.span, index)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
+                if mismatch.kind == "binding" and mismatch.earlier is not None and mismatch.earlier.where == "self":
+                    # a layer applied to the wrong size: its dims are the layer's,
+                    # known from it, not generic dims of the caller's choosing
+                    mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
                 if mismatch.kind in ("refine", "index", "dtype"):
                     # The shape matched: show it bound (`[5] NonNeg`, not `[n] NonNeg`), so the
                     # message differs only where the types do.
@@ -378,6 +440,47 @@ class CallRules:
             self._report_mismatch(m, span, context, related)
         return m is None
 
+    def method_call(
+        self: BodyChecker,
+        node: A.Node,
+        recv: A.Expr,
+        info: FnInfo,
+        args: list[CallArg],
+        env: Env,
+        paren: A.Span,
+    ) -> T.Type:
+        """`recv.name(args)`: the method `info` with `recv` as its `self`."""
+        rest = info.params[1:]
+        matched = self.bind_args(info.name, [(p.name, True, False) for p in rest], args, paren)
+        if matched is None:
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        bound, _ = matched
+        pairs = [(info.params[0], CallArg(recv, None, recv.span))] + [(p, bound[p.name]) for p in rest]
+        return self.check_call_args(info, pairs, env, node)
+
+    def call_model_value(
+        self: BodyChecker,
+        node: A.Node,
+        func: A.Expr,
+        recv: T.Type,
+        args: list[CallArg],
+        env: Env,
+        paren: A.Span,
+    ) -> T.Type:
+        """`layer(x)` for a model value: its method `forward`."""
+        assert isinstance(recv, T.ModelT)
+        model = self.g.model(recv)
+        found = model.method("forward") if model is not None else None
+        info = self.g.fns.get(found.name) if found is not None else None
+        if info is None:
+            if model is not None:
+                reason = f"model {recv} has no method forward (a fn forward(self, ...) inside the model)"
+                self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        return self.method_call(node, func, info, args, env, paren)
+
     def model_method(
         self: BodyChecker,
         node: A.Node,
@@ -397,6 +500,19 @@ class CallRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
+        if not recv.applied:
+            dims, _ = self.g.names.model_sigs.get(recv.name, ((), ()))
+            written = expr_text(func.value)
+            self.diags.append(
+                C.E0910.at(
+                    func.value.span,
+                    model=written,
+                    problem=f"takes {len(dims)} dim{'s' if len(dims) != 1 else ''} ({', '.join(dims)}): "
+                    f"write {written}[{', '.join(dims)}].{func.name.text}(...) with the dims it is made for",
+                )
+            )
+            self._eval_args(args, env)
+            return T.UNKNOWN
         matched = self.bind_args(
             f"{recv.name}.init", [(p.name, p.required, p.keyword_only) for p in method.params], args, paren
         )
@@ -405,7 +521,7 @@ class CallRules:
             return T.UNKNOWN
         bound, _ = matched
         self.expect_number(bound["seed"], env, "Int", "seed")
-        return T.ModelT(recv.name)
+        return T.ModelT(recv.name, recv.dims, recv.options)
 
     def expect_number(self: BodyChecker, a: CallArg, env: Env, kind: str, what: str) -> bool:
         t = self.value(a.node, env)
@@ -430,7 +546,11 @@ class CallRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         bound, _ = matched
-        return rule.check(self, node, b, bound, env)
+        outer, self.builtin_now = self.builtin_now, b.name
+        try:
+            return rule.check(self, node, b, bound, env)
+        finally:
+            self.builtin_now = outer
 
     def tensor_arg(
         self: BodyChecker,
@@ -459,6 +579,16 @@ class CallRules:
         if float_only and not t.elem.is_float:
             self.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
             return None
+        if T.has_rest(t) and self.builtin_now not in REST_SAFE:
+            self.diags.append(
+                C.E0214.at(
+                    a.node.span,
+                    operation=f"{fn}({expr_text(a.node)})",
+                    reason=f"{t} has any number of leading dims, and {fn} needs to know them: "
+                    "name the dims in the fn's signature",
+                )
+            )
+            return None
         return t
 
     def dim_arg(
@@ -479,6 +609,17 @@ class CallRules:
         operand with that name)."""
         e = a.node
         position = axis_position(e)
+        if position is not None and T.has_rest(operand) and not -operand.rank < position < 0:
+            self.value(e, env)
+            self.diags.append(
+                C.E0214.at(
+                    e.span,
+                    operation=f"{fn}(over={position})",
+                    reason=f"{operand} has any number of leading dims: name the dim, "
+                    f"or count it from the end (over=-1 ... over=-{operand.rank - 1})",
+                )
+            )
+            return None
         if position is not None:
             self.value(e, env)
             rank = operand.rank

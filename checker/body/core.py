@@ -48,6 +48,16 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         self.reported_unreachable: set[int] = set()
         # value_and_grad calls bound to two names, or already reported (E0411)
         self.vag_bound: set[A.Node] = set()
+        # A method of a model with options: their names are Bool values, and
+        # under `if bias:` the option is known (a member `if bias` exists).
+        owner = glob.models.get(fn.owner) if fn.owner is not None else None
+        self.model_options: dict[str, bool] = dict(owner.options) if owner is not None else {}
+        self.known_options: dict[str, bool] = {}
+        self.builtin_now: str | None = None  # the built-in whose rule is running
+
+    def known_option(self, name: str, value: bool) -> bool:
+        """Whether the method being checked is where option `name` is `value`."""
+        return self.known_options.get(name) == value
 
     # -------------------------------------------------------------- entry
 
@@ -63,7 +73,8 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         for name in self.recovered:
             env.vars.setdefault(name, Var(T.UNKNOWN, frozenset()))
         for written in [p.decl.type for p in self.fn.params] + ([decl.ret] if decl.ret is not None else []):
-            self.check_written_selections(written)
+            if written is not None:
+                self.check_written_selections(written)
         end = self.block(decl.body, env)
         if (
             not end.dead
@@ -82,6 +93,7 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
                 and not T.is_unknown(self.types.get(node, T.UNKNOWN))
             ):
                 self.diags.append(C.W0101.at(node.span, name=name))
+        self._count_axes_from_the_end()
         return BodyResult(
             tuple(self.diags),
             self.types,
@@ -93,6 +105,23 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
             shared_if_empty(self.locals),
             shared_if_empty(self.dim_checks),
         )
+
+    def _count_axes_from_the_end(self) -> None:
+        """The axes of calls whose operand is `[.. d]`: its leading dims are
+        any number, so an axis after them is counted from the end at run time
+        (the checker counts the `..` as one dim)."""
+        for node, axis in list(self.axes.items()):
+            if not isinstance(node, A.Call) or not node.args:
+                continue
+            t = self.types.get(node.args[0].value)
+            if not T.has_rest(t):  # type: ignore[arg-type]
+                continue
+            assert isinstance(t, T.TensorT)
+            rank = t.rank
+            if isinstance(axis, int):
+                self.axes[node] = axis - rank if axis > 0 else axis
+            elif isinstance(axis, tuple) and all(isinstance(a, int) and not isinstance(a, bool) for a in axis):
+                self.axes[node] = tuple(a - rank if a > 0 else a for a in axis)
 
     def check_written_selections(self, t: A.TypeExpr) -> None:
         """E1109 for `Grad[M, wrt=[...]]` written in the signature: each name

@@ -15,7 +15,7 @@ from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
-from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
+from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, dotted_text, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
@@ -30,7 +30,11 @@ class ExpressionRules:
 
     def value(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
         """An expression whose result is used as a value."""
-        t = self.expr(e, env)
+        return self.as_value(e, self.expr(e, env))
+
+    def as_value(self: BodyChecker, e: A.Expr, t: T.Type) -> T.Type:
+        """`t`, the type of `e`, used as a value: a function, a model or a
+        module by itself is not one (E0110)."""
         if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.ModuleT)):
             if isinstance(t, T.FnRefT):
                 kind = "a function"
@@ -135,6 +139,9 @@ class ExpressionRules:
         if e.name in self.fn.generics:
             self.refs[e] = Ref("generic", e.name, self.fn.name)
             return T.NumberT("Int", True)
+        if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
+            self.refs[e] = Ref("option", e.name, self.fn.owner)
+            return T.BOOL_N
         kind = self.global_kind(e.name)
         if kind is not None:
             return self.global_value(e, e.name, kind)
@@ -169,7 +176,7 @@ class ExpressionRules:
             return T.FnRefT(name, kind == "extern")
         if kind == "model":
             self.refs[node] = Ref("model", name)
-            return T.ModelClassT(name)
+            return T.ModelClassT(name, applied=name not in self.g.names.model_sigs)
         if kind in ("module", "package"):
             self.refs[node] = Ref("module", written)
             return T.ModuleT(written)
@@ -237,6 +244,15 @@ class ExpressionRules:
         t = self.value(e.operand, env)
         if isinstance(t, T.UnknownT):
             return t
+        if e.op == "~":  # not, elementwise, of a Bool tensor (or a Bool)
+            if (isinstance(t, T.TensorT) and t.elem.is_bool) or t == T.BOOL_N:
+                return t
+            self.diags.append(
+                C.E0306.at(
+                    e.span, op="'~'", left=T.describe(t), right="", detail="; ~ is elementwise not, of Bool values"
+                )
+            )
+            return T.UNKNOWN
         if isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
             return T.NumberT(t.kind, t.nonneg and e.op == "+")
         if isinstance(t, T.TensorT) and not t.elem.is_bool:
@@ -249,6 +265,37 @@ class ExpressionRules:
         self.diags.append(C.E0306.at(e.span, op=f"unary '{e.op}'", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
 
+    def bool_elementwise(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+        """`a & b`, `a | b`: elementwise and, or of Bool tensors (broadcast),
+        or of Bools (`and`/`or` are for conditions)."""
+
+        def boolean(t: T.Type) -> bool:
+            return (isinstance(t, T.TensorT) and t.elem.is_bool) or t == T.BOOL_N
+
+        if not (boolean(lt) and boolean(rt)):
+            word = "and" if op == "&" else "or"
+            self.diags.append(
+                C.E0306.at(
+                    node.span,
+                    op=f"'{op}'",
+                    left=T.describe(lt),
+                    right=" and " + T.describe(rt),
+                    detail=f"; {op} is elementwise {word} of Bool values (compare first: (x > 0) {op} (y > 0))",
+                )
+            )
+            return T.UNKNOWN
+        if isinstance(lt, T.NumberT) and isinstance(rt, T.NumberT):
+            return T.BOOL_N
+        ld = lt.dims if isinstance(lt, T.TensorT) else ()
+        rd = rt.dims if isinstance(rt, T.TensorT) else ()
+        dims = S.broadcast(ld, rd)
+        if isinstance(dims, S.DimClash):
+            self.diags.append(
+                C.E0202.at(node.span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
+            )
+            return T.UNKNOWN
+        return T.TensorT(dims, T.BOOL)
+
     def binary_types(
         self: BodyChecker, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
     ) -> T.Type:
@@ -260,6 +307,8 @@ class ExpressionRules:
             return self.grad_arith(op, lt, rt, node)
         if op == "@":
             return self.matmul(lt, rt, left, right, op_span, node)
+        if op in ("&", "|"):
+            return self.bool_elementwise(op, lt, rt, node)
         if isinstance(lt, T.NumberT) and isinstance(rt, T.NumberT):
             return self.number_arith(op, lt, rt, node, right)
         lt_ok = isinstance(lt, (T.TensorT, T.NumberT))
@@ -510,20 +559,35 @@ class ExpressionRules:
             return self.module_member(e, obj)
         if isinstance(obj, T.ModelT):
             self.global_kind(obj.name)
-            model = self.g.models.get(obj.name)
+            model = self.g.model(obj)
             if model is None:
                 return T.UNKNOWN
             f = model.field(name)
             if f is None:
-                if not model.partial:
+                absent = model.generic.field(name) if model.generic is not None else None
+                if absent is not None and absent.when is not None:
+                    opt, value = absent.when
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=f"{opt}={value}"))
+                elif not model.partial:
                     self.diags.append(
                         C.E0107.at(
                             e.name.span,
                             name=name,
-                            owner=f"model {obj.name}",
+                            owner=f"model {obj}",
                             hint=suggest(name, [x.name for x in model.fields]),
                         )
                     )
+                return T.UNKNOWN
+            if f.when is not None and not self.known_option(*f.when):
+                opt, value = f.when
+                self.diags.append(
+                    C.E0914.at(
+                        e.name.span,
+                        owner=f"{obj} (self, any instance)",
+                        name=name,
+                        cond=f"{opt}={value}; read it under `if {'' if value else 'not '}{opt}:`",
+                    )
+                )
                 return T.UNKNOWN
             self.refs[e.name] = Ref("field", name, obj.name)
             self.types[e.name] = f.type
@@ -535,7 +599,7 @@ class ExpressionRules:
             return self.optimizer_field(e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
-            model = self.g.models.get(obj.model)
+            model = self.g.model(obj)
             if model is None:
                 return T.UNKNOWN
             f = model.field(name)
@@ -602,7 +666,23 @@ class ExpressionRules:
     def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
         """`x[i]` drops the first dim; `x[labels]` with labels `[..] Index[V]`
         gathers along a first dim V (an embedding); `x[i:j]` keeps (j-i) of it."""
-        t = self.value(e.value, env)
+        t = self.expr(e.value, env)
+        if isinstance(t, T.ModelClassT):
+            return self.model_class_args(e, t)
+        t = self.as_value(e.value, t)
+        if isinstance(e.index, A.Subscripts):
+            for item in e.index.items:
+                if isinstance(item, A.Slice):
+                    for bound in (item.start, item.end):
+                        if bound is not None:
+                            self.value(bound, env)
+                elif isinstance(item, A.Arg):
+                    self.value(item.value, env)
+                else:
+                    self.value(item, env)
+            if not isinstance(t, T.UnknownT):
+                self.diags.append(C.E0215.at(e.index.span, what=f"{expr_text(e.value)}[{expr_text(e.index)}]"))
+            return T.UNKNOWN
         if isinstance(e.index, A.Slice):
             return self.slice(e, e.index, t, env)
         i = self.value(e.index, env)
@@ -625,6 +705,40 @@ class ExpressionRules:
             return T.TensorT(t.dims[1:], t.elem)
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
+
+    def model_class_args(self: BodyChecker, e: A.Index, t: T.ModelClassT) -> T.Type:
+        """`Linear[D, H, bias=False]` in an expression: the model with those
+        dims and options (checked as in a type), ready for `.init(seed=...)`."""
+        items = e.index.items if isinstance(e.index, A.Subscripts) else (e.index,)
+        args: list[A.TypeArg] = []
+        options: list[A.TypeOption] = []
+        for item in items:
+            if isinstance(item, A.Arg) and item.keyword is not None:
+                value = item.value.value if isinstance(item.value, A.BoolLit) else None
+                options.append(A.TypeOption(item.span, item.keyword, (), value))
+                continue
+            arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg)) else None
+            if arg is None:
+                self.diags.append(
+                    C.E0910.at(
+                        item.span,
+                        model=t.name,
+                        problem="takes dims here (a name, a number or (dim arithmetic)), "
+                        f"found {expr_text(item) if not isinstance(item, A.Slice) else 'a slice'}",
+                    )
+                )
+                return T.UNKNOWN
+            args.append(arg)
+        if t.dims or t.options:
+            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem="has its dims already"))
+            return T.UNKNOWN
+        ctx = self.type_context()
+        name_node = e.value.name if isinstance(e.value, A.Field) else A.Ident(e.value.span, expr_text(e.value))
+        model = ctx.model(name_node, tuple(args), tuple(options), e.span)
+        self._take(ctx)
+        if not isinstance(model, T.ModelT):
+            return T.UNKNOWN
+        return T.ModelClassT(model.name, model.dims, model.options)
 
     def broadcast_warnings(self: BodyChecker, node: A.Node, op: str, lt: T.Type, rt: T.Type, dims: tuple) -> None:
         """Two silent bugs of broadcasting: a column against a vector making an
@@ -800,12 +914,7 @@ class ExpressionRules:
         ctx = self.type_context()
         if elem_only:
             assert isinstance(target_expr, A.NamedType)
-            arg = target_expr.arg
-            elem_node = A.ElemType(
-                target_expr.span,
-                target_expr.name,
-                A.Ident(arg.span, arg.name.text) if isinstance(arg, A.NamedType) else None,
-            )
+            elem_node = A.ElemType(target_expr.span, target_expr.name, target_expr.args, target_expr.options)
             elem = ctx.elem(elem_node)
             self._take(ctx)
             if elem is None or isinstance(src, T.UnknownT):
@@ -932,3 +1041,25 @@ def _repeated(dims: tuple) -> T.Dim | None:
         if any(T.dims_equal(d, other) for other in known[i + 1 :]):
             return d
     return None
+
+
+def _dim_node(e: A.Expr) -> A.TypeArg | None:
+    """A dim written as an expression (`D`, `784`, `2*E`, `layers.H`), as a
+    type would hold it; None for anything else."""
+    if isinstance(e, A.IntLit):
+        return A.DimInt(e.span, e.value)
+    written = dotted_text(e)
+    if written is not None:
+        return A.NamedType(e.span, A.Ident(e.span, written))
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+        left, right = _plain_dim(e.left), _plain_dim(e.right)
+        if left is not None and right is not None:
+            return A.DimBinary(e.span, e.op, left, right)
+    return None
+
+
+def _plain_dim(e: A.Expr) -> A.Dim | None:
+    d = _dim_node(e)
+    if isinstance(d, A.NamedType):
+        return A.DimName(d.span, d.name.text)
+    return d if isinstance(d, (A.DimInt, A.DimBinary)) else None

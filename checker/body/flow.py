@@ -215,7 +215,7 @@ class FlowRules:
             self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
             return
         self.global_kind(obj_type.name)
-        model = self.g.models.get(obj_type.name)
+        model = self.g.model(obj_type)
         if model is None:
             return
         finfo = model.field(target.name.text)
@@ -329,14 +329,31 @@ class FlowRules:
     def if_(self: BodyChecker, s: A.If, env: Env) -> Env:
         outs: list[Env] = []
         current = env
+        before = dict(self.known_options)
         for b in s.branches:
             self.condition(b.cond, current)
+            test = self.option_test(b.cond, current)
+            if test is not None:
+                self.known_options[test[0]] = test[1]
             outs.append(self.block(b.body, current.copy()))
+            if test is not None:  # the next branches run where it is the other value
+                self.known_options[test[0]] = not test[1]
         if s.orelse is not None:
             outs.append(self.block(s.orelse, current.copy()))
         else:
             outs.append(current.copy())
+        self.known_options = before
         return self.join(env, outs, s)
+
+    def option_test(self: BodyChecker, cond: A.Expr, env: Env) -> tuple[str, bool] | None:
+        """`bias` / `not bias` for an option of the method's model: (the
+        option, the value the branch runs with)."""
+        value = True
+        while isinstance(cond, A.Not):
+            cond, value = cond.operand, not value
+        if isinstance(cond, A.Name) and cond.name in self.model_options and cond.name not in env.vars:
+            return cond.name, value
+        return None
 
     def join(self: BodyChecker, before: Env, outs: list[Env], at: A.Node) -> Env:
         live = [o for o in outs if not o.dead]

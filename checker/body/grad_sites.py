@@ -85,6 +85,8 @@ class GradRules:
         assert isinstance(first.type, T.ModelT)
         model = first.type.name
         model_ok = True
+        # the instance differentiated: the argument's (`Linear[D, H]`, when f takes any `Linear[i, o]`)
+        instance = m_type if isinstance(m_type, T.ModelT) and m_type.name == model else first.type
         if isinstance(m_type, T.UnknownT):
             model_ok = False
         elif not (isinstance(m_type, T.ModelT) and m_type.name == model):
@@ -100,7 +102,7 @@ class GradRules:
         origin = self.origin_of(m_arg.node, env)
         if origin is not None:
             self.path_fact("call", origin, info.name, m_arg.node.span, 0)
-        selection = self.wrt_selection(wrt_arg, model) if wrt_arg is not None else None
+        selection = self.wrt_selection(wrt_arg, instance) if wrt_arg is not None else None
         pairs = [(p, bound[p.name]) for p in info.params[1:]]
         batch = None
         if batch_arg is not None:
@@ -110,7 +112,10 @@ class GradRules:
                 self._eval_args([a for _, a in pairs], env)
                 return T.UNKNOWN
         else:
-            ret, call_ok = self.checked_call(info, pairs, env, node, first_index=1)
+            if model_ok and first.type.dims:  # f's generic dims bound from the model too (`l: Linear[i, o]`)
+                ret, call_ok = self.checked_call(info, [(first, m_arg), *pairs], env, node)
+            else:
+                ret, call_ok = self.checked_call(info, pairs, env, node, first_index=1)
             if not call_ok:
                 model_ok = False  # no site: its reads would be a second diagnostic
         # f must return a [] of floats, or a tuple whose first item is one (aux outputs)
@@ -136,7 +141,7 @@ class GradRules:
                 C.E1111.at(batch_arg.span, dim=str(batch), problem="aux outputs (f returning a tuple) are not batched")
             )
             return T.UNKNOWN
-        grad: T.Type = T.GradT(model, selection if selection else None)
+        grad: T.Type = T.grad_of(instance, selection if selection else None)
         if selection == ():
             grad = T.UNKNOWN
         value = declared
@@ -149,15 +154,16 @@ class GradRules:
             value = ret
         if not model_ok or isinstance(ret, T.UnknownT):
             return T.TupleT((value, grad))
-        self.sites[node] = GradSite(node, f_arg.node.span, info.name, model, selection or None)  # type: ignore[index]
+        self.sites[node] = GradSite(node, f_arg.node.span, info.name, model, selection or None, instance)  # type: ignore[index]
         return T.TupleT((value, grad))
 
-    def wrt_selection(self: BodyChecker, a: CallArg, model_name: str) -> tuple[str, ...] | None:
+    def wrt_selection(self: BodyChecker, a: CallArg, model_type: T.ModelT) -> tuple[str, ...] | None:
         """The fields `wrt=[head, b2]` selects, sorted (the type's canonical
         form); () after E1109; None when the model is unknown or every param
         is selected (then the gradient is the whole `Grad[M]`)."""
+        model_name = model_type.name
         self.global_kind(model_name)
-        model = self.g.models.get(model_name)
+        model = self.g.model(model_type)
         e = a.node
         if not isinstance(e, A.NameList):
             self.diags.append(

@@ -52,7 +52,7 @@ class OptimRules:
                 )
             )
             return T.UNKNOWN
-        return T.OptimT(b.name, m.name) if ok else T.UNKNOWN
+        return T.OptimT(b.name, m.name, m.dims, m.options) if ok else T.UNKNOWN
 
     def _hyper(self: BodyChecker, a: CallArg, env: Env, word: str, what: str) -> bool:
         if word == "(Float, Float)":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
-from ..declarations import written_dim
+from ..declarations import type_text
 
 
 def plural(n: int, what: str) -> str:
@@ -21,7 +21,17 @@ def expr_text(e: A.Node) -> str:
     if isinstance(e, (A.IntLit, A.FloatLit)):
         return str(e.value)
     if isinstance(e, A.TensorType):
-        dims = " ".join(written_dim(d) for d in e.dims)
-        elem = "" if e.elem is None else " " + e.elem.name.text + (f"[{e.elem.arg.text}]" if e.elem.arg else "")
-        return f"[{dims}]{elem}"
+        return type_text(e)
+    if isinstance(e, A.Index):
+        return f"{expr_text(e.value)}[{expr_text(e.index)}]"
+    if isinstance(e, A.Slice):
+        return ("" if e.start is None else expr_text(e.start)) + ":" + ("" if e.end is None else expr_text(e.end))
+    if isinstance(e, A.Subscripts):
+        return ", ".join(expr_text(x) for x in e.items)
+    if isinstance(e, A.Arg):
+        return (f"{e.keyword.text}=" if e.keyword is not None else "") + expr_text(e.value)
+    if isinstance(e, A.BoolLit):
+        return str(e.value)
+    if isinstance(e, A.Unary) and isinstance(e.operand, (A.Name, A.IntLit, A.FloatLit)):
+        return e.op + expr_text(e.operand)
     return "this expression"

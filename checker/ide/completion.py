@@ -32,7 +32,7 @@ def completions(analysis: Analysis, offset: int) -> list[Completion]:
     if _in_comment_or_string(prefix):
         return []
     slot = _slot_at(analysis, offset)
-    fn = _fn_of(analysis, slot.item) if slot is not None and prefix[:1].isspace() else None
+    fn = _fn_of(analysis, slot.item, offset - slot.start) if slot is not None and prefix[:1].isspace() else None
     m = _AFTER_DOT.search(prefix)
     if m is not None:
         return _member_completions(analysis, slot, fn, m.group(1)) if slot is not None else []

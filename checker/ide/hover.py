@@ -13,7 +13,7 @@ from ..declarations import (
 from ..items import ItemSlot
 from ..reads import ParamReads, Step, param_reads
 from .results import Hover
-from .symbols import _abs, _fn_of, _Occ, _occ_at, _slot_at
+from .symbols import _abs, _body_of, _fn_of, _Occ, _occ_at, _slot_at
 
 
 def hover(analysis: Analysis, offset: int) -> Hover | None:
@@ -81,8 +81,8 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
 
 
 def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
-    fn = _fn_of(analysis, slot.item)
-    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    fn = _fn_of(analysis, slot.item, occ.span.start)
+    body = _body_of(analysis, slot.item, occ.span.start)
     ty = body.types.get(occ.node) if body is not None else None
     param = None
     if fn is not None:
@@ -154,13 +154,19 @@ def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | Non
     f = model.field(occ.sym.name)
     if f is None:
         return None
-    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    body = _body_of(analysis, slot.item, occ.span.start)
     ref = body.refs.get(occ.node) if body is not None else None
     if ref is not None and ref.kind == "gradfield":
         return (
             _code(f"(gradient) Grad[{model.name}].{f.name}: {f.type}")
             + f"\n\nThe gradient with respect to param `{f.name}` of `{model.name}`."
         )
+    used = body.types.get(occ.node) if body is not None else None
+    if used is not None and not T.is_unknown(used) and used != f.type:  # of an instance: its dims
+        owner_node = _owner_of(occ.node, slot.item)
+        owner = body.types.get(owner_node) if body is not None and owner_node is not None else None
+        shown = owner if isinstance(owner, T.ModelT) else model.name
+        return _code(f"{f.kind} {shown}.{f.name}: {used}") + f"\n\nDeclared `{f.name}: {f.type}` in `{model.name}`."
     return _code(f"{f.kind} {model.name}.{f.name}: {f.type}")
 
 
@@ -180,8 +186,16 @@ def _describe_builtin(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | No
     return text
 
 
+def _owner_of(name: A.Node, item: A.Node | None) -> A.Node | None:
+    """The value a field is read of (`m.fc1` of `m.fc1.weight`'s `weight`)."""
+    for node in A.walk(item) if item is not None else ():
+        if isinstance(node, A.Field) and node.name is name:
+            return node.value
+    return None
+
+
 def _site_of_name(analysis: Analysis, slot: ItemSlot, node: A.Node):
-    body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+    body = _body_of(analysis, slot.item, node.span.start)
     if body is None:
         return None
     for site in body.sites:
@@ -270,14 +284,17 @@ def param_reads_report(analysis: Analysis, fn_name: str) -> str:
 
 def _expression_hover(analysis: Analysis, offset: int) -> Hover | None:
     slot = _slot_at(analysis, offset)
-    if slot is None or not isinstance(slot.item, A.FnDecl):
-        return None
-    body = analysis.bodies.get(slot.item)
-    if body is None:
+    if slot is None:
         return None
     rel = offset - slot.start
+    found = analysis.function_at(slot.item, rel)
+    if found is None:
+        return None
+    body = analysis.bodies.get(found[0])
+    if body is None:
+        return None
     best: A.Node | None = None
-    for node in _path_to(slot.item, rel):
+    for node in _path_to(found[0], rel):
         if node in body.types and not isinstance(node, A.Ident):
             best = node
     if best is None:

@@ -13,23 +13,26 @@ def inlay_hints(analysis: Analysis, span: A.Span | None = None) -> list[InlayHin
     variables), with the inferred type."""
     out = []
     for slot in analysis.parsed.slots:
-        item = slot.item
-        if not isinstance(item, A.FnDecl):
-            continue
         if span is not None and (slot.end < span.start or slot.start > span.end):
             continue
-        body = analysis.bodies.get(item)
-        if body is None:
-            continue
-        for node, ref in body.refs.items():
-            if ref.kind != "local" or node not in ref.defs:
-                continue
-            ty = body.types.get(node)
-            if ty is None or T.is_unknown(ty) or isinstance(ty, T.UnitT):
-                continue
-            at = node.span.end + slot.start
-            if span is not None and not span.start <= at <= span.end:
-                continue
-            out.append(InlayHint(at, f": {ty}"))
+        for item, _ in analysis.functions(slot.item):
+            body = analysis.bodies.get(item)
+            if body is not None:
+                out.extend(_hints(body, slot.start, span))
     out.sort(key=lambda h: h.offset)
+    return out
+
+
+def _hints(body, base: int, span: A.Span | None) -> list[InlayHint]:
+    out = []
+    for node, ref in body.refs.items():
+        if ref.kind != "local" or node not in ref.defs:
+            continue
+        ty = body.types.get(node)
+        if ty is None or T.is_unknown(ty) or isinstance(ty, T.UnitT):
+            continue
+        at = node.span.end + base
+        if span is not None and not span.start <= at <= span.end:
+            continue
+        out.append(InlayHint(at, f": {ty}"))
     return out

@@ -8,7 +8,7 @@ from ..declarations import FnInfo, leaf_params
 from ..reads import ParamReads
 from .hover import _reads_of
 from .results import CodeLens
-from .symbols import _abs, _fn_of
+from .symbols import _abs
 
 
 def code_lenses(analysis: Analysis) -> list[CodeLens]:
@@ -16,34 +16,33 @@ def code_lenses(analysis: Analysis) -> list[CodeLens]:
     `value_and_grad` call, what the differentiated function reads; "Run"
     above `fn main()`."""
     out = []
-    g = analysis.globals
     for slot in analysis.parsed.slots:
-        item = slot.item
-        if not isinstance(item, A.FnDecl):
+        for item, info in analysis.functions(slot.item):
+            out.extend(_lenses(analysis, slot, item, info))
+    return out
+
+
+def _lenses(analysis: Analysis, slot, item: A.FnDecl, info) -> list[CodeLens]:
+    out: list[CodeLens] = []
+    g = analysis.globals
+    if is_runnable_main(info) and info.owner is None:
+        out.append(CodeLens(_abs(slot, item.name.span), "▶ Run", "quiver.runFile"))
+    reads = _reads_of(analysis, info)
+    for pr in reads:
+        title = lens_title(analysis, pr)
+        if len(reads) > 1:
+            title = f"{pr.param}: {title}"
+        out.append(CodeLens(_abs(slot, item.name.span), title, "quiver.showParamReads", (info.name,)))
+    body = analysis.bodies.get(item)
+    for site in body.sites if body is not None else ():
+        f = g.fns.get(site.f_name)
+        if f is None:
             continue
-        info = _fn_of(analysis, item)
-        if info is None:
+        site_reads = _reads_of(analysis, f)
+        if not site_reads:
             continue
-        if is_runnable_main(info):
-            out.append(CodeLens(_abs(slot, item.name.span), "▶ Run", "quiver.runFile"))
-        reads = _reads_of(analysis, info)
-        for pr in reads:
-            title = lens_title(analysis, pr)
-            if len(reads) > 1:
-                title = f"{pr.param}: {title}"
-            out.append(CodeLens(_abs(slot, item.name.span), title, "quiver.showParamReads", (info.name,)))
-        body = analysis.bodies.get(item)
-        if body is None:
-            continue
-        for site in body.sites:
-            f = g.fns.get(site.f_name)
-            if f is None:
-                continue
-            site_reads = _reads_of(analysis, f)
-            if not site_reads:
-                continue
-            title = f"{site.f_name} " + lens_title(analysis, site_reads[0])
-            out.append(CodeLens(_abs(slot, site.call.span), title, "quiver.showParamReads", (site.f_name,)))
+        title = f"{site.f_name} " + lens_title(analysis, site_reads[0])
+        out.append(CodeLens(_abs(slot, site.call.span), title, "quiver.showParamReads", (site.f_name,)))
     return out
 
 

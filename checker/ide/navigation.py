@@ -10,7 +10,7 @@ from ..declarations import (
     ModelInfo,
 )
 from .results import DocumentSymbol, NavTarget
-from .symbols import Sym, _abs, _index, _occ_at
+from .symbols import Sym, _abs, _body_of, _index, _occ_at
 
 
 def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
@@ -57,7 +57,7 @@ def definition(analysis: Analysis, offset: int) -> list[NavTarget]:
         return []
     slot, occ = found
     if occ.sym.kind == "var":
-        body = analysis.bodies.get(slot.item)  # type: ignore[arg-type]
+        body = _body_of(analysis, slot.item, occ.span.start)
         ref = body.refs.get(occ.node) if body is not None else None
         if ref is not None and ref.kind == "local" and ref.defs and occ.node not in ref.defs:
             return [NavTarget(_abs(slot, d.span), _abs(slot, d.span)) for d in ref.defs]

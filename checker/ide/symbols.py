@@ -56,11 +56,14 @@ def _index(analysis: Analysis, item: A.Node) -> _ItemIndex:
     declared = analysis.declared.get(item)
     name = getattr(item, "name", None)
     first = name is not None and analysis.globals.names.first.get(name.text) is item
-    key = (body, declared, analysis.names_token, first)
+    methods = tuple(analysis.bodies.get(m) for m in item.methods) if isinstance(item, A.ModelDecl) else ()
+    key = (body, declared, analysis.names_token, first, methods)
     hit = analysis.ide_cache.get(item)
     if hit is not None and all(a is b for a, b in zip(hit[0], key)):
         return hit[1]
     occs = _Collector(analysis, item, body).run()
+    for decl, info in analysis.functions(item) if isinstance(item, A.ModelDecl) else ():
+        occs += _Collector(analysis, decl, analysis.bodies.get(decl), info.name).run()
     occs.sort(key=lambda o: (o.span.start, o.span.end))
     index = _ItemIndex(occs, body, declared)  # type: ignore[arg-type]
     analysis.ide_cache[item] = (key, index)
@@ -68,10 +71,14 @@ def _index(analysis: Analysis, item: A.Node) -> _ItemIndex:
 
 
 class _Collector:
-    def __init__(self, analysis: Analysis, item: A.Node, body: BodyResult | None) -> None:
+    """The occurrences in an item, or in one method of a model (`fn_name`:
+    its qualified name, `Linear.forward`)."""
+
+    def __init__(self, analysis: Analysis, item: A.Node, body: BodyResult | None, fn_name: str | None = None) -> None:
         self.g = analysis.globals
         self.item = item
         self.body = body
+        self.fn_name = fn_name
         self.out: list[_Occ] = []
         self.seen: set[tuple[int, int]] = set()
 
@@ -87,26 +94,38 @@ class _Collector:
         if isinstance(item, A.DimDecl):
             self.add(item.name, item.name.span, Sym("dim", item.name.text), True)
         elif isinstance(item, A.ModelDecl):
-            self.add(item.name, item.name.span, Sym("model", item.name.text), True)
+            model = item.name.text
+            self.add(item.name, item.name.span, Sym("model", model), True)
+            for mp in item.params:
+                if mp.type is None:  # one of the model's dims
+                    self.add(mp.name, mp.name.span, Sym("generic", mp.name.text, model), True)
+                else:
+                    self.type_expr(mp.type, None)
             for m in item.members:
-                self.add(m.name, m.name.span, Sym("member", m.name.text, item.name.text), True)
-                self.type_expr(m.type, None)
+                self.add(m.name, m.name.span, Sym("member", m.name.text, model), True)
+                self.type_expr(m.type, None, model_dims=model)
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
-            fn = item.name.text
+            fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)
             generics_seen: set[str] = set()
             for p in item.params:
                 self.add(p.name, p.name.span, Sym("var", p.name.text, fn), True)
-                self.type_expr(p.type, fn, generics_seen)
+                if p.type is not None:
+                    self.type_expr(p.type, fn, generics_seen)
             if item.ret is not None:
                 self.type_expr(item.ret, fn, generics_seen)
             if isinstance(item, A.FnDecl) and self.body is not None:
                 self.body_refs(fn)
         return self.out
 
-    def type_expr(self, t: A.Node, fn: str | None, generics_seen: set[str] | None = None) -> None:
+    def type_expr(
+        self, t: A.Node, fn: str | None, generics_seen: set[str] | None = None, model_dims: str | None = None
+    ) -> None:
         info = self.g.fns.get(fn) if fn is not None else None
         generics = info.generics if info is not None and info.decl is self.item else ()
+        if model_dims is not None:  # in a model's member: its own dims
+            model = self.g.models.get(model_dims)
+            generics, fn = (model.dims if model is not None else ()), model_dims
         for node in A.walk(t):
             if isinstance(node, A.DimName):
                 self.dim_name(node, node.name, node.span, fn, generics, generics_seen)
@@ -116,6 +135,8 @@ class _Collector:
                 name = node.name.text
                 if name in self.g.models:
                     self.add(node.name, node.name.span, Sym("model", name))
+                elif not node.args and not node.options:  # a dim given to a model: Linear[D, H]
+                    self.dim_name(node.name, name, node.name.span, fn, generics, generics_seen)
 
     def dim_name(self, node: A.Node, name: str, span: A.Span, fn: str | None, generics, seen) -> None:
         if name in self.g.dims:
@@ -192,9 +213,21 @@ def _occ_at(analysis: Analysis, offset: int) -> tuple[ItemSlot, _Occ] | None:
     return None
 
 
-def _fn_of(analysis: Analysis, item: A.Node | None) -> FnInfo | None:
+def _fn_of(analysis: Analysis, item: A.Node | None, rel: int | None = None) -> FnInfo | None:
+    """The function of an item (at offset `rel` of it, for a model's methods)."""
     d = analysis.declared.get(item) if item is not None else None
-    return d.info if d is not None and isinstance(d.info, FnInfo) else None
+    if d is not None and isinstance(d.info, FnInfo):
+        return d.info
+    if rel is not None:
+        found = analysis.function_at(item, rel)
+        return found[1] if found is not None else None
+    return None
+
+
+def _body_of(analysis: Analysis, item: A.Node | None, rel: int) -> BodyResult | None:
+    """The body result of the function of `item` that offset `rel` is in."""
+    found = analysis.function_at(item, rel)
+    return analysis.bodies.get(found[0]) if found is not None else None
 
 
 def _abs(slot: ItemSlot, span: A.Span) -> A.Span:

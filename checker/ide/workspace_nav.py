@@ -152,9 +152,9 @@ def _collect(ws: Workspace, path: str, analysis: Analysis) -> list[Occurrence]:
             sym = _symbol(path, names, o.sym)
             if sym is not None:
                 add(_abs(slot, o.span), sym, o.is_def)
-        body = analysis.bodies.get(item)
-        if body is not None:
-            for node, ref in body.refs.items():
+        for decl, _ in analysis.functions(item):
+            body = analysis.bodies.get(decl)
+            for node, ref in body.refs.items() if body is not None else ():
                 if ref.kind == "module" and ref.name in imports and imports[ref.name] is not None:
                     target = imports[ref.name]
                     assert target is not None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from library import LIBRARY
 from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES, Code, render_markdown
 from quiver.checker.source import MAX_SOURCE_BYTES
@@ -24,14 +25,14 @@ def test_example_triggers_exactly_its_code(code: str) -> None:
     elif code == "E0012":  # the example stands for a file past the size limit
         analysis = check_text(entry.example + "#" * MAX_SOURCE_BYTES + "\n")
     else:
-        analysis = check_example(entry.example)  # `# file:` sections: several files
+        analysis = check_example(entry.example, LIBRARY)  # `# file:` sections: several files
     assert not analysis.internal_errors
     assert [d.code for d in analysis.diagnostics] == [code]
 
 
 @pytest.mark.parametrize("code", sorted(c for c in CODES if CODES[c].fixed is not None))
 def test_fixed_example_checks_clean(code: str) -> None:
-    analysis = check_example(CODES[code].fixed)
+    analysis = check_example(CODES[code].fixed, LIBRARY)
     assert analysis.diagnostics == [] and not analysis.internal_errors
 
 

@@ -245,9 +245,9 @@ def test_wrt_with_one_name_is_a_name_list() -> None:
 
 def test_casts_chain() -> None:
     x, e = ret_expr("x as [N] f32 as Foo")
-    shape = A.TensorType(x("[N] f32"), (A.DimName(x("N"), "N"),), A.ElemType(x("f32"), x.ident("f32"), None))
+    shape = A.TensorType(x("[N] f32"), (A.DimName(x("N"), "N"),), A.ElemType(x("f32"), x.ident("f32")))
     first = A.Cast(x("x as [N] f32"), x.name("x"), shape)
-    dump_eq(e, A.Cast(x("x as [N] f32 as Foo"), first, A.NamedType(x("Foo"), x.ident("Foo"), None)))
+    dump_eq(e, A.Cast(x("x as [N] f32 as Foo"), first, A.NamedType(x("Foo"), x.ident("Foo"))))
     ret_expr("-x as [N] * y as (A, [N],)")
     ret_expr("x as Grad[Net, wrt=[a, b]]")
 

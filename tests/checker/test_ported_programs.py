@@ -307,13 +307,15 @@ def test_a_model_method_that_is_no_function() -> None:
 
 
 def test_an_initializer_argument_that_is_an_expression() -> None:
+    """Initializers compute their numbers from literals and dims (issue 23)."""
     check("""
     dim L = 4
     model M:
         param w: [3] = normal(0.0, 0.02 / sqrt(2 * L))
-    #                              ^^^^^^^^^^^^^^^^^^ E0903: invalid initializer: normal takes 2 literal numbers, as in normal(0.0, 0.02); an initializer cannot compute one yet
         param v: [3] = normal
-    #                  ^^^^^^ E0903: invalid initializer: normal takes 2 literal numbers, as in normal(0.0, 0.02)
+    #                  ^^^^^^ E0903: invalid initializer: normal takes 2 numbers, as in normal(0.0, 0.02)
+        param u: [3] = normal(0.0, x)
+    #                              ^ E0903: invalid initializer: normal's std is a number, made of numbers, dims and sqrt/exp/log, found x
     """)
 
 
@@ -405,10 +407,15 @@ def test_stepping_a_model_in_the_main_that_made_it() -> None:
 
 
 def test_a_shape_of_any_rank_in_a_fn() -> None:
+    """`[..]` and `[.. d]` in a fn's signature (issue 23): any number of leading dims."""
     check("""
     fn f(x: [..]) -> [..]:
-    #        ^ E0003: expected ']', an integer or a name in the brackets, found '.' ([..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D])
         return x
+    fn rms(x: [.. d]) -> [.. d]:
+        return x / sqrt(mean(x * x, over=d, keep=True))
+    fn g(x: [.. d]) -> [.. d]:
+        return transpose(x)
+    #                    ^ E0214: transpose(x): [.. d] has any number of leading dims, and transpose needs to know them: name the dims in the fn's signature
     """)
 
 
@@ -417,10 +424,10 @@ def test_indexing_several_dims_at_once() -> None:
     dim D = 2
     fn f(a: [4 5 6]) -> [4 D 6]:
         return a[:, :D, :]
-    #             ^ E0003: expected an expression or ']' in the brackets, found ',' (indexing takes one index or one slice, of the first dim: x[i], x[i:j]; to slice another dim, move it to the front with permute first)
+    #            ^^^^^^^^ E0215: a[:, :D, :]: indexing takes one index or one slice, of the first dim
     fn g(a: [4 5 6]) -> [6]:
         return a[0, 1]
-    #             ^ E0003: expected ':' or ']' in the brackets, found ',' (indexing takes one index or one slice, of the first dim: x[i], x[i:j]; to slice another dim, move it to the front with permute first)
+    #            ^^^^ E0215: a[0, 1]: indexing takes one index or one slice, of the first dim
     fn h() -> [2] i64:
         return [1, 2]
     """)

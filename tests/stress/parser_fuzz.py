@@ -356,6 +356,8 @@ def gen_dim(rng: random.Random, depth: int = 0) -> str:
 
 def gen_tensor_type(rng: random.Random, depth: int = 0) -> str:
     dims = " ".join(gen_dim(rng, depth) for _ in range(rng.choice([0, 1, 1, 2, 2, 3])))
+    if rng.random() < 0.1:
+        dims = ".." + rng.choice([" ", ""]) + dims  # `[.. d]`
     out = f"[{dims}]"
     r = rng.random()
     if r < 0.3:
@@ -364,7 +366,30 @@ def gen_tensor_type(rng: random.Random, depth: int = 0) -> str:
         out += f" Index[{rng.choice(['C', 'layers.C', 'N'])}]"
     elif r < 0.45:
         out += " " + _qualname(rng)
+    elif r < 0.5:
+        out += " " + _qualname(rng) + _type_args(rng, depth + 1)  # `[L] Block[E, NH]`
     return out
+
+
+def _type_args(rng: random.Random, depth: int) -> str:
+    """The brackets of a type: types, dims and options."""
+    args = []
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        r = rng.random()
+        if r < 0.3:
+            args.append(_name(rng))
+        elif r < 0.45:
+            args.append(rng.choice(["1", "784", "1_0", "0"]))
+        elif r < 0.6:
+            args.append(f"({gen_dim(rng, 2)}{rng.choice(['*', '+', '-', '/'])}{gen_dim(rng, 2)})")
+        elif r < 0.7:
+            args.append(f"{_name(rng)}={rng.choice(['True', 'False', '1', 'x'])}")
+        elif r < 0.8:
+            names = ", ".join(_name(rng) for _ in range(rng.choice([1, 2, 3])))
+            args.append(f"{rng.choice(['wrt', 'over', 'x'])}=[{names}{rng.choice(['', ','])}]")
+        else:
+            args.append(gen_type(rng, depth + 1))
+    return "[" + ", ".join(args) + rng.choice(["", "", ","]) + "]"
 
 
 def gen_type(rng: random.Random, depth: int = 0) -> str:
@@ -375,6 +400,8 @@ def gen_type(rng: random.Random, depth: int = 0) -> str:
         name = rng.choice(["Net", "Mlp", "layers.Mlp", "Grad", "Mode", "Int", "Float", _qualname(rng)])
         if rng.random() < 0.5:
             return name
+        if rng.random() < 0.4:
+            return name + _type_args(rng, depth)
         inner = gen_type(rng, depth + 1)
         if rng.random() < 0.5:
             names = ", ".join(_name(rng) for _ in range(rng.choice([1, 2, 3])))
@@ -385,7 +412,7 @@ def gen_type(rng: random.Random, depth: int = 0) -> str:
 
 
 # Precedence levels, lowest first, as the grammar's expression rules.
-PIPE, OR, AND, NOT, CMP, ARITH, TERM, CAST, UNARY, POWER, POSTFIX, ATOM = range(12)
+PIPE, OR, AND, NOT, CMP, BITOR, BITAND, ARITH, TERM, CAST, UNARY, POWER, POSTFIX, ATOM = range(14)
 
 
 def _lit_item(rng: random.Random, depth: int) -> str:
@@ -421,7 +448,11 @@ def gen_expr(rng: random.Random, depth: int = 0) -> tuple[str, int]:
         return f"not {_sub(rng, depth, NOT)}", NOT
     if r < 0.42:
         op = rng.choice(["==", "!=", "<=", ">=", "<", ">"])
-        return f"{_sub(rng, depth, ARITH)} {op} {_sub(rng, depth, ARITH)}", CMP
+        return f"{_sub(rng, depth, BITOR)} {op} {_sub(rng, depth, BITOR)}", CMP
+    if r < 0.45:
+        if rng.random() < 0.5:
+            return f"{_sub(rng, depth, BITOR)}{rng.choice([' ', ''])}| {_sub(rng, depth, BITAND)}", BITOR
+        return f"{_sub(rng, depth, BITAND)} &{rng.choice([' ', ''])}{_sub(rng, depth, ARITH)}", BITAND
     if r < 0.5:
         op = rng.choice(["+", "-"])
         return f"{_sub(rng, depth, ARITH)}{rng.choice([' ', ''])}{op} {_sub(rng, depth, TERM)}", ARITH
@@ -431,7 +462,7 @@ def gen_expr(rng: random.Random, depth: int = 0) -> tuple[str, int]:
     if r < 0.62:
         return f"{_sub(rng, depth, CAST)} as {gen_type(rng, 2)}", CAST
     if r < 0.67:
-        return f"{rng.choice(['-', '+', '- '])}{_sub(rng, depth, UNARY)}", UNARY
+        return f"{rng.choice(['-', '+', '- ', '~', '~ '])}{_sub(rng, depth, UNARY)}", UNARY
     if r < 0.72:
         r2 = rng.random()
         if r2 < 0.4:
@@ -458,11 +489,23 @@ def gen_expr(rng: random.Random, depth: int = 0) -> tuple[str, int]:
         return f"{base}({', '.join(args)}{rng.choice(['', '', ','] if args else [''])})", POSTFIX
     if r2 < 0.6:
         return f"{base}.{_name(rng)}", POSTFIX
-    if r2 < 0.8:
+    if r2 < 0.75:
         return f"{base}[{gen_expr(rng, depth + 1)[0]}]", POSTFIX
+    if r2 < 0.85:
+        return f"{base}[{_subscript(rng, depth)}]", POSTFIX
+    items = [_subscript(rng, depth) for _ in range(rng.choice([1, 2, 2, 3]))]
+    return f"{base}[{', '.join(items)}{rng.choice(['', ',', ''] if len(items) > 1 else [','])}]", POSTFIX
+
+
+def _subscript(rng: random.Random, depth: int) -> str:
+    r = rng.random()
+    if r < 0.15:
+        return f"{rng.choice(['bias', 'wrt', 'x'])}={gen_expr(rng, depth + 1)[0]}"
+    if r < 0.5:
+        return gen_expr(rng, depth + 1)[0]
     lo = gen_expr(rng, depth + 1)[0] if rng.random() < 0.5 else ""
     hi = gen_expr(rng, depth + 1)[0] if rng.random() < 0.5 else ""
-    return f"{base}[{lo}:{hi}]", POSTFIX
+    return f"{lo}:{hi}"
 
 
 def _sub(rng: random.Random, depth: int, need: int) -> str:
@@ -548,9 +591,24 @@ def _suite(rng: random.Random, indent: str, depth: int, loop: bool) -> str:
     return "\n" + gen_block(rng, inner, depth + 1, loop)
 
 
-def _params(rng: random.Random) -> str:
+def _params(rng: random.Random, method: bool = False) -> str:
     ps = [f"{rng.choice(['', '', 'mut '])}{_name(rng)}: {gen_type(rng)}" for _ in range(rng.choice([0, 1, 2, 3]))]
+    if method or rng.random() < 0.05:
+        ps.insert(0, rng.choice(["self", "self", "mut self", _name(rng)]))  # a parameter without a type
     return ", ".join(ps) + (rng.choice(["", ","]) if ps else "")
+
+
+def _model_params(rng: random.Random) -> str:
+    ps = []
+    for _ in range(rng.choice([1, 2, 3])):
+        r = rng.random()
+        if r < 0.6:
+            ps.append(_name(rng))
+        elif r < 0.8:
+            ps.append(f"{_name(rng)}: {gen_type(rng, 2)} = {rng.choice(['True', 'False', expr(rng)])}")
+        else:
+            ps.append(f"{_name(rng)}: {gen_type(rng, 2)}")
+    return "[" + ", ".join(ps) + rng.choice(["", "", ","]) + "]"
 
 
 def gen_item(rng: random.Random) -> str:
@@ -571,8 +629,14 @@ def gen_item(rng: random.Random) -> str:
         members = []
         for _ in range(rng.choice([1, 2, 3])):
             init = f" = {expr(rng)}" if rng.random() < 0.6 else ""
-            members.append(f"    {rng.choice(['param', 'buffer'])} {_name(rng)}: {gen_type(rng)}{init}\n")
-        return f"model {_name(rng)}{device}:\n" + "".join(members)
+            cond = f" if {rng.choice(['', 'not '])}{_name(rng)}" if rng.random() < 0.15 else ""
+            members.append(f"    {rng.choice(['param', 'buffer'])} {_name(rng)}: {gen_type(rng)}{init}{cond}\n")
+        if rng.random() < 0.25:  # a method
+            ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
+            head = f"    fn {_name(rng)}({_params(rng, method=True)}){ret}:"
+            members.insert(rng.randint(0, len(members)), head + "\n" + gen_block(rng, "        "))
+        params = _model_params(rng) if rng.random() < 0.3 else ""
+        return f"model {_name(rng)}{params}{device}:\n" + "".join(members)
     if r < 0.8:
         return f"dim {_name(rng)} = {expr(rng)}\n"
     if r < 0.87:

@@ -1,0 +1,153 @@
+"""A function's declaration: its parameters, return type and generic dims
+(also a method's, declared inside its model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast as A
+from . import catalog as C
+from . import types as T
+from .diagnostics import LocalRelated
+from .infos import _NO_LOOKUPS, Declared, FnInfo, ParamInfo
+from .names import Names
+from .typectx import TypeContext, type_text
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The model a method is declared in: its name and what `self` is."""
+
+    name: str
+    self_type: T.ModelT
+    dims: tuple[str, ...]
+
+
+def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None = None) -> Declared:
+    """A function's signature; with `owner`, a method of that model: its
+    first parameter is `self`, the model with its dims (generic dims of the
+    method, bound from `self`), its name `Model.name`."""
+    ctx = TypeContext(names, "signature")
+    if owner is not None:
+        ctx.generics.extend(owner.dims)  # bound from `self`
+    params: list[ParamInfo] = []
+    seen: dict[str, A.Param] = {}
+    written = item.params
+    if owner is not None:
+        first = written[0] if written else None
+        if first is not None and first.name.text == "self" and first.type is None:
+            seen["self"] = first
+            params.append(ParamInfo("self", first.mut, owner.self_type, first))
+            written = written[1:]
+        else:
+            # Reported once; the method still has its `self` (not written), so
+            # neither its body nor its calls report more.
+            what = "none" if first is None else f"'{type_text(first.type) if first.type else first.name.text}'"
+            if first is not None and first.type is not None:
+                what = f"'{first.name.text}: {type_text(first.type)}'"
+            ctx.diagnostics.append(
+                C.E0915.at(
+                    first.span if first is not None else item.name.span,
+                    problem=f"the first parameter of method {item.name.text} is self, "
+                    f"without a type (it is the {owner.name}), found {what}",
+                )
+            )
+            implicit = A.Param(item.name.span, False, A.Ident(item.name.span, "self"), None)
+            params.append(ParamInfo("self", False, owner.self_type, implicit))
+    for p in written:
+        if p.type is None:
+            if p.name.text == "self":
+                problem = (
+                    f"only a method (a fn inside a model) has self, as its first parameter; {item.name.text} is not one"
+                    if owner is None
+                    else "self is the first parameter of a method, and only the first"
+                )
+                ctx.diagnostics.append(C.E0915.at(p.span, problem=problem))
+            else:
+                ctx.diagnostics.append(C.E0415.at(p.name.span, name=p.name.text))
+            ty: T.Type = T.UNKNOWN
+        else:
+            ty = ctx.resolve(p.type)
+        if p.name.text in seen:
+            ctx.diagnostics.append(
+                C.E0105.at(
+                    p.name.span,
+                    name=p.name.text,
+                    related=(LocalRelated("first declared here", span=seen[p.name.text].name.span),),
+                )
+            )
+            continue
+        seen[p.name.text] = p
+        if p.mut and isinstance(item, A.ExternDecl):
+            ctx.diagnostics.append(
+                C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
+            )
+        elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.UnknownT)):
+            ctx.diagnostics.append(
+                C.E0503.at(
+                    p.span,
+                    name=p.name.text,
+                    reason=f"only a model or an optimizer can be mut, and this is {T.describe(ty)}",
+                )
+            )
+        params.append(ParamInfo(p.name.text, p.mut, ty, p))
+    bound = list(ctx.generics)
+    for p in params:
+        if p.name in bound:
+            ctx.diagnostics.append(C.E0112.at(p.decl.name.span, name=p.name))
+    ret: T.Type = T.UNIT
+    unbound: list[str] = []
+    if item.ret is not None:
+        ret = ctx.resolve(item.ret)
+        unbound = [g for g in ctx.generics if g not in bound]
+        for g in unbound:
+            span = _first_dim_span(item.ret, g) or item.ret.span
+            ctx.diagnostics.append(C.E0206.at(span, name=g))
+        if unbound:
+            ret = _forget_dims(ret, set(unbound))
+    target = None
+    if isinstance(item, A.ExternDecl) and item.target is not None:
+        target = item.target.value
+        if not _valid_target(target):
+            ctx.diagnostics.append(C.E0412.at(item.target.span, target=target))
+    info = FnInfo(
+        item.name.text if owner is None else f"{owner.name}.{item.name.text}",
+        tuple(params),
+        ret,
+        item.ret is not None,
+        tuple(bound),
+        isinstance(item, A.ExternDecl),
+        target,
+        item,
+        tuple(unbound),
+        owner.name if owner is not None else None,
+    )
+    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
+
+
+def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
+    """`t` with the given generic dims unknown (they were reported already)."""
+    if isinstance(t, T.TensorT):
+        dims = tuple(T.DimUnknown() if isinstance(d, T.DimVar) and d.name in names else d for d in t.dims)
+        return T.TensorT(dims, t.elem)
+    if isinstance(t, T.TupleT):
+        return T.TupleT(tuple(_forget_dims(x, names) for x in t.items))
+    return t
+
+
+def _valid_target(target: str) -> bool:
+    module, sep, attr = target.partition(":")
+    ident = lambda s: s.isidentifier()
+    return bool(sep) and all(ident(p) for p in module.split(".")) and all(ident(p) for p in attr.split("."))
+
+
+def _first_dim_span(t: A.TypeExpr, name: str) -> A.Span | None:
+    for node in A.walk(t):
+        if isinstance(node, A.DimName) and node.name == name:
+            return node.span
+        if isinstance(node, A.ElemType) and node.arg is not None and node.arg.text == name:
+            return node.arg.span
+    return None
+
+
+# ------------------------------------------------------------------ the global scope
