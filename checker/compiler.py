@@ -23,7 +23,7 @@ from . import ast as A
 from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
-from .builtins import BUILTINS, Builtin, Lowering, ParamKind
+from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
 from .declarations import FnInfo, ModelInfo, sub_model
 from .deep import deep
 from .results import BodyResult, DimCheck
@@ -356,8 +356,8 @@ class _FnCompiler:
 
     def name(self, e: A.Name) -> str:
         ref = self.body.refs.get(e)
-        if ref is not None and ref.kind == "builtin" and e.name == "Eval":
-            return "rt.Eval"
+        if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
+            return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
         if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
