@@ -168,7 +168,9 @@ def choice_arg(ctx: RuleContext, a: CallArg | None, env: Env, what: str, choices
         return a.node.value
     expected = ", ".join(f'"{c}"' for c in choices[:-1]) + f' or "{choices[-1]}"'
     found = f'"{a.node.value}"' if isinstance(a.node, A.StrLit) else expr_text(a.node)
-    ctx.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=f"{expected}, written out", found=found))
+    ctx.diags.append(
+        C.E0301.at(a.node.span, context=f"{what}: ", expected=f"{expected} (a string literal)", found=found)
+    )
     return None
 
 
