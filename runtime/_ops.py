@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _device, _dist
-from ._checks import checks, seed_problem
+from ._checks import checks, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
 from ._grad import Grad, norm_of_grad
@@ -217,7 +217,15 @@ def batch_norm(
     if axis < 0:
         axis += x.dim()
     moved = x.movedim(axis, 1) if axis != 1 else x
-    out = F.batch_norm(moved, running_mean, running_var, weight, bias, training, momentum, eps)
+    try:
+        out = F.batch_norm(moved, running_mean, running_var, weight, bias, training, momentum, eps)
+    except RuntimeError as e:
+        if training and transforms.depth and "batched tensor" in str(e):
+            raise QuiverError(
+                "batch_norm under Train(...) cannot update its running statistics inside per-example "
+                "gradients (value_and_grad with batch=), which see one example at a time; pass Eval there"
+            ) from None
+        raise
     if training and num_batches_tracked is not None:
         with torch.no_grad():
             num_batches_tracked.add_(1)

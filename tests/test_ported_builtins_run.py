@@ -73,6 +73,15 @@ fn smooth_each(x: [N C]{f}, y: [N C]{f}) -> [N C]{nn}:
 fn huber_(x: [N C]{f}, y: [N C]{f}) -> []{nn}:
     return huber(x, y, delta=0.7, reduction="sum")
 
+fn huber_mean(x: [N C]{f}, y: [N C]{f}) -> []{nn}:
+    return huber(x, y, delta=0.7)
+
+fn smooth_delta(x: [N C]{f}, y: [N C]{f}) -> []{nn}:
+    return smooth_l1(x, y, beta=0.7)
+
+fn smooth_zero(x: [N C]{f}, y: [N C]{f}) -> []{nn}:
+    return smooth_l1(x, y, beta=0.0)
+
 fn bce(z: [N C]{f}, y: [N C]{f}) -> []{nn}:
     return binary_cross_entropy(sigmoid(z), y)
 
@@ -289,6 +298,9 @@ def test_robust_losses_and_binary_cross_entropy(env) -> None:
     _against(mod.smooth, lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), x, y)
     _against(mod.smooth_each, lambda x, y: F.smooth_l1_loss(x, y, reduction="none"), x, y)
     _against(mod.huber_, lambda x, y: F.huber_loss(x, y, delta=0.7, reduction="sum"), x, y)
+    # the docs' claims: huber is delta times smooth_l1 with beta=delta; beta=0 is L1
+    torch.testing.assert_close(mod.huber_mean(x, y), 0.7 * mod.smooth_delta(x, y))
+    _same(mod.smooth_zero(x, y), F.l1_loss(x, y))
     t = torch.sigmoid(y)
     _against(lambda z: mod.bce(z, t), lambda z: F.binary_cross_entropy(torch.sigmoid(z), t), x)
     ref = lambda z: F.binary_cross_entropy(torch.sigmoid(z), t, reduction="none")
@@ -320,6 +332,12 @@ def test_cross_entropy_options(env) -> None:
     # the mean is over the labels not ignored, as torch's
     kept = F.cross_entropy(x[[0, 2]], ignored[[0, 2]])
     torch.testing.assert_close(mod.ce_ignored(x, ignored), kept)
+    # every label ignored: torch's nan, which a checked NonNeg result reports
+    if dt is torch.float64:
+        assert torch.isnan(mod.ce_ignored(x, torch.full((3,), -100)))
+    else:
+        with pytest.raises(rt.ValueCheckError, match=r"result expected \[\] NonNeg, found values below 0 or NaN"):
+            mod.ce_ignored(x, torch.full((3,), -100))
     ref = lambda x: F.cross_entropy(x, y, ignore_index=0, label_smoothing=0.2)
     _against(lambda x: mod.ce_ignored_class(x, y), ref, x)
     seq = _rand(3, 4, 7, dtype=dt, seed=4)
@@ -380,6 +398,7 @@ def test_norm_along_dims_and_p(env) -> None:
     _against(mod.norm_w, lambda x: torch.linalg.vector_norm(x, dim=3), x)
     _against(mod.norm_p, lambda x: torch.linalg.vector_norm(x, 1, dim=(1, 2), keepdim=True), x)
     _against(mod.norm_inf, lambda x: torch.linalg.vector_norm(x, math.inf), x)
+    _same(mod.norm_inf(x), x.abs().max())
 
 
 def test_inf_and_pi(env) -> None:
@@ -667,3 +686,34 @@ def test_batch_norm_under_a_gradient_of_a_gradient(bn_env) -> None:
     _same(n.bn.running_mean, bn.running_mean)
     _same(n.bn.running_var, bn.running_var)
     assert int(n.bn.num_batches_tracked) == 1 == int(bn.num_batches_tracked)
+
+
+def test_batch_norm_in_per_example_gradients_needs_eval(tmp_path) -> None:
+    path = tmp_path / "pe.qv"
+    path.write_text(
+        textwrap.dedent("""
+        dim C = 3
+
+        model Net:
+            param weight: [C] = ones
+            param bias: [C] = zeros
+            buffer running_mean: [C] = zeros
+            buffer running_var: [C] = ones
+
+        fn loss(n: Net, x: [t C], mode: Mode) -> []:
+            h = batch_norm(x, n.running_mean, n.running_var, n.weight, n.bias, mode, over=C)
+            return mean(h * h * h)
+
+        fn per(n: Net, x: [b t C], mode: Mode) -> [b]:
+            ls, gs = value_and_grad(loss, n, x, mode, batch=b)
+            return ls
+    """)
+    )
+    mod = quiver.load(str(path))
+    n = mod.Net.init(seed=0)
+    x = _rand(4, 5, 3, dtype=torch.float32)
+    with pytest.raises(rt.QuiverError, match=r"cannot update its running statistics inside per-example gradients"):
+        mod.per(n, x, rt.Train(seed=0))
+    want = torch.stack([mod.loss(n, x[i], rt.Eval) for i in range(4)])
+    torch.testing.assert_close(mod.per(n, x, rt.Eval), want)
+    _same(n.running_mean, torch.zeros(3))
