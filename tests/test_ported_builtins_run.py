@@ -717,3 +717,24 @@ def test_batch_norm_in_per_example_gradients_needs_eval(tmp_path) -> None:
     want = torch.stack([mod.loss(n, x[i], rt.Eval) for i in range(4)])
     torch.testing.assert_close(mod.per(n, x, rt.Eval), want)
     _same(n.running_mean, torch.zeros(3))
+
+
+def test_sizes_given_by_generic_dims(tmp_path) -> None:
+    # a generic dim as a padding or as topk's k is bound from the arguments
+    path = tmp_path / "generic.qv"
+    path.write_text(
+        textwrap.dedent("""
+        fn padded(x: [b c], y: [p]) -> [b (c+p+p)]:
+            return pad(x, (p, p))
+
+        fn best(x: [b c], y: [r]) -> ([b r], [b r] Index[c]):
+            return topk(x, r, over=c)
+    """)
+    )
+    mod = quiver.load(str(path))
+    x = _rand(2, 5, dtype=torch.float32)
+    _same(mod.padded(x, torch.ones(2)), F.pad(x, (2, 2)))
+    values, labels = mod.best(x, torch.ones(3))
+    want = torch.topk(x, 3, 1)
+    _same(values, want.values)
+    _same(labels, want.indices)
