@@ -93,6 +93,7 @@ GROUPS = {
     "tensor": "Other tensor functions",
     "shape": "Shape operations",
     "conv": "Convolutions and pools",
+    "layers": "Layer operations",
     "create": "Creating tensors",
     "other": "Other built-ins",
 }
@@ -146,6 +147,27 @@ _BUILTINS = [
     _math("sqrt", "NonNeg", "Square root, elementwise; of a number, a number: sqrt(32.0) is a Float.", "nonneg"),
     _elementwise("gelu", "Float", "x * Phi(x) (Phi the standard normal CDF), elementwise: the exact GELU."),
     _elementwise("silu", "Float", "x * sigmoid(x), elementwise (also called swish)."),
+    Builtin(
+        "leaky_relu",
+        (X, BParam("negative_slope", required=False)),
+        "leaky_relu(x: [..] Float, negative_slope=0.01) -> [..] Float",
+        "x where x >= 0, negative_slope * x elsewhere, elementwise (torch's leaky_relu).",
+        "h = leaky_relu(x, 0.2)",
+        "elementwise",
+        "activation",
+        "leaky_relu",
+        note="Not NonNeg: negative for negative x ([E0304](diagnostics.md#e0304)).",
+    ),
+    Builtin(
+        "elu",
+        (X, BParam("alpha", required=False)),
+        "elu(x: [..] Float, alpha=1.0) -> [..] Float",
+        "x where x > 0, alpha * (exp(x) - 1) elsewhere, elementwise (torch's elu).",
+        "h = elu(x)",
+        "elementwise",
+        "activation",
+        "elu",
+    ),
     _math("sin", "Float", "Sine (radians), elementwise; of a number, a number."),
     _math("cos", "Float", "Cosine (radians), elementwise; of a number, a number."),
     _elementwise(
@@ -229,7 +251,8 @@ _BUILTINS = [
         "sum",
         (X, OVER_OPT, KEEP),
         "sum(x: [..], over=d, keep=False) -> [..]",
-        "Sum along dim d (the result loses d; with keep=True, d becomes 1), or of every value when over= is left out.",
+        "Sum along dim d, or dims over=(d1, d2) (the result loses them; with keep=True each becomes 1), or of every "
+        "value when over= is left out.",
         "s = sum(x, over=D)",
         "along",
         "reduce",
@@ -239,7 +262,7 @@ _BUILTINS = [
         "mean",
         (X, OVER_OPT, KEEP),
         "mean(x: [..] Float, over=d, keep=False) -> [..]",
-        "Mean along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
+        "Mean along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of every value.",
         "s = mean(x)",
         "along",
         "reduce",
@@ -249,7 +272,8 @@ _BUILTINS = [
         "max",
         (X, OVER_OPT, KEEP),
         "max(x: [..], over=d, keep=False) -> [..]",
-        "Largest value along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
+        "Largest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
+        "every value.",
         "s = max(x, over=D)",
         "along",
         "reduce",
@@ -259,7 +283,8 @@ _BUILTINS = [
         "min",
         (X, OVER_OPT, KEEP),
         "min(x: [..], over=d, keep=False) -> [..]",
-        "Smallest value along dim d (the result loses d; with keep=True, d becomes 1), or of every value.",
+        "Smallest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
+        "every value.",
         "s = min(x)",
         "along",
         "reduce",
@@ -275,11 +300,68 @@ _BUILTINS = [
         "argmax",
         "argmax",
     ),
+    *(
+        Builtin(
+            name,
+            (X, OVER_OPT, BParam("correction", required=False, keyword_only=True), KEEP),
+            f"{name}(x: [..] Float, over=d, correction=1, keep=False) -> [..] NonNeg",
+            f"{what} along dim d or dims (d1, d2), or of every value; correction=1 (torch's default) divides the "
+            "squares by n-1, correction=0 by n.",
+            f"s = {name}(x, over=D)",
+            "along",
+            "spread",
+            name,
+        )
+        for name, what in (("std", "Standard deviation"), ("var", "Variance"))
+    ),
+    Builtin(
+        "logsumexp",
+        (X, OVER, KEEP),
+        "logsumexp(x: [..] Float, over=d, keep=False) -> [..] Float",
+        "log(sum(exp(x))) along dim d or dims (d1, d2), computed stably (torch's logsumexp).",
+        "s = logsumexp(x, over=D)",
+        "along",
+        "logsumexp",
+        "logsumexp",
+    ),
+    Builtin(
+        "topk",
+        (X, BParam("k"), OVER, BParam("largest", required=False, keyword_only=True)),
+        "topk(x: [.. D ..], k, over=D, largest=True) -> ([.. k ..], [.. k ..] Index[D])",
+        "The k largest values along D, largest first (the smallest, smallest first, with largest=False), and their "
+        "positions as labels of D; k is an integer literal or a dim, and becomes the new dim.",
+        "v, i = topk(x, 2, over=D)",
+        "along",
+        "topk",
+        "topk",
+        note="k is at most D's size ([E0214](diagnostics.md#e0214)).",
+    ),
+    Builtin(
+        "sort",
+        (X, OVER, BParam("descending", required=False, keyword_only=True)),
+        "sort(x: [.. D ..], over=D, descending=False) -> ([.. D ..], [.. D ..] Index[D])",
+        "The values along D in ascending order (descending with descending=True) and the positions they came "
+        "from, as labels of D.",
+        "v, i = sort(x, over=D)",
+        "along",
+        "sort",
+        "sort",
+    ),
     Builtin(
         "cross_entropy",
-        (BParam("logits"), BParam("labels"), OVER),
-        "cross_entropy(logits: [.. C ..] Float, labels: [..] Index[C], over=C) -> [] NonNeg",
-        "Mean cross-entropy of the labels under softmax(logits, over=C). The labels must index C.",
+        (
+            BParam("logits"),
+            BParam("labels"),
+            OVER,
+            BParam("ignore_index", required=False, keyword_only=True),
+            BParam("reduction", required=False, keyword_only=True),
+            BParam("label_smoothing", required=False, keyword_only=True),
+        ),
+        'cross_entropy(logits: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean", '
+        "label_smoothing=0.0) -> [] NonNeg",
+        'Mean cross-entropy of the labels under softmax(logits, over=C) (reduction="sum": the sum; "none": '
+        "one per label, of the labels' shape); ignore_index=k leaves out the labels equal to k, label_smoothing=e "
+        "mixes e of the uniform distribution into the targets.",
         "l = cross_entropy(x @ m.w, y, over=C)",
         "losses",
         "cross_entropy",
@@ -289,9 +371,16 @@ _BUILTINS = [
     ),
     Builtin(
         "nll",
-        (BParam("logp"), BParam("labels"), OVER),
-        "nll(logp: [.. C ..] Float, labels: [..] Index[C], over=C) -> [] NonNeg",
-        "Mean negative log-likelihood of the labels under log-probabilities logp (as log_softmax gives), along C.",
+        (
+            BParam("logp"),
+            BParam("labels"),
+            OVER,
+            BParam("ignore_index", required=False, keyword_only=True),
+            BParam("reduction", required=False, keyword_only=True),
+        ),
+        'nll(logp: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean") -> [] NonNeg',
+        "Mean negative log-likelihood of the labels under log-probabilities logp (as log_softmax gives), along C; "
+        "ignore_index= and reduction= as for cross_entropy.",
         "l = nll(log_softmax(x @ m.w, over=C), y, over=C)",
         "losses",
         "cross_entropy",
@@ -323,6 +412,51 @@ _BUILTINS = [
         note="logp and q have one shape ([E0201](diagnostics.md#e0201)) and element type.",
     ),
     Builtin(
+        "binary_cross_entropy",
+        (BParam("p"), BParam("y"), BParam("reduction", required=False, keyword_only=True)),
+        'binary_cross_entropy(p: [..] Prob, y: [..] Float, reduction="mean") -> [] NonNeg',
+        "Mean binary cross-entropy of targets y under probabilities p, each log clamped at -100 as torch's "
+        "binary_cross_entropy does.",
+        "l = binary_cross_entropy(sigmoid(x), sigmoid(x * 2.0))",
+        "losses",
+        "binary_cross_entropy",
+        "binary_cross_entropy",
+        note="p is known to be in [0, 1], a Prob as sigmoid gives ([E0304](diagnostics.md#e0304)); y has its shape "
+        "([E0201](diagnostics.md#e0201)).",
+    ),
+    Builtin(
+        "smooth_l1",
+        (
+            BParam("input"),
+            BParam("target"),
+            BParam("beta", required=False, keyword_only=True),
+            BParam("reduction", required=False, keyword_only=True),
+        ),
+        'smooth_l1(input: [..] Float, target: [..] Float, beta=1.0, reduction="mean") -> [] NonNeg',
+        "Mean of 0.5 * d * d / beta where abs(d) < beta and abs(d) - 0.5 * beta elsewhere, d = input - target "
+        "(torch's smooth_l1_loss; beta >= 0).",
+        "l = smooth_l1(x, x * 2.0)",
+        "losses",
+        "robust_loss",
+        "smooth_l1",
+    ),
+    Builtin(
+        "huber",
+        (
+            BParam("input"),
+            BParam("target"),
+            BParam("delta", required=False, keyword_only=True),
+            BParam("reduction", required=False, keyword_only=True),
+        ),
+        'huber(input: [..] Float, target: [..] Float, delta=1.0, reduction="mean") -> [] NonNeg',
+        "Mean of 0.5 * d * d where abs(d) <= delta and delta * (abs(d) - 0.5 * delta) elsewhere (torch's "
+        "huber_loss; delta > 0): smooth_l1 with beta=delta, times delta.",
+        "l = huber(x, x * 2.0, delta=0.5)",
+        "losses",
+        "robust_loss",
+        "huber",
+    ),
+    Builtin(
         "mse",
         (BParam("pred"), BParam("target")),
         "mse(pred: [..] Float, target: [..] Float) -> [] NonNeg",
@@ -341,6 +475,18 @@ _BUILTINS = [
         "tensor",
         "dropout",
         "dropout",
+        note="A literal p must be in [0, 1).",
+    ),
+    Builtin(
+        "dropout2d",
+        (X, BParam("p"), BParam("mode")),
+        "dropout2d(x: [b C H W] Float, p: Float, mode: Mode) -> [b C H W]",
+        "Zeroes each whole channel (an H by W plane) with probability p in Train mode, scaling the rest by "
+        "1/(1-p), as torch's dropout2d; identity in Eval.",
+        "h = dropout2d(zeros([2 3 4 4]), 0.1, mode)",
+        "tensor",
+        "dropout2d",
+        "dropout2d",
         note="A literal p must be in [0, 1).",
     ),
     Builtin(
@@ -376,9 +522,10 @@ _BUILTINS = [
     ),
     Builtin(
         "norm",
-        (X,),
-        "norm(x: Grad[M] or [..] Float) -> [] NonNeg",
-        "The 2-norm of all values together (of every field of a gradient).",
+        (X, OVER_OPT, BParam("p", required=False, keyword_only=True), KEEP),
+        "norm(x: Grad[M] or [..] Float, over=d, p=2.0, keep=False) -> [..] NonNeg",
+        "The 2-norm of all values together (of every field of a gradient); of a tensor, also along dim d or dims "
+        "(d1, d2), and the p-norm with p= (p=inf: the largest absolute value).",
         "n = norm(x)",
         "tensor",
         "norm",
@@ -438,22 +585,106 @@ _BUILTINS = [
         "chunk",
     ),
     Builtin(
+        "pad",
+        (X, BParam("pad"), BParam("value", required=False, keyword_only=True)),
+        "pad(x: [..], (left, right, ...), value=0.0) -> [..]",
+        "x padded with value: the first pair of sizes pads the last dim, the next the one before it, ... (torch's "
+        "F.pad); each size is an integer literal or a dim, so pad(x, (1, 2)) of [b W] is [b (W+3)].",
+        "p = pad(x, (1, 2))",
+        "shape",
+        "pad",
+        "pad",
+    ),
+    Builtin(
+        "flip",
+        (X, OVER),
+        "flip(x: [..], over=d) -> [..]",
+        "x with the order of its values reversed along dim d, or dims over=(d1, d2).",
+        "f = flip(x, over=D)",
+        "shape",
+        "flip",
+        "flip",
+    ),
+    Builtin(
+        "pixel_shuffle",
+        (X, BParam("r")),
+        "pixel_shuffle(x: [.. (C*r*r) H W], r) -> [.. C (H*r) (W*r)]",
+        "Each r*r channels become an r by r block of pixels (torch's pixel_shuffle); r is an integer literal or a "
+        "dim, and r*r divides the channels.",
+        "p = pixel_shuffle(zeros([2 8 3 3]), 2)",
+        "shape",
+        "pixel_shuffle",
+        "pixel_shuffle",
+        note="([E0214](diagnostics.md#e0214))",
+    ),
+    Builtin(
+        "pixel_unshuffle",
+        (X, BParam("r")),
+        "pixel_unshuffle(x: [.. C H W], r) -> [.. (C*r*r) (H/r) (W/r)]",
+        "The inverse of pixel_shuffle: each r by r block of pixels becomes r*r channels; r divides H and W.",
+        "p = pixel_unshuffle(zeros([2 2 4 4]), 2)",
+        "shape",
+        "pixel_shuffle",
+        "pixel_unshuffle",
+        note="([E0214](diagnostics.md#e0214))",
+    ),
+    Builtin(
         "conv2d",
         (
             BParam("x"),
             BParam("w"),
+            BParam("bias", required=False),
             BParam("stride", required=False, keyword_only=True),
             BParam("padding", required=False, keyword_only=True),
         ),
-        "conv2d(x: [b Ci H W] Float, w: [Co Ci KH KW] Float, stride=s, padding=p) "
+        "conv2d(x: [b Ci H W] Float, w: [Co Ci KH KW] Float, bias: [Co], stride=s, padding=p) "
         "-> [b Co ((H+2*p-KH)/s+1) ((W+2*p-KW)/s+1)]",
-        "2-D convolution (cross-correlation, as torch's conv2d) of x by the kernels w; stride and zero padding are "
-        "integer literals, 1 and 0 when left out; no bias: add one as a param of your model.",
+        "2-D convolution (cross-correlation, as torch's conv2d) of x by the kernels w, plus an optional bias per "
+        "output channel; stride and zero padding are integer literals, 1 and 0 when left out.",
         "h = conv2d(zeros([2 1 5 5]), ones([3 1 3 3]), stride=2, padding=1)",
         "conv",
         "conv2d",
         "conv2d",
         note="x's channels Ci are w's, and the kernel fits in the padded input ([E0214](diagnostics.md#e0214)).",
+    ),
+    Builtin(
+        "conv1d",
+        (
+            BParam("x"),
+            BParam("w"),
+            BParam("bias", required=False),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+        ),
+        "conv1d(x: [b Ci L] Float, w: [Co Ci K] Float, bias: [Co], stride=s, padding=p) -> [b Co ((L+2*p-K)/s+1)]",
+        "1-D convolution (cross-correlation, as torch's conv1d) of x by the kernels w, plus an optional bias; "
+        "stride and padding as for conv2d.",
+        "h = conv1d(zeros([2 1 8]), ones([3 1 3]))",
+        "conv",
+        "conv1d",
+        "conv1d",
+        note="x's channels Ci are w's ([E0214](diagnostics.md#e0214)).",
+    ),
+    Builtin(
+        "conv_transpose2d",
+        (
+            BParam("x"),
+            BParam("w"),
+            BParam("bias", required=False),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+            BParam("output_padding", required=False, keyword_only=True),
+        ),
+        "conv_transpose2d(x: [b Ci H W] Float, w: [Ci Co KH KW] Float, bias: [Co], stride=s, padding=p, "
+        "output_padding=op) -> [b Co ((H-1)*s-2*p+KH+op) ((W-1)*s-2*p+KW+op)]",
+        "Transposed 2-D convolution (torch's conv_transpose2d: the gradient of conv2d with respect to its input), "
+        "w laid out as torch stores it, [Ci Co KH KW]; output_padding, below the stride, adds rows and columns at "
+        "the end.",
+        "h = conv_transpose2d(zeros([2 3 4 4]), ones([3 5 3 3]), stride=2, padding=1, output_padding=1)",
+        "conv",
+        "conv_transpose2d",
+        "conv_transpose2d",
+        note="x's channels Ci are w's first dim ([E0214](diagnostics.md#e0214)).",
     ),
     Builtin(
         "max_pool2d",
@@ -474,6 +705,73 @@ _BUILTINS = [
         "conv",
         "pool2d",
         "avg_pool2d",
+    ),
+    Builtin(
+        "batch_norm",
+        (
+            X,
+            BParam("running_mean"),
+            BParam("running_var"),
+            BParam("weight"),
+            BParam("bias"),
+            BParam("mode"),
+            OVER,
+            BParam("momentum", required=False, keyword_only=True),
+            BParam("eps", required=False, keyword_only=True),
+            BParam("num_batches_tracked", required=False, keyword_only=True),
+        ),
+        "batch_norm(x: [.. C ..] Float, running_mean: [C], running_var: [C], weight: [C], bias: [C], mode: Mode, "
+        "over=C, momentum=0.1, eps=1e-5, num_batches_tracked=n) -> [.. C ..]",
+        "Batch normalisation over every dim but C (torch's F.batch_norm): in Train mode with the batch's mean "
+        "and biased variance, updating the running statistics in place (momentum, unbiased variance); in Eval "
+        "with the running statistics.",
+        "h = batch_norm(x, m.rm, m.rv, ones([D]), zeros([D]), mode, over=D)",
+        "layers",
+        "batch_norm",
+        "batch_norm",
+        note="The running statistics (and num_batches_tracked, a [] i64 counted up in Train mode) are buffers of "
+        "a model ([E0301](diagnostics.md#e0301)). See [Batch normalisation](#batch-normalisation).",
+    ),
+    Builtin(
+        "group_norm",
+        (
+            X,
+            BParam("groups"),
+            BParam("weight", required=False, keyword_only=True),
+            BParam("bias", required=False, keyword_only=True),
+            BParam("eps", required=False, keyword_only=True),
+        ),
+        "group_norm(x: [b C ..] Float, groups, weight=w, bias=b, eps=1e-5) -> [b C ..]",
+        "The channels C in groups of C/groups, each normalised over its channels and the dims after C (torch's "
+        "group_norm, biased variance); weight and bias [C] are optional.",
+        "h = group_norm(x, 2)",
+        "layers",
+        "group_norm",
+        "group_norm",
+        note="groups divides C ([E0214](diagnostics.md#e0214)).",
+    ),
+    Builtin(
+        "scaled_dot_product_attention",
+        (
+            BParam("q"),
+            BParam("k"),
+            BParam("v"),
+            BParam("mask", required=False, keyword_only=True),
+            BParam("is_causal", required=False, keyword_only=True),
+            BParam("dropout_p", required=False, keyword_only=True),
+            BParam("scale", required=False, keyword_only=True),
+            BParam("mode", required=False, keyword_only=True),
+        ),
+        "scaled_dot_product_attention(q: [.. L E] Float, k: [.. S E] Float, v: [.. S Ev] Float, mask=m, "
+        "is_causal=False, dropout_p=0.0, scale=s, mode=Mode) -> [.. L Ev]",
+        "softmax(q @ transpose(k) * scale + mask, over=-1) @ v, as torch's F.scaled_dot_product_attention: scale "
+        "1/sqrt(E) by default; a Bool mask is True where to attend, a float one is added; is_causal=True attends "
+        "to the lower triangle; dropout_p drops weights in Train mode (mode=).",
+        "a = scaled_dot_product_attention(x, x, x)",
+        "layers",
+        "attention",
+        "scaled_dot_product_attention",
+        note="The mask broadcasts to [.. L S] ([E0214](diagnostics.md#e0214)). See [Attention](#attention).",
     ),
     Builtin(
         "one_hot",
@@ -736,7 +1034,12 @@ _BUILTINS = [
 BUILTINS: dict[str, Builtin] = {b.name: b for b in _BUILTINS}
 
 # Names that are values rather than functions: name -> "signature — doc".
-CONSTANTS = {"Eval": "Eval: Mode — Evaluation mode: dropout is off."}
+CONSTANTS = {
+    "Eval": "Eval: Mode — Evaluation mode: dropout is off.",
+    "inf": "inf: Float — Positive infinity, a Float; -inf is below every number, as a mask's fill: "
+    "where(keep, x, -inf).",
+    "pi": "pi: Float — The number pi (3.141592653589793), a Float.",
+}
 
 # Model "methods": `Mlp.init(seed=0)`.
 MODEL_METHODS = {

@@ -23,7 +23,7 @@ from . import ast as A
 from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
-from .builtins import BUILTINS, Builtin, Lowering, ParamKind
+from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
 from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
 from .model_decl import INITIALIZERS
@@ -396,8 +396,8 @@ class _FnCompiler:
 
     def name(self, e: A.Name) -> str:
         ref = self.body.refs.get(e)
-        if ref is not None and ref.kind == "builtin" and e.name == "Eval":
-            return "rt.Eval"
+        if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
+            return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
         if ref is not None and ref.kind == "option":  # `bias` in a method: the instance's option
             return f"self._qv_opt_{e.name}"
         if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _device, _dist
-from ._checks import checks, seed_problem
+from ._checks import checks, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
 from ._grad import Grad, norm_of_grad
@@ -32,6 +32,12 @@ softmax = torch.softmax  # softmax(x, axis)
 log_softmax = torch.log_softmax  # log_softmax(x, axis)
 where = torch.where  # where(cond, a, b)
 clamp = torch.clamp  # clamp(x, min=a, max=b), either bound left out
+leaky_relu = F.leaky_relu  # leaky_relu(x, negative_slope)
+elu = F.elu  # elu(x, alpha)
+
+# Numbers the language names: `-inf` as a mask's fill, `sqrt(2.0 * pi)`.
+inf = math.inf
+pi = math.pi
 
 
 def maximum(a, b):
@@ -137,6 +143,42 @@ def argmax(x, axis=None, keep=False):
     return torch.argmax(x, axis, keepdim=keep)
 
 
+def std(x, axis=None, correction=1, keep=False):
+    """Standard deviation over ``axis`` (an int or a tuple), or over all dims;
+    ``correction`` as torch's (1: divided by n - 1); keep as for sum."""
+    if axis is None:
+        r = torch.std(x, correction=correction)
+        return _keep_all(x, r) if keep else r
+    return torch.std(x, dim=axis, correction=correction, keepdim=keep)
+
+
+def var(x, axis=None, correction=1, keep=False):
+    """Variance over ``axis``, or over all dims; ``correction`` as for std."""
+    if axis is None:
+        r = torch.var(x, correction=correction)
+        return _keep_all(x, r) if keep else r
+    return torch.var(x, dim=axis, correction=correction, keepdim=keep)
+
+
+def logsumexp(x, axis, keep=False):
+    """log(sum(exp(x))) over ``axis`` (an int or a tuple): torch's logsumexp."""
+    return torch.logsumexp(x, axis, keepdim=keep)
+
+
+def topk(x, k, axis, largest=True):
+    """The ``k`` largest (smallest) values along ``axis``, sorted, and their
+    int64 positions: torch.topk as a plain tuple."""
+    values, indices = torch.topk(x, int(k), dim=axis, largest=bool(largest), sorted=True)
+    return values, indices
+
+
+def sort(x, axis, descending=False):
+    """The values along ``axis`` in order and the int64 positions they came
+    from: torch.sort as a plain tuple."""
+    values, indices = torch.sort(x, dim=axis, descending=bool(descending))
+    return values, indices
+
+
 # --- normalisation (no weights: those are the caller's params) ----------------------
 
 
@@ -160,33 +202,132 @@ def rms_norm(x, axis=-1, eps=None):
     return F.rms_norm(x.movedim(axis, -1), (x.shape[axis],), eps=eps).movedim(-1, axis)
 
 
+def batch_norm(
+    x, running_mean, running_var, weight, bias, mode, axis=1, momentum=0.1, eps=1e-5, num_batches_tracked=None
+):
+    """torch's ``F.batch_norm`` with the channel dim at ``axis`` (moved to 1
+    and back).  ``Train(...)``: normalised with the batch's mean and biased
+    variance over every other dim, and ``running_mean`` / ``running_var``
+    updated in place by the kernel, outside autograd, as
+    ``(1 - momentum) * running + momentum * batch`` with the unbiased batch
+    variance; ``num_batches_tracked`` (a 0-dim int64 tensor, optional) is
+    then counted up by one, under ``torch.no_grad()``.  ``Eval``: normalised
+    with the running statistics, which stay as they are."""
+    training = _training(mode, "batch_norm") is not None
+    if axis < 0:
+        axis += x.dim()
+    moved = x.movedim(axis, 1) if axis != 1 else x
+    try:
+        out = F.batch_norm(moved, running_mean, running_var, weight, bias, training, momentum, eps)
+    except RuntimeError as e:
+        if training and transforms.depth and "batched tensor" in str(e):
+            raise QuiverError(
+                "batch_norm under Train(...) cannot update its running statistics inside per-example "
+                "gradients (value_and_grad with batch=), which see one example at a time; pass Eval there"
+            ) from None
+        raise
+    if training and num_batches_tracked is not None:
+        with torch.no_grad():
+            num_batches_tracked.add_(1)
+    return out.movedim(1, axis) if axis != 1 else out
+
+
+def group_norm(x, groups, weight=None, bias=None, eps=1e-5):
+    """torch's ``F.group_norm``: the channels (dim 1) in ``groups`` groups."""
+    return F.group_norm(x, int(groups), weight, bias, eps)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, dropout_p=0.0, scale=None, mode=None):
+    """torch's ``F.scaled_dot_product_attention``: ``mask`` Bool (True where
+    to attend) or float (added), ``scale`` 1/sqrt(E) when None.  Dropout of
+    the attention weights happens only under ``Train(...)`` with
+    ``dropout_p > 0``, drawn as ``dropout`` draws from the mode's stream
+    (torch's own function would draw from the global generator); the
+    weights are then computed as torch's reference implementation computes
+    them."""
+    p = float(dropout_p)
+    train = _training(mode, "scaled_dot_product_attention") if mode is not None else None
+    if p == 0.0 or train is None:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=bool(is_causal), scale=scale)
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    w = q @ k.transpose(-2, -1) * factor
+    if is_causal:
+        causal = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+        w = w.masked_fill(causal.logical_not(), -math.inf)
+    if mask is not None:
+        w = w.masked_fill(mask.logical_not(), -math.inf) if mask.dtype is torch.bool else w + mask
+    return dropout(torch.softmax(w, -1), p, train) @ v
+
+
 # --- losses ---------------------------------------------------------------------
 
 
-def cross_entropy(logits, labels, axis=-1):
-    """Mean cross-entropy of ``logits`` whose class dim is ``axis`` against
-    ``labels`` (class indices, int64, the logits' shape without the class dim;
-    or class probabilities of the logits' shape)."""
-    nd = logits.dim()
+def _class_axis(x, labels, axis):
+    """x (and probability labels) with the class dim at 1, as torch's losses want it."""
+    nd = x.dim()
     if axis < 0:
         axis += nd
     if nd >= 2 and axis != 1:
-        logits = logits.movedim(axis, 1)
+        x = x.movedim(axis, 1)
         if labels.dim() == nd:
             labels = labels.movedim(axis, 1)
-    return F.cross_entropy(logits, labels)
+    return x, labels
 
 
-def nll(logp, labels, axis=-1):
-    """Mean negative log-likelihood of ``labels`` (class indices, int64, the
-    shape of ``logp`` without its class dim ``axis``) under the
-    log-probabilities ``logp``: torch's nll_loss."""
-    nd = logp.dim()
-    if axis < 0:
-        axis += nd
-    if nd >= 2 and axis != 1:
-        logp = logp.movedim(axis, 1)
-    return F.nll_loss(logp, labels)
+def _ignored_labels(fn, labels, classes, ignore_index):
+    """With checks on: every label is a class (0..classes-1) or the ignored value."""
+    if not checks.enabled or labels.is_floating_point():
+        return
+    bad = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
+    if bool(bad.any()):
+        found = int(labels[bad][0])
+        raise ValueCheckError(
+            f"{fn}: label {found} is neither a class (0..{classes - 1}) nor the ignored value {ignore_index}"
+        )
+
+
+def cross_entropy(logits, labels, axis=-1, ignore_index=None, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy of ``logits`` whose class dim is ``axis`` against
+    ``labels`` (class indices, int64, the logits' shape without the class dim;
+    or class probabilities of the logits' shape): torch's F.cross_entropy.
+    ``ignore_index``: labels equal to it are left out (of the mean too); with
+    checks on, every other label must be a class."""
+    logits, labels = _class_axis(logits, labels, axis)
+    if ignore_index is None:
+        return F.cross_entropy(logits, labels, reduction=reduction, label_smoothing=label_smoothing)
+    classes = logits.shape[1] if logits.dim() >= 2 else logits.shape[0]
+    _ignored_labels("cross_entropy", labels, classes, int(ignore_index))
+    return F.cross_entropy(
+        logits, labels, ignore_index=int(ignore_index), reduction=reduction, label_smoothing=label_smoothing
+    )
+
+
+def nll(logp, labels, axis=-1, ignore_index=None, reduction="mean"):
+    """Negative log-likelihood of ``labels`` (class indices, int64, the shape
+    of ``logp`` without its class dim ``axis``) under the log-probabilities
+    ``logp``: torch's nll_loss; ``ignore_index`` as for cross_entropy."""
+    logp, labels = _class_axis(logp, labels, axis)
+    if ignore_index is None:
+        return F.nll_loss(logp, labels, reduction=reduction)
+    classes = logp.shape[1] if logp.dim() >= 2 else logp.shape[0]
+    _ignored_labels("nll", labels, classes, int(ignore_index))
+    return F.nll_loss(logp, labels, ignore_index=int(ignore_index), reduction=reduction)
+
+
+def binary_cross_entropy(p, y, reduction="mean"):
+    """Binary cross-entropy of targets ``y`` under probabilities ``p``, each
+    log clamped at -100: torch's F.binary_cross_entropy."""
+    return F.binary_cross_entropy(p, y, reduction=reduction)
+
+
+def smooth_l1(input, target, beta=1.0, reduction="mean"):
+    """torch's F.smooth_l1_loss."""
+    return F.smooth_l1_loss(input, target, reduction=reduction, beta=beta)
+
+
+def huber(input, target, delta=1.0, reduction="mean"):
+    """torch's F.huber_loss."""
+    return F.huber_loss(input, target, reduction=reduction, delta=delta)
 
 
 binary_cross_entropy_with_logits = F.binary_cross_entropy_with_logits  # (z, y): mean over every value
@@ -209,6 +350,40 @@ def mse(a, b):
 
 
 # --- randomness and modes ---------------------------------------------------------
+
+
+def _training(mode, fn):
+    """The ``Train`` value of a mode, or None for ``Eval``; anything else is a ModeError."""
+    if type(mode) is Train:
+        return mode
+    if isinstance(mode, EvalMode):
+        return None
+    if isinstance(mode, Train):
+        return mode
+    raise ModeError(f"{fn} needs a mode (Train(seed=...) or Eval), found {type(mode).__name__}")
+
+
+def dropout2d(x, p, mode):
+    """Channel dropout, as torch's ``F.dropout2d`` on ``[b C H W]``:
+    ``Eval`` (or p = 0): ``x`` itself.  ``Train(seed=s)``: a mask of shape
+    ``[b C 1 1]`` in x's dtype, drawn with ``bernoulli_(1 - p)`` from the
+    mode's stream on x's device and divided by ``1 - p``, multiplies x, so
+    each channel is kept whole or zeroed whole (torch's feature dropout, with
+    the mode's generator instead of the global one)."""
+    train = _training(mode, "dropout2d")
+    if train is None:
+        return x
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise QuiverError(f"dropout2d probability must be in [0, 1], found {p}")
+    if p == 0.0 or x.numel() == 0:
+        return x
+    if p == 1.0:
+        return x * torch.zeros((), dtype=x.dtype, device=x.device)
+    noise = torch.empty((x.shape[0], x.shape[1]) + (1,) * (x.dim() - 2), dtype=x.dtype, device=x.device)
+    noise.bernoulli_(1.0 - p, generator=train.generator(x.device))
+    noise.div_(1.0 - p)
+    return x * noise
 
 
 def dropout(x, p, mode):
@@ -345,8 +520,10 @@ def eye(n):
 tril = torch.tril  # tril(x, diagonal=k)
 triu = torch.triu
 
-# --- convolutions and pools (no bias: that is the caller's param) -------------------
-conv2d = F.conv2d  # conv2d(x, w, stride=s, padding=p)
+# --- convolutions and pools ----------------------------------------------------------
+conv2d = F.conv2d  # conv2d(x, w, bias, stride=s, padding=p)
+conv1d = F.conv1d  # conv1d(x, w, bias, stride=s, padding=p)
+conv_transpose2d = F.conv_transpose2d  # conv_transpose2d(x, w, bias, stride=s, padding=p, output_padding=op)
 max_pool2d = F.max_pool2d  # max_pool2d(x, k): windows k apart
 avg_pool2d = F.avg_pool2d
 
@@ -377,6 +554,21 @@ def stack(*xs):
     return torch.stack(xs)
 
 
+def pad(x, sizes, value=0):
+    """Constant padding, torch's ``F.pad``: the first pair of ``sizes`` pads
+    the last dim, the next pair the one before it, ..."""
+    return F.pad(x, tuple(int(n) for n in sizes), value=value)
+
+
+def flip(x, axis):
+    """The values reversed along ``axis`` (an int or a tuple of ints)."""
+    return torch.flip(x, (axis,) if isinstance(axis, int) else tuple(axis))
+
+
+pixel_shuffle = F.pixel_shuffle  # pixel_shuffle(x, r)
+pixel_unshuffle = F.pixel_unshuffle
+
+
 def chunk(x, n, axis):
     """n equal parts along ``axis`` (a size that n does not divide is an error,
     not torch's uneven last part)."""
@@ -396,12 +588,17 @@ def one_hot(labels, over):
     return F.one_hot(labels, over).to(torch.float32)
 
 
-def norm(x):
+def norm(x, axis=None, p=2, keep=False):
     """The 2-norm of all values of a tensor or of a Grad together (0-dim; for a
-    batched Grad one norm per example, ``[b]``)."""
+    batched Grad one norm per example, ``[b]``).  Of a tensor also along
+    ``axis`` (an int or a tuple), and the ``p``-norm: torch's
+    ``linalg.vector_norm``; keep as for sum."""
     if type(x) is Grad:
         return norm_of_grad(x)
-    return torch.linalg.vector_norm(x)
+    if axis is None:
+        r = torch.linalg.vector_norm(x, ord=p)
+        return _keep_all(x, r) if keep else r
+    return torch.linalg.vector_norm(x, ord=p, dim=axis, keepdim=keep)
 
 
 def transpose(x):
@@ -507,6 +704,28 @@ world_size = _dist.world_size
 # built-in's run-time function is added here and nowhere else in the runtime.
 __all__ = [
     "abs",
+    "leaky_relu",
+    "elu",
+    "inf",
+    "pi",
+    "std",
+    "var",
+    "logsumexp",
+    "topk",
+    "sort",
+    "batch_norm",
+    "group_norm",
+    "scaled_dot_product_attention",
+    "binary_cross_entropy",
+    "smooth_l1",
+    "huber",
+    "dropout2d",
+    "conv1d",
+    "conv_transpose2d",
+    "pad",
+    "flip",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "cos_of_number",
     "exp_of_number",
     "log_of_number",

@@ -30,6 +30,7 @@ from ..builtins import Builtin
 from ..declarations import leaf_params, model_closure, suggest
 from ..results import Ref
 from .env import CallArg, Env
+from .rule_args import axes_value, keep_arg, number_arg, over_axes, quiet_over, without
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ class BuiltinRules:
         t = self.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only, typed=t0)
         keep = self._keep_arg(bound.get("keep"), env)
         if t is None:
-            self._eval_dim_quietly(bound.get("over"), env)
+            quiet_over(self, bound.get("over"))
             return T.UNKNOWN
         if t.elem.is_bool and b.name != "sum":
             self.diags.append(C.E0306.at(bound["x"].node.span, op=b.name, left=T.describe(t), right="", detail=""))
@@ -209,11 +210,11 @@ class BuiltinRules:
             if keep is None:
                 return T.UNKNOWN
             return T.TensorT(tuple(T.DimLit(1) for _ in t.dims) if keep else (), elem)
-        axis = self.dim_arg(over, env, t, b.name, bound["x"])
-        self.axes[node] = axis
-        if axis is None or keep is None:
+        got = over_axes(self, over, env, t, b.name, bound["x"])  # over=H or over=(H, W)
+        self.axes[node] = axes_value(over, got[0]) if got is not None else None
+        if got is None or keep is None:
             return T.UNKNOWN
-        return T.TensorT(_reduced(t.dims, axis, keep), elem)
+        return T.TensorT(without(t.dims, got[0], keep), elem)
 
     def _reduce_example_grads(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env, t: T.Type) -> T.Type:
         """`mean(gs, over=b)`, `sum(gs, over=b)`: per-example gradients `[b]
@@ -289,54 +290,6 @@ class BuiltinRules:
             return T.UNKNOWN
         t = self.named_over(t, axis, bound["over"])
         return T.TensorT(t.dims, T.Elem(t.elem.dtype))
-
-    @rule("cross_entropy")
-    def _builtin_cross_entropy(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-        # cross_entropy(logits, ...) and nll(logp, ...)
-        first = b.params[0].name
-        logits = self.tensor_arg(bound[first], env, b.name, first)
-        labels_t = self.value(bound["labels"].node, env)
-        if logits is None:
-            self._eval_dim_quietly(bound.get("over"), env)
-            return T.scalar(T.NONNEG)
-        axis = self.dim_arg(bound["over"], env, logits, b.name, bound[first], first)
-        self.axes[node] = axis
-        if axis is None:
-            return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
-        logits = self.named_over(logits, axis, bound["over"])
-        class_dim = logits.dims[axis]
-        want_dims = logits.dims[:axis] + logits.dims[axis + 1 :]
-        want = T.TensorT(want_dims, T.index_of(class_dim))
-        if isinstance(labels_t, T.UnknownT):
-            pass
-        elif not isinstance(labels_t, T.TensorT):
-            self.diags.append(
-                C.E0301.at(
-                    bound["labels"].node.span,
-                    context=f"labels of {b.name}: ",
-                    expected=str(want),
-                    found=T.describe(labels_t),
-                )
-            )
-        elif labels_t.rank != len(want_dims) or not all(T.dims_equal(x, y) for x, y in zip(labels_t.dims, want_dims)):
-            self.diags.append(
-                C.E0201.at(
-                    bound["labels"].node.span,
-                    context=f"labels of {b.name}: ",
-                    expected=str(want),
-                    found=str(labels_t),
-                )
-            )
-        elif labels_t.elem.index is None or not T.dims_equal(labels_t.elem.index, class_dim):
-            over_name = bound["over"].node.name if isinstance(bound["over"].node, A.Name) else str(class_dim)
-            if labels_t.elem.index is not None:
-                detail = f"the labels index {labels_t.elem.index}, but over={over_name}"
-            else:
-                detail = f"the labels must be Index[{class_dim}] to index over={over_name}"
-            self.diags.append(
-                C.E0305.at(bound["labels"].node.span, context=f"{detail}: ", expected=str(want), found=str(labels_t))
-            )
-        return T.scalar(T.Elem(logits.elem.dtype, "nonneg"))
 
     @rule("mse")
     def _builtin_mse(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -631,24 +584,43 @@ class BuiltinRules:
     @rule("norm")
     def _builtin_norm(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         t = self.value(bound["x"].node, env)
+        over, p, keep_a = bound.get("over"), bound.get("p"), bound.get("keep")
+        if T.is_example_grads(t) or isinstance(t, T.GradT):
+            extra = next((a for a in (over, p, keep_a) if a is not None), None)
+            if extra is not None:  # a gradient's norm is of all its values together
+                self.diags.append(C.E1108.at(extra.span, operation=f"norm({T.describe(t)}, {extra.keyword}=...)"))
+                return T.UNKNOWN
         if T.is_example_grads(t):
             assert isinstance(t, T.StackT) and isinstance(t.item, T.GradT)
             return T.TensorT((t.dim,), self._grad_norm_elem(t.item))
         if isinstance(t, T.GradT):
             return T.scalar(self._grad_norm_elem(t))
+        number_arg(self, p, env, "p of norm", 0.0, lo_open=True)
+        keep = keep_arg(self, keep_a, env)
         if isinstance(t, T.UnknownT):
-            return T.scalar(T.NONNEG)
-        if isinstance(t, T.TensorT) and t.elem.is_float:
-            return T.scalar(T.Elem(t.elem.dtype, "nonneg"))
-        self.diags.append(
-            C.E0301.at(
-                bound["x"].node.span,
-                context="argument of norm: ",
-                expected="a gradient or a float tensor",
-                found=T.describe(t),
+            quiet_over(self, over)
+            return T.scalar(T.NONNEG) if over is None and keep is False else T.UNKNOWN
+        if not (isinstance(t, T.TensorT) and t.elem.is_float):
+            self.diags.append(
+                C.E0301.at(
+                    bound["x"].node.span,
+                    context="argument of norm: ",
+                    expected="a gradient or a float tensor",
+                    found=T.describe(t),
+                )
             )
-        )
-        return T.UNKNOWN
+            return T.UNKNOWN
+        elem = T.Elem(t.elem.dtype, "nonneg")
+        if over is None:
+            self.axes[node] = None
+            if keep is None:
+                return T.UNKNOWN
+            return T.TensorT(tuple(T.DimLit(1) for _ in t.dims) if keep else (), elem)
+        got = over_axes(self, over, env, t, "norm", bound["x"])
+        self.axes[node] = axes_value(over, got[0]) if got is not None else None
+        if got is None or keep is None:
+            return T.UNKNOWN
+        return T.TensorT(without(t.dims, got[0], keep), elem)
 
     def _grad_norm_elem(self: BodyChecker, g: T.GradT) -> T.Elem:
         """A gradient's norm: NonNeg, of its first leaf param's dtype (sub-models' included)."""

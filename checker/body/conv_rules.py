@@ -13,6 +13,7 @@ from .. import dimexpr as DX
 from .. import types as T
 from ..builtins import Builtin
 from .builtin_rules import Bound, _literal_number, rule
+from .context import RuleContext
 from .env import CallArg, Env
 from .text import expr_text
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from .core import BodyChecker
 
 
-def _int_literal(c: BodyChecker, a: CallArg | None, env: Env, what: str, default: int, least: int) -> int | None:
+def _int_literal(c: RuleContext, a: CallArg | None, env: Env, what: str, default: int, least: int) -> int | None:
     """A stride, padding or window: an integer literal >= least (`default`
     when left out; None after an error)."""
     if a is None:
@@ -36,10 +37,10 @@ def _int_literal(c: BodyChecker, a: CallArg | None, env: Env, what: str, default
     return None
 
 
-def _four_dims(c: BodyChecker, t: T.TensorT, a: CallArg, fn: str, name: str, layout: str) -> bool:
-    if t.rank == 4:
+def _four_dims(c: RuleContext, t: T.TensorT, a: CallArg, fn: str, name: str, layout: str, rank: int = 4) -> bool:
+    if t.rank == rank:
         return True
-    reason = f"{name} is {layout}, 4 dims; found {t}"
+    reason = f"{name} is {layout}, {rank} dims; found {t}"
     c.diags.append(C.E0214.at(a.node.span, operation=fn, reason=reason))
     return False
 
@@ -74,9 +75,10 @@ def _too_small(size: T.Dim, kernel: T.Dim, padding: int) -> str:
 def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     x = c.tensor_arg(bound["x"], env, "conv2d", "x")
     w = c.tensor_arg(bound["w"], env, "conv2d", "w")
+    bias = c.tensor_arg(bound["bias"], env, "conv2d", "bias") if "bias" in bound else None
     stride = _int_literal(c, bound.get("stride"), env, "stride of conv2d", 1, 1)
     padding = _int_literal(c, bound.get("padding"), env, "padding of conv2d", 0, 0)
-    if x is None or w is None or stride is None or padding is None:
+    if x is None or w is None or stride is None or padding is None or ("bias" in bound and bias is None):
         return T.UNKNOWN
     if not _four_dims(c, x, bound["x"], "conv2d", "x", "[b Ci H W]"):
         return T.UNKNOWN
@@ -101,7 +103,32 @@ def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
             c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv2d", reason=reason))
             return T.UNKNOWN
         sizes.append(out)
+    if not bias_fits(c, node, bound, "conv2d", bias, w.dims[0], x):
+        return T.UNKNOWN
     return T.TensorT((x.dims[0], w.dims[0], *sizes), T.Elem(x.elem.dtype))
+
+
+def bias_fits(
+    c: RuleContext, node: A.Node, bound: Bound, fn: str, bias: T.TensorT | None, out: T.Dim, x: T.TensorT
+) -> bool:
+    """A convolution's optional bias: one value per output channel, `[Co]`,
+    of x's element type."""
+    if bias is None:
+        return True
+    if bias.rank != 1 or not T.dims_equal(bias.dims[0], out):
+        want = T.TensorT((out,), bias.elem)
+        c.diags.append(
+            C.E0201.at(bound["bias"].node.span, context=f"bias of {fn}: ", expected=str(want), found=str(bias))
+        )
+        return False
+    if bias.elem.dtype != x.elem.dtype:
+        c.diags.append(
+            C.E0302.at(
+                node.span, context=f"{fn} needs one element type: ", expected=x.show_elem(), found=bias.show_elem()
+            )
+        )
+        return False
+    return True
 
 
 @rule("pool2d")

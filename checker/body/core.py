@@ -10,7 +10,20 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic
 from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
-from . import conv_rules, creation_rules, label_rules, shape_rules  # noqa: F401 - register their typing rules
+from . import (  # noqa: F401 - register their typing rules
+    activation_rules,
+    attention_rules,
+    conv_rules,
+    creation_rules,
+    deconv_rules,
+    label_rules,
+    layout_rules,
+    loss_rules,
+    norm_rules,
+    shape_rules,
+    sort_rules,
+    stat_rules,
+)
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
 from .env import Env, Loop, Var

@@ -147,7 +147,7 @@ class ExpressionRules:
             return self.global_value(e, e.name, kind)
         if e.name in CONSTANTS:
             self.refs[e] = Ref("builtin", e.name)
-            return T.MODE
+            return T.MODE if e.name == "Eval" else T.NumberT("Float", True)  # inf, pi
         if e.name in BUILTINS:
             self.refs[e] = Ref("builtin", e.name)
             return T.BuiltinRefT(e.name)

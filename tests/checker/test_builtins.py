@@ -28,6 +28,8 @@ dim C = 3
 
 model M:
     param w: [D C] = zeros
+    buffer rm: [D] = zeros
+    buffer rv: [D] = ones
 
 fn loss(m: M, x: [b D], y: [b] Index[C]) -> [] NonNeg:
     return cross_entropy(x @ m.w, y, over=C)

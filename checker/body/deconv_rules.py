@@ -1,0 +1,130 @@
+"""Typing rules of conv1d and conv_transpose2d, next to conv2d
+(checker/body/conv_rules.py). The sizes are dim arithmetic: conv1d's
+`((L+2*p-K)/s+1)` floored as conv2d's, conv_transpose2d's
+`(H-1)*s-2*p+KH+op` (no division: every input size gives one output size).
+Weights are laid out as torch stores them: conv1d `[Co Ci K]`,
+conv_transpose2d `[Ci Co KH KW]`."""
+
+from __future__ import annotations
+
+from .. import ast as A
+from .. import catalog as C
+from .. import dimexpr as DX
+from .. import types as T
+from ..builtins import Builtin
+from .builtin_rules import Bound, rule
+from .context import RuleContext
+from .conv_rules import _four_dims, _int_literal, _out_size, _too_small, bias_fits
+from .env import Env
+from .rule_args import dim_text, poly_dim
+
+
+def _operands(
+    ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
+) -> tuple[T.TensorT, T.TensorT, T.TensorT | None, int, int] | None:
+    """x, w, the bias (or None), stride and padding, each checked; None after a diagnostic."""
+    x = ctx.tensor_arg(bound["x"], env, b.name, "x")
+    w = ctx.tensor_arg(bound["w"], env, b.name, "w")
+    bias = ctx.tensor_arg(bound["bias"], env, b.name, "bias") if "bias" in bound else None
+    stride = _int_literal(ctx, bound.get("stride"), env, f"stride of {b.name}", 1, 1)
+    padding = _int_literal(ctx, bound.get("padding"), env, f"padding of {b.name}", 0, 0)
+    if x is None or w is None or stride is None or padding is None or ("bias" in bound and bias is None):
+        return None
+    return x, w, bias, stride, padding
+
+
+def _same_elem(ctx: RuleContext, node: A.Node, fn: str, x: T.TensorT, w: T.TensorT) -> bool:
+    if x.elem.dtype == w.elem.dtype:
+        return True
+    ctx.diags.append(
+        C.E0302.at(node.span, context=f"{fn} needs one element type: ", expected=x.show_elem(), found=w.show_elem())
+    )
+    return False
+
+
+@rule("conv1d")
+def _conv1d(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """conv1d(x: [b Ci L], w: [Co Ci K], bias, stride=, padding=) -> [b Co ((L+2*p-K)/s+1)]."""
+    got = _operands(ctx, node, b, bound, env)
+    if got is None:
+        return T.UNKNOWN
+    x, w, bias, stride, padding = got
+    if not _four_dims(ctx, x, bound["x"], "conv1d", "x", "[b Ci L]", 3):
+        return T.UNKNOWN
+    if not _four_dims(ctx, w, bound["w"], "conv1d", "w", "[Co Ci K]", 3):
+        return T.UNKNOWN
+    if not T.dims_equal(x.dims[1], w.dims[1]):
+        reason = f"x has {x.dims[1]} channels (dim 1 of {x}) and w takes {w.dims[1]} (dim 1 of {w})"
+        ctx.diags.append(C.E0214.at(bound["w"].node.span, operation="conv1d", reason=reason))
+        return T.UNKNOWN
+    if not _same_elem(ctx, node, "conv1d", x, w):
+        return T.UNKNOWN
+    out = _out_size(x.dims[2], w.dims[2], stride, padding)
+    if out is None:
+        reason = _too_small(x.dims[2], w.dims[2], padding)
+        ctx.diags.append(C.E0214.at(bound["w"].node.span, operation="conv1d", reason=reason))
+        return T.UNKNOWN
+    if not bias_fits(ctx, node, bound, "conv1d", bias, w.dims[0], x):
+        return T.UNKNOWN
+    return T.TensorT((x.dims[0], w.dims[0], out), T.Elem(x.elem.dtype))
+
+
+def _transposed_size(size: T.Dim, kernel: T.Dim, stride: int, padding: int, extra: int) -> T.Dim | None:
+    """`(size-1)*stride - 2*padding + kernel + extra` as a dim; None when its
+    value is known and below 1."""
+    ps, pk = T.dim_poly(size), T.dim_poly(kernel)
+    if ps is None or pk is None:
+        return T.DimUnknown()
+    out = DX.add(DX.mul(DX.sub(ps, DX.const(1)), DX.const(stride)), DX.add(pk, DX.const(extra - 2 * padding)))
+    v = DX.value(out)
+    if v is not None:
+        return T.DimLit(v) if v >= 1 else None
+    return poly_dim(out)
+
+
+@rule("conv_transpose2d")
+def _conv_transpose2d(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """conv_transpose2d(x: [b Ci H W], w: [Ci Co KH KW], bias, stride=,
+    padding=, output_padding=) -> [b Co ((H-1)*s-2*p+KH+op) ...]: the
+    gradient of conv2d with respect to its input, as torch's."""
+    got = _operands(ctx, node, b, bound, env)
+    extra_a = bound.get("output_padding")
+    extra = _int_literal(ctx, extra_a, env, "output_padding of conv_transpose2d", 0, 0)
+    if got is None or extra is None:
+        return T.UNKNOWN
+    x, w, bias, stride, padding = got
+    if extra_a is not None and extra >= stride:
+        ctx.diags.append(
+            C.E0301.at(
+                extra_a.node.span,
+                context="output_padding of conv_transpose2d: ",
+                expected=f"an integer literal below the stride ({stride})",
+                found=str(extra),
+            )
+        )
+        return T.UNKNOWN
+    if not _four_dims(ctx, x, bound["x"], "conv_transpose2d", "x", "[b Ci H W]"):
+        return T.UNKNOWN
+    if not _four_dims(ctx, w, bound["w"], "conv_transpose2d", "w", "[Ci Co KH KW]"):
+        return T.UNKNOWN
+    if not T.dims_equal(x.dims[1], w.dims[0]):
+        reason = f"x has {x.dims[1]} channels (dim 1 of {x}) and w takes {w.dims[0]} (dim 0 of {w})"
+        ctx.diags.append(C.E0214.at(bound["w"].node.span, operation="conv_transpose2d", reason=reason))
+        return T.UNKNOWN
+    if not _same_elem(ctx, node, "conv_transpose2d", x, w):
+        return T.UNKNOWN
+    sizes: list[T.Dim] = []
+    for size, kernel in ((x.dims[2], w.dims[2]), (x.dims[3], w.dims[3])):
+        out = _transposed_size(size, kernel, stride, padding, extra)
+        if out is None:
+            reason = (
+                f"padding {padding} leaves no output: ({dim_text(size)}-1)*{stride}-2*{padding}+{dim_text(kernel)}"
+                + (f"+{extra}" if extra else "")
+                + " is below 1"
+            )
+            ctx.diags.append(C.E0214.at(bound["w"].node.span, operation="conv_transpose2d", reason=reason))
+            return T.UNKNOWN
+        sizes.append(out)
+    if not bias_fits(ctx, node, bound, "conv_transpose2d", bias, w.dims[1], x):
+        return T.UNKNOWN
+    return T.TensorT((x.dims[0], w.dims[1], *sizes), T.Elem(x.elem.dtype))

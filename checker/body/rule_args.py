@@ -1,0 +1,258 @@
+"""Argument readers shared by the rules written against `RuleContext`
+(checker/body/context.py): several dims for `over=`, numbers with a range,
+literal options (`reduction="sum"`), a mode, a dim given as a value (`k` of
+topk, `r` of pixel_shuffle), a buffer of a model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import ast as A
+from .. import catalog as C
+from .. import dimexpr as DX
+from .. import types as T
+from ..results import Ref
+from .context import RuleContext
+from .env import CallArg, Env
+from .text import expr_text
+
+
+def literal_number(e: A.Expr) -> float | None:
+    """The value of a number literal such as 1.0, -2 or +0.5; None for anything else."""
+    if isinstance(e, (A.IntLit, A.FloatLit)):
+        return e.value
+    if isinstance(e, A.Unary) and e.op in ("-", "+") and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return -e.operand.value if e.op == "-" else e.operand.value
+    return None
+
+
+def quiet_over(ctx: RuleContext, a: CallArg | None) -> None:
+    """The refs of an `over=` argument (one dim or a tuple of them) whose
+    operand could not be typed: navigation still works, nothing is reported."""
+    if a is None:
+        return
+    items = a.node.items if isinstance(a.node, A.TupleExpr) else (a.node,)
+    for e in items:
+        if isinstance(e, A.Name) and e.name in ctx.fn.generics:
+            ctx.refs[e] = Ref("generic", e.name, ctx.fn.name)
+        elif (const := ctx.dim_constant(e)) is not None:
+            ctx.refs[const[0]] = Ref("dim", const[1])
+
+
+def over_axes(
+    ctx: RuleContext,
+    a: CallArg,
+    env: Env,
+    operand: T.TensorT,
+    fn: str,
+    operand_arg: CallArg | None = None,
+    pname: str = "x",
+) -> tuple[tuple[int, ...], T.TensorT] | None:
+    """`over=H` or `over=(H, W)` (names or positions, as `dim_arg` reads
+    each): the axes in the order written and the operand with any dim known
+    only at run time named (None after a diagnostic). A dim named twice is
+    E0214."""
+    items = a.node.items if isinstance(a.node, A.TupleExpr) else (a.node,)
+    axes: list[int] = []
+    t = operand
+    for e in items:
+        item = a if e is a.node else CallArg(e, None, e.span)
+        axis = ctx.dim_arg(item, env, operand, fn, operand_arg, pname)
+        if axis is None:
+            return None
+        if axis in axes:
+            ctx.diags.append(
+                C.E0214.at(e.span, operation=fn, reason=f"over= names {operand.dims[axis]} (position {axis}) twice")
+            )
+            return None
+        axes.append(axis)
+        t = ctx.named_over(t, axis, item)
+    if isinstance(a.node, A.TupleExpr):
+        ctx.types[a.node] = T.TupleT(tuple(T.NumberT("Int", True) for _ in items))
+    return tuple(axes), t
+
+
+def axes_value(a: CallArg, axes: tuple[int, ...]) -> int | tuple[int, ...]:
+    """What the compiler passes for `over=`: one axis as an int, a tuple as a tuple."""
+    return axes if isinstance(a.node, A.TupleExpr) else axes[0]
+
+
+def without(dims: Sequence[T.Dim], axes: tuple[int, ...], keep: bool) -> tuple[T.Dim, ...]:
+    """The dims of a reduction over `axes`: without them, or with each as 1 (keep=True)."""
+    if keep:
+        return tuple(T.DimLit(1) if i in axes else d for i, d in enumerate(dims))
+    return tuple(d for i, d in enumerate(dims) if i not in axes)
+
+
+def keep_arg(ctx: RuleContext, a: CallArg | None, env: Env) -> bool | None:
+    """keep=: a literal True or False, since it decides the result's shape
+    (False when left out; None after an error)."""
+    if a is None:
+        return False
+    if isinstance(a.node, A.BoolLit):
+        ctx.value(a.node, env)
+        return a.node.value
+    t = ctx.value(a.node, env)
+    if not isinstance(t, T.UnknownT):
+        ctx.diags.append(
+            C.E0301.at(
+                a.node.span,
+                context="keep= decides the result's shape: ",
+                expected="True or False",
+                found=expr_text(a.node),
+            )
+        )
+    return None
+
+
+def number_arg(
+    ctx: RuleContext,
+    a: CallArg | None,
+    env: Env,
+    what: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    kind: str = "Float",
+) -> bool:
+    """A number argument (Float accepts an Int); a literal must lie in the
+    range from lo to hi (open at an end when said). True when it fits or is
+    left out."""
+    if a is None:
+        return True
+    if not ctx.expect_number(a, env, kind, what):
+        return False
+    v = literal_number(a.node)
+    if v is None:
+        return True
+    low_ok = lo is None or (v > lo if lo_open else v >= lo)
+    high_ok = hi is None or (v < hi if hi_open else v <= hi)
+    if low_ok and high_ok:
+        return True
+    ctx.diags.append(
+        C.E0301.at(a.node.span, context=f"{what}: ", expected=_range(lo, hi, lo_open, hi_open), found=str(v))
+    )
+    return False
+
+
+def _range(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
+    if lo is not None and hi is not None:
+        return f"a number in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    if lo is not None:
+        return f"a number {'>' if lo_open else '>='} {lo:g}"
+    assert hi is not None
+    return f"a number {'<' if hi_open else '<='} {hi:g}"
+
+
+def bool_arg(ctx: RuleContext, a: CallArg | None, env: Env, what: str) -> bool | None:
+    """A Bool argument: its literal value, None when it is not a literal (or
+    after an error, which is reported)."""
+    if a is None:
+        return None
+    ctx.expect_number(a, env, "Bool", what)
+    return a.node.value if isinstance(a.node, A.BoolLit) else None
+
+
+def choice_arg(ctx: RuleContext, a: CallArg | None, env: Env, what: str, choices: tuple[str, ...]) -> str | None:
+    """A string option that decides the result's type (`reduction="none"`):
+    one of `choices`, written as a literal. The first choice when left out;
+    None after an error."""
+    if a is None:
+        return choices[0]
+    t = ctx.value(a.node, env)
+    if isinstance(t, T.UnknownT):
+        return None
+    if isinstance(a.node, A.StrLit) and a.node.value in choices:
+        return a.node.value
+    expected = ", ".join(f'"{c}"' for c in choices[:-1]) + f' or "{choices[-1]}"'
+    found = f'"{a.node.value}"' if isinstance(a.node, A.StrLit) else expr_text(a.node)
+    ctx.diags.append(
+        C.E0301.at(a.node.span, context=f"{what}: ", expected=f"{expected} (a string literal)", found=found)
+    )
+    return None
+
+
+def mode_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str) -> bool:
+    """A Mode (Train(seed=...) or Eval); whether it is one (or unknown)."""
+    t = ctx.value(a.node, env)
+    if isinstance(t, (T.ModeT, T.UnknownT)):
+        return True
+    ctx.diags.append(C.E0301.at(a.node.span, context=f"mode of {fn}: ", expected="Mode", found=T.describe(t)))
+    return False
+
+
+def dim_value_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, least: int = 1) -> T.Dim | None:
+    """A size given as a value: an integer literal (at least `least`), a dim
+    constant or a generic dim of the function; the dim it stands for (None
+    after a diagnostic, or when it could not be typed)."""
+    e = a.node
+    t = ctx.value(e, env)
+    if isinstance(t, T.UnknownT):
+        return None
+    if isinstance(e, A.IntLit) and e.value >= least:
+        return T.DimLit(e.value)
+    if isinstance(e, A.Name) and e.name not in env.vars and e.name in ctx.fn.generics:
+        return T.DimVar(e.name)
+    if not (isinstance(e, A.Name) and e.name in env.vars):
+        const = ctx.dim_constant(e)
+        if const is not None:
+            value = ctx.g.names.dim_values.get(const[1])
+            return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+    number = literal_number(e)
+    found = str(number) if number is not None else expr_text(e)
+    expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
+    ctx.diags.append(C.E0301.at(e.span, context=f"{what} of {fn}: ", expected=f"{expected} or a dim", found=found))
+    return None
+
+
+def dim_text(d: T.Dim) -> str:
+    """A dim as written, without its value (to build a new expression's text)."""
+    return d.text if isinstance(d, T.DimExpr) else str(d)
+
+
+def dim_from(p: DX.Poly, text: str, parts: Sequence[T.Dim]) -> T.Dim:
+    """The dim of normal form `p`, written `text`: a literal when every part
+    is one (`(4+3)` is 7), else an expression that keeps the names
+    (`(H+3)`, shown with its value when the names have one)."""
+    v = DX.value(p)
+    if v is not None and all(isinstance(d, T.DimLit) for d in parts):
+        return T.DimLit(v)
+    return T.dim_of_poly(p, text)
+
+
+def poly_dim(p: DX.Poly) -> T.Dim:
+    """The dim of a normal form with no text of its own: a number, a generic
+    dim, `(h/2)`, or `(2*h+1)` rendered."""
+    one_division = len(p) == 1 and p[0][1] == 1 and len(p[0][0]) == 1 and p[0][0][0][0] == "d"
+    return T.DimExpr(DX.render(p), p) if one_division else T.dim_of_poly(p)
+
+
+def buffer_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, pname: str) -> T.TensorT | None:
+    """A tensor that a built-in updates in place (batch_norm's running
+    statistics): it must be a buffer field of a model, `bn.running_mean`,
+    so that the update is the model's. A plain tensor, or a param, is
+    E0301."""
+    t = ctx.tensor_arg(a, env, fn, pname, float_only=False)
+    if t is None:
+        return None
+    e = a.node
+    owner = ctx.types.get(e.value) if isinstance(e, A.Field) else None
+    if isinstance(e, A.Field) and isinstance(owner, T.ModelT):
+        model = ctx.g.models.get(owner.name)
+        field = model.field(e.name.text) if model is not None else None
+        if field is None or field.kind == "buffer":
+            return t
+        found = f"param {e.name.text} of {owner.name}"
+    else:
+        found = T.describe(t)
+    ctx.diags.append(
+        C.E0301.at(
+            e.span,
+            context=f"{pname} of {fn} is updated in place: ",
+            expected="a buffer of a model (such as bn.running_mean)",
+            found=found,
+        )
+    )
+    return None
