@@ -84,11 +84,13 @@ Dim = DimName | DimInt | DimBinary
 
 @dataclass(frozen=True, eq=False, slots=True)
 class TypeOption(Node):
-    """`wrt=[head, b2]` or `bias=False` in a type's brackets."""
+    """`wrt=[head, b2]`, `bias=False` or `stride=2` in a type's brackets."""
 
     name: Ident
     names: tuple[Ident, ...] = ()  # wrt=[...]
     value: bool | None = None  # bias=False
+    dim: DimName | DimInt | DimBinary | None = None  # stride=2, padding=P
+    number: float | None = None  # eps=1e-6 (a Float option)
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -432,8 +434,8 @@ class Member(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class ModelParam(Node):
-    """A dim a model takes (`I` of `model Linear[I, O]`), or an option with
-    its type and default (`bias: Bool = True`)."""
+    """A dim a model takes (`I` of `model Linear[I, O]`, `stride = 1` with a
+    default), or an option with its type and default (`bias: Bool = True`)."""
 
     name: Ident
     type: TypeExpr | None

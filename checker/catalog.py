@@ -2053,8 +2053,10 @@ E0910 = _code(
     them: `Linear[D, H]` is a linear layer from D to H, and another instance,
     `Linear[H, C]`, is another type. Give it one dim for each of its own, in
     the order of its declaration, each a dim constant, a number, a generic dim
-    of the function or dim arithmetic in parentheses (`Linear[(2*E), E]`). A
-    model declared without dims takes none.
+    of the function or dim arithmetic in parentheses (`Linear[(2*E), E]`).
+    Dims declared with a default (`model Conv2d[Ci, Co, K, stride = 1]`) may
+    be left out or given by name (`Conv2d[C, 8, 3, stride=2]`). A model
+    declared without dims takes none.
     """,
     """
     dim D = 4
@@ -2116,10 +2118,12 @@ E0912 = _code(
     "invalid model parameter",
     "{problem}",
     """
-    In `model NAME[...]`, each parameter is a dim (a name, `I`) or an option
-    (a name with the type Bool and a default, `bias: Bool = True`). Dims come
-    first; each name is declared once and is not also the name of a dim
-    constant (inside the model it would mean two things).
+    In `model NAME[...]`, each parameter is a dim (a name, `I`, or a name
+    with a whole-number default, `stride = 1`) or an option (a name with the
+    type Bool and a default, `bias: Bool = True`). Dims come first, and the
+    dims with defaults after those without; each name is declared once and is
+    not also the name of a dim constant (inside the model it would mean two
+    things).
     """,
     """
     model Linear[I, O, bias: Bool]:

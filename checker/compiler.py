@@ -729,7 +729,8 @@ class Compiler:
             w.emit(0, "")
             w.emit(
                 0,
-                f"{py_name(m.name)} = rt.GenericModel({m.name!r}, _qv_make_{m.name}, {m.dims!r}, {m.options!r})",
+                f"{py_name(m.name)} = rt.GenericModel({m.name!r}, _qv_make_{m.name}, {m.dims!r}, {m.options!r}"
+                + (f", defaults={m.defaults!r})" if m.defaults else ")"),
                 base,
             )
 

@@ -338,9 +338,9 @@ class _Parser:
             if k[self.i] == ":":
                 self.i += 1
                 type_ = self.type()
-                if k[self.i] == "=":
-                    self.i += 1
-                    default = self.expr()
+            if k[self.i] == "=":
+                self.i += 1
+                default = self.expr()
             end = (default or type_ or name).span.end
             out.append(A.ModelParam(Span(name.span.start, end), name, type_, default))
             if k[self.i] == ",":
@@ -522,6 +522,13 @@ class _Parser:
                 elif after == "True" or after == "False":
                     options.append(A.TypeOption(Span(name.span.start, self.e[self.i]), name, (), after == "True"))
                     self.i += 1
+                elif after == "FLOAT":
+                    number = float(self.v[self.i].replace("_", ""))
+                    options.append(A.TypeOption(Span(name.span.start, self.e[self.i]), name, (), None, None, number))
+                    self.i += 1
+                elif after == "NAME" or after == "INT" or after == "(":
+                    dim = self.dim_atom()
+                    options.append(A.TypeOption(Span(name.span.start, dim.span.end), name, (), None, dim))
                 else:
                     raise _Decline
             elif kind == "INT":

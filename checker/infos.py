@@ -45,13 +45,15 @@ class ModelInfo:
     # their defaults. An instance (`Linear[D, H]`) has none: its `generic`
     # is the declaration, `applied` the type it is of.
     dims: tuple[str, ...] = ()
-    options: tuple[tuple[str, bool], ...] = ()
+    options: tuple[tuple[str, bool | float], ...] = ()
     methods: tuple[FnInfo, ...] = ()
     generic: ModelInfo | None = None
     applied: T.ModelT | None = None
     # instances made of this declaration, by (dims, options): kept here, so an
     # instance is one object for as long as its declaration is
     instances: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
+    # the dims with a default (`stride = 1`), the last ones of `dims`
+    defaults: tuple[tuple[str, int], ...] = ()
 
     @property
     def takes(self) -> bool:
@@ -87,6 +89,7 @@ class ModelInfo:
             self.partial,
             self.dims,
             self.options,
+            self.defaults,
             tuple(m.interface for m in self.methods),
         )
 

@@ -13,7 +13,7 @@ from . import types as T
 from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
-from .names import Names, dotted_text, suggest
+from .names import ModelSig, Names, dotted_text, float_literal, option_default, suggest
 from .typectx import TypeContext, type_text
 
 
@@ -32,7 +32,7 @@ RESERVED_FIELDS = frozenset({"init", "save", "load", "state_dict", "load_state_d
 
 def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
     ctx = TypeContext(names, "model")
-    dims, options = _header(item, names, ctx)
+    dims, options, defaults = _header(item, names, ctx)
     ctx.generics.extend(dims)  # the model's own dims, in its fields' types
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
@@ -94,15 +94,19 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             methods.append(d.info)
         ctx.diagnostics.extend(d.diagnostics)
         lookups |= d.lookups
-    info = ModelInfo(item.name.text, device, tuple(fields), item, partial, dims, options, tuple(methods))
+    info = ModelInfo(
+        item.name.text, device, tuple(fields), item, partial, dims, options, tuple(methods), defaults=defaults
+    )
     return Declared(info, tuple(ctx.diagnostics), frozenset(lookups))
 
 
-def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]:
-    """The dims and options of `model NAME[...]`, each checked (E0912); the
-    same that `names.model_sig` reads from the header for the model's users."""
+def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
+    """The dims, dim defaults and options of `model NAME[...]`, each checked
+    (E0912); the same that `names.model_sig` reads from the header for the
+    model's users."""
     dims: list[str] = []
-    options: list[tuple[str, bool]] = []
+    options: list[tuple[str, bool | float]] = []
+    defaults: list[tuple[str, int]] = []
     seen: set[str] = set()
     for p in item.params:
         name = p.name.text
@@ -113,50 +117,90 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> tuple[tuple[st
             continue
         seen.add(name)
         if p.type is None:
-            if options:
-                ctx.diagnostics.append(
-                    C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
-                )
-            elif names.kinds.get(name) == "dim":
-                ctx.lookups.add(name)
-                ctx.diagnostics.append(
-                    C.E0912.at(
-                        p.name.span,
-                        problem=f"the model's dim {name} has the name of a dim constant: "
-                        "inside the model it would mean two things",
-                    )
-                )
+            _header_dim(item, p, names, ctx, bool(options), defaults)
             dims.append(name)
             continue
-        is_bool = isinstance(p.type, A.NamedType) and p.type.name.text == "Bool" and not p.type.args
-        if not is_bool:
+        kind = p.type.name.text if isinstance(p.type, A.NamedType) and not p.type.args else None
+        where = p.default.span if p.default is not None else p.span
+        if kind not in ("Bool", "Float"):
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.type.span,
-                    problem=f"option {name} of {item.name.text} must be a Bool, as in {name}: Bool = True "
+                    problem=f"option {name} of {item.name.text} must be a Bool or a Float, as in {name}: Bool = True "
                     f"(found {type_text(p.type)})",
                 )
             )
-        elif not isinstance(p.default, A.BoolLit):
-            where = p.default.span if p.default is not None else p.span
+        elif kind == "Bool" and not isinstance(p.default, A.BoolLit):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
                     problem=f"option {name} of {item.name.text} needs a default, True or False: {name}: Bool = True",
                 )
             )
-        options.append((name, p.default.value if isinstance(p.default, A.BoolLit) else True))
-    return tuple(dims), tuple(options)
+        elif kind == "Float" and (p.default is None or float_literal(p.default) is None):
+            ctx.diagnostics.append(
+                C.E0912.at(
+                    where,
+                    problem=f"option {name} of {item.name.text} needs a number as its default: {name}: Float = 0.1",
+                )
+            )
+        options.append((name, option_default(p)))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults))
+
+
+def _header_dim(
+    item: A.ModelDecl,
+    p: A.ModelParam,
+    names: Names,
+    ctx: TypeContext,
+    after_option: bool,
+    defaults: list[tuple[str, int]],
+) -> None:
+    """One dim of a model's header (`K`, `stride = 1`): checked, and its
+    default added to `defaults`."""
+    name = p.name.text
+    if after_option:
+        ctx.diagnostics.append(
+            C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
+        )
+    elif names.kinds.get(name) == "dim":
+        ctx.lookups.add(name)
+        ctx.diagnostics.append(
+            C.E0912.at(
+                p.name.span,
+                problem=f"the model's dim {name} has the name of a dim constant: "
+                "inside the model it would mean two things",
+            )
+        )
+    if p.default is not None:
+        if isinstance(p.default, A.IntLit):
+            defaults.append((name, p.default.value))
+        else:
+            ctx.diagnostics.append(
+                C.E0912.at(
+                    p.default.span,
+                    problem=f"the default of dim {name} must be a whole number, as in {name} = 1 "
+                    f"(found {expr_text(p.default)})",
+                )
+            )
+    elif defaults and not after_option:
+        ctx.diagnostics.append(
+            C.E0912.at(
+                p.span,
+                problem=f"dim {name} has no default but comes after {defaults[-1][0]}, which has one: "
+                "the dims with defaults come last",
+            )
+        )
 
 
 def _condition(
-    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool], ...], ctx: TypeContext
+    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float], ...], ctx: TypeContext
 ) -> tuple[str, bool] | None:
     """`if bias`: (the option, the value for which the member exists)."""
     cond = m.cond
     if cond is None:
         return None
-    names = [o for o, _ in options]
+    names = [o for o, default in options if isinstance(default, bool)]
     if cond.name.text not in names:
         if names:
             hint = suggest(cond.name.text, names)

@@ -26,6 +26,7 @@ from . import catalog as C
 from . import types as T
 from .declarations import DimInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
+from .names import ModelSig
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -245,7 +246,7 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                     names.dim_values[q] = ex.dim_values[q]
             for q, model in ex.models.items():
                 if model.takes:
-                    names.model_sigs[q] = (model.dims, model.options)
+                    names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults)
         if isinstance(item, A.ImportDecl):
             if not _bind(names, spelling, "module" if ex is not None else "broken-module", item.module, diags):
                 continue

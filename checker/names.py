@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from . import ast as A
 from .diagnostics import LocalDiagnostic
@@ -223,17 +224,27 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
     return names
 
 
-# What a model takes: its dims, and its options with their defaults.
-ModelSig = tuple[tuple[str, ...], tuple[tuple[str, bool], ...]]
+class ModelSig(NamedTuple):
+    """What a model takes: its dims in order, the defaults of those that have
+    one (`stride = 1`), and its options with their defaults."""
+
+    dims: tuple[str, ...] = ()
+    options: tuple[tuple[str, bool | float], ...] = ()  # a Bool's default is a bool, a Float's a float
+    defaults: tuple[tuple[str, int], ...] = ()
+
+
+NO_SIG = ModelSig()
 
 
 def model_sig(item: A.ModelDecl) -> ModelSig:
-    """The dims and options of a model's header (`model Linear[I, O, bias:
-    Bool = True]`). A parameter with a type is an option; one that is not
-    well formed (checker/model_decl.py reports it) still counts, with the
-    default True, so that types written against it are read as intended."""
+    """The dims and options of a model's header (`model Conv2d[Ci, Co, K,
+    stride = 1, bias: Bool = True]`). A parameter with a type is an option;
+    one that is not well formed (checker/model_decl.py reports it) still
+    counts, an option with the default True and a dim without a default, so
+    that types written against it are read as intended."""
     dims: list[str] = []
-    options: list[tuple[str, bool]] = []
+    options: list[tuple[str, bool | float]] = []
+    defaults: list[tuple[str, int]] = []
     seen: set[str] = set()
     for p in item.params:
         if p.name.text in seen:
@@ -241,10 +252,31 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
         seen.add(p.name.text)
         if p.type is None:
             dims.append(p.name.text)
+            if isinstance(p.default, A.IntLit):
+                defaults.append((p.name.text, p.default.value))
         else:
-            default = p.default.value if isinstance(p.default, A.BoolLit) else True
-            options.append((p.name.text, default))
-    return tuple(dims), tuple(options)
+            options.append((p.name.text, option_default(p)))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults))
+
+
+def option_default(p: A.ModelParam) -> bool | float:
+    """The default of an option (`bias: Bool = True`, `eps: Float = 1e-5`):
+    a Bool's a bool, a Float's a float; True or 0.0 when it is not well formed."""
+    if isinstance(p.type, A.NamedType) and p.type.name.text == "Float":
+        number = float_literal(p.default) if p.default is not None else None
+        return number if number is not None else 0.0
+    return p.default.value if isinstance(p.default, A.BoolLit) else True
+
+
+def float_literal(e: A.Expr) -> float | None:
+    """The value of a number literal, signed or not (`1e-5`, `-0.5`, `2`)."""
+    sign = 1.0
+    while isinstance(e, A.Unary) and e.op in ("-", "+"):
+        sign = -sign if e.op == "-" else sign
+        e = e.operand
+    if isinstance(e, (A.IntLit, A.FloatLit)):
+        return sign * float(e.value)
+    return None
 
 
 class Hint(str):

@@ -102,8 +102,20 @@ class _QuiverIndenter(Indenter):
         # The first integer literal too long to read (E0011).
         self.long_number: Token | None = None
         prev: Token | None = None
+        # `param` and `buffer` are keywords only where a model's member
+        # starts: first on a line of a model's body. Elsewhere they are
+        # names, as the fast parser reads them; lark's contextual lexer would
+        # otherwise take one for the keyword after a block (the states after
+        # a suite are shared with a method's, which a member may follow).
+        in_model = line_start = False
         for token in stream:
             kind = token.type
+            if kind in _MEMBER_WORDS and not (in_model and line_start and len(self.indent_level) == 2):
+                token = Token.new_borrow_pos("NAME", str(token), token)
+                kind = "NAME"
+            if prev is None:
+                in_model = kind == "MODEL"
+            line_start = kind == self.NL_type
             if (
                 prev is not None
                 and token.start_pos == prev.end_pos
@@ -158,6 +170,7 @@ class _QuiverIndenter(Indenter):
                 yield Token(self.DEDENT_type, "", 0, 1, 1, 1, 1, 0)
 
 
+_MEMBER_WORDS = frozenset({"PARAM", "BUFFER"})
 _WORD_END = re.compile(r"\w\Z")
 _WORD_START = re.compile(r"\w")
 _OPENERS = frozenset({"LPAR", "LSQB"})

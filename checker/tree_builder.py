@@ -174,8 +174,8 @@ class Builder:
 
     def model_param(self, ch):
         nodes = _nodes(ch)
-        type_ = nodes[0] if nodes else None
-        default = nodes[1] if len(nodes) > 1 else None
+        type_ = next((n for n in nodes if isinstance(n, (A.TensorType, A.NamedType, A.TupleType))), None)
+        default = next((n for n in nodes if n is not type_), None)
         return A.ModelParam(_span(ch), _ident(ch[0]), type_, default)
 
     def member_cond(self, ch):
@@ -282,6 +282,12 @@ class Builder:
         names = next((c for c in ch if isinstance(c, _Names)), None)
         if names is not None:
             return A.TypeOption(_span(ch), _ident(ch[0]), tuple(names))
+        dim = next((c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary))), None)
+        if dim is not None:
+            return A.TypeOption(_span(ch), _ident(ch[0]), (), None, dim)
+        floats = _tokens(ch, "FLOAT")
+        if floats:
+            return A.TypeOption(_span(ch), _ident(ch[0]), (), None, None, float(str(floats[0]).replace("_", "")))
         return A.TypeOption(_span(ch), _ident(ch[0]), (), str(ch[2]) == "True")
 
     def type_names(self, ch):

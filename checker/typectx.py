@@ -11,7 +11,7 @@ from . import catalog as C
 from . import dimexpr as DX
 from . import types as T
 from .diagnostics import LocalDiagnostic
-from .names import ALL_NAMES, Names, kind_word, suggest
+from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
 ELEM_TYPES = T.ELEM_TYPES
@@ -206,18 +206,42 @@ class TypeContext:
         """A model's type as written, with the dims and options it is given
         (`Linear[D, H, bias=False]`), checked against its header (E0910, E0911)."""
         qual = self.canon(name.text)
-        dims_of, options_of = self.names.model_sigs.get(qual, ((), ()))
+        sig = self.names.model_sigs.get(qual, NO_SIG)
         written = name.text
-        if len(args) != len(dims_of):
-            if not dims_of:
-                problem = f"takes no dims, found {written}[...]"
-            else:
-                want = f"{len(dims_of)} dim{'s' if len(dims_of) != 1 else ''} ({', '.join(dims_of)})"
-                problem = f"takes {want}, found {len(args)}"
+        dims_of, options_of = sig.dims, sig.options
+        by_name = [o for o in options if o.value is None and not o.names and o.name.text in dims_of]
+        if len(args) > len(dims_of):
+            problem = (
+                f"takes no dims, found {written}[...]"
+                if not dims_of
+                else f"takes {_dims_wanted(sig)}, found {len(args)}"
+            )
+            self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
+            return T.UNKNOWN
+        given_dims: dict[str, A.TypeArg] = dict(zip(dims_of, args))
+        for o in by_name:
+            key = o.name.text
+            if key in given_dims:
+                self.diagnostics.append(C.E0910.at(o.span, model=written, problem=f"is given its dim {key} twice"))
+                return T.UNKNOWN
+            assert o.dim is not None
+            given_dims[key] = o.dim
+        dim_defaults = dict(sig.defaults)
+        missing = [d for d in dims_of if d not in given_dims and d not in dim_defaults]
+        if missing:
+            problem = (
+                f"takes {_dims_wanted(sig)}, found {len(given_dims)}"
+                if not by_name
+                else f"needs its dim{'s' if len(missing) != 1 else ''} {', '.join(missing)}"
+            )
             self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
             return T.UNKNOWN
         dims: list[T.Dim] = []
-        for a, param in zip(args, dims_of):
+        for param in dims_of:
+            a = given_dims.get(param)
+            if a is None:
+                dims.append(T.DimLit(dim_defaults[param]))
+                continue
             d = self.dim_arg(a)
             if d is None:
                 self.diagnostics.append(
@@ -230,28 +254,38 @@ class TypeContext:
                 )
                 return T.UNKNOWN
             dims.append(d)
-        given: dict[str, bool] = {}
+        given: dict[str, bool | float] = {}
         defaults = dict(options_of)
         for o in options:
+            if o in by_name:
+                continue
             key = o.name.text
+            if key in dims_of:
+                self.diagnostics.append(
+                    C.E0910.at(
+                        o.span, model=written, problem=f"takes a dim for {key} (a name, a number or (dim arithmetic))"
+                    )
+                )
+                return T.UNKNOWN
             if key not in defaults:
-                if defaults:
-                    hint = suggest(key, list(defaults))
-                    listed = ", ".join(defaults)
-                    problem = f"has no option '{key}'" + (hint or f" (its options: {listed})")
+                known = [*defaults, *(d for d in dims_of if d in dim_defaults)]
+                if known:
+                    hint = suggest(key, known)
+                    listed = ", ".join(known)
+                    problem = f"has no option '{key}'" + (hint or f" (it takes by name: {listed})")
                 else:
                     problem = f"has no options, found {key}="
                 self.diagnostics.append(C.E0911.at(o.name.span, model=written, problem=problem))
                 return T.UNKNOWN
-            if o.value is None:
-                self.diagnostics.append(
-                    C.E0911.at(o.span, model=written, problem=f"takes True or False for its option {key}")
-                )
+            value = _option_value(o, defaults[key])
+            if value is None:
+                want = "True or False" if isinstance(defaults[key], bool) else "a number"
+                self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes {want} for its option {key}"))
                 return T.UNKNOWN
             if key in given:
                 self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes its option {key} once"))
                 return T.UNKNOWN
-            given[key] = o.value
+            given[key] = value
         chosen = tuple((k, given[k]) for k, default in options_of if k in given and given[k] != default)
         return T.ModelT(qual, tuple(dims), chosen)
 
@@ -372,12 +406,38 @@ def type_text(t: A.TypeExpr | A.TypeArg) -> str:
     return t.name.text + _bracket_text(t.args, t.options)
 
 
+def _option_value(o: A.TypeOption, default: bool | float) -> bool | float | None:
+    """What `bias=False` or `eps=1e-6` gives an option whose default is
+    `default` (None when it is the wrong kind of value)."""
+    if isinstance(default, bool):
+        return o.value
+    if o.number is not None:
+        return o.number
+    if isinstance(o.dim, A.DimInt):
+        return float(o.dim.value)
+    return None
+
+
+def _dims_wanted(sig: ModelSig) -> str:
+    """`3 dims (I, O, K)`, `3 to 5 dims (Ci, Co, K, stride, padding)`."""
+    n, least = len(sig.dims), len(sig.dims) - len(sig.defaults)
+    count = f"{least} to {n}" if least != n else str(n)
+    return f"{count} dim{'s' if n != 1 else ''} ({', '.join(sig.dims)})"
+
+
 def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]) -> str:
     if not args and not options:
         return ""
     parts = [type_text(a) for a in args]
     for o in options:
-        value = "[" + ", ".join(n.text for n in o.names) + "]" if o.value is None else str(o.value)
+        if o.dim is not None:
+            value = type_text(o.dim)
+        elif o.number is not None:
+            value = repr(o.number)
+        elif o.value is None:
+            value = "[" + ", ".join(n.text for n in o.names) + "]"
+        else:
+            value = str(o.value)
         parts.append(f"{o.name.text}={value}")
     return "[" + ", ".join(parts) + "]"
 

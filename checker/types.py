@@ -296,8 +296,9 @@ class NumberT(Type):
 
 
 # The options of a model's type that differ from their defaults, by name in
-# declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`.
-Options = tuple[tuple[str, bool], ...]
+# declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`,
+# `(("eps", 1e-06),)` for `LayerNorm[E, eps=1e-6]` (a Float option).
+Options = tuple[tuple[str, bool | float], ...]
 
 
 def _applied(name: str, dims: tuple[Dim, ...], options: Options) -> str:

@@ -629,27 +629,44 @@ class GenericModel:
     class made knows its family (``_qv_generic``), its dims (``_qv_dims``) and
     its options (``_qv_opt_<name>``, and ``_qv_options``)."""
 
-    def __init__(self, name, make, dims, options=()):
+    def __init__(self, name, make, dims, options=(), defaults=()):
         self._qv_name = name
         self._make = make
         self._qv_dim_names = tuple(dims)
         self._qv_option_defaults = dict(options)
+        self._qv_dim_defaults = dict(defaults)  # `stride = 1`: the last dims
         self._classes: dict = {}
         self._methods: dict = {}
 
     def of(self, *dims, **options) -> type[Model]:
+        """The class of one instance: its dims in order (those with defaults
+        may be left out or given by name, ``stride=2``), then its options."""
         names = self._qv_dim_names
-        if len(dims) != len(names):
+        if len(dims) > len(names):
             raise ModelError(f"model {self._qv_name} takes {len(names)} dims ({', '.join(names)}), found {len(dims)}")
+        given = dict(zip(names, dims))
+        for n in names[len(dims) :]:
+            if n in options:
+                given[n] = options.pop(n)
+            elif n in self._qv_dim_defaults:
+                given[n] = self._qv_dim_defaults[n]
+            else:
+                raise ModelError(f"model {self._qv_name} needs its dim {n} ({', '.join(names)})")
+        dims = tuple(given[n] for n in names)
         for n, d in zip(names, dims):
-            if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
-                raise ModelError(f"model {self._qv_name}: dim {n} must be a positive Int, found {d!r}")
+            # 0 is a size too (`padding = 0`); the checker proves what each dim must be
+            if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+                raise ModelError(f"model {self._qv_name}: dim {n} must be an Int >= 0, found {d!r}")
         chosen = dict(self._qv_option_defaults)
         for k, v in options.items():
             if k not in chosen:
                 raise ModelError(f"model {self._qv_name} has no option {k!r}")
-            if not isinstance(v, bool):
+            if isinstance(chosen[k], bool) and not isinstance(v, bool):
                 raise ModelError(f"model {self._qv_name}: option {k} must be True or False, found {v!r}")
+            if not isinstance(chosen[k], bool):  # a Float option (`eps: Float = 1e-5`)
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ModelError(f"model {self._qv_name}: option {k} must be a number, found {v!r}")
+                v = float(v)
             chosen[k] = v
         key = (tuple(dims), tuple(chosen.items()))
         cls = self._classes.get(key)

@@ -83,8 +83,9 @@ def test_a_computed_size_is_checked_at_run_time(mod) -> None:
 
 
 def test_the_checkers_sizes_are_torchs() -> None:
-    # The size the checker gives, for a number and for a generic h then
-    # substituted, is the size torch's conv2d and pools give.
+    # The size the checker gives, for a number, for a generic h and for a
+    # stride and padding that are dims of a layer (`Conv2d[..., stride, padding]`),
+    # each then substituted, is the size torch's conv2d and pools give.
     from quiver.checker import dimexpr as DX
     from quiver.checker import types as T
     from quiver.checker.body.conv_rules import _out_size
@@ -93,17 +94,20 @@ def test_the_checkers_sizes_are_torchs() -> None:
         for k in range(1, 5):
             for s in range(1, 4):
                 for p in range(0, 3):
-                    fixed = _out_size(T.DimLit(size), T.DimLit(k), s, p)
-                    generic = _out_size(T.DimVar("h"), T.DimLit(k), s, p)
-                    assert generic is not None
-                    poly = T.dim_poly(generic)
-                    assert poly is not None
+                    fixed = _out_size(T.DimLit(size), T.DimLit(k), T.DimLit(s), T.DimLit(p))
+                    generic = _out_size(T.DimVar("h"), T.DimLit(k), T.DimLit(s), T.DimLit(p))
+                    layer = _out_size(T.DimVar("h"), T.DimVar("k"), T.DimVar("s"), T.DimVar("p"))
+                    assert generic is not None and layer is not None
+                    poly, layer_poly = T.dim_poly(generic), T.dim_poly(layer)
+                    assert poly is not None and layer_poly is not None
                     at = DX.value(DX.substitute(poly, {"h": DX.const(size)}) or ())
+                    env = {"h": DX.const(size), "k": DX.const(k), "s": DX.const(s), "p": DX.const(p)}
+                    at_layer = DX.value(DX.substitute(layer_poly, env) or ())
                     x = torch.zeros(1, 1, size, size)
                     if size + 2 * p < k:
                         assert fixed is None
                         continue
                     want = F.conv2d(x, torch.zeros(1, 1, k, k), stride=s, padding=p).shape[-1]
-                    assert fixed == T.DimLit(want) and at == want, (size, k, s, p)
+                    assert fixed == T.DimLit(want) and at == want == at_layer, (size, k, s, p)
                     if s == k and p == 0:
                         assert F.max_pool2d(x, k).shape[-1] == want == F.avg_pool2d(x, k).shape[-1]

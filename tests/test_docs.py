@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from nn_library import LIBRARY
 
-from library import LIBRARY
 from quiver.checker.workspace import check_example
 
 

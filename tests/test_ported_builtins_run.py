@@ -483,8 +483,9 @@ def test_the_checkers_transposed_sizes_are_torchs() -> None:
             for s in range(1, 4):
                 for p in range(0, 3):
                     for op in range(0, s):
-                        fixed = _transposed_size(T.DimLit(size), T.DimLit(k), s, p, op)
-                        generic = _transposed_size(T.DimVar("h"), T.DimLit(k), s, p, op)
+                        lits = T.DimLit(s), T.DimLit(p), T.DimLit(op)
+                        fixed = _transposed_size(T.DimLit(size), T.DimLit(k), *lits)
+                        generic = _transposed_size(T.DimVar("h"), T.DimLit(k), *lits)
                         poly = T.dim_poly(generic) if generic is not None else None
                         assert poly is not None
                         at = DX.value(DX.substitute(poly, {"h": DX.const(size)}) or ())

@@ -501,7 +501,7 @@ class CallRules:
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
         if not recv.applied:
-            dims, _ = self.g.names.model_sigs.get(recv.name, ((), ()))
+            dims = self.g.names.model_sigs[recv.name].dims if recv.name in self.g.names.model_sigs else ()
             written = expr_text(func.value)
             self.diags.append(
                 C.E0910.at(

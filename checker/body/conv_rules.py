@@ -12,29 +12,22 @@ from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
 from ..builtins import Builtin
-from .builtin_rules import Bound, _literal_number, rule
+from .builtin_rules import Bound, rule
 from .context import RuleContext
 from .env import CallArg, Env
-from .text import expr_text
+from .rule_args import dim_value_arg
 
 if TYPE_CHECKING:
     from .core import BodyChecker
 
 
-def _int_literal(c: RuleContext, a: CallArg | None, env: Env, what: str, default: int, least: int) -> int | None:
-    """A stride, padding or window: an integer literal >= least (`default`
-    when left out; None after an error)."""
+def size_arg(c: RuleContext, a: CallArg | None, env: Env, what: str, fn: str, default: int, least: int) -> T.Dim | None:
+    """A stride, padding or window: an integer literal >= least, a dim
+    constant, or a dim of the function or its model (`stride=S` in a layer
+    that takes S); `default` when left out, None after an error."""
     if a is None:
-        return default
-    e = a.node
-    c.value(e, env)
-    if isinstance(e, A.IntLit) and e.value >= least:
-        return e.value
-    expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
-    number = _literal_number(e)
-    found = str(number) if number is not None else expr_text(e)
-    c.diags.append(C.E0301.at(e.span, context=f"{what}: ", expected=expected, found=found))
-    return None
+        return T.DimLit(default)
+    return dim_value_arg(c, a, env, fn, what, least)
 
 
 def _four_dims(c: RuleContext, t: T.TensorT, a: CallArg, fn: str, name: str, layout: str, rank: int = 4) -> bool:
@@ -45,14 +38,15 @@ def _four_dims(c: RuleContext, t: T.TensorT, a: CallArg, fn: str, name: str, lay
     return False
 
 
-def _out_size(size: T.Dim, kernel: T.Dim, stride: int, padding: int) -> T.Dim | None:
+def _out_size(size: T.Dim, kernel: T.Dim, stride: T.Dim, padding: T.Dim) -> T.Dim | None:
     """`((size+2*padding-kernel)/stride+1)` as a dim; None when its value is
     known and below 1 (the kernel does not fit)."""
-    ps, pk = T.dim_poly(size), T.dim_poly(kernel)
-    if ps is None or pk is None:
+    ps, pk, pst, ppad = T.dim_poly(size), T.dim_poly(kernel), T.dim_poly(stride), T.dim_poly(padding)
+    if ps is None or pk is None or pst is None or ppad is None:
         return T.DimUnknown()
-    q = DX.div(DX.sub(DX.add(ps, DX.const(2 * padding)), pk), DX.const(stride))
-    assert q is not None  # stride >= 1
+    q = DX.div(DX.sub(DX.add(ps, DX.mul(DX.const(2), ppad)), pk), pst)
+    if q is None:  # a stride known to be 0 only once a layer is made
+        return T.DimUnknown()
     out = DX.add(q, DX.const(1))
     v = DX.value(out)
     if v is not None:
@@ -66,8 +60,8 @@ def _shown(d: T.Dim) -> str:
     return f"{d}={d.value}" if isinstance(d, T.DimConst) else str(d)
 
 
-def _too_small(size: T.Dim, kernel: T.Dim, padding: int) -> str:
-    padded = f" with padding {padding}" if padding else ""
+def _too_small(size: T.Dim, kernel: T.Dim, padding: T.Dim) -> str:
+    padded = f" with padding {_shown(padding)}" if not (isinstance(padding, T.DimLit) and padding.value == 0) else ""
     return f"the window ({_shown(kernel)}) is larger than the input ({_shown(size)}){padded}"
 
 
@@ -76,8 +70,8 @@ def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     x = c.tensor_arg(bound["x"], env, "conv2d", "x")
     w = c.tensor_arg(bound["w"], env, "conv2d", "w")
     bias = c.tensor_arg(bound["bias"], env, "conv2d", "bias") if "bias" in bound else None
-    stride = _int_literal(c, bound.get("stride"), env, "stride of conv2d", 1, 1)
-    padding = _int_literal(c, bound.get("padding"), env, "padding of conv2d", 0, 0)
+    stride = size_arg(c, bound.get("stride"), env, "stride", "conv2d", 1, 1)
+    padding = size_arg(c, bound.get("padding"), env, "padding", "conv2d", 0, 0)
     if x is None or w is None or stride is None or padding is None or ("bias" in bound and bias is None):
         return T.UNKNOWN
     if not _four_dims(c, x, bound["x"], "conv2d", "x", "[b Ci H W]"):
@@ -136,16 +130,16 @@ def _pool2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     """max_pool2d, avg_pool2d: windows of k by k, k apart. Both keep the
     element type: the largest or the mean of NonNeg (Prob) values is one."""
     x = c.tensor_arg(bound["x"], env, b.name, "x")
-    k = _int_literal(c, bound["k"], env, f"k of {b.name}", 1, 1)
+    k = size_arg(c, bound["k"], env, "k", b.name, 1, 1)
     if x is None or k is None:
         return T.UNKNOWN
     if not _four_dims(c, x, bound["x"], b.name, "x", "[b C H W]"):
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     for size in x.dims[2:]:
-        out = _out_size(size, T.DimLit(k), k, 0)
+        out = _out_size(size, k, k, T.DimLit(0))
         if out is None:
-            reason = _too_small(size, T.DimLit(k), 0)
+            reason = _too_small(size, k, T.DimLit(0))
             c.diags.append(C.E0214.at(bound["k"].node.span, operation=b.name, reason=reason))
             return T.UNKNOWN
         sizes.append(out)

@@ -14,20 +14,20 @@ from .. import types as T
 from ..builtins import Builtin
 from .builtin_rules import Bound, rule
 from .context import RuleContext
-from .conv_rules import _four_dims, _int_literal, _out_size, _too_small, bias_fits
+from .conv_rules import _four_dims, _out_size, _too_small, bias_fits, size_arg
 from .env import Env
 from .rule_args import dim_text, poly_dim
 
 
 def _operands(
     ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
-) -> tuple[T.TensorT, T.TensorT, T.TensorT | None, int, int] | None:
+) -> tuple[T.TensorT, T.TensorT, T.TensorT | None, T.Dim, T.Dim] | None:
     """x, w, the bias (or None), stride and padding, each checked; None after a diagnostic."""
     x = ctx.tensor_arg(bound["x"], env, b.name, "x")
     w = ctx.tensor_arg(bound["w"], env, b.name, "w")
     bias = ctx.tensor_arg(bound["bias"], env, b.name, "bias") if "bias" in bound else None
-    stride = _int_literal(ctx, bound.get("stride"), env, f"stride of {b.name}", 1, 1)
-    padding = _int_literal(ctx, bound.get("padding"), env, f"padding of {b.name}", 0, 0)
+    stride = size_arg(ctx, bound.get("stride"), env, "stride", b.name, 1, 1)
+    padding = size_arg(ctx, bound.get("padding"), env, "padding", b.name, 0, 0)
     if x is None or w is None or stride is None or padding is None or ("bias" in bound and bias is None):
         return None
     return x, w, bias, stride, padding
@@ -69,17 +69,25 @@ def _conv1d(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) 
     return T.TensorT((x.dims[0], w.dims[0], out), T.Elem(x.elem.dtype))
 
 
-def _transposed_size(size: T.Dim, kernel: T.Dim, stride: int, padding: int, extra: int) -> T.Dim | None:
+def _transposed_size(size: T.Dim, kernel: T.Dim, stride: T.Dim, padding: T.Dim, extra: T.Dim) -> T.Dim | None:
     """`(size-1)*stride - 2*padding + kernel + extra` as a dim; None when its
     value is known and below 1."""
-    ps, pk = T.dim_poly(size), T.dim_poly(kernel)
-    if ps is None or pk is None:
+    parts = [T.dim_poly(d) for d in (size, kernel, stride, padding, extra)]
+    if any(p is None for p in parts):
         return T.DimUnknown()
-    out = DX.add(DX.mul(DX.sub(ps, DX.const(1)), DX.const(stride)), DX.add(pk, DX.const(extra - 2 * padding)))
+    ps, pk, pst, ppad, pextra = parts
+    assert ps is not None and pk is not None and pst is not None and ppad is not None and pextra is not None
+    grown = DX.mul(DX.sub(ps, DX.const(1)), pst)
+    out = DX.add(DX.add(grown, DX.sub(pk, DX.mul(DX.const(2), ppad))), pextra)
     v = DX.value(out)
     if v is not None:
         return T.DimLit(v) if v >= 1 else None
     return poly_dim(out)
+
+
+def _known(d: T.Dim) -> int | None:
+    p = T.dim_poly(d)
+    return DX.value(p) if p is not None else None
 
 
 @rule("conv_transpose2d")
@@ -89,17 +97,18 @@ def _conv_transpose2d(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, 
     gradient of conv2d with respect to its input, as torch's."""
     got = _operands(ctx, node, b, bound, env)
     extra_a = bound.get("output_padding")
-    extra = _int_literal(ctx, extra_a, env, "output_padding of conv_transpose2d", 0, 0)
+    extra = size_arg(ctx, extra_a, env, "output_padding", "conv_transpose2d", 0, 0)
     if got is None or extra is None:
         return T.UNKNOWN
     x, w, bias, stride, padding = got
-    if extra_a is not None and extra >= stride:
+    known_extra, known_stride = _known(extra), _known(stride)
+    if extra_a is not None and known_extra is not None and known_stride is not None and known_extra >= known_stride:
         ctx.diags.append(
             C.E0301.at(
                 extra_a.node.span,
                 context="output_padding of conv_transpose2d: ",
-                expected=f"an integer literal below the stride ({stride})",
-                found=str(extra),
+                expected=f"an integer literal below the stride ({known_stride})",
+                found=str(known_extra),
             )
         )
         return T.UNKNOWN
@@ -118,8 +127,9 @@ def _conv_transpose2d(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, 
         out = _transposed_size(size, kernel, stride, padding, extra)
         if out is None:
             reason = (
-                f"padding {padding} leaves no output: ({dim_text(size)}-1)*{stride}-2*{padding}+{dim_text(kernel)}"
-                + (f"+{extra}" if extra else "")
+                f"padding {dim_text(padding)} leaves no output: ({dim_text(size)}-1)*{dim_text(stride)}"
+                f"-2*{dim_text(padding)}+{dim_text(kernel)}"
+                + (f"+{dim_text(extra)}" if _known(extra) != 0 else "")
                 + " is below 1"
             )
             ctx.diags.append(C.E0214.at(bound["w"].node.span, operation="conv_transpose2d", reason=reason))

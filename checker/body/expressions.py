@@ -141,7 +141,7 @@ class ExpressionRules:
             return T.NumberT("Int", True)
         if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
             self.refs[e] = Ref("option", e.name, self.fn.owner)
-            return T.BOOL_N
+            return T.BOOL_N if isinstance(self.model_options[e.name], bool) else T.NumberT("Float")
         kind = self.global_kind(e.name)
         if kind is not None:
             return self.global_value(e, e.name, kind)
@@ -715,7 +715,9 @@ class ExpressionRules:
         for item in items:
             if isinstance(item, A.Arg) and item.keyword is not None:
                 value = item.value.value if isinstance(item.value, A.BoolLit) else None
-                options.append(A.TypeOption(item.span, item.keyword, (), value))
+                number = item.value.value if isinstance(item.value, A.FloatLit) else None
+                dim = _plain_dim(item.value) if value is None and number is None else None
+                options.append(A.TypeOption(item.span, item.keyword, (), value, dim, number))
                 continue
             arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg)) else None
             if arg is None:

@@ -351,7 +351,11 @@ class FlowRules:
         value = True
         while isinstance(cond, A.Not):
             cond, value = cond.operand, not value
-        if isinstance(cond, A.Name) and cond.name in self.model_options and cond.name not in env.vars:
+        if (
+            isinstance(cond, A.Name)
+            and isinstance(self.model_options.get(cond.name), bool)
+            and cond.name not in env.vars
+        ):
             return cond.name, value
         return None
 

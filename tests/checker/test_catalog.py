@@ -7,8 +7,8 @@ import string
 from pathlib import Path
 
 import pytest
+from nn_library import LIBRARY
 
-from library import LIBRARY
 from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES, Code, render_markdown
 from quiver.checker.source import MAX_SOURCE_BYTES

@@ -84,15 +84,15 @@ def test_a_size_is_printed_as_its_number_or_expression() -> None:
         ),
         (
             "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co 26 26]:\n    return conv2d(x, w, stride=0)\n",
-            ("E0301", "stride of conv2d: expected a positive integer literal, found 0", "0"),
+            ("E0301", "stride of conv2d: expected a positive integer literal or a dim, found 0", "0"),
         ),
         (
             "fn f(x: [b Ci H H], w: [Co Ci K K], p: Int) -> [b Co 26 26]:\n    return conv2d(x, w, padding=p)\n",
-            ("E0301", "padding of conv2d: expected an integer literal >= 0, found p", "p"),
+            ("E0301", "padding of conv2d: expected an integer literal >= 0 or a dim, found p", "p"),
         ),
         (
             "fn f(x: [b Ci H H]) -> [b Ci 14 14]:\n    return max_pool2d(x, -2)\n",
-            ("E0301", "k of max_pool2d: expected a positive integer literal, found -2", "-2"),
+            ("E0301", "k of max_pool2d: expected a positive integer literal or a dim, found -2", "-2"),
         ),
         (
             "fn f(x: [b Ci H H], w: [Co Ci K K] f64) -> [b Co 26 26]:\n    return conv2d(x, w)\n",
