@@ -7,7 +7,10 @@ is an example, and its info string says what the checker must make of it:
 - ```` ```quiver E0201 W1101 ````: a program that gives exactly these codes
   (as a multiset: each listed once per time it is reported, nothing else);
 - ```` ```quiver fragment ````: a piece of a program (an expression, a
-  statement, a signature, a type); it must only be free of syntax errors.
+  statement, a signature, a type); it must only be free of syntax errors;
+- ```` ```quiver run ````: a complete program that checks clean and that
+  tests/test_docs_run.py compiles and runs (its `main()`); when the next block
+  is ```` ```text output ````, what it prints must be exactly that block.
 
 Blocks with any other info string (```` ```text ````, ```` ```python ````,
 ```` ```sh ````) are not checked. Each example is its own test, named after its
@@ -50,6 +53,8 @@ class Example:
     line: int  # 1-based line of the opening fence
     info: str
     source: str
+    # a ```text output block right after a `run` example: what it prints
+    output: str | None = None
 
     @property
     def id(self) -> str:
@@ -62,6 +67,10 @@ class Example:
     @property
     def is_fragment(self) -> bool:
         return "fragment" in self.words
+
+    @property
+    def runs(self) -> bool:
+        return "run" in self.words
 
     @property
     def expected(self) -> Counter:
@@ -99,9 +108,18 @@ def _blocks(path: Path) -> list[tuple[int, str, str]]:
 def _examples() -> list[Example]:
     found = []
     for path in sorted(DOCS.glob("*.md")):
-        for line, info, source in _blocks(path):
-            if info.split()[:1] == ["quiver"]:
-                found.append(Example(path, line, info, source))
+        lines = path.read_text(encoding="utf-8").split("\n")
+        blocks = _blocks(path)
+        for k, (line, info, source) in enumerate(blocks):
+            if info.split()[:1] != ["quiver"]:
+                continue
+            output = None
+            if k + 1 < len(blocks) and blocks[k + 1][1] == "text output":
+                end = line + source.count("\n")  # the closing fence's line (1-based)
+                between = lines[end : blocks[k + 1][0] - 1]
+                if all(not x.strip() for x in between):
+                    output = blocks[k + 1][2]
+            found.append(Example(path, line, info, source, output))
     return found
 
 
@@ -144,8 +162,9 @@ def test_the_language_reference_has_examples() -> None:
 def test_info_strings_are_well_formed() -> None:
     for e in EXAMPLES:
         for w in e.words:
-            assert w == "fragment" or _CODE.fullmatch(w), f"{e.id}: unknown word {w!r} in ```{e.info}"
+            assert w in ("fragment", "run") or _CODE.fullmatch(w), f"{e.id}: unknown word {w!r} in ```{e.info}"
         assert not (e.is_fragment and e.expected), f"{e.id}: a fragment cannot expect codes"
+        assert not (e.runs and (e.expected or e.is_fragment)), f"{e.id}: an example that runs checks clean"
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.id for e in EXAMPLES])

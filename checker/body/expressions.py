@@ -735,7 +735,7 @@ class ExpressionRules:
             self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem="has its dims already"))
             return T.UNKNOWN
         ctx = self.type_context()
-        name_node = e.value.name if isinstance(e.value, A.Field) else A.Ident(e.value.span, expr_text(e.value))
+        name_node = A.Ident(e.value.span, dotted_text(e.value) or expr_text(e.value))  # `nn.Linear` as written
         model = ctx.model(name_node, tuple(args), tuple(options), e.span)
         self._take(ctx)
         if not isinstance(model, T.ModelT):

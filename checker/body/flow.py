@@ -460,18 +460,27 @@ class FlowRules:
             and it.func.name == "range"
             and "range" not in env.vars
         )
+        item: T.Type = T.INT
+        origin: str | None = None
         if ok:
             self.expr(it, env)
         else:
+            # `for block in m.blocks:` runs over a stack of sub-models (or of
+            # their gradients), one model at a time
             t = self.value(it, env)
-            if not isinstance(t, T.UnknownT):
-                self.diags.append(C.E0414.at(it.span, found=T.describe(t)))
+            if isinstance(t, T.StackT) and not t.per_example:
+                item = t.item
+                origin = self.origin_of(it, env)  # each block reads m.blocks' params
+            else:
+                item = T.UNKNOWN  # one diagnostic: the loop variable is not also wrong
+                if not isinstance(t, T.UnknownT):
+                    self.diags.append(C.E0414.at(it.span, found=T.describe(t)))
 
         def head(state: Env) -> None:
-            state.vars[s.var.text] = Var(T.INT, frozenset({s.var}))
-            self.types[s.var] = T.INT
+            state.vars[s.var.text] = Var(item, frozenset({s.var}), origin=origin)
+            self.types[s.var] = item
             self.refs[s.var] = Ref("local", s.var.text, self.fn.name, (s.var,))
-            self.locals[s.var.text] = T.INT
+            self.locals[s.var.text] = item
 
         out = self.loop(s.body, env, head)
         # The loop variable itself stays defined after a loop that ran.
