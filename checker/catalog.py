@@ -2088,11 +2088,14 @@ E0911 = _code(
     "unknown model option",
     "{model} {problem}",
     """
-    A model's options are the Bool parameters of its declaration
-    (`model Linear[I, O, bias: Bool = True]`), given by name after its dims:
-    `Linear[D, H, bias=False]`, each once, as True or False. They decide which
-    of its members exist, so they are part of the type and known when the
-    program is checked.
+    A model's options are the typed parameters of its declaration
+    (`model Linear[I, O, bias: Bool = True, dtype: DType = f32]`), given by
+    name after its dims, each once: a Bool option as True or False
+    (`Linear[D, H, bias=False]`), a Float option as a number (`eps=1e-6`), a
+    DType option as a float element type (`dtype=f64`). They decide which of
+    its members exist and what their types are, so they are part of the type
+    and known when the program is checked. A dim with a default may also be
+    given by name (`Conv2d[C, 8, 3, stride=2]`).
     """,
     """
     dim D = 4
@@ -2122,8 +2125,10 @@ E0912 = _code(
     "{problem}",
     """
     In `model NAME[...]`, each parameter is a dim (a name, `I`, or a name
-    with a whole-number default, `stride = 1`) or an option (a name with the
-    type Bool and a default, `bias: Bool = True`). Dims come first, and the
+    with a whole-number default, `stride = 1`) or an option with its type
+    and default: a Bool (`bias: Bool = True`), a Float (`eps: Float = 1e-5`)
+    or the element type of its tensors (`dtype: DType = f32`, whose default
+    is always f32). Dims come first, and the
     dims with defaults after those without; each name is declared once and is
     not also the name of a dim constant (inside the model it would mean two
     things).

@@ -104,7 +104,17 @@ def attr(obj: str, name: str) -> str:
     return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
 
 
-def elem_expr(e: T.Elem) -> str:
+def elem_expr(e: T.Elem, where: str = "method") -> str:
+    """The runtime's element spec of `e`. The element type of a model's
+    DType option (`[I O] dtype`) is the instance's: its factory's argument
+    (`where="factory"`), `self._qv_opt_dtype` in a method, and in a
+    signature bound from `self` at the call (`rt.ElemVar('dtype')`)."""
+    if e.var is not None:
+        if where == "factory":
+            return py_name(e.var)
+        if where == "signature":
+            return f"rt.ElemVar({e.var!r})"
+        return f"self._qv_opt_{e.var}"
     if e.index is not None:
         size = T.dim_value(e.index)
         return f"rt.index({size})" if size is not None else "rt.i64"
@@ -113,6 +123,15 @@ def elem_expr(e: T.Elem) -> str:
     if e.dtype == "f32" and e.refine == "prob":
         return "rt.prob"
     return "rt." + T.DTYPES[e.dtype][1]
+
+
+def option_py(v: bool | float | str, where: str = "method") -> str:
+    """A model option's value as Python: a Bool or a Float as itself, a
+    DType as the runtime's element spec (`rt.f64`; the enclosing model's
+    own, `dtype=dtype`, as elem_expr finds it)."""
+    if isinstance(v, str):
+        return elem_expr(T.Elem(v), where)
+    return repr(v)
 
 
 class _Writer:
@@ -663,12 +682,12 @@ class Compiler:
                 self.model_and_parts(self.a.globals.models[sub.name], done)
         self.model(m)
 
-    def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options) -> str:
+    def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method") -> str:
         """A model's class: `Mlp`, or of an instance `Linear.of(784, 128, bias=False)`."""
         info = self.a.globals.models.get(name)
         if info is None or not info.takes:
             return py_name(name)
-        args = [dim_py(d) for d in dims] + [f"{k}={v!r}" for k, v in options]
+        args = [dim_py(d) for d in dims] + [f"{k}={option_py(v, where)}" for k, v in options]
         return f"{py_name(name)}.of({', '.join(args)})"
 
     def model(self, m: ModelInfo) -> None:
@@ -687,7 +706,8 @@ class Compiler:
         if m.takes:
             dims = "(" + "".join(f"{py_name(d)}, " for d in m.dims) + ")"
             chosen = "{" + ", ".join(f"{o!r}: {py_name(o)}" for o, _ in m.options) + "}"
-            w.emit(level + 1, f"_qv_name = rt.applied_name({m.name!r}, {dims}, {chosen}, {dict(m.options)!r})")
+            defaults = "{" + ", ".join(f"{o!r}: {option_py(v)}" for o, v in m.options) + "}"
+            w.emit(level + 1, f"_qv_name = rt.applied_name({m.name!r}, {dims}, {chosen}, {defaults})")
         else:
             w.emit(level + 1, f"_qv_name = {m.name!r}")
         w.emit(level + 1, f"_qv_device = {m.device!r}")
@@ -706,7 +726,7 @@ class Compiler:
                 sub = sub_model(f.type)
                 if sub is not None:
                     count = dim_py(f.type.dim) if isinstance(f.type, T.StackT) else None
-                    cls = self.model_class(sub.name, sub.dims, sub.options)
+                    cls = self.model_class(sub.name, sub.dims, sub.options, "factory")
                     w.emit(
                         level + 2,
                         f"rt.SubModel({f.name!r}, {cls}, {count}, {self.loc(base + f.decl.span.start)}){when},",
@@ -718,7 +738,7 @@ class Compiler:
                 init = self.initializer(f.decl.init)
                 w.emit(
                     level + 2,
-                    f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem)}, {init}, "
+                    f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem, 'factory')}, {init}, "
                     f"{self.loc(base + f.decl.span.start)}){when},",
                     base + f.decl.span.start,
                 )
@@ -729,7 +749,10 @@ class Compiler:
             w.emit(0, "")
             w.emit(
                 0,
-                f"{py_name(m.name)} = rt.GenericModel({m.name!r}, _qv_make_{m.name}, {m.dims!r}, {m.options!r}"
+                f"{py_name(m.name)} = rt.GenericModel({m.name!r}, _qv_make_{m.name}, {m.dims!r}, "
+                + "("
+                + "".join(f"({o!r}, {option_py(v)}), " for o, v in m.options)
+                + ")"
                 + (f", defaults={m.defaults!r})" if m.defaults else ")"),
                 base,
             )
@@ -795,7 +818,7 @@ class Compiler:
                 else:
                     dims.append(repr(str(d)))
             shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-            return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem)}, {loc})"
+            return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem, 'signature')}, {loc})"
         if isinstance(t, T.NumberT):
             kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
@@ -808,7 +831,7 @@ class Compiler:
                 + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
                 + ")"
             )
-            options = "None" if t.generic else repr(dict(t.options))
+            options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
             return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}, dims={dims}, options={options})"
         if isinstance(t, T.GradT):
             wrt = "" if t.wrt is None else f", wrt={self.wrt_order(t.model, t.wrt)!r}"

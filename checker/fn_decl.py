@@ -21,6 +21,7 @@ class Owner:
     name: str
     self_type: T.ModelT
     dims: tuple[str, ...]
+    elems: tuple[str, ...] = ()  # its DType options: element types in the method's types
 
 
 def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None = None) -> Declared:
@@ -30,6 +31,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
     ctx = TypeContext(names, "signature")
     if owner is not None:
         ctx.generics.extend(owner.dims)  # bound from `self`
+        ctx.elem_vars = owner.elems
     params: list[ParamInfo] = []
     seen: dict[str, A.Param] = {}
     written = item.params

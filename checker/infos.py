@@ -45,7 +45,7 @@ class ModelInfo:
     # their defaults. An instance (`Linear[D, H]`) has none: its `generic`
     # is the declaration, `applied` the type it is of.
     dims: tuple[str, ...] = ()
-    options: tuple[tuple[str, bool | float], ...] = ()
+    options: tuple[tuple[str, bool | float | str], ...] = ()
     methods: tuple[FnInfo, ...] = ()
     generic: ModelInfo | None = None
     applied: T.ModelT | None = None

@@ -34,6 +34,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     ctx = TypeContext(names, "model")
     dims, options, defaults = _header(item, names, ctx)
     ctx.generics.extend(dims)  # the model's own dims, in its fields' types
+    elems = tuple(o for o, default in options if isinstance(default, str))
+    ctx.elem_vars = elems  # `[I O] dtype`: the element type of its DType option
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
     device = "cpu"
@@ -78,7 +80,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx)))
-    owner = Owner(item.name.text, T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True), dims)
+    self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)
+    owner = Owner(item.name.text, self_type, dims, elems)
     methods = []
     lookups = set(ctx.lookups)
     taken = {f.name for f in fields}
@@ -105,7 +108,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
     (E0912); the same that `names.model_sig` reads from the header for the
     model's users."""
     dims: list[str] = []
-    options: list[tuple[str, bool | float]] = []
+    options: list[tuple[str, bool | float | str]] = []
     defaults: list[tuple[str, int]] = []
     seen: set[str] = set()
     for p in item.params:
@@ -122,12 +125,20 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
             continue
         kind = p.type.name.text if isinstance(p.type, A.NamedType) and not p.type.args else None
         where = p.default.span if p.default is not None else p.span
-        if kind not in ("Bool", "Float"):
+        if kind not in ("Bool", "Float", "DType"):
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.type.span,
-                    problem=f"option {name} of {item.name.text} must be a Bool or a Float, as in {name}: Bool = True "
-                    f"(found {type_text(p.type)})",
+                    problem=f"option {name} of {item.name.text} must be a Bool, a Float or a DType, "
+                    f"as in {name}: Bool = True (found {type_text(p.type)})",
+                )
+            )
+        elif kind == "DType" and not (isinstance(p.default, A.Name) and p.default.name == T.DTYPE_DEFAULT):
+            ctx.diagnostics.append(
+                C.E0912.at(
+                    where,
+                    problem=f"option {name} of {item.name.text} is an element type whose default is f32, "
+                    f"torch's default dtype: {name}: DType = f32",
                 )
             )
         elif kind == "Bool" and not isinstance(p.default, A.BoolLit):
@@ -194,7 +205,7 @@ def _header_dim(
 
 
 def _condition(
-    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float], ...], ctx: TypeContext
+    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float | str], ...], ctx: TypeContext
 ) -> tuple[str, bool] | None:
     """`if bias`: (the option, the value for which the member exists)."""
     cond = m.cond
@@ -439,6 +450,10 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     bindings = S.Bindings(info.dims)
     for name, d in zip(info.dims, t.dims):
         bindings.bound[name] = S.Binding(d, name, None)
+    if not t.generic:  # the element types of its DType options: `[I O] dtype` is [D H] f64
+        bindings.elems = {
+            "~" + k: v for k, v in chosen.items() if isinstance(v, str) and isinstance(dict(info.options)[k], str)
+        }
     fields = []
     for f in info.fields:
         if f.when is not None and not t.generic and chosen.get(f.when[0]) != f.when[1]:

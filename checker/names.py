@@ -229,7 +229,8 @@ class ModelSig(NamedTuple):
     one (`stride = 1`), and its options with their defaults."""
 
     dims: tuple[str, ...] = ()
-    options: tuple[tuple[str, bool | float], ...] = ()  # a Bool's default is a bool, a Float's a float
+    # a Bool's default is a bool, a Float's a float, a DType's the dtype's name ("f32")
+    options: tuple[tuple[str, bool | float | str], ...] = ()
     defaults: tuple[tuple[str, int], ...] = ()
 
 
@@ -243,7 +244,7 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
     counts, an option with the default True and a dim without a default, so
     that types written against it are read as intended."""
     dims: list[str] = []
-    options: list[tuple[str, bool | float]] = []
+    options: list[tuple[str, bool | float | str]] = []
     defaults: list[tuple[str, int]] = []
     seen: set[str] = set()
     for p in item.params:
@@ -259,12 +260,16 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
     return ModelSig(tuple(dims), tuple(options), tuple(defaults))
 
 
-def option_default(p: A.ModelParam) -> bool | float:
-    """The default of an option (`bias: Bool = True`, `eps: Float = 1e-5`):
-    a Bool's a bool, a Float's a float; True or 0.0 when it is not well formed."""
-    if isinstance(p.type, A.NamedType) and p.type.name.text == "Float":
+def option_default(p: A.ModelParam) -> bool | float | str:
+    """The default of an option (`bias: Bool = True`, `eps: Float = 1e-5`,
+    `dtype: DType = f32`): a Bool's a bool, a Float's a float, a DType's
+    "f32"; True or 0.0 when it is not well formed."""
+    kind = p.type.name.text if isinstance(p.type, A.NamedType) else None
+    if kind == "Float":
         number = float_literal(p.default) if p.default is not None else None
         return number if number is not None else 0.0
+    if kind == "DType":
+        return "f32"  # the only default a DType option has (torch's default dtype)
     return p.default.value if isinstance(p.default, A.BoolLit) else True
 
 

@@ -88,6 +88,9 @@ class Bindings:
         # what `..` of the callee's `[.. d]` stands for here: the leading dims
         # of the first argument written so
         self.rest: tuple[T.Dim, ...] | None = None
+        # the element types of a model's DType options ("~dtype" -> "f64"),
+        # bound from the instance a method is called on
+        self.elems: dict[str, str] = {}
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
         """`d` with the bound generic dims replaced; with `forget`, a generic
@@ -136,6 +139,8 @@ class Bindings:
             elem = t.elem
             if elem.index is not None:
                 elem = T.Elem(elem.dtype, elem.refine, self.subst_dim(elem.index, forget))
+            elif elem.dtype in self.elems:
+                elem = T.Elem(self.elems[elem.dtype], elem.refine)
             dims = tuple(self.subst_dim(d, forget) for d in t.dims)
             if dims and isinstance(dims[0], T.DimRest) and self.rest is not None:
                 dims = self.rest + dims[1:]
@@ -144,8 +149,16 @@ class Bindings:
             return T.TupleT(tuple(self.subst(x, forget) for x in t.items))
         if isinstance(t, T.StackT):
             return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
-        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.dims:
-            return dataclasses.replace(t, dims=tuple(self.subst_dim(d, forget) for d in t.dims))
+        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and (t.dims or t.options):
+            options = t.options
+            if self.elems and any(v in self.elems for _, v in options if isinstance(v, str)):
+                # `Linear[E, F, dtype=dtype]` in an instance of f64: dtype=f64; of f32, the default
+                options = tuple(
+                    (k, self.elems.get(v, v) if isinstance(v, str) else v)
+                    for k, v in options
+                    if not (isinstance(v, str) and self.elems.get(v) == T.DTYPE_DEFAULT)
+                )
+            return dataclasses.replace(t, dims=tuple(self.subst_dim(d, forget) for d in t.dims), options=options)
         return t
 
     def result(self, t: T.Type) -> T.Type:
@@ -212,6 +225,8 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
                 if not T.dims_equal(want, ad):
                     return Mismatch("shape", param, arg)
         pe, ae = param.elem, arg.elem
+        if pe.dtype in bindings.elems:  # `[.. I] dtype` of a method, on an instance of f64
+            pe = T.Elem(bindings.elems[pe.dtype], pe.refine)
         if pe.dtype != ae.dtype:
             return Mismatch("dtype", param, arg)
         if pe.index is not None:
@@ -286,6 +301,11 @@ def _match_model(
     # `self` of a method takes every instance, whatever its options
     if p.name != a.name or (p.options != a.options and not p.generic) or len(p.dims) != len(a.dims):
         return Mismatch("model", param, arg)
+    if p.generic and p.elems:  # the element types of its DType options, for the method's types
+        given = dict(a.options)
+        for option in p.elems:
+            value = given.get(option, T.DTYPE_DEFAULT) if not a.generic else "~" + option
+            bindings.elems["~" + option] = value if isinstance(value, str) else T.DTYPE_DEFAULT
     m = match(T.TensorT(p.dims), T.TensorT(a.dims), bindings, where, span)
     if m is None:
         return None

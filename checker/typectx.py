@@ -31,6 +31,9 @@ class TypeContext:
     # Every global name looked up ("*names*" when the set of all names was
     # used, for a suggestion): a body records them as its dependencies.
     lookups: set[str] = field(default_factory=set)
+    # In a model and its methods: its DType options, each an element type
+    # (`[I O] dtype`, `Linear[E, F, dtype=dtype]`)
+    elem_vars: tuple[str, ...] = ()
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
@@ -131,6 +134,8 @@ class TypeContext:
                 return None
             dim = self.dim(A.DimName(e.arg.span, e.arg.text))
             return T.index_of(dim)
+        if name in self.elem_vars and not e.bracketed:
+            return T.elem_var(name)
         elem = ELEM_TYPES.get(name)
         if elem is None:
             self.diagnostics.append(
@@ -254,7 +259,7 @@ class TypeContext:
                 )
                 return T.UNKNOWN
             dims.append(d)
-        given: dict[str, bool | float] = {}
+        given: dict[str, bool | float | str] = {}
         defaults = dict(options_of)
         for o in options:
             if o in by_name:
@@ -277,9 +282,16 @@ class TypeContext:
                     problem = f"has no options, found {key}="
                 self.diagnostics.append(C.E0911.at(o.name.span, model=written, problem=problem))
                 return T.UNKNOWN
-            value = _option_value(o, defaults[key])
+            value = _option_value(o, defaults[key], self.elem_vars)
             if value is None:
-                want = "True or False" if isinstance(defaults[key], bool) else "a number"
+                default = defaults[key]
+                want = (
+                    "True or False"
+                    if isinstance(default, bool)
+                    else "an element type (f32, f64, f16 or bf16)"
+                    if isinstance(default, str)
+                    else "a number"
+                )
                 self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes {want} for its option {key}"))
                 return T.UNKNOWN
             if key in given:
@@ -406,11 +418,20 @@ def type_text(t: A.TypeExpr | A.TypeArg) -> str:
     return t.name.text + _bracket_text(t.args, t.options)
 
 
-def _option_value(o: A.TypeOption, default: bool | float) -> bool | float | None:
-    """What `bias=False` or `eps=1e-6` gives an option whose default is
-    `default` (None when it is the wrong kind of value)."""
+def _option_value(
+    o: A.TypeOption, default: bool | float | str, elem_vars: tuple[str, ...]
+) -> bool | float | str | None:
+    """What `bias=False`, `eps=1e-6` or `dtype=f64` gives an option whose
+    default is `default` (None when it is the wrong kind of value)."""
     if isinstance(default, bool):
         return o.value
+    if isinstance(default, str):  # a DType: f64, or the enclosing model's own (`dtype=dtype`)
+        written = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if written in elem_vars:
+            return "~" + written
+        if written == "Float":
+            return "f32"
+        return written if written in T.DTYPE_CHOICES else None
     if o.number is not None:
         return o.number
     if isinstance(o.dim, A.DimInt):

@@ -178,7 +178,14 @@ class Elem:
 
     @property
     def is_float(self) -> bool:
-        return self.dtype in FLOAT_DTYPES
+        return self.dtype in FLOAT_DTYPES or self.dtype[:1] == "~"
+
+    @property
+    def var(self) -> str | None:
+        """`dtype` for the element type a model's DType option stands for
+        (`[I O] dtype` in `model Linear[I, O, dtype: DType = f32]`): a float
+        type fixed by each instance."""
+        return self.dtype[1:] if self.dtype[:1] == "~" else None
 
     @property
     def is_int(self) -> bool:
@@ -205,7 +212,17 @@ class Elem:
             return "Float"
         if self.dtype == "bool":
             return "Bool"
-        return self.dtype
+        return self.dtype[1:] if self.dtype[:1] == "~" else self.dtype
+
+
+def elem_var(option: str) -> Elem:
+    """The element type a model's DType option stands for in its own types."""
+    return Elem("~" + option)
+
+
+# What a DType option may be: a float type, f32 (torch's default dtype) when not given.
+DTYPE_CHOICES = ("f32", "f64", "f16", "bf16")
+DTYPE_DEFAULT = "f32"
 
 
 F32 = Elem("f32")
@@ -297,15 +314,21 @@ class NumberT(Type):
 
 # The options of a model's type that differ from their defaults, by name in
 # declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`,
-# `(("eps", 1e-06),)` for `LayerNorm[E, eps=1e-6]` (a Float option).
-Options = tuple[tuple[str, bool | float], ...]
+# `(("eps", 1e-06),)` for `LayerNorm[E, eps=1e-6]` (a Float option),
+# `(("dtype", "f64"),)` for `Linear[D, H, dtype=f64]` (a DType option; "~dtype"
+# inside a model that passes its own on, `Linear[E, F, dtype=dtype]`).
+Options = tuple[tuple[str, bool | float | str], ...]
+
+
+def option_text(v: bool | float | str) -> str:
+    return v[1:] if isinstance(v, str) and v[:1] == "~" else str(v)
 
 
 def _applied(name: str, dims: tuple[Dim, ...], options: Options) -> str:
     """`Linear[D, H, bias=False]`, `Mlp`."""
     if not dims and not options:
         return name
-    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options]
+    parts = [str(d) for d in dims] + [f"{k}={option_text(v)}" for k, v in options]
     return f"{name}[{', '.join(parts)}]"
 
 
@@ -321,6 +344,9 @@ class ModelT(Type):
     # `self` in the model's own methods: every instance at once, whose
     # options are not known (a member under a condition may be absent)
     generic: bool = field(default=False, compare=False)
+    # of `self`: the model's DType options, whose element types a call on an
+    # instance binds (`dtype` of `Linear[D, H, dtype=f64]`)
+    elems: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return _applied(self.name, self.dims, self.options)

@@ -8,7 +8,7 @@ from ._checks import Checks, checks
 from ._device import current_device, set_device
 from ._device import placed as placed_device
 from ._device import use_program as use_program_device
-from ._elems import Elem, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
+from ._elems import Elem, ElemVar, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import (
     CheckError,
     ExternError,
@@ -65,6 +65,7 @@ __all__ = [
     "set_device",
     "use_program_device",
     "Elem",
+    "ElemVar",
     "bf16",
     "bool_",
     "dtype_name",

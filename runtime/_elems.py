@@ -158,6 +158,21 @@ def index(size: int) -> Elem:
 _BY_DTYPE = {e.dtype: e for e in (f32, f16, bf16, f64, i32, i64, bool_)}
 
 
+class ElemVar:
+    """The element type of a model's DType option in a method's signature
+    (`x: [.. I] dtype`): the one of the instance the method is called on,
+    bound from `self` (``env["~dtype"]``) before the other arguments are
+    checked."""
+
+    __slots__ = ("option",)
+
+    def __init__(self, option: str):
+        self.option = option
+
+    def __repr__(self) -> str:
+        return self.option
+
+
 def elem_of(x) -> Elem:
     """Accept an Elem or a torch dtype; return the Elem."""
     if isinstance(x, Elem):

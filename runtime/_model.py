@@ -663,7 +663,14 @@ class GenericModel:
                 raise ModelError(f"model {self._qv_name} has no option {k!r}")
             if isinstance(chosen[k], bool) and not isinstance(v, bool):
                 raise ModelError(f"model {self._qv_name}: option {k} must be True or False, found {v!r}")
-            if not isinstance(chosen[k], bool):  # a Float option (`eps: Float = 1e-5`)
+            if isinstance(chosen[k], Elem):  # a DType option: rt.f64 or torch.float64
+                try:
+                    v = elem_of(v)
+                except TypeError:
+                    v = None
+                if v is None or not v.is_float or v.refinement is not None:
+                    raise ModelError(f"model {self._qv_name}: option {k} must be a float element type (f32, f64, ...)")
+            elif not isinstance(chosen[k], bool):  # a Float option (`eps: Float = 1e-5`)
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise ModelError(f"model {self._qv_name}: option {k} must be a number, found {v!r}")
                 v = float(v)

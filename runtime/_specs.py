@@ -16,7 +16,7 @@ import torch
 
 from ._checks import checks as _checks
 from ._checks import transforms as _transforms
-from ._elems import dims_text, elem_of, tensor_text
+from ._elems import Elem, ElemVar, dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
 from ._grad import Grad, _layout, _selection
 from ._model import Model, ModelStack
@@ -136,13 +136,28 @@ class TensorArg(ArgSpec):
     """A tensor parameter ``[dims] elem``; dims are ints (fixed), strs
     (generic) or DimExprs (computed from generic dims)."""
 
-    __slots__ = ("dims", "elem", "_dtype", "_rank", "_size", "_fixed", "_generic", "_exprs", "_refined", "_rest")
+    __slots__ = (
+        "dims",
+        "elem",
+        "_var",
+        "_dtype",
+        "_rank",
+        "_size",
+        "_fixed",
+        "_generic",
+        "_exprs",
+        "_refined",
+        "_rest",
+    )
 
     def __init__(self, name, dims, elem, loc=None):
         super().__init__(name, loc)
         self.dims = tuple(dims)
-        self.elem = elem_of(elem)
-        self._dtype = self.elem.dtype
+        # an ElemVar: the element type of the instance's DType option, from
+        # env at each call (`elem` stands in, unrefined, for what the rest reads)
+        self._var = elem.option if isinstance(elem, ElemVar) else None
+        self.elem: Elem = elem_of(elem) if self._var is None else elem_of(torch.float32)
+        self._dtype = None if self._var is not None else self.elem.dtype
         # `('..', 'd')`, from `[.. d]`: any number of leading dims (bound once
         # per call, as a whole, under '..'), then the dims written, counted from the end
         self._rest = bool(self.dims) and self.dims[0] == ".."
@@ -157,19 +172,23 @@ class TensorArg(ArgSpec):
         self._exprs = tuple((at(i), d) for i, d in enumerate(tail) if isinstance(d, DimExpr))
         fixed = not self._generic and not self._exprs and not self._rest
         self._size = torch.Size(tail) if fixed else None
-        self._refined = self.elem.refinement is not None
+        self._refined = self._var is None and self.elem.refinement is not None
 
     @property
     def generic(self):
         return bool(self._generic or self._exprs or self._rest)
 
     def type_text(self) -> str:
-        return f"{dims_text(self.dims)} {self.elem.name}"
+        return f"{dims_text(self.dims)} {self._var or self.elem.name}"
 
     def _check(self, a, env, sig):
         if not isinstance(a, _Tensor):
             self._fail(sig, describe(a))
-        if a.dtype is not self._dtype:
+        dtype = self._dtype
+        if dtype is None:  # the instance's element type (bound by its ModelArg)
+            bound = env.get("~" + str(self._var))
+            dtype = bound[0].dtype if bound is not None else a.dtype
+        if a.dtype is not dtype:
             self._fail(sig, tensor_text(a))
         off_cpu = not a.is_cpu
         if off_cpu and a.is_meta:
@@ -274,6 +293,10 @@ class ModelArg(ArgSpec):
             self._fail(sig, found)
         if self.options is not None and any(cls._qv_options.get(k) != v for k, v in self.options.items()):
             self._fail(sig, f"model {cls._qv_name}")
+        if env is not None:  # the element types of its DType options, for `[.. I] dtype` in the signature
+            for k, v in cls._qv_options.items():
+                if isinstance(v, Elem) and "~" + k not in env:
+                    env["~" + k] = (v, self.label)
         for d, got in zip(self.dims, cls._qv_dims):
             if isinstance(d, str):
                 prev = env.get(d) if env is not None else None

@@ -64,7 +64,7 @@ class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules
         # A method of a model with options: their names are Bool values, and
         # under `if bias:` the option is known (a member `if bias` exists).
         owner = glob.models.get(fn.owner) if fn.owner is not None else None
-        self.model_options: dict[str, bool | float] = dict(owner.options) if owner is not None else {}
+        self.model_options: dict[str, bool | float | str] = dict(owner.options) if owner is not None else {}
         self.known_options: dict[str, bool] = {}
         self.builtin_now: str | None = None  # the built-in whose rule is running
 

@@ -141,7 +141,13 @@ class ExpressionRules:
             return T.NumberT("Int", True)
         if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
             self.refs[e] = Ref("option", e.name, self.fn.owner)
-            return T.BOOL_N if isinstance(self.model_options[e.name], bool) else T.NumberT("Float")
+            default = self.model_options[e.name]
+            if isinstance(default, str):  # a DType option: an element type, as in `zeros([b H] dtype)`
+                self.diags.append(
+                    C.E0110.at(e.span, name=e.name, kind="an element type (a DType option)", use="a value")
+                )
+                return T.UNKNOWN
+            return T.BOOL_N if isinstance(default, bool) else T.NumberT("Float")
         kind = self.global_kind(e.name)
         if kind is not None:
             return self.global_value(e, e.name, kind)
@@ -947,7 +953,8 @@ class ExpressionRules:
 
     def type_context(self: BodyChecker) -> TypeContext:
         """For types written in the body (casts, shapes, over= dims)."""
-        return TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound)
+        elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
+        return TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound, elem_vars=elems)
 
     def _take(self: BodyChecker, ctx: TypeContext) -> None:
         """Take a type context's diagnostics, and the global names it looked

@@ -20,37 +20,38 @@ dim T = 2
 dim D = 5
 dim H = 4
 
-fn make(seed: Int) -> nn.Linear[D, H]:
-    return nn.Linear[D, H].init(seed=seed)
+fn make(seed: Int) -> nn.Linear[D, H{o}]:
+    return nn.Linear[D, H{o}].init(seed=seed)
 
-fn make_plain(seed: Int) -> nn.Linear[D, H, bias=False]:
-    return nn.Linear[D, H, bias=False].init(seed=seed)
+fn make_plain(seed: Int) -> nn.Linear[D, H, bias=False{o}]:
+    return nn.Linear[D, H, bias=False{o}].init(seed=seed)
 
-fn make_wide(seed: Int) -> nn.Linear[400, 300]:
-    return nn.Linear[400, 300].init(seed=seed)
+fn make_wide(seed: Int) -> nn.Linear[400, 300{o}]:
+    return nn.Linear[400, 300{o}].init(seed=seed)
 
-fn apply(l: nn.Linear[D, H], x: [N T D]{f}) -> [N T H]{f}:
+fn apply(l: nn.Linear[D, H{o}], x: [N T D]{f}) -> [N T H]{f}:
     return l(x)
 
-fn apply_plain(l: nn.Linear[D, H, bias=False], x: [N D]{f}) -> [N H]{f}:
+fn apply_plain(l: nn.Linear[D, H, bias=False{o}], x: [N D]{f}) -> [N H]{f}:
     return l(x)
 
-fn apply_vector(l: nn.Linear[D, H], x: [D]{f}) -> [H]{f}:
+fn apply_vector(l: nn.Linear[D, H{o}], x: [D]{f}) -> [H]{f}:
     return l(x)
 
-fn loss(l: nn.Linear[D, H], x: [N T D]{f}, w: [N T H]{f}) -> []{f}:
+fn loss(l: nn.Linear[D, H{o}], x: [N T D]{f}, w: [N T H]{f}) -> []{f}:
     return sum(l(x) * w)
 
-fn grads(l: nn.Linear[D, H], x: [N T D]{f}, w: [N T H]{f}) -> Grad[nn.Linear[D, H]]:
+fn grads(l: nn.Linear[D, H{o}], x: [N T D]{f}, w: [N T H]{f}) -> Grad[nn.Linear[D, H{o}]]:
     return grad(loss, l, x, w)
 """
 
 
-@pytest.fixture(scope="module", params=[torch.float32], ids=["f32"])
+@pytest.fixture(scope="module", params=[torch.float32, torch.float64], ids=["f32", "f64"])
 def env(request, tmp_path_factory):
+    # {f}: the element type after a shape, {o}: the layer's dtype option
     dt = request.param
-    f = "" if dt == torch.float32 else " f64"
-    return load(SRC.replace("{f}", f), tmp_path_factory.mktemp("linear")), dt
+    f, o = ("", "") if dt == torch.float32 else (" f64", ", dtype=f64")
+    return load(SRC.replace("{f}", f).replace("{o}", o), tmp_path_factory.mktemp("linear")), dt
 
 
 def _torch_linear(layer, bias: bool, dt) -> torch.nn.Linear:
