@@ -6,6 +6,11 @@ Full check of the generated program from scratch (lines per second, median),
 then one-character edits inside one function body through the incremental
 path (Analyzer.update: parse, declarations, bodies, param reads, diagnostics).
 Target: at most 20 ms median per edit, parse included.
+
+Then the same size of program written with models that take dims and their
+methods (bench/generate.py --generic), checked from scratch interleaved with
+the plain one: the time per line of each (medians) and their ratio. Target
+(issue 23): generic models cost at most 1.2x the plain program's time per line.
 """
 
 from __future__ import annotations
@@ -50,6 +55,20 @@ def main() -> None:
     print(f"{'':<44}   bodies re-checked per edit: {sum(work) / len(work):.1f}")
     verdict = "meets" if inc["median_ms"] <= 20 else "MISSES"
     print(f"target: edit <= 20 ms median, parse included: {verdict}")
+
+    generic_src = generate(args.lines, generic=True)
+    assert not Analyzer().update(generic_src).diagnostics
+    plain_lines, generic_lines = n_lines, generic_src.count("\n")
+    plain_t: list[float] = []
+    generic_t: list[float] = []
+    for _ in range(max(3, args.repeat // 5)):  # interleaved: the machine's load falls on both
+        plain_t += measure(lambda: Analyzer().update(src), 1)
+        generic_t += measure(lambda: Analyzer().update(generic_src), 1)
+    per_plain = summary(plain_t)["median_ms"] / plain_lines * 1000
+    per_generic = summary(generic_t)["median_ms"] / generic_lines * 1000
+    ratio = per_generic / per_plain
+    print(f"full check per line: plain {per_plain:.1f} us ({plain_lines} lines), generic models {per_generic:.1f} us")
+    print(f"  ({generic_lines} lines): {ratio:.2f}x; target <= 1.2x: {'meets' if ratio <= 1.2 else 'MISSES'}")
 
 
 if __name__ == "__main__":

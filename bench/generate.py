@@ -4,7 +4,10 @@
 
 The program is a stack of models and the functions a user writes around them
 (forward passes, losses, train steps), so the checker and the parser see the
-same mix of items as in real code.
+same mix of items as in real code. With --generic each block is written with
+models that take dims (a layer `Lin{i}[I, O, bias: Bool = True]` with a
+`forward` method, used twice as sub-models and applied as `self.fc1(x)`), as
+code written with the nn library is.
 """
 
 from __future__ import annotations
@@ -65,13 +68,64 @@ fn run{i}(steps: Int) -> [] Float:
 """
 
 
-def generate(lines: int) -> str:
+GENERIC_BLOCK = """\
+model Lin{i}[I, O, bias: Bool = True]:
+    param weight: [I O] = kaiming_uniform(a=sqrt(5.0))
+    param bias: [O] = uniform(-1.0 / sqrt(I), 1.0 / sqrt(I)) if bias
+
+    fn forward(self, x: [.. I]) -> [.. O]:
+        y = x @ self.weight
+        if bias:
+            y = y + self.bias
+        return y
+
+model M{i}:
+    param fc1: Lin{i}[D, H]
+    param fc2: Lin{i}[H, C, bias=False]
+    buffer steps: [] i64 = 0
+
+    fn forward(self, x: [b D], mode: Mode) -> [b C]:
+        h = relu(self.fc1(x))
+        h = dropout(h, 0.1, mode)
+        return self.fc2(h)
+
+fn loss{i}(m: M{i}, x: [b D], y: [b] Index[C], mode: Mode) -> [] NonNeg:
+    return cross_entropy(m(x, mode), y, over=C)
+
+fn accuracy{i}(m: M{i}, x: [b D], y: [b] Index[C]) -> [] Float:
+    guess = argmax(m(x, Eval), over=C)
+    hits = where(guess == y, ones([b]), zeros([b]))
+    return mean(hits)
+
+fn train_step{i}(mut m: M{i}, x: [b D], y: [b] Index[C], lr: Float, step: Int) -> [] NonNeg:
+    l, g = value_and_grad(loss{i}, m, x, y, Train(seed=step))
+    m -= lr * g
+    m.steps = m.steps + 1
+    return l
+
+fn run{i}(steps: Int) -> [] Float:
+    m = M{i}.init(seed={i})
+    x = randn([16 D], seed=1)
+    y = randint([16] Index[C], seed=2)
+    total = 0.0
+    for s in range(steps):
+        l = train_step{i}(m, x, y, 0.05, s)
+        total = total + l
+        if s % 10 == 0:
+            print("model", {i}, "step", s, "loss", l)
+    return total
+
+"""
+
+
+def generate(lines: int, generic: bool = False) -> str:
+    block = GENERIC_BLOCK if generic else BLOCK
     out = [HEADER]
     n = 0
     count = HEADER.count("\n")
-    per = BLOCK.count("\n")
+    per = block.count("\n")
     while count + per <= lines or n == 0:
-        out.append(BLOCK.format(i=n))
+        out.append(block.format(i=n))
         count += per
         n += 1
     return "\n".join(out)
@@ -80,8 +134,9 @@ def generate(lines: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=5000)
+    ap.add_argument("--generic", action="store_true", help="blocks written with models that take dims")
     args = ap.parse_args()
-    print(generate(args.lines), end="")
+    print(generate(args.lines, args.generic), end="")
 
 
 if __name__ == "__main__":
