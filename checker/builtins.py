@@ -697,23 +697,39 @@ _BUILTINS = [
     ),
     Builtin(
         "max_pool2d",
-        (BParam("x"), BParam("k")),
-        "max_pool2d(x: [b C H W] Float, k: Int) -> [b C ((H-k)/k+1) ((W-k)/k+1)]",
-        "The largest value of each k by k window of the last two dims, windows k apart; k is an integer literal.",
+        (
+            BParam("x"),
+            BParam("k"),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+        ),
+        "max_pool2d(x: [b C H W] Float, k: Int, stride=k, padding=p) -> [b C ((H+2*p-k)/s+1) ((W+2*p-k)/s+1)]",
+        "The largest value of each k by k window of the last two dims, windows stride apart (k when left out), "
+        "the input padded with -inf by padding (0 when left out), as torch's max_pool2d; each is an integer "
+        "literal or a dim.",
         "p = max_pool2d(zeros([2 3 4 4]), 2)",
         "conv",
         "pool2d",
         "max_pool2d",
+        note="padding is at most k/2 ([E0301](diagnostics.md#e0301)).",
     ),
     Builtin(
         "avg_pool2d",
-        (BParam("x"), BParam("k")),
-        "avg_pool2d(x: [b C H W] Float, k: Int) -> [b C ((H-k)/k+1) ((W-k)/k+1)]",
-        "The mean of each k by k window of the last two dims, windows k apart; k is an integer literal.",
+        (
+            BParam("x"),
+            BParam("k"),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+        ),
+        "avg_pool2d(x: [b C H W] Float, k: Int, stride=k, padding=p) -> [b C ((H+2*p-k)/s+1) ((W+2*p-k)/s+1)]",
+        "The mean of each k by k window of the last two dims, windows stride apart (k when left out), the input "
+        "padded with zeros by padding (0 when left out) that count in the mean, as torch's avg_pool2d; each is "
+        "an integer literal or a dim.",
         "p = avg_pool2d(zeros([2 3 5 5]), 2)",
         "conv",
         "pool2d",
         "avg_pool2d",
+        note="padding is at most k/2 ([E0301](diagnostics.md#e0301)).",
     ),
     Builtin(
         "batch_norm",

@@ -198,19 +198,36 @@ def bias_fits(
 
 @rule("pool2d")
 def _pool2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    """max_pool2d, avg_pool2d: windows of k by k, k apart. Both keep the
-    element type: the largest or the mean of NonNeg (Prob) values is one."""
+    """max_pool2d, avg_pool2d: windows of k by k, stride apart (k when left
+    out, as torch's), padded by padding (at most k/2, as torch requires).
+    Both keep the element type: the largest or the mean of NonNeg (Prob)
+    values is one (max pads with -inf, avg with zeros)."""
     x = c.tensor_arg(bound["x"], env, b.name, "x")
     k = size_arg(c, bound["k"], env, "k", b.name, 1, 1)
-    if x is None or k is None:
+    stride_a = bound.get("stride")
+    stride = size_arg(c, stride_a, env, "stride", b.name, 1, 1) if stride_a is not None else k
+    padding_a = bound.get("padding")
+    padding = size_arg(c, padding_a, env, "padding", b.name, 0, 0)
+    if x is None or k is None or stride is None or padding is None:
+        return T.UNKNOWN
+    known_k, known_p = T.dim_value(k), T.dim_value(padding)
+    if padding_a is not None and known_k is not None and known_p is not None and 2 * known_p > known_k:
+        c.diags.append(
+            C.E0301.at(
+                padding_a.node.span,
+                context=f"padding of {b.name}: ",
+                expected=f"at most half the window ({known_k}/2)",
+                found=str(known_p),
+            )
+        )
         return T.UNKNOWN
     if not _four_dims(c, x, bound["x"], b.name, "x", "[b C H W]"):
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     for size in x.dims[2:]:
-        out = _out_size(size, k, k, T.DimLit(0))
+        out = _out_size(size, k, stride, padding)
         if out is None:
-            reason = _too_small(size, k, T.DimLit(0))
+            reason = _too_small(size, k, padding)
             c.diags.append(C.E0214.at(bound["k"].node.span, operation=b.name, reason=reason))
             return T.UNKNOWN
         sizes.append(out)
