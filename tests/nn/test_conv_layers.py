@@ -131,12 +131,13 @@ model Classifier:
     param conv1: nn.Conv2d[3, 16, 3, stride=2, padding=1{o}]
     param conv2: nn.Conv2d[16, 32, 3, stride=2, padding=1{o}]
     param conv3: nn.Conv2d[32, 32, 3, padding=1, groups=32{o}]
+    param pool: nn.MaxPool2d[2{o}]
     param fc: nn.Linear[(32*4*4), 10{o}]
 
     fn forward(self, x: [b 3 32 32]{f}) -> [b 10]{f}:
         h = relu(self.conv1(x))
         h = relu(self.conv2(h))
-        h = max_pool2d(relu(self.conv3(h)), 2)
+        h = self.pool(relu(self.conv3(h)))
         return self.fc(reshape(h, [b (32*4*4)]))
 
     fn features(self, x: [b 3 h w]{f}) -> [b 32 (((h+1)/2+1)/2) (((w+1)/2+1)/2)]{f}:
@@ -156,6 +157,21 @@ fn classifier_loss(m: Classifier, x: [b 3 32 32]{f}, w: [b 10]{f}) -> []{f}:
 
 fn classifier_grads(m: Classifier, x: [b 3 32 32]{f}, w: [b 10]{f}) -> Grad[Classifier]:
     return grad(classifier_loss, m, x, w)
+
+fn max2(p: nn.MaxPool2d[2{o}], x: [b c h w]{f}) -> [b c (h/2) (w/2)]{f}:
+    return p(x)
+
+fn max3(p: nn.MaxPool2d[3, stride=2, padding=1{o}], x: [b c h w]{f}) -> [b c ((h-1)/2+1) ((w+1)/2)]{f}:
+    return p(x)
+
+fn avg2(p: nn.AvgPool2d[2{o}], x: [b c h w]{f}) -> [b c (h/2) (w/2)]{f}:
+    return p(x)
+
+fn avg3(p: nn.AvgPool2d[3, stride=1, padding=1{o}], x: [b c h w]{f}) -> [b c h w]{f}:
+    return p(x)
+
+fn pools(seed: Int) -> (nn.MaxPool2d[2{o}], nn.MaxPool2d[3, stride=2, padding=1{o}], nn.AvgPool2d[2, stride=2{o}], nn.AvgPool2d[3, stride=1, padding=1{o}]):
+    return nn.MaxPool2d[2{o}].init(seed=seed), nn.MaxPool2d[3, stride=2, padding=1{o}].init(seed=seed), nn.AvgPool2d[2{o}].init(seed=seed), nn.AvgPool2d[3, stride=1, padding=1{o}].init(seed=seed)
 
 fn wide2(seed: Int) -> nn.Conv2d[16, 32, 3]:
     return nn.Conv2d[16, 32, 3].init(seed=seed)
@@ -404,6 +420,23 @@ def test_a_classifier_stack_like_torchs(env) -> None:
         close(mod.features(m, x), want, f"features of {h}x{w_}")
 
 
+def test_pools_match_torch(env) -> None:
+    # torch's stride=None is the kernel size: nn.MaxPool2d[2] is nn.MaxPool2d[2, stride=2]
+    mod, dt = env
+    max2, max3, avg2, avg3 = mod.pools(0)
+    assert max2.state_dict() == {} and avg3.state_dict() == {}  # no params, as torch's
+    refs = (
+        (mod.max2, max2, torch.nn.MaxPool2d(2)),
+        (mod.max3, max3, torch.nn.MaxPool2d(3, stride=2, padding=1)),
+        (mod.avg2, avg2, torch.nn.AvgPool2d(2)),
+        (mod.avg3, avg3, torch.nn.AvgPool2d(3, stride=1, padding=1)),
+    )
+    for apply, layer, ref in refs:
+        for h, w in ((8, 8), (7, 10), (2, 3)):
+            x = _rand(2, 3, h, w, dtype=dt, seed=h * 10 + w)
+            _against(apply, None, layer, ref, x, ())
+
+
 # -- the default initialisation ----------------------------------------------------------
 
 WIDE = {
@@ -491,6 +524,19 @@ WRONG = [
 ]
 
 
+WRONG += [
+    (
+        "fn f(p: nn.MaxPool2d[2], x: [b 3 8 8]) -> [b 3 8 8]:\n    return p(x)\n",
+        "return value: expected [b 3 8 8], found [b 3 4 4]",
+    ),
+    (
+        "fn f(p: nn.AvgPool2d[3, stride=1], x: [b 3 2 5]) -> [b 3 1 3]:\n    return p(x)\n",
+        "dim expression ((h+2*padding-K)/stride+1): in the result of nn.AvgPool2d.forward it is 0 "
+        "for these arguments; a dim is a positive integer",
+    ),
+]
+
+
 @pytest.mark.parametrize("body, message", WRONG)
 def test_a_layer_applied_to_the_wrong_size_is_one_diagnostic(body: str, message: str) -> None:
     analysis = check_example("import nn\n\n" + body, LIBRARY)
@@ -520,6 +566,21 @@ fn wide_extra(seed: Int) -> nn.ConvTranspose2d[2, 2, 3, output_padding=1]:
 
 fn wide_extra_apply(l: nn.ConvTranspose2d[2, 2, 3, output_padding=1], x: [b 2 4 4]) -> [b 2 7 7]:
     return l(x)
+
+fn same_pool(p: nn.MaxPool2d[2]) -> nn.MaxPool2d[2, stride=2]:
+    return p
+
+fn pool_default(seed: Int) -> nn.MaxPool2d[2]:
+    return nn.MaxPool2d[2].init(seed=seed)
+
+fn pool_given(seed: Int) -> nn.MaxPool2d[2, stride=2]:
+    return nn.MaxPool2d[2, stride=2].init(seed=seed)
+
+fn wide_pad(seed: Int) -> nn.MaxPool2d[3, padding=2]:
+    return nn.MaxPool2d[3, padding=2].init(seed=seed)
+
+fn wide_pad_apply(p: nn.MaxPool2d[3, padding=2], x: [b 2 6 6]) -> [b 2 3 3]:
+    return p(x)
 """
 
 
@@ -547,3 +608,10 @@ def test_what_torch_refuses_when_a_layer_is_applied(edges) -> None:
     # an output_padding that is not below the stride
     with pytest.raises(RuntimeError, match="output padding must be smaller"):
         edges.wide_extra_apply(edges.wide_extra(0), torch.zeros(1, 2, 4, 4))
+    # a pool's padding above half its window
+    with pytest.raises(RuntimeError, match="half"):
+        edges.wide_pad_apply(edges.wide_pad(0), torch.zeros(1, 2, 6, 6))
+    with pytest.raises(RuntimeError, match="half"):
+        torch.nn.MaxPool2d(3, padding=2)(torch.zeros(1, 2, 6, 6))
+    # nn.MaxPool2d[2] is nn.MaxPool2d[2, stride=2] (same_pool checks), one class at run time too
+    assert type(edges.same_pool(edges.pool_default(0))) is type(edges.pool_given(0))
