@@ -636,16 +636,20 @@ _BUILTINS = [
             BParam("bias", required=False),
             BParam("stride", required=False, keyword_only=True),
             BParam("padding", required=False, keyword_only=True),
+            BParam("dilation", required=False, keyword_only=True),
+            BParam("groups", required=False, keyword_only=True),
         ),
-        "conv2d(x: [b Ci H W] Float, w: [Co Ci KH KW] Float, bias: [Co], stride=s, padding=p) "
-        "-> [b Co ((H+2*p-KH)/s+1) ((W+2*p-KW)/s+1)]",
+        "conv2d(x: [b Ci H W] Float, w: [Co (Ci/g) KH KW] Float, bias: [Co], stride=s, padding=p, dilation=d, "
+        "groups=g) -> [b Co ((H+2*p-d*(KH-1)-1)/s+1) ((W+2*p-d*(KW-1)-1)/s+1)]",
         "2-D convolution (cross-correlation, as torch's conv2d) of x by the kernels w, plus an optional bias per "
-        "output channel; stride and zero padding are integer literals, 1 and 0 when left out.",
+        "output channel; stride, zero padding, dilation and groups are integer literals or dims, 1, 0, 1 and 1 "
+        "when left out.",
         "h = conv2d(zeros([2 1 5 5]), ones([3 1 3 3]), stride=2, padding=1)",
         "conv",
         "conv2d",
         "conv2d",
-        note="x's channels Ci are w's, and the kernel fits in the padded input ([E0214](diagnostics.md#e0214)).",
+        note="x's channels are groups times w's dim 1, groups divide Co, and the kernel fits in the padded input "
+        "([E0214](diagnostics.md#e0214)).",
     ),
     Builtin(
         "conv1d",
@@ -655,15 +659,18 @@ _BUILTINS = [
             BParam("bias", required=False),
             BParam("stride", required=False, keyword_only=True),
             BParam("padding", required=False, keyword_only=True),
+            BParam("dilation", required=False, keyword_only=True),
+            BParam("groups", required=False, keyword_only=True),
         ),
-        "conv1d(x: [b Ci L] Float, w: [Co Ci K] Float, bias: [Co], stride=s, padding=p) -> [b Co ((L+2*p-K)/s+1)]",
+        "conv1d(x: [b Ci L] Float, w: [Co (Ci/g) K] Float, bias: [Co], stride=s, padding=p, dilation=d, groups=g) "
+        "-> [b Co ((L+2*p-d*(K-1)-1)/s+1)]",
         "1-D convolution (cross-correlation, as torch's conv1d) of x by the kernels w, plus an optional bias; "
-        "stride and padding as for conv2d.",
+        "stride, padding, dilation and groups as for conv2d.",
         "h = conv1d(zeros([2 1 8]), ones([3 1 3]))",
         "conv",
         "conv1d",
         "conv1d",
-        note="x's channels Ci are w's ([E0214](diagnostics.md#e0214)).",
+        note="x's channels are groups times w's dim 1, and groups divide Co ([E0214](diagnostics.md#e0214)).",
     ),
     Builtin(
         "conv_transpose2d",
@@ -674,37 +681,55 @@ _BUILTINS = [
             BParam("stride", required=False, keyword_only=True),
             BParam("padding", required=False, keyword_only=True),
             BParam("output_padding", required=False, keyword_only=True),
+            BParam("groups", required=False, keyword_only=True),
+            BParam("dilation", required=False, keyword_only=True),
         ),
-        "conv_transpose2d(x: [b Ci H W] Float, w: [Ci Co KH KW] Float, bias: [Co], stride=s, padding=p, "
-        "output_padding=op) -> [b Co ((H-1)*s-2*p+KH+op) ((W-1)*s-2*p+KW+op)]",
+        "conv_transpose2d(x: [b Ci H W] Float, w: [Ci (Co/g) KH KW] Float, bias: [Co], stride=s, padding=p, "
+        "output_padding=op, groups=g, dilation=d) -> [b Co ((H-1)*s-2*p+d*(KH-1)+op+1) ((W-1)*s-2*p+d*(KW-1)+op+1)]",
         "Transposed 2-D convolution (torch's conv_transpose2d: the gradient of conv2d with respect to its input), "
-        "w laid out as torch stores it, [Ci Co KH KW]; output_padding, below the stride, adds rows and columns at "
-        "the end.",
+        "w laid out as torch stores it, [Ci Co/g KH KW]; output_padding, below the stride (or the dilation), adds "
+        "rows and columns at the end.",
         "h = conv_transpose2d(zeros([2 3 4 4]), ones([3 5 3 3]), stride=2, padding=1, output_padding=1)",
         "conv",
         "conv_transpose2d",
         "conv_transpose2d",
-        note="x's channels Ci are w's first dim ([E0214](diagnostics.md#e0214)).",
+        note="x's channels Ci are w's first dim, and groups divide them ([E0214](diagnostics.md#e0214)).",
     ),
     Builtin(
         "max_pool2d",
-        (BParam("x"), BParam("k")),
-        "max_pool2d(x: [b C H W] Float, k: Int) -> [b C ((H-k)/k+1) ((W-k)/k+1)]",
-        "The largest value of each k by k window of the last two dims, windows k apart; k is an integer literal.",
+        (
+            BParam("x"),
+            BParam("k"),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+        ),
+        "max_pool2d(x: [b C H W] Float, k: Int, stride=k, padding=p) -> [b C ((H+2*p-k)/s+1) ((W+2*p-k)/s+1)]",
+        "The largest value of each k by k window of the last two dims, windows stride apart (k when left out), "
+        "the input padded with -inf by padding (0 when left out), as torch's max_pool2d; each is an integer "
+        "literal or a dim.",
         "p = max_pool2d(zeros([2 3 4 4]), 2)",
         "conv",
         "pool2d",
         "max_pool2d",
+        note="padding is at most k/2 ([E0301](diagnostics.md#e0301)).",
     ),
     Builtin(
         "avg_pool2d",
-        (BParam("x"), BParam("k")),
-        "avg_pool2d(x: [b C H W] Float, k: Int) -> [b C ((H-k)/k+1) ((W-k)/k+1)]",
-        "The mean of each k by k window of the last two dims, windows k apart; k is an integer literal.",
+        (
+            BParam("x"),
+            BParam("k"),
+            BParam("stride", required=False, keyword_only=True),
+            BParam("padding", required=False, keyword_only=True),
+        ),
+        "avg_pool2d(x: [b C H W] Float, k: Int, stride=k, padding=p) -> [b C ((H+2*p-k)/s+1) ((W+2*p-k)/s+1)]",
+        "The mean of each k by k window of the last two dims, windows stride apart (k when left out), the input "
+        "padded with zeros by padding (0 when left out) that count in the mean, as torch's avg_pool2d; each is "
+        "an integer literal or a dim.",
         "p = avg_pool2d(zeros([2 3 5 5]), 2)",
         "conv",
         "pool2d",
         "avg_pool2d",
+        note="padding is at most k/2 ([E0301](diagnostics.md#e0301)).",
     ),
     Builtin(
         "batch_norm",

@@ -2125,7 +2125,8 @@ E0912 = _code(
     "{problem}",
     """
     In `model NAME[...]`, each parameter is a dim (a name, `I`, or a name
-    with a whole-number default, `stride = 1`) or an option with its type
+    with a default: a whole number, `stride = 1`, or a dim before it,
+    `stride = K`) or an option with its type
     and default: a Bool (`bias: Bool = True`), a Float (`eps: Float = 1e-5`)
     or the element type of its tensors (`dtype: DType = f32`, whose default
     is always f32). Dims come first, and the

@@ -52,8 +52,9 @@ class ModelInfo:
     # instances made of this declaration, by (dims, options): kept here, so an
     # instance is one object for as long as its declaration is
     instances: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
-    # the dims with a default (`stride = 1`), the last ones of `dims`
-    defaults: tuple[tuple[str, int], ...] = ()
+    # the dims with a default (`stride = 1`, or the name of a dim before it:
+    # `stride = K`), the last ones of `dims`
+    defaults: tuple[tuple[str, int | str], ...] = ()
 
     @property
     def takes(self) -> bool:

@@ -109,7 +109,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
     model's users."""
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
-    defaults: list[tuple[str, int]] = []
+    defaults: list[tuple[str, int | str]] = []
     seen: set[str] = set()
     for p in item.params:
         name = p.name.text
@@ -120,7 +120,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
             continue
         seen.add(name)
         if p.type is None:
-            _header_dim(item, p, names, ctx, bool(options), defaults)
+            _header_dim(item, p, names, ctx, bool(options), defaults, dims)
             dims.append(name)
             continue
         kind = p.type.name.text if isinstance(p.type, A.NamedType) and not p.type.args else None
@@ -165,10 +165,12 @@ def _header_dim(
     names: Names,
     ctx: TypeContext,
     after_option: bool,
-    defaults: list[tuple[str, int]],
+    defaults: list[tuple[str, int | str]],
+    before: list[str],
 ) -> None:
-    """One dim of a model's header (`K`, `stride = 1`): checked, and its
-    default added to `defaults`."""
+    """One dim of a model's header (`K`, `stride = 1`, `stride = K` with K
+    one of the dims `before` it): checked, and its default added to
+    `defaults`."""
     name = p.name.text
     if after_option:
         ctx.diagnostics.append(
@@ -186,12 +188,14 @@ def _header_dim(
     if p.default is not None:
         if isinstance(p.default, A.IntLit):
             defaults.append((name, p.default.value))
+        elif isinstance(p.default, A.Name) and p.default.name in before:
+            defaults.append((name, p.default.name))
         else:
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.default.span,
-                    problem=f"the default of dim {name} must be a whole number, as in {name} = 1 "
-                    f"(found {expr_text(p.default)})",
+                    problem=f"the default of dim {name} must be a whole number or a dim before it, as in "
+                    f"{name} = 1 (found {expr_text(p.default)})",
                 )
             )
     elif defaults and not after_option:

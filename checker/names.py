@@ -226,12 +226,13 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
 
 class ModelSig(NamedTuple):
     """What a model takes: its dims in order, the defaults of those that have
-    one (`stride = 1`), and its options with their defaults."""
+    one (`stride = 1`, or `stride = K`: the dim K given before it), and its
+    options with their defaults."""
 
     dims: tuple[str, ...] = ()
     # a Bool's default is a bool, a Float's a float, a DType's the dtype's name ("f32")
     options: tuple[tuple[str, bool | float | str], ...] = ()
-    defaults: tuple[tuple[str, int], ...] = ()
+    defaults: tuple[tuple[str, int | str], ...] = ()
 
 
 NO_SIG = ModelSig()
@@ -245,16 +246,18 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
     that types written against it are read as intended."""
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
-    defaults: list[tuple[str, int]] = []
+    defaults: list[tuple[str, int | str]] = []
     seen: set[str] = set()
     for p in item.params:
         if p.name.text in seen:
             continue
         seen.add(p.name.text)
         if p.type is None:
-            dims.append(p.name.text)
             if isinstance(p.default, A.IntLit):
                 defaults.append((p.name.text, p.default.value))
+            elif isinstance(p.default, A.Name) and p.default.name in dims:
+                defaults.append((p.name.text, p.default.name))
+            dims.append(p.name.text)
         else:
             options.append((p.name.text, option_default(p)))
     return ModelSig(tuple(dims), tuple(options), tuple(defaults))

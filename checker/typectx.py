@@ -245,7 +245,8 @@ class TypeContext:
         for param in dims_of:
             a = given_dims.get(param)
             if a is None:
-                dims.append(T.DimLit(dim_defaults[param]))
+                default = dim_defaults[param]  # a number, or a dim before it (`stride = K`)
+                dims.append(T.DimLit(default) if isinstance(default, int) else dims[dims_of.index(default)])
                 continue
             d = self.dim_arg(a)
             if d is None:

@@ -634,7 +634,7 @@ class GenericModel:
         self._make = make
         self._qv_dim_names = tuple(dims)
         self._qv_option_defaults = dict(options)
-        self._qv_dim_defaults = dict(defaults)  # `stride = 1`: the last dims
+        self._qv_dim_defaults = dict(defaults)  # `stride = 1`, `stride = "K"`: the last dims
         self._classes: dict = {}
         self._methods: dict = {}
 
@@ -649,7 +649,8 @@ class GenericModel:
             if n in options:
                 given[n] = options.pop(n)
             elif n in self._qv_dim_defaults:
-                given[n] = self._qv_dim_defaults[n]
+                default = self._qv_dim_defaults[n]  # a number, or the name of a dim before n
+                given[n] = given[default] if isinstance(default, str) else default
             else:
                 raise ModelError(f"model {self._qv_name} needs its dim {n} ({', '.join(names)})")
         dims = tuple(given[n] for n in names)

@@ -521,10 +521,11 @@ tril = torch.tril  # tril(x, diagonal=k)
 triu = torch.triu
 
 # --- convolutions and pools ----------------------------------------------------------
-conv2d = F.conv2d  # conv2d(x, w, bias, stride=s, padding=p)
-conv1d = F.conv1d  # conv1d(x, w, bias, stride=s, padding=p)
-conv_transpose2d = F.conv_transpose2d  # conv_transpose2d(x, w, bias, stride=s, padding=p, output_padding=op)
-max_pool2d = F.max_pool2d  # max_pool2d(x, k): windows k apart
+conv2d = F.conv2d  # conv2d(x, w, bias, stride=s, padding=p, dilation=d, groups=g)
+conv1d = F.conv1d  # conv1d(x, w, bias, stride=s, padding=p, dilation=d, groups=g)
+# conv_transpose2d(x, w, bias, stride=s, padding=p, output_padding=op, groups=g, dilation=d)
+conv_transpose2d = F.conv_transpose2d
+max_pool2d = F.max_pool2d  # max_pool2d(x, k, stride=s, padding=p): windows k apart unless stride= says
 avg_pool2d = F.avg_pool2d
 
 

@@ -370,7 +370,14 @@ class CallRules:
         if ok:
             for p, a, t in typed:
                 self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
-        return bindings.result(info.ret), ok
+        result = bindings.result(info.ret)
+        bad = _nonpositive_dim(info.ret, result) if ok else None
+        if bad is not None:  # a layer's kernel larger than the input it is applied to
+            expr, value = bad
+            reason = f"in the result of {info.name} it is {value} for these arguments; a dim is a positive integer"
+            self.diags.append(C.E0212.at(node.span, expr=expr, reason=reason))
+            return T.UNKNOWN, ok
+        return result, ok
 
     def note_dims(self: BodyChecker, node: A.Expr, expected: T.Type, found: T.Type, prefix: str, subject: str) -> None:
         """A value of type `found` meets `expected`, which it fits: where
@@ -726,4 +733,23 @@ def axis_position(e: A.Node) -> int | None:
         return e.value
     if isinstance(e, A.Unary) and isinstance(e.operand, A.IntLit) and e.op in ("-", "+"):
         return -e.operand.value if e.op == "-" else e.operand.value
+    return None
+
+
+def _nonpositive_dim(declared: T.Type, result: T.Type) -> tuple[str, int] | None:
+    """A dim of a call's result that the bindings made a number below 1
+    (`((h-K)/stride+1)` of a layer whose kernel is larger than its input):
+    the dim as the callee wrote it, and its value."""
+    if isinstance(declared, T.TupleT) and isinstance(result, T.TupleT):
+        for d, r in zip(declared.items, result.items):
+            if (bad := _nonpositive_dim(d, r)) is not None:
+                return bad
+        return None
+    if not isinstance(declared, T.TensorT) or not isinstance(result, T.TensorT):
+        return None
+    same = len(declared.dims) == len(result.dims)  # not after a `..` that stood for other dims
+    for i, r in enumerate(result.dims):
+        if isinstance(r, T.DimLit) and r.value < 1:
+            d = declared.dims[i] if same else r
+            return (d.text if isinstance(d, T.DimExpr) else str(d)), r.value
     return None

@@ -1,7 +1,9 @@
 """Typing rules of the convolutions and pools: conv2d, max_pool2d,
 avg_pool2d. The sizes of the result are dim arithmetic (checker/dimexpr.py):
-`((H+2*p-K)/s+1)`, floored as torch floors them, so a 28 by 28 input and a 3
-by 3 kernel give 26 by 26, and a generic `h` gives `(h-2)`."""
+`((H+2*p-d*(K-1)-1)/s+1)`, floored as torch floors them, so a 28 by 28 input
+and a 3 by 3 kernel give 26 by 26, and a generic `h` gives `(h-2)`. With
+`groups=g` the kernels take `Ci/g` channels each (torch's grouped and
+depthwise convolutions)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from .rule_args import dim_value_arg
 
 if TYPE_CHECKING:
     from .core import BodyChecker
+
+_ONE = T.DimLit(1)  # no dilation, one group
 
 
 def size_arg(c: RuleContext, a: CallArg | None, env: Env, what: str, fn: str, default: int, least: int) -> T.Dim | None:
@@ -38,13 +42,16 @@ def _four_dims(c: RuleContext, t: T.TensorT, a: CallArg, fn: str, name: str, lay
     return False
 
 
-def _out_size(size: T.Dim, kernel: T.Dim, stride: T.Dim, padding: T.Dim) -> T.Dim | None:
-    """`((size+2*padding-kernel)/stride+1)` as a dim; None when its value is
+def _out_size(size: T.Dim, kernel: T.Dim, stride: T.Dim, padding: T.Dim, dilation: T.Dim = _ONE) -> T.Dim | None:
+    """`((size+2*padding-dilation*(kernel-1)-1)/stride+1)` as a dim (with no
+    dilation, `((size+2*padding-kernel)/stride+1)`); None when its value is
     known and below 1 (the kernel does not fit)."""
     ps, pk, pst, ppad = T.dim_poly(size), T.dim_poly(kernel), T.dim_poly(stride), T.dim_poly(padding)
-    if ps is None or pk is None or pst is None or ppad is None:
+    pdil = T.dim_poly(dilation)
+    if ps is None or pk is None or pst is None or ppad is None or pdil is None:
         return T.DimUnknown()
-    q = DX.div(DX.sub(DX.add(ps, DX.mul(DX.const(2), ppad)), pk), pst)
+    span = DX.add(DX.mul(pdil, DX.sub(pk, DX.const(1))), DX.const(1))  # the dilated window
+    q = DX.div(DX.sub(DX.add(ps, DX.mul(DX.const(2), ppad)), span), pst)
     if q is None:  # a stride known to be 0 only once a layer is made
         return T.DimUnknown()
     out = DX.add(q, DX.const(1))
@@ -60,9 +67,58 @@ def _shown(d: T.Dim) -> str:
     return f"{d}={d.value}" if isinstance(d, T.DimConst) else str(d)
 
 
-def _too_small(size: T.Dim, kernel: T.Dim, padding: T.Dim) -> str:
+def _too_small(size: T.Dim, kernel: T.Dim, padding: T.Dim, dilation: T.Dim = _ONE) -> str:
     padded = f" with padding {_shown(padding)}" if not (isinstance(padding, T.DimLit) and padding.value == 0) else ""
-    return f"the window ({_shown(kernel)}) is larger than the input ({_shown(size)}){padded}"
+    window = _shown(kernel) if T.is_one(dilation) else f"{_shown(kernel)} dilated by {_shown(dilation)}"
+    return f"the window ({window}) is larger than the input ({_shown(size)}){padded}"
+
+
+def grouping_args(c: RuleContext, bound: Bound, env: Env, fn: str) -> tuple[T.Dim, T.Dim] | None:
+    """dilation= and groups= of a convolution (1 when left out; each a
+    positive integer literal or a dim, as stride is); None after an error."""
+    dilation = size_arg(c, bound.get("dilation"), env, "dilation", fn, 1, 1)
+    groups = size_arg(c, bound.get("groups"), env, "groups", fn, 1, 1)
+    if dilation is None or groups is None:
+        return None
+    return dilation, groups
+
+
+def times_groups(per_group: T.Dim, groups: T.Dim) -> T.Dim:
+    """`per_group` channels times `groups`: a layer's `(C/groups)` times
+    groups is `C` (torch requires the division to be exact)."""
+    if T.is_one(groups):
+        return per_group
+    pc, pg = T.dim_poly(per_group), T.dim_poly(groups)
+    if pc is None or pg is None:
+        return T.DimUnknown()
+    if len(pc) == 1 and pc[0][1] == 1 and len(pc[0][0]) == 1 and pc[0][0][0][0] == "d" and pc[0][0][0][2] == pg:
+        return T.dim_of_poly(pc[0][0][0][1])
+    return T.dim_of_poly(DX.mul(pc, pg))
+
+
+def channels_fit(channels: T.Dim, per_group: T.Dim, groups: T.Dim) -> bool:
+    """x's `channels` are `groups` times the kernels' `per_group`; with one
+    group, the same dim (constants by name)."""
+    if T.is_one(groups):
+        return T.dims_equal(channels, per_group)
+    return T.dims_equal(channels, times_groups(per_group, groups)) or (
+        T.dim_value(channels) is None
+        and (pc := T.dim_poly(channels)) is not None
+        and (pg := T.dim_poly(groups)) is not None
+        and T.dim_poly(per_group) == DX.div(pc, pg)
+    )
+
+
+def divides(groups: T.Dim, channels: T.Dim) -> bool:
+    """False only when both are known and `groups` does not divide `channels`."""
+    g, n = T.dim_value(groups), T.dim_value(channels)
+    return g is None or n is None or n % g == 0
+
+
+def channels_reason(x: T.TensorT, w: T.TensorT, axis: int, groups: T.Dim) -> str:
+    """Why x's channels do not fit w's dim `axis`, in both dims."""
+    found = f"x has {x.dims[1]} channels (dim 1 of {x}) and w takes {w.dims[axis]} (dim {axis} of {w})"
+    return found if T.is_one(groups) else f"{found} in each of {_shown(groups)} groups"
 
 
 @rule("conv2d")
@@ -72,15 +128,17 @@ def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     bias = c.tensor_arg(bound["bias"], env, "conv2d", "bias") if "bias" in bound else None
     stride = size_arg(c, bound.get("stride"), env, "stride", "conv2d", 1, 1)
     padding = size_arg(c, bound.get("padding"), env, "padding", "conv2d", 0, 0)
+    grouping = grouping_args(c, bound, env, "conv2d")
     if x is None or w is None or stride is None or padding is None or ("bias" in bound and bias is None):
         return T.UNKNOWN
+    if grouping is None:
+        return T.UNKNOWN
+    dilation, groups = grouping
     if not _four_dims(c, x, bound["x"], "conv2d", "x", "[b Ci H W]"):
         return T.UNKNOWN
     if not _four_dims(c, w, bound["w"], "conv2d", "w", "[Co Ci KH KW]"):
         return T.UNKNOWN
-    if not T.dims_equal(x.dims[1], w.dims[1]):
-        reason = f"x has {x.dims[1]} channels (dim 1 of {x}) and w takes {w.dims[1]} (dim 1 of {w})"
-        c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv2d", reason=reason))
+    if not grouped_fit(c, bound, "conv2d", x, w, groups):
         return T.UNKNOWN
     if x.elem.dtype != w.elem.dtype:
         c.diags.append(
@@ -91,15 +149,28 @@ def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     for size, kernel in ((x.dims[2], w.dims[2]), (x.dims[3], w.dims[3])):
-        out = _out_size(size, kernel, stride, padding)
+        out = _out_size(size, kernel, stride, padding, dilation)
         if out is None:
-            reason = _too_small(size, kernel, padding)
+            reason = _too_small(size, kernel, padding, dilation)
             c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv2d", reason=reason))
             return T.UNKNOWN
         sizes.append(out)
     if not bias_fits(c, node, bound, "conv2d", bias, w.dims[0], x):
         return T.UNKNOWN
     return T.TensorT((x.dims[0], w.dims[0], *sizes), T.Elem(x.elem.dtype))
+
+
+def grouped_fit(c: RuleContext, bound: Bound, fn: str, x: T.TensorT, w: T.TensorT, groups: T.Dim) -> bool:
+    """A convolution's channels: x's are `groups` times w's dim 1, and the
+    groups divide w's output channels (dim 0), as torch requires (E0214)."""
+    if not channels_fit(x.dims[1], w.dims[1], groups):
+        c.diags.append(C.E0214.at(bound["w"].node.span, operation=fn, reason=channels_reason(x, w, 1, groups)))
+        return False
+    if not divides(groups, w.dims[0]):
+        reason = f"{_shown(groups)} groups do not divide the {_shown(w.dims[0])} output channels (dim 0 of {w})"
+        c.diags.append(C.E0214.at(bound["groups"].node.span, operation=fn, reason=reason))
+        return False
+    return True
 
 
 def bias_fits(
@@ -127,19 +198,36 @@ def bias_fits(
 
 @rule("pool2d")
 def _pool2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    """max_pool2d, avg_pool2d: windows of k by k, k apart. Both keep the
-    element type: the largest or the mean of NonNeg (Prob) values is one."""
+    """max_pool2d, avg_pool2d: windows of k by k, stride apart (k when left
+    out, as torch's), padded by padding (at most k/2, as torch requires).
+    Both keep the element type: the largest or the mean of NonNeg (Prob)
+    values is one (max pads with -inf, avg with zeros)."""
     x = c.tensor_arg(bound["x"], env, b.name, "x")
     k = size_arg(c, bound["k"], env, "k", b.name, 1, 1)
-    if x is None or k is None:
+    stride_a = bound.get("stride")
+    stride = size_arg(c, stride_a, env, "stride", b.name, 1, 1) if stride_a is not None else k
+    padding_a = bound.get("padding")
+    padding = size_arg(c, padding_a, env, "padding", b.name, 0, 0)
+    if x is None or k is None or stride is None or padding is None:
+        return T.UNKNOWN
+    known_k, known_p = T.dim_value(k), T.dim_value(padding)
+    if padding_a is not None and known_k is not None and known_p is not None and 2 * known_p > known_k:
+        c.diags.append(
+            C.E0301.at(
+                padding_a.node.span,
+                context=f"padding of {b.name}: ",
+                expected=f"at most half the window ({known_k}/2)",
+                found=str(known_p),
+            )
+        )
         return T.UNKNOWN
     if not _four_dims(c, x, bound["x"], b.name, "x", "[b C H W]"):
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     for size in x.dims[2:]:
-        out = _out_size(size, k, k, T.DimLit(0))
+        out = _out_size(size, k, stride, padding)
         if out is None:
-            reason = _too_small(size, k, T.DimLit(0))
+            reason = _too_small(size, k, padding)
             c.diags.append(C.E0214.at(bound["k"].node.span, operation=b.name, reason=reason))
             return T.UNKNOWN
         sizes.append(out)
