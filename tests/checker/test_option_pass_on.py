@@ -57,7 +57,9 @@ def test_the_sub_model_of_an_instance_has_its_options() -> None:
     fn same_type(m: Outer[D, bias=False, eps=1e-5]) -> Inner[D, bias=False]:
         return m.inner
     """)
-    assert spanned(src) == [("E0914", "Inner[D, bias=False, eps=0.25] has no field 'b': it exists only when bias=True", "b")]
+    assert spanned(src) == [
+        ("E0914", "Inner[D, bias=False, eps=0.25] has no field 'b': it exists only when bias=True", "b")
+    ]
 
 
 def test_an_option_passed_on_is_of_the_sub_models_kind() -> None:
