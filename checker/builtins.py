@@ -540,7 +540,8 @@ _BUILTINS = [
         "shape",
         "reshape",
         "reshape",
-        note="Counts that are not provably equal are [E0214](diagnostics.md#e0214).",
+        note="Counts that are not provably equal are [E0214](diagnostics.md#e0214); those equal when a division "
+        "comes out exact ([b T NH (E/NH)] of [b T E]) are checked when it runs.",
     ),
     Builtin(
         "permute",

@@ -128,6 +128,52 @@ def substitute(p: Poly, env: dict[str, Poly]) -> Poly | None:
     return out
 
 
+def equal_if_exact(p: Poly, q: Poly) -> bool:
+    """Whether `p` and `q` are equal when every floored division in them
+    comes out exact: `(E/NH)*NH` is `E` when NH divides E, as splitting E
+    into NH heads needs. Each division atom n/d is cleared from both sides
+    (multiplied through by d as often as it appears, n put in its place), so
+    the answer is an equality of polynomials."""
+    for _ in range(16):
+        if p == q:
+            return True
+        d = _a_division(p) or _a_division(q)
+        if d is None:
+            return False
+        times = max(_degree(p, d), _degree(q, d))
+        p, q = _cleared(p, d, times), _cleared(q, d, times)
+    return p == q
+
+
+def _a_division(p: Poly) -> Atom | None:
+    for m, _ in p:
+        for a in m:
+            if a[0] == "d":
+                return a
+    return None
+
+
+def _degree(p: Poly, a: Atom) -> int:
+    return max((m.count(a) for m, _ in p), default=0)
+
+
+def _power(p: Poly, k: int) -> Poly:
+    out = const(1)
+    for _ in range(k):
+        out = mul(out, p)
+    return out
+
+
+def _cleared(p: Poly, a: Atom, times: int) -> Poly:
+    """`p` times a's denominator `times` times, each a*denominator replaced by a's numerator."""
+    out = ZERO
+    for m, c in p:
+        k = m.count(a)
+        rest: Poly = (((tuple(x for x in m if x != a)), c),)
+        out = add(out, mul(rest, mul(_power(a[1], k), _power(a[2], times - k))))
+    return out
+
+
 def linear(p: Poly, name: str) -> tuple[int, int] | None:
     """(c, k) when `p` is c*name + k with constant c and k, else None."""
     c, k = 0, 0

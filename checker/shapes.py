@@ -91,6 +91,9 @@ class Bindings:
         # the element types of a model's DType options ("~dtype" -> "f64"),
         # bound from the instance a method is called on
         self.elems: dict[str, str] = {}
+        # the Bool and Float options of the instance whose fields these are
+        # (for a sub-model given one of them, `Linear[E, F, bias=bias]`)
+        self.options: dict[str, bool | float | T.OptionRef] = {}
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
         """`d` with the bound generic dims replaced; with `forget`, a generic
@@ -158,8 +161,27 @@ class Bindings:
                     for k, v in options
                     if not (isinstance(v, str) and self.elems.get(v) == T.DTYPE_DEFAULT)
                 )
+            if self.options and any(isinstance(v, T.OptionRef) for _, v in options):
+                options = self._passed_on(options)
             return dataclasses.replace(t, dims=tuple(self.subst_dim(d, forget) for d in t.dims), options=options)
         return t
+
+    def _passed_on(self, options: T.Options) -> T.Options:
+        """A sub-model's options with those it is given from the enclosing
+        model (`bias=bias`) replaced by the instance's; one that is then the
+        sub-model's default is left out, as a written default is."""
+        out = []
+        for k, v in options:
+            if isinstance(v, T.OptionRef) and v.name in self.options:
+                given = self.options[v.name]
+                if isinstance(given, T.OptionRef):
+                    v = T.OptionRef(given.name, v.default)
+                elif given == v.default:
+                    continue
+                else:
+                    v = given
+            out.append((k, v))
+        return tuple(out)
 
     def result(self, t: T.Type) -> T.Type:
         """A call's result type `t` as the caller sees it: the bindings made

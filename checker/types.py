@@ -316,11 +316,30 @@ class NumberT(Type):
 # declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`,
 # `(("eps", 1e-06),)` for `LayerNorm[E, eps=1e-6]` (a Float option),
 # `(("dtype", "f64"),)` for `Linear[D, H, dtype=f64]` (a DType option; "~dtype"
-# inside a model that passes its own on, `Linear[E, F, dtype=dtype]`).
-Options = tuple[tuple[str, bool | float | str], ...]
+# inside a model that passes its own on, `Linear[E, F, dtype=dtype]`; an
+# OptionRef for a Bool or Float option passed on so, `Linear[E, F, bias=bias]`).
 
 
-def option_text(v: bool | float | str) -> str:
+@dataclass(frozen=True, slots=True)
+class OptionRef:
+    """A sub-model's Bool or Float option given as the enclosing model's own
+    option of the same kind (`param linear1: Linear[E, F, bias=bias]`,
+    `MultiheadAttention[E, NH, dropout=dropout]`): what it is comes from the
+    instance of the enclosing model. `default` is the sub-model's default for
+    the option, so an instance that gives it the default drops it, as a
+    written one does."""
+
+    name: str
+    default: bool | float
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Options = tuple[tuple[str, "bool | float | str | OptionRef"], ...]
+
+
+def option_text(v: bool | float | str | OptionRef) -> str:
     return v[1:] if isinstance(v, str) and v[:1] == "~" else str(v)
 
 

@@ -164,7 +164,14 @@ class CallRules:
                 )
             self._eval_args(call_args, env)
             return T.UNKNOWN
-        ftype = self.expr(func, env)
+        if func.name in self.model_options and (self.global_kind(func.name) is not None or func.name in BUILTINS):
+            # An option is a value and never called: in a layer with a
+            # `dropout: Float` option (torch's argument), `dropout(x, dropout,
+            # mode)` calls the built-in.
+            ftype = self.global_name(func, env)
+            self.types[func] = ftype
+        else:
+            ftype = self.expr(func, env)
         return self._call_global(node, func, ftype, call_args, env, paren)
 
     def _call_global(

@@ -148,6 +148,11 @@ class ExpressionRules:
                 )
                 return T.UNKNOWN
             return T.BOOL_N if isinstance(default, bool) else T.NumberT("Float")
+        return self.global_name(e, env)
+
+    def global_name(self: BodyChecker, e: A.Name, env: Env) -> T.Type:
+        """A name that is no local, generic dim or option: a global, a
+        constant or a built-in (E0101 when it is none)."""
         kind = self.global_kind(e.name)
         if kind is not None:
             return self.global_value(e, e.name, kind)

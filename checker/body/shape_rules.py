@@ -1,7 +1,9 @@
 """Typing rules of the shape operations: reshape, permute, concat, stack,
 chunk. Sizes are dim normal forms (checker/dimexpr.py), so `reshape(x,
 [b T NH HD])` of `[b T E]` checks when `NH*HD` is `E`, and `concat` over a
-dim gives `(A+B)` there, symbolically for generic dims."""
+dim gives `(A+B)` there, symbolically for generic dims. A reshape whose counts
+are equal when its floored divisions come out exact (`[b T NH (E/NH)]` of
+`[b T E]`, a layer's dims split into heads) is checked when it runs."""
 
 from __future__ import annotations
 
@@ -43,12 +45,14 @@ def _reshape(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     if x is None or target is None:
         return T.UNKNOWN
     have, want = _count(x.dims), _count(target.dims)
-    if have is not None and want is not None and have != want:
+    exact = have is not None and want is not None and have != want and DX.equal_if_exact(have, want)
+    if have is not None and want is not None and have != want and not exact:
         reason = f"{x} has {DX.render(have)} elements and {T.TensorT(target.dims, x.elem)} has {DX.render(want)}"
         c.diags.append(C.E0214.at(bound["shape"].node.span, operation="reshape", reason=reason))
         return T.UNKNOWN
-    if have is None and want is not None and any(isinstance(d, T.DimUnknown) for d in x.dims):
-        # a dim known only at run time: the count is checked there
+    if exact or (have is None and want is not None and any(isinstance(d, T.DimUnknown) for d in x.dims)):
+        # a dim known only at run time, or a division that must come out
+        # exact ([b T E] as [b T NH (E/NH)]): the count is checked there
         result = T.TensorT(target.dims, x.elem)
         c.add_dim_check(bound["x"].node, DimCheck("reshape(): argument 'x'", str(result), count=target.dims))
     return T.TensorT(target.dims, x.elem)
