@@ -15,6 +15,13 @@ from .symbols import Sym, _abs, _body_of, _index, _occ_at
 
 def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
     g = analysis.globals
+    method = g.fns.get(sym.name) if sym.kind == "fn" else None
+    if method is not None and method.owner is not None:  # `Linear.forward`: in its model
+        model = g.models.get(method.owner)
+        slot = analysis.slot_of_item.get(model.decl) if model is not None else None
+        if slot is None or not isinstance(method.decl, A.FnDecl):
+            return None  # a model of another file (checker/ide/workspace_nav.py)
+        return NavTarget(_abs(slot, method.decl.span), _abs(slot, method.decl.name.span))
     if sym.kind in ("dim", "model", "fn"):
         item = g.names.first.get(sym.name)
         slot = analysis.slot_of_item.get(item) if item is not None else None

@@ -129,6 +129,8 @@ class _Collector:
         for node in A.walk(t):
             if isinstance(node, A.DimName):
                 self.dim_name(node, node.name, node.span, fn, generics, generics_seen)
+            elif isinstance(node, A.ElemType) and node.name.text in self.g.models:  # [L] Block[E]: a stack
+                self.add(node.name, node.name.span, Sym("model", node.name.text))
             elif isinstance(node, A.ElemType) and node.arg is not None:
                 self.dim_name(node.arg, node.arg.text, node.arg.span, fn, generics, generics_seen)
             elif isinstance(node, A.NamedType):
@@ -220,6 +222,14 @@ def _fn_of(analysis: Analysis, item: A.Node | None, rel: int | None = None) -> F
         return d.info
     if rel is not None:
         found = analysis.function_at(item, rel)
+        if found is None and isinstance(item, A.ModelDecl):
+            # past the end of a method's last statement (a line being typed,
+            # blanked as a syntax error): that method, unless a member follows
+            before = [(d, i) for d, i in analysis.functions(item) if d.span.start <= rel]
+            if before:
+                decl, info = max(before, key=lambda f: f[0].span.start)
+                if not any(decl.span.end <= m.span.start <= rel for m in item.members):
+                    return info
         return found[1] if found is not None else None
     return None
 

@@ -172,6 +172,10 @@ def _global(path: str, names: Names, kind: str, name: str) -> Symbol | None:
     q = names.canonical(name)
     origin = names.origin.get(q)
     if origin is None:
+        if kind == "fn" and "." in q:  # a method, `Linear.forward`: the file of its model
+            model = _global(path, names, "model", q.rpartition(".")[0])
+            if model is not None:
+                return Symbol(kind, model.path, f"{model.name}.{q.rpartition('.')[2]}")
         return None
     return Symbol(kind, origin, q.rsplit(".", 1)[-1])
 
@@ -336,6 +340,8 @@ def _refuse(occ: Occurrence) -> None:
         raise RenameError(f"cannot rename the module '{occ.symbol.name}' here: rename its file instead")
     if occ.symbol.kind == "builtin":
         raise RenameError(f"cannot rename '{occ.text}': it is built in")
+    if occ.symbol.kind == "fn" and "." in occ.symbol.name:
+        raise RenameError(f"cannot rename the method '{occ.text}' of {occ.symbol.name.rpartition('.')[0]}")
     if occ.symbol.kind not in (*GLOBAL_KINDS, "member", "var", "generic", "alias"):
         raise RenameError(f"cannot rename '{occ.text}'")
 
