@@ -1,0 +1,61 @@
+"""The checker on models that take dims and options (issue 23): every error
+of their headers, types, members and methods with its exact code, range and
+message, one diagnostic per mistake; instances as types (two instances are
+two types; generic dims bound from a model argument); dim defaults, dims by
+name and Float options; `Grad[Linear[D, H]]`; gradients, optimizers and the
+param-read analysis (E1107, W1101) on models holding instances and stacks of
+them. `spanned(src)` is (code, message, the text it underlines) of each
+diagnostic of src."""
+
+from __future__ import annotations
+
+import pytest
+from annotations import spanned
+
+LINEAR = """\
+dim D = 4
+dim H = 8
+dim C = 3
+
+model Linear[I, O, bias: Bool = True]:
+    param weight: [I O] = zeros
+    param bias: [O] = zeros if bias
+
+    fn forward(self, x: [.. I]) -> [.. O]:
+        y = x @ self.weight
+        if bias:
+            y = y + self.bias
+        return y
+"""
+
+
+def clean(src: str) -> None:
+    assert spanned(src) == []
+
+
+# ====================================================================== the dims a model is given
+
+
+def dims_error(model: str) -> str:
+    return f"Linear takes a dim for I here (a name, a number or (dim arithmetic)), found the type {model}"
+
+
+@pytest.mark.parametrize("word", ["Float", "Int", "Bool", "Mode", "f64", "NonNeg"])
+def test_a_type_given_as_a_dim_is_e0910_in_every_place(word: str) -> None:
+    # in a signature an unknown name is a generic dim, but a type's name is not one
+    assert spanned(LINEAR + f"\nfn f(l: Linear[{word}, H]) -> [D]:\n    return zeros([D])\n") == [
+        ("E0910", dims_error(word), word)
+    ]
+    assert spanned(LINEAR + f"\nmodel M:\n    param l: Linear[{word}, H]\n") == [("E0910", dims_error(word), word)]
+    assert spanned(LINEAR + f"\nfn main():\n    l = Linear[{word}, H].init(seed=0)\n    print(l)\n") == [
+        ("E0910", dims_error(word), word)
+    ]
+
+
+def test_a_type_with_brackets_given_as_a_dim_is_e0910() -> None:
+    assert spanned(LINEAR + "\nfn f(l: Linear[[D], H]) -> [D]:\n    return zeros([D])\n") == [
+        ("E0910", dims_error("[D]"), "[D]")
+    ]
+    assert spanned(LINEAR + "\nfn f(l: Linear[Grad[Linear[D, H]], H]) -> [D]:\n    return zeros([D])\n") == [
+        ("E0910", dims_error("Grad[Linear[D, H]]"), "Grad[Linear[D, H]]")
+    ]
