@@ -59,3 +59,23 @@ def test_a_type_with_brackets_given_as_a_dim_is_e0910() -> None:
     assert spanned(LINEAR + "\nfn f(l: Linear[Grad[Linear[D, H]], H]) -> [D]:\n    return zeros([D])\n") == [
         ("E0910", dims_error("Grad[Linear[D, H]]"), "Grad[Linear[D, H]]")
     ]
+
+
+# ====================================================================== methods
+
+
+def test_self_written_after_another_parameter_is_one_e0915_and_calls_stay_silent() -> None:
+    src = """\
+dim D = 4
+
+model Lin[I]:
+    param weight: [I I] = zeros
+
+    fn forward(x: [I], self) -> [I]:
+        return x @ self.weight
+
+fn main():
+    l = Lin[D].init(seed=0)
+    print(l(ones([D])), l.forward(ones([D])))
+"""
+    assert spanned(src) == [("E0915", "self is the first parameter of a method, and only the first", "self")]
