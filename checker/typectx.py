@@ -294,6 +294,8 @@ class TypeContext:
     def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
         """A dim given to a model (`D`, `784`, `(2*E)`), read as a tensor
         type's dims are; None when it is a type rather than a dim."""
+        if isinstance(a, A.DimInt) and a.value == 0:
+            return T.DimLit(0)  # a model's dim may be 0, as its default may (`padding = 0`)
         if isinstance(a, (A.DimInt, A.DimBinary)):
             return self.dim(a)
         name = a.name if isinstance(a, A.DimName) else a.name.text if isinstance(a, A.NamedType) else None

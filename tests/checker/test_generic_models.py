@@ -61,6 +61,30 @@ def test_a_type_with_brackets_given_as_a_dim_is_e0910() -> None:
     ]
 
 
+CONV = """\
+dim C = 3
+
+model Conv[Ci, Co, K, stride = 1, padding = 0]:
+    param weight: [Co Ci K K] = zeros
+
+    fn forward(self, x: [b Ci h w]) -> [b Co ((h+2*padding-K)/stride+1) ((w+2*padding-K)/stride+1)]:
+        return conv2d(x, self.weight, stride=stride, padding=padding)
+"""
+
+
+def test_a_dim_given_as_0_is_its_default_0() -> None:
+    # the header may give a dim the default 0; writing it out is the same instance
+    src = CONV + """
+fn same(c: Conv[C, 8, 3], d: Conv[C, 8, 3, stride=1, padding=0]) -> Conv[C, 8, 3, 1, 0]:
+    return d
+
+fn main():
+    c = Conv[C, 8, 3, padding=0].init(seed=0)
+    print(same(c, c), c(zeros([2 C 8 8])))
+"""
+    clean(src)
+
+
 # ====================================================================== methods
 
 
