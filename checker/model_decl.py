@@ -430,7 +430,9 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     One object per declaration and type (kept on the declaration)."""
     if not info.takes or len(t.dims) != len(info.dims):
         return info
-    key = (t.dims, t.options, t.generic)
+    # the dims as written too: `(2*E)` and `(E*2)` are one dim, but each
+    # instance's field types show the dims as its type writes them
+    key = (t.dims, tuple(map(str, t.dims)), t.options, t.generic)
     hit = info.instances.get(key)
     if hit is not None:
         return hit

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 from annotations import spanned
 
+from quiver.checker import Analyzer, check_text
+
 LINEAR = """\
 dim D = 4
 dim H = 8
@@ -74,7 +76,9 @@ model Conv[Ci, Co, K, stride = 1, padding = 0]:
 
 def test_a_dim_given_as_0_is_its_default_0() -> None:
     # the header may give a dim the default 0; writing it out is the same instance
-    src = CONV + """
+    src = (
+        CONV
+        + """
 fn same(c: Conv[C, 8, 3], d: Conv[C, 8, 3, stride=1, padding=0]) -> Conv[C, 8, 3, 1, 0]:
     return d
 
@@ -82,7 +86,35 @@ fn main():
     c = Conv[C, 8, 3, padding=0].init(seed=0)
     print(same(c, c), c(zeros([2 C 8 8])))
 """
+    )
     clean(src)
+
+
+def test_an_instance_shows_its_dims_as_its_type_writes_them() -> None:
+    # (2*E) and (E*2) are one dim, so one type; each use still reads as written,
+    # whichever was met first, and an edit elsewhere does not change that
+    src = """\
+dim E = 4
+
+model Linear[I, O]:
+    param weight: [I O] = zeros
+
+fn f1(l: Linear[(2*E), E]) -> [E]:
+    return l.weight
+
+fn f2(l: Linear[(E*2), E]) -> [E]:
+    return l.weight
+"""
+    assert spanned(src) == [
+        ("E0201", "return value: expected [E], found [(2*E)=8 E]", "l.weight"),
+        ("E0201", "return value: expected [E], found [(E*2)=8 E]", "l.weight"),
+    ]
+    analyzer = Analyzer()
+    analyzer.update(src)
+    edited = src.replace("fn f1(l: Linear[(2*E), E]) -> [E]:\n    return l.weight\n\n", "")
+    incremental = [(d.code, d.message) for d in analyzer.update(edited).diagnostics]
+    assert incremental == [(d.code, d.message) for d in check_text(edited).diagnostics]
+    assert incremental == [("E0201", "return value: expected [E], found [(E*2)=8 E]")]
 
 
 # ====================================================================== methods
