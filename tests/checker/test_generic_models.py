@@ -135,3 +135,42 @@ fn main():
     print(l(ones([D])), l.forward(ones([D])))
 """
     assert spanned(src) == [("E0915", "self is the first parameter of a method, and only the first", "self")]
+
+
+# ====================================================================== the param-read analysis
+
+
+def test_w1101_and_e1107_are_per_instance_and_name_it() -> None:
+    src = (
+        LINEAR
+        + """
+fn weight_only(l: Linear[D, H], x: [b D]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn plain(l: Linear[D, H, bias=False], x: [b D]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn nothing(l: Linear[D, H], x: [b D]) -> [] NonNeg:
+    return mean(relu(x))
+
+fn generic(l: Linear[i, o], x: [b i]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn main():
+    a = Linear[D, H].init(seed=0)
+    n = Linear[D, H, bias=False].init(seed=0)
+    x = ones([2 D])
+    l1, g1 = value_and_grad(weight_only, a, x)
+    l2, g2 = value_and_grad(plain, n, x)
+    l3, g3 = value_and_grad(nothing, a, x)
+    l4, g4 = value_and_grad(generic, a, x)
+    print(l1, g1, l2, g2, l3, g3, l4, g4)
+"""
+    )
+    assert spanned(src) == [
+        ("W1101", "weight_only never reads param bias of Linear[D, H]: its gradient is always zero", "weight_only"),
+        # the instance without a bias has nothing left unread
+        ("E1107", "nothing reads no param of Linear[D, H]: its gradient would always be zero", "nothing"),
+        # a generic fn, differentiated for the instance it is given
+        ("W1101", "generic never reads param bias of Linear[D, H]: its gradient is always zero", "generic"),
+    ]
