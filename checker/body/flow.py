@@ -269,7 +269,7 @@ class FlowRules:
             # a model this fn made (main's `m = Mlp.init(seed=0)`)
             what = (
                 f"'{model.name}' is not a parameter but a model made here, and a model changes only through "
-                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type.name}`, and call it"
+                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type}`, and call it"
             )
             fix = None
         else:

@@ -174,3 +174,22 @@ fn main():
         # a generic fn, differentiated for the instance it is given
         ("W1101", "generic never reads param bias of Linear[D, H]: its gradient is always zero", "generic"),
     ]
+
+
+# ====================================================================== training
+
+
+def test_changing_an_instance_made_here_says_the_type_to_take() -> None:
+    src = LINEAR + """
+fn main():
+    fc = Linear[D, H].init(seed=0)
+    fc.weight = zeros([D H])
+"""
+    assert spanned(src) == [
+        (
+            "E0501",
+            "cannot assign fc.weight: 'fc' is not a parameter but a model made here, and a model changes only"
+            " through a mut parameter: do this in a fn that takes `mut fc: Linear[D, H]`, and call it",
+            "fc.weight",
+        )
+    ]
