@@ -202,7 +202,13 @@ def _condition(
         return None
     names = [o for o, default in options if isinstance(default, bool)]
     if cond.name.text not in names:
-        if names:
+        if cond.name.text in dict(options):  # a Float option
+            listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
+            problem = (
+                f"'{cond.name.text}' is a Float option of {item.name.text}; a member's condition is a Bool option"
+                + listed
+            )
+        elif names:
             hint = suggest(cond.name.text, names)
             listed = ", ".join(names)
             problem = f"'{cond.name.text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")

@@ -180,16 +180,35 @@ fn main():
 
 
 def test_changing_an_instance_made_here_says_the_type_to_take() -> None:
-    src = LINEAR + """
+    src = (
+        LINEAR
+        + """
 fn main():
     fc = Linear[D, H].init(seed=0)
     fc.weight = zeros([D H])
 """
+    )
     assert spanned(src) == [
         (
             "E0501",
             "cannot assign fc.weight: 'fc' is not a parameter but a model made here, and a model changes only"
             " through a mut parameter: do this in a fn that takes `mut fc: Linear[D, H]`, and call it",
             "fc.weight",
+        )
+    ]
+
+
+# ====================================================================== members under options
+
+
+def test_a_member_under_a_float_option_is_e0913_that_says_so() -> None:
+    assert spanned("model LN[E, eps: Float = 1e-5]:\n    param weight: [E] = ones if eps\n") == [
+        ("E0913", "'eps' is a Float option of LN; a member's condition is a Bool option, and LN has none", "eps")
+    ]
+    assert spanned("model LN[E, eps: Float = 1e-5, affine: Bool = True]:\n    param weight: [E] = ones if eps\n") == [
+        (
+            "E0913",
+            "'eps' is a Float option of LN; a member's condition is a Bool option (its Bool options: affine)",
+            "eps",
         )
     ]
