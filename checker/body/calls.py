@@ -323,6 +323,7 @@ class CallRules:
                     self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
                     self.path_fact("call", origin, info.name, a.node.span, index)
+            before = (dict(bindings.bound), bindings.rest)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
                 if mismatch.kind == "binding" and mismatch.earlier is not None and mismatch.earlier.where == "self":
@@ -340,6 +341,9 @@ class CallRules:
                     f"argument '{p.name}' of {info.name}: ",
                     SymbolRef(("param", info.name, p.name)),
                 )
+                # what the argument that does not fit bound is not to be trusted:
+                # the arguments after it bind afresh (one mistake, one diagnostic)
+                bindings.bound, bindings.rest = before
                 continue
             if p.mut and isinstance(t, (T.ModelT, T.OptimT)):
                 root = a.node

@@ -212,3 +212,24 @@ def test_a_member_under_a_float_option_is_e0913_that_says_so() -> None:
             "eps",
         )
     ]
+
+
+# ====================================================================== binding generic dims from a model
+
+
+def test_an_argument_that_does_not_fit_binds_nothing_for_those_after_it() -> None:
+    src = LINEAR + """
+fn halve(l: Linear[(2*i), i], x: [b (2*i)]) -> [b i]:
+    return l(x)
+
+fn square(x: [i i], y: [i]) -> [i]:
+    return y
+
+fn main():
+    c = Linear[H, 3].init(seed=0)
+    print(halve(c, ones([2 H])), square(ones([2 3]), ones([3])))
+"""
+    assert spanned(src) == [
+        ("E0904", "argument 'l' of halve: expected Linear[(2*i), i], found model Linear[H, 3]", "c"),
+        ("E0205", "argument 'x' of square: generic dim i is 2 from argument 'x' but 3 here", "ones([2 3])"),
+    ]
