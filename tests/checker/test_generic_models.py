@@ -525,3 +525,18 @@ def test_self_outside_a_model_is_e0915() -> None:
     assert spanned("fn f(self, x: [4]) -> [4]:\n    return x\n") == [
         ("E0915", "only a method (a fn inside a model) has self, as its first parameter; f is not one", "self")
     ]
+
+
+# ====================================================================== gradients of instances
+
+
+def test_the_gradient_of_an_instance_has_its_params() -> None:
+    src = LINEAR + """
+fn f(g: Grad[Linear[D, H, bias=False]], h: Grad[Linear[D, H]]) -> [H]:
+    w = h.weight @ zeros([H D])
+    return h.bias + g.bias + w[0] @ zeros([D H]) + g.nothing
+"""
+    assert spanned(src) == [
+        ("E0914", "Grad[Linear[D, H, bias=False]] has no field 'bias': it exists only when bias=True", "bias"),
+        ("E0107", "Grad[Linear[D, H, bias=False]] has no field 'nothing'", "nothing"),
+    ]
