@@ -531,12 +531,47 @@ def test_self_outside_a_model_is_e0915() -> None:
 
 
 def test_the_gradient_of_an_instance_has_its_params() -> None:
-    src = LINEAR + """
+    src = (
+        LINEAR
+        + """
 fn f(g: Grad[Linear[D, H, bias=False]], h: Grad[Linear[D, H]]) -> [H]:
     w = h.weight @ zeros([H D])
     return h.bias + g.bias + w[0] @ zeros([D H]) + g.nothing
 """
+    )
     assert spanned(src) == [
         ("E0914", "Grad[Linear[D, H, bias=False]] has no field 'bias': it exists only when bias=True", "bias"),
         ("E0107", "Grad[Linear[D, H, bias=False]] has no field 'nothing'", "nothing"),
+    ]
+
+
+# ====================================================================== loops
+
+
+def test_an_error_in_a_loop_that_changes_its_variable_is_reported() -> None:
+    # the error makes x unknown at the end of the body; the pass that is kept
+    # still starts from the type the loop is entered with
+    src = """\
+dim D = 4
+dim H = 8
+
+model Lin[I, O]:
+    param weight: [I O] = zeros
+
+    fn forward(self, x: [.. I]) -> [.. O]:
+        return x @ self.weight
+
+fn plain(x: [b 4]) -> [b 4]:
+    for i in range(3):
+        x = x @ zeros([5 4])
+    return x
+
+fn layer(l: Lin[H, H], x: [b D]) -> [b H]:
+    for i in range(3):
+        x = l(x)
+    return x
+"""
+    assert spanned(src) == [
+        ("E0203", "matmul [b 4] @ [5 4]: inner dims 4 and 5 differ", "x @ zeros([5 4])"),
+        ("E0201", "argument 'x' of Lin.forward: expected [b H], found [b D]", "x"),
     ]
