@@ -135,7 +135,9 @@ class CallRules:
                     self.types[func] = ftype
                     return self.call_model_value(node, func, ftype, call_args, env, paren)
                 kind = self.global_kind(method)
-                if field is not None:
+                if field is not None and isinstance(field.type, T.StackT):
+                    reason = f"it is a stack, {field.type}; call one of them, as in {expr_text(func)}[i](...)"
+                elif field is not None:
                     reason = f"it is a {field.kind} of {recv}, not a function"
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
                     reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
@@ -147,7 +149,12 @@ class CallRules:
             self._eval_args(call_args, env)
             return T.UNKNOWN
         if not isinstance(func, A.Name):
-            self.value(func, env)
+            ftype = self.value(func, env)
+            if isinstance(ftype, T.ModelT):  # m.blocks[i](x): one model of a stack, its `forward`
+                return self.call_model_value(node, func, ftype, call_args, env, paren)
+            if isinstance(ftype, T.UnknownT):
+                self._eval_args(call_args, env)
+                return T.UNKNOWN
             self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason="only a function can be called"))
             self._eval_args(call_args, env)
             return T.UNKNOWN

@@ -575,3 +575,36 @@ fn layer(l: Lin[H, H], x: [b D]) -> [b H]:
         ("E0203", "matmul [b 4] @ [5 4]: inner dims 4 and 5 differ", "x @ zeros([5 4])"),
         ("E0201", "argument 'x' of Lin.forward: expected [b H], found [b D]", "x"),
     ]
+
+
+def test_a_stack_of_instances_and_loops_over_it() -> None:
+    src = (
+        LINEAR
+        + """
+dim L = 3
+
+model Deep:
+    param blocks: [L] Linear[H, H]
+
+fn run(m: Deep, x: [b H]) -> [b H]:
+    h = x
+    for blk in m.blocks:
+        h = blk(h)
+    for i in range(L):
+        h = m.blocks[i](h)
+    return h + m.blocks[0].bias
+
+fn wrong(m: Deep, x: [b D]) -> [b H]:
+    for blk in m.blocks:
+        x = blk(x)
+    return m.blocks(x)
+"""
+    )
+    assert spanned(src) == [
+        ("E0201", "argument 'x' of Linear.forward: expected [b H], found [b D]", "x"),
+        (
+            "E0409",
+            "m.blocks cannot be called: it is a stack, [L] Linear[H, H]; call one of them, as in m.blocks[i](...)",
+            "m.blocks",
+        ),
+    ]
