@@ -117,128 +117,7 @@ fn f2(l: Linear[(E*2), E]) -> [E]:
     assert incremental == [("E0201", "return value: expected [E], found [(E*2)=8 E]")]
 
 
-# ====================================================================== methods
-
-
-def test_self_written_after_another_parameter_is_one_e0915_and_calls_stay_silent() -> None:
-    src = """\
-dim D = 4
-
-model Lin[I]:
-    param weight: [I I] = zeros
-
-    fn forward(x: [I], self) -> [I]:
-        return x @ self.weight
-
-fn main():
-    l = Lin[D].init(seed=0)
-    print(l(ones([D])), l.forward(ones([D])))
-"""
-    assert spanned(src) == [("E0915", "self is the first parameter of a method, and only the first", "self")]
-
-
-# ====================================================================== the param-read analysis
-
-
-def test_w1101_and_e1107_are_per_instance_and_name_it() -> None:
-    src = (
-        LINEAR
-        + """
-fn weight_only(l: Linear[D, H], x: [b D]) -> [] NonNeg:
-    return mean(relu(x @ l.weight))
-
-fn plain(l: Linear[D, H, bias=False], x: [b D]) -> [] NonNeg:
-    return mean(relu(x @ l.weight))
-
-fn nothing(l: Linear[D, H], x: [b D]) -> [] NonNeg:
-    return mean(relu(x))
-
-fn generic(l: Linear[i, o], x: [b i]) -> [] NonNeg:
-    return mean(relu(x @ l.weight))
-
-fn main():
-    a = Linear[D, H].init(seed=0)
-    n = Linear[D, H, bias=False].init(seed=0)
-    x = ones([2 D])
-    l1, g1 = value_and_grad(weight_only, a, x)
-    l2, g2 = value_and_grad(plain, n, x)
-    l3, g3 = value_and_grad(nothing, a, x)
-    l4, g4 = value_and_grad(generic, a, x)
-    print(l1, g1, l2, g2, l3, g3, l4, g4)
-"""
-    )
-    assert spanned(src) == [
-        ("W1101", "weight_only never reads param bias of Linear[D, H]: its gradient is always zero", "weight_only"),
-        # the instance without a bias has nothing left unread
-        ("E1107", "nothing reads no param of Linear[D, H]: its gradient would always be zero", "nothing"),
-        # a generic fn, differentiated for the instance it is given
-        ("W1101", "generic never reads param bias of Linear[D, H]: its gradient is always zero", "generic"),
-    ]
-
-
-# ====================================================================== training
-
-
-def test_changing_an_instance_made_here_says_the_type_to_take() -> None:
-    src = (
-        LINEAR
-        + """
-fn main():
-    fc = Linear[D, H].init(seed=0)
-    fc.weight = zeros([D H])
-"""
-    )
-    assert spanned(src) == [
-        (
-            "E0501",
-            "cannot assign fc.weight: 'fc' is not a parameter but a model made here, and a model changes only"
-            " through a mut parameter: do this in a fn that takes `mut fc: Linear[D, H]`, and call it",
-            "fc.weight",
-        )
-    ]
-
-
-# ====================================================================== members under options
-
-
-def test_a_member_under_a_float_option_is_e0913_that_says_so() -> None:
-    assert spanned("model LN[E, eps: Float = 1e-5]:\n    param weight: [E] = ones if eps\n") == [
-        ("E0913", "'eps' is a Float option of LN; a member's condition is a Bool option, and LN has none", "eps")
-    ]
-    assert spanned("model LN[E, eps: Float = 1e-5, affine: Bool = True]:\n    param weight: [E] = ones if eps\n") == [
-        (
-            "E0913",
-            "'eps' is a Float option of LN; a member's condition is a Bool option (its Bool options: affine)",
-            "eps",
-        )
-    ]
-
-
-# ====================================================================== binding generic dims from a model
-
-
-def test_an_argument_that_does_not_fit_binds_nothing_for_those_after_it() -> None:
-    src = (
-        LINEAR
-        + """
-fn halve(l: Linear[(2*i), i], x: [b (2*i)]) -> [b i]:
-    return l(x)
-
-fn square(x: [i i], y: [i]) -> [i]:
-    return y
-
-fn main():
-    c = Linear[H, 3].init(seed=0)
-    print(halve(c, ones([2 H])), square(ones([2 3]), ones([3])))
-"""
-    )
-    assert spanned(src) == [
-        ("E0904", "argument 'l' of halve: expected Linear[(2*i), i], found model Linear[H, 3]", "c"),
-        ("E0205", "argument 'x' of square: generic dim i is 2 from argument 'x' but 3 here", "ones([2 3])"),
-    ]
-
-
-# ====================================================================== dim counts, options, headers
+# ====================================================================== dim counts, options and headers
 
 
 @pytest.mark.parametrize(
@@ -352,7 +231,20 @@ def test_member_conditions_are_e0913() -> None:
     ]
 
 
-# ====================================================================== reading members under options
+# ====================================================================== members under options
+
+
+def test_a_member_under_a_float_option_is_e0913_that_says_so() -> None:
+    assert spanned("model LN[E, eps: Float = 1e-5]:\n    param weight: [E] = ones if eps\n") == [
+        ("E0913", "'eps' is a Float option of LN; a member's condition is a Bool option, and LN has none", "eps")
+    ]
+    assert spanned("model LN[E, eps: Float = 1e-5, affine: Bool = True]:\n    param weight: [E] = ones if eps\n") == [
+        (
+            "E0913",
+            "'eps' is a Float option of LN; a member's condition is a Bool option (its Bool options: affine)",
+            "eps",
+        )
+    ]
 
 
 def test_reading_an_absent_member_is_e0914() -> None:
@@ -527,21 +419,208 @@ def test_self_outside_a_model_is_e0915() -> None:
     ]
 
 
-# ====================================================================== gradients of instances
+# ====================================================================== methods
 
 
-def test_the_gradient_of_an_instance_has_its_params() -> None:
+def test_self_written_after_another_parameter_is_one_e0915_and_calls_stay_silent() -> None:
+    src = """\
+dim D = 4
+
+model Lin[I]:
+    param weight: [I I] = zeros
+
+    fn forward(x: [I], self) -> [I]:
+        return x @ self.weight
+
+fn main():
+    l = Lin[D].init(seed=0)
+    print(l(ones([D])), l.forward(ones([D])))
+"""
+    assert spanned(src) == [("E0915", "self is the first parameter of a method, and only the first", "self")]
+
+
+# ====================================================================== instances as types
+
+
+def test_generic_dims_bound_from_a_model_argument() -> None:
     src = (
         LINEAR
         + """
-fn f(g: Grad[Linear[D, H, bias=False]], h: Grad[Linear[D, H]]) -> [H]:
-    w = h.weight @ zeros([H D])
-    return h.bias + g.bias + w[0] @ zeros([D H]) + g.nothing
+fn apply(l: Linear[i, o], x: [b i]) -> [b o]:
+    return l(x)
+
+fn shape(l: Linear[i, o]) -> [i o]:
+    return l.weight
+
+fn halve(l: Linear[(2*i), i], x: [b (2*i)]) -> [b i]:
+    return l(x)
+
+fn main():
+    a = Linear[D, H].init(seed=0)
+    e = Linear[(2*D), D].init(seed=1)
+    y = apply(a, ones([2 D])) + shape(a)[0] + zeros([2 H])
+    z = halve(e, ones([3 8])) + zeros([3 D])
+    print(y, z, apply(a, ones([2 H])))
 """
     )
     assert spanned(src) == [
-        ("E0914", "Grad[Linear[D, H, bias=False]] has no field 'bias': it exists only when bias=True", "bias"),
-        ("E0107", "Grad[Linear[D, H, bias=False]] has no field 'nothing'", "nothing"),
+        ("E0205", "argument 'x' of apply: generic dim i is D from argument 'l' but H here", "ones([2 H])")
+    ]
+
+
+def test_two_instances_are_two_types() -> None:
+    src = (
+        LINEAR
+        + """
+fn f(a: Linear[D, H], b: Linear[H, D], c: Linear[D, H, bias=False]) -> Linear[D, H]:
+    return b
+
+fn g(a: Linear[D, H], c: Linear[D, H, bias=False]) -> Linear[D, H]:
+    return c
+
+fn same(a: Linear[D, H, bias=True], b: Linear[4, 8]) -> Linear[D, H]:
+    return a
+
+fn generic(l: Linear[i, o]) -> [i o]:
+    return l.weight
+
+fn main():
+    print(generic(Linear[D, H, bias=False].init(seed=0)))
+"""
+    )
+    assert spanned(src) == [
+        ("E0904", "return value: expected Linear[D, H], found model Linear[H, D]", "b"),
+        ("E0904", "return value: expected Linear[D, H], found model Linear[D, H, bias=False]", "c"),
+        # the options are part of the type: Linear[i, o] is an instance with a bias
+        (
+            "E0904",
+            "argument 'l' of generic: expected Linear[i, o], found model Linear[D, H, bias=False]",
+            "Linear[D, H, bias=False].init(seed=0)",
+        ),
+    ]
+
+
+def test_shapes_of_any_rank_in_user_functions() -> None:
+    src = """\
+dim D = 4
+
+fn rms(x: [.. d], gain: [d]) -> [.. d]:
+    return x / sqrt(mean(x * x, over=d, keep=True) + 1e-6) * gain
+
+fn both(x: [.. d], y: [.. d]) -> [.. d]:
+    return x + y
+
+fn main():
+    a = rms(ones([2 3 D]), ones([D])) + zeros([2 3 D])
+    b = rms(ones([D]), ones([D])) + zeros([D])
+    print(a, b, rms(ones([2 D]), ones([3])), both(ones([2 D]), ones([3 D])), both(ones([2 D]), ones([2 D])))
+"""
+    assert spanned(src) == [
+        ("E0205", "argument 'gain' of rms: generic dim d is D from argument 'x' but 3 here", "ones([3])"),
+        ("E0201", "argument 'y' of both: expected [2 D], found [3 D]", "ones([3 D])"),
+    ]
+    in_body = "fn g(x: [.. d]) -> [.. d]:\n    y = zeros([.. d])\n    return y\n"
+    assert spanned(in_body) == [("E0216", "[.. d] is for a fn's parameters and result, not a fn's body", "[.. d]")]
+    in_model = "model M:\n    param w: [.. 4] = zeros\n"
+    assert spanned(in_model) == [("E0216", "[.. 4] is for a fn's parameters and result, not a model's field", "[.. 4]")]
+
+
+def test_dims_with_defaults_and_by_name() -> None:
+    src = (
+        CONV
+        + """
+fn positional(c: Conv[C, 8, 3, stride=2]) -> Conv[C, 8, 3, 2, 0]:
+    return c
+
+fn by_name(c: Conv[C, 8, 3, padding=1, stride=2]) -> Conv[C, 8, 3, 2, 1]:
+    return c
+
+fn shapes(c: Conv[C, 8, 3, stride=2, padding=1], x: [2 C 8 8]) -> [2 8 4 4]:
+    return c(x)
+
+fn wrong(c: Conv[C, 8, 3, stride=2]) -> Conv[C, 8, 3]:
+    return c
+
+fn bad(p: Conv[C, 8], q: Conv[C, 8, stride=2], r: Conv[C, 8, 3, 2, stride=2], s: Conv[C, 8, 3, 2, 1, 5]):
+    print(p, q, r, s)
+
+fn named(t: Conv[C, 8, 3, strid=2], u: Conv[C, 8, 3, stride=True], v: Conv[C, 8, 3, stride=Float]):
+    print(t, u, v)
+"""
+    )
+    assert spanned(src) == [
+        ("E0904", "return value: expected Conv[C, 8, 3, 1, 0], found model Conv[C, 8, 3, 2, 0]", "c"),
+        ("E0910", "Conv takes 3 to 5 dims (Ci, Co, K, stride, padding), found 2", "Conv[C, 8]"),
+        ("E0910", "Conv needs its dim K", "Conv[C, 8, stride=2]"),
+        ("E0910", "Conv is given its dim stride twice", "stride=2"),
+        ("E0910", "Conv takes 3 to 5 dims (Ci, Co, K, stride, padding), found 6", "Conv[C, 8, 3, 2, 1, 5]"),
+        ("E0911", "Conv has no option 'strid'; did you mean 'stride'?", "strid"),
+        ("E0910", "Conv takes a dim for stride (a name, a number or (dim arithmetic))", "stride=True"),
+        (
+            "E0910",
+            "Conv takes a dim for stride here (a name, a number or (dim arithmetic)), found the type Float",
+            "Float",
+        ),
+    ]
+
+
+def test_float_options() -> None:
+    src = """\
+dim D = 4
+
+model Norm[E, eps: Float = 1e-5, affine: Bool = True]:
+    param weight: [E] = ones if affine
+
+    fn forward(self, x: [.. E]) -> [.. E]:
+        y = x / sqrt(mean(x * x, over=E, keep=True) + eps)
+        if affine:
+            y = y * self.weight
+        return y
+
+fn a(l: Norm[D, eps=1e-6], x: [2 D]) -> [2 D]:
+    return l(x)
+
+fn same(l: Norm[D, eps=1e-5]) -> Norm[D]:
+    return l
+
+fn whole(l: Norm[D, eps=2]) -> Norm[D, eps=2.0]:
+    return l
+
+fn differ(l: Norm[D, eps=1e-6]) -> Norm[D]:
+    return l
+
+fn bad(p: Norm[D, eps=True], q: Norm[D, affine=1.0], r: Norm[D, eps=1e-6, eps=1e-5]):
+    print(p, q, r)
+"""
+    assert spanned(src) == [
+        ("E0904", "return value: expected Norm[D], found model Norm[D, eps=1e-06]", "l"),
+        ("E0911", "Norm takes a number for its option eps", "eps=True"),
+        ("E0911", "Norm takes True or False for its option affine", "affine=1.0"),
+        ("E0911", "Norm takes its option eps once", "eps=1e-5"),
+    ]
+
+
+# ====================================================================== binding generic dims from a model
+
+
+def test_an_argument_that_does_not_fit_binds_nothing_for_those_after_it() -> None:
+    src = (
+        LINEAR
+        + """
+fn halve(l: Linear[(2*i), i], x: [b (2*i)]) -> [b i]:
+    return l(x)
+
+fn square(x: [i i], y: [i]) -> [i]:
+    return y
+
+fn main():
+    c = Linear[H, 3].init(seed=0)
+    print(halve(c, ones([2 H])), square(ones([2 3]), ones([3])))
+"""
+    )
+    assert spanned(src) == [
+        ("E0904", "argument 'l' of halve: expected Linear[(2*i), i], found model Linear[H, 3]", "c"),
+        ("E0205", "argument 'x' of square: generic dim i is 2 from argument 'x' but 3 here", "ones([2 3])"),
     ]
 
 
@@ -607,4 +686,168 @@ fn wrong(m: Deep, x: [b D]) -> [b H]:
             "m.blocks cannot be called: it is a stack, [L] Linear[H, H]; call one of them, as in m.blocks[i](...)",
             "m.blocks",
         ),
+    ]
+
+
+# ====================================================================== gradients of instances
+
+
+def test_the_gradient_of_an_instance_has_its_params() -> None:
+    src = (
+        LINEAR
+        + """
+fn f(g: Grad[Linear[D, H, bias=False]], h: Grad[Linear[D, H]]) -> [H]:
+    w = h.weight @ zeros([H D])
+    return h.bias + g.bias + w[0] @ zeros([D H]) + g.nothing
+"""
+    )
+    assert spanned(src) == [
+        ("E0914", "Grad[Linear[D, H, bias=False]] has no field 'bias': it exists only when bias=True", "bias"),
+        ("E0107", "Grad[Linear[D, H, bias=False]] has no field 'nothing'", "nothing"),
+    ]
+
+
+# ====================================================================== training
+
+
+def test_changing_an_instance_made_here_says_the_type_to_take() -> None:
+    src = (
+        LINEAR
+        + """
+fn main():
+    fc = Linear[D, H].init(seed=0)
+    fc.weight = zeros([D H])
+"""
+    )
+    assert spanned(src) == [
+        (
+            "E0501",
+            "cannot assign fc.weight: 'fc' is not a parameter but a model made here, and a model changes only"
+            " through a mut parameter: do this in a fn that takes `mut fc: Linear[D, H]`, and call it",
+            "fc.weight",
+        )
+    ]
+
+
+NET = (
+    LINEAR
+    + """
+dim L = 2
+
+model Net:
+    param fc: Linear[D, H]
+    param blocks: [L] Linear[H, H, bias=False]
+    param head: Linear[H, C]
+
+    fn forward(self, x: [.. D]) -> [.. C]:
+        h = relu(self.fc(x))
+        for blk in self.blocks:
+            h = h + relu(blk(h))
+        return self.head(h)
+
+fn loss(m: Net, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(m(x), y, over=C)
+
+fn one(m: Net, x: [D], y: [] Index[C]) -> [] NonNeg:
+    return cross_entropy(m(x), y, over=C)
+
+fn head_only(m: Net, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(m.head(stop_grad(m.fc(x))), y, over=C)
+"""
+)
+
+
+def test_training_a_model_of_instances_and_stacks() -> None:
+    src = (
+        NET
+        + """
+fn train(mut m: Net, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    l, g = value_and_grad(loss, m, x, y)
+    gw = g.fc.weight + zeros([D H])
+    gb = g.blocks[0].weight + zeros([H H])
+    gh = g.head.bias + zeros([C])
+    g2 = grad(loss, m, x, y)
+    l3, g3 = value_and_grad(head_only, m, x, y, wrt=[head])
+    l4, dl = jvp(loss, m, g, x, y)
+    opt = Adam(m, lr=0.01)
+    opt.step(m, g)
+    m -= 0.1 * g2
+    m.blocks[0].weight -= 0.1 * g.blocks[0].weight
+    m.fc = Linear[D, H].init(seed=3)
+    return l + l3 + relu(l4 + dl) + mean(relu(gw)) + mean(relu(gb)) + mean(relu(gh)) + mean(relu(g3.head.weight))
+
+fn per_example(m: Net, x: [b D], y: [b] Index[C]) -> [b] NonNeg:
+    ls, gs = value_and_grad(one, m, x, y, batch=b)
+    return norm(gs)
+
+fn sgd(mut m: Net, x: [b D], y: [b] Index[C], mut opt: SGD[Net]):
+    opt.step(m, grad(loss, m, x, y))
+"""
+    )
+    clean(src)
+
+
+def test_gradient_mistakes_on_a_model_of_instances() -> None:
+    src = (
+        NET
+        + """
+fn partial(m: Net, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    h = relu(x @ m.fc.weight)
+    return cross_entropy(m.head(h), y, over=C)
+
+fn bad(m: Net, x: [b D], y: [b] Index[C], l: Linear[D, H]) -> Grad[Net]:
+    l1, g1 = value_and_grad(loss, l, x, y)
+    g2 = grad(loss, m, x, y, wrt=[fc.bias])
+    g3 = grad(loss, m, x, y, wrt=[nothing])
+    g4 = grad(partial, m, x, y)
+    print(l1, g1, g2, g3)
+    return g4 + grad(loss, m, x, y)
+"""
+    )
+    assert spanned(src) == [
+        ("E0904", "the model of loss's first parameter: expected Net, found model Linear[D, H]", "l"),
+        ("E1109", "wrt: Net has no param 'fc.bias'", "fc.bias"),
+        ("E1109", "wrt: Net has no param 'nothing'", "nothing"),
+        # the read analysis counts the params of each instance inside, by path
+        ("W1101", "partial never reads param blocks.weight of Net: its gradient is always zero", "partial"),
+        ("W1101", "partial never reads param fc.bias of Net: its gradient is always zero", "partial"),
+    ]
+
+
+# ====================================================================== the param-read analysis
+
+
+def test_w1101_and_e1107_are_per_instance_and_name_it() -> None:
+    src = (
+        LINEAR
+        + """
+fn weight_only(l: Linear[D, H], x: [b D]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn plain(l: Linear[D, H, bias=False], x: [b D]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn nothing(l: Linear[D, H], x: [b D]) -> [] NonNeg:
+    return mean(relu(x))
+
+fn generic(l: Linear[i, o], x: [b i]) -> [] NonNeg:
+    return mean(relu(x @ l.weight))
+
+fn main():
+    a = Linear[D, H].init(seed=0)
+    n = Linear[D, H, bias=False].init(seed=0)
+    x = ones([2 D])
+    l1, g1 = value_and_grad(weight_only, a, x)
+    l2, g2 = value_and_grad(plain, n, x)
+    l3, g3 = value_and_grad(nothing, a, x)
+    l4, g4 = value_and_grad(generic, a, x)
+    print(l1, g1, l2, g2, l3, g3, l4, g4)
+"""
+    )
+    assert spanned(src) == [
+        ("W1101", "weight_only never reads param bias of Linear[D, H]: its gradient is always zero", "weight_only"),
+        # the instance without a bias has nothing left unread
+        ("E1107", "nothing reads no param of Linear[D, H]: its gradient would always be zero", "nothing"),
+        # a generic fn, differentiated for the instance it is given
+        ("W1101", "generic never reads param bias of Linear[D, H]: its gradient is always zero", "generic"),
     ]
