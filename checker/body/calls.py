@@ -481,6 +481,7 @@ class CallRules:
     ) -> T.Type:
         """`layer(x)` for a model value: its method `forward`."""
         assert isinstance(recv, T.ModelT)
+        self.global_kind(recv.name)  # what it runs is the model's: a dependency of this body
         model = self.g.model(recv)
         found = model.method("forward") if model is not None else None
         info = self.g.fns.get(found.name) if found is not None else None

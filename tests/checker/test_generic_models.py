@@ -851,3 +851,44 @@ fn main():
         # a generic fn, differentiated for the instance it is given
         ("W1101", "generic never reads param bias of Linear[D, H]: its gradient is always zero", "generic"),
     ]
+
+
+# ====================================================================== incremental
+
+
+def incremental_equals_fresh(*texts: str) -> list[tuple[str, str]]:
+    """Each text analysed in turn by one Analyzer; the last one's diagnostics,
+    which must be a fresh check's."""
+    analyzer = Analyzer()
+    for text in texts:
+        got = [(d.code, d.message) for d in analyzer.update(text).diagnostics]
+        assert got == [(d.code, d.message) for d in check_text(text).diagnostics], text
+    return got
+
+
+def test_a_layer_call_depends_on_the_layers_model() -> None:
+    # Head's fields are the same when Lin loses its forward: the body that
+    # calls self.fc(x) is checked again all the same
+    src = """\
+model Lin[I]:
+    param w: [I I] = zeros
+
+    fn forward(self, x: [b I]) -> [b I]:
+        return x @ self.w
+
+model Head:
+    param fc: Lin[4]
+
+    fn forward(self, x: [b 4]) -> [b 4]:
+        return self.fc(x)
+
+fn apply(l: Lin[4], x: [b 4]) -> [b 4]:
+    return l(x)
+"""
+    without = src.replace("    fn forward(self, x: [b I]) -> [b I]:\n        return x @ self.w\n", "")
+    message = "{} cannot be called: model Lin[4] has no method forward (a fn forward(self, ...) inside the model)"
+    assert incremental_equals_fresh(src, without) == [
+        ("E0409", message.format("self.fc")),
+        ("E0409", message.format("l")),
+    ]
+    assert incremental_equals_fresh(src, without, src) == []
