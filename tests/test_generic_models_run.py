@@ -1,10 +1,10 @@
 """Models that take dims and options, compiled and run (issue 23): a small
 MLP of nn.Linear layers, a stack of a generic block with a Float option and
 one with a member under a Bool option, whose methods call methods; its values
-and gradients against the same computation in torch, SGD and Adam steps
-against torch.optim on the same params, save/load of instances, and the
-Python side of a generic model (`Block.of(...)`, `Block[...]`) with its
-errors."""
+and gradients (wrt=, per example with batch=, forward mode with jvp) against
+the same computation in torch, SGD and Adam steps against torch.optim on the
+same params, save/load of instances, and the Python side of a generic model
+(`Block.of(...)`, `Block[...]`) with its errors."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ model Mlp:
     param gated: Block[H, gated=True]
     param fc2: nn.Linear[H, C, bias=False]
 
-    fn forward(self, x: [b D]) -> [b C]:
+    fn forward(self, x: [.. D]) -> [.. C]:
         h = relu(self.fc1(x))
         for blk in self.blocks:
             h = blk(h)
@@ -95,6 +95,17 @@ fn adam_step(mut m: Mlp, mut opt: Adam[Mlp], x: [b D], y: [b] Index[C]) -> [] No
     l, g = value_and_grad(loss, m, x, y)
     opt.step(m, g)
     return l
+
+fn one(m: Mlp, x: [D], y: [] Index[C]) -> [] NonNeg:
+    return cross_entropy(m(x), y, over=C)
+
+fn per_example(m: Mlp, x: [b D], y: [b] Index[C]) -> [b] NonNeg:
+    ls, gs = value_and_grad(one, m, x, y, batch=b)
+    return ls * 0.0 + norm(gs)
+
+fn directional(m: Mlp, t: Grad[Mlp], x: [b D]) -> [b C]:
+    y, dy = jvp(logits, m, t, x)
+    return dy
 
 fn plain_sgd(mut m: Mlp, x: [b D], y: [b] Index[C]) -> [] NonNeg:
     l, g = value_and_grad(loss, m, x, y)
@@ -212,6 +223,25 @@ def test_the_gradient_of_an_instance_alone(mod) -> None:
     _block(q, "k", _block(q, "k", x, gated=True), gated=True).sum().backward()
     for n in p:
         torch.testing.assert_close(_field(g, n), p[n].grad, rtol=1e-5, atol=1e-6)
+
+
+def test_per_example_gradients_and_jvp_equal_torch(mod) -> None:
+    m = mod.make(8)
+    x, y = _data(4)
+    norms = []
+    for i in range(4):  # one example at a time, in torch
+        p = _torch_params(m)
+        F.cross_entropy(_ref_logits(p, x[i : i + 1]), y[i : i + 1]).backward()
+        norms.append(torch.sqrt(sum((t.grad**2).sum() for t in p.values())))
+    torch.testing.assert_close(mod.per_example(m, x, y), torch.stack(norms), rtol=1e-5, atol=1e-6)
+    # forward mode along the gradient of the loss, against torch.autograd.functional.jvp
+    g = mod.grads(m, x, y)
+    p = {k: v.detach() for k, v in _torch_params(m).items()}
+    tangent = {k: _field(g, k) for k in PARAMS}
+    _, want = torch.autograd.functional.jvp(
+        lambda *q: _ref_logits(dict(zip(PARAMS, q)), x), tuple(p[k] for k in PARAMS), tuple(tangent[k] for k in PARAMS)
+    )
+    torch.testing.assert_close(mod.directional(m, g, x), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize(
