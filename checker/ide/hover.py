@@ -79,12 +79,30 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return _describe_builtin(analysis, slot, occ)
     if sym.kind == "module":
         return _describe_module(analysis, sym.name)
+    if sym.kind == "option":
+        return _describe_option(analysis, sym.scope or "", sym.name)
     if sym.kind == "method":
         m = MODEL_METHODS.get(sym.name)
         if m is None:
             return None
         return _code(m.signature.replace("M.", f"{sym.scope}.").replace("-> M", f"-> {sym.scope}")) + f"\n\n{m.doc}"
     return None
+
+
+def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | None:
+    """An option of a model: its type and default, and what it decides."""
+    model = analysis.globals.models.get(model_name)
+    default = dict(model.options).get(name) if model is not None else None
+    if model is None or default is None:
+        return None
+    word = "Bool" if isinstance(default, bool) else "Float"
+    text = _code(f"(option) {model.name}.{name}: {word} = {default}")
+    under = [f.name for f in model.fields if f.when is not None and f.when[0] == name]
+    what = f"given by name, as in `{model.name}[..., {name}={not default if isinstance(default, bool) else default}]`"
+    text += f"\n\nAn option of `{MD.header(model)[6:]}`, {what}; part of the instance's type."
+    if under:
+        text += f" The members under it: {', '.join(under)}."
+    return text
 
 
 def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:

@@ -16,8 +16,9 @@ from ..results import BodyResult, Ref
 
 # A dim constant, a generic dim, a model, a function, a model member (param
 # or buffer, and the gradient field of the same name), a local or parameter,
-# a built-in function, a model method.
-SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module"]
+# a built-in function, a model method, a module, a model's option (`bias`
+# of `model Linear[I, O, bias: Bool = True]`).
+SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +100,14 @@ class _Collector:
             for mp in item.params:
                 if mp.type is None:  # one of the model's dims
                     self.add(mp.name, mp.name.span, Sym("generic", mp.name.text, model), True)
-                else:
+                else:  # an option
+                    self.add(mp.name, mp.name.span, Sym("option", mp.name.text, model), True)
                     self.type_expr(mp.type, None)
             for m in item.members:
                 self.add(m.name, m.name.span, Sym("member", m.name.text, model), True)
                 self.type_expr(m.type, None, model_dims=model)
+                if m.cond is not None:  # `if bias`
+                    self.add(m.cond.name, m.cond.name.span, Sym("option", m.cond.name.text, model))
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)
@@ -183,6 +187,8 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
         return Sym("member", ref.name, ref.owner)
     if k == "module":
         return Sym("module", ref.name)
+    if k == "option":  # `bias` in a method: the model's option
+        return Sym("option", ref.name, ref.owner)
     if k == "builtin":
         if ref.owner is not None:  # Mlp.init
             return Sym("method", ref.name.rsplit(".", 1)[-1], ref.owner)

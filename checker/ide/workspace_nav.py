@@ -51,10 +51,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 @dataclass(frozen=True, slots=True)
 class Symbol:
     """One thing a name can mean, the same in every file. `kind`: dim, model,
-    fn (externs too), member, var, generic (those two local to a function of
-    `path`), alias (a `from` import's `as` name, local to `path`), module (its
-    file is `path`, `name` its qualified name), builtin (built-in functions
-    and model methods)."""
+    fn (externs too, and methods: `Linear.forward`), member, var, generic,
+    option (those three local to a function or a model of `path`), alias (a
+    `from` import's `as` name, local to `path`), module (its file is `path`,
+    `name` its qualified name), builtin (built-in functions and model
+    methods)."""
 
     kind: str
     path: str
@@ -186,7 +187,7 @@ def _symbol(path: str, names: Names, sym: Sym) -> Symbol | None:
     if sym.kind == "member":
         model = _global(path, names, "model", sym.scope or "")
         return Symbol("member", model.path, sym.name, model.name) if model is not None else None
-    if sym.kind in ("var", "generic"):
+    if sym.kind in ("var", "generic", "option"):
         return Symbol(sym.kind, path, sym.name, sym.scope)
     if sym.kind in ("builtin", "method"):
         return Symbol("builtin", "", sym.name, sym.scope)
@@ -226,7 +227,7 @@ def definition(
     if occ is None:
         return []
     sym = occ.alias_of or occ.symbol
-    if sym.kind in ("var", "generic"):
+    if sym.kind in ("var", "generic", "option"):
         return [FileTarget(path, t, analysis.lines) for t in file_definition(analysis, offset)]
     found = locate(ws, sym, get)
     return [found] if found is not None else []
@@ -262,7 +263,7 @@ def _files_mentioning(ws: Workspace, sym: Symbol, files: Iterable[str], get: Ana
     directly or through other modules (the types of a module's signatures
     can carry a model of a module it imports). Every file is analysed first,
     so the import graph is complete."""
-    if sym.kind in ("var", "generic", "alias"):
+    if sym.kind in ("var", "generic", "option", "alias"):
         return [sym.path]
     for f in files:
         get(f)

@@ -505,6 +505,43 @@ def test_definition_of_a_method_spans_the_method() -> None:
     )
 
 
+# ====================================================================== options and a model's own dims
+
+OPTION = (
+    code("(option) Linear.bias: Bool = True")
+    + "\n\nAn option of `Linear[I, O, bias: Bool = True]`, given by name, as in `Linear[..., bias=False]`;"
+    " part of the instance's type. The members under it: bias."
+)
+
+
+@pytest.mark.parametrize("src", [mark("bias: Bool"), mark("zeros if bias", into=9), mark("if bias:", into=3)])
+def test_an_option_in_the_header_a_condition_and_a_method(src: str) -> None:
+    assert hover_at(src) == ("bias", OPTION)
+    text, offset = cursor(src)
+    a = check_text(text)
+    assert spans_text(text, [t.focus for t in ide.definition(a, offset)]) == ["bias@6"]
+    assert spans_text(text, ide.references(a, offset)) == ["bias@6", "bias@8", "bias@12"]
+    (token,) = [t for t in ide.semantic_tokens(a) if t.span.start <= offset <= t.span.end]
+    assert (token.type, "readonly" in token.modifiers) == ("parameter", True)
+
+
+def test_a_float_option() -> None:
+    src = "model Norm[E, eps: Float = 1e-05]:\n    param g: [E] = ones\n\n    fn forward(self, x: [E]) -> [E]:\n        return x * self.g + eps\n"
+    assert hover_at(mark("+ eps", into=3, src=src)) == (
+        "eps",
+        code("(option) Norm.eps: Float = 1e-05")
+        + "\n\nAn option of `Norm[E, eps: Float = 1e-05]`, given by name, as in `Norm[..., eps=1e-05]`;"
+        " part of the instance's type.",
+    )
+
+
+def test_a_models_own_dim_goes_to_its_header() -> None:
+    text, offset = cursor(mark("[I O] = zeros", into=1))
+    a = check_text(text)
+    assert spans_text(text, [t.focus for t in ide.definition(a, offset)]) == ["I@6"]
+    assert spans_text(text, ide.references(a, offset)) == ["I@6", "I@7"]
+
+
 # ====================================================================== through `import nn`
 
 USER = """\
