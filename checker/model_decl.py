@@ -159,12 +159,12 @@ def _header_dim(
     """One dim of a model's header (`K`, `stride = 1`): checked, and its
     default added to `defaults`."""
     name = p.name.text
+    ctx.lookups.add(name)  # whether a dim constant has its name: looked up whatever the answer
     if after_option:
         ctx.diagnostics.append(
             C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
         )
     elif names.kinds.get(name) == "dim":
-        ctx.lookups.add(name)
         ctx.diagnostics.append(
             C.E0912.at(
                 p.name.span,

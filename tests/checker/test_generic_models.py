@@ -892,3 +892,11 @@ fn apply(l: Lin[4], x: [b 4]) -> [b 4]:
         ("E0409", message.format("l")),
     ]
     assert incremental_equals_fresh(src, without, src) == []
+
+
+def test_a_header_dim_that_becomes_a_dim_constants_name() -> None:
+    src = "model Lin[E, O]:\n    param w: [E O] = zeros\n"
+    with_dim = "dim E = 4\n\n" + src
+    message = "the model's dim E has the name of a dim constant: inside the model it would mean two things"
+    assert incremental_equals_fresh(src, with_dim) == [("E0912", message)]
+    assert incremental_equals_fresh(with_dim, src) == []
