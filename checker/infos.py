@@ -90,7 +90,7 @@ class ModelInfo:
             self.dims,
             self.options,
             self.defaults,
-            tuple(m.interface for m in self.methods),
+            tuple((m.name, m.interface) for m in self.methods),
         )
 
 

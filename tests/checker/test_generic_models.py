@@ -900,3 +900,21 @@ def test_a_header_dim_that_becomes_a_dim_constants_name() -> None:
     message = "the model's dim E has the name of a dim constant: inside the model it would mean two things"
     assert incremental_equals_fresh(src, with_dim) == [("E0912", message)]
     assert incremental_equals_fresh(with_dim, src) == []
+
+
+def test_renaming_a_method_is_a_change_of_its_model() -> None:
+    src = """\
+model Scale:
+    param s: [4] = ones
+
+    fn forward(self, x: [4]) -> [4]:
+        return x * self.s
+
+fn main():
+    m = Scale.init(seed=0)
+    print(m(ones([4])))
+"""
+    renamed = src.replace("fn forward(", "fn apply(")
+    message = "m cannot be called: model Scale has no method forward (a fn forward(self, ...) inside the model)"
+    assert incremental_equals_fresh(src, renamed) == [("E0409", message)]
+    assert incremental_equals_fresh(renamed, src) == []
