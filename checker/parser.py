@@ -428,10 +428,14 @@ class _Recovery:
         return self._chunks
 
     def _cut_chunks(self) -> list[tuple[int, int]]:
-        chunks = self._cut_lines(list(_lines(self.text))[1:], len(self.text))
+        lines = list(_lines(self.text))
+        chunks = self._cut_lines(lines[1:], len(self.text))
         if self.kind == "model":
-            for chunk in chunks:
-                self._cut_method(chunk)
+            starts = [a for a, _ in lines]
+            for chunk in chunks:  # each method's lines once: linear in the item
+                first = bisect.bisect_left(starts, chunk[0])
+                last = bisect.bisect_left(starts, chunk[1])
+                self._cut_method(chunk, lines[first:last])
         return chunks
 
     def _cut_lines(self, lines: list[tuple[int, int]], end_of_all: int) -> list[tuple[int, int]]:
@@ -453,15 +457,14 @@ class _Recovery:
                 starts.append(start)
         return [(s, starts[i + 1] if i + 1 < len(starts) else end_of_all) for i, s in enumerate(starts)]
 
-    def _cut_method(self, chunk: tuple[int, int]) -> None:
+    def _cut_method(self, chunk: tuple[int, int], lines: list[tuple[int, int]]) -> None:
         """A model's method is cut again into its statements, so that a broken
         statement of a method blanks that statement, as in a top-level fn,
         rather than the whole method. The header ends at the first line whose
         code ends with `:`; an error before that blanks the method."""
         start, end = chunk
-        if not re.match(r"[ \t\f]*fn\b", self.text[start:end]):
+        if not _FN_START.match(self.text, start, end):
             return
-        lines = [(a, b) for a, b in _lines(self.text[:end]) if a >= start]
         for i, (a, b) in enumerate(lines):
             if _CODE_END.search(self.text, a, b) is not None:
                 subs = self._cut_lines(lines[i + 1 :], end)
@@ -634,6 +637,7 @@ class _Recovery:
 
 
 _INDENT = re.compile(r"[ \t\f]*")
+_FN_START = re.compile(r"[ \t\f]*fn\b")
 # a line whose code ends with `:` (a comment may follow): the end of a header
 _CODE_END = re.compile(r":[ \t\f]*(#[^\r\n]*)?(\r\n?|\n)?\Z")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
