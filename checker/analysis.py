@@ -335,7 +335,13 @@ class Analyzer:
                 # are. The entry keeps it alive, so its id is not reused.
                 # ... and its sub-models' (W1101 names their params by path)
                 model = tuple(glob.model(n) for n in model_closure(glob, site.model_type))
-                skey = (site.call, summary.key() if summary is not None else None, tuple(map(id, model)))
+                # (the instance as its type is written, which the messages name)
+                skey = (
+                    site.call,
+                    summary.key() if summary is not None else None,
+                    tuple(map(id, model)),
+                    str(site.model_type),
+                )
                 cached = self._site_cache.get(skey)
                 if cached is None:
                     cached = (site_diagnostics(site, summary, glob), model)

@@ -43,17 +43,19 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             written = written[1:]
         else:
             # Reported once; the method still has its `self` (not written), so
-            # neither its body nor its calls report more.
+            # neither its body nor its calls report more. A `self` written
+            # later is that one mistake, reported where it is (below).
             what = "none" if first is None else f"'{type_text(first.type) if first.type else first.name.text}'"
             if first is not None and first.type is not None:
                 what = f"'{first.name.text}: {type_text(first.type)}'"
-            ctx.diagnostics.append(
-                C.E0915.at(
-                    first.span if first is not None else item.name.span,
-                    problem=f"the first parameter of method {item.name.text} is self, "
-                    f"without a type (it is the {owner.name}), found {what}",
+            if not any(p.name.text == "self" and p.type is None for p in written[1:]):
+                ctx.diagnostics.append(
+                    C.E0915.at(
+                        first.span if first is not None else item.name.span,
+                        problem=f"the first parameter of method {item.name.text} is self, "
+                        f"without a type (it is the {owner.name}), found {what}",
+                    )
                 )
-            )
             implicit = A.Param(item.name.span, False, A.Ident(item.name.span, "self"), None)
             params.append(ParamInfo("self", False, owner.self_type, implicit))
     for p in written:
@@ -65,6 +67,8 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                     else "self is the first parameter of a method, and only the first"
                 )
                 ctx.diagnostics.append(C.E0915.at(p.span, problem=problem))
+                if owner is not None:
+                    continue  # the method has its self already (above)
             else:
                 ctx.diagnostics.append(C.E0415.at(p.name.span, name=p.name.text))
             ty: T.Type = T.UNKNOWN

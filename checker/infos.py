@@ -91,7 +91,7 @@ class ModelInfo:
             self.dims,
             self.options,
             self.defaults,
-            tuple(m.interface for m in self.methods),
+            tuple((m.name, m.interface) for m in self.methods),
         )
 
 
@@ -131,7 +131,11 @@ class FnInfo:
         )
 
     def signature(self) -> str:
-        params = ", ".join(("mut " if p.mut else "") + f"{p.name}: {p.type}" for p in self.params)
+        """`fn f(x: [b D]) -> [b H]`; a method's `self` as written, without a type."""
+        params = ", ".join(
+            ("mut " if p.mut else "") + (p.name if self.owner is not None and i == 0 else f"{p.name}: {p.type}")
+            for i, p in enumerate(self.params)
+        )
         head = f"{'extern fn' if self.extern else 'fn'} {self.name}({params})"
         return head + (f" -> {self.ret}" if self.declared_ret else "")
 

@@ -174,12 +174,12 @@ def _header_dim(
     one of the dims `before` it): checked, and its default added to
     `defaults`."""
     name = p.name.text
+    ctx.lookups.add(name)  # whether a dim constant has its name: looked up whatever the answer
     if after_option:
         ctx.diagnostics.append(
             C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
         )
     elif names.kinds.get(name) == "dim":
-        ctx.lookups.add(name)
         ctx.diagnostics.append(
             C.E0912.at(
                 p.name.span,
@@ -219,7 +219,13 @@ def _condition(
         return None
     names = [o for o, default in options if isinstance(default, bool)]
     if cond.name.text not in names:
-        if names:
+        if cond.name.text in dict(options):  # a Float option
+            listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
+            problem = (
+                f"'{cond.name.text}' is a Float option of {item.name.text}; a member's condition is a Bool option"
+                + listed
+            )
+        elif names:
             hint = suggest(cond.name.text, names)
             listed = ", ".join(names)
             problem = f"'{cond.name.text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
@@ -447,7 +453,9 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     One object per declaration and type (kept on the declaration)."""
     if not info.takes or len(t.dims) != len(info.dims):
         return info
-    key = (t.dims, t.options, t.generic)
+    # the dims as written too: `(2*E)` and `(E*2)` are one dim, but each
+    # instance's field types show the dims as its type writes them
+    key = (t.dims, tuple(map(str, t.dims)), t.options, t.generic)
     hit = info.instances.get(key)
     if hit is not None:
         return hit

@@ -346,6 +346,9 @@ class _Recovery:
         self.recovered: list[str] = []
         self.blanked: set[tuple[int, int]] = set()
         self._chunks: list[tuple[int, int]] | None = None  # blanking keeps them
+        # a model's methods: the statements of each (by its chunk), and back
+        self._subs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._parent: dict[tuple[int, int], tuple[int, int]] = {}
         m = _HEADER_RE.match(text)
         self.kind = None if not m else ("extern" if m.group(1).startswith("extern") else m.group(1))
         self.name_match = m
@@ -425,12 +428,25 @@ class _Recovery:
         return self._chunks
 
     def _cut_chunks(self) -> list[tuple[int, int]]:
+        lines = list(_lines(self.text))
+        chunks = self._cut_lines(lines[1:], len(self.text))
+        if self.kind == "model":
+            starts = [a for a, _ in lines]
+            for chunk in chunks:  # each method's lines once: linear in the item
+                first = bisect.bisect_left(starts, chunk[0])
+                last = bisect.bisect_left(starts, chunk[1])
+                self._cut_method(chunk, lines[first:last])
+        return chunks
+
+    def _cut_lines(self, lines: list[tuple[int, int]], end_of_all: int) -> list[tuple[int, int]]:
+        """The chunks of `lines`, up to `end_of_all`: each starts at a line
+        indented as the first indented one."""
         base = None
         starts: list[int] = []
-        for i, (start, end) in enumerate(_lines(self.text)):
+        for start, end in lines:
             line = self.text[start:end]
             content = line.lstrip(" \t\f")
-            if i == 0 or not content.strip() or content.startswith("#"):
+            if not content.strip() or content.startswith("#"):
                 continue
             indent = len(line) - len(content)
             if indent == 0:
@@ -439,29 +455,59 @@ class _Recovery:
                 base = indent
             if indent == base and not re.match(r"(elif|else)\b", content):
                 starts.append(start)
-        return [(s, starts[i + 1] if i + 1 < len(starts) else len(self.text)) for i, s in enumerate(starts)]
+        return [(s, starts[i + 1] if i + 1 < len(starts) else end_of_all) for i, s in enumerate(starts)]
+
+    def _cut_method(self, chunk: tuple[int, int], lines: list[tuple[int, int]]) -> None:
+        """A model's method is cut again into its statements, so that a broken
+        statement of a method blanks that statement, as in a top-level fn,
+        rather than the whole method. The header ends at the first line whose
+        code ends with `:`; an error before that blanks the method."""
+        start, end = chunk
+        if not _FN_START.match(self.text, start, end):
+            return
+        for i, (a, b) in enumerate(lines):
+            if _CODE_END.search(self.text, a, b) is not None:
+                subs = self._cut_lines(lines[i + 1 :], end)
+                break
+        else:
+            return
+        if subs:
+            self._subs[chunk] = subs
+            for sub in subs:
+                self._parent[sub] = chunk
 
     def _chunk_at(self, offset: int) -> tuple[int, int] | None:
         chunks = self._body_chunks()
         # The last chunk starting at or before `offset` (past the last
         # statement, at the end of input, is the last one's).
         i = bisect.bisect_right(chunks, (offset, len(self.text) + 1)) - 1
-        return chunks[i] if i >= 0 else None
+        if i < 0:
+            return None
+        chunk = chunks[i]
+        subs = self._subs.get(chunk)
+        if subs is None or chunk in self.blanked or offset < subs[0][0]:
+            return chunk  # a member, a method's header, or a method blanked whole
+        return subs[bisect.bisect_right(subs, (offset, len(self.text) + 1)) - 1]
 
     def _recover(self, diag: LocalDiagnostic, offset: int) -> None:
         """Record `diag` and blank the body chunk holding `offset`; raise
         _GiveUp when the error is in the header, where nothing can be salvaged."""
-        chunks = self._body_chunks()
         chunk = self._chunk_at(offset)
         if chunk is not None and chunk in self.blanked:
             # The error is at a statement already replaced: it follows from an
             # earlier one (a block header with no indented block, say), which
-            # was reported; blank the statement before it.
-            i = chunks.index(chunk)
-            earlier = [c for c in chunks[:i] if c not in self.blanked]
-            if not earlier:
+            # was reported; blank the statement before it (in a method, the
+            # method itself when the statement was its first).
+            parent = self._parent.get(chunk)
+            siblings = self._subs[parent] if parent is not None else self._body_chunks()
+            i = siblings.index(chunk)
+            earlier = [c for c in siblings[:i] if c not in self.blanked]
+            if earlier:
+                self._blank(*earlier[-1])
+            elif parent is not None:
+                self._blank(*parent)
+            else:
                 raise _GiveUp
-            self._blank(*earlier[-1])
             return
         # Mixed tabs and spaces (E0006) explain any indentation error that follows.
         explained = diag.code == "E0005" and any(d.code == "E0006" for d in self.diagnostics)
@@ -535,12 +581,14 @@ class _Recovery:
         reported: list[tuple[LocalDiagnostic, tuple[int, int] | None]] = []
         for _, problem, offset in problems:
             chunk = self._chunk_at(offset)
-            if chunk in self.blanked or chunk in to_blank:
+            if chunk in self.blanked or chunk in to_blank or self._parent.get(chunk) in to_blank:  # type: ignore[arg-type]
                 continue
             reported.append((_problem_diagnostic(problem), chunk))
             if chunk is None:
                 break
             to_blank.add(chunk)
+        # a method blanked whole takes its statements with it
+        to_blank = {c for c in to_blank if self._parent.get(c) not in to_blank}
         if len(reported) > MAX_TOKEN_PROBLEMS:
             more = len(reported) - MAX_TOKEN_PROBLEMS
             diag, chunk = reported[MAX_TOKEN_PROBLEMS - 1]
@@ -589,6 +637,9 @@ class _Recovery:
 
 
 _INDENT = re.compile(r"[ \t\f]*")
+_FN_START = re.compile(r"[ \t\f]*fn\b")
+# a line whose code ends with `:` (a comment may follow): the end of a header
+_CODE_END = re.compile(r":[ \t\f]*(#[^\r\n]*)?(\r\n?|\n)?\Z")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 

@@ -253,7 +253,7 @@ def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> 
             C.E1107.at(
                 site.f_span,
                 fn=site.f_name,
-                model=site.model,
+                model=str(site.model_type),
                 related=(LocalRelated(f"{site.f_name} is declared here", symbol=SymbolRef(("fn", site.f_name))),),
             ),
         )
@@ -267,7 +267,7 @@ def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> 
                     fn=site.f_name,
                     how="reads" if stopped else "never reads",
                     param=p,
-                    model=site.model,
+                    model=str(site.model_type),
                     only=" only under stop_grad" if stopped else "",
                     related=(LocalRelated(f"param {p} is declared here", symbol=SymbolRef(("member", *owner[p]))),),
                 )

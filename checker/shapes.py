@@ -147,6 +147,8 @@ class Bindings:
             dims = tuple(self.subst_dim(d, forget) for d in t.dims)
             if dims and isinstance(dims[0], T.DimRest) and self.rest is not None:
                 dims = self.rest + dims[1:]
+            elif forget and dims and isinstance(dims[0], T.DimRest):
+                return T.UNKNOWN  # `..` not bound (its argument did not fit): how many dims is not known
             return T.TensorT(dims, elem)
         if isinstance(t, T.TupleT):
             return T.TupleT(tuple(self.subst(x, forget) for x in t.items))

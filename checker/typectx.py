@@ -15,6 +15,8 @@ from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
 ELEM_TYPES = T.ELEM_TYPES
+# the words that name a type by themselves: never read as a dim given to a model
+_TYPE_WORDS = frozenset([*NUMBER_TYPES, *ELEM_TYPES, "Index", "Mode", "Grad", *T.OPTIMIZERS])
 
 
 @dataclass
@@ -308,11 +310,16 @@ class TypeContext:
     def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
         """A dim given to a model (`D`, `784`, `(2*E)`), read as a tensor
         type's dims are; None when it is a type rather than a dim."""
-        if isinstance(a, (A.DimName, A.DimInt, A.DimBinary)):
+        if isinstance(a, A.DimInt) and a.value == 0:
+            return T.DimLit(0)  # a model's dim may be 0, as its default may (`padding = 0`)
+        if isinstance(a, (A.DimInt, A.DimBinary)):
             return self.dim(a)
-        if isinstance(a, A.NamedType) and not a.args and not a.options:
-            return self.dim(A.DimName(a.span, a.name.text))
-        return None
+        name = a.name if isinstance(a, A.DimName) else a.name.text if isinstance(a, A.NamedType) else None
+        if name is None or isinstance(a, A.NamedType) and (a.args or a.options):
+            return None
+        if name in _TYPE_WORDS and self.kind(name) is None:  # Linear[Float, H]: a type, not a generic dim
+            return None
+        return self.dim(a if isinstance(a, A.DimName) else A.DimName(a.span, name))
 
     def _stack(self, t: A.TensorType) -> T.Type | None:
         """`[L] Block` (a stack of sub-models) or `[b] Grad[M]` (one gradient

@@ -643,7 +643,8 @@ class GenericModel:
         may be left out or given by name, ``stride=2``), then its options."""
         names = self._qv_dim_names
         if len(dims) > len(names):
-            raise ModelError(f"model {self._qv_name} takes {len(names)} dims ({', '.join(names)}), found {len(dims)}")
+            count = f"{len(names)} dim{'s' if len(names) != 1 else ''}"
+            raise ModelError(f"model {self._qv_name} takes {count} ({', '.join(names)}), found {len(dims)}")
         given = dict(zip(names, dims))
         for n in names[len(dims) :]:
             if n in options:

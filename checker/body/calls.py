@@ -135,7 +135,9 @@ class CallRules:
                     self.types[func] = ftype
                     return self.call_model_value(node, func, ftype, call_args, env, paren)
                 kind = self.global_kind(method)
-                if field is not None:
+                if field is not None and isinstance(field.type, T.StackT):
+                    reason = f"it is a stack, {field.type}; call one of them, as in {expr_text(func)}[i](...)"
+                elif field is not None:
                     reason = f"it is a {field.kind} of {recv}, not a function"
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
                     reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
@@ -147,7 +149,12 @@ class CallRules:
             self._eval_args(call_args, env)
             return T.UNKNOWN
         if not isinstance(func, A.Name):
-            self.value(func, env)
+            ftype = self.value(func, env)
+            if isinstance(ftype, T.ModelT):  # m.blocks[i](x): one model of a stack, its `forward`
+                return self.call_model_value(node, func, ftype, call_args, env, paren)
+            if isinstance(ftype, T.UnknownT):
+                self._eval_args(call_args, env)
+                return T.UNKNOWN
             self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason="only a function can be called"))
             self._eval_args(call_args, env)
             return T.UNKNOWN
@@ -330,6 +337,7 @@ class CallRules:
                     self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
                     self.path_fact("call", origin, info.name, a.node.span, index)
+            before = (dict(bindings.bound), bindings.rest)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
                 if mismatch.kind == "binding" and mismatch.earlier is not None and mismatch.earlier.where == "self":
@@ -347,6 +355,9 @@ class CallRules:
                     f"argument '{p.name}' of {info.name}: ",
                     SymbolRef(("param", info.name, p.name)),
                 )
+                # what the argument that does not fit bound is not to be trusted:
+                # the arguments after it bind afresh (one mistake, one diagnostic)
+                bindings.bound, bindings.rest = before
                 continue
             if p.mut and isinstance(t, (T.ModelT, T.OptimT)):
                 root = a.node
@@ -484,6 +495,7 @@ class CallRules:
     ) -> T.Type:
         """`layer(x)` for a model value: its method `forward`."""
         assert isinstance(recv, T.ModelT)
+        self.global_kind(recv.name)  # what it runs is the model's: a dependency of this body
         model = self.g.model(recv)
         found = model.method("forward") if model is not None else None
         info = self.g.fns.get(found.name) if found is not None else None

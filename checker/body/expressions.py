@@ -643,12 +643,17 @@ class ExpressionRules:
                 )
                 return T.UNKNOWN
             if f is None:
-                if not model.partial:
+                absent = model.generic.field(name) if model.generic is not None else None
+                if absent is not None and absent.when is not None and absent.kind == "param":
+                    # Grad[Linear[D, H, bias=False]].bias: the instance has no such param
+                    opt, value = absent.when
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=f"{opt}={value}"))
+                elif not model.partial:
                     self.diags.append(
                         C.E0107.at(
                             e.name.span,
                             name=name,
-                            owner=f"Grad[{obj.model}]",
+                            owner=str(T.grad_of(obj.of)),
                             hint=suggest(name, [x.name for x in model.params]),
                         )
                     )

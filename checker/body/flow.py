@@ -3,6 +3,8 @@ loops that run until their variables' types settle."""
 
 from __future__ import annotations
 
+import dataclasses
+
 # pyright: reportGeneralTypeIssues=false
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
@@ -269,7 +271,7 @@ class FlowRules:
             # a model this fn made (main's `m = Mlp.init(seed=0)`)
             what = (
                 f"'{model.name}' is not a parameter but a model made here, and a model changes only through "
-                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type.name}`, and call it"
+                f"a mut parameter: do this in a fn that takes `mut {model.name}: {var.type}`, and call it"
             )
             fix = None
         else:
@@ -438,6 +440,13 @@ class FlowRules:
             merged = self.join(entry, [entry, back], anchor)
             for name in [n for n, v in merged.vars.items() if v.phantom]:
                 del merged.vars[name]  # the next pass reports the unknown name itself
+            for name, v in merged.vars.items():
+                known = entry.vars.get(name)
+                if isinstance(v.type, T.UnknownT) and known is not None and not T.is_unknown(known.type):
+                    # Unknown after an error of the body (`x = layer(x)` of the wrong
+                    # size): the next pass starts from the type the loop is entered
+                    # with, so the error is found again in the pass that is kept
+                    merged.vars[name] = dataclasses.replace(v, type=known.type)
             if same_state(merged, state) or attempt == MAX_LOOP_PASSES - 1:
                 # `while True:` leaves only through a break (or a return).
                 exits = list(loop.breaks) if forever else [entry, back, *loop.breaks]

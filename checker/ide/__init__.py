@@ -24,8 +24,9 @@ The queries:
 
 One module per query (hover.py, navigation.py, completion.py,
 signature_help.py, inlay_hints.py, highlighting.py, lenses.py, actions.py);
-symbols.py indexes the name occurrences they share, results.py holds the
-answer types.
+symbols.py indexes the name occurrences they share, models.py says what a
+model type shows (an instance's fields and methods with its dims put in, a
+receiver written as text), results.py holds the answer types.
 
 Names in Quiver have function scope (like Python), so a local is identified by
 its function and its name; a model param and the gradient field of the same

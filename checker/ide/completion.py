@@ -15,11 +15,15 @@ from ..declarations import (
 )
 from ..items import ItemSlot
 from ..lexical import STATEMENT_KEYWORDS
+from . import models as MD
 from .results import TOP_KEYWORDS, Completion
 from .symbols import _fn_of, _slot_at
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-_AFTER_DOT = re.compile(rf"({_IDENT})\s*\.\s*({_IDENT})?$")
+# the receiver: a name, or a chain of fields and indexes (`self.fc1`, `m.blocks[0]`, `nn.Linear[D, H]`)
+_AFTER_DOT = re.compile(
+    rf"((?:{_IDENT}\s*(?:\[[^\[\]\n]*\]\s*)*\.\s*)*{_IDENT}\s*(?:\[[^\[\]\n]*\]\s*)*)\.\s*({_IDENT})?$"
+)
 _AFTER_OVER = re.compile(rf"\bover\s*=\s*({_IDENT})?$")
 _WORD_BEFORE = re.compile(rf"({_IDENT})?$")
 
@@ -80,26 +84,28 @@ def _var_type(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None, name
 
 def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, receiver: str) -> list[Completion]:
     g = analysis.globals
-    ty = _var_type(analysis, slot, fn, receiver)
-    if ty is None and g.names.kinds.get(receiver) in ("module", "package"):
-        return _module_completions(analysis, receiver)
-    if ty is None and receiver in g.models:
+    chain = MD.segments(receiver)
+    if chain is None:
+        return []
+    written = ".".join(n for n, _ in chain)
+    (head, head_index), rest = chain[0], chain[1:]
+    ty = _var_type(analysis, slot, fn, head)
+    if ty is not None:
+        ty = MD.chain_type(g, ty, rest, head_index)
+    elif g.names.kinds.get(written) in ("module", "package") and not any(i for _, i in chain):
+        return _module_completions(analysis, written)
+    elif g.names.kinds.get(written) == "model" and chain[-1][1] <= 1:
+        # `Linear.` / `nn.Linear[D, H].`: the model's own method
+        model = g.models.get(g.names.canonical(written))
         m = MODEL_METHODS["init"]
+        label = model.name if model is not None else written
         return [
-            Completion(
-                "init", "method", m.signature.replace("M.", f"{receiver}.").replace("-> M", f"-> {receiver}"), m.doc
-            )
+            Completion("init", "method", m.signature.replace("M.", f"{label}.").replace("-> M", f"-> {label}"), m.doc)
         ]
     if isinstance(ty, T.ModelT):
-        model = g.models.get(ty.name)
-        if model is None:
-            return []
-        return [
-            Completion(f.name, "field", f"{f.kind} {f.name}: {f.type}", sort_text=f"{i:04d}")
-            for i, f in enumerate(model.fields)
-        ]
+        return _model_completions(analysis, ty)
     if isinstance(ty, T.GradT):
-        model = g.models.get(ty.model)
+        model = g.model(ty)
         if model is None:
             return []
         return [
@@ -107,7 +113,7 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
                 f.name,
                 "field",
                 f"{f.name}: {T.grad_field_type(f.type)}",
-                f"Gradient of param `{f.name}` of `{model.name}`.",
+                f"Gradient of param `{f.name}` of `{ty.of}`.",
                 sort_text=f"{i:04d}",
             )
             for i, f in enumerate(p for p in model.params if ty.wrt is None or p.name in ty.wrt)
@@ -117,7 +123,7 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
             Completion(
                 "step",
                 "method",
-                f"opt.step(m: {ty.model}, g: Grad[{ty.model}])",
+                f"opt.step(m: {ty.of}, g: Grad[{ty.of}])",
                 "Updates m's params and the optimizer's state with the gradient g.",
                 sort_text="0000",
             )
@@ -128,6 +134,23 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
         ]
         return out
     return []
+
+
+def _model_completions(analysis: Analysis, ty: T.ModelT) -> list[Completion]:
+    """The fields a model value has (an instance's, with its dims; not the
+    members its options leave out), then its methods."""
+    g = analysis.globals
+    model, decl = g.model(ty), g.models.get(ty.name)
+    if model is None or decl is None:
+        return []
+    out = []
+    for f in model.fields:
+        cond = MD.condition(f)
+        out.append(Completion(f.name, "field", f"{f.kind} {f.name}: {f.type}{cond}", sort_text=f"{len(out):04d}"))
+    for m in MD.methods(g, decl, None if ty.generic else ty):
+        doc = f"Method of `{ty}`" + ("; calling the model itself runs it." if m.name == "forward" else ".")
+        out.append(Completion(m.name, "method", m.signature(), doc, sort_text=f"{len(out):04d}"))
+    return out
 
 
 def _module_completions(analysis: Analysis, module: str) -> list[Completion]:

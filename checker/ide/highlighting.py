@@ -58,6 +58,8 @@ def _token(g, fn: FnInfo | None, o: _Occ) -> tuple[str, tuple[str, ...]] | None:
         return "variable", ()
     if s.kind == "fn":
         return "function", ()
+    if s.kind == "option":
+        return "parameter", ("readonly",)
     if s.kind in ("builtin", "method"):
         if s.name in CONSTANTS:
             return "variable", ("readonly", "defaultLibrary")

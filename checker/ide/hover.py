@@ -12,6 +12,8 @@ from ..declarations import (
 )
 from ..items import ItemSlot
 from ..reads import ParamReads, Step, param_reads
+from ..typectx import TypeContext
+from . import models as MD
 from .results import Hover
 from .symbols import _abs, _body_of, _fn_of, _Occ, _occ_at, _slot_at
 
@@ -62,22 +64,45 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return _code(f"(generic dim) {sym.name}") + f"\n\nBound to a size at each call of `{sym.scope}`."
     if sym.kind == "model":
         model = g.models.get(sym.name)
-        return _describe_model(model) if model is not None else None
+        if model is None:
+            return None
+        return _code(MD.describe(g, _applied_at(analysis, slot, occ), model)) + _declared_as(model, occ)
     if sym.kind == "member":
-        return _describe_member(analysis, slot, occ)
+        text = _describe_member(analysis, slot, occ)
+        return text + _layer_call(analysis, slot, occ) if text is not None else None
     if sym.kind == "fn":
         info = g.fns.get(sym.name)
-        return describe_fn(analysis, info) if info is not None else None
+        if info is None:
+            return None
+        return _describe_method_call(analysis, slot, occ, info) or describe_fn(analysis, info)
     if sym.kind == "builtin":
         return _describe_builtin(analysis, slot, occ)
     if sym.kind == "module":
         return _describe_module(analysis, sym.name)
+    if sym.kind == "option":
+        return _describe_option(analysis, sym.scope or "", sym.name)
     if sym.kind == "method":
         m = MODEL_METHODS.get(sym.name)
         if m is None:
             return None
         return _code(m.signature.replace("M.", f"{sym.scope}.").replace("-> M", f"-> {sym.scope}")) + f"\n\n{m.doc}"
     return None
+
+
+def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | None:
+    """An option of a model: its type and default, and what it decides."""
+    model = analysis.globals.models.get(model_name)
+    default = dict(model.options).get(name) if model is not None else None
+    if model is None or default is None:
+        return None
+    word = "Bool" if isinstance(default, bool) else "Float"
+    text = _code(f"(option) {model.name}.{name}: {word} = {default}")
+    under = [f.name for f in model.fields if f.when is not None and f.when[0] == name]
+    what = f"given by name, as in `{model.name}[..., {name}={not default if isinstance(default, bool) else default}]`"
+    text += f"\n\nAn option of `{MD.header(model)[6:]}`, {what}; part of the instance's type."
+    if under:
+        text += f" The members under it: {', '.join(under)}."
+    return text
 
 
 def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
@@ -96,7 +121,127 @@ def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
     what = "param" if is_param else "local"
     mut = "mut " if is_param and param is not None and param.mut else ""
     text = _code(f"({what}) {mut}{occ.sym.name}: {ty}")
-    return text + _type_details(analysis, ty)
+    return text + _type_details(analysis, ty) + _layer_call(analysis, slot, occ)
+
+
+# -- models with dims: instances, layer calls, methods
+
+
+def _applied_at(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> T.ModelT | None:
+    """The instance a model's name is written as at `occ` (`Linear` of
+    `Linear[D, H]` in a type, or of `Linear[D, H].init` in a body), None
+    where it is written without dims."""
+    node = occ.node
+    item = slot.item
+    body = _body_of(analysis, item, occ.span.start)
+    if body is not None:
+        for n in A.walk(analysis.function_at(item, occ.span.start)[0]):  # type: ignore[index]
+            if isinstance(n, A.Index) and _names_node(n.value, node):
+                t = body.types.get(n)
+                if isinstance(t, T.ModelClassT) and (t.dims or t.options):
+                    return T.ModelT(t.name, t.dims, t.options)
+    typed = _typed_node(analysis, slot, node)
+    if typed is None:
+        return None
+    found, where, generics = typed
+    if not (found.args or found.options):
+        return None
+    ctx = TypeContext(analysis.globals.names, where, list(generics))
+    t = ctx.model(found.name, found.args, found.options, found.span)
+    return t if isinstance(t, T.ModelT) else None
+
+
+def _names_node(e: A.Node, node: A.Node) -> bool:
+    """`e` is the written name `node` (`Linear`, or `nn.Linear` whose ref is on `Linear`)."""
+    return e is node or (isinstance(e, A.Field) and e.name is node)
+
+
+def _typed_node(
+    analysis: Analysis, slot: ItemSlot, name: A.Node
+) -> tuple[A.NamedType | A.ElemType, str, tuple[str, ...]] | None:
+    """The written type whose model name is `name`, how its dims are read
+    (a model's member: its own dims; a signature; a body) and the generic
+    dims known there."""
+    item = slot.item
+    if item is None:
+        return None
+    for n in A.walk(item):
+        if isinstance(n, (A.NamedType, A.ElemType)) and n.name is name:
+            break
+    else:
+        return None
+    if isinstance(item, A.ModelDecl):
+        model = analysis.globals.models.get(item.name.text)
+        dims = model.dims if model is not None else ()
+        found = analysis.function_at(item, name.span.start)
+        if found is None:
+            return n, "model", dims
+        item, info = found
+    else:
+        info = _fn_of(analysis, item)
+        dims = ()
+    assert isinstance(item, (A.FnDecl, A.ExternDecl))
+    generics = (*dims, *(info.generics if info is not None else ()))
+    in_signature = any(
+        p.type is not None and p.type.span.start <= name.span.start < p.type.span.end for p in item.params
+    ) or (item.ret is not None and item.ret.span.start <= name.span.start < item.ret.span.end)
+    return n, "signature" if in_signature else "body", generics
+
+
+def _declared_as(model: ModelInfo, occ: _Occ) -> str:
+    if occ.is_def or not model.takes:
+        return ""
+    return f"\n\nDeclared `{MD.header(model)}`."
+
+
+def _callee_of(item: A.Node | None, node: A.Node) -> A.Node | None:
+    """The callee expression `node` names when it is called (`self.fc1` of
+    `self.fc1(x)`, `fc` of `fc(x)` or of `x |> fc`)."""
+    for n in A.walk(item) if item is not None else ():
+        func = n.func if isinstance(n, A.Call) else n.target if isinstance(n, A.Pipe) else None
+        if isinstance(func, A.Call):
+            func = func.func
+        if func is node or (isinstance(func, A.Field) and func.name is node):
+            return func
+    return None
+
+
+def _layer_call(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str:
+    """Below a layer that is called (`self.fc1(x)`): the `forward` it runs,
+    with the layer's dims put in."""
+    body = _body_of(analysis, slot.item, occ.span.start)
+    if body is None:
+        return ""
+    func = _callee_of(analysis.function_at(slot.item, occ.span.start)[0], occ.node)  # type: ignore[index]
+    t = body.types.get(func) if func is not None else None
+    if not isinstance(t, T.ModelT):
+        return ""
+    m = MD.method(analysis.globals, t, "forward")
+    if m is None:
+        return ""
+    return f"\n\nCalling it runs `forward` of `{t}`:\n\n" + _code(m.signature())
+
+
+def _describe_method_call(analysis: Analysis, slot: ItemSlot, occ: _Occ, info: FnInfo) -> str | None:
+    """A method called on a model (`l.forward` of `l.forward(x)`): its
+    signature with the dims of that model."""
+    if info.owner is None or occ.is_def:
+        return None
+    body = _body_of(analysis, slot.item, occ.span.start)
+    owner_node = _owner_of(occ.node, slot.item)
+    recv = body.types.get(owner_node) if body is not None and owner_node is not None else None
+    if not isinstance(recv, T.ModelT):
+        return None
+    m = MD.method(analysis.globals, recv, info.name.rpartition(".")[2])
+    if m is None:
+        return None
+    text = _code(m.signature(f"fn {recv}.{m.name}"))
+    model = analysis.globals.models.get(recv.name)
+    if model is not None and model.takes and not recv.generic:
+        text += f"\n\nMethod of `{MD.header(model)[6:]}`, declared `{info.signature()}`."
+    for pr in _reads_of(analysis, info):
+        text += "\n\n" + _reads_markdown(analysis, pr)
+    return text
 
 
 def _type_details(analysis: Analysis, ty: T.Type) -> str:
@@ -111,15 +256,13 @@ def _type_details(analysis: Analysis, ty: T.Type) -> str:
         )
     if isinstance(ty, T.OptimT):
         lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.optimizer_fields(ty))
-        return f"\n\n`{ty.kind}` optimizer of `{ty.model}`; `opt.step(m, g)` updates m and the state:\n\n" + _code(
-            lines
-        )
+        return f"\n\n`{ty.kind}` optimizer of `{ty.of}`; `opt.step(m, g)` updates m and the state:\n\n" + _code(lines)
     return ""
 
 
 def _grad_fields(analysis: Analysis, ty: T.GradT, batch: T.Dim | None = None) -> str:
-    model_name = ty.model
-    model = analysis.globals.models.get(model_name)
+    model_name = str(ty.of)
+    model = analysis.globals.model(ty)
     if model is None:
         return ""
     params = [p for p in model.params if ty.wrt is None or p.name in ty.wrt]
@@ -141,12 +284,6 @@ def _grad_fields(analysis: Analysis, ty: T.GradT, batch: T.Dim | None = None) ->
     return head + "\n\n" + _code(lines)
 
 
-def _describe_model(model: ModelInfo) -> str:
-    head = f"model {model.name}" + (f" on {model.device}" if model.device != "cpu" else "")
-    lines = [head] + [f"    {f.kind} {f.name}: {f.type}" for f in model.fields]
-    return _code("\n".join(lines))
-
-
 def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
     model = analysis.globals.models.get(occ.sym.scope or "")
     if model is None:
@@ -157,9 +294,14 @@ def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | Non
     body = _body_of(analysis, slot.item, occ.span.start)
     ref = body.refs.get(occ.node) if body is not None else None
     if ref is not None and ref.kind == "gradfield":
+        owner_node = _owner_of(occ.node, slot.item)
+        owner = body.types.get(owner_node) if body is not None and owner_node is not None else None
+        shown = owner if isinstance(owner, T.GradT) else f"Grad[{model.name}]"
+        of = owner.of if isinstance(owner, T.GradT) else model.name
+        used = body.types.get(occ.node) if body is not None else None
         return (
-            _code(f"(gradient) Grad[{model.name}].{f.name}: {f.type}")
-            + f"\n\nThe gradient with respect to param `{f.name}` of `{model.name}`."
+            _code(f"(gradient) {shown}.{f.name}: {used if used is not None else T.grad_field_type(f.type)}")
+            + f"\n\nThe gradient with respect to param `{f.name}` of `{of}`."
         )
     used = body.types.get(occ.node) if body is not None else None
     if used is not None and not T.is_unknown(used) and used != f.type:  # of an instance: its dims
@@ -167,7 +309,8 @@ def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | Non
         owner = body.types.get(owner_node) if body is not None and owner_node is not None else None
         shown = owner if isinstance(owner, T.ModelT) else model.name
         return _code(f"{f.kind} {shown}.{f.name}: {used}") + f"\n\nDeclared `{f.name}: {f.type}` in `{model.name}`."
-    return _code(f"{f.kind} {model.name}.{f.name}: {f.type}")
+    cond = MD.condition(f)
+    return _code(f"{f.kind} {model.name}.{f.name}: {f.type}{cond}")
 
 
 def _describe_builtin(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
@@ -252,7 +395,8 @@ def _step_line(analysis: Analysis, step: Step) -> int | None:
     info = analysis.globals.fns.get(step.fn)
     if info is None:
         return None
-    slot = analysis.slot_of_item.get(info.decl)
+    owner = analysis.globals.models.get(info.owner) if info.owner is not None else None
+    slot = analysis.slot_of_item.get(owner.decl if owner is not None else info.decl)
     if slot is None:
         return None
     return analysis.lines.position(slot.start + step.span.start).line + 1

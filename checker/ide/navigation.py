@@ -15,6 +15,13 @@ from .symbols import Sym, _abs, _body_of, _index, _occ_at
 
 def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
     g = analysis.globals
+    method = g.fns.get(sym.name) if sym.kind == "fn" else None
+    if method is not None and method.owner is not None:  # `Linear.forward`: in its model
+        model = g.models.get(method.owner)
+        slot = analysis.slot_of_item.get(model.decl) if model is not None else None
+        if slot is None or not isinstance(method.decl, A.FnDecl):
+            return None  # a model of another file (checker/ide/workspace_nav.py)
+        return NavTarget(_abs(slot, method.decl.span), _abs(slot, method.decl.name.span))
     if sym.kind in ("dim", "model", "fn"):
         item = g.names.first.get(sym.name)
         slot = analysis.slot_of_item.get(item) if item is not None else None
@@ -30,6 +37,14 @@ def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
         if slot is None:
             return None  # a model of another file (checker/ide/workspace_nav.py)
         return NavTarget(_abs(slot, f.decl.span), _abs(slot, f.decl.name.span))
+    if sym.kind == "option" or (sym.kind == "generic" and sym.scope in g.models):
+        # an option or a dim of a model: in its header
+        model = g.models.get(sym.scope or "")
+        slot = analysis.slot_of_item.get(model.decl) if model is not None else None
+        mp = next((p for p in model.decl.params if p.name.text == sym.name), None) if model is not None else None
+        if slot is None or mp is None:
+            return None
+        return NavTarget(_abs(slot, mp.span), _abs(slot, mp.name.span))
     if sym.kind in ("var", "generic"):
         info = g.fns.get(sym.scope or "")
         if info is None:
@@ -74,7 +89,10 @@ def references(analysis: Analysis, offset: int, include_declaration: bool = True
 
 
 def _occurrences(analysis: Analysis, sym: Sym) -> list[tuple[A.Span, bool]]:
-    if sym.kind in ("var", "generic"):
+    model = analysis.globals.models.get(sym.scope or "") if sym.kind in ("generic", "option") else None
+    if model is not None:  # a model's own dim or option: in its item only
+        items = [model.decl]
+    elif sym.kind in ("var", "generic"):
         info = analysis.globals.fns.get(sym.scope or "")
         items = [info.decl] if info is not None else []
     else:

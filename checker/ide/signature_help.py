@@ -10,8 +10,10 @@ from ..builtins import BUILTINS, MODEL_METHODS
 from ..declarations import (
     FnInfo,
 )
+from . import models as MD
 from .completion import _IDENT
 from .results import Signature, SignatureHelp
+from .symbols import _fn_of
 
 
 def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
@@ -24,7 +26,8 @@ def signature_help(analysis: Analysis, offset: int) -> SignatureHelp | None:
     if call is None:
         return None
     callee, piped, args = call
-    sigs = _signatures_for(analysis, callee, args)
+    fn = _fn_of(analysis, slot.item, offset - slot.start) if slot.item is not None else None
+    sigs = _signatures_for(analysis, callee, args, fn)
     if not sigs:
         return None
     index = len(args) - 1 + (1 if piped else 0)
@@ -79,14 +82,19 @@ def _open_call(text: str) -> tuple[str, bool, list[str]] | None:
     for pos in reversed(stack):
         if text[pos] != "(":
             continue
-        m = re.search(rf"({_IDENT}(?:\s*\.\s*{_IDENT})?)\s*$", text[:pos])
+        m = _CALLEE.search(text[:pos])
         if m is None:
             return None
-        callee = re.sub(r"\s+", "", m.group(1))
+        callee = re.sub(r"\s*,\s*", ", ", re.sub(r"\s*([.\[\]])\s*", r"\1", m.group(1)))
         before = text[: m.start()].rstrip()
         piped = before.endswith("|>")
         return callee, piped, _split_args(text[pos + 1 :])
     return None
+
+
+# what is called: a name, or a chain of fields and indexes (`layers.f`,
+# `self.fc1`, `m.blocks[i]`, `nn.Linear[D, H].init`)
+_CALLEE = re.compile(rf"((?:{_IDENT}\s*(?:\[[^\[\]\n]*\]\s*)*\.\s*)*{_IDENT}(?:\s*\[[^\[\]\n]*\])*)\s*$")
 
 
 def _split_args(text: str) -> list[str]:
@@ -115,15 +123,19 @@ def _split_args(text: str) -> list[str]:
     return args
 
 
-def _signatures_for(analysis: Analysis, callee: str, args: list[str]) -> list[Signature]:
+def _signatures_for(analysis: Analysis, callee: str, args: list[str], fn: FnInfo | None) -> list[Signature]:
     g = analysis.globals
-    if "." in callee:
-        model, _, method = callee.partition(".")
-        m = MODEL_METHODS.get(method)
-        if model in g.models and m is not None:
-            label = m.signature.replace("M.", f"{model}.").replace("-> M", f"-> {model}")
-            return [_builtin_signature(label, m.doc)]
+    chain = MD.segments(callee)
+    if chain is None:
         return []
+    plain = ".".join(n for n, _ in chain)
+    if len(chain) > 1 and not any(i for _, i in chain[:-2]) and not chain[-1][1]:
+        # Mlp.init, nn.Linear[D, H].init
+        model_text = callee.rpartition(".")[0]
+        m = MODEL_METHODS.get(chain[-1][0])
+        if m is not None and g.names.kinds.get(plain.rpartition(".")[0]) == "model":
+            label = m.signature.replace("M.", f"{model_text}.").replace("-> M", f"-> {model_text}")
+            return [_builtin_signature(label, m.doc)]
     if callee == "value_and_grad":
         f = args[0].strip() if args else ""
         info = g.fns.get(f)
@@ -136,13 +148,59 @@ def _signatures_for(analysis: Analysis, callee: str, args: list[str]) -> list[Si
         ):
             return [_vag_signature(info)]
         return [_builtin_signature(BUILTINS[callee].signature, BUILTINS[callee].doc)]
-    info = g.fns.get(callee)
-    if info is not None:
-        return [_fn_signature(info)]
+    recv = _receiver(analysis, chain, fn)
+    if recv is not None:
+        return recv
+    if any(i for _, i in chain):
+        return []
+    if g.names.kinds.get(plain) in ("fn", "extern"):
+        info = g.fns.get(g.names.canonical(plain))
+        if info is not None:
+            return [_fn_signature(info)]
     b = BUILTINS.get(callee)
     if b is not None:
         return [_builtin_signature(label, b.doc) for label in b.signature.split(" / ")]
     return []
+
+
+def _receiver(analysis: Analysis, chain: list[tuple[str, int]], fn: FnInfo | None) -> list[Signature] | None:
+    """A call on a model value: `fc(`, `self.fc1(` (its `forward`) or
+    `l.forward(` (a method), with the dims of that model; None when the
+    chain does not start at a local or a parameter."""
+    g = analysis.globals
+    (head, head_index), rest = chain[0], chain[1:]
+    start = _local_type(analysis, fn, head)
+    if start is None:
+        return None
+    whole = MD.chain_type(g, start, rest, head_index)
+    written = ".".join(n + "[...]" * i for n, i in chain)
+    if isinstance(whole, T.ModelT):
+        m = MD.method(g, whole, "forward")
+        if m is None:
+            return []
+        doc = f"Calling `{written}` (`{whole}`) runs its `forward`."
+        return [_method_signature(whole, m, doc)]
+    if rest and not rest[-1][1]:
+        owner = MD.chain_type(g, start, rest[:-1], head_index)
+        if isinstance(owner, T.ModelT):
+            m = MD.method(g, owner, rest[-1][0])
+            if m is not None:
+                return [_method_signature(owner, m, f"Method `{m.name}` of `{owner}`.")]
+    return []
+
+
+def _local_type(analysis: Analysis, fn: FnInfo | None, name: str) -> T.Type | None:
+    if fn is None:
+        return None
+    body = analysis.bodies.get(fn.decl)
+    if body is not None and name in body.locals:
+        return body.locals[name]
+    return next((p.type for p in fn.params if p.name == name), None)
+
+
+def _method_signature(t: T.ModelT, m: MD.Method, doc: str) -> Signature:
+    tail = ")" + (f" -> {m.ret}" if m.ret is not None else "")
+    return _assemble(f"{t}.{m.name}(", list(m.params), tail, doc)
 
 
 def _fn_signature(info: FnInfo) -> Signature:
@@ -159,7 +217,7 @@ def _vag_signature(info: FnInfo) -> Signature:
         f"Calls `{info.name}` and returns its value and its gradient with respect to the params of "
         f"`{first.name}: {first.type}`."
     )
-    return _assemble("value_and_grad(", parts, f") -> ({info.ret}, Grad[{first.type.name}])", doc)
+    return _assemble("value_and_grad(", parts, f") -> ({info.ret}, Grad[{first.type}])", doc)
 
 
 def _assemble(head: str, parts: list[str], tail: str, doc: str) -> Signature:

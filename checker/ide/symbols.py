@@ -16,8 +16,9 @@ from ..results import BodyResult, Ref
 
 # A dim constant, a generic dim, a model, a function, a model member (param
 # or buffer, and the gradient field of the same name), a local or parameter,
-# a built-in function, a model method.
-SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module"]
+# a built-in function, a model method, a module, a model's option (`bias`
+# of `model Linear[I, O, bias: Bool = True]`).
+SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +100,14 @@ class _Collector:
             for mp in item.params:
                 if mp.type is None:  # one of the model's dims
                     self.add(mp.name, mp.name.span, Sym("generic", mp.name.text, model), True)
-                else:
+                else:  # an option
+                    self.add(mp.name, mp.name.span, Sym("option", mp.name.text, model), True)
                     self.type_expr(mp.type, None)
             for m in item.members:
                 self.add(m.name, m.name.span, Sym("member", m.name.text, model), True)
                 self.type_expr(m.type, None, model_dims=model)
+                if m.cond is not None:  # `if bias`
+                    self.add(m.cond.name, m.cond.name.span, Sym("option", m.cond.name.text, model))
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)
@@ -129,6 +133,8 @@ class _Collector:
         for node in A.walk(t):
             if isinstance(node, A.DimName):
                 self.dim_name(node, node.name, node.span, fn, generics, generics_seen)
+            elif isinstance(node, A.ElemType) and node.name.text in self.g.models:  # [L] Block[E]: a stack
+                self.add(node.name, node.name.span, Sym("model", node.name.text))
             elif isinstance(node, A.ElemType) and node.arg is not None:
                 self.dim_name(node.arg, node.arg.text, node.arg.span, fn, generics, generics_seen)
             elif isinstance(node, A.NamedType):
@@ -181,6 +187,8 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
         return Sym("member", ref.name, ref.owner)
     if k == "module":
         return Sym("module", ref.name)
+    if k == "option":  # `bias` in a method: the model's option
+        return Sym("option", ref.name, ref.owner)
     if k == "builtin":
         if ref.owner is not None:  # Mlp.init
             return Sym("method", ref.name.rsplit(".", 1)[-1], ref.owner)
@@ -220,6 +228,14 @@ def _fn_of(analysis: Analysis, item: A.Node | None, rel: int | None = None) -> F
         return d.info
     if rel is not None:
         found = analysis.function_at(item, rel)
+        if found is None and isinstance(item, A.ModelDecl):
+            # past the end of a method's last statement (a line being typed,
+            # blanked as a syntax error): that method, unless a member follows
+            before = [(d, i) for d, i in analysis.functions(item) if d.span.start <= rel]
+            if before:
+                decl, info = max(before, key=lambda f: f[0].span.start)
+                if not any(decl.span.end <= m.span.start <= rel for m in item.members):
+                    return info
         return found[1] if found is not None else None
     return None
 

@@ -51,10 +51,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 @dataclass(frozen=True, slots=True)
 class Symbol:
     """One thing a name can mean, the same in every file. `kind`: dim, model,
-    fn (externs too), member, var, generic (those two local to a function of
-    `path`), alias (a `from` import's `as` name, local to `path`), module (its
-    file is `path`, `name` its qualified name), builtin (built-in functions
-    and model methods)."""
+    fn (externs too, and methods: `Linear.forward`), member, var, generic,
+    option (those three local to a function or a model of `path`), alias (a
+    `from` import's `as` name, local to `path`), module (its file is `path`,
+    `name` its qualified name), builtin (built-in functions and model
+    methods)."""
 
     kind: str
     path: str
@@ -172,6 +173,10 @@ def _global(path: str, names: Names, kind: str, name: str) -> Symbol | None:
     q = names.canonical(name)
     origin = names.origin.get(q)
     if origin is None:
+        if kind == "fn" and "." in q:  # a method, `Linear.forward`: the file of its model
+            model = _global(path, names, "model", q.rpartition(".")[0])
+            if model is not None:
+                return Symbol(kind, model.path, f"{model.name}.{q.rpartition('.')[2]}")
         return None
     return Symbol(kind, origin, q.rsplit(".", 1)[-1])
 
@@ -182,7 +187,7 @@ def _symbol(path: str, names: Names, sym: Sym) -> Symbol | None:
     if sym.kind == "member":
         model = _global(path, names, "model", sym.scope or "")
         return Symbol("member", model.path, sym.name, model.name) if model is not None else None
-    if sym.kind in ("var", "generic"):
+    if sym.kind in ("var", "generic", "option"):
         return Symbol(sym.kind, path, sym.name, sym.scope)
     if sym.kind in ("builtin", "method"):
         return Symbol("builtin", "", sym.name, sym.scope)
@@ -222,7 +227,7 @@ def definition(
     if occ is None:
         return []
     sym = occ.alias_of or occ.symbol
-    if sym.kind in ("var", "generic"):
+    if sym.kind in ("var", "generic", "option"):
         return [FileTarget(path, t, analysis.lines) for t in file_definition(analysis, offset)]
     found = locate(ws, sym, get)
     return [found] if found is not None else []
@@ -258,7 +263,7 @@ def _files_mentioning(ws: Workspace, sym: Symbol, files: Iterable[str], get: Ana
     directly or through other modules (the types of a module's signatures
     can carry a model of a module it imports). Every file is analysed first,
     so the import graph is complete."""
-    if sym.kind in ("var", "generic", "alias"):
+    if sym.kind in ("var", "generic", "option", "alias"):
         return [sym.path]
     for f in files:
         get(f)
@@ -336,6 +341,8 @@ def _refuse(occ: Occurrence) -> None:
         raise RenameError(f"cannot rename the module '{occ.symbol.name}' here: rename its file instead")
     if occ.symbol.kind == "builtin":
         raise RenameError(f"cannot rename '{occ.text}': it is built in")
+    if occ.symbol.kind == "fn" and "." in occ.symbol.name:
+        raise RenameError(f"cannot rename the method '{occ.text}' of {occ.symbol.name.rpartition('.')[0]}")
     if occ.symbol.kind not in (*GLOBAL_KINDS, "member", "var", "generic", "alias"):
         raise RenameError(f"cannot rename '{occ.text}'")
 

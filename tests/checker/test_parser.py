@@ -250,6 +250,52 @@ def test_one_broken_statement_leaves_the_rest_checked() -> None:
     ]
 
 
+def test_one_broken_statement_of_a_method_leaves_the_method() -> None:
+    # As in a top-level fn: the statement is blanked, not the whole method, so
+    # the method's other statements are checked and its callers see it.
+    src = (
+        "dim D = 4\n"
+        "model Lin:\n"
+        "    param w: [D D] = zeros\n"
+        "\n"
+        "    fn forward(self, x: [b D]) -> [b D]:\n"
+        "        y = (x +\n"
+        "        z = y * 2.0\n"
+        "        w = undefined_name\n"
+        "        return z @ self.w\n"
+        "\n"
+        "    fn twice(self, x: [b D]) -> [b D]:\n"
+        "        return self.forward(x) +* 2.0\n"
+        "\n"
+        "fn main():\n"
+        "    m = Lin.init(seed=0)\n"
+        "    print(m(ones([2 D])), m.twice(ones([2 D])))\n"
+    )
+    a = check_text(src)
+    assert [(d.code, src[d.span.start : d.span.end]) for d in a.diagnostics] == [
+        ("E0004", "("),
+        ("E0101", "undefined_name"),
+        ("E0003", "*"),
+    ]
+    assert [info.name for _, info in a.functions(a.parsed.items[1])] == ["Lin.forward", "Lin.twice"]
+
+
+def test_a_broken_method_header_blanks_the_method() -> None:
+    src = (
+        "model Lin:\n"
+        "    param w: [4 4] = zeros\n"
+        "\n"
+        "    fn forward(self, x: [b 4] -> [b 4]:\n"
+        "        return x @ self.w\n"
+        "\n"
+        "    fn other(self) -> [4 4]:\n"
+        "        return self.w\n"
+    )
+    a = check_text(src)
+    assert [(d.code, src[d.span.start : d.span.end]) for d in a.diagnostics] == [("E0004", "(")]
+    assert [info.name for _, info in a.functions(a.parsed.items[0])] == ["Lin.other"]
+
+
 def test_broken_header_keeps_its_name_known() -> None:
     src = "fn helper(x: Int -> Int:\n    return x\n\nfn main():\n    print(helper(1))\n"
     a = check_text(src)

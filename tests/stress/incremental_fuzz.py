@@ -10,7 +10,8 @@ the edits before) with `check_text(text)` (nothing cached):
 - the parse structure of every item;
 - internal errors (there must be none);
 - IDE answers that read the caches: hover and go to definition at identifiers,
-  code lenses (the param reads) and document symbols.
+  completion and signature help right after them, inlay hints, code lenses
+  (the param reads) and document symbols.
 
 The edits: swap an identifier for another name of the program; change an
 item's or member's keyword (`dim C = 3` -> `fn C = 3`); rename an item at its
@@ -19,8 +20,9 @@ line; insert a snippet (an item, a statement, stray punctuation); undo back to
 an earlier text of the same session (which revives cached entries).
 
 With `--workspace`, sessions edit a project of three files that import each
-other (checker/workspace.py) with the same edits and import-specific snippets,
-and after each edit compare every file against a fresh workspace.
+other (checker/workspace.py) and Quiver's library (`import nn`, not edited)
+with the same edits and import-specific snippets, and after each edit compare
+every file against a fresh workspace.
 
 With `--cancel P`, an update is, with probability P, first started and
 cancelled after a random number of items (`Analyzer.update(cancelled=...)`,
@@ -118,6 +120,44 @@ SNIPPETS = [
     "Grad[Mlp, wrt=[w1]]",
     "m.enc.",
     ".blocks[0]",
+    # models that take dims and options (issue 23): headers with dims, options
+    # and defaults, members under options, methods, layer calls, stacks of
+    # instances and loops over them, `import nn` (unresolved in one file)
+    "model Lin[I, O, bias: Bool = True]:\n    param w: [I O] = zeros\n    param b: [O] = zeros if bias\n\n"
+    "    fn forward(self, x: [.. I]) -> [.. O]:\n        y = x @ self.w\n        if bias:\n            y = y + self.b\n"
+    "        return y\n",
+    "model Conv[Ci, Co, K, stride = 1, padding = 0]:\n    param w: [Co Ci K K] = zeros\n",
+    "model Norm[E, eps: Float = 1e-5, affine: Bool = True]:\n    param g: [E] = ones if affine\n\n"
+    "    fn forward(self, x: [.. E]) -> [.. E]:\n        if affine:\n            return x * self.g\n        return x + eps\n",
+    "model Two:\n    param fc: Lin[D, C]\n    param layers: [2] Lin[C, C, bias=False]\n\n"
+    "    fn forward(self, x: [b D]) -> [b C]:\n        h = self.fc(x)\n        for blk in self.layers:\n"
+    "            h = blk(h)\n        return h\n",
+    "    param fc: Lin[D, C]\n",
+    "    param fc2: Lin[C, D, bias=False]\n",
+    "    param layers: [2] Lin[D, D]\n",
+    "    fn forward(self, x: [b D]) -> [b C]:\n        return self.fc(x)\n",
+    "    fn twice(self, x: [.. I]) -> [.. O]:\n        return self.forward(x)\n",
+    "    param b: [O] = zeros if not bias\n",
+    "        for blk in self.layers:\n            x = blk(x)\n",
+    "fn apply(l: Lin[i, o], x: [b i]) -> [b o]:\n    return l(x)\n",
+    "fn rms(x: [.. d], g: [d]) -> [.. d]:\n    return x * g\n",
+    "    l = Lin[D, C].init(seed=0)\n",
+    "    y = l(x)\n",
+    "    y = l.forward(x)\n",
+    "    l, g = value_and_grad(loss, Lin[D, C].init(seed=0), x, y)\n",
+    "Lin[D, C]",
+    "Lin[D, C, bias=False]",
+    "Conv[C, 8, 3, stride=2]",
+    "Norm[D, eps=1e-6]",
+    "Grad[Lin[D, C]]",
+    "[2] Lin[D, D]",
+    ", bias=False",
+    " if bias",
+    "self.",
+    "self.fc(",
+    ".forward(x)",
+    "import nn\n",
+    "nn.Linear[D, C]",
 ]
 
 
@@ -252,7 +292,17 @@ def answers(analysis, offsets: list[int]) -> dict:
         "definition": [(o, ide.definition(analysis, o)) for o in offsets],
         "code lenses": ide.code_lenses(analysis),
         "symbols": ide.document_symbols(analysis),
+        "inlay hints": ide.inlay_hints(analysis),
+        # completion and signature help right after each name (a receiver
+        # such as `self.fc1`, a callee), which read the bodies' types
+        "completion": [(o, ide.completions(analysis, _name_end(analysis.text, o))) for o in offsets],
+        "signature help": [(o, ide.signature_help(analysis, _name_end(analysis.text, o))) for o in offsets],
     }
+
+
+def _name_end(text: str, offset: int) -> int:
+    m = _IDENT.match(text, offset)
+    return m.end() if m is not None else offset
 
 
 def _show(value) -> str:
@@ -341,6 +391,9 @@ PROJECT = {
         "    param w2: [H C] = normal(0, 0.1)\n\nfn forward(m: Mlp, x: [b 4]) -> [b C]:\n"
         "    return relu(x @ m.w1 + m.b1) @ m.w2\n\nfn loss(m: Mlp, x: [b 4], y: [b] Index[C]) -> [] NonNeg:\n"
         "    return cross_entropy(forward(m, x), y, over=C)\n\nfn _scale(x: [4]) -> [4]:\n    return 2.0 * x\n"
+        "\nmodel Lin[I, O, bias: Bool = True]:\n    param w: [I O] = zeros\n    param b: [O] = zeros if bias\n\n"
+        "    fn forward(self, x: [.. I]) -> [.. O]:\n        y = x @ self.w\n        if bias:\n            y = y + self.b\n"
+        "        return y\n"
     ),
     "/p/main.qv": (
         "import layers\nfrom layers import Mlp, forward as fwd, C\n\nfn predict(m: Mlp, x: [b 4]) -> [b C]:\n"
@@ -348,11 +401,21 @@ PROJECT = {
         "    l, g = value_and_grad(layers.loss, m, x, y)\n    m -= 0.1 * g\n"
     ),
     "/p/extra.qv": (
-        "import main\nimport layers\n\nfn twice(m: layers.Mlp, x: [b 4]) -> [b layers.C]:\n"
-        "    return main.predict(m, x) * 2.0\n"
+        "import main\nimport layers\nimport nn\n\nfn twice(m: layers.Mlp, x: [b 4]) -> [b layers.C]:\n"
+        "    return main.predict(m, x) * 2.0\n\nmodel Head:\n    param fc: layers.Lin[4, layers.H]\n"
+        "    param out: nn.Linear[layers.H, layers.C, bias=False]\n\n    fn forward(self, x: [b 4]) -> [b layers.C]:\n"
+        "        return self.out(relu(self.fc(x)))\n"
     ),
 }
 PROJECT_SNIPPETS = [
+    "import nn\n",
+    "    param fc: nn.Linear[4, H]\n",
+    "    l = nn.Linear[4, H].init(seed=0)\n",
+    "nn.Linear[H, C, bias=False]",
+    "    param lin: layers.Lin[4, H]\n",
+    "layers.Lin[4, H]",
+    "    y = layers.Lin[4, H].init(seed=0)(x)\n",
+    "fn use(l: layers.Lin[i, o], x: [b i]) -> [b o]:\n    return l(x)\n",
     "import layers\n",
     "import main\n",
     "import extra\n",
@@ -373,13 +436,27 @@ PROJECT_SNIPPETS = [
 ]
 
 
+LIBRARY_ROOT = "/quiver-library"
+
+
+def _host(files: dict[str, str]):
+    """The project's files, and Quiver's own library (`import nn`), which is not edited."""
+    from nn_library import LIBRARY
+
+    from quiver.checker.workspace import MemoryHost
+
+    host = MemoryHost({**files, **{f"{LIBRARY_ROOT}/{n}": t for n, t in LIBRARY.items()}})
+    host.libraries = (LIBRARY_ROOT,)
+    return host
+
+
 def workspace_session(seed: int, length: int) -> Result:
-    from quiver.checker.workspace import MemoryHost, Workspace
+    from quiver.checker.workspace import Workspace
 
     rng = random.Random(seed)
     files = dict(PROJECT)
     names = sorted({m.group() for t in files.values() for m in _IDENT.finditer(t)})
-    ws = Workspace(MemoryHost(dict(files)), ["/p"])
+    ws = Workspace(_host(files), ["/p"])
     histories = {p: [t] for p, t in files.items()}
     done: list[str] = []
     result = Result()
@@ -400,7 +477,7 @@ def workspace_session(seed: int, length: int) -> Result:
         histories[path].append(text)
         ws.set_overlay(path, text)
         done.append(f"{path}: {what}")
-        fresh_ws = Workspace(MemoryHost(dict(files)), ["/p"])
+        fresh_ws = Workspace(_host(files), ["/p"])
         for p in sorted(files):
             a = ws.analyze(p)
             b = fresh_ws.analyze(p)
@@ -409,7 +486,7 @@ def workspace_session(seed: int, length: int) -> Result:
             offsets = sorted(rng.sample(idents, min(3, len(idents))))
             incremental, fresh = answers(a, offsets), answers(b, offsets)
             if result.compare(incremental, fresh, seed, p, done, files[p]):
-                ws = Workspace(MemoryHost(dict(files)), ["/p"])
+                ws = Workspace(_host(files), ["/p"])
     return result
 
 
