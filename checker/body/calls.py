@@ -164,6 +164,20 @@ class CallRules:
                 )
             self._eval_args(call_args, env)
             return T.UNKNOWN
+        if func.name in self.model_options:
+            # An option is a number and is never called, so it does not hide a
+            # function of its name: `dropout(y, dropout, mode)` in a model with
+            # a `dropout: Float` option (torch's name) calls the built-in.
+            kind = self.global_kind(func.name)
+            callee: T.Type | None = None
+            if kind is not None:
+                callee = self.global_value(func, func.name, kind)
+            elif func.name in BUILTINS:
+                self.refs[func] = Ref("builtin", func.name)
+                callee = T.BuiltinRefT(func.name)
+            if callee is not None:
+                self.types[func] = callee
+                return self._call_global(node, func, callee, call_args, env, paren)
         ftype = self.expr(func, env)
         return self._call_global(node, func, ftype, call_args, env, paren)
 
