@@ -125,10 +125,14 @@ def elem_expr(e: T.Elem, where: str = "method") -> str:
     return "rt." + T.DTYPES[e.dtype][1]
 
 
-def option_py(v: bool | float | str, where: str = "method") -> str:
+def option_py(v: bool | float | str | T.OptionRef, where: str = "method") -> str:
     """A model option's value as Python: a Bool or a Float as itself, a
     DType as the runtime's element spec (`rt.f64`; the enclosing model's
-    own, `dtype=dtype`, as elem_expr finds it)."""
+    own, `dtype=dtype`, as elem_expr finds it); the enclosing model's own
+    Bool or Float option (`bias=bias`) as its factory's argument, or the
+    instance's in a method."""
+    if isinstance(v, T.OptionRef):
+        return py_name(v.name) if where == "factory" else f"self._qv_opt_{v.name}"
     if isinstance(v, str):
         return elem_expr(T.Elem(v), where)
     return repr(v)

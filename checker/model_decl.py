@@ -36,6 +36,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     ctx.generics.extend(dims)  # the model's own dims, in its fields' types
     elems = tuple(o for o, default in options if isinstance(default, str))
     ctx.elem_vars = elems  # `[I O] dtype`: the element type of its DType option
+    # `bias=bias`: a sub-model given the model's own Bool or Float option
+    ctx.option_vars = {o: d for o, d in options if not isinstance(d, str)}
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
     device = "cpu"
@@ -445,7 +447,7 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     hit = info.instances.get(key)
     if hit is not None:
         return hit
-    chosen = dict(info.options)
+    chosen: dict[str, bool | float | str | T.OptionRef] = dict(info.options)
     chosen.update(t.options)
     bindings = S.Bindings(info.dims)
     for name, d in zip(info.dims, t.dims):
@@ -454,11 +456,16 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
         bindings.elems = {
             "~" + k: v for k, v in chosen.items() if isinstance(v, str) and isinstance(dict(info.options)[k], str)
         }
+        # and its Bool and Float options, for sub-models given them (`bias=bias`)
+        bindings.options = {k: v for k, v in chosen.items() if isinstance(v, (bool, int, float))}
     fields = []
     for f in info.fields:
-        if f.when is not None and not t.generic and chosen.get(f.when[0]) != f.when[1]:
+        # (an option passed on from an enclosing model, inside its methods,
+        # is not known: the member may exist)
+        known = not t.generic and not isinstance(chosen.get(f.when[0]) if f.when else None, T.OptionRef)
+        if f.when is not None and known and chosen.get(f.when[0]) != f.when[1]:
             continue
-        fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=f.when if t.generic else None))
+        fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=None if known else f.when))
     out = dataclasses.replace(
         info,
         fields=tuple(fields),

@@ -91,6 +91,9 @@ class Bindings:
         # the element types of a model's DType options ("~dtype" -> "f64"),
         # bound from the instance a method is called on
         self.elems: dict[str, str] = {}
+        # the values of a model's Bool and Float options, for the sub-models
+        # its instance gives them (`LSTMCell[I, H, bias=bias]`)
+        self.options: dict[str, bool | float] = {}
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
         """`d` with the bound generic dims replaced; with `forget`, a generic
@@ -151,6 +154,14 @@ class Bindings:
             return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
         if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and (t.dims or t.options):
             options = t.options
+            if self.options and any(isinstance(v, T.OptionRef) for _, v in options):
+                # `LSTMCell[I, H, bias=bias]` in an instance with bias=False: bias=False;
+                # with the sub-model's default, the plain type
+                options = tuple(
+                    (k, self.options[v.name] if isinstance(v, T.OptionRef) and v.name in self.options else v)
+                    for k, v in options
+                    if not (isinstance(v, T.OptionRef) and v.name in self.options and self.options[v.name] == v.default)
+                )
             if self.elems and any(v in self.elems for _, v in options if isinstance(v, str)):
                 # `Linear[E, F, dtype=dtype]` in an instance of f64: dtype=f64; of f32, the default
                 options = tuple(

@@ -34,6 +34,9 @@ class TypeContext:
     # In a model and its methods: its DType options, each an element type
     # (`[I O] dtype`, `Linear[E, F, dtype=dtype]`)
     elem_vars: tuple[str, ...] = ()
+    # In a model's members: its Bool and Float options with their defaults,
+    # which a sub-model may be given (`LSTMCell[I, H, bias=bias]`)
+    option_vars: dict[str, bool | float] = field(default_factory=dict)
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
@@ -259,7 +262,7 @@ class TypeContext:
                 )
                 return T.UNKNOWN
             dims.append(d)
-        given: dict[str, bool | float | str] = {}
+        given: dict[str, bool | float | str | T.OptionRef] = {}
         defaults = dict(options_of)
         for o in options:
             if o in by_name:
@@ -282,7 +285,7 @@ class TypeContext:
                     problem = f"has no options, found {key}="
                 self.diagnostics.append(C.E0911.at(o.name.span, model=written, problem=problem))
                 return T.UNKNOWN
-            value = _option_value(o, defaults[key], self.elem_vars)
+            value = _option_value(o, defaults[key], self.elem_vars, self.option_vars)
             if value is None:
                 default = defaults[key]
                 want = (
@@ -419,10 +422,21 @@ def type_text(t: A.TypeExpr | A.TypeArg) -> str:
 
 
 def _option_value(
-    o: A.TypeOption, default: bool | float | str, elem_vars: tuple[str, ...]
-) -> bool | float | str | None:
+    o: A.TypeOption,
+    default: bool | float | str,
+    elem_vars: tuple[str, ...],
+    option_vars: dict[str, bool | float] | None = None,
+) -> bool | float | str | T.OptionRef | None:
     """What `bias=False`, `eps=1e-6` or `dtype=f64` gives an option whose
-    default is `default` (None when it is the wrong kind of value)."""
+    default is `default` (None when it is the wrong kind of value); in a
+    model's members, `bias=bias` passes on an option of the model of the
+    same kind (`option_vars`)."""
+    passed = o.dim.name if isinstance(o.dim, A.DimName) and o.dim.name in (option_vars or {}) else None
+    if passed is not None and not isinstance(default, str):
+        assert option_vars is not None
+        if isinstance(default, bool) == isinstance(option_vars[passed], bool):
+            return T.OptionRef(passed, default)
+        return None
     if isinstance(default, bool):
         return o.value
     if isinstance(default, str):  # a DType: f64, or the enclosing model's own (`dtype=dtype`)

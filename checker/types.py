@@ -316,11 +316,25 @@ class NumberT(Type):
 # declaration order: `(("bias", False),)` for `Linear[D, H, bias=False]`,
 # `(("eps", 1e-06),)` for `LayerNorm[E, eps=1e-6]` (a Float option),
 # `(("dtype", "f64"),)` for `Linear[D, H, dtype=f64]` (a DType option; "~dtype"
-# inside a model that passes its own on, `Linear[E, F, dtype=dtype]`).
-Options = tuple[tuple[str, bool | float | str], ...]
+# inside a model that passes its own on, `Linear[E, F, dtype=dtype]`; a Bool or
+# Float option passed on so, `LSTMCell[I, H, bias=bias]`, is an OptionRef).
+@dataclass(frozen=True, slots=True)
+class OptionRef:
+    """A sub-model's Bool or Float option given the enclosing model's own, as
+    in `param first: LSTMCell[I, H, bias=bias]` of `model LSTM[..., bias: Bool
+    = True]`: each instance of the enclosing model puts its value in (and an
+    instance whose value is the sub-model's `default` has the plain type)."""
+
+    name: str  # the enclosing model's option
+    default: bool | float  # the sub-model's default for the option it is given to
 
 
-def option_text(v: bool | float | str) -> str:
+Options = tuple[tuple[str, bool | float | str | OptionRef], ...]
+
+
+def option_text(v: bool | float | str | OptionRef) -> str:
+    if isinstance(v, OptionRef):
+        return v.name
     return v[1:] if isinstance(v, str) and v[:1] == "~" else str(v)
 
 
