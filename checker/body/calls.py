@@ -484,6 +484,7 @@ class CallRules:
     ) -> T.Type:
         """`layer(x)` for a model value: its method `forward`."""
         assert isinstance(recv, T.ModelT)
+        self.global_kind(recv.name)  # what it has depends on the model's declaration: a dependency
         model = self.g.model(recv)
         found = model.method("forward") if model is not None else None
         info = self.g.fns.get(found.name) if found is not None else None
