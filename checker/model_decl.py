@@ -446,6 +446,23 @@ def _fmt(lo: float, hi: float) -> str:
     return str(lo) if lo == hi else f"[{lo}, {hi}]"
 
 
+def instance_bindings(info: ModelInfo, t: T.ModelT) -> S.Bindings:
+    """What instance `t` puts in for the declaration's dims, its DType
+    options' element types and its Bool and Float options."""
+    chosen: dict[str, bool | float | str | T.OptionRef] = dict(info.options)
+    chosen.update(t.options)
+    bindings = S.Bindings(info.dims)
+    for name, d in zip(info.dims, t.dims):
+        bindings.bound[name] = S.Binding(d, name, None)
+    if not t.generic:  # the element types of its DType options: `[I O] dtype` is [D H] f64
+        bindings.elems = {
+            "~" + k: v for k, v in chosen.items() if isinstance(v, str) and isinstance(dict(info.options)[k], str)
+        }
+        # its Bool and Float options, for sub-models given them (`Linear[E, F, bias=bias]`)
+        bindings.options = {k: v for k, v in chosen.items() if isinstance(v, (bool, float, T.OptionRef))}
+    return bindings
+
+
 def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     """The model `t` is of (`Linear[D, H, bias=False]`): its declaration's
     fields with the declaration's dims replaced by `t`'s, and only the members
@@ -461,15 +478,7 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
         return hit
     chosen: dict[str, bool | float | str | T.OptionRef] = dict(info.options)
     chosen.update(t.options)
-    bindings = S.Bindings(info.dims)
-    for name, d in zip(info.dims, t.dims):
-        bindings.bound[name] = S.Binding(d, name, None)
-    if not t.generic:  # the element types of its DType options: `[I O] dtype` is [D H] f64
-        bindings.elems = {
-            "~" + k: v for k, v in chosen.items() if isinstance(v, str) and isinstance(dict(info.options)[k], str)
-        }
-        # its Bool and Float options, for sub-models given them (`Linear[E, F, bias=bias]`)
-        bindings.options = {k: v for k, v in chosen.items() if isinstance(v, (bool, float, T.OptionRef))}
+    bindings = instance_bindings(info, t)
     fields = []
     for f in info.fields:
         when = f.when if t.generic else None

@@ -156,6 +156,14 @@ class Bindings:
             return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
         if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and (t.dims or t.options):
             options = t.options
+            if self.options and any(isinstance(v, T.OptionRef) for _, v in options):
+                # `LSTMCell[I, H, bias=bias]` in an instance with bias=False: bias=False;
+                # with the sub-model's default, the plain type
+                options = tuple(
+                    (k, self.options[v.name] if isinstance(v, T.OptionRef) and v.name in self.options else v)
+                    for k, v in options
+                    if not (isinstance(v, T.OptionRef) and v.name in self.options and self.options[v.name] == v.default)
+                )
             if self.elems and any(v in self.elems for _, v in options if isinstance(v, str)):
                 # `Linear[E, F, dtype=dtype]` in an instance of f64: dtype=f64; of f32, the default
                 options = tuple(
@@ -364,9 +372,11 @@ def assignable(expected: T.Type, found: T.Type) -> Mismatch | None:
     return match(expected, found, Bindings(()), "", None)
 
 
-def join(a: T.Type, b: T.Type) -> T.Type | None:
+def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
     """The type of a variable that holds `a` on one path and `b` on another,
-    or None when no type covers both."""
+    or None when no type covers both. With `grow` (where a loop's rounds
+    meet), a tensor dim that differs from one round to the next is known only
+    at run time, `?`: an accumulator, `ys = concat(ys, y, over=0)`."""
     if a == b:
         if isinstance(a, T.NumberT) and isinstance(b, T.NumberT) and a.nonneg != b.nonneg:
             return T.NumberT(a.kind)
@@ -385,7 +395,11 @@ def join(a: T.Type, b: T.Type) -> T.Type | None:
             return T.TensorT((), a.elem.plain())
         return None
     if isinstance(a, T.TensorT) and isinstance(b, T.TensorT):
-        if a.rank != b.rank or not all(T.dims_equal(x, y) for x, y in zip(a.dims, b.dims)):
+        if a.rank != b.rank:
+            return None
+        if grow:
+            a = T.TensorT(tuple(x if T.dims_equal(x, y) else T.DimUnknown() for x, y in zip(a.dims, b.dims)), a.elem)
+        elif not all(T.dims_equal(x, y) for x, y in zip(a.dims, b.dims)):
             return None
         if a.elem.dtype != b.elem.dtype:
             return None
@@ -400,7 +414,7 @@ def join(a: T.Type, b: T.Type) -> T.Type | None:
         dims = tuple(y if isinstance(y, T.DimUnknown) else x for x, y in zip(a.dims, b.dims))
         return T.TensorT(dims, elem)
     if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
-        items = [join(x, y) for x, y in zip(a.items, b.items)]
+        items = [join(x, y, grow) for x, y in zip(a.items, b.items)]
         if any(i is None for i in items):
             return None
         return T.TupleT(tuple(items))  # type: ignore[arg-type]

@@ -361,7 +361,9 @@ class FlowRules:
             return cond.name, value
         return None
 
-    def join(self: BodyChecker, before: Env, outs: list[Env], at: A.Node) -> Env:
+    def join(self: BodyChecker, before: Env, outs: list[Env], at: A.Node, rounds: bool = False) -> Env:
+        """The variables where paths meet; with `rounds`, the paths are a
+        loop's rounds, where a tensor may grow (S.join's `grow`)."""
         live = [o for o in outs if not o.dead]
         if not live:
             result = before.copy()
@@ -386,7 +388,7 @@ class FlowRules:
             t = present[0].type
             clash = None
             for v in present[1:]:
-                j = S.join(t, v.type)
+                j = S.join(t, v.type, rounds)
                 if j is None:
                     clash = v
                     break
@@ -402,7 +404,7 @@ class FlowRules:
                 old = before.vars.get(name)
                 fresh = [v for v in present if old is None or v.defs != old.defs] or present
                 here = fresh[-1]
-                other = next(v for v in present if v is not here and S.join(v.type, here.type) is None)
+                other = next(v for v in present if v is not here and S.join(v.type, here.type, rounds) is None)
                 where = min(here.defs, key=lambda d: d.span.start, default=at)
                 first_other = min(other.defs, key=lambda d: d.span.start, default=None)
                 related = (
@@ -436,8 +438,8 @@ class FlowRules:
                 head(state)
             end = self.block(body, state.copy())
             self.loops.pop()
-            back = self.join(entry, [end, *loop.continues], anchor)
-            merged = self.join(entry, [entry, back], anchor)
+            back = self.join(entry, [end, *loop.continues], anchor, rounds=True)
+            merged = self.join(entry, [entry, back], anchor, rounds=True)
             for name in [n for n, v in merged.vars.items() if v.phantom]:
                 del merged.vars[name]  # the next pass reports the unknown name itself
             for name, v in merged.vars.items():
@@ -454,7 +456,7 @@ class FlowRules:
                     dead = entry.copy()
                     dead.dead = True
                     return dead
-                return self.join(entry, exits, anchor)
+                return self.join(entry, exits, anchor, rounds=True)
             del self.diags[mark:]
             self.dim_checks = dim_checks
             state = merged

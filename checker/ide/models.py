@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .. import shapes as S
 from .. import types as T
 from ..declarations import FieldInfo, FnInfo, Globals, ModelInfo
+from ..model_decl import instance_bindings
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +45,16 @@ def header(model: ModelInfo) -> str:
     for d in model.dims:
         parts.append(f"{d} = {defaults[d]}" if d in defaults else d)
     for name, default in model.options:
-        word = "Bool" if isinstance(default, bool) else "Float"
+        word = "Bool" if isinstance(default, bool) else "DType" if isinstance(default, str) else "Float"
         parts.append(f"{name}: {word} = {default}")
     text = f"model {model.name}" + (f"[{', '.join(parts)}]" if parts else "")
     return text + (f" on {model.device}" if model.device != "cpu" else "")
 
 
 def _bindings(decl: ModelInfo, t: T.ModelT | None) -> S.Bindings:
-    b = S.Bindings(decl.dims)
     if t is not None and len(t.dims) == len(decl.dims):
-        for name, d in zip(decl.dims, t.dims):
-            b.bound[name] = S.Binding(d, name, None)
-    return b
+        return instance_bindings(decl, t)
+    return S.Bindings(decl.dims)
 
 
 def methods(g: Globals, decl: ModelInfo, t: T.ModelT | None = None) -> list[Method]:

@@ -170,7 +170,7 @@ def test_init_needs_the_dims() -> None:
         ("Bad[I, I]", ("E0912", "'I' is declared twice in Bad's header", "I")),
         (
             "Bad[I, k = 1.5]",
-            ("E0912", "the default of dim k must be a whole number, as in k = 1 (found 1.5)", "1.5"),
+            ("E0912", "the default of dim k must be a whole number or a dim before it, as in k = 1 (found 1.5)", "1.5"),
         ),
         (
             "Bad[I, k = 1, J]",
@@ -186,7 +186,7 @@ def test_init_needs_the_dims() -> None:
         ),
         (
             "Bad[I, bias: Int = 1]",
-            ("E0912", "option bias of Bad must be a Bool or a Float, as in bias: Bool = True (found Int)", "Int"),
+            ("E0912", "option bias of Bad must be a Bool, a Float or a DType, as in bias: Bool = True (found Int)", "Int"),
         ),
         (
             "Bad[I, eps: Float = True]",

@@ -603,13 +603,13 @@ def test_hover_through_nn() -> None:
             "model nn.Linear[D, H]\n    param weight: [D H]\n    param bias: [H]\n    fn forward(x: [.. D]) -> [.. H]"
         ).rpartition("\n```")[0]
     )
-    assert text.endswith("\n\nDeclared `model nn.Linear[I, O, bias: Bool = True]`.")
+    assert text.endswith("\n\nDeclared `model nn.Linear[I, O, bias: Bool = True, dtype: DType = f32]`.")
     name, text = at(mark("fc.forward", into=4, src=USER))
     assert name == "forward"
     assert text.startswith(
         code("fn nn.Linear[D, H].forward(x: [.. D]) -> [.. H]")
-        + "\n\nMethod of `nn.Linear[I, O, bias: Bool = True]`, declared"
-        " `fn nn.Linear.forward(self, x: [.. I]) -> [.. O]`."
+        + "\n\nMethod of `nn.Linear[I, O, bias: Bool = True, dtype: DType = f32]`, declared"
+        " `fn nn.Linear.forward(self, x: [.. I] dtype) -> [.. O] dtype`."
     )
 
 

@@ -160,6 +160,42 @@ def test_a_join_of_a_known_and_a_run_time_dim_is_not_known() -> None:
     assert dims_of(src, "f") == {"h": [("f(): result", "[T 2]", ("T", "None"))]}
 
 
+def test_a_tensor_that_grows_in_a_loop_has_a_run_time_dim() -> None:
+    # ys = concat(ys, y): [1 b H] before the loop, [2 b H] after a round; the
+    # rounds meet with the grown dim known only at run time, checked at the return
+    src = """
+    dim H = 3
+    dim T = 4
+    fn acc(xs: [T b H]) -> [T b H]:
+        ys = reshape(xs[0], [1 b H])
+        for t in range(T - 1):
+            ys = concat(ys, reshape(xs[t + 1], [1 b H]), over=0)
+        return ys
+    """
+    check(src)
+    assert local_type(src, "acc", "ys") == "[? b H]"
+    assert dims_of(src, "acc") == {"ys": [("acc(): result", "[T b H]", ("T", "None", "None"))]}
+
+
+def test_a_loop_that_changes_a_rank_or_an_if_that_changes_a_size_is_still_e0311() -> None:
+    check("""
+    dim H = 3
+    fn shrink(xs: [b H]) -> [b H]:
+        ys = xs
+        for t in range(2):
+            ys = sum(ys, over=H)  # [b] on one round, [b H] on the other
+           #^^ E0311
+        print(ys)
+        return xs
+    fn pick(xs: [4 H], k: Int) -> [4 H]:
+        ys = xs[0:2]
+        if k > 0:
+            ys = xs[0:3]
+           #^^ E0311
+        return ys
+    """)
+
+
 def test_over_names_the_one_run_time_dim() -> None:
     src = """
     dim T = 8
