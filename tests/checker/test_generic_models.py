@@ -186,7 +186,11 @@ def test_init_needs_the_dims() -> None:
         ),
         (
             "Bad[I, bias: Int = 1]",
-            ("E0912", "option bias of Bad must be a Bool, a Float or a DType, as in bias: Bool = True (found Int)", "Int"),
+            (
+                "E0912",
+                "option bias of Bad must be a Bool, a Float or a DType, as in bias: Bool = True (found Int)",
+                "Int",
+            ),
         ),
         (
             "Bad[I, eps: Float = True]",
