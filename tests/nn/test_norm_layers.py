@@ -1,0 +1,50 @@
+"""The embeddings and normalisation layers of nn against torch.nn (LayerNorm,
+RMSNorm, BatchNorm1d, BatchNorm2d, Dropout, Dropout2d), and the built-ins
+they stand on: layer_norm and rms_norm with eps=."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from parity import close, load
+
+from quiver.checker import check_text
+
+# --- layer_norm and rms_norm take eps= ---------------------------------------------
+
+EPS_SRC = """
+dim T = 3
+dim E = 5
+
+fn ln(x: [T E]) -> [T E]:
+    return layer_norm(x, over=E, eps=0.5)
+
+fn ln_first(x: [T E]) -> [T E]:
+    return layer_norm(x, over=T, eps=1e-3)
+
+fn rms(x: [T E]) -> [T E]:
+    return rms_norm(x, over=E, eps=0.25)
+
+fn rms_default(x: [T E]) -> [T E]:
+    return rms_norm(x, over=-1)
+"""
+
+
+def test_layer_norm_and_rms_norm_take_eps(tmp_path) -> None:
+    mod = load(EPS_SRC, tmp_path)
+    x = torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+    close(mod.ln(x), F.layer_norm(x, (5,), eps=0.5), "layer_norm eps=0.5")
+    close(mod.ln_first(x), F.layer_norm(x.T, (3,), eps=1e-3).T, "layer_norm over T")
+    close(mod.rms(x), F.rms_norm(x, (5,), eps=0.25), "rms_norm eps=0.25")
+    close(mod.rms_default(x), F.rms_norm(x, (5,)), "rms_norm without eps")
+
+
+def test_eps_must_be_a_positive_number() -> None:
+    source = EPS_SRC + (
+        "\nfn bad(x: [T E]) -> [T E]:\n"
+        "    return layer_norm(x, over=E, eps=-1.0) + rms_norm(x, over=E, eps=0) + rms_norm(x, over=E, eps=True)\n"
+    )
+    diags = [(d.code, d.message) for d in check_text(source).diagnostics]
+    assert [c for c, _ in diags] == ["E0301", "E0301", "E0301"], diags
+    assert "eps of layer_norm" in diags[0][1] and "-1.0" in diags[0][1]
+    assert "eps of rms_norm" in diags[1][1]
