@@ -823,7 +823,9 @@ class Compiler:
             kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
         if isinstance(t, T.ModelT):
-            if self._fixed(t.dims) or not t.dims:
+            info = self.a.globals.models.get(t.name)
+            generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only
+            if (self._fixed(t.dims) or not t.dims) and not generic_self:
                 return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
             # an instance with generic dims: the family, its dims bound from the argument
             dims = (

@@ -48,3 +48,30 @@ def test_eps_must_be_a_positive_number() -> None:
     assert [c for c, _ in diags] == ["E0301", "E0301", "E0301"], diags
     assert "eps of layer_norm" in diags[0][1] and "-1.0" in diags[0][1]
     assert "eps of rms_norm" in diags[1][1]
+
+
+# --- models of options only (nn.Dropout's shape): methods and init ------------------
+
+OPTIONS_SRC = """
+dim N = 4
+
+model Keep[p: Float = 0.5, dtype: DType = f32]:
+    fn forward(self, x: [N] dtype) -> [N] dtype:
+        return x * p
+
+fn scaled(k: Keep[p=0.25], x: [N]) -> [N]:
+    return k(x)
+
+fn scaled64(k: Keep[p=0.25, dtype=f64], x: [N] f64) -> [N] f64:
+    return k(x)
+"""
+
+
+def test_a_method_of_a_model_of_options_only_takes_every_instance(tmp_path) -> None:
+    # `self` of Keep.forward is any Keep, whatever its options (it was the
+    # default instance's class only, so Keep[p=0.25] failed its check)
+    mod = load(OPTIONS_SRC, tmp_path)
+    k = mod.Keep.of(p=0.25).init(seed=0)
+    close(mod.scaled(k, torch.ones(4)), torch.full((4,), 0.25), "Keep[p=0.25]")
+    k64 = mod.Keep.of(p=0.25, dtype=torch.float64).init(seed=0)
+    close(mod.scaled64(k64, torch.ones(4, dtype=torch.float64)), torch.full((4,), 0.25, dtype=torch.float64), "f64")
