@@ -492,6 +492,12 @@ class _FnCompiler:
             return f"{qualified}({rendered})"
         if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            made = self.type_of(func)
+            if isinstance(made, T.ModelClassT) and not isinstance(func.value, A.Index):
+                # nn.Dropout.init(seed=0), a model that takes only dims with defaults: that instance's class
+                info = self.c.a.globals.models.get(made.name)
+                if info is not None and info.takes:
+                    return f"{self.c.model_class(made.name, made.dims, made.options)}.{func.name.text}({rendered})"
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)

@@ -500,8 +500,14 @@ class CallRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
+        sig = self.g.names.model_sigs.get(recv.name)
+        if not recv.applied and sig is not None and len(sig.defaults) == len(sig.dims):
+            # every dim has a default (a model of options only, nn.Dropout): made
+            # with its defaults, as torch's nn.Dropout() is
+            recv = T.ModelClassT(recv.name, tuple(T.DimLit(v) for _, v in sig.defaults))
+            self.types[func] = recv
         if not recv.applied:
-            dims = self.g.names.model_sigs[recv.name].dims if recv.name in self.g.names.model_sigs else ()
+            dims = sig.dims if sig is not None else ()
             written = expr_text(func.value)
             self.diags.append(
                 C.E0910.at(

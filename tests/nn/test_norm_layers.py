@@ -75,3 +75,18 @@ def test_a_method_of_a_model_of_options_only_takes_every_instance(tmp_path) -> N
     close(mod.scaled(k, torch.ones(4)), torch.full((4,), 0.25), "Keep[p=0.25]")
     k64 = mod.Keep.of(p=0.25, dtype=torch.float64).init(seed=0)
     close(mod.scaled64(k64, torch.ones(4, dtype=torch.float64)), torch.full((4,), 0.25, dtype=torch.float64), "f64")
+
+
+def test_a_model_whose_dims_all_have_defaults_is_made_with_them(tmp_path) -> None:
+    # Keep.init(seed=0) is Keep with its defaults, as torch's nn.Dropout() is;
+    # the E0910 that asked for `Keep[].init(...)` (not Quiver) is gone
+    source = OPTIONS_SRC + (
+        "\nfn made(x: [N]) -> [N]:\n    half = Keep.init(seed=1)\n    return scaled(Keep[p=0.25].init(seed=0), x) + half(x)\n"
+    )
+    assert [(d.code, d.message) for d in check_text(source).diagnostics] == []
+    mod = load(source, tmp_path)
+    close(mod.made(torch.ones(4)), torch.full((4,), 0.75), "Keep[p=0.25] and Keep")
+    # a model with a dim that has no default still needs it
+    wrong = "model Lin[I, O = 2]:\n    param w: [I O] = zeros\n\nfn f():\n    l = Lin.init(seed=0)\n"
+    diags = [(d.code, d.message) for d in check_text(wrong).diagnostics]
+    assert [c for c, _ in diags] == ["E0910"] and "Lin[I, O].init(...)" in diags[0][1], diags
