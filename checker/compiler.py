@@ -727,8 +727,8 @@ class Compiler:
             for f in fields:
                 when = ""
                 if f.when is not None:
-                    opt, value = f.when
-                    when = f" if {'' if value else 'not '}{py_name(opt)} else None"
+                    test = " and ".join(f"{'' if value else 'not '}{py_name(opt)}" for opt, value in f.when)
+                    when = f" if {test} else None"
                 sub = sub_model(f.type)
                 if sub is not None:
                     count = dim_py(f.type.dim) if isinstance(f.type, T.StackT) else None

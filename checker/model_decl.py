@@ -206,22 +206,27 @@ def _header_dim(
 
 def _condition(
     m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float | str], ...], ctx: TypeContext
-) -> tuple[str, bool] | None:
-    """`if bias`: (the option, the value for which the member exists)."""
+) -> tuple[tuple[str, bool], ...] | None:
+    """`if bias`: ((the option, the value for which the member exists),);
+    `if elementwise_affine and bias`: one pair per flag, all of which must hold."""
     cond = m.cond
     if cond is None:
         return None
     names = [o for o, default in options if isinstance(default, bool)]
-    if cond.name.text not in names:
-        if names:
-            hint = suggest(cond.name.text, names)
-            listed = ", ".join(names)
-            problem = f"'{cond.name.text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
-        else:
-            problem = f"'{cond.name.text}' is not an option of {item.name.text}, which has none"
-        ctx.diagnostics.append(C.E0913.at(cond.name.span, problem=problem))
-        return None
-    return (cond.name.text, not cond.negated)
+    when: list[tuple[str, bool]] = []
+    for flag in cond.flags:
+        if flag.name.text not in names:
+            text = flag.name.text
+            if names:
+                hint = suggest(text, names)
+                listed = ", ".join(names)
+                problem = f"'{text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
+            else:
+                problem = f"'{text}' is not an option of {item.name.text}, which has none"
+            ctx.diagnostics.append(C.E0913.at(flag.name.span, problem=problem))
+            return None
+        when.append((flag.name.text, not flag.negated))
+    return tuple(when)
 
 
 def _an(word: str) -> str:
@@ -456,7 +461,7 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
         }
     fields = []
     for f in info.fields:
-        if f.when is not None and not t.generic and chosen.get(f.when[0]) != f.when[1]:
+        if f.when is not None and not t.generic and any(chosen.get(o) != v for o, v in f.when):
             continue
         fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=f.when if t.generic else None))
     out = dataclasses.replace(

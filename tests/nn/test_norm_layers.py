@@ -90,3 +90,67 @@ def test_a_model_whose_dims_all_have_defaults_is_made_with_them(tmp_path) -> Non
     wrong = "model Lin[I, O = 2]:\n    param w: [I O] = zeros\n\nfn f():\n    l = Lin.init(seed=0)\n"
     diags = [(d.code, d.message) for d in check_text(wrong).diagnostics]
     assert [c for c, _ in diags] == ["E0910"] and "Lin[I, O].init(...)" in diags[0][1], diags
+
+
+# --- members under several options (LayerNorm's bias: if elementwise_affine and bias) --
+
+FLAGS_SRC = """
+dim D = 3
+
+model Norm[E, affine: Bool = True, bias: Bool = True, frozen: Bool = False]:
+    param weight: [E] = ones if affine
+    param bias: [E] = zeros if affine and bias
+    buffer scale: [E] = ones if not frozen and affine
+
+    fn forward(self, x: [E]) -> [E]:
+        if affine:
+            x = x * self.weight
+            if bias:
+                x = x + self.bias
+        return x
+
+fn made(seed: Int) -> (Norm[D], Norm[D, affine=False], Norm[D, bias=False], Norm[D, frozen=True]):
+    return Norm[D].init(seed=seed), Norm[D, affine=False].init(seed=seed), Norm[D, bias=False].init(seed=seed), Norm[D, frozen=True].init(seed=seed)
+"""
+
+
+def test_a_member_may_exist_under_several_options(tmp_path) -> None:
+    assert [(d.code, d.message) for d in check_text(FLAGS_SRC).diagnostics] == []
+    full, plain, nobias, frozen = load(FLAGS_SRC, tmp_path).made(0)
+    assert list(full.state_dict()) == ["weight", "bias", "scale"]
+    assert list(plain.state_dict()) == []  # bias=True, but not affine: no bias, as torch's LayerNorm
+    assert list(nobias.state_dict()) == ["weight", "scale"]
+    assert list(frozen.state_dict()) == ["weight", "bias"]
+
+
+def test_both_parsers_read_several_flags_alike() -> None:
+    from quiver.checker import ast as A
+    from quiver.checker import fast_parser
+    from quiver.checker.parser import parse_item
+
+    item = FLAGS_SRC[FLAGS_SRC.index("model Norm") : FLAGS_SRC.index("fn made")].rstrip() + "\n"  # the model
+    ref = parse_item(item, fast=False)
+    assert ref.diagnostics == () and ref.item is not None
+    fast = fast_parser.parse(item)
+    assert fast is not None and A.dump(fast) == A.dump(ref.item)
+    assert isinstance(fast, A.ModelDecl)
+    cond = fast.members[2].cond
+    assert cond is not None
+    assert [(f.name.text, f.negated) for f in cond.flags] == [("frozen", True), ("affine", False)]
+    assert item[cond.span.start : cond.span.end] == "if not frozen and affine"
+    assert [item[f.span.start : f.span.end] for f in cond.also] == ["affine"]
+
+
+def test_a_member_under_several_options_is_read_where_each_is_known() -> None:
+    source = FLAGS_SRC + (
+        "\nfn outside(n: Norm[D, affine=False], x: [D]) -> [D]:\n    return x + n.bias\n"
+        "\nmodel Half[E, affine: Bool = True, bias: Bool = True]:\n"
+        "    param bias: [E] = zeros if affine and bias\n\n"
+        "    fn forward(self, x: [E]) -> [E]:\n        if bias:\n            return x + self.bias\n        return x\n"
+        "\nmodel Typo[E, affine: Bool = True]:\n    param bias: [E] = zeros if affine and bais\n"
+    )
+    diags = [(d.code, d.message) for d in check_text(source).diagnostics]
+    assert [c for c, _ in diags] == ["E0914", "E0914", "E0913"], diags
+    assert "it exists only when affine=True and bias=True" in diags[0][1]
+    assert "read it under `if affine:`, inside it `if bias:`" in diags[1][1]
+    assert "'bais' is not an option of Typo" in diags[2][1]
