@@ -417,10 +417,17 @@ class DimDecl(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class MemberCond(Node):
-    """`if bias` / `if not bias` after a member: it exists only then."""
+    """`if bias` / `if not bias` after a member: it exists only then; `if
+    elementwise_affine and bias`: only when every one of the flags holds
+    (the first is `name`, the others are `also`)."""
 
     name: Ident
     negated: bool
+    also: tuple[MemberCond, ...] = ()
+
+    @property
+    def flags(self) -> tuple[MemberCond, ...]:
+        return (self, *self.also)
 
 
 @dataclass(frozen=True, eq=False, slots=True)

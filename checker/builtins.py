@@ -83,6 +83,7 @@ OVER = BParam("over", ParamKind.DIM, True, True)
 OVER_OPT = BParam("over", ParamKind.DIM, False, True)
 SEED = BParam("seed", keyword_only=True)
 KEEP = BParam("keep", required=False, keyword_only=True)  # keep=True: the reduced dim stays, of size 1
+EPS = BParam("eps", required=False, keyword_only=True)  # layer_norm, rms_norm: added to the variance
 SHAPE = BParam("shape", ParamKind.SHAPE)
 
 # The docs tables, in order: group key -> heading.
@@ -228,9 +229,10 @@ _BUILTINS = [
     ),
     Builtin(
         "layer_norm",
-        (X, OVER),
-        "layer_norm(x: [..] Float, over=d) -> [..] Float",
-        "(x - mean) / sqrt(variance + 1e-5) along dim d (biased variance, as torch's layer_norm); no weights.",
+        (X, OVER, EPS),
+        "layer_norm(x: [..] Float, over=d, eps=1e-5) -> [..] Float",
+        "(x - mean) / sqrt(variance + eps) along dim d (biased variance, as torch's layer_norm, eps 1e-5 unless "
+        "given); no weights.",
         "h = layer_norm(x, over=D)",
         "along",
         "normalize",
@@ -238,10 +240,10 @@ _BUILTINS = [
     ),
     Builtin(
         "rms_norm",
-        (X, OVER),
-        "rms_norm(x: [..] Float, over=d) -> [..] Float",
-        "x / sqrt(mean(x * x) + eps) along dim d, eps the element type's machine epsilon (as torch's rms_norm); "
-        "no weights.",
+        (X, OVER, EPS),
+        "rms_norm(x: [..] Float, over=d, eps=e) -> [..] Float",
+        "x / sqrt(mean(x * x) + eps) along dim d, eps the element type's machine epsilon unless given (as torch's "
+        "rms_norm with eps=None); no weights.",
         "h = rms_norm(x, over=-1)",
         "along",
         "normalize",

@@ -2150,8 +2150,9 @@ E0913 = _code(
     "{problem}",
     """
     `param b: [O] = zeros if bias` makes a member exist only when the model's
-    option `bias` is True (`if not bias`: when it is False). The name after
-    `if` must be one of the model's own options.
+    option `bias` is True (`if not bias`: when it is False; `if affine and
+    bias`: when both are). Each name after `if` must be one of the model's own
+    Bool options.
     """,
     """
     model Linear[I, O, bias: Bool = True]:

@@ -496,6 +496,12 @@ class _FnCompiler:
             return f"{qualified}({rendered})"
         if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            made = self.type_of(func)
+            if isinstance(made, T.ModelClassT) and not isinstance(func.value, A.Index):
+                # nn.Dropout.init(seed=0), a model that takes only dims with defaults: that instance's class
+                info = self.c.a.globals.models.get(made.name)
+                if info is not None and info.takes:
+                    return f"{self.c.model_class(made.name, made.dims, made.options)}.{func.name.text}({rendered})"
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
@@ -725,8 +731,8 @@ class Compiler:
             for f in fields:
                 when = ""
                 if f.when is not None:
-                    opt, value = f.when
-                    when = f" if {'' if value else 'not '}{py_name(opt)} else None"
+                    test = " and ".join(f"{'' if value else 'not '}{py_name(opt)}" for opt, value in f.when)
+                    when = f" if {test} else None"
                 sub = sub_model(f.type)
                 if sub is not None:
                     count = dim_py(f.type.dim) if isinstance(f.type, T.StackT) else None
@@ -827,7 +833,9 @@ class Compiler:
             kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
         if isinstance(t, T.ModelT):
-            if self._fixed(t.dims) or not t.dims:
+            info = self.a.globals.models.get(t.name)
+            generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only
+            if (self._fixed(t.dims) or not t.dims) and not generic_self:
                 return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
             # an instance with generic dims: the family, its dims bound from the argument
             dims = (

@@ -27,8 +27,9 @@ class FieldInfo:
     type: T.Type
     decl: A.Member
     # `param b: [O] if bias`: the field exists only when the option is this
-    # value (None: always; an instance's fields are those that exist).
-    when: tuple[str, bool] | None = None
+    # value, `if a and not b` when each is (None: always; an instance's fields
+    # are those that exist).
+    when: tuple[tuple[str, bool], ...] | None = None
 
 
 @dataclass(frozen=True)

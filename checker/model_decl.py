@@ -212,28 +212,32 @@ def _header_dim(
 
 def _condition(
     m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float | str], ...], ctx: TypeContext
-) -> tuple[str, bool] | None:
-    """`if bias`: (the option, the value for which the member exists)."""
+) -> tuple[tuple[str, bool], ...] | None:
+    """`if bias`: ((the option, the value for which the member exists),);
+    `if elementwise_affine and bias`: one pair per flag, all of which must hold."""
     cond = m.cond
     if cond is None:
         return None
     names = [o for o, default in options if isinstance(default, bool)]
-    if cond.name.text not in names:
-        if cond.name.text in dict(options):  # a Float option
-            listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
-            problem = (
-                f"'{cond.name.text}' is a Float option of {item.name.text}; a member's condition is a Bool option"
-                + listed
-            )
-        elif names:
-            hint = suggest(cond.name.text, names)
-            listed = ", ".join(names)
-            problem = f"'{cond.name.text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
-        else:
-            problem = f"'{cond.name.text}' is not an option of {item.name.text}, which has none"
-        ctx.diagnostics.append(C.E0913.at(cond.name.span, problem=problem))
-        return None
-    return (cond.name.text, not cond.negated)
+    when: list[tuple[str, bool]] = []
+    for flag in cond.flags:
+        text = flag.name.text
+        if text not in names:
+            if text in dict(options):  # a Float or DType option
+                listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
+                problem = (
+                    f"'{text}' is a Float option of {item.name.text}; a member's condition is a Bool option" + listed
+                )
+            elif names:
+                hint = suggest(text, names)
+                listed = ", ".join(names)
+                problem = f"'{text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
+            else:
+                problem = f"'{text}' is not an option of {item.name.text}, which has none"
+            ctx.diagnostics.append(C.E0913.at(flag.name.span, problem=problem))
+            return None
+        when.append((text, not flag.negated))
+    return tuple(when)
 
 
 def _an(word: str) -> str:
@@ -483,11 +487,17 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     for f in info.fields:
         when = f.when if t.generic else None
         if f.when is not None and not t.generic:
-            value = chosen.get(f.when[0])
-            if isinstance(value, T.OptionRef):  # decided by the enclosing model's option
-                when = (value.name, f.when[1])
-            elif value != f.when[1]:
+            kept = []  # the flags decided by the enclosing model's options (OptionRef)
+            present = True
+            for o, v in f.when:
+                value = chosen.get(o)
+                if isinstance(value, T.OptionRef):
+                    kept.append((value.name, v))
+                elif value != v:
+                    present = False
+            if not present:
                 continue
+            when = tuple(kept) or None
         fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=when))
     out = dataclasses.replace(
         info,

@@ -178,8 +178,12 @@ class Builder:
         default = next((n for n in nodes if n is not type_), None)
         return A.ModelParam(_span(ch), _ident(ch[0]), type_, default)
 
-    def member_cond(self, ch):
+    def member_flag(self, ch):
         return A.MemberCond(_span(ch), _ident(_tokens(ch, "NAME")[0]), bool(_tokens(ch, "NOT")))
+
+    def member_cond(self, ch):
+        first, *also = (c for c in ch if isinstance(c, A.MemberCond))
+        return A.MemberCond(_span(ch), first.name, first.negated, tuple(also))
 
     def device(self, ch):
         t = ch[1]

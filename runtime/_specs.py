@@ -176,7 +176,8 @@ class TensorArg(ArgSpec):
 
     @property
     def generic(self):
-        return bool(self._generic or self._exprs or self._rest)
+        # an instance's element type (`[N] dtype`) is bound per call too
+        return bool(self._generic or self._exprs or self._rest or self._var)
 
     def type_text(self) -> str:
         return f"{dims_text(self.dims)} {self._var or self.elem.name}"

@@ -279,9 +279,10 @@ class BuiltinRules:
     @rule("normalize")
     def _builtin_normalize(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         # layer_norm, rms_norm: x's shape and plain float type (a normalised
-        # value may be negative: not NonNeg, not Prob)
+        # value may be negative: not NonNeg, not Prob); eps= a number > 0
         t = self.tensor_arg(bound["x"], env, b.name, "x")
-        if t is None:
+        ok = number_arg(self, bound.get("eps"), env, f"eps of {b.name}", 0.0, lo_open=True)
+        if t is None or not ok:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
         axis = self.dim_arg(bound["over"], env, t, b.name, bound["x"])

@@ -526,8 +526,17 @@ class CallRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
+        sig = self.g.names.model_sigs.get(recv.name)
+        if not recv.applied and sig is not None and len(sig.defaults) == len(sig.dims):
+            # every dim has a default (a model of options only, nn.Dropout): made
+            # with its defaults, as torch's nn.Dropout() is
+            values: dict[str, int] = {}
+            for d, v in sig.defaults:  # `stride = K`: the value of the dim before it
+                values[d] = values.get(v, 0) if isinstance(v, str) else v
+            recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
+            self.types[func] = recv
         if not recv.applied:
-            dims = self.g.names.model_sigs[recv.name].dims if recv.name in self.g.names.model_sigs else ()
+            dims = sig.dims if sig is not None else ()
             written = expr_text(func.value)
             self.diags.append(
                 C.E0910.at(

@@ -577,8 +577,8 @@ class ExpressionRules:
             if f is None:
                 absent = model.generic.field(name) if model.generic is not None else None
                 if absent is not None and absent.when is not None:
-                    opt, value = absent.when
-                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=f"{opt}={value}"))
+                    cond = " and ".join(f"{opt}={value}" for opt, value in absent.when)
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
                 elif not model.partial:
                     self.diags.append(
                         C.E0107.at(
@@ -589,14 +589,16 @@ class ExpressionRules:
                         )
                     )
                 return T.UNKNOWN
-            if f.when is not None and not self.known_option(*f.when):
-                opt, value = f.when
+            if f.when is not None and not all(self.known_option(*w) for w in f.when):
+                cond = " and ".join(f"{opt}={value}" for opt, value in f.when)
+                # `if bias:`; for `if a and b`, one test inside the other
+                test = ", inside it ".join(f"`if {'' if value else 'not '}{opt}:`" for opt, value in f.when)
                 self.diags.append(
                     C.E0914.at(
                         e.name.span,
                         owner=f"{obj} (self, any instance)",
                         name=name,
-                        cond=f"{opt}={value}; read it under `if {'' if value else 'not '}{opt}:`",
+                        cond=f"{cond}; read it under {test}",
                     )
                 )
                 return T.UNKNOWN
@@ -646,8 +648,8 @@ class ExpressionRules:
                 absent = model.generic.field(name) if model.generic is not None else None
                 if absent is not None and absent.when is not None and absent.kind == "param":
                     # Grad[Linear[D, H, bias=False]].bias: the instance has no such param
-                    opt, value = absent.when
-                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=f"{opt}={value}"))
+                    cond = " and ".join(f"{opt}={value}" for opt, value in absent.when)
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
                 elif not model.partial:
                     self.diags.append(
                         C.E0107.at(

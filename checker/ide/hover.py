@@ -95,9 +95,9 @@ def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | No
     default = dict(model.options).get(name) if model is not None else None
     if model is None or default is None:
         return None
-    word = "Bool" if isinstance(default, bool) else "Float"
+    word = "Bool" if isinstance(default, bool) else "DType" if isinstance(default, str) else "Float"
     text = _code(f"(option) {model.name}.{name}: {word} = {default}")
-    under = [f.name for f in model.fields if f.when is not None and f.when[0] == name]
+    under = [f.name for f in model.fields if f.when is not None and any(opt == name for opt, _ in f.when)]
     what = f"given by name, as in `{model.name}[..., {name}={not default if isinstance(default, bool) else default}]`"
     text += f"\n\nAn option of `{MD.header(model)[6:]}`, {what}; part of the instance's type."
     if under:

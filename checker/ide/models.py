@@ -35,7 +35,7 @@ def condition(f: FieldInfo) -> str:
     """` if bias` after a member that exists only under an option (`` when always)."""
     if f.when is None:
         return ""
-    return f" if {'' if f.when[1] else 'not '}{f.when[0]}"
+    return " if " + " and ".join(f"{'' if value else 'not '}{opt}" for opt, value in f.when)
 
 
 def header(model: ModelInfo) -> str:
