@@ -1008,7 +1008,12 @@ E0212 = _code(
     a constant from other constants (`dim HD = E / NH`). `/` is integer division
     floored, as torch floors the sizes of convolutions and pools; in a `dim`
     declaration it must be exact, so a head size that does not divide the width
-    is caught where it is declared. A dim's value must be a positive integer.
+    is caught where it is declared. So must a division of a model's own dims
+    written in its members or methods (`(Ci/groups)` in nn.Conv2d's weight,
+    `(E/NH)` in nn.MultiheadAttention's heads): an instance whose dims leave a
+    remainder, `nn.MultiheadAttention[10, 3]`, is the error, where it is
+    written, as torch refuses such a layer when it is built. A dim's value
+    must be a positive integer.
     """,
     """
     dim E = 64

@@ -56,6 +56,9 @@ class ModelInfo:
     # the dims with a default (`stride = 1`, or the name of a dim before it:
     # `stride = K`), the last ones of `dims`
     defaults: tuple[tuple[str, int | str], ...] = ()
+    # the divisions of its own dims that each instance must make exact
+    # (names.model_divisions): `(Ci/groups)`, `(E/NH)`
+    divisions: tuple = ()
 
     @property
     def takes(self) -> bool:

@@ -13,7 +13,7 @@ from . import types as T
 from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
-from .names import ModelSig, Names, dotted_text, float_literal, option_default, suggest
+from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
 from .typectx import TypeContext, type_text
 
 
@@ -32,7 +32,7 @@ RESERVED_FIELDS = frozenset({"init", "save", "load", "state_dict", "load_state_d
 
 def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
     ctx = TypeContext(names, "model")
-    dims, options, defaults = _header(item, names, ctx)
+    dims, options, defaults, divisions = _header(item, names, ctx)
     ctx.generics.extend(dims)  # the model's own dims, in its fields' types
     elems = tuple(o for o, default in options if isinstance(default, str))
     ctx.elem_vars = elems  # `[I O] dtype`: the element type of its DType option
@@ -100,7 +100,16 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         ctx.diagnostics.extend(d.diagnostics)
         lookups |= d.lookups
     info = ModelInfo(
-        item.name.text, device, tuple(fields), item, partial, dims, options, tuple(methods), defaults=defaults
+        item.name.text,
+        device,
+        tuple(fields),
+        item,
+        partial,
+        dims,
+        options,
+        tuple(methods),
+        defaults=defaults,
+        divisions=divisions,
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(lookups))
 
@@ -158,7 +167,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
                 )
             )
         options.append((name, option_default(p)))
-    return ModelSig(tuple(dims), tuple(options), tuple(defaults))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)))
 
 
 def _header_dim(

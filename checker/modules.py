@@ -246,7 +246,7 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                     names.dim_values[q] = ex.dim_values[q]
             for q, model in ex.models.items():
                 if model.takes:
-                    names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults)
+                    names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults, model.divisions)
         if isinstance(item, A.ImportDecl):
             if not _bind(names, spelling, "module" if ex is not None else "broken-module", item.module, diags):
                 continue

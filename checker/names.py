@@ -6,11 +6,13 @@ what a declaration's cache entry is validated against."""
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
 from . import ast as A
+from . import dimexpr as DX
 from .diagnostics import LocalDiagnostic
 
 ALL_NAMES = "*names*"  # the dependency on the whole set of global names
@@ -224,6 +226,10 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
     return names
 
 
+# `(E/NH)` as (its text, E's normal form, NH's), over a model's own dims
+Divisions = tuple[tuple[str, DX.Poly, DX.Poly], ...]
+
+
 class ModelSig(NamedTuple):
     """What a model takes: its dims in order, the defaults of those that have
     one (`stride = 1`, or `stride = K`: the dim K given before it), and its
@@ -233,6 +239,9 @@ class ModelSig(NamedTuple):
     # a Bool's default is a bool, a Float's a float, a DType's the dtype's name ("f32")
     options: tuple[tuple[str, bool | float | str], ...] = ()
     defaults: tuple[tuple[str, int | str], ...] = ()
+    # the divisions of its own dims that its members and methods write
+    # (`(Ci/groups)`, `(E/NH)`): each instance must make them exact
+    divisions: Divisions = ()
 
 
 NO_SIG = ModelSig()
@@ -260,7 +269,50 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
             dims.append(p.name.text)
         else:
             options.append((p.name.text, option_default(p)))
-    return ModelSig(tuple(dims), tuple(options), tuple(defaults))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)))
+
+
+@functools.lru_cache(maxsize=4096)  # items are kept across edits: one walk per version of a model
+def model_divisions(item: A.ModelDecl, dims: tuple[str, ...]) -> Divisions:
+    """The divisions of the model's own dims written anywhere in it, once
+    each: `(Ci/groups)` in a conv's weight, `(E/NH)` in attention's heads.
+    torch refuses a layer whose sizes do not divide there (in_channels not
+    divisible by groups, embed_dim by num_heads), so an instance whose dims
+    leave a remainder is an error where it is written (typectx.model). A
+    division that also involves other dims (a conv's output size, floored
+    as torch floors it) is not one of them."""
+    found: dict[tuple[DX.Poly, DX.Poly], str] = {}
+    for node in A.walk(item):
+        if isinstance(node, A.DimBinary) and node.op == "/":
+            num, den = _own_poly(node.left, dims), _own_poly(node.right, dims)
+            if (
+                num is None
+                or den is None
+                or DX.value(den) == 0
+                or DX.value(num) is not None
+                and DX.value(den) is not None
+            ):
+                continue
+            found.setdefault((num, den), f"({DX.render(num)}/{DX.render(den)})")
+    return tuple((text, num, den) for (num, den), text in found.items())
+
+
+def _own_poly(d: A.Dim, dims: tuple[str, ...]) -> DX.Poly | None:
+    """`d` in the model's own dims and numbers; None when another name is in it."""
+    if isinstance(d, A.DimInt):
+        return DX.const(d.value)
+    if isinstance(d, A.DimName):
+        return DX.var(d.name) if d.name in dims else None
+    left, right = _own_poly(d.left, dims), _own_poly(d.right, dims)
+    if left is None or right is None:
+        return None
+    if d.op == "+":
+        return DX.add(left, right)
+    if d.op == "-":
+        return DX.sub(left, right)
+    if d.op == "*":
+        return DX.mul(left, right)
+    return DX.div(left, right) if d.op == "/" else None
 
 
 def option_default(p: A.ModelParam) -> bool | float | str:

@@ -305,6 +305,18 @@ class TypeContext:
                 return T.UNKNOWN
             given[key] = value
         chosen = tuple((k, given[k]) for k, default in options_of if k in given and given[k] != default)
+        inexact = _inexact_division(sig, dims)
+        if inexact is not None:
+            text, n, d = inexact
+            self.diagnostics.append(
+                C.E0212.at(
+                    span,
+                    expr=text,
+                    reason=f"in {written}{_bracket_text(args, options)} it is {n}/{d}, not a whole number: "
+                    f"{text[1:-1].rpartition('/')[2]} must divide {text[1:-1].rpartition('/')[0]}",
+                )
+            )
+            return T.UNKNOWN
         return T.ModelT(qual, tuple(dims), chosen)
 
     def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
@@ -458,6 +470,18 @@ def _option_value(
         return o.number
     if isinstance(o.dim, A.DimInt):
         return float(o.dim.value)
+    return None
+
+
+def _inexact_division(sig: ModelSig, dims: list[T.Dim]) -> tuple[str, int, int] | None:
+    """The first of a model's own divisions (`(E/NH)`) that the instance's
+    dims leave a remainder in, with its numbers."""
+    env = {name: p for name, d in zip(sig.dims, dims) if (p := T.dim_poly(d)) is not None}
+    for text, num, den in sig.divisions:
+        a, b = DX.substitute(num, env), DX.substitute(den, env)
+        n, d = (DX.value(a) if a is not None else None), (DX.value(b) if b is not None else None)
+        if n is not None and d and n % d:
+            return text, n, d
     return None
 
 

@@ -922,3 +922,66 @@ fn main():
     message = "m cannot be called: model Scale has no method forward (a fn forward(self, ...) inside the model)"
     assert incremental_equals_fresh(src, renamed) == [("E0409", message)]
     assert incremental_equals_fresh(renamed, src) == []
+
+
+# ====================================================================== divisions of a model's dims
+
+HEADS = """\
+dim W = 12
+
+model Heads[E, NH]:
+    param w: [E E] = zeros
+
+    fn split(self, x: [b E]) -> [b NH (E/NH)]:
+        return reshape(x, [b NH (E/NH)])
+
+model Grouped[Ci, Co, groups = 1]:
+    param w: [Co (Ci/groups)] = zeros
+    # a division with another dim in it floors, as a conv's output size does
+    fn sizes(self, x: [L]) -> [(L/groups)]:
+        return zeros([(L/groups)])
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("Heads[W, 4]", []),
+        (
+            "Heads[W, 5]",
+            [
+                (
+                    "E0212",
+                    "dim expression (E/NH): in Heads[W, 5] it is 12/5, not a whole number: NH must divide E",
+                    "Heads[W, 5]",
+                )
+            ],
+        ),
+        ("Grouped[6, 4, groups=3]", []),
+        (
+            "Grouped[6, 4, groups=4]",
+            [
+                (
+                    "E0212",
+                    "dim expression (Ci/groups): in Grouped[6, 4, groups=4] it is 6/4, not a whole number: groups must divide Ci",
+                    "Grouped[6, 4, groups=4]",
+                )
+            ],
+        ),
+    ],
+)
+def test_an_instance_whose_dims_leave_a_remainder_in_a_division_is_e0212(written: str, expected) -> None:
+    # one diagnostic, at the instance, in a model's member and in a signature alike; nothing at the uses
+    src = (
+        HEADS
+        + f"\nmodel Net:\n    param l: {written}\n\nfn use(n: Net, l: {written}) -> Net:\n    print(l)\n    return n\n"
+    )
+    assert spanned(src) == expected * 2
+
+
+def test_adding_a_division_to_a_model_checks_its_instances_again() -> None:
+    src = "model Heads[E, NH]:\n    param w: [E NH] = zeros\n\nfn f(h: Heads[12, 5]) -> Heads[12, 5]:\n    return h\n"
+    divided = src.replace("[E NH] = zeros", "[E NH] = zeros\n    param v: [(E/NH)] = zeros")
+    message = "dim expression (E/NH): in Heads[12, 5] it is 12/5, not a whole number: NH must divide E"
+    assert incremental_equals_fresh(src, divided) == [("E0212", message), ("E0212", message)]
+    assert incremental_equals_fresh(divided, src) == []

@@ -537,6 +537,19 @@ WRONG += [
 ]
 
 
+WRONG += [
+    (  # torch: in_channels must be divisible by groups
+        "fn f(c: nn.Conv2d[4, 6, 3, groups=3], x: [b 4 8 8]) -> [b 6 6 6]:\n    return c(x)\n",
+        "dim expression (Ci/groups): in nn.Conv2d[4, 6, 3, groups=3] it is 4/3, not a whole number: "
+        "groups must divide Ci",
+    ),
+    (  # torch: embed_dim must be divisible by num_heads
+        "fn f(a: nn.MultiheadAttention[10, 3], x: [L b 10]) -> [L b 10]:\n    return x\n",
+        "dim expression (E/NH): in nn.MultiheadAttention[10, 3] it is 10/3, not a whole number: NH must divide E",
+    ),
+]
+
+
 @pytest.mark.parametrize("body, message", WRONG)
 def test_a_layer_applied_to_the_wrong_size_is_one_diagnostic(body: str, message: str) -> None:
     analysis = check_example("import nn\n\n" + body, LIBRARY)
