@@ -187,7 +187,7 @@ def _dim_completions(analysis: Analysis, fn: FnInfo | None) -> list[Completion]:
     out = []
     if fn is not None:
         out += [Completion(d, "generic", f"generic dim of {fn.name}", sort_text="0" + d) for d in fn.generics]
-    for name, info in analysis.globals.dims.items():
+    for name, info in _own_then_imported(analysis.globals.dims):
         out.append(
             Completion(
                 name, "dim", f"dim {name} = {info.value if info.value is not None else '?'}", sort_text="1" + name
@@ -211,8 +211,17 @@ def _type_completions(analysis: Analysis, prefix: str, fn: FnInfo | None) -> lis
     out = [Completion(n, "type", "number type", sort_text="1" + n) for n in NUMBER_TYPES]
     out.append(Completion("Mode", "type", "Train(seed=...) or Eval", sort_text="1Mode"))
     out.append(Completion("Grad", "type", "Grad[M]: the gradient of a model M", sort_text="1Grad"))
-    out += [Completion(n, "model", "model", sort_text="0" + n) for n in analysis.globals.models]
+    out += [Completion(n, "model", "model", sort_text="0" + n) for n, _ in _own_then_imported(analysis.globals.models)]
     return out
+
+
+def _own_then_imported(table: dict) -> list:
+    """A global table's entries: the file's own in the order it declares
+    them, then the imported ones (`layers.H`) by name. A module's table is
+    reused while its names stay the same, whatever their order, so its order
+    is not one a fresh analysis would give."""
+    own = [(k, v) for k, v in table.items() if "." not in k]
+    return own + sorted((kv for kv in table.items() if "." in kv[0]), key=lambda kv: kv[0])
 
 
 def _scope_completions(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None) -> list[Completion]:

@@ -287,3 +287,25 @@ def test_a_new_unrelated_definition_rechecks_nothing_in_importers() -> None:
     assert checked(ws, P("layers"), before[P("layers")]) == ["extra"]
     # train imports `layers` whole: its names changed, but no body looked up `layers.extra`
     assert checked(ws, P("train"), before[P("train")]) == []
+
+
+def test_dims_of_a_module_whose_declarations_swap_complete_as_a_fresh_analysis_does() -> None:
+    # The module's names stay the same when two of its dims swap lines, so
+    # its table is reused with the old order: the completions must not show it
+    from quiver.checker.ide.completion import completions
+
+    layers = "dim C = 3\ndim Head = 8\n"
+    main = "import layers\n\nfn f(x: [b layers.C]) -> [b layers.C]:\n    return x\n"
+    offset = main.index("[b ") + 3
+
+    def labels(ws: Workspace) -> list[str]:
+        a = ws.analyze(P("main"))
+        assert a is not None
+        return [c.label for c in completions(a, offset)]
+
+    ws = workspace(layers=layers, main=main)
+    before = labels(ws)
+    swapped = "dim Head = 8\ndim C = 3\n"
+    ws.set_overlay(P("layers"), swapped)
+    assert labels(ws) == labels(workspace(layers=swapped, main=main)) == before
+    assert [x for x in before if x.startswith("layers.")] == ["layers.C", "layers.Head"]
