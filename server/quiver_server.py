@@ -508,7 +508,7 @@ def diagnostics_doc_uri() -> str | None:
     if repo_doc.is_file():
         return repo_doc.as_uri()
     try:
-        from quiver.checker.catalog import render_markdown
+        from quiver.checker.catalog_docs import render_markdown
 
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quiver"
         page = cache / f"diagnostics-{__version__}.md"
