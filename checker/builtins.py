@@ -21,7 +21,6 @@ re-exports), its tests.
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass
 
 from .types import OPTIMIZERS as T_OPTIMIZERS
@@ -1086,48 +1085,3 @@ MODEL_METHODS = {
 # Initialisers of model fields (`param w: [D H] = normal(0.0, 0.02)`): not
 # functions of a body, but highlighted as built-ins.
 INITIALIZERS = ("zeros", "ones", "normal", "uniform", "xavier")
-
-
-# ------------------------------------------------------------------ generated text
-
-
-def docs_table(group: str) -> str:
-    """The markdown table of one group, as docs/language.md lists it."""
-    rows = ["| Function | Meaning | Example |", "| --- | --- | --- |"]
-    entries: list[tuple[str, str, str]] = []
-    specs = [b for b in _BUILTINS if b.group == group]
-    if group == "other":
-        specs += list(MODEL_METHODS.values())
-    for b in specs:
-        example = f"`{b.example.split(chr(10))[0]}`"
-        for sig in b.signature.split(" / "):
-            entries.append((sig, _cell(b.doc, b.note), example))
-            example = ""
-    if group == "other":
-        for text in CONSTANTS.values():
-            sig, _, doc = text.partition(" — ")
-            entries.append((sig, doc, ""))
-    for sig, meaning, example in entries:
-        rows.append(f"| `{sig}` | {meaning} | {example} |")
-    return "\n".join(rows) + "\n"
-
-
-_GENERATED = re.compile(
-    r"(<!-- generated from checker/builtins.py by scripts/gen-builtins: (\w+) -->\n)"
-    r"(.*?)(<!-- end generated -->)",
-    re.S,
-)
-
-
-def render_docs(page: str) -> str:
-    """docs/language.md with each generated built-in table brought up to date."""
-    return _GENERATED.sub(lambda m: m.group(1) + docs_table(m.group(2)) + m.group(4), page)
-
-
-def _cell(doc: str, note: str) -> str:
-    return (doc + (" " + note if note else "")).replace("|", "\\|")
-
-
-def grammar_names() -> list[str]:
-    """What the TextMate grammar highlights as built-in functions."""
-    return sorted(set(BUILTINS) | set(INITIALIZERS))

@@ -20,7 +20,9 @@ from ._errors import (
     ValueCheckError,
 )
 from ._extern import Extern, extern
-from ._grad import Grad, grad, jvp, mean_grad, model_update, randn_grad, sum_grad, value_and_grad, zeros_grad
+from ._grad import grad, jvp, value_and_grad
+from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
+from ._grad_value import Grad
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)

@@ -15,7 +15,8 @@ from . import _device, _dist
 from ._checks import checks, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
-from ._grad import Grad, norm_of_grad
+from ._grad_ops import norm_of_grad
+from ._grad_value import Grad
 from ._model import Model
 from ._modes import EvalMode, Mode, Train
 

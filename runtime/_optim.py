@@ -26,7 +26,7 @@ from torch.optim.sgd import sgd as _sgd
 from ._checks import checks
 from ._elems import tensor_text
 from ._errors import OptimError
-from ._grad import Grad
+from ._grad_value import Grad
 from ._model import Model
 
 _set_grad_enabled = torch._C._set_grad_enabled

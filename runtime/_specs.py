@@ -18,7 +18,7 @@ from ._checks import checks as _checks
 from ._checks import transforms as _transforms
 from ._elems import Elem, ElemVar, dims_text, elem_of, tensor_text
 from ._errors import CheckError, ValueCheckError
-from ._grad import Grad, _layout, _selection
+from ._grad_value import Grad, _layout, _selection
 from ._model import Model, ModelStack
 from ._modes import EvalMode, Mode, Train
 from ._optim import Optimizer

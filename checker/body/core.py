@@ -30,10 +30,14 @@ from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
+from .indexing import IndexingRules
+from .operators import OperatorRules
 from .optim_rules import OptimRules
 
 
-class BodyChecker(FlowRules, ExpressionRules, CallRules, BuiltinRules, GradRules, OptimRules):
+class BodyChecker(
+    FlowRules, ExpressionRules, OperatorRules, IndexingRules, CallRules, BuiltinRules, GradRules, OptimRules
+):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
         self.g = glob

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from quiver.checker import builtins, check_text
+from quiver.checker import builtin_docs, builtins, check_text
 from quiver.checker.body.builtin_rules import RULES
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 
@@ -85,7 +85,7 @@ def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) 
 
 def test_the_docs_tables_are_generated_from_the_specs() -> None:
     page = (ROOT / "docs" / "language.md").read_text()
-    assert builtins.render_docs(page) == page, "run scripts/gen-builtins"
+    assert builtin_docs.render_docs(page) == page, "run scripts/gen-builtins"
     for group in builtins.GROUPS:
         assert f"scripts/gen-builtins: {group} -->" in page
     for b in BUILTINS.values():
@@ -109,5 +109,5 @@ def test_the_grammar_highlights_exactly_the_builtins() -> None:
     walk(grammar)
     assert len(found) == 1, "run scripts/gen-builtins"
     names = re.fullmatch(r"\\b\(\?:(.*)\)\\b", found[0]).group(1).split("|")
-    assert names == builtins.grammar_names(), "run scripts/gen-builtins"
+    assert names == builtin_docs.grammar_names(), "run scripts/gen-builtins"
     assert {"jvp", "transpose", "grad", "Adam"} <= set(names)  # jvp, grad and optimizers since issue 12

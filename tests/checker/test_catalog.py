@@ -10,7 +10,8 @@ import pytest
 from nn_library import LIBRARY
 
 from quiver.checker import check_bytes, check_text
-from quiver.checker.catalog import CODES, Code, render_markdown
+from quiver.checker.catalog import CODES, Code
+from quiver.checker.catalog_docs import render_markdown
 from quiver.checker.source import MAX_SOURCE_BYTES
 from quiver.checker.workspace import check_example
 

@@ -284,7 +284,7 @@ def test_code_links_fall_back_to_a_generated_page(tmp_path, monkeypatch) -> None
     """Installed without the repository (no docs/diagnostics.md next to the
     package), the links point at the same page generated from the catalog."""
     import quiver.checker
-    from quiver.checker.catalog import render_markdown
+    from quiver.checker.catalog_docs import render_markdown
     from quiver.server.server import diagnostics_doc_uri
 
     assert diagnostics_doc_uri() == (ROOT / "docs" / "diagnostics.md").as_uri()

@@ -1,0 +1,64 @@
+"""docs/diagnostics.md, generated from the diagnostic catalog (checker/catalog.py):
+`scripts/gen-diagnostics-doc` writes it, tests/checker/test_catalog.py checks it
+is in sync, and the server writes it into the user's cache when the package has
+no docs folder."""
+
+from __future__ import annotations
+
+from .catalog import CODES
+
+_RANGES = [
+    ("E00", "Syntax"),
+    ("E01", "Names and scopes"),
+    ("E02", "Shapes and dims"),
+    ("E03", "Types and element types"),
+    ("E04", "Calls and bindings"),
+    ("E05", "Mutability"),
+    ("E09", "Models"),
+    ("E11", "Gradients"),
+    ("W", "Warnings"),
+]
+
+
+def render_markdown() -> str:
+    """docs/diagnostics.md, generated from this table (tests keep it in sync:
+    regenerate with `scripts/gen-diagnostics-doc`)."""
+    out = [
+        "# Diagnostics",
+        "",
+        "Every diagnostic Quiver reports, generated from `checker/catalog.py`. "
+        "`qlint --explain CODE` prints the same text. Each example triggers exactly its code; "
+        "each fix checks clean (tests/checker/test_catalog.py).",
+        "",
+    ]
+    for prefix, title in _RANGES:
+        codes = [c for c in CODES.values() if c.code.startswith(prefix)]
+        out.append(
+            f"- [{title}](#{title.lower().replace(' ', '-')}): "
+            + ", ".join(f"[{c.code}](#{c.docs_anchor})" for c in codes)
+        )
+    out.append("")
+    for prefix, title in _RANGES:
+        out += [f"## {title}", ""]
+        for c in (c for c in CODES.values() if c.code.startswith(prefix)):
+            out += [
+                f'<a id="{c.docs_anchor}"></a>',
+                f"### {c.code}: {c.title}",
+                "",
+                f"Severity: {c.severity.value}. Message: `{c.message}`",
+                "",
+                c.explanation,
+                "",
+                "Example:",
+                "",
+                # The info string names the codes the block triggers; the docs
+                # tests check it. E0001's example is bytes, and E0011's is
+                # shortened for reading: text, checked by the catalog's tests.
+                "```text" if c.example_text != c.example or c.example_stands_for else f"```quiver {c.code}",
+                c.example_text.rstrip("\n"),
+                "```",
+                "",
+            ]
+            if c.fixed is not None:
+                out += ["Fixed:", "", "```quiver", c.fixed.rstrip("\n"), "```", ""]
+    return "\n".join(out)

@@ -1,0 +1,485 @@
+"""The compiler of one function body (`_FnCompiler`): statements, field and
+model updates, expressions with Python's precedence, calls of functions,
+methods and built-ins (their `over=` dims resolved to axes), gradient calls."""
+
+from __future__ import annotations
+
+import keyword
+from typing import TYPE_CHECKING
+
+from . import ast as A
+from . import dimexpr as DX
+from . import types as T
+from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
+from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name
+from .declarations import FnInfo
+from .results import BodyResult, DimCheck
+
+if TYPE_CHECKING:
+    from .compiler import Compiler
+
+
+# The built-ins whose argument is a dim (arange(n), eye(n), one_hot(y, over=C)):
+# dim arithmetic there compiles to the dim's size, which their result's last dim holds.
+_DIM_ARGS = {"arange": "n", "eye": "n", "one_hot": "over"}
+
+
+# Python's precedence of Quiver's binary operators (higher binds tighter).
+_PREC = {"or": 7, "and": 8, "|": 10, "&": 10.5, "+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}
+# Python's parser allows 200 nested parentheses; calls and casts nest them.
+_MAX_PY_NESTING = 150
+
+
+class _FnCompiler:
+    """The body of one function."""
+
+    def __init__(self, c: Compiler, fn: FnInfo, body: BodyResult, base: int, result_check: str | None = None) -> None:
+        self.c = c
+        self.fn = fn
+        self.body = body
+        self.base = base  # absolute offset of the item
+        self._depth = 0  # expressions being written, one inside the other
+        self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
+        self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
+
+    def at(self, node: A.Node) -> int:
+        return node.span.start + self.base
+
+    # -- statements
+
+    def block(self, stmts, indent: int) -> None:
+        if not stmts:
+            self.c.w.emit(indent, "pass")
+        for s in stmts:
+            self.stmt(s, indent)
+
+    def stmt(self, s: A.Stmt, indent: int) -> None:
+        w = self.c.w
+        at = self.at(s)
+        if isinstance(s, A.Assign):
+            update = self.field_update(s.targets[0], s.value) if len(s.targets) == 1 else None
+            if update is not None:
+                w.emit(indent, update, at)
+                return
+            targets = ", ".join(self.target(t) for t in s.targets)
+            w.emit(indent, f"{targets} = {self.expr(s.value)}", at)
+        elif isinstance(s, A.AugAssign) and isinstance(self.type_of(s.target), T.ModelT):
+            w.emit(indent, self.model_update(s), at)
+        elif isinstance(s, A.AugAssign):
+            update = self.field_update(s.target, None, s.op, s.value)
+            if update is not None:
+                w.emit(indent, update, at)
+                return
+            # Never in place: `x += e` must not change a tensor `x` shares.
+            target = self.target(s.target)
+            w.emit(indent, f"{target} = {self.expr(s.target)} {s.op} {self.expr(s.value, 12)}", at)
+        elif isinstance(s, A.ExprStmt):
+            w.emit(indent, self.expr(s.expr), at)
+        elif isinstance(s, A.Return):
+            if not s.values:
+                w.emit(indent, "return", at)
+            elif self.result_check is None:
+                w.emit(indent, "return " + ", ".join(self.expr(v) for v in s.values), at)
+            else:  # the refined values of the result are checked where checks are on
+                p = self.c.a.lines.position(at)
+                w.emit(indent, "_ret_value = " + ", ".join(self.expr(v) for v in s.values), at)
+                w.emit(indent, "if rt.checks.enabled:", at)
+                w.emit(indent + 1, f"{self.result_check}.check(_ret_value, {p.line + 1}, {p.column + 1})", at)
+                w.emit(indent, "return _ret_value", at)
+        elif isinstance(s, A.If):
+            for i, b in enumerate(s.branches):
+                w.emit(indent, f"{'if' if i == 0 else 'elif'} {self.cond(b.cond)}:", self.at(b))
+                self.block(b.body, indent + 1)
+            if s.orelse is not None:
+                w.emit(indent, "else:")
+                self.block(s.orelse, indent + 1)
+        elif isinstance(s, A.For):
+            w.emit(indent, f"for {py_name(s.var.text)} in {self.expr(s.iter)}:", at)
+            self.block(s.body, indent + 1)
+        elif isinstance(s, A.While):
+            w.emit(indent, f"while {self.cond(s.cond)}:", at)
+            self.block(s.body, indent + 1)
+        elif isinstance(s, A.Break):
+            w.emit(indent, "break", at)
+        elif isinstance(s, A.Continue):
+            w.emit(indent, "continue", at)
+        else:
+            w.emit(indent, "pass", at)
+
+    def field_update(
+        self, target: A.Expr, value: A.Expr | None, op: str | None = None, operand: A.Expr | None = None
+    ) -> str | None:
+        """`m.f = m.f - lr * e` (and `+`, and `m.f -= e`) as one fused in-place
+        update, `rt.field_add(m, "f", e, -lr)`: the optimizer step of every
+        training loop, which would otherwise build two temporaries and copy."""
+        if not self.c.fuse_updates or not isinstance(target, A.Field) or keyword.iskeyword(target.name.text):
+            return None
+        if not isinstance(self.type_of(target.value), T.ModelT):
+            return None  # an optimizer's lr is a plain attribute
+        if value is not None:
+            if not (isinstance(value, A.Binary) and value.op in ("+", "-") and A.same_path(value.left, target)):
+                return None
+            op, operand = value.op, value.right
+        if op not in ("+", "-") or operand is None:
+            return None
+        sign = "-" if op == "-" else ""
+        alpha = f"{sign}1" if sign else None
+        e = operand
+        if isinstance(operand, A.Binary) and operand.op == "*":
+            if self._is_number(operand.left):
+                alpha, e = f"{sign}{self.expr(operand.left, 13)}", operand.right
+            elif self._is_number(operand.right):
+                alpha, e = f"{sign}{self.expr(operand.right, 13)}", operand.left
+        obj = self.expr(target.value, 16)
+        tail = f", {alpha}" if alpha is not None else ""
+        return f"rt.field_add({obj}, {target.name.text!r}, {self.expr(e)}{tail})"
+
+    def model_update(self, s: A.AugAssign) -> str:
+        """`m -= lr * g` → `rt.model_update(m, g, -lr)`: one fused step; a
+        number scaling the gradient becomes the step's alpha."""
+        value, scale = s.value, None
+        if isinstance(value, A.Binary) and value.op == "*":
+            if self._is_number(value.left):
+                value, scale = value.right, value.left
+            elif self._is_number(value.right):
+                value, scale = value.left, value.right
+        if scale is None:
+            alpha = "1" if s.op == "+" else "-1"
+        else:
+            alpha = self.expr(scale, 12) if s.op == "+" else f"-{self.expr(scale, 13)}"
+        return f"rt.model_update({self.expr(s.target)}, {self.expr(value)}, {alpha})"
+
+    def _is_number(self, e: A.Expr) -> bool:
+        t = self.type_of(e)
+        return isinstance(t, T.NumberT) and t.kind in ("Int", "Float")
+
+    def target(self, t: A.Expr) -> str:
+        if isinstance(t, A.Name):
+            return py_name(t.name)
+        if isinstance(t, A.TupleExpr):  # (l, acc), g = ...
+            return "(" + ", ".join(self.target(x) for x in t.items) + ")"
+        assert isinstance(t, A.Field)
+        if keyword.iskeyword(t.name.text):
+            raise CompileError(f"cannot assign field '{t.name.text}': rename it (a Python keyword)")
+        return attr(self.expr(t.value, 16), t.name.text)
+
+    def cond(self, e: A.Expr) -> str:
+        return self.expr(e)
+
+    # -- expressions (precedence as Python's: higher binds tighter)
+
+    def expr(self, e: A.Expr, outer: int = 0) -> str:
+        self._depth += 1
+        try:
+            if self._depth > _MAX_PY_NESTING:
+                # Python's parser refuses deeper code (casts and pipes become calls).
+                raise CompileError(
+                    f"an expression nests more than {_MAX_PY_NESTING} levels deep in the generated Python;"
+                    " name some of its intermediate values"
+                )
+            text, prec = self._expr(e)
+            for check in self.body.dim_checks.get(e, ()):
+                text, prec = self.dim_check(e, check, text), 16
+        finally:
+            self._depth -= 1
+        return f"({text})" if prec < outer else text
+
+    def dim_check(self, e: A.Expr, check: DimCheck, value: str) -> str:
+        """`value` checked at run time where a dim known only then (`?`)
+        meets a known one (docs/language.md, "Dims known only at run time")."""
+        p = self.c.a.lines.position(self.at(e))
+        where = f"_src, {p.line + 1}, {p.column + 1}, {check.what!r}, {check.declared!r}"
+        if check.count is not None:
+            return f"rt.expect_count({value}, {self.sizes(check.count)}, {where})"
+        return f"rt.expect_dims({value}, {self.sizes(check.dims)}, {where})"
+
+    def sizes(self, dims: tuple[T.Dim | None, ...]) -> str:
+        """Sizes as a Python tuple: ints, the function's generic dims (read
+        from its arguments at entry) and dim expressions of them; None where
+        nothing is checked or the size cannot be read."""
+        out = []
+        for d in dims:
+            v = T.dim_value(d) if d is not None else None
+            if v is not None:
+                out.append(str(v))
+            elif isinstance(d, T.DimVar) and d.name in self.generic_sizes:
+                out.append(py_name(d.name))
+            elif isinstance(d, T.DimExpr) and DX.generics(d.poly) <= self.generic_sizes:
+                out.append(DX.python(d.poly, py_name))
+            else:
+                out.append("None")
+        return "(" + ", ".join(out) + ("," if len(out) == 1 else "") + ")"
+
+    def _chain(self, e: A.Binary | A.BoolOp, prec: int) -> str:
+        """A left-nested chain of operators of one precedence, `a + b - c`,
+        written flat without recursion: any number of terms costs linear time."""
+        links: list[A.Binary | A.BoolOp] = []
+        node: A.Expr = e
+        while isinstance(node, (A.Binary, A.BoolOp)) and node.op != "**" and _PREC[node.op] == prec:
+            links.append(node)
+            node = node.left
+        parts = [self.expr(node, prec)]
+        for link in reversed(links):
+            parts += (" ", link.op, " ", self.expr(link.right, prec + 1))
+        return "".join(parts)
+
+    def _expr(self, e: A.Expr) -> tuple[str, int]:
+        if isinstance(e, A.Name):
+            return self.name(e), 20
+        if isinstance(e, A.IntLit):
+            return repr(e.value), 20
+        if isinstance(e, A.FloatLit):
+            return repr(e.value), 20
+        if isinstance(e, A.StrLit):
+            return repr(e.value), 20
+        if isinstance(e, A.BoolLit):
+            return repr(e.value), 20
+        if isinstance(e, A.TupleExpr):
+            return "(" + ", ".join(self.expr(x) for x in e.items) + ("," if len(e.items) == 1 else "") + ")", 20
+        if isinstance(e, A.Unary):
+            return f"{e.op}{self.expr(e.operand, 13)}", 13
+        if isinstance(e, A.Binary):
+            if e.op == "**":
+                return f"{self.expr(e.left, 15)} ** {self.expr(e.right, 13)}", 14
+            prec = _PREC[e.op]
+            return self._chain(e, prec), prec
+        if isinstance(e, A.Compare):
+            return f"{self.expr(e.left, 11)} {e.op} {self.expr(e.right, 11)}", 9
+        if isinstance(e, A.BoolOp):
+            prec = _PREC[e.op]
+            return self._chain(e, prec), prec
+        if isinstance(e, A.Not):
+            return f"not {self.expr(e.operand, 9)}", 9
+        if isinstance(e, A.Field):
+            qualified = self.global_of(e)
+            if qualified is not None:
+                return qualified, 20
+            return attr(self.expr(e.value, 16), e.name.text), 16
+        if isinstance(e, A.Index):
+            t = self.type_of(e)
+            if isinstance(t, T.ModelClassT):  # Linear[D, H]: the class of that instance
+                return self.c.model_class(t.name, t.dims, t.options), 16
+            if isinstance(e.index, A.Slice):
+                start = self.expr(e.index.start) if e.index.start is not None else ""
+                end = self.expr(e.index.end) if e.index.end is not None else ""
+                return f"{self.expr(e.value, 16)}[{start}:{end}]", 16
+            assert not isinstance(e.index, A.Subscripts)  # the checker allows several only for a model's dims
+            return f"{self.expr(e.value, 16)}[{self.expr(e.index)}]", 16
+        if isinstance(e, A.Cast):
+            return self.cast(e), 16
+        if isinstance(e, A.Call):
+            return self.call(e, e.func, [(a.keyword.text if a.keyword else None, a.value) for a in e.args]), 16
+        if isinstance(e, A.Pipe):
+            target = e.target
+            if isinstance(target, A.Call):
+                args = [(None, e.left)] + [(a.keyword.text if a.keyword else None, a.value) for a in target.args]
+                return self.call(e, target.func, args), 16
+            return self.call(e, target, [(None, e.left)]), 16
+        if isinstance(e, A.TensorType):
+            return self.shape(e), 20
+        if isinstance(e, (A.TensorLit, A.NameList)):
+            t = self.type_of(e)
+            assert isinstance(t, T.TensorT)
+            return f"rt.tensor({self.literal_values(e)}, {elem_expr(t.elem)})", 16
+        raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
+
+    def literal_values(self, e: A.TensorLit | A.NameList) -> str:
+        """A tensor literal as nested Python lists: of numbers, or of the
+        names of plain numbers (`[x, y]`)."""
+        if isinstance(e, A.NameList):
+            return "[" + ", ".join(self.name(n) for n in e.items) + "]"
+        return _literal_values(e)
+
+    def name(self, e: A.Name) -> str:
+        ref = self.body.refs.get(e)
+        if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
+            return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
+        if ref is not None and ref.kind == "option":  # `bias` in a method: the instance's option
+            return f"self._qv_opt_{e.name}"
+        if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
+            return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
+        return py_name(e.name)
+
+    def method_of(self, func: A.Expr) -> tuple[FnInfo, A.Expr] | None:
+        """The method a call's callee names, and its receiver: `l.step` (typed
+        as the method), or a model value `l` itself (its `forward`)."""
+        t = self.type_of(func)
+        g = self.c.a.globals
+        if isinstance(t, T.FnRefT) and isinstance(func, A.Field):
+            info = g.fns.get(t.name)
+            if info is not None and info.owner is not None:
+                return info, func.value
+        if isinstance(t, T.ModelT):
+            model = g.model(t)
+            found = model.method("forward") if model is not None else None
+            info = g.fns.get(found.name) if found is not None else None
+            if info is not None:
+                return info, func
+        return None
+
+    def global_of(self, e: A.Expr) -> str | None:
+        """`layers.forward` (a name through a module) as compiled, else None."""
+        if isinstance(e, A.Field) and isinstance(self.type_of(e.value), T.ModuleT):
+            ref = self.body.refs.get(e.name)
+            return py_name(ref.name) if ref is not None else None
+        return None
+
+    def type_of(self, e: A.Node) -> T.Type:
+        return self.body.types.get(e, T.UNKNOWN)
+
+    def cast(self, e: A.Cast) -> str:
+        src = self.type_of(e.value)
+        target = self.type_of(e)
+        if isinstance(target, T.TensorT) and isinstance(e.value, (A.TensorLit, A.NameList)):
+            # made in the target's dtype at once: `[0.8, 0.1] as [2] f64` is exact, not rounded through f32
+            return f"rt.cast({self.literal_values(e.value)}, {elem_expr(target.elem)})"
+        value = self.expr(e.value)
+        if isinstance(target, T.NumberT):
+            conv = {"Int": "int", "Float": "float", "Bool": "bool"}.get(target.kind, "str")
+            if isinstance(src, T.TensorT):
+                return f"{conv}(rt.item({value}))"
+            return f"{conv}({value})"
+        assert isinstance(target, T.TensorT)
+        return f"rt.cast({value}, {elem_expr(target.elem)})"
+
+    def shape(self, t: A.TensorType) -> str:
+        resolved = self.type_of(t)
+        dims = []
+        for i, d in enumerate(t.dims):
+            if isinstance(d, A.DimInt):
+                dims.append(str(d.value))
+            elif isinstance(d, A.DimName):
+                dims.append(py_name(d.name))
+            else:  # dim arithmetic: its value, or Python computing it from generic dims
+                assert isinstance(resolved, T.TensorT)
+                dims.append(self.dim_value(resolved.dims[i]))
+        return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+    def call(self, node: A.Node, func: A.Expr, args: list[tuple[str | None, A.Expr]]) -> str:
+        method = self.method_of(func)
+        if method is not None:  # l.forward(x), l(x): the method's function, with l as self
+            info, recv = method
+            rendered = ", ".join(
+                [self.expr(recv)] + [f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args]
+            )
+            return f"{fn_ref(info.name, info.owner)}({rendered})"
+        qualified = self.global_of(func)
+        if qualified is not None:  # layers.forward(m, x)
+            rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            return f"{qualified}({rendered})"
+        if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
+            rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+            made = self.type_of(func)
+            if isinstance(made, T.ModelClassT) and not isinstance(func.value, A.Index):
+                # nn.Dropout.init(seed=0), a model that takes only dims with defaults: that instance's class
+                info = self.c.a.globals.models.get(made.name)
+                if info is not None and info.takes:
+                    return f"{self.c.model_class(made.name, made.dims, made.options)}.{func.name.text}({rendered})"
+            return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
+        assert isinstance(func, A.Name)
+        ref = self.body.refs.get(func)
+        if ref is not None and ref.kind == "builtin":
+            return self.builtin(node, func.name, args)
+        rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+        return f"{self.name(func)}({rendered})"
+
+    def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
+        """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
+        b = BUILTINS[name]
+        if name in ("value_and_grad", "grad", "jvp"):
+            return self.gradient_call(node, name, args)
+        result = self.type_of(node)
+        if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
+            model = self.c.model_class(result.model, result.dims, result.options)
+            seed = next((self.expr(v) for k, v in args if k == "seed"), None)
+            return f"rt.zeros_grad({model})" if name == "zeros" else f"rt.randn_grad({model}, seed={seed})"
+        if name in ("mean", "sum") and args and T.is_example_grads(self.type_of(args[0][1])):
+            return f"rt.{name}_grad({self.expr(args[0][1])})"  # over the examples of [b] Grad[M]
+        func = f"rt.{b.runtime}" if b.runtime is not None else name
+        positional = [v for k, v in args if k is None]
+        if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
+            func = f"rt.{b.number_runtime}"  # decided here, so the tensor path is torch's function itself
+        keywords = {k: v for k, v in args if k is not None}
+        if b.lowering is not Lowering.CALL:
+            return f"{func}({self.creation_args(b, positional, keywords)})"
+        # Parameters in order: keyword-only ones as name=value, a dim as the
+        # axis the checker resolved; extra (variadic) arguments at the end.
+        values: list[str] = []
+        named: list[str] = []
+        for i, p in enumerate(b.params):
+            if p.kind is ParamKind.DIM:
+                if p.name in keywords or not p.required:
+                    values.append(repr(self.body.axes.get(node)))
+                continue
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is None:
+                continue
+            if p.kind is ParamKind.AXES:  # the positions the checker worked out
+                rendered = repr(self.body.axes.get(node))
+            elif p.kind is ParamKind.SHAPE:
+                assert isinstance(v, A.TensorType)
+                rendered = self.shape(v)
+            elif isinstance(v, A.Binary) and _DIM_ARGS.get(name) == p.name and isinstance(result, T.TensorT):
+                rendered = self.dim_value(result.dims[-1])  # dim arithmetic, `/` floored: arange((T/2))
+            else:
+                rendered = self.expr(v)
+            if p.keyword_only:
+                named.append(f"{p.name}={rendered}")
+            else:
+                values.append(rendered)
+        if b.variadic:  # extra arguments, before the keyword ones (print's all_ranks=)
+            values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
+        return f"{func}(" + ", ".join(values + named) + ")"
+
+    def gradient_call(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
+        """`rt.value_and_grad(f, m, args..., wrt=(...), batch=(...), aux=True)`
+        (also grad; jvp takes the tangent after m): f's arguments in the order
+        of its parameters, then the options the checker resolved."""
+        positional = [v for k, v in args if k is None]
+        keywords = {k: v for k, v in args if k is not None}
+        lead = 3 if name == "jvp" else 2
+        f_type = self.type_of(positional[0])
+        assert isinstance(f_type, T.FnRefT)
+        info = self.c.a.globals.fns[f_type.name]
+        parts = [self.expr(v) for v in positional[:lead]]
+        rest = positional[lead:]
+        for p in info.params[1 + len(rest) :]:
+            if p.name in keywords:
+                rest.append(keywords[p.name])
+        parts.extend(self.expr(v) for v in rest)
+        if name != "jvp":
+            wrt = keywords.get("wrt")
+            if isinstance(wrt, A.NameList):
+                model = info.params[0].type
+                assert isinstance(model, T.ModelT)
+                order = self.c.wrt_order(model.name, tuple(n.name for n in wrt.items))
+                parts.append(f"wrt={order!r}")
+            if "batch" in keywords:
+                in_dims = self.body.axes.get(node)
+                assert isinstance(in_dims, tuple)
+                parts.append("batch=(" + "".join("0, " if d else "None, " for d in in_dims).rstrip(" ") + ")")
+            if isinstance(info.ret, T.TupleT):
+                parts.append("aux=True")
+        return f"rt.{name}(" + ", ".join(parts) + ")"
+
+    def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
+        """The shape, then its element type (dtype=, or the size of an Index), then the other arguments by
+        name (full's value=, seed=)."""
+        shape_node = keywords.get("shape", positional[0] if positional else None)
+        assert isinstance(shape_node, A.TensorType)
+        t = self.type_of(shape_node)
+        assert isinstance(t, T.TensorT)
+        parts = [self.shape(shape_node)]
+        if b.lowering is Lowering.SHAPE_INDEX:
+            assert t.elem.index is not None
+            parts.append(self.dim_value(t.elem.index))
+        else:
+            parts.append(f"dtype={elem_expr(t.elem)}")
+        for i, p in enumerate(b.params[1:], start=1):  # full's value, seed=: by name
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is not None:
+                parts.append(f"{p.name}={self.expr(v)}")
+        return ", ".join(parts)
+
+    def dim_value(self, d: T.Dim) -> str:
+        return dim_py(d)

@@ -1,0 +1,79 @@
+"""The `workspace/executeCommand` commands: run a file, stop runs, show the
+params a function reads."""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
+
+from quiver.checker import ide
+
+from .protocol import request_failed
+from .quiver_server import QuiverServer
+from .registry import command
+from .runs import RunRefused, uri_to_path
+
+# ====================================================================== commands
+
+STOP_WAIT_SECONDS = 5.0
+
+
+def _string_arg(args: tuple, what: str) -> str:
+    if not args or not isinstance(args[0], str) or not args[0]:
+        raise JsonRpcInvalidParams(f"expected {what} as the first argument")
+    return args[0]
+
+
+@command("quiver.runFile")
+async def run_file(ls: QuiverServer, *args):
+    """Run the document's `main`; answers `{runId}` at once."""
+    uri = _string_arg(args, "a document URI")
+    doc = ls.docs.get(uri)
+    if doc is not None:
+        text, version = doc.text, doc.version
+    else:
+        path = uri_to_path(uri)
+        if path is None:
+            raise request_failed(f"cannot run {uri}: it is not open in the editor, and it is not a file: URI")
+        try:
+            text, version = path.read_bytes().decode("utf-8"), 0
+        except OSError as exc:
+            raise request_failed(f"cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise request_failed(f"cannot run {path}: it is not UTF-8 text (byte {exc.start})") from None
+    try:
+        run = ls.runs.start(uri, text, version)
+    except RunRefused as exc:
+        raise request_failed(str(exc)) from None
+    if doc is not None and doc.run_failure is not None:
+        doc.run_failure = None
+        ls._publish(doc)
+    return {"runId": run.id}
+
+
+@command("quiver.stopRun")
+async def stop_run(ls: QuiverServer, *args):
+    """Stop the runs of a document (by URI) or one run (by id). Answers when
+    they have ended (within STOP_WAIT_SECONDS): `stopped` lists those that
+    did, `running` any that had not yet."""
+    key = _string_arg(args, "a document URI or a run id")
+    runs = ls.runs.find(key)
+    ended = await ls.runs.stop_and_wait(runs, STOP_WAIT_SECONDS)
+    result: dict = {"stopped": [r.id for r in ended]}
+    if len(ended) < len(runs):
+        result["running"] = [r.id for r in runs if r not in ended]
+    return result
+
+
+@command("quiver.showParamReads")
+async def show_param_reads(ls: QuiverServer, *args):
+    """Show which params a function reads, with every chain (code lenses run this)."""
+    uri = _string_arg(args, "a document URI")
+    if len(args) < 2 or not isinstance(args[1], str):
+        raise JsonRpcInvalidParams("expected a function name as the second argument")
+    name = args[1]
+    text = await ls.query(uri, lambda analysis, lines: ide.param_reads_report(analysis, name))
+    if text is None:
+        return None
+    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=text))
+    return text
