@@ -32,11 +32,12 @@ median.  Targets: <= 1.05 with checks on, <= 1.01 with checks off.
 measures instead one train step of examples/gpt.qv as shipped (a 2-block
 character-level GPT: V=23, T=16, E=32, 4 heads, batch 32 windows of the
 example's text, AdamW at lr 0.003), compiled by the real compiler, against the
-same step written by hand in torch (``F.embedding``, ``F.layer_norm``, masked
-softmax attention, ``F.gelu``, ``F.cross_entropy``), both with
+same step written by hand in torch (``F.embedding``, ``F.layer_norm``,
+``F.scaled_dot_product_attention`` with the causal mask, ``F.gelu``,
+``F.cross_entropy``), both with
 ``torch.autograd.grad`` and with ``nn.Parameter``s and ``backward()``, each
-stepping ``torch.optim.AdamW(foreach=True)``.  Both compute the layer norms as the program writes
-them, ``layer_norm(x) * gain + bias``; a third variant fuses gain and bias
+stepping ``torch.optim.AdamW(foreach=True)``.  Both compute the layer norms as nn.LayerNorm
+does, ``layer_norm(x) * weight + bias``; a third variant fuses weight and bias
 into ``F.layer_norm`` (what idiomatic torch writes, and Quiver's weightless
 ``layer_norm`` cannot), and its ratio is printed as well.  Target: <= 1.10.
 
@@ -329,30 +330,34 @@ def compiled_gpt(fuse_updates=True):
 
 def gpt_logits(p, tokens, heads=GPT_HEADS, fused_norm=False):
     """The forward pass of examples/gpt.qv written by hand: ``p`` maps the
-    model's param names to tensors.  Its layer norms are computed as the
-    program writes them, ``layer_norm(x) * gain + bias``, or with
-    ``fused_norm`` by one ``F.layer_norm(x, shape, gain, bias)``."""
+    model's param names (its nn layers' state_dict keys) to tensors, the 2-D
+    weights laid out as the program keeps them, ``[in out]``.  Its layer norms
+    are computed as nn.LayerNorm computes them, ``layer_norm(x) * weight +
+    bias``, or with ``fused_norm`` by one ``F.layer_norm(x, shape, weight,
+    bias)``."""
     batch, steps = tokens.shape
-    width = p["tok"].shape[1]
+    width = p["tok.weight"].shape[1]
     size = width // heads
 
-    def norm(x, gain, bias):
+    def norm(x, k):
         if fused_norm:
-            return F.layer_norm(x, (width,), gain, bias)
-        return F.layer_norm(x, (width,)) * gain + bias
+            return F.layer_norm(x, (width,), p[k + ".weight"], p[k + ".bias"])
+        return F.layer_norm(x, (width,)) * p[k + ".weight"] + p[k + ".bias"]
 
-    causal = torch.tril(torch.ones(steps, steps, dtype=torch.bool))
-    x = F.embedding(tokens, p["tok"]) + p["pos"][:steps]
+    def linear(x, k):
+        return x @ p[k + ".weight"] + p[k + ".bias"]
+
+    keep = ~torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1)
+    x = F.embedding(tokens, p["tok.weight"]) + p["pos.weight"][:steps]
     for i in range(GPT_BLOCKS):
         k = f"blocks.{i}."
-        h = norm(x, p[k + "ln_a_gain"], p[k + "ln_a_bias"])
-        q, key, v = ((h @ p[k + w]).view(batch, steps, heads, size).transpose(1, 2) for w in ("wq", "wk", "wv"))
-        scores = (q @ key.transpose(-2, -1)) * (1.0 / size**0.5)
-        att = torch.softmax(scores.masked_fill(~causal, -1e9), dim=-1) @ v
-        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p[k + "wo"]
-        h = norm(x, p[k + "ln_m_gain"], p[k + "ln_m_bias"])
-        x = x + F.gelu(h @ p[k + "fc"] + p[k + "fc_bias"]) @ p[k + "proj"] + p[k + "proj_bias"]
-    return norm(x, p["ln_f_gain"], p["ln_f_bias"]) @ p["head"] + p["head_bias"]
+        h = norm(x, k + "ln_1")
+        qkv = (h @ w for w in p[k + "attn.in_proj_weight"].chunk(3, dim=-1))
+        q, key, v = (t.view(batch, steps, heads, size).transpose(1, 2) for t in qkv)
+        att = F.scaled_dot_product_attention(q, key, v, attn_mask=keep)
+        x = x + att.transpose(1, 2).reshape(batch, steps, width) @ p[k + "attn.out_proj.weight"]
+        x = x + linear(F.gelu(linear(norm(x, k + "ln_2"), k + "fc")), k + "proj")
+    return linear(norm(x, "ln_f"), "head")
 
 
 def make_gpt_steps(module):

@@ -598,11 +598,16 @@ def test_param_read_api_gives_chains() -> None:
 def test_every_example_checks_clean() -> None:
     from pathlib import Path
 
+    from nn_library import LIBRARY
+
     from quiver.checker.workspace import MemoryHost, Workspace
 
-    # one workspace over the folder: gpt.qv imports gpt_model.qv
+    # one workspace over the folder: gpt.qv imports gpt_model.qv, and the examples import nn
     paths = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.qv"))
-    ws = Workspace(MemoryHost({f"/examples/{p.name}": p.read_text() for p in paths}), ["/examples"])
+    files = {f"/examples/{p.name}": p.read_text() for p in paths}
+    host = MemoryHost({**files, **{f"/library/{name}": text for name, text in LIBRARY.items()}})
+    host.libraries = ("/library",)
+    ws = Workspace(host, ["/examples"])
     for path in paths:
         a = ws.analyze(f"/examples/{path.name}")
         assert a is not None and a.diagnostics == [], (path.name, [(d.code, d.message) for d in a.diagnostics])
