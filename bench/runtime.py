@@ -878,14 +878,16 @@ def _model_class(module, names):
     raise TwinMismatch(f"the example defines none of the models {names}")
 
 
-def twin_steps(which: str, foreach: bool | None = None, unfused: bool = False):
+def twin_steps(which: str, foreach: bool | None = None, unfused: bool = False, path: str | None = None):
     """(quiver step, torch step, description): one train step each of
     examples/<which>.qv and of its torch.nn twin, from the same params, on the
     same batches (steps take the step number).  The first TWIN_CHECK_STEPS
     steps are run here and their losses compared."""
     import quiver
 
-    path = os.path.join(EXAMPLES, f"{which}.qv")
+    path = path or os.path.join(EXAMPLES, f"{which}.qv")
+    root = os.path.dirname(EXAMPLES)
+    shown = os.path.relpath(path, root) if os.path.abspath(path).startswith(root + os.sep) else path
     with open(path, encoding="utf-8") as fh:
         src = fh.read()
     module = quiver.load(path)
@@ -946,13 +948,11 @@ def twin_steps(which: str, foreach: bool | None = None, unfused: bool = False):
         ours, theirs = float(quiver_step(i)), float(torch_step(i))
         if abs(ours - theirs) > TWIN_RTOL * max(1.0, abs(theirs)):
             raise TwinMismatch(
-                f"examples/{which}.qv and its torch.nn twin disagree at step {i}: loss {ours!r} vs {theirs!r} "
+                f"{shown} and its torch.nn twin disagree at step {i}: loss {ours!r} vs {theirs!r} "
                 f"(optimizer {kind}{hp}); the twin in bench/runtime.py no longer fits the example: "
                 f"mapping {_mapping_text(mapping)}"
             )
-    desc = (
-        f"examples/{which}.qv, {kind}({', '.join(f'{k}={v}' for k, v in hp.items())}), batch {tuple(data[0][0].shape)}"
-    )
+    desc = f"{shown}, {kind}({', '.join(f'{k}={v}' for k, v in hp.items())}), batch {tuple(data[0][0].shape)}"
     return quiver_step, torch_step, desc
 
 
@@ -960,7 +960,9 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 UNFUSED = "torch.nn as .qv (foreach)"
 
 
-def run_twin(which, rounds=30, per_round=5, warmup=20, threads=None, max_ratio=None, clock="wall", out=sys.stdout):
+def run_twin(
+    which, rounds=30, per_round=5, warmup=20, threads=None, max_ratio=None, clock="wall", path=None, out=sys.stdout
+):
     """Time the example's train step against its torch.nn twin, interleaved:
     each round runs ``per_round`` steps of each (A then B, the order swapped
     every round) after one untimed step; medians over all steps and the
@@ -971,11 +973,11 @@ def run_twin(which, rounds=30, per_round=5, warmup=20, threads=None, max_ratio=N
     if threads:
         torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
-    q_step, t_step, desc = twin_steps(which)
-    _, t_foreach, _ = twin_steps(which, foreach=True)
+    q_step, t_step, desc = twin_steps(which, path=path)
+    _, t_foreach, _ = twin_steps(which, foreach=True, path=path)
     variants = {"quiver": q_step, "torch.nn": t_step, "torch.nn (foreach)": t_foreach}
     if which == "gpt":  # for the report only: how much of the gap is the program's unfused norms and linears
-        variants[UNFUSED] = twin_steps(which, foreach=True, unfused=True)[1]
+        variants[UNFUSED] = twin_steps(which, foreach=True, unfused=True, path=path)[1]
     samples = measure(variants, rounds * (per_round - 1) if per_round > 1 else rounds, warmup, per_round, CLOCKS[clock])
     med = {name: statistics.median(t for r in rs for t in r) for name, rs in samples.items()}
     base = min(("torch.nn", "torch.nn (foreach)"), key=med.get)
@@ -1069,6 +1071,9 @@ def main(argv=None):
         default="wall",
         help="with --model: time wall-clock (default) or the process's CPU time (steadier on a loaded machine)",
     )
+    ap.add_argument(
+        "--example", metavar="PATH", help="with --model: this .qv file instead of examples/<model>.qv (same layout)"
+    )
     args = ap.parse_args(argv)
     if args.model:
         result, ok = run_twin(
@@ -1079,6 +1084,7 @@ def main(argv=None):
             threads=args.threads,
             max_ratio=args.max_ratio,
             clock=args.clock,
+            path=args.example,
         )
         if args.json:
             with open(args.json, "w", encoding="utf-8") as fh:
