@@ -48,6 +48,14 @@ against ``torch.optim.Adam`` / ``torch.optim.SGD`` with ``foreach=True`` and
 the same gradient in ``.grad`` (no backward: the step alone), interleaved as
 above; then the same on the tiny model (8-8-10), where the Python around the
 step is all that is left.  Target: <= 1.05.
+
+    .venv/bin/python bench/runtime.py --model gpt|cnn [--rounds N] [--threads 1] [--clock cpu] [--max-ratio 1.05]
+
+measures instead one train step of examples/gpt.qv or examples/cnn.qv, loaded
+by path, against the same network as a torch.nn.Module trained by torch.optim
+with the example's optimizer and settings, sized from and started at the
+example's params, the losses of the first steps checked equal before any
+timing: see bench/README.md.  Target: <= 1.05.
 """
 
 from __future__ import annotations
