@@ -49,11 +49,20 @@ against ``torch.optim.Adam`` / ``torch.optim.SGD`` with ``foreach=True`` and
 the same gradient in ``.grad`` (no backward: the step alone), interleaved as
 above; then the same on the tiny model (8-8-10), where the Python around the
 step is all that is left.  Target: <= 1.05.
+
+    .venv/bin/python bench/runtime.py --model gpt|cnn [--rounds N] [--threads 1] [--clock cpu] [--max-ratio 1.05]
+
+measures instead one train step of examples/gpt.qv or examples/cnn.qv, loaded
+by path, against the same network as a torch.nn.Module trained by torch.optim
+with the example's optimizer and settings, sized from and started at the
+example's params, the losses of the first steps checked equal before any
+timing: see bench/README.md.  Target: <= 1.05.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -178,7 +187,7 @@ def make_steps(module, plain_module=None, batch=None):
     return variants
 
 
-def measure(steps, reps, warmup, block=4):
+def measure(steps, reps, warmup, block=4, clock=time.perf_counter):
     """Interleaved timing; returns {name: [[seconds per step] per round]}.
 
     Each round runs every variant for ``block`` consecutive steps, in an
@@ -191,7 +200,6 @@ def measure(steps, reps, warmup, block=4):
         for name in names:
             steps[name](i)
     rounds = {name: [] for name in names}
-    clock = time.perf_counter
     per_block = max(block - 1, 1)
     n_rounds = -(-reps // per_block)
     i = warmup
@@ -576,6 +584,453 @@ def run_optim(reps=300, warmup=30, threads=None, block=4, out=sys.stdout):
     return result
 
 
+# ------------------------------------------------ torch.nn twins (--model gpt|cnn)
+#
+# One train step of examples/gpt.qv or examples/cnn.qv, loaded by path with
+# quiver.load (so it measures whatever the example holds when it runs),
+# against the same network written as a torch.nn.Module (nn.Embedding,
+# nn.LayerNorm, nn.Linear, nn.Conv2d) trained with torch.optim.  The twin
+# takes its sizes from the loaded model's params and starts from a copy of
+# them; the first steps' losses must agree before anything is timed.
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+TWIN_RTOL = 1e-4
+TWIN_CHECK_STEPS = 3
+
+
+class TwinMismatch(AssertionError):
+    """The torch.nn twin does not compute what the example computes."""
+
+
+def example_optimizer(src: str) -> tuple[str, dict]:
+    """(torch.optim class name, keyword arguments) of the training in an
+    example's ``main``: an optimizer it constructs (``AdamW(m, lr=0.003,
+    weight_decay=0.01)``), else plain SGD at the number its ``train_step(...)``
+    call passes last (``m -= lr * g``, as cnn.qv trains)."""
+    import re
+
+    main = src[src.index("fn main(") :] if "fn main(" in src else src
+    made = re.search(r"\b(SGD|Adam|AdamW)\(\s*\w+\s*((?:,[^()]*)?)\)", main)
+    if made:
+        kwargs = {}
+        for part in filter(None, (p.strip() for p in made.group(2).split(","))):
+            key, _, value = part.partition("=")
+            kwargs[key.strip()] = _literal(value.strip(), part)
+        return made.group(1), kwargs
+    call = re.search(r"\btrain_step\(([^()]*)\)", main)
+    if call:
+        last = call.group(1).split(",")[-1].strip()
+        return "SGD", {"lr": _literal(last, call.group(0))}
+    raise TwinMismatch("found neither an optimizer nor a train_step(..., lr) call in the example's main")
+
+
+def _literal(text: str, where: str):
+    import ast
+
+    try:
+        return ast.literal_eval({"true": "True", "false": "False"}.get(text, text))
+    except (ValueError, SyntaxError):
+        raise TwinMismatch(f"cannot read the optimizer setting {where!r} of the example as a number") from None
+
+
+def _split_leaf(path: str) -> tuple[str, str]:
+    """``blocks.0.ln_a_gain`` -> (``blocks.0.ln_a``, ``weight``); ``fc_bias`` ->
+    (``fc``, ``bias``); ``wq`` and ``wq.weight`` -> (``wq``, ``weight``)."""
+    for sep in (".", "_"):
+        for kind, words in (("bias", ("bias",)), ("weight", ("weight", "gain", "scale", "w"))):
+            for word in words:
+                if path.endswith(sep + word) and len(path) > len(word) + 1:
+                    return path[: -len(word) - 1], kind
+    return path, "weight"
+
+
+# Quiver name (the last part of a layer's path, lower case) -> layer of the
+# twin.  THE mapping between the example's params and the twin's: extend
+# these tables when the example's field names change.
+GPT_TOP_ROLES = {
+    "tok": ("tok", "tok_emb", "token", "tokens", "wte", "embed", "embedding", "tok_embedding"),
+    "pos": ("pos", "pos_emb", "position", "positions", "wpe", "pos_embedding"),
+    "ln_f": ("ln_f", "norm_f", "final_norm", "ln_final", "norm", "ln"),
+    "head": ("head", "lm_head", "out", "unembed", "proj_out", "output"),
+}
+GPT_BLOCK_ROLES = {
+    "ln_1": ("ln_a", "ln1", "ln_1", "norm1", "norm_1", "attn_norm", "ln_attn", "norm_a"),
+    "q": ("wq", "q", "query", "q_proj"),
+    "k": ("wk", "k", "key", "k_proj"),
+    "v": ("wv", "v", "value", "v_proj"),
+    "qkv": ("wqkv", "qkv", "in_proj", "c_attn"),
+    "o": ("wo", "o", "out", "out_proj", "o_proj"),
+    "ln_2": ("ln_m", "ln2", "ln_2", "norm2", "norm_2", "mlp_norm", "ln_mlp", "norm_m"),
+    "fc": ("fc", "fc1", "linear1", "up", "ff1", "c_fc", "w1"),
+    "proj": ("proj", "fc2", "linear2", "down", "ff2", "c_proj", "w2"),
+}
+_TRANSPOSED = {"q", "k", "v", "qkv", "o", "fc", "proj", "head"}  # Quiver keeps x @ W's [I O]; nn.Linear [O I]
+
+
+def _role(base: str, roles: dict) -> str | None:
+    last = base.rsplit(".", 1)[-1].lower()
+    for role, names in roles.items():
+        if last in names:
+            return role
+    return None
+
+
+def gpt_mapping(state: dict) -> dict:
+    """{twin param path: (Quiver path, transpose?)} for a GPT's state_dict,
+    with the sizes and layout the twin needs under ``"_layout"``.  Raises
+    TwinMismatch, naming what does not fit, when a param has no place."""
+    import re
+
+    out, unplaced, blocks = {}, [], set()
+    for path in state:
+        base, kind = _split_leaf(path)
+        found = re.match(r"^(.*?)\.(\d+)\.(.+)$", base)
+        if found:
+            i, role = int(found.group(2)), _role(found.group(3), GPT_BLOCK_ROLES)
+            twin = None if role is None else f"blocks.{i}.{role}.{kind}"
+            blocks.add(i)
+        else:
+            role = _role(base, GPT_TOP_ROLES)
+            twin = None if role is None else f"{role}.{kind}"
+        if twin is None or twin in out:
+            unplaced.append(path)
+        else:
+            out[twin] = (path, role in _TRANSPOSED and kind == "weight")
+    if unplaced:
+        raise TwinMismatch(
+            f"the GPT twin has no place for the params {unplaced} of the example; "
+            "extend GPT_TOP_ROLES / GPT_BLOCK_ROLES in bench/runtime.py"
+        )
+    if "tok.weight" not in out or "head.weight" not in out or blocks != set(range(len(blocks))):
+        raise TwinMismatch(f"the example's params do not look like a GPT to the twin: {list(state)}")
+    vocab, width = state[out["tok.weight"][0]].shape
+    fused = "blocks.0.qkv.weight" in out
+    hidden = state[out["blocks.0.fc.weight"][0]].shape[1]
+    out["_layout"] = {
+        "vocab": vocab,
+        "width": width,
+        "context": state[out["pos.weight"][0]].shape[0] if "pos.weight" in out else None,
+        "blocks": len(blocks),
+        "hidden": hidden,
+        "fused_qkv": fused,
+        "bias": {r: f"blocks.0.{r}.bias" in out for r in ("q", "k", "v", "qkv", "o", "fc", "proj")},
+        "norm_bias": {r: f"{r}.bias" in out or f"blocks.0.{r}.bias" in out for r in ("ln_1", "ln_2", "ln_f")},
+        "head_bias": "head.bias" in out,
+    }
+    return out
+
+
+def _linear(layer: nn.Linear, x, unfused: bool):
+    """``layer(x)``; ``unfused``: as a .qv program writes it, ``x @ w + b``."""
+    if not unfused:
+        return layer(x)
+    y = x @ layer.weight.t()
+    return y if layer.bias is None else y + layer.bias
+
+
+def _norm(layer: nn.LayerNorm, x, unfused: bool):
+    """``layer(x)``; ``unfused``: as a .qv program writes it, ``layer_norm(x) * w + b``."""
+    if not unfused:
+        return layer(x)
+    y = F.layer_norm(x, layer.normalized_shape, eps=layer.eps) * layer.weight
+    return y if layer.bias is None else y + layer.bias
+
+
+class TwinBlock(nn.Module):
+    def __init__(self, width, heads, hidden, fused, bias, norm_bias, unfused=False):
+        super().__init__()
+        self.heads = heads
+        self.unfused = unfused
+        self.ln_1 = nn.LayerNorm(width, bias=norm_bias["ln_1"])
+        if fused:
+            self.qkv = nn.Linear(width, 3 * width, bias=bias["qkv"])
+        else:
+            self.q = nn.Linear(width, width, bias=bias["q"])
+            self.k = nn.Linear(width, width, bias=bias["k"])
+            self.v = nn.Linear(width, width, bias=bias["v"])
+        self.o = nn.Linear(width, width, bias=bias["o"])
+        self.ln_2 = nn.LayerNorm(width, bias=norm_bias["ln_2"])
+        self.fc = nn.Linear(width, hidden, bias=bias["fc"])
+        self.proj = nn.Linear(hidden, width, bias=bias["proj"])
+        self.fused = fused
+
+    def attention(self, x, mask):
+        b, t, e = x.shape
+        if self.fused:
+            q, k, v = _linear(self.qkv, x, self.unfused).split(e, dim=-1)
+        else:
+            q, k, v = (_linear(lin, x, self.unfused) for lin in (self.q, self.k, self.v))
+        q, k, v = (y.view(b, t, self.heads, e // self.heads).transpose(1, 2) for y in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / (e // self.heads) ** 0.5)
+        att = torch.softmax(scores.masked_fill(mask[:t, :t], float("-inf")), dim=-1) @ v
+        return _linear(self.o, att.transpose(1, 2).reshape(b, t, e), self.unfused)
+
+    def forward(self, x, mask):
+        u = self.unfused
+        x = x + self.attention(_norm(self.ln_1, x, u), mask)
+        return x + _linear(self.proj, F.gelu(_linear(self.fc, _norm(self.ln_2, x, u), u)), u)
+
+
+class TwinGpt(nn.Module):
+    """examples/gpt.qv's GPT as torch.nn layers, sized by :func:`gpt_mapping`."""
+
+    def __init__(self, layout, heads, unfused=False):
+        super().__init__()
+        self.unfused = unfused
+        e, t = layout["width"], layout["context"]
+        self.tok = nn.Embedding(layout["vocab"], e)
+        self.pos = nn.Embedding(t, e)
+        self.blocks = nn.ModuleList(
+            TwinBlock(e, heads, layout["hidden"], layout["fused_qkv"], layout["bias"], layout["norm_bias"], unfused)
+            for _ in range(layout["blocks"])
+        )
+        self.ln_f = nn.LayerNorm(e, bias=layout["norm_bias"]["ln_f"])
+        self.head = nn.Linear(e, layout["vocab"], bias=layout["head_bias"])
+        self.register_buffer("mask", ~torch.tril(torch.ones(t, t, dtype=torch.bool)), persistent=False)
+        self.register_buffer("positions", torch.arange(t), persistent=False)
+
+    def forward(self, tokens):
+        x = self.tok(tokens) + self.pos(self.positions[: tokens.shape[1]])
+        for blk in self.blocks:
+            x = blk(x, self.mask)
+        return _linear(self.head, _norm(self.ln_f, x, self.unfused), self.unfused)
+
+
+def cnn_mapping(state: dict) -> dict:
+    """{twin param path: (Quiver path, how)} for the CNN, by the params' order
+    and rank: each 4-D param is a conv's weight, each 2-D one a linear layer's
+    ([I O], transposed for nn.Linear), a param named ...b / ...bias the bias
+    of the layer before it (Quiver's [C 1 1] flattened to nn.Conv2d's [C])."""
+    import re
+
+    out, convs, linears, last, unplaced = {}, [], [], None, []
+    for path, t in state.items():
+        base, kind = _split_leaf(path)
+        is_bias = kind == "bias" or re.fullmatch(r"b\d*", path.rsplit(".", 1)[-1]) is not None
+        if not is_bias and t.dim() == 4:
+            last = f"convs.{len(convs)}"
+            convs.append(tuple(t.shape))
+            out[last + ".weight"] = (path, "copy")
+        elif not is_bias and t.dim() == 2:
+            last = f"linears.{len(linears)}"
+            linears.append(tuple(t.shape))
+            out[last + ".weight"] = (path, "transpose")
+        elif is_bias and last is not None and last + ".bias" not in out:
+            out[last + ".bias"] = (path, "flatten")
+        else:
+            unplaced.append(path)
+    if unplaced or not convs or not linears:
+        raise TwinMismatch(
+            f"the CNN twin (convs, then linear layers) has no place for {unplaced or list(state)}; "
+            "see cnn_mapping in bench/runtime.py"
+        )
+    out["_layout"] = {
+        "convs": [(s[1], s[0], s[2], f"{n}.bias" in out) for n, s in zip((f"convs.{i}" for i in range(9)), convs)],
+        "linears": [(s[0], s[1], f"linears.{i}.bias" in out) for i, s in enumerate(linears)],
+    }
+    return out
+
+
+class TwinCnn(nn.Module):
+    """examples/cnn.qv's network: conv -> relu -> max_pool2d(2) per conv,
+    flatten, linear layers (relu between them)."""
+
+    def __init__(self, layout):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(ci, co, k, bias=b) for ci, co, k, b in layout["convs"])
+        self.linears = nn.ModuleList(nn.Linear(i, o, bias=b) for i, o, b in layout["linears"])
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = F.max_pool2d(F.relu(conv(x)), 2)
+        x = x.flatten(1)
+        for i, lin in enumerate(self.linears):
+            x = lin(x) if i == 0 else lin(F.relu(x))
+        return x
+
+
+def copy_into_twin(twin: nn.Module, state: dict, mapping: dict) -> None:
+    """Overwrite every param of ``twin`` from the Quiver ``state`` per ``mapping``."""
+    params = dict(twin.named_parameters())
+    missing = sorted(set(params) - set(mapping))
+    if missing:
+        raise TwinMismatch(f"no param of the example for the twin's {missing}; mapping: {_mapping_text(mapping)}")
+    with torch.no_grad():
+        for name, p in params.items():
+            path, how = mapping[name]
+            t = state[path]
+            t = t.t() if how is True or how == "transpose" else t.reshape(p.shape) if how == "flatten" else t
+            if tuple(t.shape) != tuple(p.shape):
+                raise TwinMismatch(
+                    f"the example's {path} {tuple(state[path].shape)} does not fit the twin's {name} "
+                    f"{tuple(p.shape)}; mapping: {_mapping_text(mapping)}"
+                )
+            p.copy_(t)
+
+
+def _mapping_text(mapping: dict) -> str:
+    return ", ".join(f"{k} <- {v[0]}" for k, v in mapping.items() if not k.startswith("_"))
+
+
+def _heads(module, width: int) -> int | None:
+    """The number of attention heads the example declares (a dim NH, HEADS...),
+    in the module or the modules it imports; None when there is none."""
+    spaces = [module] + [v for k, v in vars(module).items() if k.startswith("_qv_mod_")]
+    for space in spaces:
+        for name in ("NH", "HEADS", "N_HEAD", "N_HEADS", "H"):
+            value = getattr(space, name, None)
+            if isinstance(value, int) and value > 0 and width % value == 0:
+                return value
+    return None
+
+
+def _model_class(module, names):
+    for name in names:
+        if isinstance(getattr(module, name, None), type):
+            return getattr(module, name)
+    raise TwinMismatch(f"the example defines none of the models {names}")
+
+
+def twin_steps(which: str, foreach: bool | None = None, unfused: bool = False, path: str | None = None):
+    """(quiver step, torch step, description): one train step each of
+    examples/<which>.qv and of its torch.nn twin, from the same params, on the
+    same batches (steps take the step number).  The first TWIN_CHECK_STEPS
+    steps are run here and their losses compared."""
+    import quiver
+
+    path = path or os.path.join(EXAMPLES, f"{which}.qv")
+    root = os.path.dirname(EXAMPLES)
+    shown = os.path.relpath(path, root) if os.path.abspath(path).startswith(root + os.sep) else path
+    with open(path, encoding="utf-8") as fh:
+        src = fh.read()
+    module = quiver.load(path)
+    kind, hp = example_optimizer(src)
+    cls = _model_class(module, ("Gpt",) if which == "gpt" else ("Cnn",))
+    m = cls.init(seed=0)
+    state = m.state_dict()
+    if which == "gpt":
+        data = [module.batch(i) for i in range(8)]
+        mapping = gpt_mapping(state)
+        layout = mapping["_layout"]
+        heads = _heads(module, layout["width"])
+        twin = TwinGpt(layout, heads or 1, unfused)
+        vocab = layout["vocab"]
+
+        def twin_loss(inputs):
+            tokens, nxt = inputs
+            return F.cross_entropy(twin(tokens).reshape(-1, vocab), nxt.reshape(-1))
+    else:
+        y = module.labels()
+        data = [(module.images(y), y)]
+        mapping = cnn_mapping(state)
+        twin = TwinCnn(mapping["_layout"])
+
+        def twin_loss(inputs):
+            x, labels = inputs
+            return F.cross_entropy(twin(x), labels)
+
+    copy_into_twin(twin, state, mapping)
+    twin.train()
+    takes_opt = list(inspect.signature(module.train_step).parameters)[1:2] == ["opt"]
+    if takes_opt:
+        q_opt = getattr(rt, kind)(m, **hp)
+        train_step = module.train_step
+
+        def quiver_step(i):
+            return train_step(m, q_opt, *data[i % len(data)])
+    else:
+        lr = hp["lr"]
+        train_step = module.train_step
+
+        def quiver_step(i):
+            return train_step(m, *data[i % len(data)], lr)
+
+    extra = {} if foreach is None else {"foreach": foreach}
+    opt = getattr(torch.optim, kind)(twin.parameters(), **hp, **extra)
+
+    def torch_step(i):
+        opt.zero_grad(set_to_none=True)
+        loss = twin_loss(data[i % len(data)])
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    if which == "gpt" and heads is None:
+        raise TwinMismatch("the example declares no dim NH (attention heads) that the twin could read")
+    for i in range(TWIN_CHECK_STEPS):
+        ours, theirs = float(quiver_step(i)), float(torch_step(i))
+        if abs(ours - theirs) > TWIN_RTOL * max(1.0, abs(theirs)):
+            raise TwinMismatch(
+                f"{shown} and its torch.nn twin disagree at step {i}: loss {ours!r} vs {theirs!r} "
+                f"(optimizer {kind}{hp}); the twin in bench/runtime.py no longer fits the example: "
+                f"mapping {_mapping_text(mapping)}"
+            )
+    desc = f"{shown}, {kind}({', '.join(f'{k}={v}' for k, v in hp.items())}), batch {tuple(data[0][0].shape)}"
+    return quiver_step, torch_step, desc
+
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+UNFUSED = "torch.nn as .qv (foreach)"
+
+
+def run_twin(
+    which, rounds=30, per_round=5, warmup=20, threads=None, max_ratio=None, clock="wall", path=None, out=sys.stdout
+):
+    """Time the example's train step against its torch.nn twin, interleaved:
+    each round runs ``per_round`` steps of each (A then B, the order swapped
+    every round) after one untimed step; medians over all steps and the
+    median of the per-round ratios.  ``clock="cpu"`` times the CPU time of
+    the process instead of wall time: on a loaded machine it leaves out the
+    time other processes take (with one thread it is the step's own work).
+    Returns (result, ok)."""
+    if threads:
+        torch.set_num_threads(threads)
+    torch.set_flush_denormal(True)
+    q_step, t_step, desc = twin_steps(which, path=path)
+    _, t_foreach, _ = twin_steps(which, foreach=True, path=path)
+    variants = {"quiver": q_step, "torch.nn": t_step, "torch.nn (foreach)": t_foreach}
+    if which == "gpt":  # for the report only: how much of the gap is the program's unfused norms and linears
+        variants[UNFUSED] = twin_steps(which, foreach=True, unfused=True, path=path)[1]
+    samples = measure(variants, rounds * (per_round - 1) if per_round > 1 else rounds, warmup, per_round, CLOCKS[clock])
+    med = {name: statistics.median(t for r in rs for t in r) for name, rs in samples.items()}
+    base = min(("torch.nn", "torch.nn (foreach)"), key=med.get)
+    ratio = paired_ratio(samples, "quiver", base)
+    ratios = {b: round(paired_ratio(samples, "quiver", b), 4) for b in variants if b != "quiver"}
+    result = {
+        "subject": desc,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "rounds": len(samples["quiver"]),
+        "clock": clock,
+        "median_ms": {n: round(v * 1e3, 4) for n, v in med.items()},
+        "baseline": base,
+        "ratio": round(ratio, 4),
+        "ratios": ratios,
+    }
+    print(
+        f"{desc}: torch {result['torch']}, {result['threads']} threads, {result['rounds']} interleaved rounds "
+        f"of {per_round} steps per variant (first untimed), {warmup} warm-up, {clock} clock; losses agree for the first "
+        f"{TWIN_CHECK_STEPS} steps",
+        file=out,
+    )
+    for n, v in med.items():
+        print(f"  {n:26s} median {v * 1e3:8.3f} ms", file=out)
+    print(
+        "  quiver / " + ", quiver / ".join(f"{b}: {r:.4f}" for b, r in ratios.items()) + f"  (vs faster: {ratio:.4f})",
+        file=out,
+    )
+    if UNFUSED in ratios:
+        print(
+            f"  ({UNFUSED}: the twin with its layer norms as layer_norm(x) * w + b and its linears as "
+            "x @ w + b, the ops the example's code asks for; not a baseline)",
+            file=out,
+        )
+    ok = max_ratio is None or ratio <= max_ratio
+    if max_ratio is not None:
+        print(f"  {'OK' if ok else 'FAIL'}: ratio {ratio:.4f} {'<=' if ok else '>'} --max-ratio {max_ratio}", file=out)
+    return result, ok
+
+
 def _load_module_file(path):
     qv_path = os.path.splitext(os.path.abspath(path))[0] + ".qv"
     with open(path, encoding="utf-8") as fh:
@@ -610,7 +1065,44 @@ def main(argv=None):
         action="store_true",
         help="measure per-example gradients (value_and_grad batch=) against torch.func instead: bench/per_example.py",
     )
+    ap.add_argument(
+        "--model",
+        choices=("gpt", "cnn"),
+        help="time a train step of examples/<model>.qv against the same network as a torch.nn.Module "
+        "with torch.optim (see bench/README.md)",
+    )
+    ap.add_argument("--rounds", type=int, default=30, help="with --model: interleaved rounds")
+    ap.add_argument(
+        "--per-round", type=int, default=5, help="with --model: steps per variant per round (first untimed)"
+    )
+    ap.add_argument(
+        "--max-ratio", type=float, default=None, help="with --model: exit 1 when quiver / torch.nn exceeds this"
+    )
+    ap.add_argument(
+        "--clock",
+        choices=tuple(CLOCKS),
+        default="wall",
+        help="with --model: time wall-clock (default) or the process's CPU time (steadier on a loaded machine)",
+    )
+    ap.add_argument(
+        "--example", metavar="PATH", help="with --model: this .qv file instead of examples/<model>.qv (same layout)"
+    )
     args = ap.parse_args(argv)
+    if args.model:
+        result, ok = run_twin(
+            args.model,
+            rounds=args.rounds,
+            per_round=args.per_round,
+            warmup=args.warmup if args.warmup != 30 else 20,
+            threads=args.threads,
+            max_ratio=args.max_ratio,
+            clock=args.clock,
+            path=args.example,
+        )
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(result, fh, indent=2)
+        return 0 if ok else 1
     if args.per_example:
         import per_example  # bench/per_example.py, next to this file
 

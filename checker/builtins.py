@@ -228,10 +228,16 @@ _BUILTINS = [
     ),
     Builtin(
         "layer_norm",
-        (X, OVER, EPS),
-        "layer_norm(x: [..] Float, over=d, eps=1e-5) -> [..] Float",
+        (
+            X,
+            OVER,
+            EPS,
+            BParam("weight", required=False, keyword_only=True),
+            BParam("bias", required=False, keyword_only=True),
+        ),
+        "layer_norm(x: [..] Float, over=d, eps=1e-5, weight=w, bias=b) -> [..] Float",
         "(x - mean) / sqrt(variance + eps) along dim d (biased variance, as torch's layer_norm, eps 1e-5 unless "
-        "given); no weights.",
+        "given), then * weight + bias, both [d] and optional (applied in the same kernel, as torch's).",
         "h = layer_norm(x, over=D)",
         "along",
         "normalize",

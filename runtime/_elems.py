@@ -44,6 +44,9 @@ def tensor_text(t: torch.Tensor) -> str:
     return f"{dims_text(tuple(t.shape))} {dtype_name(t.dtype)}"
 
 
+_OK_SLOTS = 4  # tensors per element type whose passing values are remembered
+
+
 class Elem:
     """An element type.  Compare with ``is``: every type is a single object."""
 
@@ -57,8 +60,9 @@ class Elem:
         self.kind = kind  # "float", "int" or "bool"
         self.refinement = refinement  # None, "index", "nonneg", "prob"
         self.size = size  # C for Index[C]
-        # (weakref, version) of the last tensor whose values passed
-        self._ok: tuple[weakref.ref[torch.Tensor], int] | None = None
+        # (weakref, version) of the last _OK_SLOTS tensors whose values passed,
+        # the most recent first
+        self._ok: tuple[tuple[weakref.ref[torch.Tensor], int], ...] = ()
 
     def __repr__(self) -> str:
         return self.name
@@ -73,24 +77,30 @@ class Elem:
         """Why the values of ``t`` do not fit this type, or None if they do.
 
         Only refined types constrain values; ``t`` must already have the right
-        dtype.  Costs one reduction and a device sync, except when ``t`` is the
-        tensor that passed last time for this type and has not been modified
-        in place since (same object, same version counter): the labels that a
-        train step checks and then passes on to its loss are checked once.
+        dtype.  Costs one reduction and a device sync, except when ``t`` is one
+        of the last few tensors (``_OK_SLOTS``) that passed for this type and
+        has not been modified in place since (same object, same version
+        counter): the labels that a train step checks and then passes on to
+        its loss are checked once, also when two of them (tokens and their
+        targets, both ``Index[V]``) take turns.
         """
         if self.refinement is None or _transforms.depth:
             return None
         if not t.shape:  # one value (a loss): read it, cheaper than a reduction and the cache
             return self._scalar_problem(t.item())
         ok = self._ok
-        if ok is not None and ok[0]() is t and ok[1] == t._version:
-            return None
+        for ref, version in ok:
+            if ref() is t:
+                if version == t._version:
+                    return None
+                break
         problem = self._problem(t)
         if problem is None:
             try:
-                self._ok = (weakref.ref(t), t._version)
+                entry = (weakref.ref(t), t._version)
             except (TypeError, RuntimeError):  # e.g. inference tensors have no version
-                self._ok = None
+                return None
+            self._ok = (entry, *(e for e in ok if e[0]() is not t and e[0]() is not None))[:_OK_SLOTS]
         return problem
 
     def _scalar_problem(self, v):

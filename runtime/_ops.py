@@ -183,14 +183,16 @@ def sort(x, axis, descending=False):
 # --- normalisation (no weights: those are the caller's params) ----------------------
 
 
-def layer_norm(x, axis=-1, eps=1e-5):
-    """(x - mean) / sqrt(var + eps) along ``axis``, var the biased variance:
-    torch's ``F.layer_norm`` over the last dim (x's axis moved there and back)."""
+def layer_norm(x, axis=-1, eps=1e-5, weight=None, bias=None):
+    """(x - mean) / sqrt(var + eps) along ``axis``, var the biased variance,
+    then ``* weight + bias`` (each optional, of the axis' size): torch's
+    ``F.layer_norm`` over the last dim (x's axis moved there and back), which
+    applies weight and bias in the same kernel."""
     if axis < 0:
         axis += x.dim()
     if axis == x.dim() - 1:
-        return F.layer_norm(x, (x.shape[-1],), eps=eps)
-    return F.layer_norm(x.movedim(axis, -1), (x.shape[axis],), eps=eps).movedim(-1, axis)
+        return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+    return F.layer_norm(x.movedim(axis, -1), (x.shape[axis],), weight, bias, eps).movedim(-1, axis)
 
 
 def rms_norm(x, axis=-1, eps=None):

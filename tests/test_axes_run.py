@@ -56,6 +56,12 @@ fn ln_last(x: [b T E]) -> [b T E]:
 fn ln_middle(x: [b T E]) -> [b T E]:
     return layer_norm(x, over=T)
 
+fn ln_affine(x: [b T E], w: [E], c: [E]) -> [b T E]:
+    return layer_norm(x, over=E, weight=w, bias=c)
+
+fn ln_weight_middle(x: [b T E], w: [T]) -> [b T E]:
+    return layer_norm(x, over=T, weight=w, eps=1e-3)
+
 fn rms_last(x: [b T E]) -> [b T E]:
     return rms_norm(x, over=-1)
 
@@ -150,6 +156,21 @@ def test_norms_equal_torch(mod) -> None:
     x64 = x.double()
     _same(quiver.runtime.rms_norm(x64, 1), F.rms_norm(x64.movedim(1, -1), (3,)).movedim(-1, 1))
     _same(quiver.runtime.layer_norm(x64, -1), F.layer_norm(x64, (4,)))
+
+
+def test_layer_norm_weight_and_bias_are_torchs_in_values_and_gradients(mod) -> None:
+    x, w, c = _x(2, 3, 4), _x(4, seed=1), _x(4, seed=2)
+    ours = [t.clone().requires_grad_() for t in (x, w, c)]
+    theirs = [t.clone().requires_grad_() for t in (x, w, c)]
+    got = mod.ln_affine(*ours)
+    want = F.layer_norm(theirs[0], (4,), theirs[1], theirs[2])
+    _same(got, want)
+    _same(got.detach(), (F.layer_norm(x, (4,)) * w + c))  # what weight= and bias= stand for
+    g = _x(2, 3, 4, seed=3)
+    for a, b in zip(torch.autograd.grad(got, ours, g), torch.autograd.grad(want, theirs, g)):
+        _same(a, b)
+    t = _x(3, seed=4)
+    _same(mod.ln_weight_middle(x, t), F.layer_norm(x.movedim(1, -1), (3,), t, eps=1e-3).movedim(-1, 1))
 
 
 def test_layer_norm_written_out_is_torch_layer_norm(mod) -> None:

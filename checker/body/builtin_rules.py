@@ -280,14 +280,21 @@ class BuiltinRules:
     def _builtin_normalize(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         # layer_norm, rms_norm: x's shape and plain float type (a normalised
         # value may be negative: not NonNeg, not Prob); eps= a number > 0
+        from .norm_rules import _per_channel
+
         t = self.tensor_arg(bound["x"], env, b.name, "x")
         ok = number_arg(self, bound.get("eps"), env, f"eps of {b.name}", 0.0, lo_open=True)
+        # layer_norm's weight= and bias=: [d] of x's element type
+        affine = [(bound[k], self.tensor_arg(bound[k], env, b.name, k)) for k in ("weight", "bias") if k in bound]
         if t is None or not ok:
             self._eval_dim_quietly(bound.get("over"), env)
             return T.UNKNOWN
         axis = self.dim_arg(bound["over"], env, t, b.name, bound["x"])
         self.axes[node] = axis
         if axis is None:
+            return T.UNKNOWN
+        fits = [_per_channel(self, node, a, at, b.name, t.dims[axis], t) for a, at in affine]  # each reported
+        if not all(fits):
             return T.UNKNOWN
         t = self.named_over(t, axis, bound["over"])
         return T.TensorT(t.dims, T.Elem(t.elem.dtype))

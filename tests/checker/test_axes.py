@@ -122,6 +122,18 @@ def test_diagnostics() -> None:
         return layer_norm(x, over=E)
     #                     ^ E0310: layer_norm of tensor [b E] i64 needs a float tensor; cast it with `as`
 
+    fn norm_weight_of_another_size(x: [b E], w: [b]) -> [b E]:
+        return layer_norm(x, over=E, weight=w)
+    #                                       ^ E0201: weight of layer_norm: expected [E], found [b]
+
+    fn norm_bias_of_another_type(x: [b E], c: [E] f64) -> [b E]:
+        return layer_norm(x, over=E, bias=c)
+    #                                     ^ E0302: bias of layer_norm: expected [E] Float, found [E] f64
+
+    fn rms_norm_has_no_weight(x: [b E], w: [E]) -> [b E]:
+        return rms_norm(x, over=E, weight=w)
+    #                              ^^^^^^ E0402: rms_norm has no parameter 'weight'
+
     fn norm_not_nonneg(x: [b E]) -> [b E] NonNeg:
         return rms_norm(x, over=E)
     #          ^^^^^^^^^^^^^^^^^^^ E0304: return value: expected [b E] NonNeg, found [b E] Float

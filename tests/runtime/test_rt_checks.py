@@ -252,6 +252,41 @@ def test_a_tensor_modified_in_place_is_checked_again(kitchen):
         kitchen.refined(p, q, y)
 
 
+def test_tensors_that_take_turns_are_each_read_once(monkeypatch):
+    """Tokens and their targets (both Index[V]) checked by a train step, then by
+    its loss, then by its logits: each tensor's values are read once, not at
+    every check, while it is unchanged; a changed one is read again."""
+    from quiver.runtime import _elems
+
+    elem = rt.index(5)
+    reads = []
+    real = _elems.Elem._problem
+
+    def counting(self, t):
+        reads.append(t)
+        return real(self, t)
+
+    monkeypatch.setattr(_elems.Elem, "_problem", counting)
+    tokens, targets = torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3])
+    for _ in range(3):
+        for t in (tokens, targets):
+            assert elem.value_problem(t) is None
+    assert len(reads) == 2
+    targets[0] = 4
+    assert elem.value_problem(targets) is None
+    assert elem.value_problem(tokens) is None
+    assert len(reads) == 3
+    targets[0] = 5
+    assert "max 5" in elem.value_problem(targets)
+    assert "max 5" in elem.value_problem(targets)  # a bad tensor is never remembered as good
+    assert len(reads) == 5
+    others = [torch.tensor([i % 5]) for i in range(_elems._OK_SLOTS + 1)]
+    for t in others:
+        assert elem.value_problem(t) is None
+    assert elem.value_problem(others[0]) is None  # pushed out by the newer ones: read again
+    assert len(reads) == 5 + len(others) + 1
+
+
 def test_tuple_parameters(kitchen):
     u = torch.ones(3, dtype=torch.float64)
     assert torch.equal(kitchen.pair((u, 1), u), 2 * u)
