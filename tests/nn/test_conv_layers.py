@@ -568,10 +568,10 @@ fn same(l: nn.Conv2d[3, 4, 3, padding=1], x: [b 3 h w]) -> [b 4 h w]:
 fn same_made(seed: Int) -> nn.Conv2d[3, 4, 3, padding=1]:
     return nn.Conv2d[3, 4, 3, padding=1].init(seed=seed)
 
-fn uneven(seed: Int) -> nn.Conv2d[6, 8, 3, groups=4]:
-    return nn.Conv2d[6, 8, 3, groups=4].init(seed=seed)
+fn uneven(seed: Int) -> nn.Conv2d[6, 8, 3, groups=3]:
+    return nn.Conv2d[6, 8, 3, groups=3].init(seed=seed)
 
-fn uneven_apply(l: nn.Conv2d[6, 8, 3, groups=4], x: [b 6 5 5]) -> [b 8 3 3]:
+fn uneven_apply(l: nn.Conv2d[6, 8, 3, groups=3], x: [b 6 5 5]) -> [b 8 3 3]:
     return l(x)
 
 fn wide_extra(seed: Int) -> nn.ConvTranspose2d[2, 2, 3, output_padding=1]:
@@ -611,12 +611,16 @@ def test_padding_half_the_kernel_is_torchs_same(edges) -> None:
 
 
 def test_what_torch_refuses_when_a_layer_is_applied(edges) -> None:
-    # groups that do not divide the channels: torch refuses them when it builds
-    # the module; Quiver's layer is made, and torch's kernel refuses it when applied
-    with pytest.raises(ValueError, match="divisible by groups"):
+    # groups that divide the input channels but not the output ones: torch
+    # refuses them when it builds the module; Quiver's layer is made (groups
+    # that do not divide Ci are E0212 where the instance is written), and
+    # torch's kernel refuses it when applied
+    with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
+        torch.nn.Conv2d(6, 8, 3, groups=3)
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         torch.nn.Conv2d(6, 8, 3, groups=4)
     layer = edges.uneven(0)
-    with pytest.raises(RuntimeError, match="channels"):
+    with pytest.raises(RuntimeError, match="groups|channels"):
         edges.uneven_apply(layer, torch.zeros(1, 6, 5, 5))
     # an output_padding that is not below the stride
     with pytest.raises(RuntimeError, match="output padding must be smaller"):

@@ -1,9 +1,9 @@
 """bench/runtime.py --model gpt|cnn: the torch.nn twins compute what the examples compute.
 
 run_twin checks the first steps' losses of the example against its twin
-before it times anything; these tests run it briefly, on the examples as they
-are and on a GPT written with nn layers (the layout examples/gpt_model.qv is
-moving to), so a twin that no longer fits is reported here.
+before it times anything; these tests run it briefly on the examples as they
+are (the GPT of nn layers, the CNN), so a twin that no longer fits is
+reported here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-import shutil
 
 import pytest
 
@@ -45,73 +44,6 @@ def test_the_optimizer_is_read_from_the_example(bench):
         "SGD",
         {"lr": 0.1, "momentum": 0.9},
     )
-
-
-NN_GPT_MODEL = """import nn
-
-dim V = 23
-dim T = 16
-dim E = 32
-dim NH = 4
-dim HD = E / NH
-dim F = 4 * E
-dim L = 2
-
-model Block:
-    param ln_a: nn.LayerNorm[E]
-    param wq: nn.Linear[E, E, bias=False]
-    param wk: nn.Linear[E, E, bias=False]
-    param wv: nn.Linear[E, E, bias=False]
-    param wo: nn.Linear[E, E, bias=False]
-    param ln_m: nn.LayerNorm[E]
-    param fc: nn.Linear[E, F]
-    param proj: nn.Linear[F, E]
-
-model Gpt:
-    param tok: nn.Embedding[V, E]
-    param pos: nn.Embedding[T, E]
-    param blocks: [L] Block
-    param ln_f: nn.LayerNorm[E]
-    param head: nn.Linear[E, V]
-
-fn split_heads(x: [b T E]) -> [b NH T HD]:
-    return permute(reshape(x, [b T NH HD]), [b NH T HD])
-
-fn merge_heads(x: [b NH T HD]) -> [b T E]:
-    return reshape(permute(x, [b T NH HD]), [b T E])
-
-fn causal() -> [T T] Bool:
-    return tril(ones([T T] Bool))
-
-fn attention(k: Block, x: [b T E]) -> [b T E]:
-    q = split_heads(k.wq(x))
-    key = split_heads(k.wk(x))
-    v = split_heads(k.wv(x))
-    scores = q @ transpose(key) * (1.0 / sqrt(HD))
-    scores = where(causal(), scores, -1e9)
-    return k.wo(merge_heads(softmax(scores, over=-1) @ v))
-
-fn block(k: Block, x: [b T E]) -> [b T E]:
-    x = x + attention(k, k.ln_a(x))
-    return x + k.proj(gelu(k.fc(k.ln_m(x))))
-
-fn logits(m: Gpt, tokens: [b T] Index[V]) -> [b T V]:
-    x = m.tok(tokens) + m.pos(arange(T))
-    for i in range(L):
-        x = block(m.blocks[i], x)
-    return m.head(m.ln_f(x))
-
-fn loss(m: Gpt, tokens: [b T] Index[V], next: [b T] Index[V]) -> [] NonNeg:
-    return cross_entropy(logits(m, tokens), next, over=V)
-"""
-
-
-def test_a_gpt_with_nn_layers_maps_onto_the_twin(bench, tmp_path):
-    shutil.copy(os.path.join(ROOT, "examples", "gpt.qv"), tmp_path / "gpt.qv")
-    (tmp_path / "gpt_model.qv").write_text(NN_GPT_MODEL, encoding="utf-8")
-    quiver_step, torch_step, desc = bench.twin_steps("gpt", path=str(tmp_path / "gpt.qv"))
-    assert "AdamW" in desc
-    assert abs(float(quiver_step(3)) - float(torch_step(3))) < 1e-4
 
 
 def test_a_param_without_a_place_is_named(bench):
