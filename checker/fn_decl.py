@@ -22,6 +22,8 @@ class Owner:
     self_type: T.ModelT
     dims: tuple[str, ...]
     elems: tuple[str, ...] = ()  # its DType options: element types in the method's types
+    # its options with their defaults, as its own header declares them
+    options: tuple[tuple[str, bool | float | str], ...] = ()
 
 
 def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None = None) -> Declared:
@@ -127,6 +129,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         item,
         tuple(unbound),
         owner.name if owner is not None else None,
+        owner.options if owner is not None else (),
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
 

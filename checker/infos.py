@@ -123,6 +123,9 @@ class FnInfo:
     # A method's model (`Linear` for `Linear.forward`, whose first parameter
     # is `self`); None for a top-level fn.
     owner: str | None = None
+    # A method's model's options with their defaults, from the header of the
+    # model it is written in (a second model of the same name has its own)
+    owner_options: tuple[tuple[str, bool | float | str], ...] = ()
     # What users of the function see (its fingerprint): made once, with the info
     # (slots keep a file of many small functions small; no cached_property).
     interface: tuple = field(init=False, repr=False, compare=False)
@@ -131,7 +134,14 @@ class FnInfo:
         object.__setattr__(
             self,
             "interface",
-            ("fn", self.extern, tuple((p.name, p.mut, p.type) for p in self.params), self.ret, self.owner),
+            (
+                "fn",
+                self.extern,
+                tuple((p.name, p.mut, p.type) for p in self.params),
+                self.ret,
+                self.owner,
+                self.owner_options,
+            ),
         )
 
     def signature(self) -> str:

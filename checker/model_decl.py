@@ -83,7 +83,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx)))
     self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)
-    owner = Owner(item.name.text, self_type, dims, elems)
+    owner = Owner(item.name.text, self_type, dims, elems, tuple(options))
     methods = []
     lookups = set(ctx.lookups)
     taken = {f.name for f in fields}

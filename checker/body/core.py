@@ -67,8 +67,9 @@ class BodyChecker(
         self.vag_bound: set[A.Node] = set()
         # A method of a model with options: their names are Bool values, and
         # under `if bias:` the option is known (a member `if bias` exists).
-        owner = glob.models.get(fn.owner) if fn.owner is not None else None
-        self.model_options: dict[str, bool | float | str] = dict(owner.options) if owner is not None else {}
+        # (its own model's header: a second model of the same name, E0104,
+        # is not the one the globals hold)
+        self.model_options: dict[str, bool | float | str] = dict(fn.owner_options)
         self.known_options: dict[str, bool] = {}
         self.builtin_now: str | None = None  # the built-in whose rule is running
 

@@ -985,3 +985,17 @@ def test_adding_a_division_to_a_model_checks_its_instances_again() -> None:
     message = "dim expression (E/NH): in Heads[12, 5] it is 12/5, not a whole number: NH must divide E"
     assert incremental_equals_fresh(src, divided) == [("E0212", message), ("E0212", message)]
     assert incremental_equals_fresh(divided, src) == []
+
+
+def test_the_methods_of_a_second_model_of_a_name_see_its_own_options() -> None:
+    # One mistake (E0104, and the first header's missing block), no unknown
+    # 'eps' in the second model's method; an edit that makes the second one a
+    # duplicate answers as a fresh check (found by the incremental fuzz)
+    src = "model After[E, eps: Float = 1e-5]:\n    param g: [E] = ones\n\n    fn forward(self, x: [.. E]) -> [.. E]:\n        return x + eps\n"
+    duplicated = "model After[E, eps: Float = 1e-5]:\n" + src
+    expected = [
+        ("E0003", "expected an indented block after the model name, found the end of the file"),
+        ("E0104", "'After' is defined more than once"),
+    ]
+    assert incremental_equals_fresh(src, duplicated) == expected
+    assert incremental_equals_fresh(duplicated, src) == []
