@@ -2,7 +2,9 @@
 inside a model that takes E and NH. The element counts are equal exactly
 when NH divides E, so the checker accepts the reshape and the compiled
 program checks the count when it runs (as torch's MultiheadAttention asserts
-that num_heads divides embed_dim); counts that differ whatever the
+that num_heads divides embed_dim); an instance written with dims that leave a
+remainder is E0212 where it is written, and one made from Python with such
+dims is caught by that run-time check; counts that differ whatever the
 divisions give stay an error."""
 
 from __future__ import annotations
@@ -54,7 +56,6 @@ def test_counts_that_differ_whatever_the_division_stay_an_error() -> None:
 def heads(tmp_path_factory):
     path = tmp_path_factory.mktemp("heads") / "heads.qv"
     main = "\ndim D = 8\ndim H = 2\ndim Odd = 3\n\nfn make() -> Heads[D, H]:\n    return Heads[D, H].init(seed=0)\n"
-    main += "\nfn make_odd() -> Heads[D, Odd]:\n    return Heads[D, Odd].init(seed=0)\n"
     path.write_text(textwrap.dedent(HEADS) + main, encoding="utf-8")
     return quiver.load(str(path))
 
@@ -69,7 +70,13 @@ def test_the_split_runs_as_torch_views_it(heads) -> None:
     assert torch.equal(m.merge(h), x)
 
 
+def test_a_division_that_is_not_exact_is_an_error_where_the_instance_is_written() -> None:
+    src = textwrap.dedent(HEADS) + "\nfn make_odd() -> Heads[8, 3]:\n    return Heads[8, 3].init(seed=0)\n"
+    message = "dim expression (E/NH): in Heads[8, 3] it is 8/3, not a whole number: NH must divide E"
+    assert spanned(src) == [("E0212", message, "Heads[8, 3]")] * 2
+
+
 def test_a_division_that_is_not_exact_is_caught_when_it_runs(heads) -> None:
-    m = heads.make_odd()
+    m = heads.Heads.of(8, 3).init(seed=0)  # made from Python: no instance written
     with pytest.raises(rt.CheckError, match=r"reshape\(\): argument 'x' expected 30 elements .*found \[5 1 8\]"):
         m.split(torch.randn(5, 1, 8))
