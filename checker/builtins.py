@@ -227,6 +227,18 @@ _BUILTINS = [
         "log_softmax",
     ),
     Builtin(
+        "linear",
+        (X, BParam("weight"), BParam("bias", required=False)),
+        "linear(x: [.. I] Float, weight: [I O], bias: [O]) -> [.. O]",
+        "x @ weight + bias in one kernel (torch's F.linear with the weight kept as x @ weight reads it, as "
+        "nn.Linear keeps it); bias is optional.",
+        "h = linear(x, ones([D 3]), zeros([3]))",
+        "layers",
+        "linear",
+        "linear",
+        note="The inner dims differ: [E0203](diagnostics.md#e0203).",
+    ),
+    Builtin(
         "layer_norm",
         (
             X,

@@ -183,6 +183,12 @@ def sort(x, axis, descending=False):
 # --- normalisation (no weights: those are the caller's params) ----------------------
 
 
+def linear(x, weight, bias=None):
+    """``x @ weight + bias`` in one kernel: torch's ``F.linear``, whose weight
+    is ``[O I]``, given the transpose (a view) of Quiver's ``[I O]``."""
+    return F.linear(x, weight.t(), bias)
+
+
 def layer_norm(x, axis=-1, eps=1e-5, weight=None, bias=None):
     """(x - mean) / sqrt(var + eps) along ``axis``, var the biased variance,
     then ``* weight + bias`` (each optional, of the axis' size): torch's
@@ -719,6 +725,7 @@ __all__ = [
     "sort",
     "batch_norm",
     "group_norm",
+    "linear",
     "scaled_dot_product_attention",
     "binary_cross_entropy",
     "smooth_l1",

@@ -59,6 +59,7 @@ REST_SAFE = frozenset(
         "logsumexp",
         "norm",
         "layer_norm",
+        "linear",
         "rms_norm",
         "argmax",
         "mse",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from .. import catalog as C
+from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
 from .builtin_rules import Bound, rule
@@ -92,6 +93,39 @@ def _batch_norm(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: E
         if not _per_channel(ctx, node, CallArg(a.node, k, a.span, a.arg), t, b.name, channels, x):
             return T.UNKNOWN
     return T.TensorT(x.dims, T.Elem(x.elem.dtype))
+
+
+@rule("linear")
+def _linear(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """linear(x: [.. I], weight: [I O], bias: [O]): x @ weight + bias."""
+    x = ctx.tensor_arg(bound["x"], env, b.name, "x")
+    w = ctx.tensor_arg(bound["weight"], env, b.name, "weight")
+    bias = ctx.tensor_arg(bound["bias"], env, b.name, "bias") if "bias" in bound else None
+    if x is None or w is None or ("bias" in bound and bias is None):
+        return T.UNKNOWN
+    if w.rank != 2:
+        ctx.diags.append(
+            C.E0210.at(bound["weight"].node.span, operation=b.name, needed="a weight of 2 dims, [I O]", found=str(w))
+        )
+        return T.UNKNOWN
+    if w.elem.dtype != x.elem.dtype:
+        expected = T.TensorT(w.dims, T.Elem(x.elem.dtype)).show_elem()
+        ctx.diags.append(
+            C.E0302.at(bound["weight"].node.span, context="weight of linear: ", expected=expected, found=w.show_elem())
+        )
+        return T.UNKNOWN
+    dims = S.matmul(x.dims, w.dims)
+    if dims == "scalar" or x.rank < 1:
+        ctx.diags.append(C.E0210.at(bound["x"].node.span, operation=b.name, needed="1 dim or more", found=str(x)))
+        return T.UNKNOWN
+    if isinstance(dims, S.DimClash):
+        ctx.diags.append(C.E0203.at(node.span, left=str(x), right=str(w), a=str(dims.left), b=str(dims.right)))
+        return T.UNKNOWN
+    a = bound["bias"] if bias is not None else None
+    named = CallArg(a.node, "bias", a.span, a.arg) if a is not None else None  # `bias of linear`, by position too
+    if named is not None and not _per_channel(ctx, node, named, bias, b.name, w.dims[1], x):
+        return T.UNKNOWN
+    return T.TensorT(dims, T.Elem(x.elem.dtype))  # type: ignore[arg-type]
 
 
 @rule("group_norm")
