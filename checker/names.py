@@ -281,6 +281,8 @@ def model_divisions(item: A.ModelDecl, dims: tuple[str, ...]) -> Divisions:
     leave a remainder is an error where it is written (typectx.model). A
     division that also involves other dims (a conv's output size, floored
     as torch floors it) is not one of them."""
+    if not dims:  # a model that takes no dims divides none of its own
+        return ()
     found: dict[tuple[DX.Poly, DX.Poly], str] = {}
     for node in A.walk(item):
         if isinstance(node, A.DimBinary) and node.op == "/":

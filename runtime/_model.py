@@ -211,7 +211,7 @@ class Model:
     def __call__(self, *args, **kwargs):
         """`layer(x)`: the model's method `forward` (a Python caller's way;
         compiled code calls the method's function directly)."""
-        forward = type(self).__dict__.get("forward") or getattr(type(self), "_qv_forward", None)
+        forward = getattr(type(self), "forward", None)  # rt.add_methods sets it on the class
         if forward is None:
             raise ModelError(f"model {type(self)._qv_name} has no method forward, so it cannot be called")
         return forward(self, *args, **kwargs)
@@ -701,7 +701,7 @@ class GenericModel:
             for k, fn in methods.items():
                 setattr(cls, k, fn)
 
-    def init(self, seed):  # pragma: no cover - a message for Python callers
+    def init(self, seed):  # a message for Python callers
         raise ModelError(
             f"model {self._qv_name} takes dims ({', '.join(self._qv_dim_names)}): "
             f"create one with {self._qv_name}.of(...).init(seed=...)"

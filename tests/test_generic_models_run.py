@@ -354,3 +354,15 @@ def test_a_wrong_instance_given_from_python_is_a_check_error(mod) -> None:
         mod.block_loss(mod.Block.of(6).init(seed=0), torch.randn(2, 6))
     with pytest.raises(rt.CheckError, match=r"apply\(\): dim i is 5 in argument 'l' but 4 in argument 'x'"):
         mod.apply(m.fc1, torch.randn(2, 4))
+
+
+def test_a_model_is_called_from_python_as_its_forward(tmp_path, mod) -> None:
+    # m(x) from Python runs the compiled forward, as the compiled m(x) does;
+    # a model without one says so
+    m = mod.make(0)
+    x = torch.randn(3, 5, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(m(x), mod.logits(m, x))
+    path = tmp_path / "plain.qv"
+    path.write_text("model Bare:\n    param w: [2] = zeros\n\nfn make() -> Bare:\n    return Bare.init(seed=0)\n")
+    with pytest.raises(rt.ModelError, match="model Bare has no method forward, so it cannot be called"):
+        quiver.load(str(path)).make()(torch.zeros(2))

@@ -533,7 +533,7 @@ class CallRules:
             # with its defaults, as torch's nn.Dropout() is
             values: dict[str, int] = {}
             for d, v in sig.defaults:  # `stride = K`: the value of the dim before it
-                values[d] = values.get(v, 0) if isinstance(v, str) else v
+                values[d] = values[v] if isinstance(v, str) else v  # names.model_sig keeps only earlier dims
             recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
             self.types[func] = recv
         if not recv.applied:
