@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 
 import pytest
-from nn_library import LIBRARY
+from nn_library import LIBRARY, NN_USER_PROGRAM
 
 from quiver.checker import check_text, ide
 from quiver.checker.ide import workspace_nav as nav
@@ -544,26 +544,7 @@ def test_a_models_own_dim_goes_to_its_header() -> None:
 
 # ====================================================================== through `import nn`
 
-USER = """\
-import nn
-
-dim D = 4
-dim H = 8
-dim C = 3
-
-model Mlp:
-    param fc1: nn.Linear[D, H]
-    param fc2: nn.Linear[H, C, bias=False]
-
-    fn forward(self, x: [b D]) -> [b C]:
-        return self.fc2(relu(self.fc1(x)))
-
-fn main():
-    fc = nn.Linear[D, H].init(seed=0)
-    y = fc.forward(ones([2 D]))
-    m = Mlp.init(seed=1)
-    print(y, m(ones([2 D])))
-"""
+USER = NN_USER_PROGRAM
 
 LIB = "/lib"
 

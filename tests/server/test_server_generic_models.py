@@ -10,35 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_support import ROOT, Session, cursors
+from lsp_support import Session, cursors
 from lsprotocol import types as lsp
+from nn_library import LIBRARY, LIBRARY_FOLDER, NN_USER_PROGRAM
 
 from quiver.checker import ide
 from quiver.checker.workspace import check_example
 
-LIBRARY_FILE = ROOT / "library" / "nn.qv"
-LIBRARY = {"nn.qv": LIBRARY_FILE.read_text(encoding="utf-8")}
+LIBRARY_FILE = LIBRARY_FOLDER / "nn.qv"
 
-PROGRAM = """\
-import nn
-
-dim D = 4
-dim H = 8
-dim C = 3
-
-model Mlp:
-    param fc1: nn.Linear[D, H]
-    param fc2: nn.Linear[H, C, bias=False]
-
-    fn forward(self, x: [b D]) -> [b C]:
-        return self.fc2(relu(self.fc1(x)))
-
-fn main():
-    fc = nn.Linear[D, H].init(seed=0)
-    y = fc.forward(ones([2 D]))
-    m = Mlp.init(seed=1)
-    print(y, m(ones([2 D])))
-"""
+PROGRAM = NN_USER_PROGRAM
 
 
 def at(needle: str, into: int = 0, src: str = PROGRAM) -> int:
