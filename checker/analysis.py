@@ -24,6 +24,8 @@ one item is recorded in `Analysis.internal_errors` and that item is skipped.
 
 from __future__ import annotations
 
+import re
+
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -357,18 +359,24 @@ class Analyzer:
         for slot in parsed.slots:
             for d in slot.parse.diagnostics:
                 diagnostics.append(_absolute(d, slot.start, glob, slot_of_item))
+        # the functions a value_and_grad of this file differentiates: their
+        # loss warnings hold (checker/body/lints.py)
+        differentiated = {site.f_name for body in bodies.values() for site in body.sites}
         for item in items:
             base = slot_of_item[item].start
             local = list(declared[item].diagnostics) + dup_diags.get(item, [])
-            for fn, _ in _functions(item, declared):
+            for fn, fn_info in _functions(item, declared):
                 if fn in bodies:
                     local += list(bodies[fn].diagnostics)
+                    if bodies[fn].loss_warnings and fn_info.name in differentiated:
+                        local += list(bodies[fn].loss_warnings)
             local += site_diags.get(item, [])
             for d in local:
                 diagnostics.append(_absolute(d, base, glob, slot_of_item))
         for item, d in _unused_imports(names, items, declared, bodies):
             diagnostics.append(_absolute(d, slot_of_item[item].start, glob, slot_of_item))
         diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code, d.message))
+        diagnostics = silenced(text, diagnostics)
 
         self._decl_cache.end_version()
         self._body_cache.end_version()
@@ -564,6 +572,33 @@ def _absolute(d: LocalDiagnostic, base: int, glob: Globals, slot_of_item: dict) 
         fix,
         d.unnecessary,
     )
+
+
+_IGNORE = re.compile(r"#\s*quiver:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def silenced(text: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics without the warnings a `# quiver: ignore[W0401]` (or a
+    bare `# quiver: ignore`) on their first or last line silences. Errors are
+    never silenced: the program could not run."""
+    if "quiver:" not in text:
+        return diagnostics
+    out = []
+    for d in diagnostics:
+        if d.severity is Severity.WARNING and _ignored(text, d.code, d.span):
+            continue
+        out.append(d)
+    return out
+
+
+def _ignored(text: str, code: str, span: A.Span) -> bool:
+    for at in {span.start, max(span.start, span.end - 1)}:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        m = _IGNORE.search(text, start, len(text) if end < 0 else end)
+        if m is not None and (m.group(1) is None or code in {c.strip() for c in m.group(1).split(",")}):
+            return True
+    return False
 
 
 def check_text(text: str) -> Analysis:

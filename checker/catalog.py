@@ -2452,6 +2452,131 @@ W0201 = _code(
     warning=True,
 )
 
+W0202 = _code(
+    "W0202",
+    "normalised over the batch dim by position",
+    "{fn}(over={over}) is over {dim}, the batch dim of {operand}: the values sum to 1 across the examples, "
+    "not across {want}; did you mean over={want}?",
+    """
+    A position in `over=` counts dims, so `over=0` of `[b C]` is the batch
+    dim `b`: the probabilities of one class then sum to 1 across the examples,
+    and every example's prediction depends on the others in its batch. The
+    shapes are all legal, so nothing else stops it (torch's `dim=0` bug in
+    mnist or GCN ports). Name the dim instead: `over=C` cannot pick the wrong
+    one. A generic dim named explicitly (`over=b`) is not reported: that says
+    the batch is meant. Silence it on one line with `# quiver: ignore[W0202]`.
+    """,
+    """
+    dim C = 10
+
+    fn predict(z: [b C]) -> [b C]:
+        return log_softmax(z, over=0)
+    """,
+    """
+    dim C = 10
+
+    fn predict(z: [b C]) -> [b C]:
+        return log_softmax(z, over=C)
+    """,
+    warning=True,
+)
+
+W0203 = _code(
+    "W0203",
+    "normalised over the first of two equal dims",
+    "{fn}(over={over}) of {operand} normalises over the first of two {dim} dims; attention normalises "
+    "each query's scores over the keys, the last dim: over=-1",
+    """
+    Attention scores `q @ transpose(k)` are `[.. T T]`: one row per query,
+    one column per key. Each query's weights must sum to 1 over the keys, the
+    last dim. `over=-2` normalises each key's column over the queries instead,
+    a legal shape and a model that quietly does not learn. If the
+    normalisation over the first dim is meant (slot attention normalises over
+    the slots), name it with `# quiver: ignore[W0203]`.
+    """,
+    """
+    dim T = 8
+
+    fn weights(q: [b T 16], k: [b T 16]) -> [b T T]:
+        return softmax(q @ transpose(k), over=-2)
+    """,
+    """
+    dim T = 8
+
+    fn weights(q: [b T 16], k: [b T 16]) -> [b T T]:
+        return softmax(q @ transpose(k), over=-1)
+    """,
+    warning=True,
+)
+
+W0204 = _code(
+    "W0204",
+    "reshape that moves a dim",
+    "reshape of {source} to {target} moves {dim}: reshape keeps the order {order} of the data, it does not "
+    "transpose it; permute to the new order",
+    """
+    `reshape` only regroups the dims it is given, in their order. Its source
+    `[b T (NH*HD)]` holds the dims b, T, NH, HD in that order; a target that
+    writes them in another order (`[b NH T HD]`) has the right element count
+    and the wrong data: the rows of T are cut into pieces and spread over the
+    heads. Split first, in the source's order, then permute:
+    `permute(reshape(x, [b T NH HD]), [b NH T HD])`. The quick fix writes
+    that. Only dims written as names or products of names are compared
+    (`[b 784]` to `[b 28 28]` is not). Silence with `# quiver: ignore[W0204]`.
+    """,
+    """
+    dim T = 8
+    dim NH = 4
+    dim HD = 16
+
+    fn heads(x: [b T (NH*HD)]) -> [b NH T HD]:
+        return reshape(x, [b NH T HD])
+    """,
+    """
+    dim T = 8
+    dim NH = 4
+    dim HD = 16
+
+    fn heads(x: [b T (NH*HD)]) -> [b NH T HD]:
+        return permute(reshape(x, [b T NH HD]), [b NH T HD])
+    """,
+    warning=True,
+)
+
+W0205 = _code(
+    "W0205",
+    "causal mask in the wrong direction",
+    "this mask {how} the positions of {made}, which {problem}",
+    """
+    Row i of an attention mask is query i, column j key j; a causal model
+    must let position i see the keys j <= i only. `tril(ones([T T]))` is
+    those positions, so it is kept (`where(mask, scores, -inf)`), and
+    `triu(ones([T T] Bool), diagonal=1)` is the future, so it is blocked
+    (`where(mask, -inf, scores)`, or torch's `attn_mask`, which is True where
+    attending is not allowed). The other two combinations let every position
+    read the tokens it is meant to predict: training looks perfect and
+    generation fails. Quiver follows the mask from `tril`/`triu` through
+    locals, comparisons (`mask == 0`), `not` and casts to the `where` or the
+    `attn_mask` argument that uses it. Silence with `# quiver: ignore[W0205]`
+    for a deliberately anti-causal mask.
+    """,
+    """
+    dim T = 8
+
+    fn causal(scores: [b T T]) -> [b T T]:
+        mask = triu(ones([T T]))
+        return where(mask == 1, scores, -inf)
+    """,
+    """
+    dim T = 8
+
+    fn causal(scores: [b T T]) -> [b T T]:
+        mask = tril(ones([T T]))
+        return where(mask == 1, scores, -inf)
+    """,
+    warning=True,
+)
+
 W0301 = _code(
     "W0301",
     "labels of different dims",
@@ -2474,6 +2599,121 @@ W0301 = _code(
 
     fn agree(p: [b] Index[C], y: [b] Index[C]) -> [b] Bool:
         return p == y
+    """,
+    warning=True,
+)
+
+W0302 = _code(
+    "W0302",
+    "probabilities where logits are expected",
+    "{fn} expects {want} as '{param}'; this is {found}, already probabilities",
+    """
+    `cross_entropy` and `binary_cross_entropy_with_logits` take logits and
+    apply the softmax or sigmoid themselves; `nll` and `kl_div` take
+    log-probabilities. Passing `softmax(...)` or `sigmoid(...)` (a `Prob`
+    value) still has legal shapes, but it squashes the scores twice: the loss
+    barely moves and training stalls. Pass the logits (the quick fix removes
+    the softmax), or use `log_softmax` where log-probabilities are expected.
+    Silence with `# quiver: ignore[W0302]`.
+    """,
+    """
+    dim C = 10
+
+    fn loss(z: [b C], y: [b] Index[C]) -> [] NonNeg:
+        return cross_entropy(softmax(z, over=C), y, over=C)
+    """,
+    """
+    dim C = 10
+
+    fn loss(z: [b C], y: [b] Index[C]) -> [] NonNeg:
+        return cross_entropy(z, y, over=C)
+    """,
+    warning=True,
+)
+
+W0303 = _code(
+    "W0303",
+    "log of a softmax",
+    "log(softmax(...)) is log_softmax(...), computed stably",
+    """
+    `log(softmax(z))` underflows: a probability that rounds to 0 gives
+    `-inf`, and its gradient NaN. `log_softmax` computes the same values
+    without forming the probabilities. The quick fix rewrites the call.
+    Silence with `# quiver: ignore[W0303]`.
+    """,
+    """
+    dim C = 10
+
+    fn logp(z: [b C]) -> [b C]:
+        return log(softmax(z, over=C))
+    """,
+    """
+    dim C = 10
+
+    fn logp(z: [b C]) -> [b C]:
+        return log_softmax(z, over=C)
+    """,
+    warning=True,
+)
+
+W0401 = _code(
+    "W0401",
+    "arguments swapped",
+    "{first} and {second} are passed as {fn}'s '{p}' and '{q}': swapped?",
+    """
+    Two arguments of the same type, each named as the other's parameter:
+    `reparameterize(logvar, mu)` into `fn reparameterize(mu, logvar)`. The
+    types cannot tell them apart, the names can. A name matches a parameter
+    when it is the same or adds a prefix or suffix with `_` (`z_mu` matches
+    `mu`). Pass them by keyword to say the order is meant, or swap them (the
+    quick fix). Silence with `# quiver: ignore[W0401]`.
+    """,
+    """
+    fn reparameterize(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return mu + exp(0.5 * logvar)
+
+    fn encode(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return reparameterize(logvar, mu)
+    """,
+    """
+    fn reparameterize(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return mu + exp(0.5 * logvar)
+
+    fn encode(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return reparameterize(mu, logvar)
+    """,
+    warning=True,
+)
+
+W0402 = _code(
+    "W0402",
+    "evaluation in Train mode",
+    "{fn} runs with Train while evaluating: dropout drops values and batch norm updates its running "
+    "statistics; pass Eval",
+    """
+    A function named as an evaluation (`evaluate`, `test`, `validate`,
+    `predict`, `generate`, `sample`, ...) that runs the model with `Train`
+    reports numbers from a dropped-out model and changes the batch-norm
+    statistics it is measuring, the missing `model.eval()` of a torch
+    program. Pass `Eval`. Silence with `# quiver: ignore[W0402]`.
+    """,
+    """
+    dim D = 4
+
+    fn forward(x: [b D], mode: Mode) -> [b D]:
+        return dropout(x, 0.5, mode)
+
+    fn evaluate(x: [b D]) -> []:
+        return mean(forward(x, Train(seed=0)))
+    """,
+    """
+    dim D = 4
+
+    fn forward(x: [b D], mode: Mode) -> [b D]:
+        return dropout(x, 0.5, mode)
+
+    fn evaluate(x: [b D]) -> []:
+        return mean(forward(x, Eval))
     """,
     warning=True,
 )
@@ -2508,6 +2748,152 @@ W1101 = _code(
     warning=True,
 )
 
+
+W1102 = _code(
+    "W1102",
+    "gradient through a target",
+    "the target of {fn} reads {model}, the model being differentiated: the loss also trains the target; "
+    "wrap it in stop_grad(...)",
+    """
+    A regression target computed from the model being trained, such as the
+    TD target `r + gamma * value(m, s2)` of Q-learning or actor-critic, must
+    be a constant of the step: otherwise the gradient also moves the target
+    towards the prediction, and the critic chases itself. torch users write
+    `.detach()`; in Quiver wrap the target in `stop_grad(...)`, which the
+    quick fix does. Reported in functions given to `value_and_grad` in the
+    same file, for mse, smooth_l1 and huber. Silence with
+    `# quiver: ignore[W1102]` when training through the target is meant.
+    """,
+    """
+    dim S = 4
+
+    model Critic:
+        param w: [S] = normal(0.0, 0.1)
+
+    fn value(m: Critic, s: [b S]) -> [b]:
+        return s @ m.w
+
+    fn loss(m: Critic, s: [b S], r: [b], s2: [b S]) -> [] NonNeg:
+        return mse(value(m, s), r + 0.99 * value(m, s2))
+
+    fn step(m: Critic, s: [b S], r: [b], s2: [b S]) -> Grad[Critic]:
+        l, g = value_and_grad(loss, m, s, r, s2)
+        return g
+    """,
+    """
+    dim S = 4
+
+    model Critic:
+        param w: [S] = normal(0.0, 0.1)
+
+    fn value(m: Critic, s: [b S]) -> [b]:
+        return s @ m.w
+
+    fn loss(m: Critic, s: [b S], r: [b], s2: [b S]) -> [] NonNeg:
+        return mse(value(m, s), stop_grad(r + 0.99 * value(m, s2)))
+
+    fn step(m: Critic, s: [b S], r: [b], s2: [b S]) -> Grad[Critic]:
+        l, g = value_and_grad(loss, m, s, r, s2)
+        return g
+    """,
+    warning=True,
+)
+
+W1103 = _code(
+    "W1103",
+    "advantage that trains the critic",
+    "this factor of a log-probability reads {model}, the model being differentiated: the policy loss "
+    "also trains it; wrap it in stop_grad(...)",
+    """
+    A policy-gradient loss weighs each log-probability by a return or an
+    advantage (`(R - value) * log_prob`). That weight is a constant of the
+    step: when it reads the model being differentiated, the policy loss also
+    pushes the critic (the value) to make the advantage larger, the classic
+    missing `.detach()` of actor-critic. Wrap the weight in
+    `stop_grad(...)` (the quick fix). Entropy terms (`p * log(p)`, a
+    probability times its log) are not reported. Reported in functions given
+    to `value_and_grad` in the same file. Silence with
+    `# quiver: ignore[W1103]`.
+    """,
+    """
+    dim S = 4
+    dim A = 2
+
+    model AC:
+        param pi: [S A] = normal(0.0, 0.1)
+        param v: [S] = normal(0.0, 0.1)
+
+    fn loss(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> []:
+        logp = log_softmax(s @ m.pi, over=A)
+        adv = r - s @ m.v
+        return -mean(adv * sum(logp * one_hot(a, over=A), over=A)) + mse(s @ m.v, r)
+
+    fn step(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> Grad[AC]:
+        l, g = value_and_grad(loss, m, s, a, r)
+        return g
+    """,
+    """
+    dim S = 4
+    dim A = 2
+
+    model AC:
+        param pi: [S A] = normal(0.0, 0.1)
+        param v: [S] = normal(0.0, 0.1)
+
+    fn loss(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> []:
+        logp = log_softmax(s @ m.pi, over=A)
+        adv = stop_grad(r - s @ m.v)
+        return -mean(adv * sum(logp * one_hot(a, over=A), over=A)) + mse(s @ m.v, r)
+
+    fn step(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> Grad[AC]:
+        l, g = value_and_grad(loss, m, s, a, r)
+        return g
+    """,
+    warning=True,
+)
+
+W1104 = _code(
+    "W1104",
+    "loss differentiated in Eval mode",
+    "{fn} is differentiated with Eval: dropout is off and batch norm uses its running statistics while training; "
+    "pass Train(seed=...)",
+    """
+    The mode decides what dropout and batch norm do. Training with `Eval`
+    runs without dropout and normalises with running statistics that never
+    update, a model that trains and then generalises worse, with no error.
+    Reported where `value_and_grad` (or `grad`) is given `Eval` for a model,
+    and where a function given to `value_and_grad` in the same file calls
+    something with `Eval`. Silence with `# quiver: ignore[W1104]` when it is
+    meant (a frozen, pretrained batch norm).
+    """,
+    """
+    dim D = 4
+
+    model Lin:
+        param w: [D] = normal(0.0, 0.1)
+
+    fn loss(m: Lin, x: [b D], mode: Mode) -> []:
+        return mean(dropout(x, 0.5, mode) @ m.w)
+
+    fn step(m: Lin, x: [b D]) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x, Eval)
+        return g
+    """,
+    """
+    dim D = 4
+
+    model Lin:
+        param w: [D] = normal(0.0, 0.1)
+
+    fn loss(m: Lin, x: [b D], mode: Mode) -> []:
+        return mean(dropout(x, 0.5, mode) @ m.w)
+
+    fn step(m: Lin, x: [b D], seed: Int) -> Grad[Lin]:
+        l, g = value_and_grad(loss, m, x, Train(seed=seed))
+        return g
+    """,
+    warning=True,
+)
 
 E1109 = _code(
     "E1109",

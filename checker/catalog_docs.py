@@ -40,6 +40,14 @@ def render_markdown() -> str:
     out.append("")
     for prefix, title in _RANGES:
         out += [f"## {title}", ""]
+        if prefix == "W":
+            out += [
+                "A warning is silenced on one line by a comment at the end of it, "
+                "`# quiver: ignore[W0202]` (codes separated by commas; a bare `# quiver: ignore` silences "
+                "every warning of the line), and for a whole run by `qlint --ignore CODE`. Errors are never "
+                "silenced.",
+                "",
+            ]
         for c in (c for c in CODES.values() if c.code.startswith(prefix)):
             out += [
                 f'<a id="{c.docs_anchor}"></a>',

@@ -106,6 +106,9 @@ class BodyResult:
     locals: dict[str, T.Type]
     # the values checked at run time where a `?` dim meets a known one
     dim_checks: dict[A.Node, tuple[DimCheck, ...]]
+    # warnings that hold only when the function is given to value_and_grad
+    # (checker/body/lints.py): the analysis reports them for those functions
+    loss_warnings: tuple[LocalDiagnostic, ...] = ()
 
 
 _EMPTY_DICT: dict = {}

@@ -8,7 +8,7 @@ from .. import catalog as C
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
-from ..diagnostics import LocalDiagnostic
+from ..diagnostics import LocalDiagnostic, Severity
 from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
 from . import (  # noqa: F401 - register their typing rules
     activation_rules,
@@ -31,6 +31,7 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
 from .indexing import IndexingRules
+from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
 
@@ -112,6 +113,11 @@ class BodyChecker(
             ):
                 self.diags.append(C.W0101.at(node.span, name=name))
         self._count_axes_from_the_end()
+        loss_warnings: list[LocalDiagnostic] = []
+        if not self.partial and not any(d.severity is Severity.ERROR for d in self.diags):
+            # bugs with legal shapes: only in a body that type-checks, or they guess
+            warnings, loss_warnings = lint_body(self)
+            self.diags.extend(warnings)
         return BodyResult(
             tuple(self.diags),
             self.types,
@@ -122,6 +128,7 @@ class BodyChecker(
             shared_if_empty(self.axes),
             shared_if_empty(self.locals),
             shared_if_empty(self.dim_checks),
+            tuple(loss_warnings),
         )
 
     def _count_axes_from_the_end(self) -> None:

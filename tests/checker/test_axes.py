@@ -25,7 +25,8 @@ def check(body: str):
 def type_of(body: str, name: str) -> str:
     a = check_text(PRELUDE + textwrap.dedent(body))
     assert not a.internal_errors
-    assert [(d.code, d.message) for d in a.diagnostics if d.code != "W0101"] == []
+    # (W0203: over= the first of two T dims, which these types are about)
+    assert [(d.code, d.message) for d in a.diagnostics if d.code not in ("W0101", "W0203")] == []
     for b in a.bodies.values():
         if name in b.locals:
             return str(b.locals[name])

@@ -1,0 +1,698 @@
+"""Warnings about bugs whose shapes are legal (W04xx-W09xx).
+
+A pass over a function body after it has been typed: it reads the types and
+references the body check recorded and never changes them. What it knows that
+torch does not: every dim has a name (generic batch dims versus named class
+dims), which values are probabilities (the `Prob` refinement), which locals
+are computed from the differentiated model, and where a causal mask came from.
+
+Two kinds of result: warnings that stand on their own, and warnings that only
+make sense in a function given to `value_and_grad` (a target that reads the
+model trains through itself; a loss computed with `Eval`). The second kind is
+kept apart in the body's result and reported by the analysis only for the
+functions a `value_and_grad` of the same file differentiates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import ast as A
+from .. import catalog as C
+from .. import types as T
+from ..builtins import BUILTINS
+from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, TextEdit
+
+if TYPE_CHECKING:
+    from .core import BodyChecker
+
+_SOFTMAXES = {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
+# Losses whose second argument is a target the prediction is pulled towards.
+_TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target", "l1": "target"}
+_EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predict|infer|inference|generate|sample)")
+_PRODUCT = re.compile(r"^\(?([A-Za-z_][\w.]*(?:\*[A-Za-z_][\w.]*)*)\)?$")
+# torch's names for masks that are True where attending is NOT allowed
+_BLOCKING_PARAMS = frozenset({"attn_mask", "tgt_mask", "memory_mask", "src_mask", "causal"})
+
+
+@dataclass(frozen=True)
+class Flow:
+    """What the pass knows about a value: it reads the differentiated model
+    (outside stop_grad), it is log-probabilities, it is probabilities, and
+    where it came from (the expression that first made it so)."""
+
+    model: A.Node | None = None
+    logprob: bool = False
+    prob: bool = False
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A triangle of a square: `tril(.., diagonal=k)` keeps j - i <= k,
+    `triu` keeps j - i >= k; `flipped` when the value is its complement."""
+
+    tri: str
+    k: int
+    flipped: bool
+    origin: A.Call
+
+    def flip(self) -> Mask:
+        return Mask(self.tri, self.k, not self.flipped, self.origin)
+
+    def allowed(self, blocked: bool) -> tuple[str, int]:
+        """The allowed positions as one triangle: ("lower", k) is j - i <= k,
+        ("upper", k) is j - i >= k."""
+        keep = self.flipped == blocked  # the triangle itself is the allowed set
+        if self.tri == "tril":
+            return ("lower", self.k) if keep else ("upper", self.k + 1)
+        return ("upper", self.k) if keep else ("lower", self.k - 1)
+
+
+class Lints:
+    def __init__(self, c: BodyChecker) -> None:
+        self.c = c
+        self.diags: list[LocalDiagnostic] = []
+        self.loss_diags: list[LocalDiagnostic] = []
+        self.values: dict[A.Node, A.Expr] = {}  # assignment target -> the value assigned
+        self.flows: dict[A.Node, Flow] = {}
+        self.busy: set[A.Node] = set()
+        params = c.fn.params[1:] if c.fn.owner is not None else c.fn.params
+        first = params[0] if params else None
+        # value_and_grad differentiates its function's first argument
+        self.model = first.name if first is not None and isinstance(first.type, T.ModelT) else None
+
+    # -------------------------------------------------------------- entry
+
+    def run(self) -> tuple[list[LocalDiagnostic], list[LocalDiagnostic]]:
+        decl = self.c.fn.decl
+        assert isinstance(decl, A.FnDecl)
+        for stmt in _statements(decl.body):
+            if isinstance(stmt, A.Assign):
+                for target in stmt.targets:
+                    for name in _names(target):
+                        self.values[name] = stmt.value
+        for node in A.walk(decl):
+            if isinstance(node, A.Call):
+                self.call(node)
+            elif isinstance(node, A.Binary) and node.op == "*":
+                self.product(node)
+        return self.diags, self.loss_diags
+
+    # -------------------------------------------------------------- calls
+
+    def callee(self, call: A.Call) -> tuple[str, str, list[str]] | None:
+        """("builtin" | "fn", name, parameter names) of a call."""
+        func = call.func
+        ref = self.c.refs.get(func.name if isinstance(func, A.Field) else func)
+        if ref is None:
+            return None
+        if ref.kind == "builtin" and ref.name in BUILTINS:
+            return "builtin", ref.name, [p.name for p in BUILTINS[ref.name].params]
+        if ref.kind == "fn":
+            info = self.c.g.fns.get(ref.name)
+            if info is None:
+                return None
+            names = [p.name for p in info.params]
+            if info.owner is not None and isinstance(func, A.Field):
+                names = names[1:]  # m.method(a, b): self is the receiver
+            return "fn", ref.name, names
+        return None
+
+    def call(self, call: A.Call) -> None:
+        found = self.callee(call)
+        if found is None:
+            return
+        kind, name, params = found
+        bound = _bind(call, params)
+        if kind == "builtin":
+            if name in _SOFTMAXES:
+                self.softmax_position(call, name, bound.get(_SOFTMAXES[name]), bound.get("over"))
+            if name == "reshape":
+                self.reshape(call, bound.get("x"))
+            self.probabilities(call, name, bound)
+            if name in _TARGET_LOSSES:
+                self.target(call, name, bound.get(params[0]), bound.get(_TARGET_LOSSES[name]))
+            if name in ("value_and_grad", "grad"):
+                self.differentiated_with_eval(call)
+            if name == "where":
+                self.where_mask(call, bound)
+        else:
+            for pname, arg in bound.items():
+                if pname in _BLOCKING_PARAMS:
+                    self.mask_use(arg, blocked=True, use=call)
+            self.modes(call, name)
+        self.swapped(call, name, params)
+
+    # -------------------------------------------------------------- W0202, W0203
+
+    def softmax_position(self, call: A.Call, fn: str, x: A.Expr | None, over: A.Expr | None) -> None:
+        """softmax(z, over=0) on `[b C]`: a position naming the batch dim."""
+        if x is None or over is None:
+            return
+        position = _position(over)
+        t = self.c.types.get(x)
+        if position is None or not isinstance(t, T.TensorT) or T.has_rest(t) or not -t.rank <= position < t.rank:
+            return
+        axis = position % t.rank
+        if axis == t.rank - 1:
+            return
+        d = t.dims[axis]
+        last = t.dims[-1]
+        if any(T.dims_equal(d, e) for e in t.dims[axis + 1 :]):
+            self.diags.append(
+                C.W0203.at(
+                    over.span,
+                    fn=fn,
+                    over=str(position),
+                    operand=str(t),
+                    dim=str(d),
+                    fix=Fix("Normalise over the last dim: over=-1", (TextEdit(over.span, "-1"),)),
+                )
+            )
+            return
+        if not (isinstance(d, T.DimVar) and d.name in self.c.fn.generics):
+            return
+        named = [e for e in t.dims if isinstance(e, T.DimConst)]
+        if not named:
+            return
+        want = last if isinstance(last, T.DimConst) else named[-1]
+        self.diags.append(
+            C.W0202.at(
+                over.span,
+                fn=fn,
+                over=str(position),
+                dim=str(d),
+                operand=str(t),
+                want=str(want),
+                fix=Fix(f"Change to over={want}", (TextEdit(over.span, str(want)),)),
+            )
+        )
+
+    # -------------------------------------------------------------- W0204
+
+    def reshape(self, call: A.Call, x: A.Expr | None) -> None:
+        """reshape that reorders named factors: a transpose written as a reshape."""
+        if x is None:
+            return
+        src = self.c.types.get(x)
+        dst = self.c.types.get(call)
+        if not (isinstance(src, T.TensorT) and isinstance(dst, T.TensorT)):
+            return
+        src_groups = [_factors(d) for d in src.dims]
+        dst_groups = [_factors(d) for d in dst.dims]
+        if any(g is None for g in src_groups + dst_groups):
+            return
+        src_f = [f for g in src_groups for f in g or ()]
+        dst_f = [f for g in dst_groups for f in g or ()]
+        if src_f == dst_f or sorted(src_f) != sorted(dst_f):
+            return
+        moved = _first_moved(src_f, dst_f)
+        shape_arg = call.args[1].value if len(call.args) > 1 else None
+        fix = None
+        if shape_arg is not None and x.span.end <= shape_arg.span.start:
+            fix = self._reshape_fix(call, x, shape_arg, src_groups, dst_groups, src_f, dst_f)
+        self.diags.append(
+            C.W0204.at(
+                call.span,
+                source=str(src),
+                target=str(dst),
+                dim=moved,
+                order=" ".join(src_f),
+                fix=fix,
+            )
+        )
+
+    def _reshape_fix(self, call, x, shape_arg, src_groups, dst_groups, src_f, dst_f) -> Fix:
+        split_src = all(len(g) <= 1 for g in src_groups)
+        split_dst = all(len(g) <= 1 for g in dst_groups)
+        target = "[" + " ".join(dst_f) + "]"
+        edits: list[TextEdit] = []
+        if split_src:
+            # reshape(x, [..]) -> permute(x, [dst factors]) (then regroup if needed)
+            if split_dst:
+                edits.append(TextEdit(A.Span(call.span.start, call.func.span.end), "permute"))
+                edits.append(TextEdit(shape_arg.span, target))
+                title = f"Change to permute(..., {target})"
+            else:
+                edits.append(TextEdit(A.Span(x.span.start, x.span.start), "permute("))
+                edits.append(TextEdit(A.Span(x.span.end, x.span.end), f", {target})"))
+                title = f"Permute to {target} first"
+        else:
+            source_order = "[" + " ".join(src_f) + "]"
+            if split_dst:
+                edits.append(TextEdit(A.Span(call.span.start, call.span.start), "permute("))
+                edits.append(TextEdit(shape_arg.span, source_order))
+                edits.append(TextEdit(A.Span(call.span.end, call.span.end), f", {target})"))
+                title = f"Reshape to {source_order}, then permute to {target}"
+            else:
+                edits.append(TextEdit(A.Span(x.span.start, x.span.start), "permute(reshape("))
+                edits.append(TextEdit(A.Span(x.span.end, x.span.end), f", {source_order}), {target})"))
+                title = f"Split to {source_order} and permute to {target} first"
+        return Fix(title, tuple(edits))
+
+    # -------------------------------------------------------------- W0302, W0303
+
+    def probabilities(self, call: A.Call, fn: str, bound: dict[str, A.Expr]) -> None:
+        expects = {
+            "cross_entropy": ("logits", "logits (it applies log_softmax itself)", "softmax"),
+            "binary_cross_entropy_with_logits": ("z", "logits (it applies sigmoid itself)", "sigmoid"),
+            "nll": ("logp", "log-probabilities, as log_softmax gives", None),
+            "kl_div": ("logp", "log-probabilities, as log_softmax gives", None),
+        }
+        if fn == "log":
+            x = bound.get("x")
+            inner = x if isinstance(x, A.Call) else None
+            found = self.callee(inner) if inner is not None else None
+            if inner is not None and found is not None and found[:2] == ("builtin", "softmax"):
+                edits = (
+                    TextEdit(A.Span(call.span.start, inner.func.span.end), "log_softmax"),
+                    TextEdit(A.Span(inner.span.end, call.span.end), ""),
+                )
+                self.diags.append(C.W0303.at(call.span, fix=Fix("Change to log_softmax(...)", edits)))
+            return
+        if fn not in expects:
+            return
+        pname, want, unwrap = expects[fn]
+        arg = bound.get(pname)
+        t = self.c.types.get(arg) if arg is not None else None
+        if arg is None or not isinstance(t, T.TensorT) or t.elem.refine != "prob":
+            return
+        source = self._prob_source(arg)
+        related = (LocalRelated("the probabilities are made here", source.span),) if source is not arg else ()
+        fix = None
+        inner = _direct_call(self, arg)
+        if inner is not None and inner[1] == unwrap and inner[0].args:
+            first = inner[0].args[0]
+            fix = Fix(
+                f"Pass the logits, not {unwrap}(...)",
+                (
+                    TextEdit(A.Span(arg.span.start, first.span.start), ""),
+                    TextEdit(A.Span(first.span.end, arg.span.end), ""),
+                ),
+            )
+        elif inner is not None and inner[1] == "softmax" and unwrap is None:
+            fix = Fix("Change to log_softmax", (TextEdit(inner[0].func.span, "log_softmax"),))
+        self.diags.append(
+            C.W0302.at(arg.span, fn=fn, param=pname, want=want, found=t.show_elem(), related=related, fix=fix)
+        )
+
+    def _prob_source(self, e: A.Expr) -> A.Expr:
+        """The softmax or sigmoid call a Prob value came from, through locals."""
+        seen: set[A.Node] = set()
+        while isinstance(e, A.Name) and e not in seen:
+            seen.add(e)
+            ref = self.c.refs.get(e)
+            if ref is None or ref.kind != "local" or len(ref.defs) != 1 or ref.defs[0] not in self.values:
+                break
+            e = self.values[ref.defs[0]]
+        return e
+
+    # -------------------------------------------------------------- W1102, W1103
+
+    def flow(self, e: A.Node) -> Flow:
+        if e in self.flows:
+            return self.flows[e]
+        if e in self.busy:
+            return Flow()
+        self.busy.add(e)
+        try:
+            f = self._flow(e)
+        finally:
+            self.busy.discard(e)
+        self.flows[e] = f
+        return f
+
+    def _flow(self, e: A.Node) -> Flow:
+        c = self.c
+        if isinstance(e, A.Name):
+            ref = c.refs.get(e)
+            if ref is None:
+                return Flow()
+            if ref.kind == "param":
+                return Flow(model=e) if ref.name == self.model else Flow()
+            if ref.kind == "local":
+                out = Flow()
+                for d in ref.defs:
+                    if d in self.values:
+                        out = _join(out, self.flow(self.values[d]))
+                return out
+            return Flow()
+        if isinstance(e, A.Call):
+            found = self.callee(e)
+            name = found[1] if found is not None and found[0] == "builtin" else None
+            if name == "stop_grad":
+                return Flow()
+            args = [self.flow(a.value) for a in e.args]
+            model = next((f.model for f in args if f.model is not None), None)
+            if model is None and isinstance(e.func, A.Field):
+                model = self.flow(e.func.value).model
+            if name in ("log_softmax", "nll", "cross_entropy"):  # (minus) log-probabilities
+                return Flow(model=model, logprob=True)
+            if name in ("softmax", "sigmoid"):
+                return Flow(model=model, prob=True)
+            if name == "log" and args and args[0].prob:
+                return Flow(model=model, logprob=True)
+            keeps = name in ("sum", "mean", "gather", "take", "reshape", "squeeze", "unsqueeze")
+            return Flow(
+                model=model,
+                logprob=keeps and bool(args) and args[0].logprob,
+                prob=keeps and bool(args) and args[0].prob,
+            )
+        if isinstance(e, A.Field):
+            return Flow(model=self.flow(e.value).model)
+        if isinstance(e, A.Index):
+            inner = self.flow(e.value)
+            return Flow(inner.model or self.flow(e.index).model, inner.logprob, inner.prob)
+        if isinstance(e, A.Unary):
+            return self.flow(e.operand)
+        if isinstance(e, A.Cast):
+            return self.flow(e.value)
+        if isinstance(e, A.Binary):
+            left, right = self.flow(e.left), self.flow(e.right)
+            model = left.model or right.model
+            if e.op in ("*", "/"):
+                lp = (left.logprob and right.model is None) or (right.logprob and left.model is None and e.op == "*")
+                return Flow(model, lp)
+            return Flow(model)
+        model = None
+        for child in _children(e):
+            model = model or self.flow(child).model
+        return Flow(model)
+
+    def target(self, call: A.Call, fn: str, pred: A.Expr | None, target: A.Expr | None) -> None:
+        """mse(v, r + gamma * value(m, s2)): the target reads the model."""
+        if self.model is None or target is None:
+            return
+        f = self.flow(target)
+        if f.model is None:
+            return
+        self.loss_diags.append(
+            C.W1102.at(
+                target.span,
+                fn=fn,
+                model=self.model,
+                related=(LocalRelated(f"{self.model} is read here", f.model.span),),
+                fix=_wrap_stop_grad(target),
+            )
+        )
+
+    def product(self, e: A.Binary) -> None:
+        """(R - value(m, s)) * log_prob: an advantage that reads the model."""
+        if self.model is None:
+            return
+        left, right = self.flow(e.left), self.flow(e.right)
+        for lp, other, node in ((left, right, e.right), (right, left, e.left)):
+            if lp.logprob and other.model is not None and not other.prob and not other.logprob:
+                self.loss_diags.append(
+                    C.W1103.at(
+                        node.span,
+                        model=self.model,
+                        related=(LocalRelated(f"{self.model} is read here", other.model.span),),
+                        fix=_wrap_stop_grad(node),
+                    )
+                )
+                return
+
+    # -------------------------------------------------------------- W1104, W0402
+
+    def differentiated_with_eval(self, call: A.Call) -> None:
+        """value_and_grad(loss, m, x, Eval): a model trained without dropout."""
+        if len(call.args) < 2 or not isinstance(self.c.types.get(call.args[1].value), T.ModelT):
+            return
+        for a in call.args[2:]:
+            if a.keyword is None and _mode(a.value) == "Eval":
+                self.diags.append(C.W1104.at(a.value.span, fn=_text(call.args[0].value)))
+
+    def modes(self, call: A.Call, callee: str) -> None:
+        """An evaluation function that runs the model in Train mode."""
+        own = self.c.fn.name.split(".")[-1]
+        for a in call.args:
+            mode = _mode(a.value)
+            if mode == "Train" and (_EVALUATION.match(own) or _EVALUATION.match(callee.split(".")[-1])):
+                where = own if _EVALUATION.match(own) else callee.split(".")[-1]
+                self.diags.append(C.W0402.at(a.value.span, fn=where))
+            elif mode == "Eval" and self.model is not None and not _EVALUATION.match(own):
+                self.loss_diags.append(C.W1104.at(a.value.span, fn=own))
+
+    # -------------------------------------------------------------- W0205
+
+    def where_mask(self, call: A.Call, bound: dict[str, A.Expr]) -> None:
+        cond = bound.get("cond")
+        a = bound.get("a")
+        b = bound.get("b")
+        if cond is None or a is None or b is None:
+            return
+        if _very_negative(a):
+            self.mask_use(cond, blocked=True, use=call)
+        elif _very_negative(b):
+            self.mask_use(cond, blocked=False, use=call)
+
+    def mask_use(self, e: A.Expr, blocked: bool, use: A.Call) -> None:
+        m = self.mask(e)
+        if m is None:
+            return
+        side, k = m.allowed(blocked)
+        if side == "upper" or k >= 1:
+            problem = "lets each position attend to the positions after it (the future)"
+        elif k <= -1:
+            problem = "blocks each position from itself: the first position attends to nothing (a softmax of NaN)"
+        else:
+            return
+        how = "blocks" if blocked else "keeps"
+        made = f"{m.tri}(..., diagonal={m.k})" if m.k else f"{m.tri}(...)"
+        if m.flipped:
+            made = f"the complement of {made}"
+        self.diags.append(
+            C.W0205.at(
+                e.span,
+                how=how,
+                made=made,
+                problem=problem,
+                related=(LocalRelated("the mask is made here", m.origin.span),),
+            )
+        )
+
+    def mask(self, e: A.Node, depth: int = 0) -> Mask | None:
+        if depth > 20:
+            return None
+        if isinstance(e, A.Name):
+            ref = self.c.refs.get(e)
+            if ref is None or ref.kind != "local" or len(ref.defs) != 1 or ref.defs[0] not in self.values:
+                return None
+            return self.mask(self.values[ref.defs[0]], depth + 1)
+        if isinstance(e, A.Cast):
+            return self.mask(e.value, depth + 1)
+        if isinstance(e, A.Not):
+            m = self.mask(e.operand, depth + 1)
+            return m.flip() if m is not None else None
+        if isinstance(e, A.Index):
+            return self.mask(e.value, depth + 1)
+        if isinstance(e, A.Compare):
+            lit = _number(e.right)
+            if lit is None:
+                return None
+            m = self.mask(e.left, depth + 1)
+            if m is None:
+                return None
+            if (e.op == "==" and lit == 0) or (e.op in ("!=", "<") and lit == 1) or (e.op == "<=" and lit == 0):
+                return m.flip()
+            if (e.op == "==" and lit == 1) or (e.op in ("!=", ">") and lit == 0) or (e.op == ">=" and lit == 1):
+                return m
+            return None
+        if isinstance(e, A.Binary) and e.op == "-" and _number(e.left) == 1:
+            m = self.mask(e.right, depth + 1)
+            return m.flip() if m is not None else None
+        if isinstance(e, A.Call):
+            found = self.callee(e)
+            if found is None or found[0] != "builtin":
+                return None
+            if found[1] in ("tril", "triu"):
+                bound = _bind(e, found[2])
+                k = bound.get("diagonal")
+                kv = _number(k) if k is not None else 0
+                if kv is None or kv != int(kv):
+                    return None
+                return Mask(found[1], int(kv), False, e)
+            if found[1] in ("reshape", "stop_grad") and e.args:
+                return self.mask(e.args[0].value, depth + 1)
+        return None
+
+    # -------------------------------------------------------------- W0401
+
+    def swapped(self, call: A.Call, fn: str, params: list[str]) -> None:
+        """f(logvar, mu) into f(mu, logvar): two same-typed arguments whose
+        names are each other's parameters."""
+        positional = [a for a in call.args if a.keyword is None]
+        names = [_arg_name(a.value) for a in positional]
+        for i, a_i in enumerate(names):
+            if a_i is None or i >= len(params) or _matches(a_i, params[i]):
+                continue
+            for j in range(i + 1, min(len(names), len(params))):
+                a_j = names[j]
+                if a_j is None or _matches(a_j, params[j]):
+                    continue
+                if not (_matches(a_i, params[j]) and _matches(a_j, params[i])):
+                    continue
+                ti = self.c.types.get(positional[i].value)
+                tj = self.c.types.get(positional[j].value)
+                if ti is None or ti != tj or T.is_unknown(ti):
+                    continue
+                x, y = positional[i].value, positional[j].value
+                fix = Fix(
+                    f"Swap {a_i} and {a_j}",
+                    (TextEdit(x.span, _text(y)), TextEdit(y.span, _text(x))),
+                )
+                self.diags.append(
+                    C.W0401.at(
+                        A.Span(x.span.start, y.span.end),
+                        fn=fn.split(".")[-1],
+                        first=_text(x),
+                        second=_text(y),
+                        p=params[i],
+                        q=params[j],
+                        fix=fix,
+                    )
+                )
+                return
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _statements(body: tuple[A.Stmt, ...]) -> Iterator[A.Stmt]:
+    for s in body:
+        yield s
+        if isinstance(s, A.If):
+            for br in s.branches:
+                yield from _statements(br.body)
+            if s.orelse:
+                yield from _statements(s.orelse)
+        elif isinstance(s, (A.For, A.While)):
+            yield from _statements(s.body)
+
+
+def _names(target: A.Node) -> Iterator[A.Node]:
+    if isinstance(target, A.Name):
+        yield target
+    elif isinstance(target, (A.TupleExpr, A.NameList)):
+        for x in target.items:
+            yield from _names(x)
+
+
+def _children(e: A.Node) -> Iterator[A.Node]:
+    for node in A.walk(e):
+        if node is not e and isinstance(node, (A.Name, A.Call, A.Field)):
+            yield node
+
+
+def _join(a: Flow, b: Flow) -> Flow:
+    return Flow(a.model or b.model, a.logprob or b.logprob, a.prob or b.prob)
+
+
+def _bind(call: A.Call, params: list[str]) -> dict[str, A.Expr]:
+    out: dict[str, A.Expr] = {}
+    i = 0
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.text] = a.value
+        else:
+            if i < len(params):
+                out.setdefault(params[i], a.value)
+            i += 1
+    return out
+
+
+def _position(e: A.Expr) -> int | None:
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.IntLit):
+        return -e.operand.value
+    return None
+
+
+def _number(e: A.Node | None) -> float | None:
+    if isinstance(e, A.BoolLit):
+        return float(e.value)
+    if isinstance(e, (A.IntLit, A.FloatLit)):
+        return float(e.value)
+    if isinstance(e, A.Unary) and isinstance(e.operand, (A.IntLit, A.FloatLit)):
+        return -float(e.operand.value) if e.op == "-" else float(e.operand.value)
+    return None
+
+
+def _very_negative(e: A.Node) -> bool:
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Name) and e.operand.name == "inf":
+        return True
+    v = _number(e)
+    return v is not None and v <= -1e4
+
+
+def _factors(d: T.Dim) -> tuple[str, ...] | None:
+    """The named factors of a dim (`(NH*HD)` is NH, HD); () for 1; None when
+    the dim is not a product of names."""
+    if isinstance(d, (T.DimConst, T.DimVar)):
+        return (d.name,)
+    if isinstance(d, T.DimLit):
+        return () if d.value == 1 else None
+    if isinstance(d, T.DimExpr):
+        m = _PRODUCT.match(d.text.replace(" ", ""))
+        return tuple(m.group(1).split("*")) if m else None
+    return None
+
+
+def _first_moved(src: list[str], dst: list[str]) -> str:
+    for a, b in zip(src, dst, strict=True):
+        if a != b:
+            return b
+    return dst[0]
+
+
+def _direct_call(lints: Lints, e: A.Expr) -> tuple[A.Call, str] | None:
+    if not isinstance(e, A.Call):
+        return None
+    found = lints.callee(e)
+    if found is None or found[0] != "builtin":
+        return None
+    return e, found[1]
+
+
+def _mode(e: A.Expr) -> str | None:
+    if isinstance(e, A.Name) and e.name in ("Eval", "Train"):
+        return e.name
+    if isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.name == "Train":
+        return "Train"
+    return None
+
+
+def _arg_name(e: A.Expr) -> str | None:
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Field):
+        return e.name.text
+    return None
+
+
+def _matches(arg: str, param: str) -> bool:
+    return arg == param or arg.endswith("_" + param) or arg.startswith(param + "_")
+
+
+def _text(e: A.Node) -> str:
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Field):
+        return f"{_text(e.value)}.{e.name.text}"
+    return "this"
+
+
+def _wrap_stop_grad(e: A.Expr) -> Fix:
+    return Fix(
+        "Wrap in stop_grad(...)",
+        (TextEdit(A.Span(e.span.start, e.span.start), "stop_grad("), TextEdit(A.Span(e.span.end, e.span.end), ")")),
+    )
+
+
+def lint_body(c: BodyChecker) -> tuple[list[LocalDiagnostic], list[LocalDiagnostic]]:
+    return Lints(c).run()

@@ -1,0 +1,464 @@
+"""Issue 24: bugs whose shapes are legal (checker/body/lints.py), each rule
+with its exact code, range and message, the programs it must leave alone,
+its quick fix applied and checked again, and the `# quiver: ignore[...]`
+comment that silences it."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from annotations import check_annotated
+
+from quiver.checker import Analyzer, check_text
+from quiver.checker.diagnostics import Diagnostic
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def check(text: str):
+    return check_annotated(src(text))
+
+
+def codes(text: str) -> list[str]:
+    a = check_text(src(text))
+    assert not a.internal_errors, a.internal_errors[0]
+    return [d.code for d in a.diagnostics]
+
+
+def fixed(text: str, code: str) -> str:
+    """The program with the quick fix of its one `code` diagnostic applied."""
+    text = src(text)
+    (d,) = [d for d in check_text(text).diagnostics if d.code == code]
+    assert d.fix is not None
+    return apply(text, d)
+
+
+def apply(text: str, d: Diagnostic) -> str:
+    assert d.fix is not None
+    for e in sorted(d.fix.edits, key=lambda e: e.span.start, reverse=True):
+        text = text[: e.span.start] + e.new_text + text[e.span.end :]
+    return text
+
+
+# ------------------------------------------------------------------ W0202, W0203: softmax by position
+
+
+def test_log_softmax_over_the_batch_dim_by_position() -> None:
+    check("""
+        dim C = 10
+        fn predict(z: [n C]) -> [n C]:
+            return log_softmax(z, over=0)
+        #                              ^ W0202: log_softmax(over=0) is over n, the batch dim of [n C]: the values sum to 1 across the examples, not across C; did you mean over=C?
+        """)
+
+
+def test_the_fix_names_the_class_dim() -> None:
+    prog = """
+        dim C = 10
+        fn predict(z: [b C]) -> [b C]:
+            return softmax(z, over=0)
+        """
+    out = fixed(prog, "W0202")
+    assert "softmax(z, over=C)" in out and check_text(out).diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "log_softmax(z, over=C)",  # named: never reported
+        "log_softmax(z, over=b)",  # the batch named explicitly: meant
+        "log_softmax(z, over=-1)",  # the last dim by position
+        "log_softmax(z, over=1)",
+    ],
+)
+def test_softmax_over_a_named_or_last_dim_is_clean(call: str) -> None:
+    assert codes(f"dim C = 10\nfn predict(z: [b C]) -> [b C]:\n    return {call}\n") == []
+
+
+def test_cross_entropy_over_the_batch_by_position() -> None:
+    assert codes("""
+        dim C = 10
+        fn loss(z: [C b], y: [b] Index[C]) -> [] NonNeg:
+            return cross_entropy(z, y, over=0)
+        """) == []  # over=0 is C here: named by its place, and right
+    assert (
+        codes("""
+        dim C = 10
+        fn loss(z: [b C T], y: [b T] Index[C]) -> [] NonNeg:
+            return cross_entropy(z, y, over=1)
+        """)
+        == []
+    )
+
+
+def test_attention_softmax_over_the_queries() -> None:
+    check("""
+        dim T = 8
+        fn attend(q: [b T 16], k: [b T 16]) -> [b T T]:
+            return softmax(q @ transpose(k), over=-2)
+        #                                         ^^ W0203: softmax(over=-2) of [b T T] normalises over the first of two T dims; attention normalises each query's scores over the keys, the last dim: over=-1
+        """)
+    assert codes("dim T = 8\nfn a(s: [b 4 T T]) -> [b 4 T T]:\n    return softmax(s, over=-1)\n") == []
+    # slot attention normalises over the slots on purpose: distinct dims are not reported
+    assert codes("dim K = 3\ndim N = 9\nfn a(s: [b K N]) -> [b K N]:\n    return softmax(s, over=1)\n") == []
+
+
+# ------------------------------------------------------------------ W0204: reshape that moves a dim
+
+HEADS = """
+    dim T = 8
+    dim NH = 4
+    dim HD = 16
+    fn heads(x: [b T (NH*HD)]) -> [b NH T HD]:
+        return reshape(x, [b NH T HD])
+"""
+
+
+def test_heads_reshaped_without_the_permute() -> None:
+    check(
+        HEADS
+        + "    #          ^^^^^^^^^^^^^^^^^^^^^^^ W0204: reshape of [b T (NH*HD)=64] to [b NH T HD] moves NH: "
+        "reshape keeps the order b T NH HD of the data, it does not transpose it; permute to the new order\n"
+    )
+
+
+def test_the_heads_fix_splits_then_permutes() -> None:
+    out = fixed(HEADS, "W0204")
+    assert "return permute(reshape(x, [b T NH HD]), [b NH T HD])" in out
+    assert check_text(out).diagnostics == []
+
+
+def test_a_reshape_used_as_a_transpose_is_fixed_to_a_permute() -> None:
+    prog = """
+        dim S = 5
+        dim B = 4
+        fn batchify(x: [S B]) -> [B S]:
+            return reshape(x, [B S])
+        """
+    assert codes(prog) == ["W0204"]
+    out = fixed(prog, "W0204")
+    assert "return permute(x, [B S])" in out and check_text(out).diagnostics == []
+
+
+def test_flattening_after_the_wrong_permute() -> None:
+    """A pixel shuffle whose permute interleaves the wrong dims: the final
+    reshape names the order the data should have had."""
+    prog = """
+        dim C = 3
+        dim RH = 2
+        dim RW = 2
+        dim H = 4
+        dim W = 4
+        fn shuffle(x: [b C RH RW H W]) -> [b C (H*RH) (W*RW)]:
+            return reshape(permute(x, [b C RH H RW W]), [b C (H*RH) (W*RW)])
+        """
+    assert codes(prog) == ["W0204"]
+    right = prog.replace("[b C RH H RW W]", "[b C H RH W RW]")
+    assert codes(right) == []
+
+
+@pytest.mark.parametrize(
+    "sig, body",
+    [
+        ("x: [b T (NH*HD)]) -> [b NH T HD]", "permute(reshape(x, [b T NH HD]), [b NH T HD])"),
+        ("x: [b NH T HD]) -> [b T (NH*HD)]", "reshape(permute(x, [b T NH HD]), [b T (NH*HD)])"),
+        ("x: [b 784]) -> [b 28 28]", "reshape(x, [b 28 28])"),
+        ("x: [b T NH HD]) -> [b T (NH*HD)]", "reshape(x, [b T (NH*HD)])"),
+        ("x: [(T*b) HD]) -> [T b HD]", "reshape(x, [T b HD])"),
+    ],
+)
+def test_reshapes_that_keep_the_order_are_clean(sig: str, body: str) -> None:
+    assert codes(f"dim T = 8\ndim NH = 4\ndim HD = 16\nfn f({sig}:\n    return {body}\n") == []
+
+
+# ------------------------------------------------------------------ W0302, W0303: probabilities
+
+
+def test_a_double_softmax_and_its_fix() -> None:
+    prog = """
+        dim C = 10
+        fn loss(z: [b C], y: [b] Index[C]) -> [] NonNeg:
+            p = softmax(z, over=C)
+            return cross_entropy(p, y, over=C)
+        """
+    a = check_text(src(prog))
+    (d,) = a.diagnostics
+    assert (d.code, d.message) == (
+        "W0302",
+        "cross_entropy expects logits (it applies log_softmax itself) as 'logits'; this is [b C] Prob, "
+        "already probabilities",
+    )
+    (rel,) = d.related
+    assert src(prog)[rel.span.start : rel.span.end] == "softmax(z, over=C)"
+    direct = "dim C = 10\nfn loss(z: [b C], y: [b] Index[C]) -> [] NonNeg:\n    return cross_entropy(softmax(z, over=C), y, over=C)\n"
+    out = fixed(direct, "W0302")
+    assert "return cross_entropy(z, y, over=C)" in out and check_text(out).diagnostics == []
+
+
+def test_sigmoid_into_the_logits_loss() -> None:
+    check("""
+        fn loss(z: [b], y: [b]) -> [] NonNeg:
+            return binary_cross_entropy_with_logits(sigmoid(z), y)
+        #                                           ^^^^^^^^^^ W0302: binary_cross_entropy_with_logits expects logits (it applies sigmoid itself) as 'z'; this is [b] Prob, already probabilities
+        """)
+    # probabilities as the target are what it takes
+    assert codes("fn l(z: [b], t: [b]) -> [] NonNeg:\n    return binary_cross_entropy_with_logits(z, sigmoid(t))\n") == []
+
+
+def test_nll_of_probabilities_is_fixed_to_log_softmax() -> None:
+    prog = "dim C = 3\nfn l(z: [b C], y: [b] Index[C]) -> [] NonNeg:\n    return nll(softmax(z, over=C), y, over=C)\n"
+    assert codes(prog) == ["W0302"]
+    out = fixed(prog, "W0302")
+    assert "nll(log_softmax(z, over=C), y, over=C)" in out and check_text(out).diagnostics == []
+
+
+def test_log_of_softmax() -> None:
+    prog = "dim C = 3\nfn l(z: [b C]) -> [b C]:\n    return log(softmax(z, over=C))\n"
+    assert codes(prog) == ["W0303"]
+    out = fixed(prog, "W0303")
+    assert "return log_softmax(z, over=C)\n" in out and check_text(out).diagnostics == []
+    # log of a sigmoid, or of probabilities held in a local, is left alone
+    assert codes("fn l(z: [b]) -> [b]:\n    return log(sigmoid(z))\n") == []
+
+
+# ------------------------------------------------------------------ W0401: swapped arguments
+
+VAE = """
+    fn reparameterize(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return mu + exp(0.5 * logvar)
+    fn encode(mu: [b 8], logvar: [b 8]) -> [b 8]:
+        return {call}
+"""
+
+
+def test_swapped_arguments_and_the_fix() -> None:
+    prog = VAE.format(call="reparameterize(logvar, mu)")
+    check(
+        prog
+        + "    #                         ^^^^^^^^^^ W0401: logvar and mu are passed as reparameterize's 'mu' and "
+        "'logvar': swapped?\n"
+    )
+    out = fixed(prog, "W0401")
+    assert "reparameterize(mu, logvar)" in out and check_text(out).diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "reparameterize(mu, logvar)",
+        "reparameterize(mu=logvar, logvar=mu)",  # keywords say the order is meant
+        "reparameterize(logvar, logvar)",
+        "reparameterize(exp(logvar), mu)",
+    ],
+)
+def test_arguments_in_order_or_by_keyword_are_clean(call: str) -> None:
+    assert codes(VAE.format(call=call)) == []
+
+
+def test_prefixed_names_match_and_builtins_are_checked() -> None:
+    prog = """
+        fn reparameterize(mu: [b 8], logvar: [b 8]) -> [b 8]:
+            return mu + exp(0.5 * logvar)
+        fn encode(z_mu: [b 8], z_logvar: [b 8]) -> [b 8]:
+            return reparameterize(z_logvar, z_mu)
+        """
+    assert codes(prog) == ["W0401"]
+    assert codes("fn l(pred: [b], target: [b]) -> [] NonNeg:\n    return mse(target, pred)\n") == ["W0401"]
+
+
+# ------------------------------------------------------------------ W0402, W1104: modes
+
+
+def test_evaluation_in_train_mode() -> None:
+    check("""
+        fn forward(x: [b 4], mode: Mode) -> [b 4]:
+            return dropout(x, 0.5, mode)
+        fn test_accuracy(x: [b 4]) -> []:
+            return mean(forward(x, Train(seed=0)))
+        #                          ^^^^^^^^^^^^^ W0402: test_accuracy runs with Train while evaluating: dropout drops values and batch norm updates its running statistics; pass Eval
+        """)
+    assert (
+        codes("""
+        fn forward(x: [b 4], mode: Mode) -> [b 4]:
+            return dropout(x, 0.5, mode)
+        fn evaluate(x: [b 4]) -> []:
+            return mean(forward(x, Eval))
+        fn train(x: [b 4]) -> []:
+            return mean(forward(x, Train(seed=1)))
+        """)
+        == []
+    )
+
+
+MODE_LOSS = """
+    model Lin:
+        param w: [4] = normal(0.0, 0.1)
+    fn forward(m: Lin, x: [b 4], mode: Mode) -> [b]:
+        return dropout(x, 0.5, mode) @ m.w
+    fn loss(m: Lin, x: [b 4]) -> []:
+        return mean(forward(m, x, Eval))
+"""
+
+
+def test_a_loss_that_runs_in_eval_mode_when_differentiated() -> None:
+    site = "fn step(m: Lin, x: [b 4]) -> Grad[Lin]:\n    l, g = value_and_grad(loss, m, x)\n    return g\n"
+    assert codes(MODE_LOSS) == []  # not differentiated: an evaluation loss
+    assert codes(src(MODE_LOSS) + site) == ["W1104"]
+
+
+# ------------------------------------------------------------------ W1102, W1103: gradients through targets
+
+CRITIC = """
+    dim S = 4
+    model Critic:
+        param w: [S] = normal(0.0, 0.1)
+    fn value(m: Critic, s: [b S]) -> [b]:
+        return s @ m.w
+    fn loss(m: Critic, t: Critic, s: [b S], r: [b], s2: [b S]) -> [] NonNeg:
+        return mse(value(m, s), {target})
+    fn step(m: Critic, t: Critic, s: [b S], r: [b], s2: [b S]) -> Grad[Critic]:
+        l, g = value_and_grad(loss, m, t, s, r, s2)
+        return g
+"""
+
+
+def test_a_td_target_through_the_model_and_its_fix() -> None:
+    prog = CRITIC.format(target="r + 0.99 * value(m, s2)")
+    a = check_text(src(prog))
+    (d,) = a.diagnostics
+    assert d.code == "W1102"
+    assert src(prog)[d.span.start : d.span.end] == "r + 0.99 * value(m, s2)"
+    assert d.message == (
+        "the target of mse reads m, the model being differentiated: the loss also trains the target; "
+        "wrap it in stop_grad(...)"
+    )
+    (rel,) = d.related
+    assert src(prog)[rel.span.start : rel.span.end] == "m"
+    out = apply(src(prog), d)
+    assert "mse(value(m, s), stop_grad(r + 0.99 * value(m, s2)))" in out and check_text(out).diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "stop_grad(r + 0.99 * value(m, s2))",
+        "r + 0.99 * stop_grad(value(m, s2))",
+        "r + 0.99 * value(t, s2)",  # a target network: another model
+        "r",
+    ],
+)
+def test_detached_targets_are_clean(target: str) -> None:
+    assert codes(CRITIC.format(target=target)) == []
+
+
+def test_the_target_warning_is_only_for_differentiated_functions() -> None:
+    prog = src(CRITIC.format(target="r + 0.99 * value(m, s2)"))
+    without_site = prog[: prog.index("fn step")]
+    assert codes(without_site) == []
+
+
+AC = """
+    dim S = 4
+    dim A = 2
+    model AC:
+        param pi: [S A] = normal(0.0, 0.1)
+        param v: [S] = normal(0.0, 0.1)
+    fn loss(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> []:
+        logp = log_softmax(s @ m.pi, over=A)
+        chosen = sum(logp * one_hot(a, over=A), over=A)
+        adv = {adv}
+        p = softmax(s @ m.pi, over=A)
+        entropy = -sum(p * logp)
+        return -mean(adv * chosen) + mse(s @ m.v, r) - 0.01 * entropy
+    fn step(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> Grad[AC]:
+        l, g = value_and_grad(loss, m, s, a, r)
+        return g
+"""
+
+
+def test_an_advantage_that_trains_the_critic() -> None:
+    prog = src(AC.format(adv="r - s @ m.v"))
+    (d,) = check_text(prog).diagnostics
+    assert d.code == "W1103" and prog[d.span.start : d.span.end] == "adv"
+    assert codes(AC.format(adv="stop_grad(r - s @ m.v)")) == []  # the entropy term is not reported either
+    assert codes(AC.format(adv="r - mean(r)")) == []
+
+
+def test_nll_weighted_by_an_advantage() -> None:
+    prog = """
+        dim S = 4
+        dim A = 2
+        model AC:
+            param pi: [S A] = normal(0.0, 0.1)
+            param v: [S] = normal(0.0, 0.1)
+        fn loss(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> []:
+            nlp = cross_entropy(s @ m.pi, a, over=A, reduction="none")
+            return mean(nlp * (r - s @ m.v))
+        fn step(m: AC, s: [b S], a: [b] Index[A], r: [b]) -> Grad[AC]:
+            l, g = value_and_grad(loss, m, s, a, r)
+            return g
+        """
+    assert codes(prog) == ["W1103"]
+
+
+# ------------------------------------------------------------------ W0205: causal masks
+
+
+@pytest.mark.parametrize(
+    "mask, use, warned",
+    [
+        ("tril(ones([T T]))", "where(mask == 1, s, -inf)", False),
+        ("tril(ones([T T]))", "where(mask == 0, -inf, s)", False),
+        ("tril(ones([T T] Bool))", "where(mask, s, -1e9)", False),
+        ("triu(ones([T T] Bool), diagonal=1)", "where(mask, -inf, s)", False),
+        ("triu(ones([T T]), diagonal=1)", "where(mask == 0.0, s, -inf)", False),
+        ("triu(ones([T T]), diagonal=1)", "where(1 - mask == 1, s, -inf)", False),
+        ("triu(ones([T T]))", "where(mask == 1, s, -inf)", True),
+        ("tril(ones([T T] Bool))", "where(mask, -inf, s)", True),
+        ("triu(ones([T T] Bool), diagonal=1)", "where(mask, s, -inf)", True),
+        ("tril(ones([T T]), diagonal=1)", "where(mask == 1, s, -inf)", True),
+        ("tril(ones([T T]), diagonal=-1)", "where(mask == 1, s, -inf)", True),
+        ("tril(ones([T T]))", "where(mask == 1, s, 0.0)", False),  # not a mask fill
+    ],
+)
+def test_causal_masks(mask: str, use: str, warned: bool) -> None:
+    prog = f"dim T = 8\nfn attend(s: [b T T]) -> [b T T]:\n    mask = {mask}\n    return {use}\n"
+    assert codes(prog) == (["W0205"] if warned else [])
+
+
+def test_the_mask_warning_says_which_way_and_points_at_the_mask() -> None:
+    prog = "dim T = 8\nfn attend(s: [b T T]) -> [b T T]:\n    mask = tril(ones([T T] Bool))\n    return where(mask, -inf, s)\n"
+    (d,) = check_text(prog).diagnostics
+    assert d.message == (
+        "this mask blocks the positions of tril(...), which lets each position attend to the positions after it "
+        "(the future)"
+    )
+    assert prog[d.span.start : d.span.end] == "mask"
+    (rel,) = d.related
+    assert prog[rel.span.start : rel.span.end] == "tril(ones([T T] Bool))"
+
+
+# ------------------------------------------------------------------ silencing
+
+
+def test_a_comment_silences_one_code_on_its_line() -> None:
+    base = "dim C = 10\nfn p(z: [b C]) -> [b C]:\n    return softmax(z, over=0)"
+    assert codes(base + "\n") == ["W0202"]
+    assert codes(base + "  # quiver: ignore[W0202]\n") == []
+    assert codes(base + "  # quiver: ignore[W0101, W0202]\n") == []
+    assert codes(base + "  # quiver: ignore\n") == []
+    assert codes(base + "  # quiver: ignore[W0203]\n") == ["W0202"]  # another code
+    # errors are never silenced
+    assert codes("fn p(z: [b]) -> [b]:\n    return q  # quiver: ignore\n") == ["E0101"]
+
+
+def test_incremental_equals_fresh_when_the_site_comes_and_goes() -> None:
+    prog = src(CRITIC.format(target="r + 0.99 * value(m, s2)"))
+    without_site = prog[: prog.index("fn step")]
+    an = Analyzer()
+    for text in (without_site, prog, without_site, prog.replace("# quiver", ""), prog):
+        got = [(d.code, d.span) for d in an.update(text).diagnostics]
+        assert got == [(d.code, d.span) for d in check_text(text).diagnostics]
