@@ -25,7 +25,6 @@ one item is recorded in `Analysis.internal_errors` and that item is skipped.
 from __future__ import annotations
 
 import re
-
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

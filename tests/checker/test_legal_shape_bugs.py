@@ -79,11 +79,14 @@ def test_softmax_over_a_named_or_last_dim_is_clean(call: str) -> None:
 
 
 def test_cross_entropy_over_the_batch_by_position() -> None:
-    assert codes("""
+    assert (
+        codes("""
         dim C = 10
         fn loss(z: [C b], y: [b] Index[C]) -> [] NonNeg:
             return cross_entropy(z, y, over=0)
-        """) == []  # over=0 is C here: named by its place, and right
+        """)
+        == []
+    )  # over=0 is C here: named by its place, and right
     assert (
         codes("""
         dim C = 10
@@ -119,8 +122,7 @@ HEADS = """
 
 def test_heads_reshaped_without_the_permute() -> None:
     check(
-        HEADS
-        + "    #          ^^^^^^^^^^^^^^^^^^^^^^^ W0204: reshape of [b T (NH*HD)=64] to [b NH T HD] moves NH: "
+        HEADS + "    #          ^^^^^^^^^^^^^^^^^^^^^^^ W0204: reshape of [b T (NH*HD)=64] to [b NH T HD] moves NH: "
         "reshape keeps the order b T NH HD of the data, it does not transpose it; permute to the new order\n"
     )
 
@@ -205,7 +207,9 @@ def test_sigmoid_into_the_logits_loss() -> None:
         #                                           ^^^^^^^^^^ W0302: binary_cross_entropy_with_logits expects logits (it applies sigmoid itself) as 'z'; this is [b] Prob, already probabilities
         """)
     # probabilities as the target are what it takes
-    assert codes("fn l(z: [b], t: [b]) -> [] NonNeg:\n    return binary_cross_entropy_with_logits(z, sigmoid(t))\n") == []
+    assert (
+        codes("fn l(z: [b], t: [b]) -> [] NonNeg:\n    return binary_cross_entropy_with_logits(z, sigmoid(t))\n") == []
+    )
 
 
 def test_nll_of_probabilities_is_fixed_to_log_softmax() -> None:
@@ -237,8 +241,7 @@ VAE = """
 def test_swapped_arguments_and_the_fix() -> None:
     prog = VAE.format(call="reparameterize(logvar, mu)")
     check(
-        prog
-        + "    #                         ^^^^^^^^^^ W0401: logvar and mu are passed as reparameterize's 'mu' and "
+        prog + "    #                         ^^^^^^^^^^ W0401: logvar and mu are passed as reparameterize's 'mu' and "
         "'logvar': swapped?\n"
     )
     out = fixed(prog, "W0401")
