@@ -6,7 +6,7 @@ import re
 
 from .. import ast as A
 from ..analysis import Analysis
-from ..diagnostics import Diagnostic, TextEdit
+from ..diagnostics import Diagnostic, Severity, TextEdit
 from .completion import _IDENT
 from .results import CodeAction
 
@@ -34,7 +34,31 @@ def fixes(analysis: Analysis, d: Diagnostic) -> list[CodeAction]:
         start = lines.line_starts[first]
         end = lines.line_starts[last + 1] if last + 1 < lines.line_count else len(analysis.text)
         out.append(CodeAction("Remove unreachable code", "quickfix", (TextEdit(A.Span(start, end), ""),), d))
+    if d.severity is Severity.WARNING and not d.code.startswith("W01"):  # (unused code has its own fixes)
+        out.append(_ignore_on_line(analysis, d))
     return out
+
+
+_IGNORE_LIST = re.compile(r"#\s*quiver:\s*ignore\[([^\]]*)\]")
+
+
+def _ignore_on_line(analysis: Analysis, d: Diagnostic) -> CodeAction:
+    """`# quiver: ignore[CODE]` at the end of the warning's line (the code
+    added to the list when the line already has one)."""
+    text = analysis.text
+    start = text.rfind("\n", 0, d.span.start) + 1
+    end = text.find("\n", d.span.start)
+    end = len(text) if end < 0 else end
+    if end > start and text[end - 1] == "\r":
+        end -= 1
+    title = f"Ignore {d.code} on this line"
+    m = _IGNORE_LIST.search(text, start, end)
+    if m is not None:
+        at = m.end(1)
+        return CodeAction(title, "quickfix", (TextEdit(A.Span(at, at), f", {d.code}"),), d)
+    line = text[start:end]
+    at = start + len(line.rstrip())
+    return CodeAction(title, "quickfix", (TextEdit(A.Span(at, end), f"  # quiver: ignore[{d.code}]"),), d)
 
 
 def code_actions(analysis: Analysis, span: A.Span) -> list[CodeAction]:

@@ -465,3 +465,25 @@ def test_incremental_equals_fresh_when_the_site_comes_and_goes() -> None:
     for text in (without_site, prog, without_site, prog.replace("# quiver", ""), prog):
         got = [(d.code, d.span) for d in an.update(text).diagnostics]
         assert got == [(d.code, d.span) for d in check_text(text).diagnostics]
+
+
+def test_the_editor_offers_to_ignore_a_warning_on_its_line() -> None:
+    from quiver.checker import ide
+
+    text = "dim C = 10\nfn p(z: [b C]) -> [b C]:\n    return softmax(z, over=0)\n"
+    analysis = check_text(text)
+    (d,) = analysis.diagnostics
+    titles = [a.title for a in ide.code_actions(analysis, d.span)]
+    assert titles == ["Change to over=C", "Ignore W0202 on this line"]
+    (ignore,) = [a for a in ide.code_actions(analysis, d.span) if a.title.startswith("Ignore")]
+    out = apply(text, Diagnostic(d.code, d.severity, d.message, d.span, (), type(d.fix)("", ignore.edits)))
+    assert out.endswith("return softmax(z, over=0)  # quiver: ignore[W0202]\n")
+    assert check_text(out).diagnostics == []
+    # a line that already ignores another code gets this one added
+    text2 = text.replace("over=0)\n", "over=0)  # quiver: ignore[W0203]\n")
+    a2 = check_text(text2)
+    (ignore2,) = [a for a in ide.code_actions(a2, a2.diagnostics[0].span) if a.title.startswith("Ignore")]
+    (edit,) = ignore2.edits
+    assert text2[: edit.span.start] + edit.new_text + text2[edit.span.end :] == text2.replace(
+        "[W0203]", "[W0203, W0202]"
+    )
