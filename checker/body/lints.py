@@ -15,6 +15,7 @@ functions a `value_and_grad` of the same file differentiates.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C
+from .. import dimexpr as DX
 from .. import types as T
 from ..builtins import BUILTINS
 from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, TextEdit
@@ -33,6 +35,8 @@ _SOFTMAXES = {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nl
 # Losses whose second argument is a target the prediction is pulled towards.
 _TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target", "l1": "target"}
 _EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predict|infer|inference|generate|sample)")
+# dim constants that name a batch as generic dims do (`dim B = 64`)
+_BATCH_NAMES = frozenset({"B", "N", "BS", "BSZ", "BATCH", "batch", "bsz", "bs"})
 _PRODUCT = re.compile(r"^\(?([A-Za-z_][\w.]*(?:\*[A-Za-z_][\w.]*)*)\)?$")
 # torch's names for masks that are True where attending is NOT allowed
 _BLOCKING_PARAMS = frozenset({"attn_mask", "tgt_mask", "memory_mask", "src_mask", "causal"})
@@ -173,9 +177,10 @@ class Lints:
                 )
             )
             return
-        if not (isinstance(d, T.DimVar) and d.name in self.c.fn.generics):
+        batch = isinstance(d, T.DimVar) and d.name in self.c.fn.generics
+        if not (batch or (isinstance(d, T.DimConst) and d.name.split(".")[-1] in _BATCH_NAMES)):
             return
-        named = [e for e in t.dims if isinstance(e, T.DimConst)]
+        named = [e for e in t.dims if isinstance(e, T.DimConst) and e is not d]
         if not named:
             return
         want = last if isinstance(last, T.DimConst) else named[-1]
@@ -194,36 +199,47 @@ class Lints:
     # -------------------------------------------------------------- W0204
 
     def reshape(self, call: A.Call, x: A.Expr | None) -> None:
-        """reshape that reorders named factors: a transpose written as a reshape."""
+        """reshape that reorders named dims: a transpose written as a reshape.
+        Two tests: the names of the factors, in order (`[b T (NH*HD)]` holds b
+        T NH HD), and, for a dim standing alone in both shapes (`T` of `[b T
+        E]` and of `[b NH T HD]`), the number of elements before it."""
         if x is None:
             return
         src = self.c.types.get(x)
         dst = self.c.types.get(call)
-        if not (isinstance(src, T.TensorT) and isinstance(dst, T.TensorT)):
+        if not (isinstance(src, T.TensorT) and isinstance(dst, T.TensorT)) or T.has_rest(src):
             return
+        shape_arg = call.args[1].value if len(call.args) > 1 else None
+        fixable = shape_arg is not None and x.span.end <= shape_arg.span.start
         src_groups = [_factors(d) for d in src.dims]
         dst_groups = [_factors(d) for d in dst.dims]
-        if any(g is None for g in src_groups + dst_groups):
-            return
-        src_f = [f for g in src_groups for f in g or ()]
-        dst_f = [f for g in dst_groups for f in g or ()]
-        if src_f == dst_f or sorted(src_f) != sorted(dst_f):
-            return
-        moved = _first_moved(src_f, dst_f)
-        shape_arg = call.args[1].value if len(call.args) > 1 else None
         fix = None
-        if shape_arg is not None and x.span.end <= shape_arg.span.start:
-            fix = self._reshape_fix(call, x, shape_arg, src_groups, dst_groups, src_f, dst_f)
-        self.diags.append(
-            C.W0204.at(
-                call.span,
-                source=str(src),
-                target=str(dst),
-                dim=moved,
-                order=" ".join(src_f),
-                fix=fix,
-            )
-        )
+        if all(g is not None for g in src_groups + dst_groups):
+            src_f = [f for g in src_groups for f in g or ()]
+            dst_f = [f for g in dst_groups for f in g or ()]
+            if src_f != dst_f and sorted(src_f) == sorted(dst_f):
+                if fixable:
+                    fix = self._reshape_fix(call, x, shape_arg, src_groups, dst_groups, src_f, dst_f)
+                order = " ".join(src_f)
+                self.diags.append(
+                    C.W0204.at(
+                        call.span,
+                        source=str(src),
+                        target=str(dst),
+                        dim=_first_moved(src_f, dst_f),
+                        order=order,
+                        fix=fix,
+                    )
+                )
+                return
+        moved = _moved_alone(src.dims, dst.dims)
+        if moved is None:
+            return
+        if fixable:
+            assert shape_arg is not None
+            fix = _permuted_fix(call, x, shape_arg, src.dims, dst.dims)
+        order = " ".join(str(d) for d in src.dims)
+        self.diags.append(C.W0204.at(call.span, source=str(src), target=str(dst), dim=moved, order=order, fix=fix))
 
     def _reshape_fix(self, call, x, shape_arg, src_groups, dst_groups, src_f, dst_f) -> Fix:
         split_src = all(len(g) <= 1 for g in src_groups)
@@ -640,6 +656,78 @@ def _factors(d: T.Dim) -> tuple[str, ...] | None:
     if isinstance(d, T.DimExpr):
         m = _PRODUCT.match(d.text.replace(" ", ""))
         return tuple(m.group(1).split("*")) if m else None
+    return None
+
+
+def _alone(d: T.Dim) -> bool:
+    return isinstance(d, (T.DimConst, T.DimVar)) and T.dim_value(d) != 1
+
+
+def _product(dims: tuple[T.Dim, ...]) -> DX.Poly | None:
+    out = DX.const(1)
+    for d in dims:
+        p = T.dim_poly(d)
+        if p is None:
+            return None
+        out = DX.mul(out, p)
+    return out
+
+
+def _moved_alone(src: tuple[T.Dim, ...], dst: tuple[T.Dim, ...]) -> str | None:
+    """A named dim once in each shape with a different number of elements
+    before it: reshape left its data elsewhere."""
+    for i, d in enumerate(src):
+        if not _alone(d) or sum(T.dims_equal(d, e) and _alone(e) for e in src) != 1:
+            continue
+        hits = [j for j, e in enumerate(dst) if _alone(e) and T.dims_equal(d, e)]
+        if len(hits) != 1:
+            continue
+        before_src, before_dst = _product(src[:i]), _product(dst[: hits[0]])
+        if before_src is not None and before_dst is not None and before_src != before_dst:
+            return str(d)
+    return None
+
+
+def _closest_order(dims: tuple[T.Dim, ...], other: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | None:
+    """The order of `dims` nearest their own (fewest pairs swapped) that
+    `other` reshapes to without moving a dim; None if none (or too many dims)."""
+    if len(dims) > 6:
+        return None
+    best: tuple[int, tuple[T.Dim, ...]] | None = None
+    for perm in itertools.permutations(range(len(dims))):
+        order = tuple(dims[k] for k in perm)
+        if _moved_alone(other, order) is not None or _moved_alone(order, other) is not None:
+            continue
+        swaps = sum(perm[a] > perm[b] for a in range(len(perm)) for b in range(a + 1, len(perm)))
+        if best is None or swaps < best[0]:
+            best = (swaps, order)
+    return best[1] if best is not None and best[0] > 0 else None
+
+
+def _shape_text(dims: tuple[T.Dim, ...]) -> str:
+    return "[" + " ".join(d.text if isinstance(d, T.DimExpr) else str(d) for d in dims) + "]"
+
+
+def _permuted_fix(
+    call: A.Call, x: A.Expr, shape_arg: A.Expr, src: tuple[T.Dim, ...], dst: tuple[T.Dim, ...]
+) -> Fix | None:
+    """Split in the source's order, then permute (`permute(reshape(x,
+    [b T NH HD]), [b NH T HD])`); or permute the source first, then merge."""
+    split = _closest_order(dst, src)
+    if split is not None:
+        edits = (
+            TextEdit(A.Span(call.span.start, call.span.start), "permute("),
+            TextEdit(shape_arg.span, _shape_text(split)),
+            TextEdit(A.Span(call.span.end, call.span.end), f", {_shape_text(dst)})"),
+        )
+        return Fix(f"Reshape to {_shape_text(split)}, then permute to {_shape_text(dst)}", edits)
+    merge = _closest_order(src, dst)
+    if merge is not None:
+        edits = (
+            TextEdit(A.Span(x.span.start, x.span.start), "permute("),
+            TextEdit(A.Span(x.span.end, x.span.end), f", {_shape_text(merge)})"),
+        )
+        return Fix(f"Permute to {_shape_text(merge)} first", edits)
     return None
 
 

@@ -487,3 +487,51 @@ def test_the_editor_offers_to_ignore_a_warning_on_its_line() -> None:
     assert text2[: edit.span.start] + edit.new_text + text2[edit.span.end :] == text2.replace(
         "[W0203]", "[W0203, W0202]"
     )
+
+
+NANOGPT = """
+    dim T = 8
+    dim NH = 4
+    dim HD = 16
+    dim E = 64
+    fn heads(q: [b T E]) -> [b NH T HD]:
+        return reshape(q, [b NH T HD])
+"""
+
+
+def test_heads_split_from_an_embedding_dim_by_value() -> None:
+    """nanoGPT's `.view(B, nh, T, hs)` of a `[b T E]`: T has b elements
+    before it in the source and b*NH in the target."""
+    a = check_text(src(NANOGPT))
+    (d,) = a.diagnostics
+    assert (d.code, d.message) == (
+        "W0204",
+        "reshape of [b T E] to [b NH T HD] moves T: reshape keeps the order b T E of the data, it does not "
+        "transpose it; permute to the new order",
+    )
+    out = apply(src(NANOGPT), d)
+    assert "return permute(reshape(q, [b T NH HD]), [b NH T HD])" in out
+    assert check_text(out).diagnostics == []
+
+
+def test_heads_merged_back_without_the_permute() -> None:
+    prog = "dim T = 8\ndim NH = 4\ndim HD = 16\ndim E = 64\nfn merge(y: [b NH T HD]) -> [b T E]:\n    return reshape(y, [b T E])\n"
+    (d,) = check_text(prog).diagnostics
+    assert d.code == "W0204"
+    out = apply(prog, d)
+    assert "return reshape(permute(y, [b T NH HD]), [b T E])" in out and check_text(out).diagnostics == []
+    right = "dim T = 8\ndim NH = 4\ndim HD = 16\ndim E = 64\nfn split(q: [b T E]) -> [b T NH HD]:\n    return reshape(q, [b T NH HD])\n"
+    assert codes(right) == []
+
+
+def test_gat_heads_reshaped_across_the_nodes() -> None:
+    prog = "dim NH = 4\ndim HID = 8\ndim F = 32\nfn heads(h: [n F]) -> [NH n HID]:\n    return reshape(h, [NH n HID])\n"
+    assert codes(prog) == ["W0204"]
+    assert fixed(prog, "W0204").endswith("return permute(reshape(h, [n NH HID]), [NH n HID])\n")
+
+
+def test_a_batch_dim_constant_counts_as_the_batch() -> None:
+    prog = "dim B = 64\ndim C = 10\nfn p(z: [B C]) -> [B C]:\n    return log_softmax(z, over=0)\n"
+    assert codes(prog) == ["W0202"]
+    # a constant of another name at position 0 (a sequence, say) is not guessed at
+    assert codes("dim T = 5\ndim C = 10\nfn p(z: [T C]) -> [T C]:\n    return softmax(z, over=0)\n") == []
