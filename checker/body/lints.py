@@ -34,7 +34,11 @@ if TYPE_CHECKING:
 _SOFTMAXES = {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
 # Losses whose second argument is a target the prediction is pulled towards.
 _TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target", "l1": "target"}
+_SYMMETRIC = frozenset({"mse", "maximum", "minimum"})  # swapping their arguments changes nothing
 _EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predict|infer|inference|generate|sample)")
+# locals named as log-probabilities (`log_prob`, `logp`, `log_pi`): a method's
+# log_softmax is not seen through the call
+_LOGPROB_NAME = re.compile(r"(^|_)(log_?probs?|logp|log_pi|log_likelihood)($|_)")
 # dim constants that name a batch as generic dims do (`dim B = 64`)
 _BATCH_NAMES = frozenset({"B", "N", "BS", "BSZ", "BATCH", "batch", "bsz", "bs"})
 _PRODUCT = re.compile(r"^\(?([A-Za-z_][\w.]*(?:\*[A-Za-z_][\w.]*)*)\)?$")
@@ -83,6 +87,7 @@ class Lints:
         self.values: dict[A.Node, A.Expr] = {}  # assignment target -> the value assigned
         self.flows: dict[A.Node, Flow] = {}
         self.busy: set[A.Node] = set()
+        self.reported: set[A.Node] = set()  # a weight made once and used twice is reported once
         params = c.fn.params[1:] if c.fn.owner is not None else c.fn.params
         first = params[0] if params else None
         # value_and_grad differentiates its function's first argument
@@ -350,7 +355,7 @@ class Lints:
             if ref.kind == "param":
                 return Flow(model=e) if ref.name == self.model else Flow()
             if ref.kind == "local":
-                out = Flow()
+                out = Flow(logprob=_LOGPROB_NAME.search(e.name) is not None)
                 for d in ref.defs:
                     if d in self.values:
                         out = _join(out, self.flow(self.values[d]))
@@ -363,8 +368,8 @@ class Lints:
                 return Flow()
             args = [self.flow(a.value) for a in e.args]
             model = next((f.model for f in args if f.model is not None), None)
-            if model is None and isinstance(e.func, A.Field):
-                model = self.flow(e.func.value).model
+            if model is None:  # m(x), m.value(s): a call of the model or its method
+                model = self.flow(e.func.value if isinstance(e.func, A.Field) else e.func).model
             if name in ("log_softmax", "nll", "cross_entropy"):  # (minus) log-probabilities
                 return Flow(model=model, logprob=True)
             if name in ("softmax", "sigmoid"):
@@ -405,15 +410,27 @@ class Lints:
         f = self.flow(target)
         if f.model is None:
             return
+        at, related = self._made_at(target, f"the target of {fn}")
         self.loss_diags.append(
             C.W1102.at(
-                target.span,
+                at.span,
                 fn=fn,
                 model=self.model,
-                related=(LocalRelated(f"{self.model} is read here", f.model.span),),
-                fix=_wrap_stop_grad(target),
+                related=(*related, LocalRelated(f"{self.model} is read here", f.model.span)),
+                fix=_wrap_stop_grad(at),
             )
         )
+
+    def _made_at(self, e: A.Expr, what: str) -> tuple[A.Expr, tuple[LocalRelated, ...]]:
+        """Where a value that reads the model is made: the value of a local's
+        one assignment (where `stop_grad` belongs), else the expression."""
+        if isinstance(e, A.Name):
+            ref = self.c.refs.get(e)
+            if ref is not None and ref.kind == "local" and len(ref.defs) == 1 and ref.defs[0] in self.values:
+                value = self.values[ref.defs[0]]
+                if self.flow(value).model is not None and not isinstance(value, A.TupleExpr):
+                    return value, (LocalRelated(f"used as {what} here", e.span),)
+        return e, ()
 
     def product(self, e: A.Binary) -> None:
         """(R - value(m, s)) * log_prob: an advantage that reads the model."""
@@ -422,12 +439,16 @@ class Lints:
         left, right = self.flow(e.left), self.flow(e.right)
         for lp, other, node in ((left, right, e.right), (right, left, e.left)):
             if lp.logprob and other.model is not None and not other.prob and not other.logprob:
+                at, related = self._made_at(node, "a log-probability's weight")
+                if at in self.reported:
+                    return
+                self.reported.add(at)
                 self.loss_diags.append(
                     C.W1103.at(
-                        node.span,
+                        at.span,
                         model=self.model,
-                        related=(LocalRelated(f"{self.model} is read here", other.model.span),),
-                        fix=_wrap_stop_grad(node),
+                        related=(*related, LocalRelated(f"{self.model} is read here", other.model.span)),
+                        fix=_wrap_stop_grad(at),
                     )
                 )
                 return
@@ -541,6 +562,8 @@ class Lints:
     def swapped(self, call: A.Call, fn: str, params: list[str]) -> None:
         """f(logvar, mu) into f(mu, logvar): two same-typed arguments whose
         names are each other's parameters."""
+        if fn in _SYMMETRIC:
+            return
         positional = [a for a in call.args if a.keyword is None]
         names = [_arg_name(a.value) for a in positional]
         for i, a_i in enumerate(names):
@@ -764,6 +787,8 @@ def _arg_name(e: A.Expr) -> str | None:
 
 
 def _matches(arg: str, param: str) -> bool:
+    if len(param) < 2:  # f(q, p) into f(p, q): one-letter names are often swapped on purpose
+        return False
     return arg == param or arg.endswith("_" + param) or arg.startswith(param + "_")
 
 

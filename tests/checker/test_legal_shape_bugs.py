@@ -261,6 +261,13 @@ def test_arguments_in_order_or_by_keyword_are_clean(call: str) -> None:
     assert codes(VAE.format(call=call)) == []
 
 
+def test_one_letter_names_are_not_taken_for_a_swap() -> None:
+    prog = (
+        "fn kl(p: [b], q: [b]) -> []:\n    return sum(p - q)\nfn reverse(p: [b], q: [b]) -> []:\n    return kl(q, p)\n"
+    )
+    assert codes(prog) == []
+
+
 def test_prefixed_names_match_and_builtins_are_checked() -> None:
     prog = """
         fn reparameterize(mu: [b 8], logvar: [b 8]) -> [b 8]:
@@ -269,7 +276,10 @@ def test_prefixed_names_match_and_builtins_are_checked() -> None:
             return reparameterize(z_logvar, z_mu)
         """
     assert codes(prog) == ["W0401"]
-    assert codes("fn l(pred: [b], target: [b]) -> [] NonNeg:\n    return mse(target, pred)\n") == ["W0401"]
+    # mse is symmetric: its arguments in either order are the same loss
+    assert codes("fn l(pred: [b], target: [b]) -> [] NonNeg:\n    return mse(target, pred)\n") == []
+    prog = "fn l(input: [b], target: [b]) -> [] NonNeg:\n    return smooth_l1(target, input)\n"
+    assert codes(prog) == ["W0401"]
 
 
 # ------------------------------------------------------------------ W0402, W1104: modes
@@ -385,7 +395,7 @@ AC = """
 def test_an_advantage_that_trains_the_critic() -> None:
     prog = src(AC.format(adv="r - s @ m.v"))
     (d,) = check_text(prog).diagnostics
-    assert d.code == "W1103" and prog[d.span.start : d.span.end] == "adv"
+    assert d.code == "W1103" and prog[d.span.start : d.span.end] == "r - s @ m.v"  # where adv is made
     assert codes(AC.format(adv="stop_grad(r - s @ m.v)")) == []  # the entropy term is not reported either
     assert codes(AC.format(adv="r - mean(r)")) == []
 
