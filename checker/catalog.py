@@ -852,10 +852,12 @@ E0204 = _code(
 E0205 = _code(
     "E0205",
     "generic dim bound twice",
-    "{context}generic dim {dim} is {first} from argument '{where}' but {now} here",
+    "{context}expected {expected}, found {found} ({first} from argument '{where}', not {now})",
     """
     A generic dim of the function called (such as the batch dim `b`) takes one
-    value per call. Two arguments give it different dims.
+    value per call. Two arguments give it different dims. The expected type is
+    the parameter's with the dims the call bound (in the caller's dims), and
+    the message says which argument bound the dim that differs.
     """,
     """
     dim D = 4

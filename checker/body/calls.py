@@ -7,6 +7,7 @@ from __future__ import annotations
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
 # a general type issue.)
+import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import ast as A
@@ -345,6 +346,10 @@ class CallRules:
                     # a layer applied to the wrong size: its dims are the layer's,
                     # known from it, not generic dims of the caller's choosing
                     mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
+                if mismatch.kind == "binding":  # in the caller's dims, not the callee's names
+                    mismatch = dataclasses.replace(
+                        mismatch, expected=S.as_bound(mismatch.expected, mismatch.found, bindings)
+                    )
                 if mismatch.kind in ("refine", "index", "dtype"):
                     # The shape matched: show it bound (`[5] NonNeg`, not `[n] NonNeg`), so the
                     # message differs only where the types do.
@@ -427,12 +432,13 @@ class CallRules:
         expected, found = T.show_pair(m.expected, m.found)
         if m.kind == "binding":
             assert m.earlier is not None
-            rel = (LocalRelated(f"{m.dim} is {m.earlier.dim} from argument '{m.earlier.where}'", span=m.earlier.span),)
+            rel = (LocalRelated(f"{m.earlier.dim} comes from this argument", span=m.earlier.span), *related)
             self.diags.append(
                 C.E0205.at(
                     span,
                     context=context,
-                    dim=m.dim,
+                    expected=expected,
+                    found=found,
                     first=str(m.earlier.dim),
                     where=m.earlier.where,
                     now=str(m.now),
