@@ -85,6 +85,25 @@ def test_a_dim_bound_twice_shows_expected_and_found_in_the_callers_dims() -> Non
     assert notes == [("s comes from this argument", "x"), ("declared here", "mask: [q k] Bool")]
 
 
+def test_expected_and_found_print_their_dims_in_one_form() -> None:
+    # a dim equal on both sides reads the same on both sides (as the expected type
+    # writes it); a constant against a computed dim shows its value too
+    check("""
+    dim W = 28
+
+    model Net:
+        param k: [C 1 K K] = xavier
+
+    fn f(x: [b 1 W W], k: [H 1 K K]) -> [b C (W-K+1) (W-K+1)]:
+        return conv2d(x, k)
+    #          ^^^^^^^^^^^^ E0201: return value: expected [b C (W-K+1)=26 (W-K+1)=26], found [b H (W-K+1)=26 (W-K+1)=26]
+
+    fn g(x: [b W]) -> [b W]:
+        return zeros([b (W-2)])
+    #          ^^^^^^^^^^^^^^^^ E0201: return value: expected [b W=28], found [b (W-2)=26]
+    """)
+
+
 def test_generic_dims_are_rigid_inside_their_function() -> None:
     check("""
     fn f(x: [b D], y: [n D]) -> [b D]:
