@@ -757,7 +757,9 @@ E0201 = _code(
     A tensor has the wrong shape: a different number of dims, or a dim that is not
     the one required. Dims compare by name when both are `dim` constants (`H` and
     `E` differ even if both are 128), by value between a constant and a number,
-    and generic dims are bound once per call.
+    and generic dims are bound once per call. When a convolution's padding made
+    the sizes that differ, the message says which convolution and the padding
+    that gives the sizes expected (`padding=1 keeps H and W`).
     """,
     """
     dim D = 4

@@ -18,6 +18,7 @@ from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
+from . import size_hints
 from .builtin_rules import RULES
 from .env import CallArg, Env
 from .text import expr_text, plural
@@ -395,6 +396,8 @@ class CallRules:
             for p, a, t in typed:
                 self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
         result = bindings.result(info.ret)
+        if ok:
+            size_hints.record_layer(self, node, info, typed, result)  # nn.Conv2d's padding
         bad = _nonpositive_dim(info.ret, result) if ok else None
         if bad is not None:  # a layer's kernel larger than the input it is applied to
             expr, value = bad
@@ -446,7 +449,10 @@ class CallRules:
                 )
             )
         elif m.kind == "shape":
-            self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
+            made, rel, fix = size_hints.explain(self, m.expected, m.found, span)  # by a conv's padding
+            self.diags.append(
+                C.E0201.at(span, context=context, expected=expected, found=found + made, related=related + rel, fix=fix)
+            )
         elif m.kind == "dtype":
             found += _refined_f32_note(m.expected, m.found)
             self.diags.append(C.E0302.at(span, context=context, expected=expected, found=found, related=related))

@@ -101,6 +101,10 @@ def test_expected_and_found_print_their_dims_in_one_form() -> None:
     fn g(x: [b W]) -> [b W]:
         return zeros([b (W-2)])
     #          ^^^^^^^^^^^^^^^^ E0201: return value: expected [b W=28], found [b (W-2)=26]
+
+    fn h(x: [b 1 W W]) -> [b C W W]:
+        return relu(conv2d(x, Net.init(seed=0).k))
+    #          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ E0201: return value: expected [b C W W], found [b C 26 26] (from conv2d with padding 0; padding=1 keeps W)
     """)
 
 
