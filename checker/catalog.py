@@ -757,7 +757,9 @@ E0201 = _code(
     A tensor has the wrong shape: a different number of dims, or a dim that is not
     the one required. Dims compare by name when both are `dim` constants (`H` and
     `E` differ even if both are 128), by value between a constant and a number,
-    and generic dims are bound once per call.
+    and generic dims are bound once per call. When a convolution's padding made
+    the sizes that differ, the message says which convolution and the padding
+    that gives the sizes expected (`padding=1 keeps H and W`).
     """,
     """
     dim D = 4
@@ -852,10 +854,12 @@ E0204 = _code(
 E0205 = _code(
     "E0205",
     "generic dim bound twice",
-    "{context}generic dim {dim} is {first} from argument '{where}' but {now} here",
+    "{context}expected {expected}, found {found} ({first} from argument '{where}', not {now})",
     """
     A generic dim of the function called (such as the batch dim `b`) takes one
-    value per call. Two arguments give it different dims.
+    value per call. Two arguments give it different dims. The expected type is
+    the parameter's with the dims the call bound (in the caller's dims), and
+    the message says which argument bound the dim that differs.
     """,
     """
     dim D = 4

@@ -324,6 +324,51 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     return Mismatch("kind", param, arg)
 
 
+def as_bound(param: T.Type, arg: T.Type, bindings: Bindings) -> T.Type:
+    """`param` in the caller's dims, for the message of a call whose argument
+    `arg` did not fit it: the callee's generic dims bound so far replaced,
+    and each one still free taken from `arg` where it stands there, as
+    matching on would have bound it. So `m: [q k] Bool` given `[s b] Bool`
+    after `scores: [b q k]` bound q and k to s reads `[s s] Bool`, never
+    the callee's own names beside the caller's. `bindings` is not changed."""
+    shown = Bindings(tuple(bindings.generics))
+    shown.bound = dict(bindings.bound)
+    shown.rest, shown.elems, shown.options = bindings.rest, bindings.elems, bindings.options
+    _bind_free(param, arg, shown)
+    return shown.subst(param)
+
+
+def _bind_free(param: T.Type, arg: T.Type, b: Bindings) -> None:
+    if isinstance(param, T.TensorT) and isinstance(arg, T.TensorT):
+        pdims, adims = param.dims, arg.dims
+        if T.has_rest(param) and not T.has_rest(arg) and arg.rank >= param.rank - 1:
+            lead = arg.rank - (param.rank - 1)
+            if b.rest is None:
+                b.rest = adims[:lead]
+            pdims, adims = pdims[1:], adims[lead:]
+        if len(pdims) != len(adims):
+            return
+        for pd, ad in zip(pdims, adims):
+            if isinstance(pd, T.DimVar) and pd.name in b.generics and pd.name not in b.bound:
+                b.bound[pd.name] = Binding(ad, "", None)
+        for pd, ad in zip(pdims, adims):
+            if isinstance(pd, T.DimExpr):
+                b.solve(pd, ad, "", None)
+        pi, ai = param.elem.index, arg.elem.index
+        if isinstance(pi, T.DimVar) and pi.name in b.generics and pi.name not in b.bound and ai is not None:
+            b.bound[pi.name] = Binding(ai, "", None)
+    elif isinstance(param, (T.GradT, T.OptimT)) and isinstance(arg, type(param)):
+        _bind_free(param.of, arg.of, b)
+    elif isinstance(param, T.ModelT) and isinstance(arg, T.ModelT):
+        _bind_free(T.TensorT(param.dims), T.TensorT(arg.dims), b)
+    elif isinstance(param, T.StackT) and isinstance(arg, T.StackT):
+        _bind_free(T.TensorT((param.dim,)), T.TensorT((arg.dim,)), b)
+        _bind_free(param.item, arg.item, b)
+    elif isinstance(param, T.TupleT) and isinstance(arg, T.TupleT) and len(param.items) == len(arg.items):
+        for p, a in zip(param.items, arg.items):
+            _bind_free(p, a, b)
+
+
 def _match_model(
     p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span | None
 ) -> Mismatch | None:

@@ -581,11 +581,42 @@ def is_unknown(t: Type) -> bool:
 
 
 def show_pair(expected: Type, found: Type) -> tuple[str, str]:
-    """Render two types for a message; element types are written out when they
-    are what differs, so "expected [] NonNeg, found [] Float" reads clearly."""
-    if isinstance(expected, TensorT) and isinstance(found, TensorT) and expected.elem != found.elem:
-        return expected.show_elem(), found.show_elem()
-    return str(expected), str(found)
+    """Render two types for a message, in one form. Element types are written
+    out when they are what differs, so "expected [] NonNeg, found [] Float"
+    reads clearly, but not when the shapes differ and the found element type
+    fits (a NonNeg result where a Float is declared). A dim that both have
+    reads the same on both sides, as `expected` writes it (`(W-K+1)=26`, not
+    `26` on one side); a constant against a dim shown with its value shows
+    its value too (`W=28` against `(W-2)=26`)."""
+    if not (isinstance(expected, TensorT) and isinstance(found, TensorT)):
+        return str(expected), str(found)
+    e, f = _dims_alike(expected.dims, found.dims)
+    same_shape = e == f
+    if expected.elem != found.elem and (same_shape or not elem_assignable(found.elem, expected.elem)):
+        return f"[{e}] {expected.elem}", f"[{f}] {found.elem}"
+    suffix = "" if expected.elem == F32 else f" {expected.elem}"
+    found_suffix = suffix if expected.elem != found.elem else ("" if found.elem == F32 else f" {found.elem}")
+    return f"[{e}]{suffix}", f"[{f}]{found_suffix}"
+
+
+def _dims_alike(expected: tuple[Dim, ...], found: tuple[Dim, ...]) -> tuple[str, str]:
+    """The dims of two shapes as `show_pair` writes them (without brackets)."""
+    e, f = [str(d) for d in expected], [str(d) for d in found]
+    if len(e) == len(f):
+        for i, (a, b) in enumerate(zip(expected, found)):
+            if isinstance(a, (DimUnknown, DimRest)) or isinstance(b, (DimUnknown, DimRest)):
+                continue
+            if dims_equal(a, b):
+                f[i] = e[i]
+            elif isinstance(a, DimConst) and _shows_value(b):
+                e[i] = f"{a}={a.value}"
+            elif isinstance(b, DimConst) and _shows_value(a):
+                f[i] = f"{b}={b.value}"
+    return " ".join(e), " ".join(f)
+
+
+def _shows_value(d: Dim) -> bool:
+    return isinstance(d, DimExpr) and d.value is not None
 
 
 def describe(t: Type) -> str:

@@ -1,6 +1,6 @@
 """The `quiver` command.
 
-    quiver run FILE.qv [--nproc N] [--device D] [--no-checks] [--traceback] [--error-format text|json]
+    quiver run FILE.qv [--nproc N] [--device D] [--no-checks] [--no-warnings] [--traceback] [--error-format text|json]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
     quiver fmt [--check] PATH ...    (see fmt.py)
@@ -12,7 +12,10 @@ why", exit status 2, as for a file that cannot be opened). A failure is reported
 (`mlp.qv:14:9: error: ...`) and the exit status is 1; `--traceback` adds the
 Python traceback. A file whose `main` cannot be run (none, or one that takes
 parameters: the checker's rule, `ide.runnable`) fails the same way before
-anything runs. With `--error-format json` the last line on stderr is one JSON
+anything runs. The checker's warnings (of the file and of the modules it
+imports) are printed on stderr before the program runs, one line each as
+qlint's text format writes them; they do not change the exit status, and
+`--no-warnings` leaves them out. With `--error-format json` the last line on stderr is one JSON
 object describing the failure, for tools such as the language server; its
 shape is defined in run_protocol.py. A failure of quiver itself (not of the
 program) prints `quiver: internal error: ...` and exits 2, without a traceback
@@ -154,6 +157,8 @@ def cmd_run(args) -> int:
         return 1
     except CompileError as e:
         return _cannot_compile(args.file, e, as_json)
+    if not args.no_warnings and not _other_rank():
+        _print_warnings(args.file, program)
     problem = _main_problem(program)
     if problem is not None:
         span, message = problem
@@ -210,6 +215,29 @@ def cmd_run(args) -> int:
     if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
+
+
+def _print_warnings(file: str, program: Program) -> None:
+    """The warnings of a program that checked (its file's and its imports'),
+    on stderr, as qlint's text format writes them: each file shown as an
+    error of `quiver run` shows it, sorted as qlint sorts them."""
+    from .qlint import Finding, format_text
+
+    findings = []
+    for p in (program, *program.imports.values()):
+        shown = file if p.path == program.path else os.path.relpath(p.path)
+        findings += [Finding(shown, p.analysis, d) for d in p.analysis.diagnostics if not d.is_error]
+    if findings:
+        findings.sort(key=Finding.sort_key)
+        sys.stderr.write(format_text(findings))
+        sys.stderr.flush()
+
+
+def _other_rank() -> bool:
+    """A process of a group that a launcher started, other than rank 0: the
+    warnings are rank 0's to print (under `--nproc` the parent prints them
+    and the workers get `--no-warnings`)."""
+    return _launched() and os.environ.get("RANK") != "0"
 
 
 def _ended(code: int, joined: bool) -> int:
@@ -319,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="check, compile and run a file's main()")
     run.add_argument("file")
     run.add_argument("--no-checks", action="store_true", help="skip argument checks at function entry (faster)")
+    run.add_argument(
+        "--no-warnings", action="store_true", help="do not print the checker's warnings before the program runs"
+    )
     run.add_argument("--traceback", action="store_true", help="also print the Python traceback of a failure")
     run.add_argument(
         "--error-format",

@@ -102,9 +102,10 @@ def first_cause(reports: list[WorkerReport]) -> WorkerReport | None:
 
 
 def worker_args(args, source_copy: str | None) -> list[str]:
-    """The `quiver run` arguments of each worker: the parent's, less --nproc."""
+    """The `quiver run` arguments of each worker: the parent's, less --nproc,
+    and --no-warnings (the parent printed the warnings, once)."""
     # -P: the working folder (the user's project, untrusted) is not on sys.path
-    out = ["-P", "-m", "quiver", "run", args.file]
+    out = ["-P", "-m", "quiver", "run", args.file, "--no-warnings"]
     if args.no_checks:
         out.append("--no-checks")
     if args.traceback:

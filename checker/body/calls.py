@@ -7,6 +7,7 @@ from __future__ import annotations
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
 # a general type issue.)
+import dataclasses
 from typing import TYPE_CHECKING
 
 from .. import ast as A
@@ -17,6 +18,7 @@ from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
+from . import size_hints
 from .builtin_rules import RULES
 from .env import CallArg, Env
 from .text import expr_text, plural
@@ -345,6 +347,10 @@ class CallRules:
                     # a layer applied to the wrong size: its dims are the layer's,
                     # known from it, not generic dims of the caller's choosing
                     mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
+                if mismatch.kind == "binding":  # in the caller's dims, not the callee's names
+                    mismatch = dataclasses.replace(
+                        mismatch, expected=S.as_bound(mismatch.expected, mismatch.found, bindings)
+                    )
                 if mismatch.kind in ("refine", "index", "dtype"):
                     # The shape matched: show it bound (`[5] NonNeg`, not `[n] NonNeg`), so the
                     # message differs only where the types do.
@@ -390,6 +396,8 @@ class CallRules:
             for p, a, t in typed:
                 self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
         result = bindings.result(info.ret)
+        if ok:
+            size_hints.record_layer(self, node, info, typed, result)  # nn.Conv2d's padding
         bad = _nonpositive_dim(info.ret, result) if ok else None
         if bad is not None:  # a layer's kernel larger than the input it is applied to
             expr, value = bad
@@ -427,12 +435,13 @@ class CallRules:
         expected, found = T.show_pair(m.expected, m.found)
         if m.kind == "binding":
             assert m.earlier is not None
-            rel = (LocalRelated(f"{m.dim} is {m.earlier.dim} from argument '{m.earlier.where}'", span=m.earlier.span),)
+            rel = (LocalRelated(f"{m.earlier.dim} comes from this argument", span=m.earlier.span), *related)
             self.diags.append(
                 C.E0205.at(
                     span,
                     context=context,
-                    dim=m.dim,
+                    expected=expected,
+                    found=found,
                     first=str(m.earlier.dim),
                     where=m.earlier.where,
                     now=str(m.now),
@@ -440,7 +449,10 @@ class CallRules:
                 )
             )
         elif m.kind == "shape":
-            self.diags.append(C.E0201.at(span, context=context, expected=expected, found=found, related=related))
+            made, rel, fix = size_hints.explain(self, m.expected, m.found, span)  # by a conv's padding
+            self.diags.append(
+                C.E0201.at(span, context=context, expected=expected, found=found + made, related=related + rel, fix=fix)
+            )
         elif m.kind == "dtype":
             found += _refined_f32_note(m.expected, m.found)
             self.diags.append(C.E0302.at(span, context=context, expected=expected, found=found, related=related))

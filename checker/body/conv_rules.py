@@ -14,6 +14,7 @@ from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
 from ..builtins import Builtin
+from . import size_hints
 from .builtin_rules import Bound, rule
 from .context import RuleContext
 from .env import CallArg, Env
@@ -157,7 +158,35 @@ def _conv2d(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
         sizes.append(out)
     if not bias_fits(c, node, bound, "conv2d", bias, w.dims[0], x):
         return T.UNKNOWN
-    return T.TensorT((x.dims[0], w.dims[0], *sizes), T.Elem(x.elem.dtype))
+    result = T.TensorT((x.dims[0], w.dims[0], *sizes), T.Elem(x.elem.dtype))
+    _record(c, node, bound, result, x, w, stride, padding, dilation)
+    return result
+
+
+def _record(
+    c: BodyChecker,
+    node: A.Node,
+    bound: Bound,
+    result: T.TensorT,
+    x: T.TensorT,
+    w: T.TensorT,
+    stride: T.Dim,
+    padding: T.Dim,
+    dilation: T.Dim,
+) -> None:
+    """The conv for size_hints: its sizes with another padding, tried up to
+    the one that keeps them (dilation*(kernel-1))."""
+    kernels = [T.dim_value(k) for k in w.dims[2:]]
+    d = T.dim_value(dilation)
+    most = max((d * (k - 1) for k in kernels if k is not None), default=0) if d is not None else 0
+
+    def retry(p: int) -> tuple[T.Dim, ...] | None:
+        out = [_out_size(size, k, stride, T.DimLit(p), dilation) for size, k in zip(x.dims[2:], w.dims[2:])]
+        return None if any(o is None for o in out) else tuple(o for o in out if o is not None)
+
+    fix_at = size_hints.conv_fix_at(node, bound.get("padding"))
+    source = size_hints.SizeSource(node.span, "conv2d", "", x, result, (2, 3), _shown(padding), retry, most, fix_at)
+    size_hints.record(c, source)
 
 
 def grouped_fit(c: RuleContext, bound: Bound, fn: str, x: T.TensorT, w: T.TensorT, groups: T.Dim) -> bool:

@@ -34,6 +34,7 @@ from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
+from .size_hints import SizeSource
 
 
 class BodyChecker(
@@ -73,6 +74,7 @@ class BodyChecker(
         self.model_options: dict[str, bool | float | str] = dict(fn.owner_options)
         self.known_options: dict[str, bool] = {}
         self.builtin_now: str | None = None  # the built-in whose rule is running
+        self.size_sources: dict[tuple[int, int], SizeSource] = {}  # the convolutions, by span (size_hints)
 
     def known_option(self, name: str, value: bool) -> bool:
         """Whether the method being checked is where option `name` is `value`."""

@@ -47,7 +47,10 @@ def _reshape(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     have, want = _count(x.dims), _count(target.dims)
     exact = have is not None and want is not None and have != want and DX.equal_if_exact(have, want)
     if have is not None and want is not None and have != want and not exact:
-        reason = f"{x} has {DX.render(have)} elements and {T.TensorT(target.dims, x.elem)} has {DX.render(want)}"
+        # the shapes only: an element type or refinement is no part of a count
+        reason = (
+            f"{T.TensorT(x.dims)} has {DX.render(have)} elements and {T.TensorT(target.dims)} has {DX.render(want)}"
+        )
         c.diags.append(C.E0214.at(bound["shape"].node.span, operation="reshape", reason=reason))
         return T.UNKNOWN
     if exact or (have is None and want is not None and any(isinstance(d, T.DimUnknown) for d in x.dims)):

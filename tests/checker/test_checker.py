@@ -62,6 +62,52 @@ def test_generic_dims_bind_per_call_and_flow_to_the_result() -> None:
     )
 
 
+def test_a_dim_bound_twice_shows_expected_and_found_in_the_callers_dims() -> None:
+    # the callee's q and k (bound to s from scores) are never shown beside the caller's s and t;
+    # a dim not bound yet (k of pick) is shown as the argument gives it
+    check("""
+    fn masked(scores: [b q k], mask: [q k] Bool) -> [b q k]:
+        return where(mask, scores, full([b q k], -1e9))
+
+    fn pick(lens: [b] i64, m: [b k] Bool) -> [b k] Bool:
+        return m
+
+    fn attend(x: [b s t], pad: [t s] Bool, lens: [4] i64, m: [5 7] Bool) -> [b s t]:
+        print(pick(lens, m))
+    #                    ^ E0205: argument 'm' of pick: expected [4 7] Bool, found [5 7] Bool (4 from argument 'lens', not 5)
+        return masked(x, pad)
+    #                    ^^^ E0205: argument 'mask' of masked: expected [s t] Bool, found [t s] Bool (s from argument 'scores', not t)
+    """)
+    src = PRELUDE + "fn f(x: [b s t], pad: [t s] Bool) -> [b s t]:\n    return masked(x, pad)\n"
+    src += "fn masked(scores: [b q k], mask: [q k] Bool) -> [b q k]:\n    return scores\n"
+    (d,) = check_text(src).diagnostics
+    notes = [(r.message, src[r.span.start : r.span.end]) for r in d.related]
+    assert notes == [("s comes from this argument", "x"), ("declared here", "mask: [q k] Bool")]
+
+
+def test_expected_and_found_print_their_dims_in_one_form() -> None:
+    # a dim equal on both sides reads the same on both sides (as the expected type
+    # writes it); a constant against a computed dim shows its value too
+    check("""
+    dim W = 28
+
+    model Net:
+        param k: [C 1 K K] = xavier
+
+    fn f(x: [b 1 W W], k: [H 1 K K]) -> [b C (W-K+1) (W-K+1)]:
+        return conv2d(x, k)
+    #          ^^^^^^^^^^^^ E0201: return value: expected [b C (W-K+1)=26 (W-K+1)=26], found [b H (W-K+1)=26 (W-K+1)=26]
+
+    fn g(x: [b W]) -> [b W]:
+        return zeros([b (W-2)])
+    #          ^^^^^^^^^^^^^^^^ E0201: return value: expected [b W=28], found [b (W-2)=26]
+
+    fn h(x: [b 1 W W]) -> [b C W W]:
+        return relu(conv2d(x, Net.init(seed=0).k))
+    #          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ E0201: return value: expected [b C W W], found [b C 26 26] (from conv2d with padding 0; padding=1 keeps W)
+    """)
+
+
 def test_generic_dims_are_rigid_inside_their_function() -> None:
     check("""
     fn f(x: [b D], y: [n D]) -> [b D]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from annotations import spanned
 
+from quiver.checker import check_text
+
 P = "dim Ci = 3\ndim Co = 8\ndim K = 3\ndim H = 28\n\n"
 
 
@@ -126,3 +128,83 @@ def test_a_number_added_to_a_division_goes_inside() -> None:
     assert conv == DX.div(DX.add(h, DX.const(1)), DX.const(2)) and DX.render(conv) == "((h+1)/2)"
     assert DX.add(DX.div(DX.const(7), DX.const(2)), DX.const(1)) == DX.const(4)
     assert DX.value(DX.substitute(pool, {"h": DX.const(9)}) or ()) == 4
+
+
+# ------------------------------------------------------------------ a wrong padding, at the conv
+
+
+def _fixed(src: str) -> tuple[str, object]:
+    """The one diagnostic of `src`, and `src` with its quick fix applied."""
+    (d,) = check_text(src).diagnostics
+    assert d.fix is not None
+    out = src
+    for e in sorted(d.fix.edits, key=lambda e: -e.span.start):
+        out = out[: e.span.start] + e.new_text + out[e.span.end :]
+    return out, d
+
+
+@pytest.mark.parametrize(
+    "call, padding, fixed",
+    [
+        ("conv2d(x, w)", "0", "conv2d(x, w, padding=1)"),
+        ("conv2d(x, w, padding=2)", "2", "conv2d(x, w, padding=1)"),
+        ("conv2d(\n        x,\n        w,\n    )", "0", "conv2d(\n        x,\n        w, padding=1,\n    )"),
+    ],
+)
+def test_a_padding_that_changes_the_size_is_explained_at_the_conv(call: str, padding: str, fixed: str) -> None:
+    # one diagnostic, where the sizes meet the declared type; it says which
+    # conv made them and the padding that keeps them, points at the conv and fixes it
+    src = P + f"fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co H H]:\n    y = relu({call})\n    return y\n"
+    out, d = _fixed(src)
+    size = {"0": 26, "2": 30}[padding]
+    assert d.code == "E0201"
+    assert d.message == (
+        f"return value: expected [b Co H H], found [b Co {size} {size}] "
+        f"(from conv2d with padding {padding}; padding=1 keeps H)"
+    )
+    notes = [(r.message, src[r.span.start : r.span.end]) for r in d.related]
+    assert notes[-1] == (f"conv2d gives [b Co {size} {size}] here", call)
+    assert d.fix.title == "Use padding=1"
+    assert out == src.replace(call, fixed) and check_text(out).diagnostics == []
+
+
+def test_the_conv_that_changed_the_size_is_found_through_those_that_keep_it() -> None:
+    src = P + (
+        "fn f(x: [b Ci h v], w: [Co Ci 5 5], k: [Co Co K K]) -> [b Co h v]:\n"
+        "    y = conv2d(x, w, padding=1)\n"
+        "    return conv2d(relu(y), k, padding=1)\n"
+    )
+    out, d = _fixed(src)
+    assert d.message == (
+        "return value: expected [b Co h v], found [b Co (h-2) (v-2)] "
+        "(from conv2d with padding 1; padding=2 keeps h and v)"
+    )
+    assert src[d.related[-1].span.start : d.related[-1].span.end] == "conv2d(x, w, padding=1)"
+    assert out == src.replace("conv2d(x, w, padding=1)", "conv2d(x, w, padding=2)")
+
+
+def test_a_size_no_padding_gives_only_points_at_the_conv() -> None:
+    # the stride halves the size: no padding keeps it, so the message says no more
+    src = P + "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co H H]:\n    return conv2d(x, w, stride=2, padding=1)\n"
+    (d,) = check_text(src).diagnostics
+    assert d.message == "return value: expected [b Co H H], found [b Co 14 14]" and d.fix is None
+    assert d.related[-1].message == "conv2d gives [b Co 14 14] here"
+
+
+def test_a_padding_that_gives_a_strided_size() -> None:
+    src = P + "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co (H/2) (H/2)]:\n    return conv2d(x, w, stride=2)\n"
+    (d,) = check_text(src).diagnostics
+    assert d.message == (
+        "return value: expected [b Co (H/2)=14 (H/2)=14], found [b Co 13 13] "
+        "(from conv2d with padding 0; padding=1 gives (H/2)=14)"
+    )
+
+
+def test_an_argument_of_the_wrong_size_is_explained_too() -> None:
+    src = P + (
+        "fn head(x: [b Co H H]) -> [b Co H H]:\n    return x\n"
+        "fn f(x: [b Ci H H], w: [Co Ci K K]) -> [b Co H H]:\n    return head(conv2d(x, w))\n"
+    )
+    assert [d.message for d in check_text(src).diagnostics] == [
+        "argument 'x' of head: expected [b Co H H], found [b Co 26 26] (from conv2d with padding 0; padding=1 keeps H)"
+    ]

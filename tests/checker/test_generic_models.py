@@ -468,7 +468,7 @@ fn main():
 """
     )
     assert spanned(src) == [
-        ("E0205", "argument 'x' of apply: generic dim i is D from argument 'l' but H here", "ones([2 H])")
+        ("E0205", "argument 'x' of apply: expected [2 D], found [2 H] (D from argument 'l', not H)", "ones([2 H])")
     ]
 
 
@@ -520,7 +520,7 @@ fn main():
     print(a, b, rms(ones([2 D]), ones([3])), both(ones([2 D]), ones([3 D])), both(ones([2 D]), ones([2 D])))
 """
     assert spanned(src) == [
-        ("E0205", "argument 'gain' of rms: generic dim d is D from argument 'x' but 3 here", "ones([3])"),
+        ("E0205", "argument 'gain' of rms: expected [D], found [3] (D from argument 'x', not 3)", "ones([3])"),
         ("E0201", "argument 'y' of both: expected [2 D], found [3 D]", "ones([3 D])"),
     ]
     in_body = "fn g(x: [.. d]) -> [.. d]:\n    y = zeros([.. d])\n    return y\n"
@@ -624,7 +624,7 @@ fn main():
     )
     assert spanned(src) == [
         ("E0904", "argument 'l' of halve: expected Linear[(2*i), i], found model Linear[H, 3]", "c"),
-        ("E0205", "argument 'x' of square: generic dim i is 2 from argument 'x' but 3 here", "ones([2 3])"),
+        ("E0205", "argument 'x' of square: expected [2 2], found [2 3] (2 from argument 'x', not 3)", "ones([2 3])"),
     ]
 
 

@@ -285,7 +285,7 @@ def test_a_failed_binding_gives_the_call_what_was_bound() -> None:
         return x
     fn f(x: [2 C 5]) -> [2 C 10]:
         return same(up(x, zeros([K])))
-    #                     ^^^^^^^^^^ E0205: argument 'g' of up: generic dim c is C from argument 'x' but K here
+    #                     ^^^^^^^^^^ E0205: argument 'g' of up: expected [C], found [K] (C from argument 'x', not K)
     """)
 
 

@@ -28,6 +28,14 @@ def test_shapes_that_fit(sig: str, expr: str) -> None:
     assert diags(f"fn f{sig}:\n    return {expr}\n") == []
 
 
+def test_a_reshapes_element_counts_show_the_shapes_without_refinements() -> None:
+    # NonNeg and Prob are no part of a count: the shapes only
+    body = "fn f(x: [b 1 T E]) -> [b 500] Prob:\n    return reshape(softmax(x, over=E), [b 500])\n"
+    assert diags(body) == [("E0214", "reshape: [b 1 T E] has 512*b elements and [b 500] has 500*b", "[b 500]")]
+    body = "fn f(x: [b T E] i64) -> [b 500] i64:\n    return reshape(x, [b 500])\n"
+    assert diags(body) == [("E0214", "reshape: [b T E] has 512*b elements and [b 500] has 500*b", "[b 500]")]
+
+
 def test_chunk_gives_a_tuple_of_equal_parts() -> None:
     assert (
         diags("fn k(x: [b (4*E)]) -> [b E]:\n    i, f, g, o = chunk(x, 4, over=-1)\n    return i * f + g * o\n") == []

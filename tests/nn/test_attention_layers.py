@@ -332,7 +332,8 @@ def test_transformer_layers_are_initialised_as_torch(wide, which: str) -> None:
         (
             "fn f(m: nn.MultiheadAttention[E, NH], x: [T b E], pad: [b T] Bool, mask: [T D] Bool) -> [T b E]:\n"
             "    return m.masked(x, x, x, pad, mask, Eval)\n",
-            "argument 'attn_mask' of nn.MultiheadAttention.masked: generic dim S is T from argument 'key' but D here",
+            "argument 'attn_mask' of nn.MultiheadAttention.masked: expected [T T] Bool, found [T D] Bool "
+            "(T from argument 'key', not D)",
         ),
         (
             "fn f(m: nn.TransformerEncoderLayer[E, NH, 16], x: [b T D]) -> [b T E]:\n"

@@ -516,6 +516,16 @@ WRONG = [
         "fn f(c: nn.ConvTranspose2d[64, 32, 4, stride=2, padding=1], x: [b 64 h w]) -> [b 32 h w]:\n    return c(x)\n",
         "return value: expected [b 32 h w], found [b 32 (2*h) (2*w)]",
     ),
+    (  # a padding that changes the size: the message names the layer and the padding that keeps it
+        "fn f(c: nn.Conv2d[3, 8, 3], x: [b 3 28 28]) -> [b 8 28 28]:\n    return relu(c(x))\n",
+        "return value: expected [b 8 28 28], found [b 8 26 26] (from c (nn.Conv2d) with padding 0; padding=1 keeps 28)",
+    ),
+    (  # through a layer that keeps the size, to the one that changed it
+        "model Net:\n    param c1: nn.Conv2d[3, 8, 5, padding=1]\n    param c2: nn.Conv2d[8, 8, 3, padding=1]\n\n"
+        "fn f(m: Net, x: [b 3 h w]) -> [b 8 h w]:\n    return m.c2(relu(m.c1(x)))\n",
+        "return value: expected [b 8 h w], found [b 8 (h-2) (w-2)] "
+        "(from m.c1 (nn.Conv2d) with padding 1; padding=2 keeps h and w)",
+    ),
     (
         "fn f(c: nn.Conv2d[3, 8, 5], x: [b 3 4 9]) -> [b 8 1 5]:\n    return c(x)\n",
         "dim expression ((h+2*padding-dilation*(K-1)-1)/stride+1): in the result of nn.Conv2d.forward it is 0 "

@@ -520,7 +520,8 @@ WRONG = {
     "LSTM batch": (
         "fn f(l: nn.LSTM[I, H], x: [t b I], h0: [1 n H], c0: [1 n H]) -> [t b H]:\n"
         "    y, (h, c) = l(x, (h0, c0), Eval)\n    return y\n",
-        "argument 'state' of nn.LSTM.forward: generic dim b is b from argument 'x' but n here",
+        "argument 'state' of nn.LSTM.forward: expected ([1 b H], [1 b H]), found ([1 n H], [1 n H]) "
+        "(b from argument 'x', not n)",
     ),
     "GRU": (
         "fn f(l: nn.GRU[I, H], x: [t b I], h0: [1 b D]) -> [t b H]:\n    y, h = l(x, h0, Eval)\n    return y\n",
@@ -539,7 +540,7 @@ def test_a_layer_applied_to_the_wrong_size_is_one_diagnostic_naming_both_dims(ca
     # reported at the argument, in the caller's dims: what the layer expects
     # (its I or H as the caller names it) and what it was given (D)
     body, message = WRONG[case]
-    assert _diagnostics(body) == [("E0205" if "generic dim" in message else "E0201", message)]
+    assert _diagnostics(body) == [("E0205" if "from argument" in message else "E0201", message)]
 
 
 def test_the_layers_check_clean_where_the_sizes_fit() -> None:
