@@ -95,6 +95,12 @@ class Bindings:
         # (for a sub-model given one of them, `Linear[E, F, bias=bias]`)
         self.options: dict[str, bool | float | T.OptionRef] = {}
 
+    def copy(self) -> Bindings:
+        out = Bindings(())
+        out.generics = set(self.generics)
+        out.bound, out.rest, out.elems, out.options = dict(self.bound), self.rest, dict(self.elems), dict(self.options)
+        return out
+
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
         """`d` with the bound generic dims replaced; with `forget`, a generic
         dim of the callee that is not bound is unknown (`?`), so a call's
@@ -331,9 +337,7 @@ def as_bound(param: T.Type, arg: T.Type, bindings: Bindings) -> T.Type:
     matching on would have bound it. So `m: [q k] Bool` given `[s b] Bool`
     after `scores: [b q k]` bound q and k to s reads `[s s] Bool`, never
     the callee's own names beside the caller's. `bindings` is not changed."""
-    shown = Bindings(tuple(bindings.generics))
-    shown.bound = dict(bindings.bound)
-    shown.rest, shown.elems, shown.options = bindings.rest, bindings.elems, bindings.options
+    shown = bindings.copy()
     _bind_free(param, arg, shown)
     return shown.subst(param)
 

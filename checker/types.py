@@ -594,9 +594,8 @@ def show_pair(expected: Type, found: Type) -> tuple[str, str]:
     same_shape = e == f
     if expected.elem != found.elem and (same_shape or not elem_assignable(found.elem, expected.elem)):
         return f"[{e}] {expected.elem}", f"[{f}] {found.elem}"
-    suffix = "" if expected.elem == F32 else f" {expected.elem}"
-    found_suffix = suffix if expected.elem != found.elem else ("" if found.elem == F32 else f" {found.elem}")
-    return f"[{e}]{suffix}", f"[{f}]{found_suffix}"
+    suffix = "" if expected.elem == F32 else f" {expected.elem}"  # (found's fits it, or is the same)
+    return f"[{e}]{suffix}", f"[{f}]{suffix}"
 
 
 def _dims_alike(expected: tuple[Dim, ...], found: tuple[Dim, ...]) -> tuple[str, str]:

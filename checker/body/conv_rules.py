@@ -64,8 +64,7 @@ def _out_size(size: T.Dim, kernel: T.Dim, stride: T.Dim, padding: T.Dim, dilatio
     return T.dim_of_poly(out, text if one_division else f"({text})")
 
 
-def _shown(d: T.Dim) -> str:
-    return f"{d}={d.value}" if isinstance(d, T.DimConst) else str(d)
+_shown = size_hints.shown_dim
 
 
 def _too_small(size: T.Dim, kernel: T.Dim, padding: T.Dim, dilation: T.Dim = _ONE) -> str:

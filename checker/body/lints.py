@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 _SOFTMAXES = {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
 # Losses whose second argument is a target the prediction is pulled towards.
-_TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target", "l1": "target"}
+_TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target"}
 _SYMMETRIC = frozenset({"mse", "maximum", "minimum"})  # swapping their arguments changes nothing
 _EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predict|infer|inference|generate|sample)")
 # locals named as log-probabilities (`log_prob`, `logp`, `log_pi`): a method's

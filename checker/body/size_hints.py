@@ -89,7 +89,7 @@ def record_layer(
         out = b.result(info.ret)
         return tuple(out.dims[i] for i in axes) if isinstance(out, T.TensorT) and out.rank == result.rank else None
 
-    padding = _shown(model_t.dims[at])
+    padding = shown_dim(model_t.dims[at])
     source = SizeSource(
         node.span, expr_text(recv.node), model_t.name, x, result, axes, padding, retry, LAYER_PADDINGS, None
     )
@@ -152,5 +152,6 @@ def conv_fix_at(node: A.Node, padding: CallArg | None) -> tuple[A.Span, str] | N
     return A.Span(end, end), ", padding="
 
 
-def _shown(d: T.Dim) -> str:
+def shown_dim(d: T.Dim) -> str:
+    """A dim for a message, a constant with its value (`P=1`)."""
     return f"{d}={d.value}" if isinstance(d, T.DimConst) else str(d)
