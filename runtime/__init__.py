@@ -4,7 +4,9 @@ See docs/runtime.md for the contract between the compiler and this package.
 """
 
 from . import _ops, init
+from ._batches import Batches, batches, randperm
 from ._checks import Checks, checks
+from ._data import Vocab, load_chars, load_csv, load_npy, load_npz, load_safetensors
 from ._device import current_device, set_device
 from ._device import placed as placed_device
 from ._device import use_program as use_program_device
@@ -141,5 +143,14 @@ __all__ = [
     "TupleArg",
     "expect_count",
     "expect_dims",
+    "Batches",
+    "batches",
+    "randperm",
+    "Vocab",
+    "load_chars",
+    "load_csv",
+    "load_npy",
+    "load_npz",
+    "load_safetensors",
 ]
 __all__ += _ops.__all__
