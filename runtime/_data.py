@@ -154,7 +154,9 @@ def _from_numpy(arr: np.ndarray, dims: tuple, elem: Elem, label: str, loc) -> to
         arr = arr.astype(np.int64)
     elif dt.kind == "f" and dt.itemsize > 8:  # long double: torch has no such type
         arr = arr.astype(np.float64)
-    return torch.from_numpy(np.ascontiguousarray(arr))
+    if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a [] array [1])
+        arr = arr.copy(order="C")
+    return torch.from_numpy(arr)
 
 
 _WIDE_UNSIGNED = {torch.uint16, torch.uint32, torch.uint64}
@@ -299,15 +301,17 @@ def load_safetensors(path, key, spec, *, src=None, line=0, col=0) -> torch.Tenso
     shown = os.fspath(path)
     full = resolve_path(path, src)
     _regular_file(shown, full, loc)
+    t = None
     try:
         with safe_open(full, framework="pt") as f:
             keys = list(f.keys())
-            if key not in keys:
-                raise CheckError(f"{shown} has no tensor {key!r} (its tensors: {_names(keys)})", loc)
-            t = f.get_tensor(key)
-    except (SafetensorError, OSError, ValueError, TypeError) as e:
+            if key in keys:
+                t = f.get_tensor(key)
+    except (SafetensorError, OSError, ValueError) as e:
         reason = str(e) or type(e).__name__
         raise CheckError(f"{shown}: not a valid .safetensors file ({reason})", loc) from None
+    if t is None:
+        raise CheckError(f"{shown} has no tensor {key!r} (its tensors: {_names(keys)})", loc)
     return _read(t, dims, elem, f"{shown}[{key!r}]", loc, original=t)
 
 
@@ -417,7 +421,8 @@ def _csv_numbers(shown, full, delimiter, header, selected, ncols, elem, loc) -> 
         "skiprows": 1 if header else 0,
         "comments": None,
         "quotechar": '"',
-        "usecols": selected,
+        # every column: no usecols, so that numpy refuses a line with more of them
+        "usecols": None if selected == list(range(ncols)) else selected,
         "ndmin": 2,
         "encoding": "utf-8-sig",
     }
@@ -433,6 +438,8 @@ def _csv_numbers(shown, full, delimiter, header, selected, ncols, elem, loc) -> 
             raise _csv_failure(shown, full, delimiter, header, selected, ncols, e, loc) from None
         if data.size == 0:
             data = data.reshape(0, len(selected))
+        elif data.shape[1] != len(selected):
+            raise CheckError(f"{shown}: the first line has {ncols} columns, the lines below it {data.shape[1]}", loc)
         return data
     raise AssertionError("unreachable")
 
