@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from . import _device
-from ._elems import Elem, dims_text
+from ._elems import Elem, dims_text, tensor_text
 from ._errors import CheckError
 from ._specs import DimExpr, TensorArg
 
@@ -209,19 +209,10 @@ def convert(t: torch.Tensor, elem: Elem, label: str, loc, dims: tuple = ()) -> t
     return out
 
 
-def _finish(t: torch.Tensor, original) -> torch.Tensor:
-    """The result on the current device, owning its memory."""
+def _finish(t: torch.Tensor) -> torch.Tensor:
+    """The result on the current device."""
     device = _device._state.current
-    if device.type != "cpu":
-        return t.to(device)
-    if original is not None and t.data_ptr() == original.data_ptr():
-        return t.clone()
-    return t
-
-
-def _read(t, dims, elem, label, loc, original=None) -> torch.Tensor:
-    _check_shape(tuple(t.shape), dims, label, loc)
-    return _finish(convert(t, elem, label, loc, dims), original)
+    return t if device.type == "cpu" else t.to(device)
 
 
 # --- .npy and .npz ------------------------------------------------------------------
@@ -261,7 +252,7 @@ def load_npy(path, spec, *, src=None, line=0, col=0) -> torch.Tensor:
         data.close()
         raise CheckError(f"{shown}: an .npz archive of several arrays, not an .npy file: read it with load_npz", loc)
     _check_shape(tuple(data.shape), dims, shown, loc)
-    return _finish(convert(_from_numpy(data, dims, elem, shown, loc), elem, shown, loc, dims), None)
+    return _finish(convert(_from_numpy(data, dims, elem, shown, loc), elem, shown, loc, dims))
 
 
 def load_npz(path, key, spec, *, src=None, line=0, col=0) -> torch.Tensor:
@@ -286,7 +277,7 @@ def load_npz(path, key, spec, *, src=None, line=0, col=0) -> torch.Tensor:
                 reason = "it holds Python objects (pickled), which are not read"
             raise CheckError(f"{label}: cannot be read ({reason})", loc) from None
     _check_shape(tuple(arr.shape), dims, label, loc)
-    return _finish(convert(_from_numpy(arr, dims, elem, label, loc), elem, label, loc, dims), None)
+    return _finish(convert(_from_numpy(arr, dims, elem, label, loc), elem, label, loc, dims))
 
 
 # --- safetensors -------------------------------------------------------------------
@@ -312,7 +303,9 @@ def load_safetensors(path, key, spec, *, src=None, line=0, col=0) -> torch.Tenso
         raise CheckError(f"{shown}: not a valid .safetensors file ({reason})", loc) from None
     if t is None:
         raise CheckError(f"{shown} has no tensor {key!r} (its tensors: {_names(keys)})", loc)
-    return _read(t, dims, elem, f"{shown}[{key!r}]", loc, original=t)
+    label = f"{shown}[{key!r}]"
+    _check_shape(tuple(t.shape), dims, label, loc)
+    return _finish(convert(t, elem, label, loc, dims))
 
 
 # --- CSV ------------------------------------------------------------------------------
@@ -321,7 +314,7 @@ def load_safetensors(path, key, spec, *, src=None, line=0, col=0) -> torch.Tenso
 def _column_list(columns) -> list | None:
     if columns is None:
         return None
-    if isinstance(columns, (int, str)) and not isinstance(columns, bool):
+    if isinstance(columns, (int, str)):  # (a Bool is refused as a column, later)
         return [columns]
     return list(columns)
 
@@ -409,7 +402,7 @@ def load_csv(path, spec, *, header=False, delimiter=",", columns=None, src=None,
     if len(dims) == 1:
         data = data[:, 0]
     _check_shape(tuple(data.shape), dims, label, loc)
-    return _finish(convert(torch.from_numpy(data), elem, label, loc, dims), None)
+    return _finish(convert(torch.from_numpy(data), elem, label, loc, dims))
 
 
 def _csv_numbers(shown, full, delimiter, header, selected, ncols, elem, loc) -> np.ndarray:
@@ -498,9 +491,9 @@ class Vocab:
         """The text of ids: a ``[n]`` or ``[]`` integer tensor, an Int or a list of Ints."""
         if isinstance(ids, torch.Tensor):
             if ids.is_floating_point() or ids.is_complex() or ids.dim() > 1:
-                raise CheckError(f"decode(): expected [n] integer ids, found {dims_text(tuple(ids.shape))} {ids.dtype}")
+                raise CheckError(f"decode(): expected [n] integer ids, found {tensor_text(ids)}")
             values = ids.detach().reshape(-1).tolist()
-        elif isinstance(ids, int) and not isinstance(ids, bool):
+        elif isinstance(ids, int):  # (a Bool is refused as an id, below)
             values = [ids]
         else:
             values = list(ids)
@@ -550,4 +543,4 @@ def load_chars(path, spec, *, src=None, line=0, col=0) -> tuple[torch.Tensor, Vo
         )
     vocab = Vocab("".join(map(chr, uniq.tolist())), shown)
     ids = torch.from_numpy(inverse.reshape(-1).astype(np.int64))
-    return _finish(ids.to(elem.dtype), None), vocab
+    return _finish(ids.to(elem.dtype)), vocab

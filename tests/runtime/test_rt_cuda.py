@@ -231,3 +231,30 @@ def test_two_workers_on_two_gpus_average_with_nccl(tmp_path):
     for r in (0, 1):
         b = torch.load(tmp_path / f"mlp_dp.rank{r}.pt", weights_only=True)["fields"]
         assert max((a[k].double() - b[k].double()).abs().max().item() for k in a) <= 1e-5
+
+
+def test_data_readers_make_their_tensors_on_the_current_device(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "y.npy", np.array([3, 1, 2]))
+    before = rt.current_device()
+    rt.set_device("cuda")
+    try:
+        y = rt.load_npy(str(tmp_path / "y.npy"), rt.TensorArg("y", ("n",), rt.index(4)))
+        p = rt.randperm(5, 1)
+    finally:
+        rt.set_device(before)
+    assert y.device.type == "cuda" and y.tolist() == [3, 1, 2]
+    assert p.device.type == "cuda" and torch.equal(
+        p.cpu(), torch.randperm(5, generator=torch.Generator().manual_seed(1))
+    )
+
+
+def test_batches_stay_on_the_inputs_device_in_the_cpus_order():
+    x = torch.arange(20, dtype=torch.float32).reshape(10, 2)
+    y = torch.arange(10)
+    on_cuda = [(xb.cpu(), yb) for xb, yb in rt.batches(x.cuda(), y, size=3, shuffle=4)]
+    on_cpu = list(rt.batches(x, y, size=3, shuffle=4))
+    assert all(torch.equal(a, c) and torch.equal(b, d) for (a, b), (c, d) in zip(on_cuda, on_cpu))
+    (xb, yb), *_ = rt.batches(x.cuda(), y, size=3, shuffle=4)
+    assert xb.device.type == "cuda" and yb.device.type == "cpu"
