@@ -386,6 +386,8 @@ class Compiler:
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", at)
                 compiler.generic_sizes.add(g)
+        if body.run_binds:  # the sizes of the run-time dims the body's values bind
+            w.emit(1, "_qd = {}", at)
         compiler.block(decl.body, 1)
 
 

@@ -54,6 +54,7 @@ from ._specs import (
     Signature,
     TensorArg,
     TupleArg,
+    bind_dims,
     expect_count,
     expect_dims,
 )
@@ -139,6 +140,7 @@ __all__ = [
     "Signature",
     "TensorArg",
     "TupleArg",
+    "bind_dims",
     "expect_count",
     "expect_dims",
 ]

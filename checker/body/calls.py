@@ -421,6 +421,11 @@ class CallRules:
             self.add_dim_check(node, DimCheck(prefix + subject, str(expected), dims))
 
     def add_dim_check(self: BodyChecker, node: A.Expr, check: DimCheck) -> None:
+        if check.count is None:  # the sizes a run-time check can read here
+            dims = tuple(self.checkable(d) for d in check.dims)
+            if all(d is None for d in dims):
+                return
+            check = dataclasses.replace(check, dims=dims)
         checks = self.dim_checks.get(node, ())
         if check not in checks:
             self.dim_checks[node] = (*checks, check)
@@ -433,6 +438,7 @@ class CallRules:
 
     def _report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
         expected, found = T.show_pair(m.expected, m.found)
+        found += T.run_apart_note(m.expected, m.found)
         if m.kind == "binding":
             assert m.earlier is not None
             rel = (LocalRelated(f"{m.earlier.dim} comes from this argument", span=m.earlier.span), *related)

@@ -33,12 +33,23 @@ from .grad_sites import GradRules
 from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
+from .data_rules import DataRules
 from .optim_rules import OptimRules
+from .run_dims import RunDimRules
 from .size_hints import SizeSource
 
 
 class BodyChecker(
-    FlowRules, ExpressionRules, OperatorRules, IndexingRules, CallRules, BuiltinRules, GradRules, OptimRules
+    FlowRules,
+    ExpressionRules,
+    OperatorRules,
+    IndexingRules,
+    CallRules,
+    BuiltinRules,
+    GradRules,
+    OptimRules,
+    RunDimRules,
+    DataRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
@@ -75,6 +86,7 @@ class BodyChecker(
         self.known_options: dict[str, bool] = {}
         self.builtin_now: str | None = None  # the built-in whose rule is running
         self.size_sources: dict[tuple[int, int], SizeSource] = {}  # the convolutions, by span (size_hints)
+        self.init_run_dims()
 
     def known_option(self, name: str, value: bool) -> bool:
         """Whether the method being checked is where option `name` is `value`."""
@@ -131,6 +143,8 @@ class BodyChecker(
             shared_if_empty(self.locals),
             shared_if_empty(self.dim_checks),
             tuple(loss_warnings),
+            shared_if_empty(self.run_origins),
+            shared_if_empty(self.run_binds),
         )
 
     def _count_axes_from_the_end(self) -> None:
