@@ -422,6 +422,8 @@ class _FnCompiler:
         if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
             func = f"rt.{b.number_runtime}"  # decided here, so the tensor path is torch's function itself
         keywords = {k: v for k, v in args if k is not None}
+        if b.lowering is Lowering.READER:
+            return f"{func}({self.reader_args(node, b, positional, keywords)})"
         if b.lowering is not Lowering.CALL:
             return f"{func}({self.creation_args(b, positional, keywords)})"
         # Parameters in order: keyword-only ones as name=value, a dim as the
@@ -483,6 +485,28 @@ class _FnCompiler:
             if isinstance(info.ret, T.TupleT):
                 parts.append("aux=True")
         return f"rt.{name}(" + ", ".join(parts) + ")"
+
+    def reader_args(self, node: A.Node, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
+        """A reader's arguments: its values in order, the shape as the spec
+        the file is checked against (dims known only at run time by name:
+        the checker added a check of those bound before), then the options
+        and the `.qv` position of the call."""
+        values: list[str] = []
+        named: list[str] = []
+        for i, p in enumerate(b.params):
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is None:
+                continue
+            if p.kind is ParamKind.SHAPE:
+                t = self.type_of(v)
+                assert isinstance(t, T.TensorT)
+                rendered = self.c.spec(b.name, t, "None")
+            else:
+                rendered = self.expr(v)
+            (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
+        at = self.c.a.lines.position(self.at(node))
+        named.append(f"src=_src, line={at.line + 1}, col={at.column + 1}")
+        return ", ".join(values + named)
 
     def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
         """The shape, then its element type (dtype=, or the size of an Index), then the other arguments by

@@ -171,6 +171,15 @@ def is_run(d: Dim) -> bool:
     return isinstance(d, DimExpr) and any(RUN_MARK in g for g in DX.generics(d.poly))
 
 
+def same_dim(a: Dim, b: Dim) -> bool:
+    """Whether two dims are known to be one dim (a name looked up in a shape:
+    `over=C`, a permute): unlike `dims_equal`, a dim known only at run time
+    is the same only as itself."""
+    if isinstance(a, DimUnknown) or isinstance(b, DimUnknown) or is_run(a) != is_run(b):
+        return False
+    return dims_equal(a, b)
+
+
 def run_keys(d: Dim) -> set[str]:
     """The keys of the named run-time dims in `d`."""
     p = dim_poly(d)

@@ -710,7 +710,7 @@ class CallRules:
             else Ref("dim", self.g.names.canonical(name))
         )
         self.types[e] = T.NumberT("Int", True)
-        hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
+        hits = [i for i, d in enumerate(operand.dims) if T.same_dim(d, dim)]
         unknown = [i for i, d in enumerate(operand.dims) if isinstance(d, T.DimUnknown)]
         if not hits and len(unknown) == 1 and operand_arg is not None:
             (axis,) = unknown

@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - register their typing rules
 )
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
+from .data_rules import DataRules
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
@@ -33,7 +34,6 @@ from .grad_sites import GradRules
 from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
-from .data_rules import DataRules
 from .optim_rules import OptimRules
 from .run_dims import RunDimRules
 from .size_hints import SizeSource

@@ -14,6 +14,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..results import DimCheck
 from .builtin_rules import Bound, rule
 from .env import CallArg, Env
 from .label_rules import _dim_of_arg
@@ -26,11 +27,23 @@ class DataRules:
     def reader_shape(self: BodyChecker, node: A.Node, a: CallArg, fn: str) -> T.TensorT | None:
         """The shape a reader is given; its new names bind run-time dims
         whose sizes the value read gives (recorded for the compiler)."""
+        mark = len(self.diags)
         with self.binding(node, fn):
             t = self.shape_arg(a, fn)
             bound = set(self.bound_keys())
+        if len(self.diags) > mark:  # the shape has its diagnostic: nothing more about it
+            return None
         if t is not None and bound:
             self.record_binds(node, t, bound)
+        if t is not None and isinstance(node, A.Expr):
+            # the file's sizes of the dims named before (a run-time dim, a
+            # generic dim) are checked where it is read
+            dims = tuple(
+                d if not (isinstance(d, T.DimRun) and d.key in bound) and T.dim_value(d) is None else None
+                for d in t.dims
+            )
+            if any(d is not None for d in dims):
+                self.add_dim_check(node, DimCheck(f"{fn}(): value", str(t), dims))
         return t
 
     def text_arg(self: BodyChecker, bound: Bound, name: str, env: Env, fn: str) -> None:

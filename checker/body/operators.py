@@ -381,7 +381,7 @@ def _repeated(dims: tuple) -> T.Dim | None:
     """A dim that appears twice in a shape (unknown dims aside)."""
     known = [d for d in dims if not isinstance(d, T.DimUnknown) and not T.is_one(d)]
     for i, d in enumerate(known):
-        if any(T.dims_equal(d, other) for other in known[i + 1 :]):
+        if any(T.same_dim(d, other) for other in known[i + 1 :]):
             return d
     return None
 
