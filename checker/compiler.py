@@ -382,6 +382,9 @@ class Compiler:
         for g in fn.generics:
             if g not in used:
                 continue
+            if any(p.name == g and p.type == T.INT for p in fn.params):
+                compiler.generic_sizes.add(g)  # an Int parameter that sizes the types
+                continue
             source = _dim_source(fn, g)
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", at)

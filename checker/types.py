@@ -236,10 +236,12 @@ def run_apart_note(expected: Type | tuple[Dim, ...], found: Type | tuple[Dim, ..
             and not dims_equal(x, y)
             and not (isinstance(x, DimUnknown) or isinstance(y, DimUnknown))
         ):
-            return (
-                f" ({y} and {x} are sizes known only at run time, bound apart; if they agree,"
-                f" say so with a cast, `... as [.. {x} ..]`, checked at run time)"
+            what = (
+                f"two sizes known only at run time, both named {x} but bound apart"
+                if str(x) == str(y)
+                else f"{y} and {x} are sizes known only at run time, bound apart"
             )
+            return f" ({what}; if they agree, say so with a cast, `... as [.. {x} ..]`, checked at run time)"
     return ""
 
 

@@ -340,6 +340,10 @@ class CallRules:
                     self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
                     self.path_fact("call", origin, info.name, a.node.span, index)
+            if p.name in bindings.generics and p.type == T.INT and p.name not in bindings.bound:
+                # an Int parameter that sizes the callee's types (`-> [size size]`): its value here
+                size = self.size_of_int(a.node, env, node, p.name)
+                bindings.bound[p.name] = S.Binding(size, p.name, a.node.span)
             before = (dict(bindings.bound), bindings.rest)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:

@@ -88,6 +88,27 @@ class RunDimRules:
     def bound_keys(self: BodyChecker) -> list[str]:
         return self._binding[1] if self._binding is not None else []
 
+    def size_of_int(self: BodyChecker, e: A.Expr, env: Env, call: A.Node, param: str) -> T.Dim:
+        """The size an Int argument gives a callee that sizes its types with
+        it: a literal, a dim constant or generic dim used as a number, an Int
+        variable (its run-time dim); otherwise a run-time dim of this call."""
+        if isinstance(e, A.IntLit) and e.value > 0:
+            return T.DimLit(e.value)
+        if isinstance(e, A.Name):
+            if e.name in self.fn.generics:
+                return T.DimVar(e.name)
+            var = env.vars.get(e.name)
+            if var is not None and isinstance(var.type, T.NumberT) and var.type.kind == "Int" and not var.phantom:
+                return self.int_dim(e.name, var)
+        const = self.dim_constant(e)
+        if const is not None:
+            value = self.g.names.dim_values.get(const[1])
+            if value is not None:
+                return T.DimConst(const[1], value)
+        here = T.run_dim(param, call.span.start)
+        self.run_origins.setdefault(here.key, RunDimOrigin(f"argument '{param}' of this call", e.span))
+        return here
+
     def checkable(self: BodyChecker, d: T.Dim | None) -> T.Dim | None:
         """A dim a run-time check can read the size of where it is: a run-time
         dim of an Int only while that Int holds the value it was made from."""

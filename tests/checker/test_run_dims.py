@@ -152,7 +152,7 @@ def test_an_int_reassigned_gives_another_size() -> None:
             n = n + 1
             b = zeros([n D])
             print(a + b)
-        #         ^^^^^ E0202: cannot broadcast [n D] + [n D]: n and n differ (n and n are sizes known only at run time, bound apart; if they agree, say so with a cast, `... as [.. n ..]`, checked at run time)
+        #         ^^^^^ E0202: cannot broadcast [n D] + [n D]: n and n differ (two sizes known only at run time, both named n but bound apart; if they agree, say so with a cast, `... as [.. n ..]`, checked at run time)
         """
     )
 
@@ -221,5 +221,52 @@ def test_a_reader_checks_its_arguments() -> None:
         #                  ^ E0301: path of load_npy: expected Str, found number Int
             print(load_csv("t.csv", [n D E] , header=True))
         #                                ^ E0109: unknown dim 'E'
+        """
+    )
+
+
+def test_an_int_parameter_sizes_the_types_and_each_call_binds_it() -> None:
+    src = """
+    dim D = 4
+
+    fn causal_mask(size: Int) -> [size size] Bool:
+        return tril(ones([size size] Bool))
+
+    fn main():
+        t = 3
+        a = causal_mask(t)
+        b = causal_mask(5)
+        c = causal_mask(D)
+        s = randn([t t], seed=0)
+        print(where(a, s, 0.0), b, c)
+    """
+    check(src)
+    assert local_type(src, "main", "a") == "[t t] Bool"
+    assert local_type(src, "main", "b") == "[5 5] Bool"
+    assert local_type(src, "main", "c") == "[D D] Bool"
+
+
+def test_a_size_from_an_expression_is_a_run_time_dim_of_the_call() -> None:
+    src = """
+    fn causal_mask(size: Int) -> [size size] Bool:
+        return tril(ones([size size] Bool))
+
+    fn main():
+        t = 3
+        a = causal_mask(t + 1)
+        b = causal_mask(t + 1)
+        print(a, b)
+    """
+    check(src)
+    assert local_type(src, "main", "a") == "[size size] Bool"
+    check(
+        """
+        fn causal_mask(size: Int) -> [size size] Bool:
+            return tril(ones([size size] Bool))
+
+        fn main():
+            t = 3
+            print(causal_mask(t + 1) == causal_mask(t + 1))
+        #         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ E0202: cannot broadcast [size size] Bool == [size size] Bool: size and size differ (two sizes known only at run time, both named size but bound apart; if they agree, say so with a cast, `... as [.. size ..]`, checked at run time)
         """
     )
