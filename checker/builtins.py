@@ -47,6 +47,9 @@ class Lowering(enum.Enum):
     SHAPE = "shape"
     # rt.<runtime>(shape, n, seed=...): the same for a shape of Index[n].
     SHAPE_INDEX = "shape-index"
+    # rt.<runtime>(_src, line, col, values..., sizes, elem spec, name=value):
+    # a reader of a file, checked against its shape where the call is.
+    READER = "reader"
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ SEED = BParam("seed", keyword_only=True)
 KEEP = BParam("keep", required=False, keyword_only=True)  # keep=True: the reduced dim stays, of size 1
 EPS = BParam("eps", required=False, keyword_only=True)  # layer_norm, rms_norm: added to the variance
 SHAPE = BParam("shape", ParamKind.SHAPE)
+PATH = BParam("path")
 
 # The docs tables, in order: group key -> heading.
 GROUPS = {
@@ -95,6 +99,7 @@ GROUPS = {
     "conv": "Convolutions and pools",
     "layers": "Layer operations",
     "create": "Creating tensors",
+    "data": "Reading data",
     "other": "Other built-ins",
 }
 
@@ -1073,6 +1078,101 @@ _BUILTINS = [
         "other",
         "train",
         "Train",
+    ),
+    # Data: readers whose shapes bind dims known only at run time.
+    Builtin(
+        "load_npy",
+        (PATH, SHAPE),
+        "load_npy(path: Str, shape: [n ..] T) -> [n ..] T",
+        "The array of a `.npy` file, checked against the shape; a new name in the shape is a size read from the "
+        "file (a dim known only at run time). The path is relative to the `.qv` file.",
+        'd = load_npy("data.npy", [n D])',
+        "data",
+        "read_file",
+        "load_npy",
+        Lowering.READER,
+    ),
+    Builtin(
+        "load_npz",
+        (PATH, BParam("key"), SHAPE),
+        "load_npz(path: Str, key: Str, shape: [n ..] T) -> [n ..] T",
+        "The array `key` of a `.npz` file, checked against the shape (new names are sizes read from the file).",
+        'd = load_npz("digits.npz", "x", [n D])',
+        "data",
+        "read_file",
+        "load_npz",
+        Lowering.READER,
+    ),
+    Builtin(
+        "load_csv",
+        (
+            PATH,
+            SHAPE,
+            BParam("header", required=False, keyword_only=True),
+            BParam("delimiter", required=False, keyword_only=True),
+        ),
+        'load_csv(path: Str, shape: [n F] T, header=False, delimiter=",") -> [n F] T',
+        "The numeric columns of a CSV file as rows (`[n F]`, or `[n]` for one column); header=True skips the "
+        "first line.",
+        'd = load_csv("table.csv", [n D], header=True)',
+        "data",
+        "read_file",
+        "load_csv",
+        Lowering.READER,
+    ),
+    Builtin(
+        "load_safetensors",
+        (PATH, BParam("key"), SHAPE),
+        "load_safetensors(path: Str, key: Str, shape: [n ..] T) -> [n ..] T",
+        "The tensor `key` of a `.safetensors` file, checked against the shape (new names are sizes read from the "
+        "file).",
+        'd = load_safetensors("weights.safetensors", "w", [n D])',
+        "data",
+        "read_file",
+        "load_safetensors",
+        Lowering.READER,
+    ),
+    Builtin(
+        "load_chars",
+        (PATH, SHAPE),
+        "load_chars(path: Str, shape: [n] Index[V]) -> ([n] Index[V], Vocab[V])",
+        "A UTF-8 text as the ids of its characters, and its vocabulary (its characters sorted; at most V of "
+        "them) to `decode` ids back to text.",
+        'ids, vocab = load_chars("text.txt", [n] Index[D])',
+        "data",
+        "load_chars",
+        "load_chars",
+        Lowering.READER,
+    ),
+    Builtin(
+        "decode",
+        (BParam("vocab"), BParam("ids")),
+        "decode(vocab: Vocab[V], ids: [n] Index[V]) -> Str",
+        "The text of character ids.",
+        'ids, vocab = load_chars("text.txt", [n] Index[D])\ns = decode(vocab, ids)',
+        "data",
+        "decode",
+        "decode",
+    ),
+    Builtin(
+        "encode",
+        (BParam("vocab"), BParam("text")),
+        "encode(vocab: Vocab[V], text: Str) -> [?] Index[V]",
+        "The ids of a text's characters (each must be in the vocabulary).",
+        'ids, vocab = load_chars("text.txt", [n] Index[D])\np = encode(vocab, "hello")',
+        "data",
+        "encode",
+        "encode",
+    ),
+    Builtin(
+        "randperm",
+        (BParam("n"), SEED),
+        "randperm(n, seed=Int) -> [n] Index[n]",
+        "The numbers 0..n-1 in a random order, deterministic for the seed (torch.randperm); n is a dim or an Int.",
+        "p = randperm(D, seed=0)",
+        "data",
+        "randperm",
+        "randperm",
     ),
 ]
 

@@ -41,6 +41,8 @@ class _FnCompiler:
         self._depth = 0  # expressions being written, one inside the other
         self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
         self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
+        # run-time dims whose sizes the values that bind them record in `_qd`
+        self.bound_run_keys = {k for binds in body.run_binds.values() for k, _, _ in binds}
 
     def at(self, node: A.Node) -> int:
         return node.span.start + self.base
@@ -180,6 +182,9 @@ class _FnCompiler:
             text, prec = self._expr(e)
             for check in self.body.dim_checks.get(e, ()):
                 text, prec = self.dim_check(e, check, text), 16
+            binds = self.body.run_binds.get(e)
+            if binds:  # the value gives the sizes of the run-time dims it binds
+                text, prec = f"rt.bind_dims(_qd, {text}, {binds!r})", 16
         finally:
             self._depth -= 1
         return f"({text})" if prec < outer else text
@@ -193,6 +198,17 @@ class _FnCompiler:
             return f"rt.expect_count({value}, {self.sizes(check.count)}, {where})"
         return f"rt.expect_dims({value}, {self.sizes(check.dims)}, {where})"
 
+    def run_size(self, d: T.DimRun) -> str:
+        """Python for the size of a named run-time dim: the Int it was made
+        from, or what the value that bound it recorded (None where no value
+        of this run bound it yet: nothing is checked then)."""
+        origin = self.body.run_dims.get(d.key)
+        if origin is not None and origin.var is not None:
+            return py_name(origin.var)
+        if d.key in self.bound_run_keys:
+            return f"_qd.get({d.key!r})"
+        return "None"
+
     def sizes(self, dims: tuple[T.Dim | None, ...]) -> str:
         """Sizes as a Python tuple: ints, the function's generic dims (read
         from its arguments at entry) and dim expressions of them; None where
@@ -204,6 +220,8 @@ class _FnCompiler:
                 out.append(str(v))
             elif isinstance(d, T.DimVar) and d.name in self.generic_sizes:
                 out.append(py_name(d.name))
+            elif isinstance(d, T.DimRun):
+                out.append(self.run_size(d))
             elif isinstance(d, T.DimExpr) and DX.generics(d.poly) <= self.generic_sizes:
                 out.append(DX.python(d.poly, py_name))
             else:
@@ -349,7 +367,11 @@ class _FnCompiler:
             if isinstance(d, A.DimInt):
                 dims.append(str(d.value))
             elif isinstance(d, A.DimName):
-                dims.append(py_name(d.name))
+                run = resolved.dims[i] if isinstance(resolved, T.TensorT) and i < resolved.rank else None
+                if isinstance(run, T.DimRun) and run.key in self.bound_run_keys:
+                    dims.append(f"_qd[{run.key!r}]")  # bound by a reader or a cast of this body
+                else:
+                    dims.append(py_name(d.name))
             else:  # dim arithmetic: its value, or Python computing it from generic dims
                 assert isinstance(resolved, T.TensorT)
                 dims.append(self.dim_value(resolved.dims[i]))
@@ -400,6 +422,8 @@ class _FnCompiler:
         if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
             func = f"rt.{b.number_runtime}"  # decided here, so the tensor path is torch's function itself
         keywords = {k: v for k, v in args if k is not None}
+        if b.lowering is Lowering.READER:
+            return f"{func}({self.reader_args(node, b, positional, keywords)})"
         if b.lowering is not Lowering.CALL:
             return f"{func}({self.creation_args(b, positional, keywords)})"
         # Parameters in order: keyword-only ones as name=value, a dim as the
@@ -461,6 +485,28 @@ class _FnCompiler:
             if isinstance(info.ret, T.TupleT):
                 parts.append("aux=True")
         return f"rt.{name}(" + ", ".join(parts) + ")"
+
+    def reader_args(self, node: A.Node, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
+        """A reader's arguments: its values in order, the shape as the spec
+        the file is checked against (dims known only at run time by name:
+        the checker added a check of those bound before), then the options
+        and the `.qv` position of the call."""
+        values: list[str] = []
+        named: list[str] = []
+        for i, p in enumerate(b.params):
+            v = keywords.get(p.name, positional[i] if i < len(positional) and not p.keyword_only else None)
+            if v is None:
+                continue
+            if p.kind is ParamKind.SHAPE:
+                t = self.type_of(v)
+                assert isinstance(t, T.TensorT)
+                rendered = self.c.spec(b.name, t, "None")
+            else:
+                rendered = self.expr(v)
+            (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
+        at = self.c.a.lines.position(self.at(node))
+        named.append(f"src=_src, line={at.line + 1}, col={at.column + 1}")
+        return ", ".join(values + named)
 
     def creation_args(self, b: Builtin, positional: list[A.Expr], keywords: dict[str, A.Expr]) -> str:
         """The shape, then its element type (dtype=, or the size of an Index), then the other arguments by

@@ -382,10 +382,15 @@ class Compiler:
         for g in fn.generics:
             if g not in used:
                 continue
+            if any(p.name == g and p.type == T.INT for p in fn.params):
+                compiler.generic_sizes.add(g)  # an Int parameter that sizes the types
+                continue
             source = _dim_source(fn, g)
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", at)
                 compiler.generic_sizes.add(g)
+        if body.run_binds:  # the sizes of the run-time dims the body's values bind
+            w.emit(1, "_qd = {}", at)
         compiler.block(decl.body, 1)
 
 

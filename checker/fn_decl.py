@@ -99,14 +99,18 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                 )
             )
         params.append(ParamInfo(p.name.text, p.mut, ty, p))
+    # An Int parameter may size the types (`fn mask(size: Int) -> [size size] Bool`):
+    # a dim of its name is its value, bound at each call by the argument.
+    sizes = {p.name for p in params if p.type == T.INT}
     bound = list(ctx.generics)
     for p in params:
-        if p.name in bound:
+        if p.name in bound and p.name not in sizes:
             ctx.diagnostics.append(C.E0112.at(p.decl.name.span, name=p.name))
     ret: T.Type = T.UNIT
     unbound: list[str] = []
     if item.ret is not None:
         ret = ctx.resolve(item.ret)
+        bound += [g for g in ctx.generics if g in sizes and g not in bound]
         unbound = [g for g in ctx.generics if g not in bound]
         for g in unbound:
             span = _first_dim_span(item.ret, g) or item.ret.span

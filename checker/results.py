@@ -4,7 +4,7 @@ compiler read these; checker/body/ makes them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
 from . import ast as A
@@ -89,6 +89,17 @@ class DimCheck:
     count: tuple[T.Dim, ...] | None = None
 
 
+@dataclass(frozen=True)
+class RunDimOrigin:
+    """Where a named run-time dim of a body is bound: what binds it (`load_npz`,
+    `a cast`, `the Int n`), the name or value there, and for an Int's dim
+    the variable whose value is the size."""
+
+    what: str
+    span: A.Span
+    var: str | None = None
+
+
 @dataclass(slots=True)
 class BodyResult:
     """Read-only once made: empty maps may be shared between results (see
@@ -109,6 +120,10 @@ class BodyResult:
     # warnings that hold only when the function is given to value_and_grad
     # (checker/body/lints.py): the analysis reports them for those functions
     loss_warnings: tuple[LocalDiagnostic, ...] = ()
+    # the named run-time dims (by key) and the values that bind them at run
+    # time: (key, item of a tuple or -1, axis)
+    run_dims: dict[str, RunDimOrigin] = field(default_factory=dict)
+    run_binds: dict[A.Node, tuple[tuple[str, int, int], ...]] = field(default_factory=dict)
 
 
 _EMPTY_DICT: dict = {}

@@ -36,8 +36,9 @@ def broadcast(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] |
         elif db is None:
             out.append(da)
         elif T.dims_equal(da, db):
-            # Prefer the more informative spelling (a name over a literal).
-            out.append(db if isinstance(da, (T.DimLit, T.DimUnknown)) and not isinstance(db, T.DimUnknown) else da)
+            # Prefer the more informative spelling (a name over a literal, a
+            # static dim over one known only at run time).
+            out.append(T.prefer(da, db))
         elif T.is_one(da):
             out.append(db)
         elif T.is_one(db):
@@ -398,7 +399,7 @@ def _bind(bindings: Bindings, name: str, dim: T.Dim, where: str, span: Span | No
     run time (`?`) gives way to the first known dim it meets, so the other
     arguments are checked against that one (at run time where they are `?`)."""
     earlier = bindings.bound.get(name)
-    if earlier is None or (isinstance(earlier.dim, T.DimUnknown) and not isinstance(dim, T.DimUnknown)):
+    if earlier is None or (T.is_run(earlier.dim) and earlier.dim != dim and T.prefer(earlier.dim, dim) is dim):
         bindings.bound[name] = Binding(dim, where, span)
 
 
@@ -408,11 +409,16 @@ def unknown_meets(expected: T.Type, found: T.Type) -> tuple[T.Dim | None, ...] |
     elsewhere; None when there is no such dim (nothing to check at run time)."""
     if not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)) or expected.rank != found.rank:
         return None
-    dims = tuple(
-        e if isinstance(f, T.DimUnknown) and not isinstance(e, T.DimUnknown) else None
-        for e, f in zip(expected.dims, found.dims)
-    )
+    dims = tuple(e if _checked_here(e, f) else None for e, f in zip(expected.dims, found.dims))
     return dims if any(d is not None for d in dims) else None
+
+
+def _checked_here(expected: T.Dim, found: T.Dim) -> bool:
+    """A found dim known only at run time meets a dim known statically (or a
+    named run-time dim meets `?`, or a `?` meets a named one)."""
+    if isinstance(expected, (T.DimUnknown, T.DimRest)) or expected == found:
+        return False
+    return T.is_run(found) or T.is_run(expected)
 
 
 def assignable(expected: T.Type, found: T.Type) -> Mismatch | None:
@@ -448,7 +454,7 @@ def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
             return None
         if grow:
             a = T.TensorT(tuple(x if T.dims_equal(x, y) else T.DimUnknown() for x, y in zip(a.dims, b.dims)), a.elem)
-        elif not all(T.dims_equal(x, y) for x, y in zip(a.dims, b.dims)):
+        elif not all(T.dims_equal(x, y) or T.is_run(x) or T.is_run(y) for x, y in zip(a.dims, b.dims)):
             return None
         if a.elem.dtype != b.elem.dtype:
             return None
@@ -459,8 +465,11 @@ def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
             elem = T.Elem(ea.dtype, "nonneg")
         else:
             elem = ea.plain()
-        # A dim known only at run time on one path is not known after the join.
-        dims = tuple(y if isinstance(y, T.DimUnknown) else x for x, y in zip(a.dims, b.dims))
+        # A dim known only at run time on one path is not known after the
+        # join, nor are two run-time dims that are not one binding.
+        dims = tuple(
+            x if x == y else T.DimUnknown() if T.is_run(x) or T.is_run(y) else x for x, y in zip(a.dims, b.dims)
+        )
         return T.TensorT(dims, elem)
     if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
         items = [join(x, y, grow) for x, y in zip(a.items, b.items)]

@@ -4,6 +4,7 @@ looks up), and the helpers that write types and dims back as text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import ast as A
@@ -39,6 +40,11 @@ class TypeContext:
     # In a model's members: its Bool and Float options with their defaults,
     # which a sub-model may be given (`Linear[E, F, bias=bias]`)
     option_vars: dict[str, bool | float] = field(default_factory=dict)
+    # In a body: how a name that is neither a constant nor a generic dim is
+    # read as a dim known only at run time (a named run-time dim of the body,
+    # an Int variable, or a new name a cast or a reader's shape binds). It
+    # returns None for a name it does not take.
+    run_dim: Callable[[str, A.Span], T.Dim | None] | None = None
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
@@ -94,6 +100,10 @@ class TypeContext:
             return T.DimVar(name)
         if name in self.silent:
             return T.DimUnknown()
+        if self.run_dim is not None and "." not in name:
+            found = self.run_dim(name, d.span)
+            if found is not None:
+                return found
         dims = self.all_of("dim") + list(self.generics)
         if self.where == "model":
             self.diagnostics.append(C.E0207.at(d.span, name=name, hint=suggest(name, dims)))

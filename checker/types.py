@@ -61,6 +61,43 @@ class DimUnknown:
         return "?"
 
 
+# What joins a run-time dim's name to where it is bound in its key (`n'412`):
+# no name can hold it, so a key never reads as a generic dim's name.
+RUN_MARK = "'"
+
+
+@dataclass(frozen=True, slots=True)
+class DimRun:
+    """A dim whose size is known only when the program runs, named where a
+    value brings it in: a reader's shape (`load_npy(p, [n D])`), a cast that
+    names it (`x[a:b] as [k D]`), an `Int` used as a size (`zeros([n D])`),
+    the batches of a loop. Its key is the name and where it is bound (an
+    offset in the item), so two values from the same binding line up and two
+    independent loads do not. It is local to the body that binds it."""
+
+    key: str
+
+    @property
+    def name(self) -> str:
+        return self.key.split(RUN_MARK, 1)[0]
+
+    @property
+    def at(self) -> int:
+        return int(self.key.split(RUN_MARK, 1)[1] or 0)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def run_dim(name: str, at: int) -> DimRun:
+    return DimRun(f"{name}{RUN_MARK}{at}")
+
+
+def shown_name(key: str) -> str:
+    """A dim's name in a normal form as the user wrote it (a run-time dim's key without its place)."""
+    return key.split(RUN_MARK, 1)[0]
+
+
 @dataclass(frozen=True, slots=True)
 class DimExpr:
     """A dim computed from others (`(T*E)`, `((H-K)/S+1)`): the text as written
@@ -94,7 +131,7 @@ class DimRest:
         return ".."
 
 
-Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr | DimRest
+Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr | DimRest | DimRun
 REST = DimRest()
 
 
@@ -121,14 +158,48 @@ def dim_poly(d: Dim) -> DX.Poly | None:
         return DX.var(d.name)
     if isinstance(d, DimExpr):
         return d.poly
+    if isinstance(d, DimRun):
+        return DX.var(d.key)
     return None
 
 
+def is_run(d: Dim) -> bool:
+    """A dim known only at run time: `?`, a named run-time dim, or arithmetic
+    of one (`(n-1)`)."""
+    if isinstance(d, (DimUnknown, DimRun)):
+        return True
+    return isinstance(d, DimExpr) and any(RUN_MARK in g for g in DX.generics(d.poly))
+
+
+def same_dim(a: Dim, b: Dim) -> bool:
+    """Whether two dims are known to be one dim (a name looked up in a shape:
+    `over=C`, a permute): unlike `dims_equal`, a dim known only at run time
+    is the same only as itself."""
+    if isinstance(a, DimUnknown) or isinstance(b, DimUnknown) or is_run(a) != is_run(b):
+        return False
+    return dims_equal(a, b)
+
+
+def run_keys(d: Dim) -> set[str]:
+    """The keys of the named run-time dims in `d`."""
+    p = dim_poly(d)
+    return {g for g in DX.generics(p) if RUN_MARK in g} if p is not None else set()
+
+
 def dims_equal(a: Dim, b: Dim) -> bool:
+    """Whether two dims agree. A dim known only at run time agrees with any
+    dim known statically (the compiled code checks it where they meet: docs,
+    "Dims known only at run time"); two named run-time dims agree only when
+    they are the same binding."""
     if isinstance(a, DimUnknown) or isinstance(b, DimUnknown):
         return True
     if isinstance(a, DimRest) or isinstance(b, DimRest):
         return isinstance(a, DimRest) and isinstance(b, DimRest)
+    ra, rb = is_run(a), is_run(b)
+    if ra != rb:
+        return True
+    if ra:
+        return dim_poly(a) == dim_poly(b)
     if isinstance(a, DimConst) and isinstance(b, DimConst):
         return a.name == b.name
     if isinstance(a, DimExpr) or isinstance(b, DimExpr):
@@ -145,8 +216,46 @@ def dim_of_poly(p: DX.Poly, text: str | None = None) -> Dim:
     if v is not None and text is None:
         return DimLit(v)
     if text is None and len(p) == 1 and p[0][1] == 1 and len(p[0][0]) == 1 and p[0][0][0][0] == "v":
-        return DimVar(p[0][0][0][1])
-    return DimExpr(text if text is not None else f"({DX.render(p)})", p)
+        name = p[0][0][0][1]
+        return DimRun(name) if RUN_MARK in name else DimVar(name)
+    return DimExpr(text if text is not None else f"({DX.render(p, shown_name)})", p)
+
+
+def run_apart_note(expected: Type | tuple[Dim, ...], found: Type | tuple[Dim, ...]) -> str:
+    """For a message about two shapes that differ in two named run-time dims
+    bound apart (two loads): that they are not known to agree, and how to say
+    they do. Empty when no such pair is why they differ."""
+    a = expected.dims if isinstance(expected, TensorT) else expected
+    b = found.dims if isinstance(found, TensorT) else found
+    if not isinstance(a, tuple) or not isinstance(b, tuple):
+        return ""
+    for x, y in zip(reversed(a), reversed(b)):
+        if (
+            is_run(x)
+            and is_run(y)
+            and not dims_equal(x, y)
+            and not (isinstance(x, DimUnknown) or isinstance(y, DimUnknown))
+        ):
+            what = (
+                f"two sizes known only at run time, both named {x} but bound apart"
+                if str(x) == str(y)
+                else f"{y} and {x} are sizes known only at run time, bound apart"
+            )
+            return f" ({what}; if they agree, say so with a cast, `... as [.. {x} ..]`, checked at run time)"
+    return ""
+
+
+def prefer(a: Dim, b: Dim) -> Dim:
+    """Of two dims that agree, the one a result should keep: a dim known
+    statically over one known only at run time, a named run-time dim over
+    `?`, and a name over a literal."""
+    if isinstance(a, DimUnknown):
+        return b
+    if isinstance(b, DimUnknown):
+        return a
+    if is_run(a) != is_run(b):
+        return b if is_run(a) else a
+    return b if isinstance(a, DimLit) else a
 
 
 def is_one(d: Dim) -> bool:
@@ -558,6 +667,18 @@ class ModelClassT(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class VocabT(Type):
+    """The characters of a text read by `load_chars`, with the dim their ids
+    index (`Vocab[V]`): `decode` turns ids back into text, `encode` text
+    into ids."""
+
+    index: Dim
+
+    def __str__(self) -> str:
+        return f"Vocab[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
 class RangeT(Type):
     def __str__(self) -> str:
         return "range"
@@ -603,7 +724,7 @@ def _dims_alike(expected: tuple[Dim, ...], found: tuple[Dim, ...]) -> tuple[str,
     e, f = [str(d) for d in expected], [str(d) for d in found]
     if len(e) == len(f):
         for i, (a, b) in enumerate(zip(expected, found)):
-            if isinstance(a, (DimUnknown, DimRest)) or isinstance(b, (DimUnknown, DimRest)):
+            if isinstance(a, (DimUnknown, DimRest)) or isinstance(b, (DimUnknown, DimRest)) or is_run(a) != is_run(b):
                 continue
             if dims_equal(a, b):
                 f[i] = e[i]

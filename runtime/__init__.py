@@ -56,6 +56,7 @@ from ._specs import (
     Signature,
     TensorArg,
     TupleArg,
+    bind_dims,
     expect_count,
     expect_dims,
 )
@@ -141,6 +142,7 @@ __all__ = [
     "Signature",
     "TensorArg",
     "TupleArg",
+    "bind_dims",
     "expect_count",
     "expect_dims",
     "Batches",

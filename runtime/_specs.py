@@ -724,6 +724,18 @@ def expect_dims(value, sizes, src, line, col, what, declared):
     )
 
 
+def bind_dims(store, value, binds):
+    """``value`` itself, after recording in ``store`` (a function's table of
+    its run-time dims) the sizes it gives them: ``binds`` holds, per dim,
+    its key, the item of a tuple value (-1 for a tensor) and the axis.
+    Compiled code calls this where a reader, a cast or a loop binds a named
+    dim known only at run time, so later checks can read its size."""
+    for key, item, axis in binds:
+        t = value if item < 0 else value[item]
+        store[key] = t.shape[axis]
+    return value
+
+
 def expect_count(value, sizes, src, line, col, what, declared):
     """``value`` itself, once it has as many elements as a shape of ``sizes``
     (while checks are on): the input of a reshape whose type has a dim known

@@ -340,6 +340,10 @@ class CallRules:
                     self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
                     self.path_fact("call", origin, info.name, a.node.span, index)
+            if p.name in bindings.generics and p.type == T.INT and p.name not in bindings.bound:
+                # an Int parameter that sizes the callee's types (`-> [size size]`): its value here
+                size = self.size_of_int(a.node, env, node, p.name)
+                bindings.bound[p.name] = S.Binding(size, p.name, a.node.span)
             before = (dict(bindings.bound), bindings.rest)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
@@ -421,6 +425,11 @@ class CallRules:
             self.add_dim_check(node, DimCheck(prefix + subject, str(expected), dims))
 
     def add_dim_check(self: BodyChecker, node: A.Expr, check: DimCheck) -> None:
+        if check.count is None:  # the sizes a run-time check can read here
+            dims = tuple(self.checkable(d) for d in check.dims)
+            if all(d is None for d in dims):
+                return
+            check = dataclasses.replace(check, dims=dims)
         checks = self.dim_checks.get(node, ())
         if check not in checks:
             self.dim_checks[node] = (*checks, check)
@@ -433,6 +442,7 @@ class CallRules:
 
     def _report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
         expected, found = T.show_pair(m.expected, m.found)
+        found += T.run_apart_note(m.expected, m.found)
         if m.kind == "binding":
             assert m.earlier is not None
             rel = (LocalRelated(f"{m.earlier.dim} comes from this argument", span=m.earlier.span), *related)
@@ -704,7 +714,7 @@ class CallRules:
             else Ref("dim", self.g.names.canonical(name))
         )
         self.types[e] = T.NumberT("Int", True)
-        hits = [i for i, d in enumerate(operand.dims) if T.dims_equal(d, dim) and not isinstance(d, T.DimUnknown)]
+        hits = [i for i, d in enumerate(operand.dims) if T.same_dim(d, dim)]
         unknown = [i for i, d in enumerate(operand.dims) if isinstance(d, T.DimUnknown)]
         if not hits and len(unknown) == 1 and operand_arg is not None:
             (axis,) = unknown

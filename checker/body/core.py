@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - register their typing rules
 )
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
+from .data_rules import DataRules
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
@@ -34,11 +35,21 @@ from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
+from .run_dims import RunDimRules
 from .size_hints import SizeSource
 
 
 class BodyChecker(
-    FlowRules, ExpressionRules, OperatorRules, IndexingRules, CallRules, BuiltinRules, GradRules, OptimRules
+    FlowRules,
+    ExpressionRules,
+    OperatorRules,
+    IndexingRules,
+    CallRules,
+    BuiltinRules,
+    GradRules,
+    OptimRules,
+    RunDimRules,
+    DataRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
@@ -75,6 +86,7 @@ class BodyChecker(
         self.known_options: dict[str, bool] = {}
         self.builtin_now: str | None = None  # the built-in whose rule is running
         self.size_sources: dict[tuple[int, int], SizeSource] = {}  # the convolutions, by span (size_hints)
+        self.init_run_dims()
 
     def known_option(self, name: str, value: bool) -> bool:
         """Whether the method being checked is where option `name` is `value`."""
@@ -131,6 +143,8 @@ class BodyChecker(
             shared_if_empty(self.locals),
             shared_if_empty(self.dim_checks),
             tuple(loss_warnings),
+            shared_if_empty(self.run_origins),
+            shared_if_empty(self.run_binds),
         )
 
     def _count_axes_from_the_end(self) -> None:

@@ -437,6 +437,7 @@ class ExpressionRules:
             or target_expr.name.text == "Index"
         )
         ctx = self.type_context()
+        bound: set[str] = set()
         if elem_only:
             assert isinstance(target_expr, A.NamedType)
             elem_node = A.ElemType(target_expr.span, target_expr.name, target_expr.args, target_expr.options)
@@ -456,22 +457,38 @@ class ExpressionRules:
                 elem = T.Elem(src.elem.dtype, elem.refine)
             target: T.Type = T.TensorT(src.dims, elem)
         else:
-            target = ctx.resolve(target_expr)
+            with self.binding(e, "a cast"):  # `x[a:b] as [k D]` names a run-time dim k
+                target = ctx.resolve(target_expr)
+                bound = set(self.bound_keys())
             self._take(ctx)
         self.types[e.type] = target
         if isinstance(src, T.UnknownT) or isinstance(target, T.UnknownT):
             return target
+        if bound and isinstance(target, T.TensorT) and isinstance(src, T.TensorT) and src.rank == target.rank:
+            self.record_binds(e, target, bound)
+            # the new names take the value's dims as they are: nothing to check there
+            src = T.TensorT(
+                tuple(t if isinstance(t, T.DimRun) and t.key in bound else d for d, t in zip(src.dims, target.dims)),
+                src.elem,
+            )
         why = cast_problem(src, target)
         if why is not None:
             self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(target), why=why))
             return T.UNKNOWN
-        self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` names a run-time dim
+        self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` checks a run-time dim
         return target
 
     def type_context(self: BodyChecker) -> TypeContext:
         """For types written in the body (casts, shapes, over= dims)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
-        return TypeContext(self.g.names, "body", list(self.fn.generics), silent=self.fn.unbound, elem_vars=elems)
+        return TypeContext(
+            self.g.names,
+            "body",
+            list(self.fn.generics),
+            silent=self.fn.unbound,
+            elem_vars=elems,
+            run_dim=self.lookup_run_dim,
+        )
 
     def _take(self: BodyChecker, ctx: TypeContext) -> None:
         """Take a type context's diagnostics, and the global names it looked
@@ -519,7 +536,10 @@ def cast_problem(src: T.Type, target: T.Type) -> str | None:
     if isinstance(target, (T.ModelT, T.ModeT, T.TupleT)) or isinstance(src, (T.ModelT, T.GradT, T.ModeT, T.TupleT)):
         return "; only tensors and numbers can be cast"
     if isinstance(src, T.TensorT) and isinstance(target, T.TensorT):
-        if src.rank != target.rank or not all(T.dims_equal(a, b) for a, b in zip(src.dims, target.dims)):
+        # two run-time dims may be said to agree with a cast, checked at run time
+        if src.rank != target.rank or not all(
+            T.dims_equal(a, b) or (T.is_run(a) and T.is_run(b)) for a, b in zip(src.dims, target.dims)
+        ):
             return "; a cast cannot change the shape"
         if target.elem.index is not None and not (src.elem.is_int):
             return "; only integer tensors can be cast to an Index"

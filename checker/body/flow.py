@@ -60,6 +60,7 @@ class FlowRules:
         return env
 
     def stmt(self: BodyChecker, s: A.Stmt, env: Env) -> Env:
+        self.env_now = env  # types written in it read its Int variables as sizes
         if isinstance(s, A.Assign):
             return self.assign(s, env)
         if isinstance(s, A.AugAssign):

@@ -170,7 +170,7 @@ class Lints:
             return
         d = t.dims[axis]
         last = t.dims[-1]
-        if any(T.dims_equal(d, e) for e in t.dims[axis + 1 :]):
+        if any(T.same_dim(d, e) for e in t.dims[axis + 1 :]):
             self.diags.append(
                 C.W0203.at(
                     over.span,
@@ -700,9 +700,9 @@ def _moved_alone(src: tuple[T.Dim, ...], dst: tuple[T.Dim, ...]) -> str | None:
     """A named dim once in each shape with a different number of elements
     before it: reshape left its data elsewhere."""
     for i, d in enumerate(src):
-        if not _alone(d) or sum(T.dims_equal(d, e) and _alone(e) for e in src) != 1:
+        if not _alone(d) or sum(T.same_dim(d, e) and _alone(e) for e in src) != 1:
             continue
-        hits = [j for j, e in enumerate(dst) if _alone(e) and T.dims_equal(d, e)]
+        hits = [j for j, e in enumerate(dst) if _alone(e) and T.same_dim(d, e)]
         if len(hits) != 1:
             continue
         before_src, before_dst = _product(src[:i]), _product(dst[: hits[0]])

@@ -4,6 +4,8 @@ silent broadcasts."""
 
 from __future__ import annotations
 
+import dataclasses
+
 # pyright: reportGeneralTypeIssues=false
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
@@ -14,6 +16,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
+from ..diagnostics import LocalDiagnostic
 from .env import Env
 from .text import expr_text
 
@@ -74,9 +77,7 @@ class OperatorRules:
         rd = rt.dims if isinstance(rt, T.TensorT) else ()
         dims = S.broadcast(ld, rd)
         if isinstance(dims, S.DimClash):
-            self.diags.append(
-                C.E0202.at(node.span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
-            )
+            self.diags.append(broadcast_clash(node.span, op, lt, rt, dims))
             return T.UNKNOWN
         return T.TensorT(dims, T.BOOL)
 
@@ -156,9 +157,7 @@ class OperatorRules:
         rd = rt.dims if isinstance(rt, T.TensorT) else ()
         dims = S.broadcast(ld, rd)
         if isinstance(dims, S.DimClash):
-            self.diags.append(
-                C.E0202.at(node.span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
-            )
+            self.diags.append(broadcast_clash(node.span, op, lt, rt, dims))
             return T.UNKNOWN
         self.broadcast_warnings(node, op, lt, rt, dims)
         if op == "/" and tensor_elem.is_int:
@@ -221,7 +220,15 @@ class OperatorRules:
             )
             return T.UNKNOWN
         if isinstance(dims, S.DimClash):
-            self.diags.append(C.E0203.at(node.span, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right)))
+            self.diags.append(
+                C.E0203.at(
+                    node.span,
+                    left=str(lt),
+                    right=str(rt),
+                    a=str(dims.left),
+                    b=str(dims.right) + T.run_apart_note((dims.left,), (dims.right,)),
+                )
+            )
             return T.UNKNOWN
         refine = "nonneg" if lt.elem.nonneg and rt.elem.nonneg else None
         return T.TensorT(dims, T.Elem(lt.elem.dtype, refine))  # type: ignore[arg-type]
@@ -291,9 +298,7 @@ class OperatorRules:
             else:
                 dims = S.broadcast(ld, rd)
                 if isinstance(dims, S.DimClash):
-                    self.diags.append(
-                        C.E0202.at(e.span, op=e.op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
-                    )
+                    self.diags.append(broadcast_clash(e.span, e.op, lt, rt, dims))
                     return T.UNKNOWN
                 self.broadcast_warnings(e, e.op, lt, rt, dims)
                 el = lt.elem if isinstance(lt, T.TensorT) else None
@@ -376,6 +381,13 @@ def _repeated(dims: tuple) -> T.Dim | None:
     """A dim that appears twice in a shape (unknown dims aside)."""
     known = [d for d in dims if not isinstance(d, T.DimUnknown) and not T.is_one(d)]
     for i, d in enumerate(known):
-        if any(T.dims_equal(d, other) for other in known[i + 1 :]):
+        if any(T.same_dim(d, other) for other in known[i + 1 :]):
             return d
     return None
+
+
+def broadcast_clash(span: A.Span, op: str, lt: T.Type, rt: T.Type, dims: S.DimClash) -> LocalDiagnostic:
+    """E0202, saying so when the two dims are run-time dims bound apart."""
+    d = C.E0202.at(span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
+    note = T.run_apart_note((dims.left,), (dims.right,))
+    return dataclasses.replace(d, message=d.message + note) if note else d

@@ -85,7 +85,7 @@ def _permute(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     named = list(x.dims)
     positions: list[int] = []
     for d, written in zip(target.dims, order.dims):
-        hits = [i for i, xd in enumerate(x.dims) if not isinstance(xd, T.DimUnknown) and T.dims_equal(xd, d)]
+        hits = [i for i, xd in enumerate(x.dims) if T.same_dim(xd, d)]
         if isinstance(d, T.DimUnknown):
             return T.UNKNOWN
         if not hits and len(unknown) == 1 and unknown[0] not in positions:

@@ -121,7 +121,8 @@ def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
     what = "param" if is_param else "local"
     mut = "mut " if is_param and param is not None and param.mut else ""
     text = _code(f"({what}) {mut}{occ.sym.name}: {ty}")
-    return text + _type_details(analysis, ty) + _layer_call(analysis, slot, occ)
+    runs = _run_dims(analysis, slot, body, ty) if body is not None else ""
+    return text + runs + _type_details(analysis, ty) + _layer_call(analysis, slot, occ)
 
 
 # -- models with dims: instances, layer calls, methods
@@ -446,8 +447,34 @@ def _expression_hover(analysis: Analysis, offset: int) -> Hover | None:
     ty = body.types[best]
     if isinstance(ty, (T.UnknownT, T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.RangeT, T.UnitT)):
         return None
-    text = _code(str(ty)) + _type_details(analysis, ty)
+    text = _code(str(ty)) + _run_dims(analysis, slot, body, ty) + _type_details(analysis, ty)
     return Hover(_abs(slot, best.span), text)
+
+
+def _run_dims(analysis: Analysis, slot: ItemSlot, body, ty: T.Type) -> str:
+    """Below a type: where each of its dims known only at run time comes
+    from (`n`: from load_npz at line 4)."""
+    dims: list[T.Dim] = []
+    for t in ty.items if isinstance(ty, T.TupleT) else (ty,):
+        if isinstance(t, T.TensorT):
+            dims.extend(t.dims)
+            if t.elem.index is not None:
+                dims.append(t.elem.index)
+        elif isinstance(t, T.VocabT):
+            dims.append(t.index)
+    lines, seen = [], set()
+    for d in dims:
+        for key in sorted(T.run_keys(d)):
+            origin = body.run_dims.get(key)
+            if key in seen or origin is None:
+                continue
+            seen.add(key)
+            line = analysis.lines.position(slot.start + origin.span.start).line + 1
+            lines.append(f"`{T.shown_name(key)}`: a size known only at run time, from {origin.what} (line {line})")
+        if isinstance(d, T.DimUnknown) and "?" not in seen:
+            seen.add("?")
+            lines.append("`?`: a size known only at run time (name it with a cast, `... as [k ..]`)")
+    return "".join("\n\n" + x for x in lines)
 
 
 def _path_to(root: A.Node, rel: int) -> list[A.Node]:
