@@ -41,7 +41,7 @@ from ._elems import Elem, dims_text, tensor_text
 from ._errors import CheckError
 from ._specs import DimExpr, TensorArg
 
-__all__ = ["Vocab", "load_chars", "load_csv", "load_npy", "load_npz", "load_safetensors"]
+__all__ = ["Vocab", "decode", "encode", "load_chars", "load_csv", "load_npy", "load_npz", "load_safetensors"]
 
 
 # --- specs, paths, locations ------------------------------------------------------
@@ -509,6 +509,20 @@ class Vocab:
         return f"Vocab({self.size} characters: {_char_text(self.chars)})"
 
     __str__ = __repr__
+
+
+def decode(vocab: Vocab, ids) -> str:
+    """``decode(vocab, ids)``: the built-in's spelling of ``vocab.decode(ids)``."""
+    if not isinstance(vocab, Vocab):
+        raise CheckError(f"decode(): expected a Vocab (from load_chars), found a Python {type(vocab).__name__}")
+    return vocab.decode(ids)
+
+
+def encode(vocab: Vocab, text: str) -> torch.Tensor:
+    """``encode(vocab, text)``: the built-in's spelling of ``vocab.encode(text)``."""
+    if not isinstance(vocab, Vocab):
+        raise CheckError(f"encode(): expected a Vocab (from load_chars), found a Python {type(vocab).__name__}")
+    return vocab.encode(text)
 
 
 def load_chars(path, spec, *, src=None, line=0, col=0) -> tuple[torch.Tensor, Vocab]:
