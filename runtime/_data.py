@@ -2,7 +2,8 @@
 
 Compiled code calls a reader with the file's path, the tensor type the program
 expects (a *spec*: an :class:`~quiver.runtime.TensorArg`, whose int dims are
-checked and whose named dims are known only at run time, read from the file)
+checked and whose named dims are known only at run time, read from the file;
+a ``DimExpr`` is left to the compiled code's own check)
 and the ``.qv`` position of the call (``src=_src, line=L, col=C``, the
 convention of ``rt.expect_dims``)::
 
@@ -58,8 +59,8 @@ def _spec_parts(spec, reader: str) -> tuple[tuple, Elem]:
     if spec._var is not None:
         raise TypeError(f"{reader}: a spec's element type must be known (found the option {spec._var})")
     for d in spec.dims:
-        if isinstance(d, DimExpr) or d == "..":
-            raise TypeError(f"{reader}: a spec's dims are ints or names, found {d}")
+        if d == "..":
+            raise TypeError(f"{reader}: a spec's dims are ints, names or DimExprs, found {d}")
     return spec.dims, spec.elem
 
 
@@ -113,13 +114,17 @@ def _names(keys) -> str:
 
 def _check_shape(shape: tuple, dims: tuple, label: str, loc) -> None:
     """CheckError unless ``shape`` has the spec's rank, its static sizes, and one
-    size for each name that the spec writes more than once."""
+    size for each name that the spec writes more than once. A DimExpr (a dim
+    computed from the fn's generic dims) is not checked here: the compiled code
+    checks it where it knows the sizes (``rt.expect_dims``)."""
     if len(shape) == len(dims):
         bound: dict[str, int] = {}
         for d, n in zip(dims, shape):
             if isinstance(d, int):
                 if d != n:
                     break
+            elif isinstance(d, DimExpr):
+                continue
             elif bound.setdefault(d, n) != n:
                 raise CheckError(
                     f"{label}: expected {dims_text(dims)}, found {dims_text(shape)} (dim {d} is both {bound[d]} and {n})",

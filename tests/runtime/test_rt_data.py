@@ -314,8 +314,17 @@ def test_a_spec_the_compiler_cannot_mean_is_a_type_error(prog):
     np.save(data(prog, "x.npy"), np.array([1.0]))
     with pytest.raises(TypeError, match="an rt.TensorArg"):
         rt.load_npy("data/x.npy", (("n",), rt.f32), **at(prog))
-    with pytest.raises(TypeError, match="ints or names"):
+    with pytest.raises(TypeError, match="ints, names or DimExprs"):
         rt.load_npy("data/x.npy", rt.TensorArg("x", ("..", "d"), rt.f32), **at(prog))
+
+
+def test_a_dim_expression_is_left_to_the_compiled_codes_check(prog):
+    np.save(data(prog, "x.npy"), np.zeros((3, 4), np.float32))
+    plus_one = rt.DimExpr("(b+1)", ("+", "b", 1), ("b", 1, 1))
+    t = rt.load_npy("data/x.npy", rt.TensorArg("x", (plus_one, 4), rt.f32), **at(prog))
+    assert t.shape == (3, 4)
+    got = message(prog, rt.load_npy, "data/x.npy", rt.TensorArg("x", (plus_one, 5), rt.f32))
+    assert got == "data/x.npy: expected [(b+1) 5], found [3 4]"
 
 
 # --- safetensors -----------------------------------------------------------------------
