@@ -1087,7 +1087,17 @@ def main(argv=None):
     ap.add_argument(
         "--example", metavar="PATH", help="with --model: this .qv file instead of examples/<model>.qv (same layout)"
     )
+    ap.add_argument(
+        "--data",
+        action="store_true",
+        help="measure the run-time checks in an epoch over batches read from a file instead: bench/data_loop.py",
+    )
     args = ap.parse_args(argv)
+    if args.data:
+        import data_loop  # bench/data_loop.py, next to this file
+
+        data_loop.main(["--rounds", str(args.rounds)] + (["--threads", str(args.threads)] if args.threads else []))
+        return 0
     if args.model:
         result, ok = run_twin(
             args.model,

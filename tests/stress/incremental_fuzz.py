@@ -158,6 +158,27 @@ SNIPPETS = [
     ".forward(x)",
     "import nn\n",
     "nn.Linear[D, C]",
+    # dims known only at run time (issue 25): readers that bind them, casts
+    # that name them, Ints as sizes, Int parameters that size a fn's types,
+    # subscripts anywhere and index assignment
+    '    x = load_npz("d.npz", "x", [n D])\n',
+    '    y = load_npz("d.npz", "y", [n] Index[C])\n',
+    '    z = load_npy("d.npy", [k D])\n',
+    "    w = x[1:] as [k D]\n",
+    "    n = 5\n",
+    "    a = zeros([n D])\n",
+    "    print(x + z)\n",
+    "    print(arange(n), randperm(n, seed=0))\n",
+    "fn mask(size: Int) -> [size size] Bool:\n    return tril(ones([size size] Bool))\n",
+    "    q = mask(n)\n",
+    '    ids, vocab = load_chars("t.txt", [t] Index[C])\n    print(decode(vocab, ids))\n',
+    " as [k D]",
+    "[n D]",
+    "[:, 1:]",
+    "[..., -1]",
+    "[:, ::2]",
+    "    x[0] = 1.0\n",
+    "    for xb, yb in batches(x, y, size=4, shuffle=0):\n        print(xb, yb)\n",
 ]
 
 
