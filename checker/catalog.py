@@ -231,11 +231,13 @@ E0006 = _code(
 E0007 = _code(
     "E0007",
     "invalid assignment target",
-    "only a name or a field (m.w) can be assigned",
+    "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned",
     """
     The left side of `=` must be a name (`x = ...`), several names
-    (`l, g = ...`) or one field of a model (`m.w = ...`). Calls, operators and
-    literals cannot be assigned.
+    (`l, g = ...`), one field of a model (`m.w = ...`) or one subscript of a
+    name or of a field (`x[:, 0] = ...`, `m.buf[t] = ...`). Calls, operators,
+    literals and subscripts of subscripts (`x[0][1] = ...`: write `x[0, 1]`)
+    cannot be assigned.
     """,
     """
     fn main():
