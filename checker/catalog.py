@@ -1091,29 +1091,109 @@ E0214 = _code(
 
 E0215 = _code(
     "E0215",
-    "several subscripts",
-    "{what}: indexing takes one index or one slice, of the first dim",
+    "subscripts that do not fit together",
+    "{what}: {problem}",
     """
-    `x[i]` takes the first dim's element i and `x[i:j]` a range of it.
-    Indexing or slicing several dims at once (`x[:, i]`, `x[i, j]`) is not in
-    the language yet: move the dim to the front with `permute` (or
-    `transpose`) first, index it there, and move it back if need be. (In a
-    model's type applied in an expression, as in `Linear[D, H].init(seed=0)`,
-    the brackets hold the model's dims.)
+    Brackets after a tensor hold one subscript per dim, as in torch: an Int
+    (`x[i]`, the dim is dropped), a slice (`x[:, i:j]`, `x[::2]`), a tensor of
+    labels (`emb[tokens]`, a gather along that dim) or `...`, which stands for
+    the dims no other subscript takes (`x[..., -1]`) and may appear once.
+    Several label tensors index together, as in torch's advanced indexing
+    (`logp[arange(b), y]`, one entry per pair), so their shapes must
+    broadcast. An option (`bias=False`) belongs in a model's type applied in
+    an expression (`Linear[D, H, bias=False].init(seed=0)`), not among a
+    tensor's subscripts.
     """,
     """
     dim B = 2
     dim D = 4
 
-    fn col(x: [B D]) -> [B]:
-        return x[:, 0]
+    fn last(x: [B D]) -> [B]:
+        return x[..., ..., -1]
     """,
     """
     dim B = 2
     dim D = 4
 
-    fn col(x: [B D]) -> [B]:
-        return transpose(x)[0]
+    fn last(x: [B D]) -> [B]:
+        return x[..., -1]
+    """,
+)
+
+E0217 = _code(
+    "E0217",
+    "index out of range",
+    "index {index} of {dim}: {reason}",
+    """
+    `x[i]` takes entry i of a dim of n entries: `0 <= i < n`, or counted from
+    the end, `-n <= i < 0`. When the index is a literal or computed from dim
+    constants and the dim's size is known, an index outside it is an error
+    here rather than torch's IndexError when the program runs.
+    """,
+    """
+    dim T = 8
+    dim D = 4
+
+    fn f(x: [T D]) -> [T]:
+        return x[:, 4]
+    """,
+    """
+    dim T = 8
+    dim D = 4
+
+    fn f(x: [T D]) -> [T]:
+        return x[:, 3]
+    """,
+)
+
+E0218 = _code(
+    "E0218",
+    "slice step not positive",
+    "slice step {step}: a step is 1 or more (torch refuses a zero or negative step)",
+    """
+    `x[i:j:k]` keeps every k-th entry from i up to j, and `x[::2]` the entries
+    0, 2, 4, ... of a dim. torch takes only a positive step: to reverse a dim,
+    use `flip(x, over=D)`.
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [T]:
+        return x[::-1]
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [T]:
+        return flip(x, over=T)
+    """,
+)
+
+E0219 = _code(
+    "E0219",
+    "index assignment does not fit",
+    "{target}= ...: the value {found} does not broadcast to the indexed part {part}",
+    """
+    `x[:, :10] = e` replaces a part of `x`: the value is a number or a tensor
+    whose dims broadcast to the part's, each the same or 1 (aligned from the
+    right, as few dims or fewer). The assignment never changes the shape of
+    `x`, so a value that would grow the part is an error.
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn f(x: [B D], y: [B 3]) -> [B D]:
+        x[:, :2] = y
+        return x
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn f(x: [B D], y: [B 3]) -> [B D]:
+        x[:, :3] = y
+        return x
     """,
 )
 

@@ -31,6 +31,7 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
 from .indexing import IndexingRules
+from .subscripts import SubscriptRules
 from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
@@ -38,7 +39,15 @@ from .size_hints import SizeSource
 
 
 class BodyChecker(
-    FlowRules, ExpressionRules, OperatorRules, IndexingRules, CallRules, BuiltinRules, GradRules, OptimRules
+    FlowRules,
+    ExpressionRules,
+    OperatorRules,
+    IndexingRules,
+    SubscriptRules,
+    CallRules,
+    BuiltinRules,
+    GradRules,
+    OptimRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
