@@ -212,7 +212,10 @@ class SubscriptRules:
             return d if span == n else T.dim_of_poly(span)  # `:` keeps the dim as it is named
         size = DX.div(DX.add(span, DX.const(step - 1)), DX.const(step))  # ceil(span / step)
         assert size is not None  # step >= 1
-        return T.dim_of_poly(size)
+        if DX.value(size) is not None:
+            return T.dim_of_poly(size)
+        text = DX.render(size)
+        return T.dim_of_poly(size, text if _wrapped(text) else f"({text})")
 
     def _index_in_range(self: BodyChecker, node: A.Expr, d: T.Dim) -> bool:
         """An index known statically lies in its dim when the dim's size is
@@ -221,8 +224,9 @@ class SubscriptRules:
         i = self.int_value(node)
         if n is None or i is None or -n <= i < n:
             return True
-        reason = f"{d} has {n} entries, 0 to {n - 1} (or -{n} to -1)"
-        self.diags.append(C.E0217.at(node.span, index=str(i), dim=str(d), reason=reason))
+        reason = f"it has {n} entries, 0 to {n - 1} (or -{n} to -1)"
+        dim = str(d) if str(d) != str(n) else f"a dim of {n}"
+        self.diags.append(C.E0217.at(node.span, index=str(i), dim=dim, reason=reason))
         return False
 
     # ------------------------------------------------------------ assignment
@@ -275,7 +279,7 @@ class SubscriptRules:
         if not isinstance(part, T.TensorT):
             return
         weakened: T.Elem | None = None
-        if isinstance(t, T.NumberT):
+        if isinstance(t, T.NumberT) and t.kind in ("Int", "Float", "Bool"):
             elem = part.elem
             fits = (t.kind == "Int" and (elem.is_int or elem.is_float)) or (t.kind == "Float" and elem.is_float)
             fits = fits or (t.kind == "Bool" and elem.is_bool)
@@ -306,6 +310,18 @@ class SubscriptRules:
             return
         found = T.describe(t) if isinstance(t, T.NumberT) else t.show_elem()
         self.diags.append(C.E0304.at(value.span, context=what, expected=part.show_elem(), found=found))
+
+
+def _wrapped(text: str) -> bool:
+    """`((t+1)/2)`: one pair of parentheses around the whole text."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for k, c in enumerate(text):
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        if depth == 0 and k < len(text) - 1:
+            return False
+    return True
 
 
 def _broadcasts_to(value: tuple[T.Dim, ...], part: tuple[T.Dim, ...]) -> bool:
