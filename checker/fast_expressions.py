@@ -243,7 +243,7 @@ class _ExpressionParser(_TypeParser):
         k = self.k
         lsqb = self.i
         self.i += 1
-        items: list[A.Expr | A.Slice | A.Arg] = []
+        items: list[A.Expr | A.Slice | A.Arg | A.EllipsisItem] = []
         commas = 0
         while True:
             items.append(self.subscript())

@@ -31,11 +31,11 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .grad_sites import GradRules
 from .indexing import IndexingRules
-from .subscripts import SubscriptRules
 from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
 from .size_hints import SizeSource
+from .subscripts import SubscriptRules
 
 
 class BodyChecker(

@@ -67,7 +67,7 @@ class IndexingRules:
                 dim = _plain_dim(item.value) if value is None and number is None else None
                 options.append(A.TypeOption(item.span, item.keyword, (), value, dim, number))
                 continue
-            arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg)) else None
+            arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg, A.EllipsisItem)) else None
             if arg is None:
                 self.diags.append(
                     C.E0910.at(

@@ -48,7 +48,9 @@ class SubscriptRules:
         for node in raw:
             if isinstance(node, A.EllipsisItem):
                 if ellipsis is not None and not failed:
-                    self.diags.append(C.E0215.at(node.span, what=self._sub_text(e), problem="'...' may appear only once"))
+                    self.diags.append(
+                        C.E0215.at(node.span, what=self._sub_text(e), problem="'...' may appear only once")
+                    )
                     failed = True
                 ellipsis = ellipsis or node
                 items.append(_Item(node, "all"))
@@ -95,7 +97,7 @@ class SubscriptRules:
             before = [i for i in items[:split] if i.kind != "all"]
             after = [i for i in items[split + 1 :] if i.kind != "all"]
             covered = t.rank - len(before) - len(after)
-            for k, i in enumerate(items):
+            for k in range(len(items)):
                 if k < split:
                     at.append(k)
                 elif k == split:
@@ -138,8 +140,8 @@ class SubscriptRules:
         if not label_dims:
             return T.TensorT(tuple(d for kind, d in out if kind == "keep" and d is not None), t.elem)
         gathered: tuple[T.Dim, ...] = label_dims[0]
-        for dims, i in zip(label_dims[1:], label_items[1:]):
-            b = S.broadcast(gathered, dims)
+        for more, i in zip(label_dims[1:], label_items[1:]):
+            b = S.broadcast(gathered, more)
             if isinstance(b, S.DimClash):
                 shown = " and ".join(str(T.TensorT(x)) for x in label_dims)
                 problem = f"label tensors index together and must broadcast: {shown} do not ({b.left} and {b.right})"
@@ -295,10 +297,14 @@ class SubscriptRules:
             if not T.elem_assignable(t.elem, part.elem):
                 weakened = T.Elem(part.elem.dtype)
             if not _broadcasts_to(t.dims, part.dims):
-                self.diags.append(C.E0219.at(value.span, target=f"{expr_text(target)} {op}", found=str(t), part=str(part)))
+                self.diags.append(
+                    C.E0219.at(value.span, target=f"{expr_text(target)} {op}", found=str(t), part=str(part))
+                )
                 return
         else:
-            self.diags.append(C.E0301.at(value.span, context=what, expected="a tensor or a number", found=T.describe(t)))
+            self.diags.append(
+                C.E0301.at(value.span, context=what, expected="a tensor or a number", found=T.describe(t))
+            )
             return
         if weakened is None:
             return

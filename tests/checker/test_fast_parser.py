@@ -323,7 +323,9 @@ def test_subscripts_steps_and_ellipsis() -> None:
 
 
 def test_index_assignment_and_a_for_with_names() -> None:
-    src = "fn f(m: M, x: [N]):\n    x[:, :10] = 0.0\n    m.buf[t] = v\n    m.blocks[i].w[t] += v\n    x[..., 0] -= 1.0\n"
+    src = (
+        "fn f(m: M, x: [N]):\n    x[:, :10] = 0.0\n    m.buf[t] = v\n    m.blocks[i].w[t] += v\n    x[..., 0] -= 1.0\n"
+    )
     same_as_lark(src)
     src = "fn f():\n    for xb, yb in e:\n        print(xb, yb)\n    for a,b,c in e: pass\n"
     item = same_as_lark(src)

@@ -155,7 +155,10 @@ def test_labels_gather_along_their_dim_at_any_position(expr: str, expected: str)
         ("x[:, 5:5:2]", ("E0213", "slice of T: it keeps 0 of T", "5:5:2")),
         ("x[:, 1.5]", ("E0301", "index: expected Int, found number Float", "1.5")),
         ("x[:, ::2.0]", ("E0301", "slice step: expected Int, found number Float", "2.0")),
-        ("x[:, t, y]", ("E0305", "index into x ([B T D]) by labels of its dim D: expected [B] Index[D], found [B] Index[V]", "y")),
+        (
+            "x[:, t, y]",
+            ("E0305", "index into x ([B T D]) by labels of its dim D: expected [B] Index[D], found [B] Index[V]", "y"),
+        ),
         ("m[0, 1]", ("E0306", "indexing is not defined for model M", "m[0, 1]")),
     ],
 )
@@ -265,7 +268,9 @@ def test_for_with_names_unpacks_each_item(iterable_pairs) -> None:
     assert list(analysis.diagnostics) == []
     labels = [h.label for h in ide.inlay_hints(analysis)]
     assert ": [B D]" in labels and ": [B]" in labels
-    one = "fn f(pairs: ([B D], [B])) -> Int:\n    for p in pairs:\n        a, b = p\n        print(a, b)\n    return 1\n"
+    one = (
+        "fn f(pairs: ([B D], [B])) -> Int:\n    for p in pairs:\n        a, b = p\n        print(a, b)\n    return 1\n"
+    )
     assert diags(one) == []
 
 
@@ -276,6 +281,4 @@ def test_for_with_names_needs_as_many_values(iterable_pairs) -> None:
     assert diags(body) == [("E0410", "cannot unpack number Int into 2 names", "a, b")]
     # one mistake, one diagnostic: not also the names
     body = "fn f(x: [B]) -> Int:\n    for a, b in x:\n        print(a, b)\n    return 1\n"
-    assert diags(body) == [
-        ("E0414", "a for loop runs over range(...) or a stack of models; found tensor [B]", "x")
-    ]
+    assert diags(body) == [("E0414", "a for loop runs over range(...) or a stack of models; found tensor [B]", "x")]
