@@ -1038,11 +1038,12 @@ E0213 = _code(
     "slice out of range",
     "slice of {dim}: {reason}",
     """
-    `x[i:j]` keeps the entries i to j-1 of x's first dim, so its size is
-    `(j-i)`; `x[i:]` and `x[:j]` leave out one bound, and a negative bound
-    counts from the end. When the bounds are literals or dims the checker knows
-    the size, and a slice that keeps nothing, or reaches past the end of the
-    dim, is an error rather than a silently short tensor.
+    `x[i:j]` keeps the entries i to j-1 of a dim of x (`x[:, i:j]` of the
+    second), so its size is `(j-i)`; `x[i:]` and `x[:j]` leave out one bound,
+    and a negative bound counts from the end. When the bounds are literals or
+    dims the checker knows the size, and a slice that keeps nothing, or
+    reaches past either end of the dim, is an error rather than a silently
+    short tensor.
     """,
     """
     dim T = 8
@@ -1316,7 +1317,7 @@ E0305 = _code(
     """
     `Index[C]` is an integer tensor whose values index dim C. Labels given to
     cross_entropy must index the class dim named by `over=`, and labels that
-    index a tensor (`m.emb[tokens]`, an embedding) must index its first dim; an
+    index a tensor (`m.emb[tokens]`, an embedding; `x[:, ids]`) must index the dim they take; an
     `Index[K]`, or a plain integer tensor, does not. This catches labels and logits that belong to
     different dims even when the sizes happen to match.
     """,
