@@ -72,6 +72,11 @@ fn loss_write(m: P, x: [B D]) -> []:
     y[..., -1] = m.w[:, 0] * 3.0
     return sum(y * y)
 
+fn scatter(x: [T D], ids: [K] Index[T], v: [K D]) -> [T D]:
+    x[ids] = v
+    x[ids, 0] = 7.0
+    return x
+
 fn put(mut m: P, v: [D], t: Int):
     m.buf[t] = v
     m.buf[:, ::2] += 1.0
@@ -149,6 +154,16 @@ def test_gradients_through_index_assignment_are_torch_s(mod) -> None:
     (gw,) = torch.autograd.grad(ref, [w])
     assert torch.allclose(value, ref.detach()) and torch.allclose(g.w, gw)
     assert torch.count_nonzero(g.x) == 0
+
+
+def test_index_assignment_through_labels(mod) -> None:
+    x = torch.randn(6, 4)
+    ids = torch.tensor([4, 1, 0])
+    v = torch.randn(3, 4)
+    ref = x.clone()
+    ref[ids] = v
+    ref[ids, 0] = 7.0
+    assert torch.equal(mod.scatter(x, ids, v), ref)
 
 
 def test_index_assignment_to_a_field_is_in_place(mod) -> None:
