@@ -268,10 +268,17 @@ class TensorLit(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Slice(Node):
-    """`i:j`, `i:`, `:j` inside brackets: a range of the first dim."""
+    """`i:j`, `i:`, `:j`, `i:j:k`, `::k` inside brackets: a range of one dim
+    (every k-th entry when a step is written)."""
 
     start: Expr | None
     end: Expr | None
+    step: Expr | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class EllipsisItem(Node):
+    """`...` among subscripts (`x[..., 0]`): the dims no other subscript takes."""
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -280,14 +287,14 @@ class Subscripts(Node):
     they hold more than one index or slice, or an option (an Arg with its
     keyword). The span runs from after `[` to before `]`."""
 
-    items: tuple[Expr | Slice | Arg, ...]
+    items: tuple[Expr | Slice | Arg | EllipsisItem, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Index(Node):
     """`x[i]` (an Int, or a tensor of Index labels: a gather) or `x[i:j]`;
-    with several subscripts (or a model's type applied to its dims) `index`
-    is a Subscripts."""
+    with several subscripts, `...` (or a model's type applied to its dims)
+    `index` is a Subscripts."""
 
     value: Expr
     index: Expr | Slice | Subscripts
@@ -336,8 +343,9 @@ Expr = (
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Assign(Node):
-    """`x = e`, `a, b = e`, `m.w = e`. Targets are checked by the parser to be
-    names or fields."""
+    """`x = e`, `a, b = e`, `m.w = e`, `x[:, 0] = e`, `m.buf[t] = e`. Targets
+    are checked by the parser to be names, fields, or one subscript of a name
+    or field."""
 
     targets: tuple[Expr, ...]
     value: Expr
@@ -392,9 +400,17 @@ class If(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class For(Node):
-    var: Ident
+    """`for i in e:`, or `for a, b in e:` (each round's item unpacked into
+    the names): `targets` holds the names as written, one or more."""
+
+    targets: tuple[Ident, ...]
     iter: Expr
     body: tuple[Stmt, ...]
+
+    @property
+    def var(self) -> Ident:
+        """The loop variable of a one-name loop (the first name otherwise)."""
+        return self.targets[0]
 
 
 @dataclass(frozen=True, eq=False, slots=True)

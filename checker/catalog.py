@@ -231,11 +231,13 @@ E0006 = _code(
 E0007 = _code(
     "E0007",
     "invalid assignment target",
-    "only a name or a field (m.w) can be assigned",
+    "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned",
     """
     The left side of `=` must be a name (`x = ...`), several names
-    (`l, g = ...`) or one field of a model (`m.w = ...`). Calls, operators and
-    literals cannot be assigned.
+    (`l, g = ...`), one field of a model (`m.w = ...`) or one subscript of a
+    name or of a field (`x[:, 0] = ...`, `m.buf[t] = ...`). Calls, operators,
+    literals and subscripts of subscripts (`x[0][1] = ...`: write `x[0, 1]`)
+    cannot be assigned.
     """,
     """
     fn main():
@@ -1036,11 +1038,12 @@ E0213 = _code(
     "slice out of range",
     "slice of {dim}: {reason}",
     """
-    `x[i:j]` keeps the entries i to j-1 of x's first dim, so its size is
-    `(j-i)`; `x[i:]` and `x[:j]` leave out one bound, and a negative bound
-    counts from the end. When the bounds are literals or dims the checker knows
-    the size, and a slice that keeps nothing, or reaches past the end of the
-    dim, is an error rather than a silently short tensor.
+    `x[i:j]` keeps the entries i to j-1 of a dim of x (`x[:, i:j]` of the
+    second), so its size is `(j-i)`; `x[i:]` and `x[:j]` leave out one bound,
+    and a negative bound counts from the end. When the bounds are literals or
+    dims the checker knows the size, and a slice that keeps nothing, or
+    reaches past either end of the dim, is an error rather than a silently
+    short tensor.
     """,
     """
     dim T = 8
@@ -1089,29 +1092,109 @@ E0214 = _code(
 
 E0215 = _code(
     "E0215",
-    "several subscripts",
-    "{what}: indexing takes one index or one slice, of the first dim",
+    "subscripts that do not fit together",
+    "{what}: {problem}",
     """
-    `x[i]` takes the first dim's element i and `x[i:j]` a range of it.
-    Indexing or slicing several dims at once (`x[:, i]`, `x[i, j]`) is not in
-    the language yet: move the dim to the front with `permute` (or
-    `transpose`) first, index it there, and move it back if need be. (In a
-    model's type applied in an expression, as in `Linear[D, H].init(seed=0)`,
-    the brackets hold the model's dims.)
+    Brackets after a tensor hold one subscript per dim, as in torch: an Int
+    (`x[i]`, the dim is dropped), a slice (`x[:, i:j]`, `x[::2]`), a tensor of
+    labels (`emb[tokens]`, a gather along that dim) or `...`, which stands for
+    the dims no other subscript takes (`x[..., -1]`) and may appear once.
+    Several label tensors index together, as in torch's advanced indexing
+    (`logp[arange(b), y]`, one entry per pair), so their shapes must
+    broadcast. An option (`bias=False`) belongs in a model's type applied in
+    an expression (`Linear[D, H, bias=False].init(seed=0)`), not among a
+    tensor's subscripts.
     """,
     """
     dim B = 2
     dim D = 4
 
-    fn col(x: [B D]) -> [B]:
-        return x[:, 0]
+    fn last(x: [B D]) -> [B]:
+        return x[..., ..., -1]
     """,
     """
     dim B = 2
     dim D = 4
 
-    fn col(x: [B D]) -> [B]:
-        return transpose(x)[0]
+    fn last(x: [B D]) -> [B]:
+        return x[..., -1]
+    """,
+)
+
+E0217 = _code(
+    "E0217",
+    "index out of range",
+    "index {index} of {dim}: {reason}",
+    """
+    `x[i]` takes entry i of a dim of n entries: `0 <= i < n`, or counted from
+    the end, `-n <= i < 0`. When the index is a literal or computed from dim
+    constants and the dim's size is known, an index outside it is an error
+    here rather than torch's IndexError when the program runs.
+    """,
+    """
+    dim T = 8
+    dim D = 4
+
+    fn f(x: [T D]) -> [T]:
+        return x[:, 4]
+    """,
+    """
+    dim T = 8
+    dim D = 4
+
+    fn f(x: [T D]) -> [T]:
+        return x[:, 3]
+    """,
+)
+
+E0218 = _code(
+    "E0218",
+    "slice step not positive",
+    "slice step {step}: a step is 1 or more (torch refuses a zero or negative step)",
+    """
+    `x[i:j:k]` keeps every k-th entry from i up to j, and `x[::2]` the entries
+    0, 2, 4, ... of a dim. torch takes only a positive step: to reverse a dim,
+    use `flip(x, over=D)`.
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [T]:
+        return x[::-1]
+    """,
+    """
+    dim T = 8
+
+    fn f(x: [T]) -> [T]:
+        return flip(x, over=T)
+    """,
+)
+
+E0219 = _code(
+    "E0219",
+    "index assignment does not fit",
+    "{target}= ...: the value {found} does not broadcast to the indexed part {part}",
+    """
+    `x[:, :10] = e` replaces a part of `x`: the value is a number or a tensor
+    whose dims broadcast to the part's, each the same or 1 (aligned from the
+    right, as few dims or fewer). The assignment never changes the shape of
+    `x`, so a value that would grow the part is an error.
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn f(x: [B D], y: [B 3]) -> [B D]:
+        x[:, :2] = y
+        return x
+    """,
+    """
+    dim B = 2
+    dim D = 4
+
+    fn f(x: [B D], y: [B 3]) -> [B D]:
+        x[:, :3] = y
+        return x
     """,
 )
 
@@ -1234,7 +1317,7 @@ E0305 = _code(
     """
     `Index[C]` is an integer tensor whose values index dim C. Labels given to
     cross_entropy must index the class dim named by `over=`, and labels that
-    index a tensor (`m.emb[tokens]`, an embedding) must index its first dim; an
+    index a tensor (`m.emb[tokens]`, an embedding; `x[:, ids]`) must index the dim they take; an
     `Index[K]`, or a plain integer tensor, does not. This catches labels and logits that belong to
     different dims even when the sizes happen to match.
     """,

@@ -58,7 +58,12 @@ class _FnCompiler:
     def stmt(self, s: A.Stmt, indent: int) -> None:
         w = self.c.w
         at = self.at(s)
-        if isinstance(s, A.Assign):
+        if isinstance(s, A.Assign) and isinstance(s.targets[0], A.Index):
+            w.emit(indent, self.index_set(s.targets[0], self.expr(s.value)), at)
+        elif isinstance(s, A.AugAssign) and isinstance(s.target, A.Index):
+            value = f"{self.expr(s.target)} {s.op} {self.expr(s.value, 12)}"
+            w.emit(indent, self.index_set(s.target, value), at)
+        elif isinstance(s, A.Assign):
             update = self.field_update(s.targets[0], s.value) if len(s.targets) == 1 else None
             if update is not None:
                 w.emit(indent, update, at)
@@ -96,7 +101,8 @@ class _FnCompiler:
                 w.emit(indent, "else:")
                 self.block(s.orelse, indent + 1)
         elif isinstance(s, A.For):
-            w.emit(indent, f"for {py_name(s.var.text)} in {self.expr(s.iter)}:", at)
+            names = ", ".join(py_name(t.text) for t in s.targets)
+            w.emit(indent, f"for {names} in {self.expr(s.iter)}:", at)
             self.block(s.body, indent + 1)
         elif isinstance(s, A.While):
             w.emit(indent, f"while {self.cond(s.cond)}:", at)
@@ -107,6 +113,35 @@ class _FnCompiler:
             w.emit(indent, "continue", at)
         else:
             w.emit(indent, "pass", at)
+
+    def index_set(self, target: A.Index, value: str) -> str:
+        """`x[i] = e` on a local: `x = rt.index_set(x, rt.at[i], e)`, a new
+        tensor (clone on write: Quiver values are values, and a tensor saved
+        for backward must not change); `m.buf[t] = e` on a model's field:
+        `rt.field_index_set(m, "buf", rt.at[t], e)`, in place."""
+        key = f"rt.at[{self.subscripts(target.index)}]"
+        base = target.value
+        if isinstance(base, A.Field):
+            return f"rt.field_index_set({self.expr(base.value, 16)}, {base.name.text!r}, {key}, {value})"
+        return f"{self.target(base)} = rt.index_set({self.expr(base)}, {key}, {value})"
+
+    def subscripts(self, index: A.Expr | A.Slice | A.Subscripts) -> str:
+        """What Python's brackets hold for a Quiver subscript: torch takes
+        the same ints, slices, `...` and index tensors."""
+        items = index.items if isinstance(index, A.Subscripts) else (index,)
+        out = []
+        for item in items:
+            if isinstance(item, A.Slice):
+                start = self.expr(item.start) if item.start is not None else ""
+                end = self.expr(item.end) if item.end is not None else ""
+                step = f":{self.expr(item.step)}" if item.step is not None else ""
+                out.append(f"{start}:{end}{step}")
+            elif isinstance(item, A.EllipsisItem):
+                out.append("...")
+            else:
+                assert not isinstance(item, A.Arg)  # an option is only in a model's type
+                out.append(self.expr(item))
+        return ", ".join(out) + ("," if len(items) == 1 and isinstance(index, A.Subscripts) else "")
 
     def field_update(
         self, target: A.Expr, value: A.Expr | None, op: str | None = None, operand: A.Expr | None = None
@@ -277,12 +312,7 @@ class _FnCompiler:
             t = self.type_of(e)
             if isinstance(t, T.ModelClassT):  # Linear[D, H]: the class of that instance
                 return self.c.model_class(t.name, t.dims, t.options), 16
-            if isinstance(e.index, A.Slice):
-                start = self.expr(e.index.start) if e.index.start is not None else ""
-                end = self.expr(e.index.end) if e.index.end is not None else ""
-                return f"{self.expr(e.value, 16)}[{start}:{end}]", 16
-            assert not isinstance(e.index, A.Subscripts)  # the checker allows several only for a model's dims
-            return f"{self.expr(e.value, 16)}[{self.expr(e.index)}]", 16
+            return f"{self.expr(e.value, 16)}[{self.subscripts(e.index)}]", 16
         if isinstance(e, A.Cast):
             return self.cast(e), 16
         if isinstance(e, A.Call):

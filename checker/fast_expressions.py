@@ -13,6 +13,9 @@ from .lexical import int_value, keyword_value, unescape
 
 Span = A.Span
 
+# What ends a slice's end bound when it is left out: `a:]`, `a:,`, `a::k`.
+_SLICE_PART_END = frozenset({"]", ",", ":"})
+
 
 def _left_assoc(
     operand: Callable[[_ExpressionParser], A.Expr], ops: frozenset[str], node: type[A.Binary] | type[A.BoolOp]
@@ -240,7 +243,7 @@ class _ExpressionParser(_TypeParser):
         k = self.k
         lsqb = self.i
         self.i += 1
-        items: list[A.Expr | A.Slice | A.Arg] = []
+        items: list[A.Expr | A.Slice | A.Arg | A.EllipsisItem] = []
         commas = 0
         while True:
             items.append(self.subscript())
@@ -257,17 +260,21 @@ class _ExpressionParser(_TypeParser):
         self.i += 1
         inner = Span(self.e[lsqb], self.s[rsqb])
         span = Span(value.span.start, self.e[rsqb])
-        if len(items) == 1 and commas == 0 and not isinstance(items[0], A.Arg):
+        if len(items) == 1 and commas == 0 and not isinstance(items[0], (A.Arg, A.EllipsisItem)):
             item = items[0]
             if isinstance(item, A.Slice):  # one slice: spans the brackets' inside
-                return A.Index(span, value, A.Slice(inner, item.start, item.end))
+                return A.Index(span, value, A.Slice(inner, item.start, item.end, item.step))
             return A.Index(span, value, item)
         return A.Index(span, value, A.Subscripts(inner, tuple(items)))
 
-    def subscript(self) -> A.Expr | A.Slice | A.Arg:
-        """An index, a slice (`a:b`, `:`, spanning what is written) or an option (`bias=False`)."""
+    def subscript(self) -> A.Expr | A.Slice | A.Arg | A.EllipsisItem:
+        """An index, a slice (`a:b`, `:`, `a:b:k`, spanning what is written),
+        `...` or an option (`bias=False`)."""
         k = self.k
         i = self.i
+        if k[i] == "...":
+            self.i = i + 1
+            return A.EllipsisItem(Span(self.s[i], self.e[i]))
         if k[i] == "NAME" and k[i + 1] == "=":
             keyword = A.Ident(Span(self.s[i], self.e[i]), self.v[i])
             self.i = i + 2
@@ -280,10 +287,17 @@ class _ExpressionParser(_TypeParser):
                 return start
         colon = self.i
         self.i += 1
-        end = None if k[self.i] == "]" or k[self.i] == "," else self.expr()
+        end = None if k[self.i] in _SLICE_PART_END else self.expr()
         first = start.span.start if start is not None else self.s[colon]
         last = end.span.end if end is not None else self.e[colon]
-        return A.Slice(Span(first, last), start, end)
+        step = None
+        if k[self.i] == ":":
+            last = self.e[self.i]
+            self.i += 1
+            if k[self.i] != "]" and k[self.i] != ",":
+                step = self.expr()
+                last = step.span.end
+        return A.Slice(Span(first, last), start, end, step)
 
     def atom(self) -> A.Expr:
         i = self.i

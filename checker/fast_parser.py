@@ -285,12 +285,15 @@ class _Parser(_ExpressionParser):
         if kind == "for":
             start = self.s[self.i]
             self.i += 1
-            var = self.ident()
+            targets = [self.ident()]
+            while self.k[self.i] == ",":
+                self.i += 1
+                targets.append(self.ident())
             self.expect("in")
             iterable = self.expr()
             self.expect(":")
             body, end = self.suite()
-            return A.For(Span(start, end), var, iterable, body)
+            return A.For(Span(start, end), tuple(targets), iterable, body)
         if kind == "while":
             start = self.s[self.i]
             self.i += 1

@@ -750,15 +750,28 @@ def _names_tuple(t) -> bool:
     return isinstance(t, A.TupleExpr) and all(isinstance(x, A.Name) or _names_tuple(x) for x in t.items)
 
 
+def _subscripted(t) -> bool:
+    """`x[i]`, `m.buf[t]`, `m.enc.w[:, 0]`: one subscript of a name or of a field."""
+    if not isinstance(t, A.Index):
+        return False
+    v = t.value
+    while isinstance(v, A.Field):
+        v = v.value
+        while isinstance(v, A.Index) and isinstance(v.value, A.Field):  # m.blocks[i].w[t]
+            v = v.value
+    return isinstance(v, A.Name)
+
+
 def _validate_block(body, loops: int, problems: list) -> None:
     for stmt in body:
         if isinstance(stmt, A.Assign):
             many = len(stmt.targets) > 1
             for t in stmt.targets:
-                if not (isinstance(t, A.Name) or (isinstance(t, A.Field) and not many) or (many and _names_tuple(t))):
+                single = isinstance(t, A.Field) or _subscripted(t)
+                if not (isinstance(t, A.Name) or (single and not many) or (many and _names_tuple(t))):
                     problems.append(C.E0007.at(t.span))
         elif isinstance(stmt, A.AugAssign):
-            if not isinstance(stmt.target, (A.Name, A.Field)):
+            if not (isinstance(stmt.target, (A.Name, A.Field)) or _subscripted(stmt.target)):
                 problems.append(C.E0007.at(stmt.target.span))
         elif isinstance(stmt, (A.Break, A.Continue)) and loops == 0:
             problems.append(C.E0010.at(stmt.span, keyword="break" if isinstance(stmt, A.Break) else "continue"))

@@ -37,6 +37,7 @@ _PUNCT = {
     "BIT_AND": "'&'",
     "TILDE": "'~'",
     "DOTDOT": "'..'",
+    "ELLIPSIS": "'...'",
 }
 _KEYWORDS = {
     "DIM": "dim",

@@ -35,13 +35,14 @@ class _SliceAt:
     """A slice among subscripts, before its node is made: `span` covers what
     was written (`a:b`; for `:` alone, the colon)."""
 
-    def __init__(self, span, start, end):
+    def __init__(self, span, start, end, step):
         self.span = span
         self.start = start
         self.end = end
+        self.step = step
 
     def slice(self) -> A.Slice:
-        return A.Slice(self.span, self.start, self.end)
+        return A.Slice(self.span, self.start, self.end, self.step)
 
 
 def _type_args(ch) -> tuple[tuple, tuple]:
@@ -359,9 +360,9 @@ class Builder:
         return _Else(tuple(_nodes(ch)[0]), _span(ch))
 
     def for_stmt(self, ch):
-        var = _tokens(ch, "NAME")[0]
+        names = _tokens(ch, "NAME")
         it, body = _nodes(ch)
-        return A.For(_span(ch), _ident(var), it, tuple(body))
+        return A.For(_span(ch), tuple(_ident(n) for n in names), it, tuple(body))
 
     def while_stmt(self, ch):
         cond, body = _nodes(ch)
@@ -410,20 +411,28 @@ class Builder:
         items = [c for c in inner if c is not None and not isinstance(c, Token)]
         commas = sum(1 for c in inner if isinstance(c, Token) and c.type == "COMMA")
         inner = A.Span(_end(lsqb), _start(rsqb))
-        if len(items) == 1 and commas == 0 and not isinstance(items[0], A.Arg):
+        if len(items) == 1 and commas == 0 and not isinstance(items[0], (A.Arg, A.EllipsisItem)):
             item = items[0]
             if isinstance(item, _SliceAt):  # one slice: spans the brackets' inside, as before
-                return A.Index(_span(ch), ch[0], A.Slice(inner, item.start, item.end))
+                return A.Index(_span(ch), ch[0], A.Slice(inner, item.start, item.end, item.step))
             return A.Index(_span(ch), ch[0], item)
         out = tuple(item.slice() if isinstance(item, _SliceAt) else item for item in items)
         return A.Index(_span(ch), ch[0], A.Subscripts(inner, out))
 
     def slice(self, ch):
-        # children: start? ":" end? (absent bounds are None)
-        colon = next(i for i, c in enumerate(ch) if isinstance(c, Token) and c.type == "COLON")
+        # children: start? ":" end? [":" step?] (absent bounds are None)
+        colons = [i for i, c in enumerate(ch) if isinstance(c, Token) and c.type == "COLON"]
+        colon = colons[0]
         start = ch[colon - 1] if colon > 0 and isinstance(ch[colon - 1], A.Node) else None
         end = ch[colon + 1] if colon + 1 < len(ch) and isinstance(ch[colon + 1], A.Node) else None
-        return _SliceAt(_span(ch), start, end)
+        step = None
+        if len(colons) > 1:
+            second = colons[1]
+            step = ch[second + 1] if second + 1 < len(ch) and isinstance(ch[second + 1], A.Node) else None
+        return _SliceAt(_span(ch), start, end, step)
+
+    def ellipsis(self, ch):
+        return A.EllipsisItem(_span(ch))
 
     def args(self, ch):
         seq = _Seq(c if isinstance(c, A.Arg) else A.Arg(c.span, None, c) for c in _nodes(ch))

@@ -684,6 +684,17 @@ class RangeT(Type):
         return "range"
 
 
+@dataclass(frozen=True, slots=True)
+class IterT(Type):
+    """A value a `for` walks, each round giving `item` (`for xb, yb in e:`
+    unpacks a tuple item into its names)."""
+
+    item: Type
+
+    def __str__(self) -> str:
+        return f"iterable of {self.item}"
+
+
 UNKNOWN = UnknownT()
 UNIT = UnitT()
 INT = NumberT("Int")

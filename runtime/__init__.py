@@ -25,6 +25,7 @@ from ._extern import Extern, extern
 from ._grad import grad, jvp, value_and_grad
 from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
+from ._index import at, field_index_set, index_set
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
@@ -110,6 +111,9 @@ __all__ = [
     "applied_name",
     "Model",
     "field_add",
+    "at",
+    "index_set",
+    "field_index_set",
     "Eval",
     "EvalMode",
     "Mode",

@@ -75,7 +75,7 @@ def test_no_warnings_leaves_them_out(program: Path, capsys) -> None:
 
 
 def test_a_failing_run_still_ends_with_its_json_record(program: Path, capsys) -> None:
-    program.write_text(textwrap.dedent(PROG) + "    print(ones([3])[5])\n")
+    program.write_text(textwrap.dedent(PROG) + "    print(ones([3])[rank() + 5])\n")
     code = quiver_main(["run", str(program), "--error-format", "json"])
     err = capsys.readouterr().err
     assert code == 1 and err.startswith(WARNINGS)

@@ -37,6 +37,7 @@ from .operators import OperatorRules
 from .optim_rules import OptimRules
 from .run_dims import RunDimRules
 from .size_hints import SizeSource
+from .subscripts import SubscriptRules
 
 
 class BodyChecker(
@@ -44,6 +45,7 @@ class BodyChecker(
     ExpressionRules,
     OperatorRules,
     IndexingRules,
+    SubscriptRules,
     CallRules,
     BuiltinRules,
     GradRules,

@@ -120,6 +120,8 @@ class FlowRules:
             origin = self.origin_of(s.value, env)
             if isinstance(target, A.Field):
                 self.assign_field(target, t, s.value, env)
+            elif isinstance(target, A.Index):
+                self.assign_index(target, t, s.value, env)
             else:
                 # A value with an error (a failed call, whose result is still
                 # typed) has its diagnostic: it is not "unused" on top.
@@ -165,6 +167,8 @@ class FlowRules:
         result = self.binary_types(s.op, current, value, s.target, s.value, s.op_span, s)
         if isinstance(s.target, A.Field):
             self.assign_field(s.target, result, s.value, env)
+        elif isinstance(s.target, A.Index):
+            self.assign_index(s.target, result, s.value, env, part=current, op=s.op)
         else:
             self.bind_target(s.target, result, None, env, s.value)
         return env
@@ -483,16 +487,30 @@ class FlowRules:
             if isinstance(t, T.StackT) and not t.per_example:
                 item = t.item
                 origin = self.origin_of(it, env)  # each block reads m.blocks' params
+            elif isinstance(t, T.IterT):
+                item = t.item
             else:
                 item = T.UNKNOWN  # one diagnostic: the loop variable is not also wrong
                 if not isinstance(t, T.UnknownT):
                     self.diags.append(C.E0414.at(it.span, found=T.describe(t)))
+        items: tuple[T.Type, ...] = (item,)
+        if len(s.targets) > 1:
+            # for xb, yb in e: each round's item is a tuple of as many values
+            n = len(s.targets)
+            span = A.Span(s.targets[0].span.start, s.targets[-1].span.end)
+            if isinstance(item, T.TupleT) and len(item.items) == n:
+                items = item.items
+            else:
+                if not isinstance(item, T.UnknownT):
+                    self.diags.append(C.E0410.at(span, count=n, found=T.describe(item)))
+                items = (T.UNKNOWN,) * n
 
         def head(state: Env) -> None:
-            state.vars[s.var.text] = Var(item, frozenset({s.var}), origin=origin)
-            self.types[s.var] = item
-            self.refs[s.var] = Ref("local", s.var.text, self.fn.name, (s.var,))
-            self.locals[s.var.text] = item
+            for var, t in zip(s.targets, items):
+                state.vars[var.text] = Var(t, frozenset({var}), origin=origin)
+                self.types[var] = t
+                self.refs[var] = Ref("local", var.text, self.fn.name, (var,))
+                self.locals[var.text] = t
 
         out = self.loop(s.body, env, head)
         # The loop variable itself stays defined after a loop that ran.

@@ -29,21 +29,8 @@ class IndexingRules:
         if isinstance(t, T.ModelClassT):
             return self.model_class_args(e, t)
         t = self.as_value(e.value, t)
-        if isinstance(e.index, A.Subscripts):
-            for item in e.index.items:
-                if isinstance(item, A.Slice):
-                    for bound in (item.start, item.end):
-                        if bound is not None:
-                            self.value(bound, env)
-                elif isinstance(item, A.Arg):
-                    self.value(item.value, env)
-                else:
-                    self.value(item, env)
-            if not isinstance(t, T.UnknownT):
-                self.diags.append(C.E0215.at(e.index.span, what=f"{expr_text(e.value)}[{expr_text(e.index)}]"))
-            return T.UNKNOWN
-        if isinstance(e.index, A.Slice):
-            return self.slice(e, e.index, t, env)
+        if isinstance(e.index, (A.Subscripts, A.Slice)):
+            return self.subscripts(e, t, env)
         i = self.value(e.index, env)
         if isinstance(i, T.TensorT) and not isinstance(t, T.UnknownT):
             return self.gather(e, t, i)
@@ -60,6 +47,8 @@ class IndexingRules:
         if isinstance(t, T.TensorT):
             if t.rank == 0:
                 self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=str(t)))
+                return T.UNKNOWN
+            if not self._index_in_range(e.index, t.dims[0]):
                 return T.UNKNOWN
             return T.TensorT(t.dims[1:], t.elem)
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
@@ -78,7 +67,7 @@ class IndexingRules:
                 dim = _plain_dim(item.value) if value is None and number is None else None
                 options.append(A.TypeOption(item.span, item.keyword, (), value, dim, number))
                 continue
-            arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg)) else None
+            arg = _dim_node(item) if not isinstance(item, (A.Slice, A.Arg, A.EllipsisItem)) else None
             if arg is None:
                 self.diags.append(
                     C.E0910.at(
@@ -114,61 +103,39 @@ class IndexingRules:
             return T.UNKNOWN
         return T.TensorT(labels.dims + t.dims[1:], t.elem)
 
-    def slice(self: BodyChecker, e: A.Index, s: A.Slice, t: T.Type, env: Env) -> T.Type:
-        """`x[i:j]`: the first dim becomes (j-i); bounds are Ints, and when
-        they are literals or dims the size is known (negative: from the end)."""
-        bounds = []
-        for b in (s.start, s.end):
-            if b is not None:
-                bt = self.value(b, env)
-                if not isinstance(bt, T.UnknownT) and not (isinstance(bt, T.NumberT) and bt.kind == "Int"):
-                    self.diags.append(C.E0301.at(b.span, context="slice bound: ", expected="Int", found=T.describe(bt)))
-                    return T.UNKNOWN
-            bounds.append(b)
-        if isinstance(t, T.UnknownT):
-            return t
-        if not isinstance(t, T.TensorT):
-            self.diags.append(C.E0306.at(e.span, op="slicing", left=T.describe(t), right="", detail=""))
-            return T.UNKNOWN
-        if t.rank == 0:
-            self.diags.append(C.E0210.at(e.span, operation="slicing", needed="1 dim or more", found=str(t)))
-            return T.UNKNOWN
-        n = T.dim_poly(t.dims[0])
-        start = self.slice_bound(s.start, n, DX.const(0))
-        end = self.slice_bound(s.end, n, n)
-        if start is None or end is None or n is None:
-            return T.TensorT((T.DimUnknown(),) + t.dims[1:], t.elem)
-        size = DX.sub(end, start)
-        value, whole = DX.value(size), DX.value(n)
-        lo, hi = DX.value(start), DX.value(end)
-        problem = None
-        if value is not None and value <= 0:
-            problem = f"it keeps {value} of {t.dims[0]}"
-        elif whole is not None and ((lo is not None and lo > whole) or (hi is not None and hi > whole)):
-            problem = f"it reaches past the end of {t.dims[0]}"
-        if problem is not None:
-            self.diags.append(C.E0213.at(s.span, dim=str(t.dims[0]), reason=problem))
-            return T.UNKNOWN
-        return T.TensorT((T.dim_of_poly(size),) + t.dims[1:], t.elem)
-
     def slice_bound(self: BodyChecker, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
-        """A slice bound as a dim normal form: a generic dim, or a literal, a
-        dim constant or arithmetic of them (negative counts from the end, as
-        in Python); None when its value is only known at run time."""
+        """A slice bound as a dim normal form: literals, dim constants,
+        generic dims and + - * of them (a negative one counts from the end,
+        as in Python: `x[-2:]`, `x[T-10:]` with T = 8, `x[-t:]`); None when
+        its value is only known at run time."""
         if b is None:
             return default
-        if isinstance(b, A.IntLit):
-            return DX.const(b.value)
-        if isinstance(b, A.Unary) and b.op == "-" and isinstance(b.operand, A.IntLit):
-            return DX.sub(n, DX.const(b.operand.value)) if n is not None else None
-        if isinstance(b, A.Name) and b.name in self.fn.generics:
-            return DX.var(b.name)
-        value = self.int_value(b)
-        if value is None:
+        p = self.bound_poly(b)
+        if p is None:
             return None
-        if value < 0:  # from the end, as in Python: x[T-10:] with T = 8 is x[-2:]
-            return DX.sub(n, DX.const(-value)) if n is not None else None
-        return DX.const(value)
+        value = DX.value(p)
+        if value is not None and value < 0 or value is None and isinstance(b, A.Unary) and b.op == "-":
+            return DX.add(n, p) if n is not None else None
+        return p
+
+    def bound_poly(self: BodyChecker, e: A.Expr) -> DX.Poly | None:
+        """An Int expression of integer literals, dim constants and generic
+        dims joined by + - * as a dim normal form; None when it is known
+        only at run time."""
+        if isinstance(e, A.IntLit):
+            return DX.const(e.value)
+        if isinstance(e, A.Name) and e.name in self.fn.generics:
+            return DX.var(e.name)
+        if isinstance(e, A.Unary) and e.op in ("-", "+"):
+            p = self.bound_poly(e.operand)
+            return None if p is None else DX.neg(p) if e.op == "-" else p
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+            left, right = self.bound_poly(e.left), self.bound_poly(e.right)
+            if left is None or right is None:
+                return None
+            return DX.add(left, right) if e.op == "+" else DX.sub(left, right) if e.op == "-" else DX.mul(left, right)
+        value = self.int_value(e)
+        return DX.const(value) if value is not None else None
 
     def int_value(self: BodyChecker, e: A.Expr) -> int | None:
         """The value of an Int expression of integer literals and dim

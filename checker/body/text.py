@@ -25,7 +25,10 @@ def expr_text(e: A.Node) -> str:
     if isinstance(e, A.Index):
         return f"{expr_text(e.value)}[{expr_text(e.index)}]"
     if isinstance(e, A.Slice):
-        return ("" if e.start is None else expr_text(e.start)) + ":" + ("" if e.end is None else expr_text(e.end))
+        text = ("" if e.start is None else expr_text(e.start)) + ":" + ("" if e.end is None else expr_text(e.end))
+        return text if e.step is None else f"{text}:{expr_text(e.step)}"
+    if isinstance(e, A.EllipsisItem):
+        return "..."
     if isinstance(e, A.Subscripts):
         return ", ".join(expr_text(x) for x in e.items)
     if isinstance(e, A.Arg):

@@ -295,6 +295,48 @@ def test_slices_tuples_pipes_and_calls() -> None:
         ret_expr(text)
 
 
+def test_subscripts_steps_and_ellipsis() -> None:
+    x, e = ret_expr("x[1:5:2]")
+    one = A.IntLit(x("1"), 1)
+    five = A.IntLit(x("5"), 5)
+    dump_eq(e, A.Index(x("x[1:5:2]"), x.name("x"), A.Slice(x("1:5:2"), one, five, A.IntLit(x("2"), 2))))
+    x, e = ret_expr("x[..., ::2]")
+    items = (A.EllipsisItem(x("...")), A.Slice(x("::2"), None, None, A.IntLit(x("2"), 2)))
+    dump_eq(e, A.Index(x("x[..., ::2]"), x.name("x"), A.Subscripts(x("..., ::2"), items)))
+    x, e = ret_expr("x[...]")
+    dump_eq(e, A.Index(x("x[...]"), x.name("x"), A.Subscripts(x("..."), (A.EllipsisItem(x("...")),))))
+    x, e = ret_expr("x[a::]")
+    dump_eq(e, A.Index(x("x[a::]"), x.name("x"), A.Slice(x("a::"), x.name("a"), None, None)))
+    for text in (
+        "x[:, 1:3]",
+        "x[i, j]",
+        "x[..., -1]",
+        "x[:, -B:]",
+        "x[::]",
+        "x[:, 0::2, ...]",
+        "x[n - 1:n + 2:k * 2]",
+        "x[labels, :, 0]",
+        "x[...,]",
+        "x[0::]",
+    ):
+        ret_expr(text)
+
+
+def test_index_assignment_and_a_for_with_names() -> None:
+    src = (
+        "fn f(m: M, x: [N]):\n    x[:, :10] = 0.0\n    m.buf[t] = v\n    m.blocks[i].w[t] += v\n    x[..., 0] -= 1.0\n"
+    )
+    same_as_lark(src)
+    src = "fn f():\n    for xb, yb in e:\n        print(xb, yb)\n    for a,b,c in e: pass\n"
+    item = same_as_lark(src)
+    assert isinstance(item, A.FnDecl)
+    loop = item.body[0]
+    assert isinstance(loop, A.For)
+    assert [t.text for t in loop.targets] == ["xb", "yb"]
+    x = Loc(src)
+    assert loop.targets[1].span == x("yb")
+
+
 def test_comparisons_do_not_chain() -> None:
     declines("fn f():\n    return a < b < c\n")
     declines("fn f():\n    return a == b != c\n")
@@ -441,7 +483,12 @@ def test_what_the_fast_path_leaves_to_lark_parses_the_same_through_parse_item(te
         "fn f():\n    return [1 2.0]\n",
         "fn f():\n    return [a, 1]\n",
         "fn f():\n    return [[1], [2]]\n",  # an integer alone in brackets is a shape
-        "fn f():\n    return x[1:2:3]\n",
+        "fn f():\n    return x[1:2:3:4]\n",
+        "fn f():\n    return x[....]\n",
+        "fn f():\n    return x[...1]\n",
+        "fn f(x: [... d]):\n    pass\n",
+        "fn f():\n    for a, in e:\n        pass\n",
+        "fn f():\n    for (a, b) in e:\n        pass\n",
         "fn f():\n    return (a, b) ** \n",
         "fn f():\n    return 'open\n",
         "import x\\\n",

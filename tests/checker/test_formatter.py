@@ -84,6 +84,31 @@ def test_shapes_dim_arithmetic_literals_slices_and_casts() -> None:
     )
 
 
+def test_subscripts_steps_ellipsis_index_assignment_and_for_with_names() -> None:
+    check(
+        """
+        fn f(x: [b T E], mut m: M, n: Int):
+            a = x[ : , 1 : 3 ] + x[ ... , - 1 ]+x[ :: 2 ,0 :: 2 ]
+            c = x[n-1 : n+1 : 2 , ... ]
+            x[ : , : 10 ]= 0.0
+            x[..., 0]+=1.0
+            m.buf[ n ] = a
+            for xb ,yb in pairs :
+                print( xb , yb )
+        """,
+        """
+        fn f(x: [b T E], mut m: M, n: Int):
+            a = x[:, 1:3] + x[..., -1] + x[::2, 0::2]
+            c = x[n - 1:n + 1:2, ...]
+            x[:, :10] = 0.0
+            x[..., 0] += 1.0
+            m.buf[n] = a
+            for xb, yb in pairs:
+                print(xb, yb)
+        """,
+    )
+
+
 def test_gradient_types_tuple_targets_and_nested_models() -> None:
     check(
         """

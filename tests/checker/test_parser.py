@@ -226,7 +226,26 @@ def test_items_are_cut_at_column_zero() -> None:
         ("fn main():\n    x = 1 +* 2\n", ("E0003", "expected an expression, found '*'", "*")),
         ("fn main():\n    print('a)\n", ("E0008", "unterminated string: the closing quote is missing", "'a)")),
         ("fn main():\n    x = 2 ? 3\n", ("E0002", "unexpected character '?'", "?")),
-        ("fn main():\n    3 = x\n", ("E0007", "only a name or a field (m.w) can be assigned", "3")),
+        (
+            "fn main():\n    3 = x\n",
+            ("E0007", "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned", "3"),
+        ),
+        (
+            "fn main():\n    x[0][1] = 2.0\n",
+            ("E0007", "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned", "x[0][1]"),
+        ),
+        (
+            "fn main():\n    f(x)[0] = 2.0\n",
+            ("E0007", "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned", "f(x)[0]"),
+        ),
+        (
+            "fn main():\n    a, x[0] = g()\n",
+            ("E0007", "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned", "x[0]"),
+        ),
+        (
+            "fn main():\n    x[0][1] += 2.0\n",
+            ("E0007", "only a name, a field (m.w) or a subscript of one (x[i], m.w[i]) can be assigned", "x[0][1]"),
+        ),
         ("fn main():\n    continue\n", ("E0010", "'continue' outside a loop", "continue")),
     ],
 )

@@ -456,14 +456,16 @@ def test_a_shape_of_any_rank_in_a_fn() -> None:
 
 
 def test_indexing_several_dims_at_once() -> None:
+    # issue 25: subscripts on any dim, as torch's
     check("""
     dim D = 2
     fn f(a: [4 5 6]) -> [4 D 6]:
         return a[:, :D, :]
-    #            ^^^^^^^^ E0215: a[:, :D, :]: indexing takes one index or one slice, of the first dim
     fn g(a: [4 5 6]) -> [6]:
         return a[0, 1]
-    #            ^^^^ E0215: a[0, 1]: indexing takes one index or one slice, of the first dim
+    fn k(a: [4 5 6]) -> [4 6]:
+        return a[:, 5]
+    #               ^ E0217: index 5 of a dim of 5: it has 5 entries, 0 to 4 (or -5 to -1)
     fn h() -> [2] i64:
         return [1, 2]
     """)
