@@ -1165,6 +1165,23 @@ _BUILTINS = [
         "encode",
     ),
     Builtin(
+        "batches",
+        (
+            BParam("size", keyword_only=True),
+            BParam("shuffle", required=False, keyword_only=True),
+            BParam("drop_last", required=False, keyword_only=True),
+        ),
+        "batches(x: [n ..], y: [n ..], ..., size=Int, shuffle=Int, drop_last=False) -> iterable of ([batch ..], ...)",
+        "The mini-batches of tensors that share a first dim, for a `for` loop: `size` rows each, in order or "
+        "shuffled by the seed `shuffle=` (torch.randperm), the last batch short unless drop_last=True.",
+        "for xb in batches(x, size=4, shuffle=0):\n    print(xb)",
+        "data",
+        "batches",
+        "batches",
+        Lowering.READER,
+        variadic=True,
+    ),
+    Builtin(
         "randperm",
         (BParam("n"), SEED),
         "randperm(n, seed=Int) -> [n] Index[n]",

@@ -594,10 +594,11 @@ E0112 = _code(
     """
     Generic dims are names too: inside the body `b` is the size of the batch dim
     of `x: [b D]`. A parameter with the same name would make every use of `b`
-    ambiguous. Rename one of them.
+    ambiguous. Rename one of them. (An `Int` parameter may name a dim: its
+    value is that size, `fn mask(size: Int) -> [size size] Bool`.)
     """,
     """
-    fn f(x: [b 4], b: Int) -> [b 4]:
+    fn f(x: [b 4], b: Float) -> [b 4]:
         return x
     """,
     """

@@ -534,6 +534,8 @@ class _FnCompiler:
             else:
                 rendered = self.expr(v)
             (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
+        if b.variadic:  # batches(x, y, ...): the tensors, before the options
+            values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
         at = self.c.a.lines.position(self.at(node))
         named.append(f"src=_src, line={at.line + 1}, col={at.column + 1}")
         return ", ".join(values + named)

@@ -255,7 +255,7 @@ class Compiler:
             return f"rt.{e.func.name}_of_number({self.init_number(e.args[0].value)})"
         raise CompileError("an initializer's argument must be a number")  # pragma: no cover
 
-    def spec(self, name: str, t: T.Type, loc: str) -> str:
+    def spec(self, name: str, t: T.Type, loc: str, sizes: bool = False) -> str:
         if isinstance(t, T.TensorT):
             dims = []
             for d in t.dims:
@@ -273,6 +273,8 @@ class Compiler:
             return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem, 'signature')}, {loc})"
         if isinstance(t, T.NumberT):
             kind = {"Int": "int", "Float": "float", "Bool": "bool", "Str": "str"}[t.kind]
+            if sizes:  # an Int parameter that sizes the other parameters' types
+                return f"rt.NumberArg({name!r}, {kind}, {loc}, size=True)"
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
         if isinstance(t, T.ModelT):
             info = self.a.globals.models.get(t.name)
@@ -325,7 +327,10 @@ class Compiler:
 
     def signature(self, fn: FnInfo) -> str:
         base = self.base(fn.decl)
-        specs = [self.spec(p.name, p.type, self.loc(base + p.decl.span.start)) for p in fn.params]
+        specs = [
+            self.spec(p.name, p.type, self.loc(base + p.decl.span.start), p.type == T.INT and p.name in fn.generics)
+            for p in fn.params
+        ]
         inner = ", ".join(specs) + ("," if len(specs) == 1 else "")
         return f"rt.Signature(_src, {fn.name!r}, {self.loc(base + fn.decl.span.start)}, ({inner}))"
 

@@ -22,6 +22,8 @@ This module imports nothing of the checker.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 Atom = tuple
 Mono = tuple[Atom, ...]
 Poly = tuple[tuple[Mono, int], ...]
@@ -199,7 +201,7 @@ def generics(p: Poly) -> set[str]:
     return out
 
 
-def render(p: Poly, name=str) -> str:
+def render(p: Poly, name: Callable[[str], str] = str) -> str:
     """The normal form as Quiver text (without outer parentheses)."""
     if not p:
         return "0"

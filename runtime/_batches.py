@@ -50,7 +50,8 @@ def randperm(n, seed, *, src=None, line=0, col=0) -> torch.Tensor:
 
 class Batches:
     """The batches of some tensors over their first dim; iterate it (each pass
-    gives the same batches) or take its ``len()``, the number of batches."""
+    gives the same batches: a tuple of one batch of each input, or the batch
+    itself for a single input) or take its ``len()``, the number of batches."""
 
     __slots__ = ("tensors", "size", "shuffle", "drop_last", "n")
 
@@ -68,9 +69,11 @@ class Batches:
     def __iter__(self):
         tensors, size = self.tensors, self.size
         stop = len(self) * size
+        # one input: each batch is a tensor (`for xb in batches(x, ...)`), several: a tuple
+        one = len(tensors) == 1
         if self.shuffle is None:
             for i in range(0, stop, size):
-                yield tuple(t[i : i + size] for t in tensors)
+                yield tensors[0][i : i + size] if one else tuple(t[i : i + size] for t in tensors)
             return
         perm = _permutation(self.n, self.shuffle)
         # the permutation on each input's device, moved once per pass
@@ -82,7 +85,10 @@ class Batches:
                 p = on[t.device] = perm if t.device.type == "cpu" else perm.to(t.device)
             perms.append(p)
         for i in range(0, stop, size):
-            yield tuple(t.index_select(0, p[i : i + size]) for t, p in zip(tensors, perms))
+            if one:
+                yield tensors[0].index_select(0, perms[0][i : i + size])
+            else:
+                yield tuple(t.index_select(0, p[i : i + size]) for t, p in zip(tensors, perms))
 
     def __repr__(self) -> str:
         inputs = ", ".join(tensor_text(t) for t in self.tensors)

@@ -412,14 +412,21 @@ class NumberArg(ArgSpec):
     """A plain (non-tensor) value: kind ``int``, ``float`` (an Int is accepted
     too), ``bool`` or ``str``.  Tensors are not numbers, not even 0-dim ones."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("kind", "size")
 
-    def __init__(self, name, kind, loc=None):
+    def __init__(self, name, kind, loc=None, size=False):
         super().__init__(name, loc)
         key = kind.lower() if isinstance(kind, str) else kind
         if key not in _KINDS:
             raise TypeError(f"NumberArg kind must be int, float, bool or str, found {kind!r}")
         self.kind = _KINDS[key]
+        # an Int that sizes the other parameters' types (`fn f(n: Int, x: [n D])`):
+        # its value is the dim of its name, checked against the tensors that have it
+        self.size = bool(size) and self.kind == "Int"
+
+    @property
+    def generic(self):
+        return self.size
 
     def type_text(self) -> str:
         return self.kind
@@ -433,6 +440,8 @@ class NumberArg(ArgSpec):
             ok = isinstance(a, numbers.Real) and not isinstance(a, (bool, _Tensor))
         elif kind == "Int":
             if t is int:
+                if self.size and env is not None:
+                    self._bind_size(a, env, sig)
                 return
             ok = isinstance(a, numbers.Integral) and not isinstance(a, (bool, _Tensor))
         elif kind == "Bool":
@@ -444,6 +453,18 @@ class NumberArg(ArgSpec):
             if isinstance(a, _Tensor):
                 found = "a tensor " + found + " (a tensor is not a plain number)"
             self._fail(sig, found)
+        if self.size and env is not None:
+            self._bind_size(a, env, sig)
+
+    def _bind_size(self, a, env, sig):
+        prev = env.get(self.name)
+        if prev is None:
+            env[self.name] = (a, self.label)
+        elif prev[0] != a:
+            raise CheckError(
+                f"{sig.name}(): dim {self.name} is {prev[0]} in {prev[1]} but {self.label} is {a}",
+                self.loc if self.loc is not None else sig.loc,
+            )
 
 
 class TupleArg(ArgSpec):

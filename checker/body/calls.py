@@ -702,7 +702,7 @@ class CallRules:
                 )
             )
             return None
-        ctx = self.type_context()
+        ctx = self.type_context(ints=False)  # over=i with an Int i is no dim
         dim = ctx.dim(A.DimName(e.span, name))
         self._take(ctx)
         if isinstance(dim, T.DimUnknown):

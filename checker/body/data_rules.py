@@ -14,7 +14,8 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
-from ..results import DimCheck
+from ..names import suggest
+from ..results import DimCheck, RunDimOrigin
 from .builtin_rules import Bound, rule
 from .env import CallArg, Env
 from .label_rules import _dim_of_arg
@@ -137,3 +138,71 @@ class DataRules:
         if dim is None:
             return T.UNKNOWN
         return T.TensorT((dim,), T.index_of(dim))
+
+    @rule("batches", raw=True)
+    def _batches(self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+        """batches(x, y, ..., size=, shuffle=, drop_last=): each round of a
+        `for` gets one batch of each input (a tuple for several), whose first
+        dim is the batch's size: `size` with drop_last=True, otherwise a size
+        known only at run time (the last batch is short), the same for all."""
+        inputs: list[tuple[CallArg, T.TensorT]] = []
+        ok = True
+        named: dict[str, CallArg] = {}
+        for a in args:
+            if a.keyword is None:
+                t = self.tensor_arg(a, env, b.name, "x", float_only=False)
+                if t is None:
+                    ok = False
+                elif t.rank == 0:
+                    self.diags.append(
+                        C.E0210.at(a.node.span, operation="batches", needed="1 dim or more", found=str(t))
+                    )
+                    ok = False
+                else:
+                    inputs.append((a, t))
+            elif a.keyword in ("size", "shuffle", "drop_last") and a.keyword not in named:
+                named[a.keyword] = a
+            else:
+                self.value(a.node, env)
+                if a.keyword in named:
+                    self.diags.append(C.E0404.at(a.span, name=a.keyword, fn="batches"))
+                else:
+                    hint = suggest(a.keyword, ["size", "shuffle", "drop_last"])
+                    self.diags.append(C.E0402.at(a.span, fn="batches", name=a.keyword, hint=hint))
+                ok = False
+        for word, kind in (("size", "Int"), ("shuffle", "Int"), ("drop_last", "Bool")):
+            if word in named and not self.expect_number(named[word], env, kind, f"{word} of batches"):
+                ok = False
+        if "size" not in named:
+            self.diags.append(C.E0403.at(paren, name="batches", param="size="))
+            ok = False
+        if not inputs and ok:
+            self.diags.append(C.E0403.at(paren, name="batches", param="x (a tensor to batch)"))
+            ok = False
+        first = inputs[0][1].dims[0] if inputs else None
+        for a, t in inputs[1:]:
+            if first is not None and not T.dims_equal(t.dims[0], first):
+                want = T.TensorT((first, *t.dims[1:]), t.elem)
+                expected, found = T.show_pair(want, t)
+                context = "batches(): the inputs share their first dim: "
+                note = T.run_apart_note(want, t)
+                self.diags.append(C.E0201.at(a.node.span, context=context, expected=expected, found=found + note))
+                ok = False
+        if not ok:
+            return T.IterT(T.UNKNOWN)
+        drop = named.get("drop_last")
+        size = named["size"].node
+        dim: T.Dim | None = None
+        if drop is not None and isinstance(drop.node, A.BoolLit) and drop.node.value:
+            if isinstance(size, A.IntLit) and size.value > 0:
+                dim = T.DimLit(size.value)
+            else:
+                const = self.dim_constant(size)
+                value = self.g.names.dim_values.get(const[1]) if const is not None else None
+                if const is not None and value is not None:
+                    dim = T.DimConst(const[1], value)
+        if dim is None:
+            dim = T.run_dim("batch", node.span.start)
+            self.run_origins.setdefault(dim.key, RunDimOrigin("batches (the size of each batch)", node.span))
+        items = tuple(T.TensorT((dim, *t.dims[1:]), t.elem) for _, t in inputs)
+        return T.IterT(items[0] if len(items) == 1 else T.TupleT(items))

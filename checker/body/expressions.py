@@ -478,8 +478,9 @@ class ExpressionRules:
         self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` checks a run-time dim
         return target
 
-    def type_context(self: BodyChecker) -> TypeContext:
-        """For types written in the body (casts, shapes, over= dims)."""
+    def type_context(self: BodyChecker, ints: bool = True) -> TypeContext:
+        """For types written in the body (casts, shapes, over= dims); with
+        `ints`, an Int variable is a size (`zeros([n D])`)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
         return TypeContext(
             self.g.names,
@@ -487,7 +488,7 @@ class ExpressionRules:
             list(self.fn.generics),
             silent=self.fn.unbound,
             elem_vars=elems,
-            run_dim=self.lookup_run_dim,
+            run_dim=self.lookup_run_dim if ints else self.lookup_named_run_dim,
         )
 
     def _take(self: BodyChecker, ctx: TypeContext) -> None:

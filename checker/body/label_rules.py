@@ -39,7 +39,13 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         value = c.g.names.dim_values.get(const[1])
         return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
     var = c.env_now.vars.get(e.name) if isinstance(e, A.Name) and c.env_now is not None else None
-    if var is not None and isinstance(var.type, T.NumberT) and var.type.kind == "Int" and not var.phantom:
+    if (
+        isinstance(e, A.Name)
+        and var is not None
+        and isinstance(var.type, T.NumberT)
+        and var.type.kind == "Int"
+        and not var.phantom
+    ):
         # an Int as a size: a dim known only at run time, `arange(n)` is [n] Index[n]
         c.used.update(var.defs)
         c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))

@@ -5,6 +5,8 @@ runs (docs/language.md, "Dims known only at run time")."""
 
 from __future__ import annotations
 
+# pyright: reportGeneralTypeIssues=false
+# (the methods annotate self with BodyChecker, the class they are composed into)
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -47,6 +49,10 @@ class RunDimRules:
         self.run_origins[here.key] = RunDimOrigin(what, span)
         keys.append(here.key)
         return here
+
+    def lookup_named_run_dim(self: BodyChecker, name: str, span: A.Span) -> T.Dim | None:
+        """Only a run-time dim bound before (over=n of a [n D] read from a file)."""
+        return self.run_dims.get(name)
 
     def int_dim(self: BodyChecker, name: str, var) -> T.DimRun:
         """The size an Int variable gives (`zeros([n D])`): one dim for each

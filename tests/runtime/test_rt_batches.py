@@ -78,7 +78,7 @@ def test_shuffled_batches_cover_every_row_once_in_randperms_order():
 
 def test_shuffled_with_drop_last_leaves_out_the_last_rows_of_the_permutation():
     x, _ = rows(10)
-    got = [xb.long().tolist() for (xb,) in rt.batches(x, size=3, shuffle=7, drop_last=True)]
+    got = [xb.long().tolist() for xb in rt.batches(x, size=3, shuffle=7, drop_last=True)]
     assert sum(got, []) == torch_perm(10, 7)[:9].tolist()
 
 
@@ -90,10 +90,11 @@ def test_two_seeds_give_two_orders():
     assert sorted(torch.cat(first).tolist()) == sorted(torch.cat(second).tolist()) == list(range(64))
 
 
-def test_one_input_gives_tuples_of_one():
+def test_one_input_gives_its_batches_as_tensors():
     x, _ = rows(5)
     got = list(rt.batches(x, size=2, shuffle=3))
-    assert all(isinstance(batch, tuple) and len(batch) == 1 for batch in got)
+    assert all(isinstance(batch, torch.Tensor) for batch in got)
+    assert [b.shape[0] for b in got] == [2, 2, 1]
 
 
 def test_an_empty_input_has_no_batches():
@@ -118,7 +119,7 @@ def test_shuffled_batches_index_once_per_input(monkeypatch):
 
 def test_the_batches_of_a_tensor_that_takes_part_in_autograd_keep_their_graph():
     w = torch.ones(6, 2, requires_grad=True)
-    (xb,) = next(iter(rt.batches(w * 2, size=4, shuffle=1)))
+    xb = next(iter(rt.batches(w * 2, size=4, shuffle=1)))
     xb.sum().backward()
     assert w.grad is not None and w.grad.sum().item() == 16.0
 
