@@ -11,7 +11,7 @@ from . import ast as A
 from . import dimexpr as DX
 from . import types as T
 from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
-from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name
+from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name, unchecked_ident
 from .declarations import FnInfo
 from .results import BodyResult, DimCheck
 
@@ -414,7 +414,7 @@ class _FnCompiler:
             rendered = ", ".join(
                 [self.expr(recv)] + [f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args]
             )
-            return f"{fn_ref(info.name, info.owner)}({rendered})"
+            return f"{fn_ref(info.name, info.owner, unchecked=bool(info.params))}({rendered})"
         qualified = self.global_of(func)
         if qualified is not None:  # layers.forward(m, x)
             rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
@@ -433,6 +433,11 @@ class _FnCompiler:
         if ref is not None and ref.kind == "builtin":
             return self.builtin(node, func.name, args)
         rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+        if ref is not None and ref.kind == "fn" and "." not in ref.name:
+            info = self.c.a.globals.fns.get(ref.name)
+            if info is not None and info.params and not info.extern and info.owner is None:
+                # a fn of this module: its body, the arguments proved by the checker
+                return f"{unchecked_ident(py_name(ref.name))}({rendered})"
         return f"{self.name(func)}({rendered})"
 
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
@@ -496,6 +501,8 @@ class _FnCompiler:
         assert isinstance(f_type, T.FnRefT)
         info = self.c.a.globals.fns[f_type.name]
         parts = [self.expr(v) for v in positional[:lead]]
+        if isinstance(positional[0], A.Name) and not info.extern and info.owner is None and "." not in info.name:
+            parts[0] = unchecked_ident(py_name(info.name))  # its arguments are proved here
         rest = positional[lead:]
         for p in info.params[1 + len(rest) :]:
             if p.name in keywords:

@@ -44,15 +44,23 @@ def fn_ident(name: str, owner: str | None) -> str:
     return f"_qv_m_{model}__{name.rpartition('.')[2]}"
 
 
-def fn_ref(name: str, owner: str | None) -> str:
+def fn_ref(name: str, owner: str | None, unchecked: bool = False) -> str:
     """A function as compiled code calls it: `forward`, `layers.forward`
     (through its module's variable), a method `_qv_m_Linear__forward` or
-    `_qv_mod_nn._qv_m_Linear__forward`."""
+    `_qv_mod_nn._qv_m_Linear__forward`; with `unchecked`, its body without
+    the argument checks of a call from Python (a fn with parameters)."""
     if owner is None:
-        return py_name(name)
+        return unchecked_ident(py_name(name)) if unchecked else py_name(name)
     qual = owner.rpartition(".")[0]
     ident = fn_ident(name, owner)
+    ident = unchecked_ident(ident) if unchecked else ident
     return f"{module_var(qual)}.{ident}" if qual else ident
+
+
+def unchecked_ident(ident: str) -> str:
+    """The body of a fn with parameters, which compiled code calls without
+    checking its arguments again (the checker proved them)."""
+    return f"_qv_u_{ident}"
 
 
 def dim_py(d: T.Dim) -> str:

@@ -26,7 +26,17 @@ from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
 from .compile_body import _FnCompiler
-from .compile_names import CompileError, _number_text, dim_py, elem_expr, fn_ident, module_var, option_py, py_name
+from .compile_names import (
+    CompileError,
+    _number_text,
+    dim_py,
+    elem_expr,
+    fn_ident,
+    module_var,
+    option_py,
+    py_name,
+    unchecked_ident,
+)
 from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
 from .model_decl import INITIALIZERS
@@ -371,10 +381,12 @@ class Compiler:
             w.emit(0, "")
         params = ", ".join(py_name(p.name) for p in fn.params)
         at = base + decl.span.start  # (a method's offset in its model)
-        w.emit(0, f"def {ident}({params}):", at)
-        if fn.params:
-            w.emit(1, "if rt.checks.enabled:", at)
-            w.emit(2, f"{sig}.check({params})", at)
+        # A fn with parameters is two Python functions: its body, which calls
+        # from compiled code use (the checker proved their arguments), and the
+        # entry of its own name, which checks the arguments of a call from
+        # Python first (docs/runtime.md, "What runs where").
+        body_ident = unchecked_ident(ident) if fn.params else ident
+        w.emit(0, f"def {body_ident}({params}):", at)
         # Generic dims the body uses as values, or as sizes of its run-time dim
         # checks, get their size from the arguments.
         used = {r.name for r in body.refs.values() if r.kind == "generic"}
@@ -397,6 +409,19 @@ class Compiler:
         if body.run_binds:  # the sizes of the run-time dims the body's values bind
             w.emit(1, "_qd = {}", at)
         compiler.block(decl.body, 1)
+        if fn.params:
+            w.emit(0, "")
+            # tracebacks, profilers and debuggers name the body as the fn
+            w.emit(
+                0, f"{body_ident}.__code__ = {body_ident}.__code__.replace(co_name={ident!r}, co_qualname={ident!r})"
+            )
+            w.emit(0, f"{body_ident}.__name__ = {body_ident}.__qualname__ = {ident!r}")
+            w.emit(0, "")
+            w.emit(0, "")
+            w.emit(0, f"def {ident}({params}):", at)
+            w.emit(1, "if rt.checks.enabled:", at)
+            w.emit(2, f"{sig}.check({params})", at)
+            w.emit(1, f"return {body_ident}({params})")  # not a line of the program: no .qv location
 
 
 def _refined(t: T.Type) -> bool:
