@@ -166,9 +166,23 @@ def dim_poly(d: Dim) -> DX.Poly | None:
 def is_run(d: Dim) -> bool:
     """A dim known only at run time: `?`, a named run-time dim, or arithmetic
     of one (`(n-1)`)."""
-    if isinstance(d, (DimUnknown, DimRun)):
+    kind = type(d)
+    if kind is DimUnknown or kind is DimRun:
         return True
-    return isinstance(d, DimExpr) and any(RUN_MARK in g for g in DX.generics(d.poly))
+    if kind is not DimExpr:
+        return False
+    poly = d.poly  # type: ignore[union-attr]
+    known = _RUN_POLYS.get(poly)
+    if known is None:
+        if len(_RUN_POLYS) > 50_000:  # bounded: a long editing session makes many forms
+            _RUN_POLYS.clear()
+        known = _RUN_POLYS[poly] = any(RUN_MARK in g for g in DX.generics(poly))
+    return known
+
+
+# Whether a normal form mentions a run-time dim, by normal form (a type is
+# checked many times; the forms are few)
+_RUN_POLYS: dict[DX.Poly, bool] = {}
 
 
 def same_dim(a: Dim, b: Dim) -> bool:
@@ -191,6 +205,8 @@ def dims_equal(a: Dim, b: Dim) -> bool:
     dim known statically (the compiled code checks it where they meet: docs,
     "Dims known only at run time"); two named run-time dims agree only when
     they are the same binding."""
+    if a is b:
+        return True
     if isinstance(a, DimUnknown) or isinstance(b, DimUnknown):
         return True
     if isinstance(a, DimRest) or isinstance(b, DimRest):
