@@ -503,8 +503,13 @@ def _subscript(rng: random.Random, depth: int) -> str:
         return f"{rng.choice(['bias', 'wrt', 'x'])}={gen_expr(rng, depth + 1)[0]}"
     if r < 0.5:
         return gen_expr(rng, depth + 1)[0]
+    if r < 0.58:
+        return rng.choice(["...", "...", "....", ".."])  # `...` among subscripts (and two near misses)
     lo = gen_expr(rng, depth + 1)[0] if rng.random() < 0.5 else ""
     hi = gen_expr(rng, depth + 1)[0] if rng.random() < 0.5 else ""
+    if rng.random() < 0.3:  # a step, or a second colon alone (`x[a::]`), or a third (an error)
+        step = gen_expr(rng, depth + 1)[0] if rng.random() < 0.6 else ""
+        return f"{lo}:{hi}:{step}" + (":" if rng.random() < 0.05 else "")
     return f"{lo}:{hi}"
 
 
@@ -548,6 +553,10 @@ def gen_simple_stmt(rng: random.Random) -> str:
         return f"{_name(rng)}.{_name(rng)} {rng.choice(['=', '+=', '-=', '*=', '/='])} {expr(rng)}"
     if r < 0.5:
         return f"{_name(rng)} {rng.choice(['+=', '-=', '*=', '/='])} {expr(rng)}"
+    if r < 0.55:  # index assignment: of a name, a field, or (an error) of something else
+        base = rng.choice([_name(rng), f"{_name(rng)}.{_name(rng)}", f"{_name(rng)}[0]", expr(rng)])
+        items = ", ".join(_subscript(rng, 3) for _ in range(rng.choice([1, 2])))
+        return f"{base}[{items}] {rng.choice(['=', '=', '+=', '*='])} {expr(rng)}"
     if r < 0.65:
         values = [expr(rng) for _ in range(rng.choice([0, 1, 1, 1, 2, 3]))]
         return "return" + (" " + ", ".join(values) if values else "") + (rng.choice(["", ","]) if values else "")
@@ -564,7 +573,8 @@ def gen_block(rng: random.Random, indent: str, depth: int = 0, loop: bool = Fals
             kind = rng.choice(["if", "for", "while"])
             head = {
                 "if": f"if {expr(rng)}:",
-                "for": f"for {_name(rng)} in {expr(rng)}:",
+                "for": f"for {', '.join(_name(rng) for _ in range(rng.choice([1, 1, 2, 3])))}"
+                f"{rng.choice(['', '', '', ','])} in {expr(rng)}:",
                 "while": f"while {expr(rng)}:",
             }
             lines.append(indent + head[kind] + _suite(rng, indent, depth, loop or kind != "if"))
