@@ -1731,13 +1731,15 @@ E0412 = _code(
 E0414 = _code(
     "E0414",
     "not a range",
-    "a for loop runs over range(...) or a stack of models; found {found}",
+    "a for loop runs over range(...), batches(...) or a stack of models; found {found}",
     """
     `for i in range(n):` (or `range(start, stop)`, `range(start, stop, step)`)
-    runs over numbers, and `for block in m.blocks:` over a stack of sub-models
-    (`param blocks: [L] Block`) or the matching field of a gradient, one model
-    at a time; nothing else is a loop's sequence, and `range` is not a value
-    of its own.
+    runs over numbers, `for xb, yb in batches(x, y, size=64):` over the
+    mini-batches of tensors, and `for block in m.blocks:` over a stack of
+    sub-models (`param blocks: [L] Block`) or the matching field of a
+    gradient, one model at a time; nothing else is a loop's sequence (to walk
+    a tensor's first dim, `for i in range(T):` and `x[i]`), and `range` is not
+    a value of its own.
     """,
     """
     fn main():
