@@ -890,8 +890,10 @@ E0206 = _code(
     "generic dim '{name}' in the return type is not bound by any parameter",
     """
     A generic dim gets its value from the arguments of each call; one that appears
-    only in the return type could never be known. Use a `dim` constant or take a
-    parameter that carries the dim.
+    only in the return type could never be known. Use a `dim` constant, take a
+    parameter that carries the dim, or an `Int` parameter of that name (its value
+    is the size). (An `extern fn` may have such a dim: each call's result then
+    has a size known only at run time of its own.)
     """,
     """
     fn make(x: [b]) -> [n]:

@@ -111,6 +111,10 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
     if item.ret is not None:
         ret = ctx.resolve(item.ret)
         bound += [g for g in ctx.generics if g in sizes and g not in bound]
+        if isinstance(item, A.ExternDecl):
+            # an extern fn's result may have sizes of its own (a loader's rows,
+            # `-> [n D]`): each call's result has its own run-time dim n
+            bound += [g for g in ctx.generics if g not in bound]
         unbound = [g for g in ctx.generics if g not in bound]
         for g in unbound:
             span = _first_dim_span(item.ret, g) or item.ret.span

@@ -399,7 +399,10 @@ class CallRules:
         if ok:
             for p, a, t in typed:
                 self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
+        fresh = self.extern_sizes(info, bindings, node) if info.extern and ok else set()
         result = bindings.result(info.ret)
+        if fresh:
+            self.record_binds(node, result, fresh)
         if ok:
             size_hints.record_layer(self, node, info, typed, result)  # nn.Conv2d's padding
         bad = _nonpositive_dim(info.ret, result) if ok else None

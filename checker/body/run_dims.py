@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .. import ast as A
+from .. import shapes as S
 from .. import types as T
 from ..results import RunDimOrigin
 from .env import Env
@@ -114,6 +115,19 @@ class RunDimRules:
         here = T.run_dim(param, call.span.start)
         self.run_origins.setdefault(here.key, RunDimOrigin(f"argument '{param}' of this call", e.span))
         return here
+
+    def extern_sizes(self: BodyChecker, info, bindings, node: A.Node) -> set[str]:
+        """The sizes an extern fn's result has of its own (`-> [n D]` with n in
+        no parameter): a run-time dim of this call for each, named as the
+        extern names it; their keys."""
+        keys = set()
+        for g in info.generics:
+            if g not in bindings.bound:
+                dim = T.run_dim(g, node.span.start)
+                self.run_origins.setdefault(dim.key, RunDimOrigin(f"extern fn {info.name}", node.span))
+                bindings.bound[g] = S.Binding(dim, g, None)
+                keys.add(dim.key)
+        return keys
 
     def checkable(self: BodyChecker, d: T.Dim | None) -> T.Dim | None:
         """A dim a run-time check can read the size of where it is: a run-time

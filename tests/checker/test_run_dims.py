@@ -270,3 +270,28 @@ def test_a_size_from_an_expression_is_a_run_time_dim_of_the_call() -> None:
         #         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ E0202: cannot broadcast [size size] Bool == [size size] Bool: size and size differ (two sizes known only at run time, both named size but bound apart; if they agree, say so with a cast, `... as [.. size ..]`, checked at run time)
         """
     )
+
+
+def test_an_extern_fn_may_return_sizes_of_its_own_one_per_call() -> None:
+    src = """
+    dim D = 3
+
+    extern fn rows(k: Int) -> [n D] from "loader:rows"
+
+    fn main():
+        a = rows(4)
+        print(sum(a, over=D))
+    """
+    check(src)
+    assert local_type(src, "main", "a") == "[n D]"
+    check(
+        """
+        dim D = 3
+
+        extern fn rows(k: Int) -> [n D] from "loader:rows"
+
+        fn main():
+            print(rows(4) + rows(5))
+        #         ^^^^^^^^^^^^^^^^^ E0202: cannot broadcast [n D] + [n D]: n and n differ (two sizes known only at run time, both named n but bound apart; if they agree, say so with a cast, `... as [.. n ..]`, checked at run time)
+        """
+    )

@@ -281,4 +281,6 @@ def test_for_with_names_needs_as_many_values(iterable_pairs) -> None:
     assert diags(body) == [("E0410", "cannot unpack number Int into 2 names", "a, b")]
     # one mistake, one diagnostic: not also the names
     body = "fn f(x: [B]) -> Int:\n    for a, b in x:\n        print(a, b)\n    return 1\n"
-    assert diags(body) == [("E0414", "a for loop runs over range(...), batches(...) or a stack of models; found tensor [B]", "x")]
+    assert diags(body) == [
+        ("E0414", "a for loop runs over range(...), batches(...) or a stack of models; found tensor [B]", "x")
+    ]
