@@ -1110,9 +1110,11 @@ _BUILTINS = [
             SHAPE,
             BParam("header", required=False, keyword_only=True),
             BParam("delimiter", required=False, keyword_only=True),
+            BParam("columns", required=False, keyword_only=True),
         ),
-        'load_csv(path: Str, shape: [n F] T, header=False, delimiter=",") -> [n F] T',
-        "The numeric columns of a CSV file as rows (`[n F]`, or `[n]` for one column); header=True skips the "
+        'load_csv(path: Str, shape: [n F] T, header=False, delimiter=",", columns=[..]) -> [n F] T',
+        "The numeric columns of a CSV file as rows (`[n F]`, or `[n]` for one column), all of them or those "
+        "`columns=` picks (an Int, a header's name, or a list of Ints such as `[0, 3]`); header=True skips the "
         "first line.",
         'd = load_csv("table.csv", [n D], header=True)',
         "data",

@@ -321,6 +321,8 @@ def _column_list(columns) -> list | None:
         return None
     if isinstance(columns, (int, str)):  # (a Bool is refused as a column, later)
         return [columns]
+    if isinstance(columns, torch.Tensor):  # columns=[0, 2] written in Quiver: a tensor of Ints
+        return columns.tolist()
     return list(columns)
 
 

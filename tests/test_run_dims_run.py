@@ -161,3 +161,18 @@ def test_mnist_like_trains_as_the_same_loop_in_torch() -> None:
         now = m.state_dict()
         torch.testing.assert_close(now["fc1.weight"], params["w1"].detach().t(), rtol=1e-4, atol=1e-6)
         torch.testing.assert_close(now["fc2.bias"], params["b2"].detach(), rtol=1e-4, atol=1e-6)
+
+
+def test_load_csv_picks_columns_by_position_or_name(tmp_path) -> None:
+    (tmp_path / "t.csv").write_text("x,y,z\n1,2,3\n4,5,6\n", encoding="utf-8")
+    mod = load(
+        tmp_path,
+        """
+        fn picked() -> ([2], [], []):
+            a = load_csv("t.csv", [n 2], header=True, columns=[0, 2])
+            b = load_csv("t.csv", [n], header=True, columns="y")
+            return sum(a, over=0), sum(b), a[1, 1]
+        """,
+    )
+    a, b, corner = mod.picked()
+    assert a.tolist() == [5.0, 9.0] and b.item() == 7.0 and corner.item() == 6.0

@@ -59,6 +59,20 @@ class DataRules:
             self.text_arg(bound, name, env, b.name)
         if "header" in bound:
             self.expect_number(bound["header"], env, "Bool", f"header of {b.name}")
+        if "columns" in bound:
+            picked = self.value(bound["columns"].node, env)
+            fits = (isinstance(picked, T.NumberT) and picked.kind in ("Int", "Str")) or (
+                isinstance(picked, T.TensorT) and picked.rank == 1 and picked.elem.is_int
+            )
+            if not fits and not isinstance(picked, T.UnknownT):
+                self.diags.append(
+                    C.E0301.at(
+                        bound["columns"].node.span,
+                        context="columns of load_csv: ",
+                        expected="an Int, a column's name or a list of Ints such as [0, 3]",
+                        found=T.describe(picked),
+                    )
+                )
         t = self.reader_shape(node, bound["shape"], b.name)
         if t is None:
             return T.UNKNOWN
