@@ -344,6 +344,8 @@ class _FnCompiler:
             return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
         if ref is not None and ref.kind == "option":  # `bias` in a method: the instance's option
             return f"self._qv_opt_{e.name}"
+        if ref is not None and ref.kind == "size":  # a run-time dim's size: `randperm(n, seed=0)`
+            return self.run_size(T.DimRun(ref.name))
         if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)

@@ -15,7 +15,19 @@ from .diagnostics import LocalDiagnostic
 # generic dim, a function, an extern fn, a model, a built-in, a model field,
 # or a field of a gradient.
 RefKind = Literal[
-    "local", "param", "dim", "generic", "fn", "extern", "model", "builtin", "field", "gradfield", "module", "option"
+    "local",
+    "param",
+    "dim",
+    "generic",
+    "fn",
+    "extern",
+    "model",
+    "builtin",
+    "field",
+    "gradfield",
+    "module",
+    "option",
+    "size",  # a named dim known only at run time used as an Int (its key is the name)
 ]
 # "sg_field"/"sg_call": a read or a call under stop_grad(...), which is not
 # differentiated (W1101 then says the param is read only under stop_grad).

@@ -137,6 +137,10 @@ class ExpressionRules:
         if e.name in self.fn.generics:
             self.refs[e] = Ref("generic", e.name, self.fn.name)
             return T.NumberT("Int", True)
+        if e.name in self.run_dims and self.global_kind(e.name) is None:
+            # a size known only at run time, as a number: `randperm(n, seed=0)`, `range(n)`
+            self.refs[e] = Ref("size", self.run_dims[e.name].key, self.fn.name)
+            return T.NumberT("Int", True)
         if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
             self.refs[e] = Ref("option", e.name, self.fn.owner)
             default = self.model_options[e.name]

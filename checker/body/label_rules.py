@@ -38,6 +38,12 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         c.types[e] = T.INT
         value = c.g.names.dim_values.get(const[1])
         return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+    if isinstance(e, A.Name) and e.name in c.run_dims and (c.env_now is None or e.name not in c.env_now.vars):
+        # a size read from a file (`[n D]`): arange(n), randperm(n, seed=0)
+        dim = c.run_dims[e.name]
+        c.refs[e] = Ref("size", dim.key, c.fn.name)
+        c.types[e] = T.INT
+        return dim
     var = c.env_now.vars.get(e.name) if isinstance(e, A.Name) and c.env_now is not None else None
     if (
         isinstance(e, A.Name)

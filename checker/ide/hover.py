@@ -447,6 +447,11 @@ def _expression_hover(analysis: Analysis, offset: int) -> Hover | None:
     ty = body.types[best]
     if isinstance(ty, (T.UnknownT, T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.RangeT, T.UnitT)):
         return None
+    ref = body.refs.get(best)
+    if ref is not None and ref.kind == "size":  # a run-time dim's name used as its size
+        dim = T.TensorT((T.DimRun(ref.name),))
+        text = _code(f"(size) {T.shown_name(ref.name)}: Int") + _run_dims(analysis, slot, body, dim)
+        return Hover(_abs(slot, best.span), text)
     text = _code(str(ty)) + _run_dims(analysis, slot, body, ty) + _type_details(analysis, ty)
     return Hover(_abs(slot, best.span), text)
 

@@ -295,3 +295,23 @@ def test_an_extern_fn_may_return_sizes_of_its_own_one_per_call() -> None:
         #         ^^^^^^^^^^^^^^^^^ E0202: cannot broadcast [n D] + [n D]: n and n differ (two sizes known only at run time, both named n but bound apart; if they agree, say so with a cast, `... as [.. n ..]`, checked at run time)
         """
     )
+
+
+def test_a_run_time_dim_is_its_size_as_a_number() -> None:
+    src = """
+    dim D = 64
+
+    fn main():
+        x = load_npz("data/digits.npz", "x", [n D])
+        p = randperm(n, seed=0)
+        shuffled = x[p]
+        print(n, arange(n), shuffled)
+    """
+    check(src)
+    assert local_type(src, "main", "p") == "[n] Index[n]"
+    assert local_type(src, "main", "shuffled") == "[n D]"
+    text = textwrap.dedent(src).lstrip("\n")
+    h = ide.hover(check_text(text), text.index("randperm(n") + len("randperm("))
+    assert h is not None and h.markdown == (
+        "```quiver\n(size) n: Int\n```\n\n`n`: a size known only at run time, from load_npz (line 4)"
+    )
