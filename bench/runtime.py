@@ -30,8 +30,8 @@ median.  Targets: <= 1.05 with checks on, <= 1.01 with checks off.
     .venv/bin/python bench/runtime.py --gpt [--reps N] [--warmup N] [--threads N] [--json PATH]
 
 measures instead one train step of examples/gpt.qv as shipped (a 2-block
-character-level GPT: V=23, T=16, E=32, 4 heads, batch 32 windows of the
-example's text, AdamW at lr 0.003), compiled by the real compiler, against the
+character-level GPT: V=64, T=32, E=64, 4 heads, batch 32 windows of the
+example's text, examples/data/tiny.txt, AdamW at lr 0.003), compiled by the real compiler, against the
 same step written by hand in torch (``F.embedding``, ``F.layer_norm``,
 ``F.scaled_dot_product_attention`` with the causal mask, ``F.gelu``,
 ``F.cross_entropy``), both with
@@ -336,6 +336,16 @@ def compiled_gpt(fuse_updates=True):
     return execute(program)
 
 
+def gpt_text(module):
+    """The text examples/gpt.qv trains on, examples/data/tiny.txt, read as the
+    example reads it (``load_chars``): its character ids, as labels of the
+    module's ``V``.  The example's ``batch(text, step)`` takes it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = rt.TensorArg("text", ("n",), rt.index(module.V))
+    text, _ = rt.load_chars(os.path.join(root, "examples", "data", "tiny.txt"), spec)
+    return text
+
+
 def gpt_logits(p, tokens, heads=GPT_HEADS, fused_norm=False):
     """The forward pass of examples/gpt.qv written by hand: ``p`` maps the
     model's param names (its nn layers' state_dict keys) to tensors, the 2-D
@@ -372,7 +382,8 @@ def make_gpt_steps(module):
     """{variant name: step(i)} for the GPT: the compiled step with checks on
     and off, and the hand-written torch steps, on the same batches; every
     variant steps AdamW (torch.optim.AdamW, foreach) as the example does."""
-    data = [module.batch(i) for i in range(8)]
+    text = gpt_text(module)
+    data = [module.batch(text, i) for i in range(8)]
     names = list(module.Gpt.init(seed=0).state_dict())
 
     def quiver_step(checks_on):
@@ -449,7 +460,7 @@ def run_gpt(reps=300, warmup=30, threads=None, control=True, block=4, out=sys.st
     base = min(TORCH_BASELINES, key=med.get)
     quiver = [n for n in steps if n.startswith("quiver")]
     ratios = {q: {b: round(paired_ratio(rounds, q, b), 4) for b in (*TORCH_BASELINES, GPT_FUSED)} for q in quiver}
-    batch = tuple(module.batch(0)[0].shape)
+    batch = tuple(module.batch(gpt_text(module), 0)[0].shape)
     result = {
         "subject": "examples/gpt.qv",
         "torch": torch.__version__,
@@ -909,7 +920,8 @@ def twin_steps(which: str, foreach: bool | None = None, unfused: bool = False, p
     m = cls.init(seed=0)
     state = m.state_dict()
     if which == "gpt":
-        data = [module.batch(i) for i in range(8)]
+        text = gpt_text(module)
+        data = [module.batch(text, i) for i in range(8)]
         mapping = gpt_mapping(state)
         layout = mapping["_layout"]
         heads = _heads(module, layout["width"])

@@ -167,7 +167,6 @@ def test_vae_trains_as_torch_nn_linear_layers() -> None:
 
 # ------------------------------------------------------------------ GPT
 
-GPT_CHARS = " ,.:abcdehiklmnorstuwxy"  # the id -> character table of examples/gpt.qv
 GPT_KEPT = ("tok.weight", "pos.weight")  # embedding tables: torch's layout too
 
 
@@ -187,7 +186,7 @@ class _Block(nn.Module):
 
 
 class _Gpt(nn.Module):
-    def __init__(self, vocab: int = 23, steps: int = 16, width: int = 32, heads: int = 4, blocks: int = 2) -> None:
+    def __init__(self, vocab: int = 64, steps: int = 32, width: int = 64, heads: int = 4, blocks: int = 2) -> None:
         super().__init__()
         self.tok = nn.Embedding(vocab, width)
         self.pos = nn.Embedding(steps, width)
@@ -204,20 +203,26 @@ class _Gpt(nn.Module):
         return self.head(self.ln_f(x))
 
 
+def gpt_text(mod) -> tuple[torch.Tensor, rt.Vocab]:
+    """examples/data/tiny.txt as examples/gpt.qv reads it: its character ids and vocabulary."""
+    return rt.load_chars(str(ROOT / "examples" / "data" / "tiny.txt"), rt.TensorArg("text", ("n",), rt.index(mod.V)))
+
+
 def test_gpt_trains_as_torch_nn_modules() -> None:
     """Blocks are a stack of sub-models (param blocks: [L] Block), trained with
     AdamW: the same as torch.optim.AdamW on the torch.nn transformer."""
     mod = quiver.load(str(ROOT / "examples" / "gpt.qv"))
-    # the shipped text reads as its comment says
-    text = "".join(GPT_CHARS[i] for i in mod.text().tolist())
-    assert len(text) == 290 and text.startswith("a small model reads a small text.")
+    # the text the example reads: data/tiny.txt as character ids
+    text, vocab = gpt_text(mod)
+    assert tuple(text.shape) == (9785,) and len(vocab) == 56
+    assert vocab.decode(text[:15]) == "First Citizen:\n"
     m = mod.Gpt.init(seed=0)
     state = m.state_dict()
     twin = _Gpt()
     # the same state_dict names as the torch twin's
     names = {n: n for n in twin.state_dict()}
     assert list(state) == list(names)
-    assert tuple(m.tok.weight.shape) == (23, 32) and tuple(m.blocks[1].fc.weight.shape) == (32, 4 * 32)
+    assert tuple(m.tok.weight.shape) == (64, 64) and tuple(m.blocks[1].fc.weight.shape) == (64, 4 * 64)
     assert not torch.equal(m.blocks[0].attn.in_proj_weight, m.blocks[1].attn.in_proj_weight)  # each block on its own
     theirs = _copy_in(twin, state, names, GPT_KEPT)
     # The example's AdamW, but with eps=1e-6 on both sides (the example: torch's 1e-8). Adam's first
@@ -229,13 +234,13 @@ def test_gpt_trains_as_torch_nn_modules() -> None:
     ref = torch.optim.AdamW(twin.parameters(), lr=0.003, weight_decay=0.01, eps=1e-6)
     losses = []
     for step in range(STEPS):
-        tokens, nxt = mod.batch(step)
+        tokens, nxt = mod.batch(text, step)
         # a small batch: the first 8 of the step's windows, and their next characters
         tokens, nxt = tokens[:8], nxt[:8]
-        assert tuple(tokens.shape) == (8, 16) and torch.equal(tokens[:, 1:], nxt[:, :-1])
+        assert tuple(tokens.shape) == (8, 32) and torch.equal(tokens[:, 1:], nxt[:, :-1])
         ours = mod.train_step(m, opt, tokens, nxt)
         ref.zero_grad()
-        hand = F.cross_entropy(twin(tokens).reshape(-1, 23), nxt.reshape(-1))
+        hand = F.cross_entropy(twin(tokens).reshape(-1, 64), nxt.reshape(-1))
         hand.backward()
         ref.step()
         _assert_close(step, "loss", ours, hand)

@@ -5,7 +5,8 @@
 Under a launcher (torchrun: RANK, WORLD_SIZE, ... set) it joins the process
 group with the gloo backend first; the example's code is used unchanged
 (examples/mlp.qv's model and loss, under Eval as dropout masks depend on the
-batch's size; examples/gpt.qv's `batch` and `train_step` with AdamW). Each
+batch's size; examples/gpt.qv's `batch` of its text, examples/data/tiny.txt,
+and `train_step` with AdamW). Each
 rank takes its share of every batch and saves its params to
 OUT_STEM.rank<r>.pt, with the number of all-reduce calls and of gradient
 steps in OUT_STEM.rank<r>.json.
@@ -58,8 +59,10 @@ def train(which: str, steps: int, stem: str) -> None:
     else:
         m = mod.Gpt.init(seed=0)
         opt = rt.AdamW(m, lr=0.003, weight_decay=0.01)
+        spec = rt.TensorArg("text", ("n",), rt.index(mod.V))
+        text, _ = rt.load_chars(str(ROOT / "examples" / "data" / "tiny.txt"), spec)
         for step in range(steps):
-            tokens, nxt = mod.batch(step)
+            tokens, nxt = mod.batch(text, step)
             n = tokens.shape[0] // size
             sl = slice(rank * n, (rank + 1) * n)
             mod.train_step(m, opt, tokens[sl], nxt[sl])
