@@ -43,6 +43,13 @@ class _FnCompiler:
         self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
         # run-time dims whose sizes the values that bind them record in `_qd`
         self.bound_run_keys = {k for binds in body.run_binds.values() for k, _, _ in binds}
+        # each key's name in `_qd`: the dim's name, numbered in the order they are
+        # bound (a key holds an offset, which a change of layout alone would move)
+        self.run_slot: dict[str, str] = {}
+        for key in sorted(self.bound_run_keys, key=lambda k: T.DimRun(k).at):
+            name = T.shown_name(key)
+            taken = sum(1 for v in self.run_slot.values() if v.split("#")[0] == name)
+            self.run_slot[key] = f"{name}#{taken + 1}" if taken else name
 
     def at(self, node: A.Node) -> int:
         return node.span.start + self.base
@@ -219,7 +226,8 @@ class _FnCompiler:
                 text, prec = self.dim_check(e, check, text), 16
             binds = self.body.run_binds.get(e)
             if binds:  # the value gives the sizes of the run-time dims it binds
-                text, prec = f"rt.bind_dims(_qd, {text}, {binds!r})", 16
+                slots = tuple((self.run_slot[k], item, axis) for k, item, axis in binds)
+                text, prec = f"rt.bind_dims(_qd, {text}, {slots!r})", 16
         finally:
             self._depth -= 1
         return f"({text})" if prec < outer else text
@@ -241,7 +249,7 @@ class _FnCompiler:
         if origin is not None and origin.var is not None:
             return py_name(origin.var)
         if d.key in self.bound_run_keys:
-            return f"_qd.get({d.key!r})"
+            return f"_qd.get({self.run_slot[d.key]!r})"
         return "None"
 
     def sizes(self, dims: tuple[T.Dim | None, ...]) -> str:
@@ -401,7 +409,7 @@ class _FnCompiler:
             elif isinstance(d, A.DimName):
                 run = resolved.dims[i] if isinstance(resolved, T.TensorT) and i < resolved.rank else None
                 if isinstance(run, T.DimRun) and run.key in self.bound_run_keys:
-                    dims.append(f"_qd[{run.key!r}]")  # bound by a reader or a cast of this body
+                    dims.append(f"_qd[{self.run_slot[run.key]!r}]")  # bound by a reader or a cast of this body
                 else:
                     dims.append(py_name(d.name))
             else:  # dim arithmetic: its value, or Python computing it from generic dims
