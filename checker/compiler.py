@@ -310,6 +310,9 @@ class Compiler:
             return f"rt.OptimArg({name!r}, rt.{t.kind}, {self.fixed_class(t.of, name)}, {loc})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
+        if isinstance(t, T.VocabT):
+            size = T.dim_value(t.index)
+            return f"rt.VocabArg({name!r}, {size if size is not None else repr(str(t.index))}, {loc})"
         if isinstance(t, T.TupleT):
             items = ", ".join(self.spec(f"{name}[{i}]", x, loc) for i, x in enumerate(t.items))
             return f"rt.TupleArg({name!r}, ({items}{',' if len(t.items) == 1 else ''}), {loc})"

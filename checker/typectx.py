@@ -196,6 +196,17 @@ class TypeContext:
         if t.option is not None:
             self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no {t.option.text}="))
             return T.UNKNOWN
+        if name == "Vocab" and kind is None:  # the vocabulary of load_chars: Vocab[V]
+            if t.arg is None:
+                reason = "Vocab needs the dim its ids index, as in Vocab[V]"
+                self.diagnostics.append(C.E0309.at(t.span, elem="Vocab", reason=reason))
+                return T.UNKNOWN
+            dim = self.dim_arg(t.arg)
+            if dim is None:
+                reason = "Vocab takes the dim its ids index, as in Vocab[V]"
+                self.diagnostics.append(C.E0309.at(t.arg.span, elem="Vocab[...]", reason=reason))
+                return T.UNKNOWN
+            return T.VocabT(dim)
         if t.arg is not None and name != "Index":
             self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
             return T.UNKNOWN

@@ -6,7 +6,7 @@ See docs/runtime.md for the contract between the compiler and this package.
 from . import _ops, init
 from ._batches import Batches, batches, randperm
 from ._checks import Checks, checks
-from ._data import Vocab, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
+from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
 from ._device import current_device, set_device
 from ._device import placed as placed_device
 from ._device import use_program as use_program_device
@@ -153,6 +153,7 @@ __all__ = [
     "batches",
     "randperm",
     "Vocab",
+    "VocabArg",
     "decode",
     "encode",
     "load_chars",

@@ -40,7 +40,7 @@ import torch
 from . import _device
 from ._elems import Elem, dims_text, tensor_text
 from ._errors import CheckError
-from ._specs import DimExpr, TensorArg
+from ._specs import ArgSpec, DimExpr, TensorArg, describe
 
 __all__ = ["Vocab", "decode", "encode", "load_chars", "load_csv", "load_npy", "load_npz", "load_safetensors"]
 
@@ -565,3 +565,22 @@ def load_chars(path, spec, *, src=None, line=0, col=0) -> tuple[torch.Tensor, Vo
     vocab = Vocab("".join(map(chr, uniq.tolist())), shown)
     ids = torch.from_numpy(inverse.reshape(-1).astype(np.int64))
     return _finish(ids.to(elem.dtype)), vocab
+
+
+class VocabArg(ArgSpec):
+    """A `Vocab[V]` parameter: a vocabulary of at most V characters."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, name, size, loc=None):
+        super().__init__(name, loc)
+        self.size = size  # an int, or the name of a dim bound elsewhere
+
+    def type_text(self) -> str:
+        return f"Vocab[{self.size}]"
+
+    def _check(self, a, env, sig):
+        if not isinstance(a, Vocab):
+            self._fail(sig, describe(a))
+        elif isinstance(self.size, int) and a.size > self.size:
+            self._fail(sig, f"a vocabulary of {a.size} characters")

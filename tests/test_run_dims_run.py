@@ -176,3 +176,24 @@ def test_load_csv_picks_columns_by_position_or_name(tmp_path) -> None:
     )
     a, b, corner = mod.picked()
     assert a.tolist() == [5.0, 9.0] and b.item() == 7.0 and corner.item() == 6.0
+
+
+def test_a_vocabulary_is_passed_to_a_fn_and_checked_at_entry(tmp_path) -> None:
+    (tmp_path / "t.txt").write_text("hello world", encoding="utf-8")
+    mod = load(
+        tmp_path,
+        """
+        dim V = 16
+
+        fn show(vocab: Vocab[V], ids: [n] Index[V]) -> Str:
+            return decode(vocab, ids)
+
+        fn first(k: Int) -> Str:
+            ids, vocab = load_chars("t.txt", [n] Index[V])
+            return show(vocab, ids[:k])
+        """,
+    )
+    assert mod.first(5) == "hello"
+    with pytest.raises(CheckError) as e:
+        mod.show("not a vocabulary", torch.zeros(3, dtype=torch.int64))
+    assert "show(): argument 'vocab' expected Vocab[16]" in str(e.value)

@@ -183,10 +183,13 @@ def mode_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str) -> bool:
     return False
 
 
-def dim_value_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, least: int = 1) -> T.Dim | None:
+def dim_value_arg(
+    ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, least: int = 1, ints: bool = False
+) -> T.Dim | None:
     """A size given as a value: an integer literal (at least `least`), a dim
-    constant or a generic dim of the function; the dim it stands for (None
-    after a diagnostic, or when it could not be typed)."""
+    constant, a generic dim of the function, or with `ints` an Int (a size
+    known only at run time); the dim it stands for (None after a diagnostic,
+    or when it could not be typed)."""
     e = a.node
     t = ctx.value(e, env)
     if isinstance(t, T.UnknownT):
@@ -195,6 +198,13 @@ def dim_value_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, le
         return T.DimLit(e.value)
     if isinstance(e, A.Name) and e.name not in env.vars and e.name in ctx.fn.generics:
         return T.DimVar(e.name)
+    var = env.vars.get(e.name) if isinstance(e, A.Name) else None
+    if ints and isinstance(e, A.Name) and isinstance(t, T.NumberT) and t.kind == "Int":
+        if var is not None and not var.phantom:
+            # an Int: a size known only at run time (an Int parameter that sizes the fn's types: that dim)
+            return T.DimVar(e.name) if e.name in ctx.fn.generics else ctx.int_dim(e.name, var)
+        if e.name in ctx.run_dims:  # a reader's size used as a number
+            return ctx.run_dims[e.name]
     if not (isinstance(e, A.Name) and e.name in env.vars):
         const = ctx.dim_constant(e)
         if const is not None:
@@ -203,7 +213,8 @@ def dim_value_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, le
     number = literal_number(e)
     found = str(number) if number is not None else expr_text(e)
     expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
-    ctx.diags.append(C.E0301.at(e.span, context=f"{what} of {fn}: ", expected=f"{expected} or a dim", found=found))
+    expected += ", a dim or an Int" if ints else " or a dim"
+    ctx.diags.append(C.E0301.at(e.span, context=f"{what} of {fn}: ", expected=expected, found=found))
     return None
 
 

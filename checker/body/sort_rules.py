@@ -29,7 +29,7 @@ def _topk(ctx: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     """topk(x, k, over=D, largest=True): the k largest (smallest) values
     along D, in order, and where they are."""
     t = _sortable(ctx, b, bound, env)
-    k = dim_value_arg(ctx, bound["k"], env, "topk", "k")
+    k = dim_value_arg(ctx, bound["k"], env, "topk", "k", ints=True)
     bool_arg(ctx, bound.get("largest"), env, "largest of topk")
     if t is None:
         quiet_over(ctx, bound["over"])

@@ -348,8 +348,8 @@ def test_results_that_fit(sig: str, expr: str) -> None:
             ("E0306", "sort is not defined for tensor [B C] Bool", "x"),
         ),
         (
-            "fn f(x: [B C], k: Int) -> [B C]:\n    v, i = topk(x, k, over=C)\n    return v\n",
-            ("E0301", "k of topk: expected a positive integer literal or a dim, found k", "k"),
+            "fn f(x: [B C], k: Float) -> [B C]:\n    v, i = topk(x, k, over=C)\n    return v\n",
+            ("E0301", "k of topk: expected a positive integer literal, a dim or an Int, found k", "k"),
         ),
         (
             "fn f(x: [B C]) -> [B C]:\n    v, i = sort(x, over=C, descending=1)\n    return v\n",

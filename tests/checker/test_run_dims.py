@@ -315,3 +315,36 @@ def test_a_run_time_dim_is_its_size_as_a_number() -> None:
     assert h is not None and h.markdown == (
         "```quiver\n(size) n: Int\n```\n\n`n`: a size known only at run time, from load_npz (line 4)"
     )
+
+
+def test_topk_takes_an_int_k_as_a_size_known_at_run_time() -> None:
+    src = """
+    dim V = 8
+
+    fn largest(x: [b V], k: Int) -> [b k]:
+        v, i = topk(x, k, over=V)
+        return v
+
+    fn main():
+        k = 3
+        v, i = topk(randn([2 V], seed=0), k, over=V)
+        print(v, i, largest(randn([2 V], seed=0), 2))
+    """
+    check(src)
+    assert local_type(src, "main", "v") == "[2 k]"
+    assert local_type(src, "main", "i") == "[2 k] Index[V]"
+
+
+def test_vocab_is_a_type_of_parameters() -> None:
+    check(
+        """
+        dim V = 64
+
+        fn show(vocab: Vocab[V], ids: [n] Index[V]) -> Str:
+            return decode(vocab, ids)
+
+        fn bad(vocab: Vocab) -> Int:
+        #             ^^^^^ E0309: element type Vocab: Vocab needs the dim its ids index, as in Vocab[V]
+            return 0
+        """
+    )
