@@ -9,19 +9,13 @@ from __future__ import annotations
 import textwrap
 
 from annotations import check_annotated
+from test_ported_programs import local_type
 
 from quiver.checker import check_text, ide
 
 
 def check(src: str):
     return check_annotated(textwrap.dedent(src).lstrip("\n"))
-
-
-def local_type(src: str, fn: str, name: str) -> str:
-    a = check_text(textwrap.dedent(src).lstrip("\n"))
-    assert not a.internal_errors
-    (body,) = [b for item, b in a.bodies.items() if item.name.text == fn]
-    return str(body.locals[name])
 
 
 def checks_of(src: str, fn: str) -> dict[str, list[tuple[str, str, tuple]]]:
