@@ -210,13 +210,17 @@ class SubscriptRules:
         if problem is not None:
             self.diags.append(C.E0213.at(s.span, dim=str(d), reason=problem))
             return None
+        if T.is_run(d) and span != n and not T.run_keys(T.dim_of_poly(span)):
+            # a fixed count cut from a size known only at run time (`x[-K:]` of
+            # `[n D]`): torch keeps fewer when n is smaller, so it is not known
+            return T.DimUnknown()
         if step == 1:
             return d if span == n else T.dim_of_poly(span)  # `:` keeps the dim as it is named
         size = DX.div(DX.add(span, DX.const(step - 1)), DX.const(step))  # ceil(span / step)
         assert size is not None  # step >= 1
         if DX.value(size) is not None:
             return T.dim_of_poly(size)
-        text = DX.render(size)
+        text = DX.render(size, T.shown_name)
         return T.dim_of_poly(size, text if _wrapped(text) else f"({text})")
 
     def _index_in_range(self: BodyChecker, node: A.Expr, d: T.Dim) -> bool:

@@ -342,3 +342,22 @@ def test_vocab_is_a_type_of_parameters() -> None:
             return 0
         """
     )
+
+
+def test_a_fixed_count_cut_from_a_run_time_size_is_not_known() -> None:
+    src = """
+    dim D = 4
+    dim K = 3
+
+    fn main():
+        x = load_npy("a.npy", [n D])
+        a = x[-K:]
+        b = x[:-K]
+        c = x[::2]
+        print(a, b, c)
+    """
+    check(src)
+    # torch keeps fewer than K rows when n < K: `?`, checked where it meets a known dim
+    assert local_type(src, "main", "a") == "[? D]"
+    assert local_type(src, "main", "b") == "[(n-3) D]"
+    assert local_type(src, "main", "c") == "[((n+1)/2) D]"
