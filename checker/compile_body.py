@@ -577,4 +577,10 @@ class _FnCompiler:
         return ", ".join(parts)
 
     def dim_value(self, d: T.Dim) -> str:
+        """A dim's size in Python, a run-time dim's (or arithmetic of one) included."""
+        if isinstance(d, T.DimRun):
+            return self.run_size(d)
+        if isinstance(d, T.DimExpr) and T.run_keys(d):
+            name = lambda k: f"({self.run_size(T.DimRun(k))})" if T.RUN_MARK in k else py_name(k)
+            return DX.python(d.poly, name)
         return dim_py(d)

@@ -197,3 +197,26 @@ def test_a_vocabulary_is_passed_to_a_fn_and_checked_at_entry(tmp_path) -> None:
     with pytest.raises(CheckError) as e:
         mod.show("not a vocabulary", torch.zeros(3, dtype=torch.int64))
     assert "show(): argument 'vocab' expected Vocab[16]" in str(e.value)
+
+
+def test_sizes_from_ints_and_reads_in_arithmetic_and_labels(tmp_path) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "a.npy", np.arange(24, dtype=np.float32).reshape(6, 4))
+    mod = load(
+        tmp_path,
+        """
+        dim D = 4
+
+        fn picks(k: Int) -> ([], Int, Int):
+            n = k + 1
+            y = randint([3] Index[n], seed=1)
+            x = load_npy("a.npy", [m D])
+            rows = x[randint([5] Index[m], seed=2)]
+            return sum(rows), n, sum(arange(m - 1) as i64) as Int + sum(eye(n + 1)) as Int + sum(y as i64) as Int * 0
+        """,
+    )
+    total, n, sizes = mod.picks(4)
+    rows = torch.randint(0, 6, (5,), generator=torch.Generator().manual_seed(2))
+    assert n == 5 and sizes == sum(range(5)) + 6
+    assert total.item() == torch.arange(24.0).reshape(6, 4)[rows].sum().item()

@@ -91,6 +91,17 @@ def _dim_expr(c: BodyChecker, e: A.Expr) -> A.Dim | None:
         c.refs[e] = Ref("generic", e.name, c.fn.name)
         c.types[e] = T.INT
         return A.DimName(e.span, e.name)
+    var = c.env_now.vars.get(e.name) if isinstance(e, A.Name) and c.env_now is not None else None
+    if isinstance(e, A.Name) and var is not None and var.type == T.INT and not var.phantom:
+        # an Int: the shape's reader takes it as a size known only at run time
+        c.used.update(var.defs)
+        c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
+    if isinstance(e, A.Name) and var is None and e.name in c.run_dims:  # a reader's size
+        c.refs[e] = Ref("size", c.run_dims[e.name].key, c.fn.name)
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
     const = c.dim_constant(e)
     written = dotted_text(e)
     if const is not None and written is not None:
