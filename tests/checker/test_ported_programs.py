@@ -368,9 +368,15 @@ def test_dim_arithmetic_is_a_dim_argument() -> None:
     check(src)
     assert local_type(src, "f", "i") == "[(P+G)=7] Index[(P+G)=7]"
     check("""
-    fn f(n: Int) -> Int:
+    fn f(n: Float) -> Float:
         print(arange(n + 1))
     #                ^^^^^ E0301: n of arange: expected a dim (a dim constant, a generic dim, a number or dim arithmetic of them), found this expression
+        return n
+    """)
+    # an Int is a size known only at run time (issue 25): arange(n + 1) is [(n+1)] Index[(n+1)]
+    check("""
+    fn f(n: Int) -> Int:
+        print(arange(n + 1))
         return n
     """)
 
