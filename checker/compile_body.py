@@ -239,7 +239,8 @@ class _FnCompiler:
         where = f"_src, {p.line + 1}, {p.column + 1}, {check.what!r}, {check.declared!r}"
         if check.count is not None:
             return f"rt.expect_count({value}, {self.sizes(check.count)}, {where})"
-        return f"rt.expect_dims({value}, {self.sizes(check.dims)}, {where})"
+        item = "" if check.item is None else f", item={check.item}"
+        return f"rt.expect_dims({value}, {self.sizes(check.dims)}, {where}{item})"
 
     def run_size(self, d: T.DimRun) -> str:
         """Python for the size of a named run-time dim: the Int it was made

@@ -99,6 +99,8 @@ class DimCheck:
     declared: str
     dims: tuple[T.Dim | None, ...] = ()
     count: tuple[T.Dim, ...] | None = None
+    # the element of a tuple value that is checked (load_chars' ids); None: the value
+    item: int | None = None
 
 
 @dataclass(frozen=True)

@@ -724,7 +724,7 @@ def _refined_specs(spec, path, out) -> None:
 # --- dims known only at run time --------------------------------------------------
 
 
-def expect_dims(value, sizes, src, line, col, what, declared):
+def expect_dims(value, sizes, src, line, col, what, declared, item=None):
     """``value`` itself, once its dims are ``sizes`` (while checks are on).
 
     Compiled code calls this where a value whose type has a dim the checker
@@ -733,10 +733,12 @@ def expect_dims(value, sizes, src, line, col, what, declared):
     ``over=``. ``sizes`` has one entry per dim: the size it must have, or None
     where the checker proved it. A mismatch raises CheckError at ``line``,
     ``col`` of ``src``: ``win(): result expected [T b] = [8 2], found [9 2]``
-    (``what`` is ``win(): result``, ``declared`` is ``[T b]``)."""
-    if not _checks.enabled or not isinstance(value, _Tensor):
+    (``what`` is ``win(): result``, ``declared`` is ``[T b]``). With ``item``,
+    element ``item`` of a tuple value is checked (load_chars' ids)."""
+    t = value if item is None else value[item]
+    if not _checks.enabled or not isinstance(t, _Tensor):
         return value
-    shape = value.shape
+    shape = t.shape
     if len(shape) == len(sizes) and all(n is None or shape[i] == n for i, n in enumerate(sizes)):
         return value
     want = (str(n if n is not None else shape[i]) for i, n in enumerate(sizes) if i < len(shape))

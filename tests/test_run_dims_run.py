@@ -220,3 +220,23 @@ def test_sizes_from_ints_and_reads_in_arithmetic_and_labels(tmp_path) -> None:
     rows = torch.randint(0, 6, (5,), generator=torch.Generator().manual_seed(2))
     assert n == 5 and sizes == sum(range(5)) + 6
     assert total.item() == torch.arange(24.0).reshape(6, 4)[rows].sum().item()
+
+
+def test_a_second_text_read_with_the_same_size_is_checked(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("hello world", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("hello", encoding="utf-8")
+    mod = load(
+        tmp_path,
+        """
+        dim V = 16
+
+        fn both(second: Str) -> Str:
+            a, v1 = load_chars("a.txt", [n] Index[V])
+            b, v2 = load_chars(second, [n] Index[V])
+            return decode(v2, b)
+        """,
+    )
+    assert mod.both("a.txt") == "hello world"
+    with pytest.raises(CheckError) as e:
+        mod.both("b.txt")
+    assert str(e.value).endswith("prog.qv:5: load_chars(): value expected [n] Index[V] = [11], found [5]")

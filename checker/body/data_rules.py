@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
 
 class DataRules:
-    def reader_shape(self: BodyChecker, node: A.Node, a: CallArg, fn: str) -> T.TensorT | None:
+    def reader_shape(self: BodyChecker, node: A.Node, a: CallArg, fn: str, item: int | None = None) -> T.TensorT | None:
         """The shape a reader is given; its new names bind run-time dims
-        whose sizes the value read gives (recorded for the compiler)."""
+        whose sizes the value read gives (recorded for the compiler). With
+        `item`, the reader gives a tuple whose element `item` has the shape."""
         mark = len(self.diags)
         with self.binding(node, fn):
             t = self.shape_arg(a, fn)
@@ -35,7 +36,7 @@ class DataRules:
         if len(self.diags) > mark:  # the shape has its diagnostic: nothing more about it
             return None
         if t is not None and bound:
-            self.record_binds(node, t, bound)
+            self.record_binds(node, t, bound, item)
         if t is not None and isinstance(node, A.Expr):
             # the file's sizes of the dims named before (a run-time dim, a
             # generic dim) are checked where it is read
@@ -44,7 +45,7 @@ class DataRules:
                 for d in t.dims
             )
             if any(d is not None for d in dims):
-                self.add_dim_check(node, DimCheck(f"{fn}(): value", str(t), dims))
+                self.add_dim_check(node, DimCheck(f"{fn}(): value", str(t), dims, item=item))
         return t
 
     def text_arg(self: BodyChecker, bound: Bound, name: str, env: Env, fn: str) -> None:
@@ -92,7 +93,7 @@ class DataRules:
     def _load_chars(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         """load_chars(path, [n] Index[V]): a text's characters as ids, and its vocabulary."""
         self.text_arg(bound, "path", env, b.name)
-        t = self.reader_shape(node, bound["shape"], b.name)
+        t = self.reader_shape(node, bound["shape"], b.name, item=0)
         if t is None:
             return T.UNKNOWN
         if t.rank != 1 or t.elem.index is None:
@@ -105,11 +106,7 @@ class DataRules:
                 )
             )
             return T.UNKNOWN
-        self.record_binds(node, T.TupleT((t, T.VocabT(t.elem.index))), set(self.run_binds_keys(node)))
         return T.TupleT((t, T.VocabT(t.elem.index)))
-
-    def run_binds_keys(self: BodyChecker, node: A.Node) -> list[str]:
-        return [k for k, _, _ in self.run_binds.get(node, ())]
 
     def vocab_arg(self: BodyChecker, a: CallArg, env: Env, fn: str) -> T.VocabT | None:
         t = self.value(a.node, env)

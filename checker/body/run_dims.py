@@ -79,16 +79,18 @@ class RunDimRules:
         finally:
             self._binding = outer
 
-    def record_binds(self: BodyChecker, node: A.Node, t: T.Type, keys: set[str]) -> None:
-        """At run time, the value of `node` (of type `t`) gives the sizes of
-        the run-time dims `keys` bound here."""
+    def record_binds(self: BodyChecker, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None:
+        """At run time, the value of `node` (of type `t`; with `item`, element
+        `item` of a tuple value is of type `t`) gives the sizes of the run-time
+        dims `keys` bound here."""
         binds: list[tuple[str, int, int]] = []
         items = t.items if isinstance(t, T.TupleT) else (t,)
-        for i, item in enumerate(items):
-            if isinstance(item, T.TensorT):
-                for axis, d in enumerate(item.dims):
+        for i, part in enumerate(items):
+            if isinstance(part, T.TensorT):
+                where = i if isinstance(t, T.TupleT) else -1 if item is None else item
+                for axis, d in enumerate(part.dims):
                     if isinstance(d, T.DimRun) and d.key in keys and all(b[0] != d.key for b in binds):
-                        binds.append((d.key, i if isinstance(t, T.TupleT) else -1, axis))
+                        binds.append((d.key, where, axis))
         if binds:
             self.run_binds[node] = tuple(binds)
 
