@@ -44,14 +44,8 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         c.refs[e] = Ref("size", dim.key, c.fn.name)
         c.types[e] = T.INT
         return dim
-    var = c.env_now.vars.get(e.name) if isinstance(e, A.Name) and c.env_now is not None else None
-    if (
-        isinstance(e, A.Name)
-        and var is not None
-        and isinstance(var.type, T.NumberT)
-        and var.type.kind == "Int"
-        and not var.phantom
-    ):
+    var = c.int_var(e.name) if isinstance(e, A.Name) else None
+    if isinstance(e, A.Name) and var is not None:
         # an Int as a size: a dim known only at run time, `arange(n)` is [n] Index[n]
         c.used.update(var.defs)
         c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
@@ -91,14 +85,14 @@ def _dim_expr(c: BodyChecker, e: A.Expr) -> A.Dim | None:
         c.refs[e] = Ref("generic", e.name, c.fn.name)
         c.types[e] = T.INT
         return A.DimName(e.span, e.name)
-    var = c.env_now.vars.get(e.name) if isinstance(e, A.Name) and c.env_now is not None else None
-    if isinstance(e, A.Name) and var is not None and var.type == T.INT and not var.phantom:
+    var = c.int_var(e.name) if isinstance(e, A.Name) else None
+    if isinstance(e, A.Name) and var is not None:
         # an Int: the shape's reader takes it as a size known only at run time
         c.used.update(var.defs)
         c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
         c.types[e] = T.INT
         return A.DimName(e.span, e.name)
-    if isinstance(e, A.Name) and var is None and e.name in c.run_dims:  # a reader's size
+    if isinstance(e, A.Name) and e.name in c.run_dims and (c.env_now is None or e.name not in c.env_now.vars):
         c.refs[e] = Ref("size", c.run_dims[e.name].key, c.fn.name)
         c.types[e] = T.INT
         return A.DimName(e.span, e.name)

@@ -14,7 +14,7 @@ from .. import ast as A
 from .. import shapes as S
 from .. import types as T
 from ..results import RunDimOrigin
-from .env import Env
+from .env import Env, Var
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,8 +39,8 @@ class RunDimRules:
         known = self.run_dims.get(name)
         if known is not None and not (self._binding is not None and known == here):
             return known
-        var = self.env_now.vars.get(name) if self.env_now is not None else None
-        if var is not None and isinstance(var.type, T.NumberT) and var.type.kind == "Int" and not var.phantom:
+        var = self.int_var(name)
+        if var is not None:
             self.used.update(var.defs)  # a size read from it is a use
             return self.int_dim(name, var)
         if self._binding is None or not name[:1].islower():
@@ -50,6 +50,15 @@ class RunDimRules:
         self.run_origins[here.key] = RunDimOrigin(what, span)
         keys.append(here.key)
         return here
+
+    def int_var(self: BodyChecker, name: str, env: Env | None = None) -> Var | None:
+        """The variable `name` when it holds an Int (whose value can be a size),
+        in `env` or the statement's environment; None otherwise."""
+        env = env if env is not None else self.env_now
+        var = env.vars.get(name) if env is not None else None
+        if var is None or var.phantom or not isinstance(var.type, T.NumberT) or var.type.kind != "Int":
+            return None
+        return var
 
     def lookup_named_run_dim(self: BodyChecker, name: str, span: A.Span) -> T.Dim | None:
         """Only a run-time dim bound before (over=n of a [n D] read from a file)."""
@@ -106,8 +115,8 @@ class RunDimRules:
         if isinstance(e, A.Name):
             if e.name in self.fn.generics:
                 return T.DimVar(e.name)
-            var = env.vars.get(e.name)
-            if var is not None and isinstance(var.type, T.NumberT) and var.type.kind == "Int" and not var.phantom:
+            var = self.int_var(e.name, env)
+            if var is not None:
                 return self.int_dim(e.name, var)
         const = self.dim_constant(e)
         if const is not None:
