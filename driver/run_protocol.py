@@ -31,6 +31,18 @@ Kinds of failure (`RunError.kind`):
 - `"runtime"` (RUNTIME): `main` ran and raised; the place is the `.qv` line
   the failure is reported at.
 
+Metrics (the `log(...)` built-in): with `--error-format json` the runner also
+writes, for each logged step, one line to stderr that is a `MetricsRecord`:
+
+    {"quiver_metrics": {"step": 120, "values": {"loss": 0.3125, "acc": 0.875}}}
+
+A tool removes these lines from the output it shows and draws them instead
+(the server forwards them as `quiver/runMetrics`). They never end a failing
+run's stderr: the RunError line is always the last.
+
+Arguments of `main`: the words after `--` in the runner's command line go to
+the program's `main` (`--lr 1e-3 --steps 10`), whatever their names.
+
 Standard library only: the language server imports it and must never pull in
 the checker's compiler, the runtime or torch.
 """
@@ -38,6 +50,7 @@ the checker's compiler, the runtime or torch.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -51,13 +64,17 @@ KINDS = (CHECK, RUNTIME)
 SOURCE_ON_STDIN = "--source-stdin"  # the option that reads the program's text from stdin
 
 
-def runner_args(path: str | Path, source_on_stdin: bool = False, nproc: int = 1) -> list[str]:
+def runner_args(
+    path: str | Path, source_on_stdin: bool = False, nproc: int = 1, program_args: list[str] | tuple[str, ...] = ()
+) -> list[str]:
     """The arguments after `python -m quiver.cli` that run a file for a tool;
-    `nproc` > 1 runs it data-parallel in that many worker processes."""
+    `nproc` > 1 runs it data-parallel in that many worker processes;
+    `program_args` are passed to the program's `main` (after `--`)."""
     return (
         ["run", str(path), "--error-format", ERROR_FORMAT]
         + ([SOURCE_ON_STDIN] if source_on_stdin else [])
         + (["--nproc", str(nproc)] if nproc > 1 else [])
+        + (["--", *program_args] if program_args else [])
     )
 
 
@@ -103,3 +120,49 @@ class RunError:
     def describe(self) -> str:
         """`prog.qv:LINE:COL: message`, for a person."""
         return f"{Path(self.path).name}:{self.line}:{self.col}: {self.message}"
+
+
+METRICS_KEY = "quiver_metrics"
+
+
+@dataclass(frozen=True)
+class MetricsRecord:
+    """One logged step, as the runner writes it to stderr in JSON mode."""
+
+    step: int
+    values: dict[str, float]
+
+    def to_json(self) -> str:
+        """The line; a value that is not finite (NaN, inf) is written as null,
+        which every JSON reader accepts."""
+        values = {k: (v if math.isfinite(v) else None) for k, v in self.values.items()}
+        return json.dumps({METRICS_KEY: {"step": self.step, "values": values}}, allow_nan=False)
+
+    @staticmethod
+    def parse(line: str) -> MetricsRecord | None:
+        """The record in a line of stderr, or None when the line is not one."""
+        if METRICS_KEY not in line:
+            return None
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or set(obj) != {METRICS_KEY}:
+            return None
+        body = obj[METRICS_KEY]
+        try:
+            step = body["step"]
+            values = body["values"]
+            if isinstance(step, bool) or not isinstance(step, int) or not isinstance(values, dict):
+                return None
+            out = {}
+            for k, v in values.items():
+                if v is None:  # not finite when written
+                    out[str(k)] = math.nan
+                    continue
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    return None
+                out[str(k)] = float(v)
+            return MetricsRecord(step, out)
+        except (KeyError, TypeError):
+            return None
