@@ -24,10 +24,31 @@ def _string_arg(args: tuple, what: str) -> str:
     return args[0]
 
 
+def _program_args(args: tuple) -> list[str] | None:
+    """The words for `main` in quiver.runFile's optional second argument,
+    `{"args": ["--lr", "1e-3"]}`; None when it is absent (the setting
+    quiver.run.args applies then)."""
+    if len(args) < 2 or args[1] is None:
+        return None
+    options = args[1]
+    if hasattr(options, "_asdict"):  # pygls hands unknown JSON objects over as namedtuples
+        options = options._asdict()
+    words = options.get("args") if isinstance(options, dict) else None
+    if isinstance(words, tuple):
+        words = list(words)
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise JsonRpcInvalidParams('expected {"args": [strings]} as the second argument of quiver.runFile')
+    return words
+
+
 @command("quiver.runFile")
 async def run_file(ls: QuiverServer, *args):
-    """Run the document's `main`; answers `{runId}` at once."""
+    """Run the document's `main` (with `{"args": [...]}` for it, else the
+    quiver.run.args setting); answers `{runId}` at once."""
     uri = _string_arg(args, "a document URI")
+    program_args = _program_args(args)
+    if program_args is None:
+        program_args = list(ls.settings.run.args)
     doc = ls.docs.get(uri)
     if doc is not None:
         text, version = doc.text, doc.version
@@ -42,7 +63,7 @@ async def run_file(ls: QuiverServer, *args):
         except UnicodeDecodeError as exc:
             raise request_failed(f"cannot run {path}: it is not UTF-8 text (byte {exc.start})") from None
     try:
-        run = ls.runs.start(uri, text, version)
+        run = ls.runs.start(uri, text, version, program_args)
     except RunRefused as exc:
         raise request_failed(str(exc)) from None
     if doc is not None and doc.run_failure is not None:

@@ -25,9 +25,24 @@ Notifications to the client (the VS Code extension is built against these):
 
 - `quiver/runStarted  {uri, runId, command}`
 - `quiver/runOutput   {uri, runId, stream: "stdout"|"stderr", text}`
+- `quiver/runMetrics  {uri, runId, records: [{step, values: {name: number|null}}, ...]}`
+  the steps the program logged (quiver.run_protocol.MetricsRecord lines on
+  the runner's stderr, which are not sent as output), in the order logged; a
+  value that is not finite (NaN, inf) is null. Sent in batches like the
+  output, at most every METRICS_FLUSH_SECONDS and at most METRICS_BATCH
+  records each: a program that logs faster than that has its records thinned
+  (every other one dropped, the newest always kept; see `_Metrics`), so
+  however often it logs, the client receives at most
+  METRICS_BATCH / METRICS_FLUSH_SECONDS records a second. All of a run's
+  runMetrics come before its runFinished.
 - `quiver/runFinished {uri, runId, exitCode: number|null, status, message?}`
   with status "ok", "failed", "stopped" or "timeout"; exitCode is null when
   the process was ended by a signal.
+
+`quiver.runFile` takes the document's URI and, optionally, `{"args": [...]}`:
+the words given to the program's `main` (`runner_args(..., program_args=)`,
+after `--`). Without it the `quiver.run.args` setting is used. A run has no
+timeout unless `quiver.run.timeoutSeconds` sets one.
 
 The runner's side of the contract (its arguments, and the JSON line that ends
 its stderr on a failure) is quiver.run_protocol, which the runner uses too.
@@ -43,6 +58,7 @@ import contextlib
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -50,13 +66,13 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from quiver.lifeline import PARENT_ENV
-from quiver.run_protocol import RunError, runner_args
+from quiver.run_protocol import MetricsRecord, RunError, runner_args
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +87,8 @@ MAX_OUTPUT_CHARS = 4 * 1024 * 1024  # per stream and run; the rest is dropped (t
 STOP_GRACE_SECONDS = 2.0  # from SIGTERM to SIGKILL
 OUTPUT_GRACE_SECONDS = 1.0  # output still read after the runner exited
 POLL_SECONDS = 0.05
+METRICS_FLUSH_SECONDS = 0.1  # logged steps are sent in batches at most this often
+METRICS_BATCH = 500  # and at most this many in one batch (more are thinned out)
 TOKEN_ENV = "QUIVER_RUN_TOKEN"
 
 
@@ -125,23 +143,26 @@ class RunManager:
         self,
         notify: Callable[[str, dict], None],
         on_failure: Callable[[Run, RunError | None], None],
-        timeout: Callable[[], float],
+        timeout: Callable[[], float | None],
         nproc: Callable[[], int] = lambda: 1,
     ) -> None:
         self._notify = notify
         self._on_failure = on_failure
-        self._timeout = timeout
+        self._timeout = timeout  # the quiver.run.timeoutSeconds setting; None: no timeout
         self._nproc = nproc  # the quiver.run.nproc setting: worker processes of a run
         self._runs: dict[str, Run] = {}  # by id
         self._ids = itertools.count(1)
 
-    def start(self, uri: str, text: str, version: int) -> Run:
-        """Start running `main` of the document's current text; a run of the
-        same document still going is stopped first. Raises RunRefused."""
+    def start(self, uri: str, text: str, version: int, program_args: Sequence[str] = ()) -> Run:
+        """Start running `main` of the document's current text, with
+        `program_args` for `main`; a run of the same document still going is
+        stopped first. Raises RunRefused."""
         path, source = _source_file(uri, text)
         for old in [r for r in self._runs.values() if r.uri == uri]:
             self.stop(old.id)
-        command = runner_prefix() + runner_args(path, source_on_stdin=source is not None, nproc=self._nproc())
+        command = runner_prefix() + runner_args(
+            path, source_on_stdin=source is not None, nproc=self._nproc(), program_args=list(program_args)
+        )
         cwd = str(path.parent) if path.parent.is_dir() else os.getcwd()
         loop = asyncio.get_running_loop()
         run = Run(f"run-{next(self._ids)}", uri, version, command, path, source, cwd, secrets.token_hex(8))
@@ -194,6 +215,8 @@ class RunManager:
         exit_code: int | None = None
         message: str | None = None
         readers: asyncio.Future | None = None
+        out: _Stream | None = None
+        err: _Stream | None = None
         try:
             env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
             env[TOKEN_ENV] = run.token
@@ -226,7 +249,8 @@ class RunManager:
             # for the pipes, which a process that escaped may hold forever.
             while proc.returncode is None:
                 now = time.monotonic()
-                if run.stop_reason is None and now - run.started >= self._timeout():
+                limit = self._timeout()
+                if run.stop_reason is None and limit is not None and now - run.started >= limit:
                     self.stop(run.id, "timeout")
                 elif run.kill_at is not None and now >= run.kill_at:
                     _kill(run, signal.SIGKILL)
@@ -250,9 +274,13 @@ class RunManager:
             err.emit_rest()
             out.flush()
             err.flush()
+            err.metrics.flush()
+            err.metrics.close()
             if run.stop_reason is not None:
                 status = run.stop_reason
-                message = "stopped" if status == "stopped" else f"timed out after {self._timeout():g} s"
+                limit = self._timeout()
+                message = "timed out" + (f" after {limit:g} s" if limit is not None else "")
+                message = "stopped" if status == "stopped" else message
             elif exit_code == 0:
                 status = "ok"
             else:
@@ -272,12 +300,14 @@ class RunManager:
             )
         except asyncio.CancelledError:  # the server is exiting
             _kill(run, signal.SIGKILL)
+            _cancel_timers(out, err)
             if readers is not None:
                 readers.cancel()
             raise
         except Exception:  # pragma: no cover - a bug here must not take the server down
             log.exception("run %s failed", run.id)
             _kill(run, signal.SIGKILL)
+            _cancel_timers(out, err)
             if readers is not None:
                 readers.cancel()
             if not run.finished:
@@ -317,6 +347,7 @@ class _Stream:
         self.partial = ""  # stderr: an unfinished line
         self.held: str | None = None  # stderr: a line that may be the runner's JSON error
         self.clean = TerminalText()
+        self.metrics = _Metrics(manager, run)  # stderr: the logged steps
 
     async def pump(self, reader: asyncio.StreamReader | None) -> None:
         if reader is None:
@@ -338,7 +369,10 @@ class _Stream:
             if self.held is not None:
                 self.emit(self.held + "\n")
                 self.held = None
-            if line.lstrip().startswith("{"):
+            record = MetricsRecord.parse(line)
+            if record is not None:  # a logged step: drawn by the client, not shown as output
+                self.metrics.add(record)
+            elif line.lstrip().startswith("{"):
                 self.held = line
             else:
                 self.emit(line + "\n")
@@ -355,7 +389,10 @@ class _Stream:
         self.partial = ""
         last = self.held
         self.held = None
-        if rest.strip():
+        record = MetricsRecord.parse(rest)
+        if record is not None:  # a logged step without its newline (never the RunError: that is last)
+            self.metrics.add(record)
+        elif rest.strip():
             if last is not None:
                 self.emit(last + "\n")
             last = rest
@@ -401,6 +438,63 @@ class _Stream:
         self.m._notify(
             "quiver/runOutput", {"uri": self.run.uri, "runId": self.run.id, "stream": self.name, "text": text}
         )
+
+
+class _Metrics:
+    """Forwards a run's logged steps (MetricsRecord lines of its stderr) as
+    `quiver/runMetrics`, in batches: one notification at most every
+    METRICS_FLUSH_SECONDS, holding at most METRICS_BATCH records. A program
+    that logs more often than that (every step of a fast loop) would flood the
+    client with records it cannot draw anyway, so when a batch is full it is
+    thinned: every other record goes, the newest one always stays (the last
+    value the chart shows is the latest), and the batch takes records again.
+    So a batch covers its steps evenly, and the client gets at most
+    METRICS_BATCH / METRICS_FLUSH_SECONDS records a second whatever the
+    program does. Memory stays at one batch."""
+
+    def __init__(self, manager: RunManager, run: Run) -> None:
+        self.m = manager
+        self.run = run
+        self.pending: list[dict] = []
+        self.timer: asyncio.TimerHandle | None = None
+        self.thinned = 0  # records dropped, for the log
+
+    def add(self, record: MetricsRecord) -> None:
+        values = {k: (v if math.isfinite(v) else None) for k, v in record.values.items()}  # JSON has no NaN
+        self.pending.append({"step": record.step, "values": values})
+        if len(self.pending) > METRICS_BATCH:
+            # keep the newest record and every other one before it
+            kept = self.pending[-1::-2][::-1]
+            self.thinned += len(self.pending) - len(kept)
+            self.pending = kept
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(METRICS_FLUSH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if not self.pending:
+            return
+        records, self.pending = self.pending, []
+        self.m._notify("quiver/runMetrics", {"uri": self.run.uri, "runId": self.run.id, "records": records})
+
+    def close(self) -> None:
+        """No more batches (the run ended): stop the timer of one not sent."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.thinned:
+            log.info("run %s: %d logged steps were thinned out", self.run.id, self.thinned)
+
+
+def _cancel_timers(*streams: _Stream | None) -> None:
+    for s in streams:
+        if s is not None:
+            if s.timer is not None:
+                s.timer.cancel()
+                s.timer = None
+            s.metrics.close()
 
 
 # Terminal control sequences: CSI (ESC [ ... final byte), OSC and the other

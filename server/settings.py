@@ -5,7 +5,7 @@ configuration section (`workspace/configuration`, re-read on
 `workspace/didChangeConfiguration`), in camelCase as VS Code writes them:
 
     {"diagnostics": {"debounceMs": 100, "mode": "both", "docsBaseUrl": null},
-     "run": {"timeoutSeconds": 300, "nproc": 1},
+     "run": {"timeoutSeconds": null, "nproc": 1, "args": []},
      "inlayHints": {"enabled": true},
      "codeLens": {"enabled": true}}
 
@@ -33,8 +33,9 @@ MAX_NPROC = 256
 
 @dataclass(frozen=True)
 class RunSettings:
-    timeout_seconds: float = 300.0
+    timeout_seconds: float | None = None  # None: a run goes on until it ends or is stopped
     nproc: int = 1  # worker processes of a run (quiver run --nproc N when above 1)
+    args: tuple[str, ...] = ()  # arguments of main, when the run request brings none
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,14 @@ def parse(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
     r = settings.run
     if "timeoutSeconds" in run:
         v = run["timeoutSeconds"]
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+        if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0):
+            r = replace(r, timeout_seconds=None)  # no timeout
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf"):
             r = replace(r, timeout_seconds=float(v))
         else:
-            problems.append(f"quiver.run.timeoutSeconds must be a positive number, found {v!r}")
+            problems.append(
+                f"quiver.run.timeoutSeconds must be a number of seconds (0 or null: no timeout), found {v!r}"
+            )
     if "nproc" in run:
         v = run["nproc"]
         whole = isinstance(v, int) or (isinstance(v, float) and v.is_integer())
@@ -101,6 +106,14 @@ def parse(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
             r = replace(r, nproc=int(v))
         else:
             problems.append(f"quiver.run.nproc must be a whole number of processes in 1..{MAX_NPROC}, found {v!r}")
+    if "args" in run:
+        v = run["args"]
+        if v is None:
+            r = replace(r, args=())
+        elif isinstance(v, list) and all(isinstance(a, str) for a in v):
+            r = replace(r, args=tuple(v))
+        else:
+            problems.append(f"quiver.run.args must be a list of strings, found {v!r}")
 
     inlay = settings.inlay_hints
     v = section("inlayHints").get("enabled", inlay)

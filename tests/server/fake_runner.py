@@ -19,6 +19,9 @@ the protocol's own RunError) and does what the file's
     # fake: stdin               print what the program finds on its stdin (repr)
     # fake: daemon 30 PIDFILE   start a child in a session of its own (setsid), holding
     #                           stdout and stderr open, that sleeps 30 s; its pid to PIDFILE
+    # fake: args                print the words after `--` (the arguments of main) as JSON
+    # fake: metric 3 loss=0.5 acc=nan   one logged step (a MetricsRecord line on stderr)
+    # fake: metrics 1000        that many logged steps 0..999, loss = 1 / (step + 1), fast
 
 With --source-stdin (the editor's unsaved text) the file's text is read from
 stdin, as the real runner does.
@@ -26,12 +29,13 @@ stdin, as the real runner does.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 
-from quiver.run_protocol import CHECK, RUNTIME, SOURCE_ON_STDIN, RunError
+from quiver.run_protocol import CHECK, RUNTIME, SOURCE_ON_STDIN, MetricsRecord, RunError
 
 
 def main(argv: list[str]) -> int:
@@ -101,6 +105,16 @@ def main(argv: list[str]) -> int:
             print(os.getcwd(), flush=True)
         elif cmd == "file":
             print(path, flush=True)
+        elif cmd == "args":
+            print(json.dumps(argv[argv.index("--") + 1 :] if "--" in argv else []), flush=True)
+        elif cmd == "metric":
+            step, *pairs = rest.split()
+            values = {k: float(v) for k, v in (p.split("=", 1) for p in pairs)}
+            print(MetricsRecord(int(step), values).to_json(), file=sys.stderr, flush=True)
+        elif cmd == "metrics":
+            records = [MetricsRecord(i, {"loss": 1 / (i + 1)}).to_json() + "\n" for i in range(int(rest))]
+            sys.stderr.write("".join(records))
+            sys.stderr.flush()
     return 0
 
 

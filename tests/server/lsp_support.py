@@ -24,7 +24,7 @@ EXAMPLES = ROOT / "examples"
 FAKE_RUNNER = Path(__file__).with_name("fake_runner.py")
 SERVER = [sys.executable, "-m", "quiver.server", "--stdio"]
 PROFILES = ["visual-studio-code", "neovim"]
-CUSTOM = ("quiver/runStarted", "quiver/runOutput", "quiver/runFinished")
+CUSTOM = ("quiver/runStarted", "quiver/runOutput", "quiver/runMetrics", "quiver/runFinished")
 
 
 def plain(value: Any) -> Any:

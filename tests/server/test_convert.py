@@ -124,6 +124,30 @@ def test_settings() -> None:
     assert (second.run.timeout_seconds, second.inlay_hints) == (5.0, False)
 
 
+def test_run_settings_timeout_and_args() -> None:
+    from quiver.server.settings import Settings, parse
+
+    assert Settings().run.timeout_seconds is None  # no timeout by default
+    assert Settings().run.args == ()
+    five, _ = parse({"run": {"timeoutSeconds": 5}})
+    for none in (0, 0.0, None):  # 0 or null: no timeout, also over an earlier value
+        s, problems = parse({"run": {"timeoutSeconds": none}}, five)
+        assert (s.run.timeout_seconds, problems) == (None, [])
+    assert parse({"run": {"timeoutSeconds": 0.5}})[0].run.timeout_seconds == 0.5
+    for bad in (-4, True, "300", float("inf")):
+        s, problems = parse({"run": {"timeoutSeconds": bad}}, five)
+        assert s.run.timeout_seconds == 5.0
+        assert problems == [
+            f"quiver.run.timeoutSeconds must be a number of seconds (0 or null: no timeout), found {bad!r}"
+        ]
+    s, problems = parse({"run": {"args": ["--lr", "1e-3", "--name", "a b"]}})
+    assert (s.run.args, problems) == (("--lr", "1e-3", "--name", "a b"), [])
+    assert parse({"run": {"args": None}}, s)[0].run.args == ()
+    for bad in ("--lr 1e-3", ["--steps", 10], {"lr": 1}):
+        s, problems = parse({"run": {"args": bad}})
+        assert (s.run.args, problems) == ((), [f"quiver.run.args must be a list of strings, found {bad!r}"])
+
+
 def test_the_extensions_run_settings_match_the_servers() -> None:
     import json
     from pathlib import Path
@@ -139,4 +163,13 @@ def test_the_extensions_run_settings_match_the_servers() -> None:
         1,
         MAX_NPROC,
     )
-    assert props["quiver.run.timeoutSeconds"]["default"] == RunSettings().timeout_seconds
+    timeout = props["quiver.run.timeoutSeconds"]
+    assert timeout["default"] == RunSettings().timeout_seconds is None
+    assert (timeout["type"], timeout["minimum"]) == (["number", "null"], 0)
+    args = props["quiver.run.args"]
+    assert (args["type"], args["items"], args["default"], args["scope"]) == (
+        "array",
+        {"type": "string"},
+        list(RunSettings().args),
+        "resource",
+    )

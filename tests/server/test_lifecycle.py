@@ -248,7 +248,8 @@ async def test_bad_settings_are_reported_once_and_defaults_used(misconfigured: L
     assert texts == [
         "Quiver: quiver.diagnostics.debounceMs must be a number of milliseconds in 0..10000, found 'soon'; "
         "using the default",
-        "Quiver: quiver.run.timeoutSeconds must be a positive number, found -4; using the default",
+        "Quiver: quiver.run.timeoutSeconds must be a number of seconds (0 or null: no timeout), found -4; "
+        "using the default",
     ]
     assert all(m.type == lsp.MessageType.Warning for m in misconfigured.messages)
     # the valid part of the client's configuration was applied: no inlay hints

@@ -13,6 +13,10 @@
 //   run        Run File (editor title button) on the clean example streams the
 //              training output into the Quiver Run channel
 //   stop       the editor title's Stop Run button stops a long run of long.qv
+//   metrics    Run File on metrics.qv (mlp.qv logging its loss every step through an
+//              extern fn that writes the runner's metrics lines) opens the Run Metrics
+//              panel by itself, whose chart ends with all 100 points and the run's
+//              state; the chart alone is saved as screenshots/metrics-chart.png
 //   bad-server a missing Python, a server that crashes at start, and a Python without
 //              Quiver each give exactly one message (bad-server-*.png); fixing the
 //              setting brings diagnostics back (bad-server.png)
@@ -109,6 +113,7 @@ function prepareSession(name, { trusted }) {
   }
   fs.writeFileSync(path.join(ws, 'long.qv'), example.replace('range(100)', 'range(100000)'));
   fs.writeFileSync(path.join(ws, 'messy.qv'), MESSY);
+  writeMetricsProgram(ws, example);
   if (MODE === 'real') {
     // The default server resolution: the workspace's own .venv.
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
@@ -448,6 +453,89 @@ async function formatOnSave(wb, session) {
   return `saved as ${JSON.stringify(want)}`;
 }
 
+// ------------------------------------------------------------------ the metrics chart
+
+/**
+ * metrics.qv: mlp.qv logging its loss at every step. Until the `log` built-in lands,
+ * an extern fn from metrics_log.py writes the runner's MetricsRecord lines; with it,
+ * METRICS_CALL becomes `log(i, loss=l)` and metrics_log.py goes.
+ */
+const TRAIN_CALL = '        l = train_step(m, x, y, 0.1, i)\n';
+const METRICS_CALL = '        log_loss(i, l)\n';
+const METRICS_EXTERN = 'extern fn log_loss(step: Int, loss: []) from "metrics_log:log_loss"\n';
+const METRICS_PY = `import sys
+
+from quiver.run_protocol import MetricsRecord
+
+
+def log_loss(step, loss):
+    print(MetricsRecord(int(step), {"loss": float(loss)}).to_json(), file=sys.stderr, flush=True)
+`;
+
+function writeMetricsProgram(ws, example) {
+  if (!example.includes(TRAIN_CALL) || !example.startsWith('# ')) {
+    throw new Error(`examples/mlp.qv no longer has "${TRAIN_CALL.trim()}" after a header comment; update writeMetricsProgram in e2e.mjs`);
+  }
+  const header = example.indexOf('\n') + 1;
+  const program = example.slice(0, header) + METRICS_EXTERN + example.slice(header).replace(TRAIN_CALL, TRAIN_CALL + METRICS_CALL);
+  fs.writeFileSync(path.join(ws, 'metrics.qv'), program);
+  fs.writeFileSync(path.join(ws, 'metrics_log.py'), METRICS_PY);
+}
+
+/** The page inside the Run Metrics webview (VS Code nests it in two iframes). */
+async function metricsFrame(page) {
+  const frame = await waitUntil('the Run Metrics webview', async () => {
+    for (const f of page.frames()) {
+      if ((await f.locator('#charts').count().catch(() => 0)) > 0) {
+        return f;
+      }
+    }
+    return false;
+  }, 60_000, 500);
+  return frame;
+}
+
+async function metricsScenario(wb) {
+  const page = wb.page;
+  await scenario('metrics', wb, async () => {
+    if (MODE !== 'real') {
+      return 'skipped: the stub server sends no metrics';
+    }
+    await wb.openFile('metrics.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 60_000 });
+    // The panel opens by itself at the run's first logged step.
+    await page.locator('.tab[aria-label^="Quiver: Run Metrics"]').first().waitFor({ timeout: 120_000 });
+    const frame = await metricsFrame(page);
+    const chart = frame.locator('section.chart[data-metric="loss"]');
+    const state = await waitUntil('the chart to show the finished run', async () => {
+      const s = await frame.locator('body').getAttribute('data-run-state');
+      return s !== null && s !== 'running' ? s : false;
+    }, 180_000, 500);
+    const points = Number(await chart.getAttribute('data-points'));
+    const d = (await chart.locator('path.curve').getAttribute('d')) ?? '';
+    const vertices = (d.match(/[ML]/g) ?? []).length;
+    const name = (await frame.locator('#run-name').innerText()).trim();
+    const last = (await chart.locator('.last').innerText()).trim();
+    await frame.locator('#charts').screenshot({ path: path.join(SHOTS, 'metrics-chart.png') });
+    if (state !== 'ok') {
+      throw new Error(`the run ended ${state}: ${await frame.locator('#run-state').innerText()}`);
+    }
+    if (points !== 100 || vertices !== 100) {
+      throw new Error(`the chart has ${points} points (${vertices} in its path), not the 100 steps logged`);
+    }
+    if (name !== 'metrics.qv' || !/at step 99$/.test(last)) {
+      throw new Error(`the chart is titled "${name}", its latest value "${last}"`);
+    }
+    const output = await wb.outputText().catch(() => '');
+    if (output.includes('quiver_metrics')) {
+      throw new Error('the metrics lines were shown as output');
+    }
+    return `chart of ${name} (${state}): loss with ${points} points, latest ${last}; screenshots/metrics-chart.png`;
+  });
+  await wb.command('View: Close All Editors');
+}
+
 const RUN_BUTTON = '.editor-actions .action-label[aria-label^="Run File"], .editor-actions .action-label[aria-label^="Quiver: Run File"]';
 const STOP_BUTTON = '.editor-actions .action-label[aria-label^="Stop Run"], .editor-actions .action-label[aria-label^="Quiver: Stop Run"]';
 
@@ -520,6 +608,8 @@ async function trustedScenarios(wb, session) {
     await page.locator(RUN_BUTTON).first().waitFor({ state: 'visible', timeout: 60_000 });
     return `${end.trim()}; Run File is offered again`;
   });
+
+  await metricsScenario(wb);
 
   await scenario('bad-server', wb, async () => {
     // Each broken setup must give exactly one message that says what is wrong.

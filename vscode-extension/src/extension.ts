@@ -14,8 +14,11 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
 } from 'vscode-languageclient/node';
+import { argsSetting, promptValue, rememberArgs, runFileArguments, splitArgs } from './args';
 import { ControllerPorts, CrashPolicy, LaunchResult, ServerController } from './controller';
 import { MessageAction, StartFailure, UserMessage } from './messages';
+import { RunMetricsParams } from './metrics';
+import { MetricsPanel } from './metricsPanel';
 import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './runs';
 import { resolveServerCommand, Resolution, ServerCommand, serverEnvironment } from './serverCommand';
 
@@ -24,6 +27,8 @@ export const SERVER_RUN_FILE = 'quiver.runFile';
 export const SERVER_STOP_RUN = 'quiver.stopRun';
 
 const STDERR_TAIL_CHARS = 8000;
+/** The workspace state key of the last arguments typed for each file. */
+const LAST_ARGS_KEY = 'quiver.run.lastArgs';
 /** A server that has not answered `initialize` by then counts as failed to start. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -50,6 +55,8 @@ class ClientLauncher {
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly runLog: RunLog,
+    private readonly metrics: MetricsPanel,
+    private readonly programArgs: (uri: string) => string[],
     private readonly onGaveUp: (crashes: number, failure: StartFailure) => void,
   ) {}
 
@@ -103,14 +110,25 @@ class ClientLauncher {
             void vscode.window.showWarningMessage(RESTRICTED_RUN_MESSAGE);
             return undefined;
           }
+          if (command === SERVER_RUN_FILE && args.length === 1 && typeof args[0] === 'string') {
+            // The Run lens and the "Run main" code action: main gets the quiver.run.args setting of the file.
+            return next(command, runFileArguments(args[0], this.programArgs(args[0])));
+          }
           return next(command, args);
         },
       },
     };
     const client = new QuiverLanguageClient('quiver', 'Quiver', serverOptions, clientOptions);
-    client.onNotification('quiver/runStarted', (p: RunStartedParams) => this.runLog.started(p));
+    client.onNotification('quiver/runStarted', (p: RunStartedParams) => {
+      this.runLog.started(p);
+      this.metrics.current.started(p);
+    });
     client.onNotification('quiver/runOutput', (p: RunOutputParams) => this.runLog.output(p));
-    client.onNotification('quiver/runFinished', (p: RunFinishedParams) => this.runLog.finished(p));
+    client.onNotification('quiver/runMetrics', (p: RunMetricsParams) => this.metrics.current.metrics(p));
+    client.onNotification('quiver/runFinished', (p: RunFinishedParams) => {
+      this.runLog.finished(p);
+      this.metrics.current.finished(p);
+    });
     this.client = client;
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
@@ -275,7 +293,27 @@ export function activate(context: vscode.ExtensionContext): void {
     });
   };
 
-  const launcher = new ClientLauncher(serverLog, runLog, (crashes, failure) => ctl.gaveUp(crashes, failure));
+  const metrics = new MetricsPanel(context.extensionUri);
+  context.subscriptions.push(metrics);
+
+  /** The quiver.run.args setting of a file (resource-scoped: a folder's settings may differ). */
+  let warnedArgs = '';
+  const settingArgs = (uri: string): string[] => {
+    let resource: vscode.Uri | undefined;
+    try {
+      resource = vscode.Uri.parse(uri, true);
+    } catch {
+      resource = undefined;
+    }
+    const { args, problem } = argsSetting(vscode.workspace.getConfiguration('quiver', resource).get<unknown>('run.args'));
+    if (problem !== undefined && problem !== warnedArgs) {
+      warnedArgs = problem;
+      void vscode.window.showWarningMessage(`Quiver: ${problem}`);
+    }
+    return args;
+  };
+
+  const launcher = new ClientLauncher(serverLog, runLog, metrics, settingArgs, (crashes, failure) => ctl.gaveUp(crashes, failure));
   const ports: ControllerPorts = {
     resolve: readResolution,
     isTrusted: () => vscode.workspace.isTrusted,
@@ -322,10 +360,11 @@ export function activate(context: vscode.ExtensionContext): void {
     return undefined;
   };
 
-  const runFile = async (resource?: vscode.Uri): Promise<void> => {
+  /** The .qv document to run: `resource` (from a menu) or the active editor's; undefined after saying why not. */
+  const documentToRun = async (resource?: vscode.Uri): Promise<vscode.TextDocument | undefined> => {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage(RESTRICTED_RUN_MESSAGE);
-      return;
+      return undefined;
     }
     const editorDoc = vscode.window.activeTextEditor?.document;
     const doc =
@@ -334,12 +373,17 @@ export function activate(context: vscode.ExtensionContext): void {
         : editorDoc;
     if (doc === undefined || doc.languageId !== 'quiver') {
       void vscode.window.showInformationMessage('Quiver: open a .qv file to run it.');
-      return;
+      return undefined;
     }
     if (doc.isUntitled) {
       void vscode.window.showInformationMessage('Quiver: save the file before running it.');
-      return;
+      return undefined;
     }
+    return doc;
+  };
+
+  /** Runs the document's main with `programArgs` (after `--` on the runner's command line). */
+  const runDocument = async (doc: vscode.TextDocument, programArgs: string[]): Promise<void> => {
     if (doc.isDirty && vscode.workspace.getConfiguration('quiver').get<boolean>('run.saveBeforeRun', true)) {
       await doc.save();
     }
@@ -349,7 +393,10 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     const uri = doc.uri.toString();
     try {
-      const result = (await client.sendRequest(ExecuteCommandRequest.type, { command: SERVER_RUN_FILE, arguments: [uri] })) as { runId?: string } | null;
+      const result = (await client.sendRequest(ExecuteCommandRequest.type, {
+        command: SERVER_RUN_FILE,
+        arguments: runFileArguments(uri, programArgs),
+      })) as { runId?: string } | null;
       if (result && typeof result.runId === 'string') {
         runLog.requested(uri, result.runId);
       }
@@ -357,6 +404,42 @@ export function activate(context: vscode.ExtensionContext): void {
       runLog.note(`Quiver: the server could not start the run: ${error instanceof Error ? error.message : String(error)}`);
       runChannel.show(true);
     }
+  };
+
+  const runFile = async (resource?: vscode.Uri): Promise<void> => {
+    const doc = await documentToRun(resource);
+    if (doc !== undefined) {
+      await runDocument(doc, settingArgs(doc.uri.toString()));
+    }
+  };
+
+  const runFileWithArgs = async (resource?: vscode.Uri): Promise<void> => {
+    const doc = await documentToRun(resource);
+    if (doc === undefined) {
+      return;
+    }
+    const uri = doc.uri.toString();
+    const remembered = context.workspaceState.get<Record<string, string[]>>(LAST_ARGS_KEY, {});
+    const typed = await vscode.window.showInputBox({
+      title: `Run ${vscode.workspace.asRelativePath(doc.uri)} with arguments`,
+      prompt: 'Arguments of main, split as a shell would (for fn main(lr: Float = 3e-4, steps: Int = 100): --lr 1e-3 --steps 10)',
+      placeHolder: '--lr 1e-3 --steps 10',
+      value: promptValue(Array.isArray(remembered[uri]) ? remembered[uri] : undefined, settingArgs(uri)),
+      ignoreFocusOut: true,
+      validateInput: (text) => {
+        const r = splitArgs(text);
+        return r.ok ? undefined : r.error;
+      },
+    });
+    if (typed === undefined) {
+      return; // cancelled
+    }
+    const split = splitArgs(typed);
+    if (!split.ok) {
+      return;
+    }
+    await context.workspaceState.update(LAST_ARGS_KEY, rememberArgs(remembered, uri, split.args));
+    await runDocument(doc, split.args);
   };
 
   const stopRun = async (): Promise<void> => {
@@ -378,6 +461,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   context.subscriptions.push(
     vscode.commands.registerCommand('quiver.client.runFile', runFile),
+    vscode.commands.registerCommand('quiver.client.runFileWithArgs', runFileWithArgs),
+    vscode.commands.registerCommand('quiver.client.showMetrics', () => metrics.show()),
     vscode.commands.registerCommand('quiver.client.stopRun', stopRun),
     vscode.commands.registerCommand('quiver.client.restartServer', () => ctl.restart()),
     vscode.commands.registerCommand('quiver.client.showOutput', () => runChannel.show()),
