@@ -12,6 +12,12 @@ export const METRICS_VIEW_TYPE = 'quiver.runMetrics';
 
 export class MetricsPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
+  /**
+   * Whether the page has loaded and said so: until then (and while the panel is
+   * hidden, which unloads the page) nothing is posted, and the `ready` that follows
+   * brings the whole run. So no record is lost or drawn twice.
+   */
+  private ready = false;
   readonly current: CurrentRunMetrics;
 
   constructor(private readonly extensionUri: vscode.Uri) {
@@ -31,19 +37,27 @@ export class MetricsPanel implements vscode.Disposable {
       { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist')] },
     );
     this.panel = panel;
+    this.ready = false;
     panel.webview.html = this.html(panel.webview);
     // The page says when it is ready (also after it was reloaded, when it had been
     // hidden): it then gets the whole run so far.
     panel.webview.onDidReceiveMessage((m: FromView) => {
-      if (m?.type === 'ready') {
+      if (m?.type === 'ready' && this.panel === panel) {
+        this.ready = true;
         for (const message of this.current.snapshot()) {
           void panel.webview.postMessage(message);
         }
       }
     });
+    panel.onDidChangeViewState((e) => {
+      if (!e.webviewPanel.visible && this.panel === panel) {
+        this.ready = false; // hidden: the page is unloaded, and says `ready` again when shown
+      }
+    });
     panel.onDidDispose(() => {
       if (this.panel === panel) {
         this.panel = undefined;
+        this.ready = false;
       }
     });
   }
@@ -53,7 +67,7 @@ export class MetricsPanel implements vscode.Disposable {
   }
 
   private post(message: ToView): void {
-    if (this.panel !== undefined) {
+    if (this.panel !== undefined && this.ready) {
       void this.panel.webview.postMessage(message);
     }
   }
