@@ -94,6 +94,7 @@ async def test_a_program_logging_every_step_does_not_flood_the_client(session: S
     await finished(session, run_id)
     batches = [p["records"] for p in session.custom("quiver/runMetrics", run_id)]
     got = [r for b in batches for r in b]
+    assert (METRICS_BATCH, METRICS_FLUSH_SECONDS) == (500, 0.1)  # as docs/editor.md says
     # bounded: no batch over METRICS_BATCH, so far fewer records than logged
     assert all(1 <= len(b) <= METRICS_BATCH for b in batches)
     assert len(got) < n / 4

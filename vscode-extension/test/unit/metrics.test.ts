@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHART_BOX, chartGeometry, CurrentRunMetrics, formatValue, MAX_SERIES, MetricsData, MetricsRecord, ToView } from '../../src/metrics';
+import { CHART_BOX, chartGeometry, CurrentRunMetrics, formatValue, MAX_POINTS, MAX_SERIES, MetricsData, MetricsRecord, ToView } from '../../src/metrics';
 
 const rec = (step: number, values: Record<string, number | null>): MetricsRecord => ({ step, values });
 
@@ -34,6 +34,13 @@ describe('the chart data', () => {
     assert.deepEqual(s.steps, [...s.steps].sort((a, b) => a - b));
     assert.ok(s.steps[0] < 50); // the start of the run is still drawn
     s.steps.forEach((step, i) => assert.equal(s.values[i], 1 / (step + 1)));
+  });
+  it('has the bounds the README gives', () => {
+    assert.deepEqual([MAX_POINTS, MAX_SERIES], [2000, 32]);
+    const d = new MetricsData();
+    d.add(Array.from({ length: 5000 }, (_, i) => rec(i, { loss: i })));
+    const n = d.series.get('loss')?.steps.length ?? 0;
+    assert.ok(n <= 2000 && n > 1000, String(n));
   });
   it('draws a bounded number of metrics', () => {
     const d = new MetricsData();
