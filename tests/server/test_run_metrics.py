@@ -277,3 +277,25 @@ async def test_the_server_exiting_during_a_run_that_logs_is_clean(tmp_path: Path
     await wait_until(lambda: records(s, run_id), 10, "the first records")
     await client.shutdown_session()
     await client.stop()
+
+
+def _main_takes_arguments() -> bool:
+    """Whether `fn main(steps: Int = 2)` can be run (the CLI side of issue 26,
+    built separately: until it lands, the runner refuses such a main)."""
+    from quiver.checker import check_text, ide
+
+    return ide.runnable(check_text("fn main(steps: Int = 2):\n    print(steps)\n"))
+
+
+@pytest.mark.skipif(
+    not (_runtime_available() and _main_takes_arguments()), reason="main cannot take arguments on this branch yet"
+)
+async def test_real_runner_gives_the_arguments_to_main(real: LanguageClient, tmp_path: Path) -> None:
+    s = Session(real, tmp_path)
+    text = 'fn main(lr: Float = 3e-4, steps: Int = 2):\n    print("lr", lr, "steps", steps)\n'
+    uri = s.open(text)
+    await s.diagnostics(uri)
+    run_id = (await s.command("quiver.runFile", uri, {"args": ["--steps", "3", "--lr", "0.5"]}))["runId"]
+    done = await finished(s, run_id, 120)
+    assert done["status"] == "ok", (done, output(s, run_id, "stderr"))
+    assert output(s, run_id) == "lr 0.5 steps 3\n"
