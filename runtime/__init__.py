@@ -3,7 +3,11 @@
 See docs/runtime.md for the contract between the compiler and this package.
 """
 
+from . import _metrics as metrics
 from . import _ops, init
+from . import _progress as progress_line
+from ._metrics import log_metrics
+from ._progress import progress
 from ._batches import Batches, batches, randperm
 from ._checks import Checks, checks
 from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
@@ -64,6 +68,10 @@ from ._specs import (
 
 __all__ = [
     "init",
+    "metrics",
+    "log_metrics",
+    "progress",
+    "progress_line",
     "Checks",
     "checks",
     "current_device",
