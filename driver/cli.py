@@ -4,6 +4,7 @@
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
     quiver fmt [--check] PATH ...    (see fmt.py)
+    quiver plot RUN.csv [-o OUT.png] (see plot.py)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
 the program prints. The file must be a regular file of at most 10 MiB (a FIFO,
@@ -189,6 +190,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     joined = False
     before = _device.saved()
+    shown = _show_metrics(args, as_json)  # log(...)'s files, sink and progress line
     try:
         _device.place(device)  # None: every model on its declared device
         module = execute(program)
@@ -205,16 +207,68 @@ def cmd_run(args) -> int:
         if joined:
             _dist.leave()
     except KeyboardInterrupt:
+        _end_metrics(shown)
         return _ended(_worker_failed(args, program, None, 130, as_json, joined), joined)
     except Exception as exc:  # everything the program does is reported
+        _end_metrics(shown)  # the bar is off the screen before the error is written
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         return _ended(_worker_failed(args, program, exc, 1, as_json, joined), joined)
     finally:
+        _end_metrics(shown)
         _device.restore(before)  # (for a caller in the same process: tests)
     if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
+
+
+# ---------------------------------------------------------------- log(...) and the progress line
+
+
+def _show_metrics(args, as_json: bool):
+    """Set up what `log(...)` writes and the progress line for this run: the
+    log folder (--log-dir, else runs/<stem> beside the file), the
+    MetricsRecord lines on stderr in JSON mode, the progress line unless
+    --no-progress. What `_end_metrics` undoes."""
+    from quiver.runtime import _metrics, _progress
+
+    from .run_protocol import MetricsRecord
+
+    _metrics.configure(log_dir=args.log_dir or _default_log_dir(args.file))
+    sink = None
+    if as_json or getattr(args, "metrics_json", False):
+
+        def sink(step: int, values: dict[str, float]) -> None:
+            sys.stderr.write(MetricsRecord(step, values).to_json() + "\n")
+            sys.stderr.flush()
+
+        _metrics.add_sink(sink)
+    progress = _progress.configure(not args.no_progress)
+    return sink, progress
+
+
+def _end_metrics(shown) -> None:
+    """The files flushed and closed, the sink removed, the progress line off
+    (again harmless: a failure calls it before its report, and finally after)."""
+    from quiver.runtime import _metrics, _progress
+
+    sink, progress = shown
+    _progress.restore(progress)
+    if sink is not None:
+        _metrics.remove_sink(sink)
+    _metrics.close()
+
+
+def _default_log_dir(file: str) -> str:
+    """runs/<stem> in the folder of the program's file."""
+    path = os.path.abspath(file)
+    return os.path.join(os.path.dirname(path), "runs", os.path.splitext(os.path.basename(path))[0])
+
+
+def cmd_plot(args) -> int:
+    from .plot import run
+
+    return run(args.csv, args.output)
 
 
 def _print_warnings(file: str, program: Program) -> None:
@@ -378,7 +432,20 @@ def build_parser() -> argparse.ArgumentParser:
         "whatever the models declare",
     )
     run.add_argument("--source-copy", dest="source_copy", help=argparse.SUPPRESS)  # a worker of --nproc
+    run.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="where log(...) writes metrics.csv and TensorBoard events (default: runs/<stem> beside FILE)",
+    )
+    run.add_argument(
+        "--no-progress", action="store_true", help="no progress line (step, steps/s, ETA) for main's long loops"
+    )
+    run.add_argument("--metrics-json", dest="metrics_json", action="store_true", help=argparse.SUPPRESS)  # a worker
     run.set_defaults(func=cmd_run)
+    plot = sub.add_parser("plot", help="draw the metrics of a run's metrics.csv to a PNG")
+    plot.add_argument("csv", metavar="RUN.csv")
+    plot.add_argument("-o", "--output", metavar="OUT.png", help="the image (default: RUN.png beside the CSV)")
+    plot.set_defaults(func=cmd_plot)
     comp = sub.add_parser("compile", help="print the Python a file compiles to")
     comp.add_argument("file")
     comp.add_argument("-o", "--output", help="write it to this file")

@@ -27,6 +27,7 @@ cannot be written is reported once; the run goes on without files.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import csv
 import math
 import os
@@ -147,7 +148,7 @@ class _Run:
             for entry in os.listdir(folder):  # an earlier run's event files
                 if entry.startswith(EVENTS_PREFIX):
                     os.remove(os.path.join(folder, entry))
-            self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")
+            self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the run
         except OSError as e:
             self.ok = False
             _note(f"cannot write metrics to {_shown(folder)}: {e.strerror or e}; they are not saved")
@@ -168,7 +169,9 @@ class _Run:
             self.fh.flush()
         except OSError as e:
             self.ok = False
-            _note(f"cannot write {_shown(self.csv_path)}: {e.strerror or e}; the metrics after step {step} are not saved")
+            _note(
+                f"cannot write {_shown(self.csv_path)}: {e.strerror or e}; the metrics after step {step} are not saved"
+            )
             return
         if self.writer is not None:
             for k, v in values.items():
@@ -182,17 +185,15 @@ class _Run:
             with open(self.csv_path, encoding="utf-8", newline="") as fh:
                 rows = list(csv.reader(fh))[1:]
         self.names += new
-        self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")
+        self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the run
         out = csv.writer(self.fh, lineterminator="\n")
         out.writerow(["step", *self.names])
         out.writerows(r + [""] * (1 + len(self.names) - len(r)) for r in rows)
 
     def close(self) -> None:
         if self.fh is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.fh.close()
-            except OSError:
-                pass
             self.fh = None
         if self.writer is not None:
             self.writer.close()

@@ -24,6 +24,7 @@ written, so the two never garble each other.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 import weakref
@@ -48,12 +49,14 @@ _bars: weakref.WeakSet[Any] = weakref.WeakSet()  # the tqdm bars on the screen n
 
 
 def configure(
-    enabled: bool, stream: TextIO | None = None, delay_s: float = DELAY_S, every_s: float = PLAIN_EVERY_S
+    enabled: bool, stream: TextIO | None = None, delay_s: float | None = None, every_s: float | None = None
 ) -> tuple:
-    """Turn progress on or off (and where it goes); the previous settings,
-    for :func:`restore`."""
+    """Turn progress on or off (and where it goes; the times default to
+    DELAY_S and PLAIN_EVERY_S); the previous settings, for :func:`restore`."""
     before = (_State.enabled, _State.stream, _State.delay_s, _State.every_s)
-    _State.enabled, _State.stream, _State.delay_s, _State.every_s = enabled, stream, delay_s, every_s
+    _State.enabled, _State.stream = enabled, stream
+    _State.delay_s = DELAY_S if delay_s is None else delay_s
+    _State.every_s = PLAIN_EVERY_S if every_s is None else every_s
     _State.last = {}
     return before
 
@@ -93,6 +96,7 @@ def _is_terminal(stream: TextIO) -> bool:
 def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> Iterator:
     from tqdm import tqdm
 
+    sized = min(_size(stream)) > 0  # a terminal that says its size (a bare pty says 0 x 0)
     bar = tqdm(
         sequence,
         total=total,
@@ -101,7 +105,9 @@ def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> It
         file=stream,
         delay=_State.delay_s,
         mininterval=0.25,
-        dynamic_ncols=True,
+        dynamic_ncols=sized,
+        ncols=None if sized else 100,
+        nrows=None if sized else 24,
         leave=True,
     )
     _bars.add(bar)
@@ -112,6 +118,13 @@ def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> It
     finally:
         bar.close()
         _bars.discard(bar)
+
+
+def _size(stream: TextIO) -> tuple[int, int]:
+    try:
+        return tuple(os.get_terminal_size(stream.fileno()))  # type: ignore[return-value]
+    except (AttributeError, OSError, ValueError):
+        return 0, 0
 
 
 class _Plain:
