@@ -151,16 +151,13 @@ _BUILTINS = [
         "log",
         (X,),
         "log(x: [..] Float) -> [..] Float / log(x: Float) -> Float / log(step: Int, name=value, ...)",
-        "Natural logarithm, elementwise; of a number, a number. With keyword arguments, "
-        "`log(step, loss=l, acc=a)` records metrics instead: each keyword names one, its value an Int, "
-        "a Float or a `[]` tensor.",
+        "Natural logarithm, elementwise; of a number, a number. With names, `log(step, loss=l)` records "
+        "metrics: see [Logging metrics](#logging-metrics).",
         "h = log(x)",
         "elementwise",
         "log",
         "log",
         number_runtime="log_of_number",
-        note="Metrics: see [Logging metrics](#logging-metrics) ([E0420](diagnostics.md#e0420), "
-        "[E0421](diagnostics.md#e0421)).",
     ),
     _elementwise("log1p", "Float", "log(1 + x), elementwise; accurate for x near 0."),
     _elementwise("softplus", "NonNeg", "log(1 + exp(x)), elementwise: a smooth relu.", "nonneg"),
