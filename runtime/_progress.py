@@ -93,7 +93,7 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> Iterator:
+def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> Iterable:
     from tqdm import tqdm
 
     sized = min(_size(stream)) > 0  # a terminal that says its size (a bare pty says 0 x 0)
@@ -110,14 +110,10 @@ def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> It
         nrows=None if sized else 24,
         leave=True,
     )
-    _bars.add(bar)
+    _bars.add(bar)  # (tqdm closes the bar when the loop ends or is left; close_all after a failure)
     if _State.last:
-        bar.set_postfix(_State.last, refresh=False)
-    try:
-        yield from bar
-    finally:
-        bar.close()
-        _bars.discard(bar)
+        bar.set_postfix({k: _number(v) for k, v in _State.last.items()}, refresh=False)
+    return bar
 
 
 def _size(stream: TextIO) -> tuple[int, int]:
@@ -185,7 +181,8 @@ def note(values: dict[str, float]) -> None:
     """The values of a ``log(...)`` call, shown after the counts."""
     _State.last = dict(values)
     for bar in list(_bars):
-        bar.set_postfix({k: _number(v) for k, v in values.items()}, refresh=False)
+        if not bar.disable:
+            bar.set_postfix({k: _number(v) for k, v in values.items()}, refresh=False)
 
 
 def writing():
@@ -194,7 +191,7 @@ def writing():
     again after it. Nothing at all when no bar is shown."""
     if not _bars:
         return contextlib.nullcontext()
-    shown = [b for b in list(_bars) if b.last_print_t >= b.start_t + b.delay]  # past their delay
+    shown = [b for b in list(_bars) if not b.disable and b.last_print_t >= b.start_t + b.delay]  # drawn
     return _lifted(shown) if shown else contextlib.nullcontext()
 
 

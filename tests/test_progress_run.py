@@ -164,5 +164,3 @@ def test_plain_lines_name_the_loop_and_its_total() -> None:
 def test_prints_in_process_go_through_untouched(capsys) -> None:
     rt.print("a", 1)
     assert capsys.readouterr().out == "a 1\n"
-
-
