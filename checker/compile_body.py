@@ -479,8 +479,8 @@ class _FnCompiler:
             return self.gradient_call(node, name, args)
         if name == "log" and (len(args) > 1 or any(k is not None for k, _ in args)):
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
-            values = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
-            return f"rt.log_metrics({self.expr(args[0][1])}, {{{values}}}, _src)"
+            metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
+            return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
         result = self.type_of(node)
         if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
             model = self.c.model_class(result.model, result.dims, result.options)

@@ -235,13 +235,13 @@ def _show_metrics(args, as_json: bool):
     from .run_protocol import MetricsRecord
 
     _metrics.configure(log_dir=args.log_dir or _default_log_dir(args.file))
-    sink = None
-    if as_json or getattr(args, "metrics_json", False):
 
-        def sink(step: int, values: dict[str, float]) -> None:
-            sys.stderr.write(MetricsRecord(step, values).to_json() + "\n")
-            sys.stderr.flush()
+    def record(step: int, values: dict[str, float]) -> None:
+        sys.stderr.write(MetricsRecord(step, values).to_json() + "\n")
+        sys.stderr.flush()
 
+    sink = record if as_json or getattr(args, "metrics_json", False) else None
+    if sink is not None:
         _metrics.add_sink(sink)
     progress = _progress.configure(not args.no_progress)
     return sink, progress

@@ -90,8 +90,10 @@ def log_metrics(step: int, values: dict[str, Any], src: Any = None) -> None:
     step = int(step)
     if _State.files:
         run = _State.run
-        if run is None:
+        if run is None or (src is not run.src and _State.log_dir is None and _folder(src) != run.folder):
+            close()  # (quiver.load: another program logs, beside its own file)
             run = _State.run = _Run(_folder(src))
+            run.src = src
         if run.ok:
             run.write(step, numbers)
     if _sinks:
@@ -146,6 +148,7 @@ class _Run:
         self.names: list[str] = []
         self.fh: Any = None
         self.writer: Any = None
+        self.src: Any = None  # the program whose call opened the files
         self.flushed = time.monotonic()
         self.ok = True
         try:
@@ -230,8 +233,8 @@ class _EventFile:
     through a queue, which costs about 100 us a value in a tight loop.)"""
 
     def __init__(self, folder: str) -> None:
-        from tensorboard.compat.proto.event_pb2 import Event
-        from tensorboard.compat.proto.summary_pb2 import Summary
+        from tensorboard.compat.proto.event_pb2 import Event  # pyright: ignore[reportAttributeAccessIssue]
+        from tensorboard.compat.proto.summary_pb2 import Summary  # pyright: ignore[reportAttributeAccessIssue]
         from tensorboard.summary.writer.record_writer import RecordWriter
 
         self._event, self._summary = Event, Summary

@@ -221,3 +221,31 @@ def test_a_run_without_log_writes_no_file(tmp_path: Path, capsys, flag: list[str
     code, out, err = run(capsys, "run", str(prog), *flag)
     assert (code, out, err) == (0, "0\n1\n2\n", "")
     assert sorted(os.listdir(tmp_path)) == ["prog.qv"]
+
+
+def test_without_tensorboard_the_csv_alone_with_one_note(tmp_path: Path, capsys, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tensorboard.compat.proto.event_pb2", None)  # import fails
+    prog = write(tmp_path, PROGRAM)
+    code, _, err = run(capsys, "run", str(prog), "--log-dir", str(tmp_path / "l"))
+    assert code == 0
+    assert sorted(os.listdir(tmp_path / "l")) == ["metrics.csv"]
+    assert len(read_csv(tmp_path / "l" / "metrics.csv")[1]) == len(expected())
+    notes = [x for x in err.splitlines() if x.startswith("quiver:")]
+    assert len(notes) == 1 and "CSV only: install tensorboard" in notes[0]
+
+
+def test_two_programs_loaded_from_python_each_write_beside_their_file(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = quiver.load(str(write(tmp_path / "a", "fn main():\n    log(1, x=1)\n", "one.qv")))
+    two = quiver.load(str(write(tmp_path / "b", "fn main():\n    log(2, y=2.5)\n", "two.qv")))
+    _metrics.configure(announce=False)
+    try:
+        one.main()
+        two.main()
+    finally:
+        _metrics.close()
+    assert read_csv(tmp_path / "a" / "runs" / "one" / "metrics.csv") == (["step", "x"], [["1", "1"]])
+    assert read_csv(tmp_path / "b" / "runs" / "two" / "metrics.csv") == (["step", "y"], [["2", "2.5"]])
