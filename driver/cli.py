@@ -1,6 +1,7 @@
 """The `quiver` command.
 
     quiver run FILE.qv [--nproc N] [--device D] [--no-checks] [--no-warnings] [--traceback] [--error-format text|json]
+               [--log-dir DIR] [--no-progress]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
     quiver fmt [--check] PATH ...    (see fmt.py)
@@ -21,6 +22,12 @@ object describing the failure, for tools such as the language server; its
 shape is defined in run_protocol.py. A failure of quiver itself (not of the
 program) prints `quiver: internal error: ...` and exits 2, without a traceback
 unless --traceback is given.
+
+`log(step, name=value)` writes metrics.csv and TensorBoard events to
+`--log-dir DIR` (default runs/<stem> beside FILE; the first call says where),
+and in JSON mode one MetricsRecord line per call to stderr; main's long loops
+show a progress line on stderr unless `--no-progress` (runtime/_metrics.py,
+runtime/_progress.py; the block "log(...) and the progress line" below).
 
 `--nproc N` runs the program data-parallel in N worker processes started by
 torch's elastic launcher (driver/launch.py); a process whose environment
