@@ -146,7 +146,19 @@ _BUILTINS = [
     _elementwise("tanh", "Float", "Hyperbolic tangent, elementwise."),
     _elementwise("sigmoid", "Prob", "1 / (1 + exp(-x)), elementwise.", "prob"),
     _math("exp", "NonNeg", "e to the power x, elementwise; of a number, a number.", "nonneg"),
-    _math("log", "Float", "Natural logarithm, elementwise; of a number, a number."),
+    # log(x): the logarithm; log(step, loss=l, ...): metrics (checker/body/metrics_rules.py)
+    Builtin(
+        "log",
+        (X,),
+        "log(x: [..] Float) -> [..] Float / log(x: Float) -> Float / log(step: Int, name=value, ...)",
+        "Natural logarithm, elementwise; of a number, a number. With names, `log(step, loss=l)` records "
+        "metrics: see [Logging metrics](#logging-metrics).",
+        "h = log(x)",
+        "elementwise",
+        "log",
+        "log",
+        number_runtime="log_of_number",
+    ),
     _elementwise("log1p", "Float", "log(1 + x), elementwise; accurate for x near 0."),
     _elementwise("softplus", "NonNeg", "log(1 + exp(x)), elementwise: a smooth relu.", "nonneg"),
     _math("sqrt", "NonNeg", "Square root, elementwise; of a number, a number: sqrt(32.0) is a Float.", "nonneg"),

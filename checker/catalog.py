@@ -3100,5 +3100,54 @@ E1112 = _code(
 )
 
 
+# ---------------------------------------------------------------------- log(step, name=value): metrics
+
+E0420 = _code(
+    "E0420",
+    "log without metric names",
+    "log(step, {found}) logs nothing: name each value, as in log(step, loss=l)",
+    """
+    `log(step, loss=l, acc=a)` records metrics: `step` is an Int, each keyword
+    argument is one metric, named by its keyword. With positional values only
+    the values have no names to be written under, so the call is refused.
+    (`log(x)` with one argument and no keywords is the natural logarithm.)
+    """,
+    """
+    fn main():
+        for step in range(10):
+            l = mean(randn([4], seed=step))
+            log(step, l)
+    """,
+    """
+    fn main():
+        for step in range(10):
+            l = mean(randn([4], seed=step))
+            log(step, loss=l)
+    """,
+)
+
+E0421 = _code(
+    "E0421",
+    "metric is not one number",
+    "metric '{name}' of log is {found}: a metric is an Int, a Float or a [] tensor",
+    """
+    Each metric that `log` writes is one number per step: an Int, a Float or a
+    tensor with no dims (`[]`, such as the result of `mean` or of a loss). A
+    tensor with dims is several numbers; reduce it first (`mean(x)`,
+    `x[0]`), or log its parts under names of their own.
+    """,
+    """
+    fn main():
+        x = randn([4], seed=0)
+        log(0, x=x)
+    """,
+    """
+    fn main():
+        x = randn([4], seed=0)
+        log(0, x=mean(x))
+    """,
+)
+
+
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

@@ -39,6 +39,7 @@ class _FnCompiler:
         self.body = body
         self.base = base  # absolute offset of the item
         self._depth = 0  # expressions being written, one inside the other
+        self._loops = 0  # loops around the statement being written
         self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
         self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
         # run-time dims whose sizes the values that bind them record in `_qd`
@@ -109,17 +110,37 @@ class _FnCompiler:
                 self.block(s.orelse, indent + 1)
         elif isinstance(s, A.For):
             names = ", ".join(py_name(t.text) for t in s.targets)
-            w.emit(indent, f"for {names} in {self.expr(s.iter)}:", at)
+            sequence = self.expr(s.iter)
+            if self._shows_progress(s):  # main's outermost loops: `quiver run`'s progress line
+                sequence = f"rt.progress({sequence}, {s.targets[0].text!r})"
+            w.emit(indent, f"for {names} in {sequence}:", at)
+            self._loops += 1
             self.block(s.body, indent + 1)
+            self._loops -= 1
         elif isinstance(s, A.While):
             w.emit(indent, f"while {self.cond(s.cond)}:", at)
+            self._loops += 1
             self.block(s.body, indent + 1)
+            self._loops -= 1
         elif isinstance(s, A.Break):
             w.emit(indent, "break", at)
         elif isinstance(s, A.Continue):
             w.emit(indent, "continue", at)
         else:
             w.emit(indent, "pass", at)
+
+    def _shows_progress(self, s: A.For) -> bool:
+        """Whether a loop gets `quiver run`'s progress line (rt.progress): a
+        loop of `main` over range(...) or batches(...) that no other loop holds,
+        the one a long run spends its time in. The runtime shows it only when
+        the loop runs long, and never outside `quiver run`."""
+        if self.fn.name != "main" or self.fn.owner is not None or self._loops:
+            return False
+        it = s.iter
+        if not (isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.func.name in ("range", "batches")):
+            return False
+        ref = self.body.refs.get(it.func)
+        return ref is not None and ref.kind == "builtin"
 
     def index_set(self, target: A.Index, value: str) -> str:
         """`x[i] = e` on a local: `x = rt.index_set(x, rt.at[i], e)`, a new
@@ -456,6 +477,10 @@ class _FnCompiler:
         b = BUILTINS[name]
         if name in ("value_and_grad", "grad", "jvp"):
             return self.gradient_call(node, name, args)
+        if name == "log" and (len(args) > 1 or any(k is not None for k, _ in args)):
+            # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
+            metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
+            return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
         result = self.type_of(node)
         if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
             model = self.c.model_class(result.model, result.dims, result.options)

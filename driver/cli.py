@@ -1,9 +1,11 @@
 """The `quiver` command.
 
     quiver run FILE.qv [--nproc N] [--device D] [--no-checks] [--no-warnings] [--traceback] [--error-format text|json]
+               [--log-dir DIR] [--no-progress]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
     quiver fmt [--check] PATH ...    (see fmt.py)
+    quiver plot RUN.csv [-o OUT.png] (see plot.py)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
 the program prints. The file must be a regular file of at most 10 MiB (a FIFO,
@@ -20,6 +22,12 @@ object describing the failure, for tools such as the language server; its
 shape is defined in run_protocol.py. A failure of quiver itself (not of the
 program) prints `quiver: internal error: ...` and exits 2, without a traceback
 unless --traceback is given.
+
+`log(step, name=value)` writes metrics.csv and TensorBoard events to
+`--log-dir DIR` (default runs/<stem> beside FILE; the first call says where),
+and in JSON mode one MetricsRecord line per call to stderr; main's long loops
+show a progress line on stderr unless `--no-progress` (runtime/_metrics.py,
+runtime/_progress.py; the block "log(...) and the progress line" below).
 
 `--nproc N` runs the program data-parallel in N worker processes started by
 torch's elastic launcher (driver/launch.py); a process whose environment
@@ -189,6 +197,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     joined = False
     before = _device.saved()
+    shown = _show_metrics(args, as_json)  # log(...)'s files, sink and progress line
     try:
         _device.place(device)  # None: every model on its declared device
         module = execute(program)
@@ -205,16 +214,68 @@ def cmd_run(args) -> int:
         if joined:
             _dist.leave()
     except KeyboardInterrupt:
+        _end_metrics(shown)
         return _ended(_worker_failed(args, program, None, 130, as_json, joined), joined)
     except Exception as exc:  # everything the program does is reported
+        _end_metrics(shown)  # the bar is off the screen before the error is written
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         return _ended(_worker_failed(args, program, exc, 1, as_json, joined), joined)
     finally:
+        _end_metrics(shown)
         _device.restore(before)  # (for a caller in the same process: tests)
     if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
+
+
+# ---------------------------------------------------------------- log(...) and the progress line
+
+
+def _show_metrics(args, as_json: bool):
+    """Set up what `log(...)` writes and the progress line for this run: the
+    log folder (--log-dir, else runs/<stem> beside the file), the
+    MetricsRecord lines on stderr in JSON mode, the progress line unless
+    --no-progress. What `_end_metrics` undoes."""
+    from quiver.runtime import _metrics, _progress
+
+    from .run_protocol import MetricsRecord
+
+    _metrics.configure(log_dir=args.log_dir or _default_log_dir(args.file))
+
+    def record(step: int, values: dict[str, float]) -> None:
+        sys.stderr.write(MetricsRecord(step, values).to_json() + "\n")
+        sys.stderr.flush()
+
+    sink = record if as_json or getattr(args, "metrics_json", False) else None
+    if sink is not None:
+        _metrics.add_sink(sink)
+    progress = _progress.configure(not args.no_progress)
+    return sink, progress
+
+
+def _end_metrics(shown) -> None:
+    """The files flushed and closed, the sink removed, the progress line off
+    (again harmless: a failure calls it before its report, and finally after)."""
+    from quiver.runtime import _metrics, _progress
+
+    sink, progress = shown
+    _progress.restore(progress)
+    if sink is not None:
+        _metrics.remove_sink(sink)
+    _metrics.close()
+
+
+def _default_log_dir(file: str) -> str:
+    """runs/<stem> in the folder of the program's file."""
+    path = os.path.abspath(file)
+    return os.path.join(os.path.dirname(path), "runs", os.path.splitext(os.path.basename(path))[0])
+
+
+def cmd_plot(args) -> int:
+    from .plot import run
+
+    return run(args.csv, args.output)
 
 
 def _print_warnings(file: str, program: Program) -> None:
@@ -378,7 +439,20 @@ def build_parser() -> argparse.ArgumentParser:
         "whatever the models declare",
     )
     run.add_argument("--source-copy", dest="source_copy", help=argparse.SUPPRESS)  # a worker of --nproc
+    run.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="where log(...) writes metrics.csv and TensorBoard events (default: runs/<stem> beside FILE)",
+    )
+    run.add_argument(
+        "--no-progress", action="store_true", help="no progress line (step, steps/s, ETA) for main's long loops"
+    )
+    run.add_argument("--metrics-json", dest="metrics_json", action="store_true", help=argparse.SUPPRESS)  # a worker
     run.set_defaults(func=cmd_run)
+    plot = sub.add_parser("plot", help="draw the metrics of a run's metrics.csv to a PNG")
+    plot.add_argument("csv", metavar="RUN.csv")
+    plot.add_argument("-o", "--output", metavar="OUT.png", help="the image (default: RUN.png beside the CSV)")
+    plot.set_defaults(func=cmd_plot)
     comp = sub.add_parser("compile", help="print the Python a file compiles to")
     comp.add_argument("file")
     comp.add_argument("-o", "--output", help="write it to this file")

@@ -116,6 +116,13 @@ def worker_args(args, source_copy: str | None) -> list[str]:
         out += ["--device", args.device]
     if source_copy is not None:
         out += ["--source-copy", source_copy]
+    # log(...) and the progress line (rank 0 writes them): the parent's settings
+    if getattr(args, "log_dir", None):
+        out += ["--log-dir", args.log_dir]
+    if getattr(args, "no_progress", False):
+        out.append("--no-progress")
+    if getattr(args, "error_format", None) == "json":
+        out.append("--metrics-json")  # the MetricsRecord lines, on the stderr the parent's reader sees
     return out
 
 

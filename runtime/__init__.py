@@ -3,7 +3,9 @@
 See docs/runtime.md for the contract between the compiler and this package.
 """
 
+from . import _metrics as metrics
 from . import _ops, init
+from . import _progress as progress_line
 from ._batches import Batches, batches, randperm
 from ._checks import Checks, checks
 from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
@@ -26,11 +28,13 @@ from ._grad import grad, jvp, value_and_grad
 from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
 from ._index import at, field_index_set, index_set
+from ._metrics import log_metrics
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
+from ._progress import progress
 from ._source import (
     Loc,
     QvFrame,
@@ -64,6 +68,10 @@ from ._specs import (
 
 __all__ = [
     "init",
+    "metrics",
+    "log_metrics",
+    "progress",
+    "progress_line",
     "Checks",
     "checks",
     "current_device",

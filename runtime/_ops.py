@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _device, _dist
+from . import _device, _dist, _progress
 from ._checks import checks, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
@@ -701,8 +701,10 @@ def print_(*values, file=None, all_ranks=False) -> None:
         return
     out = sys.stdout if file is None else file
     prefix = _dist.print_prefix() if all_ranks else ""
-    out.write(prefix + " ".join(format_value(v) for v in values) + "\n")
-    out.flush()
+    text = prefix + " ".join(format_value(v) for v in values) + "\n"
+    with _progress.writing():  # a progress bar on the terminal is lifted off while the line is written
+        out.write(text)
+        out.flush()
 
 
 # rank() and world_size(): see _dist.

@@ -19,6 +19,7 @@ from . import (  # noqa: F401 - register their typing rules
     label_rules,
     layout_rules,
     loss_rules,
+    metrics_rules,
     norm_rules,
     shape_rules,
     sort_rules,
