@@ -3100,5 +3100,8 @@ E1112 = _code(
 )
 
 
+# parameter defaults, main's command-line parameters, constants, f-strings
+from .catalog_args import E0013, E0118, E0312, E0416, E0417, W0403  # noqa: E402
+
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

@@ -116,6 +116,9 @@ def worker_args(args, source_copy: str | None) -> list[str]:
         out += ["--device", args.device]
     if source_copy is not None:
         out += ["--source-copy", source_copy]
+    main_args = getattr(args, "main_args", None)
+    if main_args:  # the arguments of main, as the parent was given them
+        out += ["--", *main_args]
     return out
 
 
