@@ -54,7 +54,7 @@ def _converter(name: str, kind: str):
             if kind == "Float":
                 return float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an {kind} for {name}: {kind}, found '{text}'") from None
+            raise argparse.ArgumentTypeError(f"expected {'an' if kind == 'Int' else 'a'} {kind} for {name}: {kind}, found '{text}'") from None
         return text
 
     convert.__name__ = kind
