@@ -3101,7 +3101,13 @@ E1112 = _code(
 
 
 # parameter defaults, main's command-line parameters, constants, f-strings
-from .catalog_args import E0013, E0118, E0312, E0416, E0417, W0403  # noqa: E402
+from .catalog_args import E0013 as E0013  # noqa: E402
+from .catalog_args import E0118 as E0118  # noqa: E402
+from .catalog_args import E0312 as E0312  # noqa: E402
+from .catalog_args import E0416 as E0416  # noqa: E402
+from .catalog_args import E0417 as E0417  # noqa: E402
+from .catalog_args import W0403 as W0403  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ast as A
-from .consts import python_literal
 from . import dimexpr as DX
 from . import types as T
 from .analysis import Analysis
@@ -38,6 +37,7 @@ from .compile_names import (
     py_name,
     unchecked_ident,
 )
+from .consts import python_literal
 from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
 from .model_decl import INITIALIZERS

@@ -190,7 +190,9 @@ def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tu
         return kind, value
     if ty.kind == "Float" and kind == "Int":
         return "Float", float(value)
-    ctx.diagnostics.append(C.E0416.at(p.default.span, name=p.name.text, expected=ty.kind, found=f"{kind} {show(kind, value)}"))
+    ctx.diagnostics.append(
+        C.E0416.at(p.default.span, name=p.name.text, expected=ty.kind, found=f"{kind} {show(kind, value)}")
+    )
     return None
 
 
@@ -245,11 +247,19 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
     name = item.name.text
     written = None
     if item.type is not None:
-        if isinstance(item.type, A.NamedType) and not item.type.args and item.type.name.text in ("Int", "Float", "Bool", "Str"):
+        if (
+            isinstance(item.type, A.NamedType)
+            and not item.type.args
+            and item.type.name.text in ("Int", "Float", "Bool", "Str")
+        ):
             written = item.type.name.text
         else:
             diags.append(
-                C.E0118.at(item.type.span, name=name, problem=f"a constant is an Int, Float, Bool or Str, not {type_text(item.type)}")
+                C.E0118.at(
+                    item.type.span,
+                    name=name,
+                    problem=f"a constant is an Int, Float, Bool or Str, not {type_text(item.type)}",
+                )
             )
 
     def lookup(n: str):
@@ -262,7 +272,13 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
         if _reads_itself(item.value, name):
             raise ConstProblem(item.value.span, f"'{name}' is defined by itself")
         if written is not None and written != kind and not (written == "Float" and kind == "Int"):
-            diags.append(C.E0118.at(item.value.span, name=name, problem=f"it is written {written}, and its value is {kind} {show(kind, value)}"))
+            diags.append(
+                C.E0118.at(
+                    item.value.span,
+                    name=name,
+                    problem=f"it is written {written}, and its value is {kind} {show(kind, value)}",
+                )
+            )
     except ConstProblem as e:
         if _reads_itself(item.value, name):
             diags.append(C.E0118.at(item.value.span, name=name, problem=f"'{name}' is defined by itself"))

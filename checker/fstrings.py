@@ -72,7 +72,9 @@ def read(raw: str, start: int) -> A.FString:
             i += 2
             continue
         if c == "}":
-            raise FStringError(Span(body_start + i, body_start + i + 1), "a single '}' in an f-string: write '}}' for a brace")
+            raise FStringError(
+                Span(body_start + i, body_start + i + 1), "a single '}' in an f-string: write '}}' for a brace"
+            )
         if c == "{":
             flush(i)
             field, i = _field(body, i, body_start)
@@ -141,7 +143,9 @@ def _field(body: str, open_at: int, base: int) -> tuple[A.FormatField, int]:
         spec = body[colon + 1 : close]
         spec_span = Span(base + colon + 1, base + close)
         if SPEC.fullmatch(spec) is None:
-            raise FStringError(spec_span if spec else Span(base + colon, base + colon + 1), f"'{spec}' is not a format spec")
+            raise FStringError(
+                spec_span if spec else Span(base + colon, base + colon + 1), f"'{spec}' is not a format spec"
+            )
     field = A.FormatField(Span(base + open_at, base + close + 1), value, conversion, spec, spec_span)
     return field, close + 1
 

@@ -413,4 +413,10 @@ def kind_word(kind: str) -> str:
     """'a dim', 'a model', 'a function', 'an extern function' (a broken item: the same)."""
     if kind.startswith("broken-"):
         kind = kind[len("broken-") :]
-    return {"dim": "a dim", "const": "a constant", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)
+    return {
+        "dim": "a dim",
+        "const": "a constant",
+        "model": "a model",
+        "fn": "a function",
+        "extern": "an extern function",
+    }.get(kind, kind)

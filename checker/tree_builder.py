@@ -268,7 +268,7 @@ class Builder:
                     default = c
                 else:
                     type_ = c
-        return A.Param(_span(ch), mut, _ident(name), type_, default)
+        return A.Param(_span(ch), mut, _ident(name), cast("A.TypeExpr | None", type_), cast("A.Expr | None", default))
 
     # -- types
     def tensor_type(self, ch):

@@ -30,7 +30,7 @@ class MainArgsError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         raise MainArgsError(message)
 
 
@@ -54,7 +54,9 @@ def _converter(name: str, kind: str):
             if kind == "Float":
                 return float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an' if kind == 'Int' else 'a'} {kind} for {name}: {kind}, found '{text}'") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'an' if kind == 'Int' else 'a'} {kind} for {name}: {kind}, found '{text}'"
+            ) from None
         return text
 
     convert.__name__ = kind

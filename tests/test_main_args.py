@@ -47,7 +47,20 @@ def test_defaults_when_nothing_is_given(tmp_path: Path, capsys) -> None:
         ("--lr", "1e-3", "--steps", "10", "--amp", "--out", "x.pt", "--batch-size", "2"),
         ("--lr=1e-3", "--steps=10", "--amp", "--out=x.pt", "--batch_size=2"),
         ("--no-checks", "--", "--lr", "1e-3", "--steps", "10", "--amp", "--out", "x.pt", "--batch-size", "2"),
-        ("--lr", "1e-3", "--timing", "--steps", "10", "--amp", "--no-amp", "--amp", "--out", "x.pt", "--batch_size", "2"),
+        (
+            "--lr",
+            "1e-3",
+            "--timing",
+            "--steps",
+            "10",
+            "--amp",
+            "--no-amp",
+            "--amp",
+            "--out",
+            "x.pt",
+            "--batch_size",
+            "2",
+        ),
     ],
 )
 def test_main_s_arguments_in_every_form(tmp_path: Path, capsys, args: tuple[str, ...]) -> None:
@@ -73,11 +86,14 @@ def test_bad_arguments_are_a_clear_error(tmp_path: Path, capsys, args: tuple[str
     code, out, err = run(tmp_path, capsys, *args)
     takes = "--lr, --steps, --out, --amp, --batch_size"
     assert (code, out) == (2, "")
-    assert err == f"quiver: {tmp_path / 'train.qv'}: {message} (main takes {takes}; see quiver run {tmp_path / 'train.qv'} --help)\n"
+    assert (
+        err
+        == f"quiver: {tmp_path / 'train.qv'}: {message} (main takes {takes}; see quiver run {tmp_path / 'train.qv'} --help)\n"
+    )
 
 
 def test_a_parameter_without_a_default_is_required(tmp_path: Path, capsys) -> None:
-    src = "fn main(steps: Int, name: Str = \"a\"):\n    print(steps, name)\n"
+    src = 'fn main(steps: Int, name: Str = "a"):\n    print(steps, name)\n'
     code, _, err = run(tmp_path, capsys, src=src)
     assert code == 2 and "main needs --steps (steps: Int): it has no default" in err
     assert run(tmp_path, capsys, "--steps", "5", src=src)[:2] == (0, "5 a\n")

@@ -161,7 +161,11 @@ def test_run_follows_the_checkers_rule(tmp_path: Path, capsys, src: str) -> None
     if ide.runnable(check_text(src)):
         assert code == 0, err
     else:
-        assert code == 1 and ("main must" in err or "main cannot" in err or "has no fn main()" in err) and "Traceback" not in err
+        assert (
+            code == 1
+            and ("main must" in err or "main cannot" in err or "has no fn main()" in err)
+            and "Traceback" not in err
+        )
 
 
 # ---------------------------------------------------------------------- the run protocol

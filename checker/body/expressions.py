@@ -16,9 +16,9 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
+from .env import Env, Var
 from .fstring_rules import spec_problem
 from .fstring_rules import type_text as spec_type_text
-from .env import Env, Var
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -77,7 +77,9 @@ class ExpressionRules:
                     t = self.value(part.value, env)
                     why = spec_problem(t, part.spec, part.conversion)
                     if why is not None:
-                        self.diags.append(C.E0312.at(part.spec_span, spec=part.spec, type=spec_type_text(t), reason=why))
+                        self.diags.append(
+                            C.E0312.at(part.spec_span, spec=part.spec, type=spec_type_text(t), reason=why)
+                        )
             return T.STR
         if isinstance(e, A.BoolLit):
             return T.BOOL_N

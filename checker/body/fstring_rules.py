@@ -45,7 +45,13 @@ def spec_problem(t: T.Type, spec: str, conversion: str | None) -> str | None:
     if kind == "Str":
         if ty is not None and ty != "s":
             return f"'{ty}' is for numbers, and this is text"
-        for group, what in (("sign", "a sign"), ("z", "'z'"), ("alt", "'#'"), ("grouping", "grouping"), ("zero", "'0' padding")):
+        for group, what in (
+            ("sign", "a sign"),
+            ("z", "'z'"),
+            ("alt", "'#'"),
+            ("grouping", "grouping"),
+            ("zero", "'0' padding"),
+        ):
             if m.group(group):
                 return f"{what} is for numbers, and this is text"
         if m.group("align") == "=":

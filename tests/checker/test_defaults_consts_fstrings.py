@@ -87,12 +87,12 @@ def codes(text: str) -> list[tuple[str, str, str]]:
 
 def test_defaults_are_bound_at_calls_by_position_or_name() -> None:
     text = (
-        "fn scale(x: Float, times: Float = 2.0, label: Str = \"s\") -> Float:\n    return x * times\n\n"
-        "fn main():\n    a = scale(1.0)\n    b = scale(1.0, 3.0)\n    c = scale(1.0, label=\"t\")\n"
+        'fn scale(x: Float, times: Float = 2.0, label: Str = "s") -> Float:\n    return x * times\n\n'
+        'fn main():\n    a = scale(1.0)\n    b = scale(1.0, 3.0)\n    c = scale(1.0, label="t")\n'
         "    print(a, b, c)\n"
     )
     assert codes(text) == []
-    bad = text.replace('scale(1.0, label="t")', "scale(label=\"t\")")
+    bad = text.replace('scale(1.0, label="t")', 'scale(label="t")')
     assert [c[0] for c in codes(bad)] == ["E0401"]
 
 
@@ -105,7 +105,11 @@ def test_defaults_are_bound_at_calls_by_position_or_name() -> None:
         ),
         (
             "fn f(x: [4] = 1.0):\n    pass\n",
-            ("E0417", "parameter 'x': only an Int, Float, Bool or Str parameter has a default, and it is tensor [4]", "1.0"),
+            (
+                "E0417",
+                "parameter 'x': only an Int, Float, Bool or Str parameter has a default, and it is tensor [4]",
+                "1.0",
+            ),
         ),
         (
             "fn f(n: Int = g()):\n    pass\n",
@@ -132,15 +136,23 @@ def test_defaults_are_bound_at_calls_by_position_or_name() -> None:
             ("E0312", "'d' cannot format a Str: 'd' is for numbers, and this is text", "d"),
         ),
         (
-            "fn main():\n    x = 1.5\n    print(f\"{x:d}\")\n",
-            ("E0312", "'d' cannot format a Float: 'd' is for an Int or text, and this is a Float: use 'f', 'e', 'g' or '%'", "d"),
+            'fn main():\n    x = 1.5\n    print(f"{x:d}")\n',
+            (
+                "E0312",
+                "'d' cannot format a Float: 'd' is for an Int or text, and this is a Float: use 'f', 'e', 'g' or '%'",
+                "d",
+            ),
         ),
         (
-            "fn main():\n    n = 3\n    print(f\"{n:.2}\")\n",
-            ("E0312", "'.2' cannot format a Int: an Int takes no precision; use 'f' or 'e' to show it as a decimal", ".2"),
+            'fn main():\n    n = 3\n    print(f"{n:.2}")\n',
+            (
+                "E0312",
+                "'.2' cannot format a Int: an Int takes no precision; use 'f' or 'e' to show it as a decimal",
+                ".2",
+            ),
         ),
         (
-            "fn main():\n    print(f\"{y}\")\n",
+            'fn main():\n    print(f"{y}")\n',
             ("E0101", "unknown name 'y'", "y"),
         ),
     ],
@@ -160,7 +172,7 @@ def test_specs_that_fit() -> None:
 def test_constants_are_typed_values_in_every_function() -> None:
     text = (
         "dim D = 4\nconst LR = 3e-4\nconst STEPS: Int = D * 25\nconst HALF = STEPS / 2\n"
-        "const ON = True and not False\nconst TAG = \"run\"\n\n"
+        'const ON = True and not False\nconst TAG = "run"\n\n'
         "fn main(lr: Float = LR * 10, steps: Int = STEPS):\n    x = zeros([D]) * LR\n"
         "    print(x, lr, steps, HALF, ON, TAG)\n"
     )
@@ -187,4 +199,4 @@ def test_main_with_a_tensor_parameter_is_not_runnable() -> None:
     a = check_text("fn main(x: [4]):\n    print(x)\n")
     assert [d.code for d in a.diagnostics] == ["W0403"]
     assert not ide.runnable(a)
-    assert ide.runnable(check_text("fn main(n: Int, s: Str = \"a\"):\n    print(n, s)\n"))
+    assert ide.runnable(check_text('fn main(n: Int, s: Str = "a"):\n    print(n, s)\n'))
