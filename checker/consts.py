@@ -43,12 +43,13 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
         return "Float", e.value
     if isinstance(e, A.StrLit):
         return "Str", e.value
-    if isinstance(e, A.Name):
-        found = lookup(e.name)
+    written = _dotted(e)  # `LR`, or `hparams.LR` through an imported module
+    if written is not None:
+        found = lookup(written)
         if found == "":
             raise ConstProblem(e.span, "")
         if found is None or isinstance(found, str):
-            raise ConstProblem(e.span, f"'{e.name}' is not a constant or a dim")
+            raise ConstProblem(e.span, f"'{written}' is not a constant or a dim")
         return found
     if isinstance(e, A.Unary) and e.op in ("-", "+"):
         kind, v = evaluate(e.operand, lookup)
@@ -98,6 +99,17 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
             v = float(v)
         return kind, v
     raise ConstProblem(e.span, "a constant is a literal, a constant's or dim's name, or arithmetic of those")
+
+
+def _dotted(e: A.Expr) -> str | None:
+    parts = []
+    while isinstance(e, A.Field):
+        parts.append(e.name.text)
+        e = e.value
+    if not isinstance(e, A.Name):
+        return None
+    parts.append(e.name)
+    return ".".join(reversed(parts))
 
 
 def python_literal(kind: str, value: Value) -> str:

@@ -149,3 +149,24 @@ def test_f_strings_print_exactly_as_python_formats(tmp_path: Path, capsys) -> No
         "[1,234,567] [   1234567] [007] [7] [12.3%] [True] [  True] [  mlp  ] [ [4 8] Float]",
         "32 1.0000 3.5 0.123456",
     ]
+
+
+def test_constants_across_modules(tmp_path: Path, capsys) -> None:
+    (tmp_path / "hparams.qv").write_text(
+        'const LR = 3e-4\nconst STEPS: Int = 10\nconst TAG = "base"\nconst _HIDDEN = 1\n\n'
+        "fn lr_at(step: Int, warmup: Int = STEPS) -> Float:\n    return LR * step / warmup\n"
+    )
+    src = (
+        "import hparams\nfrom hparams import LR, STEPS as N\n\nconst TWICE = LR * 2\n\n"
+        "fn main(lr: Float = TWICE, steps: Int = N + hparams.STEPS):\n"
+        '    print(f"{lr:.1e} {steps} {hparams.TAG} {hparams.lr_at(5):.2e} {TWICE / LR}")\n'
+    )
+    code, out, err = run(tmp_path, capsys, src=src)
+    assert (code, out) == (0, "6.0e-04 20 base 1.50e-04 2.0\n"), err
+    from quiver.checker import check_text  # a private constant stays private
+
+    bad = "from hparams import _HIDDEN\n"
+    (tmp_path / "b.qv").write_text(bad)
+    assert quiver_main(["check", str(tmp_path / "b.qv")]) == 1
+    assert "E0116" in capsys.readouterr().out
+    assert check_text("const A = 1\n").globals.names.const_values == {"A": ("Int", 1)}
