@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import ast as A
+from ..consts import show as show_const
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
@@ -175,6 +176,12 @@ def _global_completion(analysis: Analysis, label: str, written: str, kind: str) 
         return Completion(
             label, "dim", f"dim {g.dims[written].name} = {value if value is not None else '?'}", sort_text="1" + label
         )
+    if kind == "const":
+        value = g.names.const_values.get(written)
+        detail = (
+            f"const {written}: {value[0]} = {show_const(*value)}" if isinstance(value, tuple) else f"const {written}"
+        )
+        return Completion(label, "constant", detail, sort_text="1" + label)
     if kind == "model" and written in g.models:
         return Completion(label, "model", f"model {g.models[written].name}", sort_text="2" + label)
     if kind in ("fn", "extern") and written in g.fns:

@@ -200,3 +200,51 @@ def test_main_with_a_tensor_parameter_is_not_runnable() -> None:
     assert [d.code for d in a.diagnostics] == ["W0403"]
     assert not ide.runnable(a)
     assert ide.runnable(check_text('fn main(n: Int, s: Str = "a"):\n    print(n, s)\n'))
+
+
+IDE_TEXT = (
+    "dim D = 4\nconst LR = 3e-4\nconst STEPS: Int = D * 25\n\n"
+    "fn main(lr: Float = LR * 10, steps: Int = STEPS):\n"
+    '    x = zeros([D]) * LR\n    print(f"{LR:.1e} {mean(x):.3f} {steps}")\n'
+)
+
+
+def at(text: str, needle: str, nth: int = 0) -> int:
+    i = -1
+    for _ in range(nth + 1):
+        i = text.index(needle, i + 1)
+    return i
+
+
+def test_hover_shows_a_constant_s_type_and_value() -> None:
+    a = check_text(IDE_TEXT)
+    for nth in range(4):  # its declaration, in a default, in a body, in an f-string
+        h = ide.hover(a, at(IDE_TEXT, "LR", nth))
+        assert h is not None and "const LR: Float = 0.0003" in h.markdown, nth
+    h = ide.hover(a, at(IDE_TEXT, "STEPS", 1))
+    assert h is not None and "const STEPS: Int = 100" in h.markdown
+
+
+def test_definition_references_and_tokens_know_constants() -> None:
+    a = check_text(IDE_TEXT)
+    decl = at(IDE_TEXT, "LR")
+    for nth in (1, 2, 3):
+        (target,) = ide.definition(a, at(IDE_TEXT, "LR", nth))
+        assert IDE_TEXT[target.focus.start : target.focus.end] == "LR" and target.focus.start == decl
+    refs = ide.references(a, at(IDE_TEXT, "LR", 2))
+    assert sorted(r.start for r in refs) == [at(IDE_TEXT, "LR", n) for n in range(4)]
+    tokens = {(t.span.start, t.type, t.modifiers) for t in ide.semantic_tokens(a)}
+    assert (decl, "variable", ("declaration", "readonly")) in tokens
+    assert (at(IDE_TEXT, "LR", 3), "variable", ("readonly",)) in tokens
+    # inside an f-string's braces, a local is a local
+    (target,) = ide.definition(a, at(IDE_TEXT, "steps}"))
+    assert target.focus.start == at(IDE_TEXT, "steps")
+    symbols = {s.name: (s.kind, s.detail) for s in ide.document_symbols(a)}
+    assert symbols["LR"] == ("const", "= 0.0003") and symbols["STEPS"] == ("const", "= 100")
+
+
+def test_completion_offers_constants() -> None:
+    text = IDE_TEXT + "    y = \n"
+    a = check_text(text)
+    found = {c.label: c for c in ide.completions(a, len(text) - 1)}
+    assert found["LR"].kind == "constant" and found["LR"].detail == "const LR: Float = 0.0003"
