@@ -170,3 +170,14 @@ def test_constants_across_modules(tmp_path: Path, capsys) -> None:
     assert quiver_main(["check", str(tmp_path / "b.qv")]) == 1
     assert "E0116" in capsys.readouterr().out
     assert check_text("const A = 1\n").globals.names.const_values == {"A": ("Int", 1)}
+
+
+def test_the_docs_f_string_example_prints_what_the_docs_say(tmp_path: Path, capsys) -> None:
+    src = (
+        "fn main():\n    step = 7\n    x = ones([4 8])\n"
+        '    print(f"step {step:03d}: mean {mean(x):.3f} of {x!t} {{done}}")\n'
+    )
+    assert run(tmp_path, capsys, src=src)[:2] == (0, "step 007: mean 1.000 of [4 8] Float {done}\n")
+    assert "prints `step 007: mean 1.000 of [4 8] Float {done}`" in (
+        Path(__file__).parents[1] / "docs" / "language.md"
+    ).read_text(encoding="utf-8")
