@@ -181,3 +181,23 @@ def test_the_docs_f_string_example_prints_what_the_docs_say(tmp_path: Path, caps
     assert "prints `step 007: mean 1.000 of [4 8] Float {done}`" in (
         Path(__file__).parents[1] / "docs" / "language.md"
     ).read_text(encoding="utf-8")
+
+
+def test_the_editor_s_runner_arguments_reach_main(tmp_path: Path, capsys) -> None:
+    from quiver.run_protocol import runner_args
+
+    p = tmp_path / "train.qv"
+    p.write_text(PROG)
+    assert quiver_main(runner_args(p, program_args=["--steps", "3", "--amp"])) == 0
+    assert capsys.readouterr().out.startswith("lr 3.00e-04 steps 3 out ckpt.pt amp True ")
+
+
+def test_defaults_of_methods_and_calls_by_name_run(tmp_path: Path, capsys) -> None:
+    src = (
+        "dim D = 2\n\nmodel Scale:\n    param w: [D] = ones\n\n"
+        "    fn forward(self, x: [b D], times: Float = 2.0, shift: Float = 0.0) -> [b D]:\n"
+        "        return x * self.w * times + shift\n\n"
+        "fn main():\n    m = Scale.init(seed=0)\n    x = ones([1 D])\n"
+        '    print(f"{sum(m(x)):.1f} {sum(m(x, 3.0)):.1f} {sum(m(x, shift=1.0)):.1f} {sum(m.forward(x, times=0.5)):.1f}")\n'
+    )
+    assert run(tmp_path, capsys, src=src)[:2] == (0, "4.0 6.0 6.0 1.0\n")

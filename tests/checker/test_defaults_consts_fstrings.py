@@ -248,3 +248,26 @@ def test_completion_offers_constants() -> None:
     a = check_text(text)
     found = {c.label: c for c in ide.completions(a, len(text) - 1)}
     assert found["LR"].kind == "constant" and found["LR"].detail == "const LR: Float = 0.0003"
+
+
+def test_rename_and_references_of_a_constant_across_files() -> None:
+    from quiver.checker.ide import workspace_nav as nav
+    from quiver.checker.workspace import MemoryHost, Workspace
+
+    hp = "const LR = 3e-4\nconst HALF = LR / 2\n"
+    train = 'import hp\nfrom hp import LR\n\nfn main(lr: Float = hp.LR):\n    print(f"{LR:.1e}", lr * hp.LR)\n'
+    ws = Workspace(MemoryHost({"/p/hp.qv": hp, "/p/train.qv": train}), ["/p"])
+    files = ["/p/hp.qv", "/p/train.qv"]
+    edits = nav.rename(ws, "/p/hp.qv", hp.index("LR"), "RATE", files)
+    assert edits is not None
+    got = {p: sorted((s.start, s.end) for s, _ in e) for p, e in edits.items()}
+
+    def spans(text: str, needle: str) -> list[tuple[int, int]]:
+        out, i = [], -1
+        while (i := text.find(needle, i + 1)) != -1:
+            out.append((i, i + len(needle)))
+        return out
+
+    assert got["/p/hp.qv"] == spans(hp, "LR")
+    # `from hp import LR` (no `as`): the import and its uses, the one in an f-string too
+    assert got["/p/train.qv"] == spans(train, "LR")
