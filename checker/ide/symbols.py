@@ -154,7 +154,8 @@ class _Collector:
         value, a parameter's default): `LR`, `hparams.LR`."""
         names = self.g.names
         for node in A.walk(e):
-            written = None
+            written: str | None = None
+            at: A.Node = node
             if isinstance(node, A.Name):
                 written, at = node.name, node
             elif isinstance(node, A.Field) and isinstance(node.value, A.Name):
