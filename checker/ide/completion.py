@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from .. import ast as A
-from ..consts import show as show_const
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..consts import show as show_const
 from ..declarations import (
     ELEM_TYPES,
     NUMBER_TYPES,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .. import ast as A
-from ..consts import show as show_const
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..consts import show as show_const
 from ..declarations import (
     FnInfo,
     ModelInfo,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .. import ast as A
-from ..consts import show as show_const
 from ..analysis import Analysis
+from ..consts import show as show_const
 from ..declarations import (
     DimInfo,
     FnInfo,
