@@ -280,11 +280,39 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
                 )
             )
     except ConstProblem as e:
+        cycle = _cycle(name, names, lookups)
         if _reads_itself(item.value, name):
             diags.append(C.E0118.at(item.value.span, name=name, problem=f"'{name}' is defined by itself"))
         elif e.problem:
             diags.append(C.E0118.at(e.span, name=name, problem=e.problem))
+        elif cycle is not None:
+            chain = " -> ".join([name, *cycle])
+            diags.append(C.E0118.at(item.value.span, name=name, problem=f"it is defined through itself ({chain})"))
     return Declared(None, tuple(diags), frozenset(lookups))
+
+
+def _cycle(name: str, names: Names, lookups: set[str]) -> list[str] | None:
+    """The constants from `name`'s value back to `name` (`B`, `A` of `const A
+    = B`, `const B = A`), or None; each one met is a lookup of the declaration."""
+
+    def reads(n: str) -> list[str]:
+        item = names.first.get(n)
+        if not isinstance(item, A.ConstDecl):
+            return []
+        return [x.name for x in A.walk(item.value) if isinstance(x, A.Name) and names.kind(x.name) == "const"]
+
+    stack = [(n, [n]) for n in reads(name)]
+    seen: set[str] = set()
+    while stack:
+        n, path = stack.pop()
+        lookups.add(n)
+        if n == name:
+            return path
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.extend((m, [*path, m]) for m in reads(n))
+    return None
 
 
 def _reads_itself(e: A.Expr, name: str) -> bool:

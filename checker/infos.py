@@ -110,6 +110,12 @@ class ParamInfo:
     # a call may leave the parameter out
     default: tuple[str, int | float | bool | str] | None = None
 
+    @property
+    def optional(self) -> bool:
+        """Whether a call may leave it out: it has a default (one that is
+        wrong too, which is reported at it: the calls say nothing more)."""
+        return self.default is not None or self.decl.default is not None
+
 
 @dataclass(frozen=True, slots=True)
 class FnInfo:

@@ -297,7 +297,7 @@ class CallRules:
     def user_call(
         self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span
     ) -> T.Type:
-        params = [(p.name, p.default is None, False) for p in info.params]
+        params = [(p.name, not p.optional, False) for p in info.params]
         matched = self.bind_args(info.name, params, args, paren)
         if matched is None:
             self._eval_args(args, env)
@@ -503,7 +503,7 @@ class CallRules:
     ) -> T.Type:
         """`recv.name(args)`: the method `info` with `recv` as its `self`."""
         rest = info.params[1:]
-        matched = self.bind_args(info.name, [(p.name, p.default is None, False) for p in rest], args, paren)
+        matched = self.bind_args(info.name, [(p.name, not p.optional, False) for p in rest], args, paren)
         if matched is None:
             self._eval_args(args, env)
             return T.UNKNOWN

@@ -271,3 +271,30 @@ def test_rename_and_references_of_a_constant_across_files() -> None:
     assert got["/p/hp.qv"] == spans(hp, "LR")
     # `from hp import LR` (no `as`): the import and its uses, the one in an f-string too
     assert got["/p/train.qv"] == spans(train, "LR")
+
+
+def test_constants_on_a_cycle_each_report_it_and_those_after_it_are_silent() -> None:
+    text = "const A = B + 1\nconst B = C\nconst C = A * 2\nconst D = A\n"
+    assert codes(text) == [
+        ("E0118", "constant 'A': it is defined through itself (A -> B -> C -> A)", "B + 1"),
+        ("E0118", "constant 'B': it is defined through itself (B -> C -> A -> B)", "C"),
+        ("E0118", "constant 'C': it is defined through itself (C -> A -> B -> C)", "A * 2"),
+    ]
+    assert codes("const N = 4\n\nfn main():\n    print(zeros([N]))\n") == [
+        ("E0211", "'N' is a constant, not a dim", "N")
+    ]
+
+
+def test_an_edit_of_a_constant_reaches_its_readers() -> None:
+    from quiver.checker.analysis import Analyzer
+
+    an = Analyzer()
+    base = "const K = 2\n\nfn f(n: Int = K) -> Int:\n    return n\n\nfn main():\n    s = K + 1\n    print(f(), s)\n"
+    assert not an.update(base).diagnostics
+    a = an.update(base.replace("const K = 2", 'const K = "two"'))
+    assert sorted(d.code for d in a.diagnostics) == ["E0306", "E0416"]
+    fresh = check_text(base.replace("const K = 2", 'const K = "two"'))
+    assert [(d.code, d.message, d.span) for d in a.diagnostics] == [
+        (d.code, d.message, d.span) for d in fresh.diagnostics
+    ]
+    assert not an.update(base).diagnostics
