@@ -298,3 +298,12 @@ def test_an_edit_of_a_constant_reaches_its_readers() -> None:
         (d.code, d.message, d.span) for d in fresh.diagnostics
     ]
     assert not an.update(base).diagnostics
+
+
+def test_completion_inside_an_f_string_s_braces() -> None:
+    text = IDE_TEXT + '    print(f"{st'
+    a = check_text(text)
+    labels = {c.label for c in ide.completions(a, len(text))}
+    assert "steps" in labels and "STEPS" in labels
+    outside = IDE_TEXT + '    print(f"st'
+    assert ide.completions(check_text(outside), len(outside)) == []
