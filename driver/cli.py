@@ -226,7 +226,8 @@ def _arguments_of_main(args, program: Program, as_json: bool) -> dict | int:
     info = program.analysis.globals.fns["main"]
     prog = f"quiver run {args.file}"
     if args.help:
-        print(main_args.parser(info, prog, args.run_help()).format_help(), end="")
+        runner = "The options of quiver run itself:\n\n" + args.run_help()
+        print(main_args.parser(info, prog, runner).format_help(), end="")
         return 0
     try:
         return main_args.parse(info, args.main_args, prog)

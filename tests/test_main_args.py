@@ -112,6 +112,7 @@ def test_help_lists_main_s_parameters_and_the_runner_s_options(tmp_path: Path, c
     assert 'out: Str (default "ckpt.pt")' in out
     assert "--amp, --no-amp" in out and "amp: Bool (default False)" in out
     assert "--batch_size INT, --batch-size INT" in out
+    assert "The options of quiver run itself:" in out
     assert "--nproc N" in out and "--device D" in out  # the runner's own
     assert quiver_main(["run", "--help"]) == 0
     assert "--nproc N" in capsys.readouterr().out
