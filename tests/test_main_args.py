@@ -46,7 +46,7 @@ def test_defaults_when_nothing_is_given(tmp_path: Path, capsys) -> None:
     [
         ("--lr", "1e-3", "--steps", "10", "--amp", "--out", "x.pt", "--batch-size", "2"),
         ("--lr=1e-3", "--steps=10", "--amp", "--out=x.pt", "--batch_size=2"),
-        ("--no-checks", "--", "--lr", "1e-3", "--steps", "10", "--amp", "--out", "x.pt", "--batch-size", "2"),
+        ("--no-warnings", "--", "--lr", "1e-3", "--steps", "10", "--amp", "--out", "x.pt", "--batch-size", "2"),
         (
             "--lr",
             "1e-3",
