@@ -190,6 +190,26 @@ class BoolLit(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class FormatField(Node):
+    """`{loss:.4f}` in an f-string: the expression, its conversion (`t` of
+    `{x!t}`: the value's type) and its format spec as written (after `:`),
+    with the spec's span (for E0312). The span covers the braces."""
+
+    value: Expr
+    conversion: str | None
+    spec: str
+    spec_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class FString(Node):
+    """`f"step {step}: loss {l:.4f}"`: text pieces (StrLit, escapes and `{{`
+    read) and fields, in order."""
+
+    parts: tuple[StrLit | FormatField, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class NameList(Node):
     """`[head, b2]`: names, as `wrt=` takes them."""
 
@@ -320,6 +340,7 @@ Expr = (
     | IntLit
     | FloatLit
     | StrLit
+    | FString
     | BoolLit
     | TupleExpr
     | Unary
@@ -432,6 +453,16 @@ class DimDecl(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class ConstDecl(Node):
+    """`const LR = 3e-4`, `const STEPS: Int = 100`: a number or string every
+    function may read (and importers, as `m.LR` or by `from m import LR`)."""
+
+    name: Ident
+    type: TypeExpr | None
+    value: Expr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class MemberCond(Node):
     """`if bias` / `if not bias` after a member: it exists only then; `if
     elementwise_affine and bias`: only when every one of the flags holds
@@ -484,6 +515,9 @@ class Param(Node):
     mut: bool
     name: Ident
     type: TypeExpr | None  # None only for `self`, a method's first parameter
+    # `lr: Float = 3e-4`: a constant a call may leave out (a literal, a
+    # constant's name, or arithmetic of those)
+    default: Expr | None = None
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -537,11 +571,11 @@ class BrokenItem(Node):
     """An item whose header did not parse. Its kind and name, when they can be
     read, are kept so that references to it elsewhere stay silent."""
 
-    kind: str | None  # "dim", "model", "fn", "extern" or None
+    kind: str | None  # "dim", "const", "model", "fn", "extern" or None
     name: Ident | None
 
 
-Item = DimDecl | ModelDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
+Item = DimDecl | ConstDecl | ModelDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
 
 
 def same_path(a: Node, b: Node) -> bool:

@@ -3147,6 +3147,13 @@ E0421 = _code(
         log(0, x=mean(x))
     """,
 )
+# parameter defaults, main's command-line parameters, constants, f-strings
+from .catalog_args import E0013 as E0013  # noqa: E402
+from .catalog_args import E0118 as E0118  # noqa: E402
+from .catalog_args import E0312 as E0312  # noqa: E402
+from .catalog_args import E0416 as E0416  # noqa: E402
+from .catalog_args import E0417 as E0417  # noqa: E402
+from .catalog_args import W0403 as W0403  # noqa: E402
 
 
 def get(code: str) -> Code | None:

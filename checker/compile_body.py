@@ -315,6 +315,8 @@ class _FnCompiler:
             return repr(e.value), 20
         if isinstance(e, A.StrLit):
             return repr(e.value), 20
+        if isinstance(e, A.FString):
+            return self.fstring(e), 16
         if isinstance(e, A.BoolLit):
             return repr(e.value), 20
         if isinstance(e, A.TupleExpr):
@@ -361,6 +363,23 @@ class _FnCompiler:
             return f"rt.tensor({self.literal_values(e)}, {elem_expr(t.elem)})", 16
         raise CompileError(f"cannot compile {type(e).__name__}")  # pragma: no cover
 
+    def fstring(self, e: A.FString) -> str:
+        """`f"loss {l:.4f}"` as `rt.fstring("loss ", rt.f_format(l, ".4f"))` (runtime/_format.py)."""
+        parts = []
+        for p in e.parts:
+            if isinstance(p, A.StrLit):
+                parts.append(repr(p.value))
+                continue
+            value = self.expr(p.value)
+            if p.conversion == "t":
+                value = f"rt.f_type({value})"
+                parts.append(f"format({value}, {p.spec!r})" if p.spec else value)
+            elif p.spec:
+                parts.append(f"rt.f_format({value}, {p.spec!r})")
+            else:
+                parts.append(f"rt.f_show({value})")
+        return f"rt.fstring({', '.join(parts)})"
+
     def literal_values(self, e: A.TensorLit | A.NameList) -> str:
         """A tensor literal as nested Python lists: of numbers, or of the
         names of plain numbers (`[x, y]`)."""
@@ -376,7 +395,7 @@ class _FnCompiler:
             return f"self._qv_opt_{e.name}"
         if ref is not None and ref.kind == "size":  # a run-time dim's size: `randperm(n, seed=0)`
             return self.run_size(T.DimRun(ref.name))
-        if ref is not None and ref.kind in ("dim", "fn", "extern", "model"):
+        if ref is not None and ref.kind in ("dim", "const", "fn", "extern", "model"):
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
 

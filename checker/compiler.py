@@ -37,6 +37,7 @@ from .compile_names import (
     py_name,
     unchecked_ident,
 )
+from .consts import python_literal
 from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
 from .model_decl import INITIALIZERS
@@ -108,6 +109,11 @@ class Compiler:
             if isinstance(item, A.DimDecl) and item.name.text in g.dims and g.names.first[item.name.text] is item:
                 w.emit(0, "")
                 w.emit(0, f"{py_name(item.name.text)} = {g.dims[item.name.text].value}", self.base(item))
+            elif isinstance(item, A.ConstDecl) and g.names.first.get(item.name.text) is item:
+                value = g.names.const_values.get(item.name.text)
+                if isinstance(value, tuple):
+                    w.emit(0, "")
+                    w.emit(0, f"{py_name(item.name.text)} = {python_literal(*value)}", self.base(item))
         done: set[str] = set()
         for item in items:
             if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
@@ -383,13 +389,17 @@ class Compiler:
             w.emit(0, "")
             w.emit(0, "")
         params = ", ".join(py_name(p.name) for p in fn.params)
+        # a parameter with a default: its value, for calls that leave it out
+        defined = ", ".join(
+            py_name(p.name) + (f"={python_literal(*p.default)}" if p.default is not None else "") for p in fn.params
+        )
         at = base + decl.span.start  # (a method's offset in its model)
         # A fn with parameters is two Python functions: its body, which calls
         # from compiled code use (the checker proved their arguments), and the
         # entry of its own name, which checks the arguments of a call from
         # Python first (docs/runtime.md, "What runs where").
         body_ident = unchecked_ident(ident) if fn.params else ident
-        w.emit(0, f"def {body_ident}({params}):", at)
+        w.emit(0, f"def {body_ident}({defined}):", at)
         # Generic dims the body uses as values, or as sizes of its run-time dim
         # checks, get their size from the arguments.
         used = {r.name for r in body.refs.values() if r.kind == "generic"}
@@ -421,7 +431,7 @@ class Compiler:
             w.emit(0, f"{body_ident}.__name__ = {body_ident}.__qualname__ = {ident!r}")
             w.emit(0, "")
             w.emit(0, "")
-            w.emit(0, f"def {ident}({params}):", at)
+            w.emit(0, f"def {ident}({defined}):", at)
             w.emit(1, "if rt.checks.enabled:", at)
             w.emit(2, f"{sig}.check({params})", at)
             w.emit(1, f"return {body_ident}({params})")  # not a line of the program: no .qv location

@@ -20,7 +20,7 @@ from . import ast as A
 from . import catalog as C
 from . import types as T
 from .diagnostics import LocalDiagnostic, SymbolRef
-from .fn_decl import declare_fn
+from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
 from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance
 from .names import (
@@ -79,6 +79,8 @@ __all__ = [
 def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
     if isinstance(item, A.DimDecl):
         return _declare_dim(item, names)
+    if isinstance(item, A.ConstDecl):
+        return declare_const(item, names)
     if isinstance(item, A.ModelDecl):
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
@@ -147,6 +149,8 @@ class Globals:
         alias = self.names.aliases.get(name)
         if kind == "dim":
             return ("dim", self.names.dim_values.get(name), alias)
+        if kind == "const":
+            return ("const", self.names.const_values.get(name), alias)
         # (a declaration that failed inside the checker has no info: its
         # error is recorded, and the name means nothing more)
         if kind == "model":
@@ -160,7 +164,7 @@ class Globals:
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:
         """The declaration a symbolic reference names: (item, span in item)."""
         path = ref.path
-        if path[0] in ("dim", "model", "fn", "extern") and len(path) == 2:
+        if path[0] in ("dim", "const", "model", "fn", "extern") and len(path) == 2:
             item = self.names.first.get(path[1])
             if item is None:
                 return None

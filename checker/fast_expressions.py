@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import ast as A
+from . import fstrings
 from .fast_lexer import _ADD, _COMPARE, _MAX_PREFIX, _MUL, _Decline
 from .fast_types import _TypeParser
 from .lexical import int_value, keyword_value, unescape
@@ -314,6 +315,9 @@ class _ExpressionParser(_TypeParser):
         if kind == "STRING":
             self.i = i + 1
             return A.StrLit(Span(self.s[i], self.e[i]), unescape(self.v[i]))
+        if kind == "FSTRING":
+            self.i = i + 1
+            return fstrings.read(self.v[i], self.s[i])  # FStringError: the item is declined
         if kind == "True" or kind == "False":
             self.i = i + 1
             return A.BoolLit(Span(self.s[i], self.e[i]), kind == "True")

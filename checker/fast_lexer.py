@@ -24,6 +24,7 @@ Span = A.Span
 _TOKEN = re.compile(
     r"(?:[ ]+|\\[ ]*(?:\r\n?|\n))*+"
     r"(?:(?P<nl>(?:(?:\r\n?|\n)[ ]*|#[^\r\n]*)+)"
+    r"|(?P<FSTRING>f\"(?:[^\"\\\r\n]|\\.)*\"|f'(?:[^'\\\r\n]|\\.)*')"
     r"|(?P<NAME>[^\W\d]\w*)"
     r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
     r"|(?P<INT>\d[\d_]*)"
@@ -31,8 +32,8 @@ _TOKEN = re.compile(
     r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|\.\.\.|\.\.|[-+*/%@<>=()\[\],:.|&~]))"
 )
 # The kind of token each group gives, by group number (op: the text itself).
-_NL, _NAME, _FLOAT, _INT, _STRING, _OP = 1, 2, 3, 4, 5, 6
-_GROUP_KIND = (None, "NL", "NAME", "FLOAT", "INT", "STRING", None)
+_NL, _FSTRING, _NAME, _FLOAT, _INT, _STRING, _OP = 1, 2, 3, 4, 5, 6, 7
+_GROUP_KIND = (None, "NL", "FSTRING", "NAME", "FLOAT", "INT", "STRING", None)
 
 # Nesting past these declines (lark reports E0009 past parser.MAX_NESTING,
 # counted its own way; these keep every accepted item far below it).

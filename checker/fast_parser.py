@@ -34,6 +34,7 @@ from __future__ import annotations
 from . import ast as A
 from .fast_expressions import _ExpressionParser
 from .fast_lexer import _AUG, _Decline, _tokenize
+from .fstrings import FStringError
 from .lexical import unescape
 
 Span = A.Span
@@ -49,7 +50,7 @@ def parse(text: str) -> A.Item | None:
         if tokens is None:
             return None
         return _Parser(*tokens).item()
-    except (_Decline, IndexError, RecursionError, ValueError):
+    except (_Decline, IndexError, RecursionError, ValueError, FStringError):
         return None
 
 
@@ -64,6 +65,8 @@ class _Parser(_ExpressionParser):
             word = self.v[0]
             if word == "dim":
                 node: A.Item = self.dim_decl()
+            elif word == "const":
+                node = self.const_decl()
             elif word == "model":
                 node = self.model_decl()
             else:
@@ -92,6 +95,18 @@ class _Parser(_ExpressionParser):
         value = self.expr()
         self.expect("NL")
         return A.DimDecl(Span(self.s[0], value.span.end), name, value)
+
+    def const_decl(self) -> A.ConstDecl:
+        self.i = 1
+        name = self.ident()
+        type_ = None
+        if self.k[self.i] == ":":
+            self.i += 1
+            type_ = self.type()
+        self.expect("=")
+        value = self.expr()
+        self.expect("NL")
+        return A.ConstDecl(Span(self.s[0], value.span.end), name, type_, value)
 
     def from_import(self) -> A.FromImport:
         self.i = 1
@@ -236,11 +251,15 @@ class _Parser(_ExpressionParser):
         if mut:
             self.i += 1
         name = self.ident()
-        if self.k[self.i] != ":":
-            return A.Param(Span(start, name.span.end), mut, name, None)
-        self.i += 1
-        type_ = self.type()
-        return A.Param(Span(start, type_.span.end), mut, name, type_)
+        type_ = default = None
+        if self.k[self.i] == ":":
+            self.i += 1
+            type_ = self.type()
+        if self.k[self.i] == "=":
+            self.i += 1
+            default = self.expr()
+        end = (default or type_ or name).span.end
+        return A.Param(Span(start, end), mut, name, type_, default)
 
     def fn_decl(self) -> A.FnDecl:
         """An item's or a method's `fn`, at the current token."""

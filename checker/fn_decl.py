@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import ast as A
 from . import catalog as C
 from . import types as T
+from .consts import ConstProblem, Value, evaluate, show
 from .diagnostics import LocalRelated
 from .infos import _NO_LOOKUPS, Declared, FnInfo, ParamInfo
 from .names import Names
@@ -60,6 +61,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                 )
             implicit = A.Param(item.name.span, False, A.Ident(item.name.span, "self"), None)
             params.append(ParamInfo("self", False, owner.self_type, implicit))
+    defaulted: str | None = None  # the last parameter with a default
     for p in written:
         if p.type is None:
             if p.name.text == "self":
@@ -98,7 +100,29 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                     reason=f"only a model or an optimizer can be mut, and this is {T.describe(ty)}",
                 )
             )
-        params.append(ParamInfo(p.name.text, p.mut, ty, p))
+        default = _default(p, ty, names, ctx, item) if p.default is not None else None
+        if p.default is None and defaulted is not None and p.type is not None:
+            ctx.diagnostics.append(
+                C.E0417.at(
+                    p.name.span,
+                    name=p.name.text,
+                    problem=f"it has no default and '{defaulted}' before it has one: "
+                    "give it a default, or move it before the parameters that have one",
+                )
+            )
+        if p.default is not None:
+            defaulted = p.name.text
+        params.append(ParamInfo(p.name.text, p.mut, ty, p, default))
+    if owner is None and not isinstance(item, A.ExternDecl) and item.name.text == "main":
+        for p in params:
+            if not isinstance(p.type, (T.NumberT, T.UnknownT)):
+                ctx.diagnostics.append(
+                    C.W0403.at(
+                        p.decl.type.span if p.decl.type is not None else p.decl.span,
+                        name=p.name,
+                        type=str(p.type),
+                    )
+                )
     # An Int parameter may size the types (`fn mask(size: Int) -> [size size] Bool`):
     # a dim of its name is its value, bound at each call by the argument.
     sizes = {p.name for p in params if p.type == T.INT}
@@ -142,6 +166,50 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
     return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
 
 
+def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tuple[str, Value] | None:
+    """The kind and value of a parameter's default (E0416, E0417 when it has none that fits)."""
+    assert p.default is not None
+    if not isinstance(ty, (T.NumberT, T.UnknownT)):
+        ctx.diagnostics.append(
+            C.E0417.at(
+                p.default.span,
+                name=p.name.text,
+                problem=f"only an Int, Float, Bool or Str parameter has a default, and it is {T.describe(ty)}",
+            )
+        )
+        return None
+    try:
+        kind, value = evaluate(p.default, lambda n: const_lookup(n, names, ctx.lookups))
+    except ConstProblem as e:
+        if e.problem:
+            ctx.diagnostics.append(C.E0417.at(e.span, name=p.name.text, problem=e.problem))
+        return None
+    if isinstance(ty, T.UnknownT):
+        return kind, value
+    if ty.kind == kind:
+        return kind, value
+    if ty.kind == "Float" and kind == "Int":
+        return "Float", float(value)
+    ctx.diagnostics.append(
+        C.E0416.at(p.default.span, name=p.name.text, expected=ty.kind, found=f"{kind} {show(kind, value)}")
+    )
+    return None
+
+
+def const_lookup(name: str, names: Names, lookups: set[str]):
+    """A name's constant value for consts.evaluate: a constant's, or a dim's (an Int)."""
+    lookups.add(name)
+    kind = names.kind(name)
+    if kind == "dim":
+        v = names.dim_values.get(name)
+        return ("Int", v) if v is not None else ""
+    if kind == "const":
+        return names.const_values.get(name, "")
+    if kind is not None and kind.startswith("broken-"):
+        return ""
+    return None
+
+
 def _forget_dims(t: T.Type, names: set[str]) -> T.Type:
     """`t` with the given generic dims unknown (they were reported already)."""
     if isinstance(t, T.TensorT):
@@ -168,3 +236,84 @@ def _first_dim_span(t: A.TypeExpr, name: str) -> A.Span | None:
 
 
 # ------------------------------------------------------------------ the global scope
+
+
+def declare_const(item: A.ConstDecl, names: Names) -> Declared:
+    """`const LR = 3e-4`, `const STEPS: Int = 100`: its value is worked out
+    with the names (names.const_decl_value); this reports why it has none
+    (E0118). Its lookups are the names its value reads."""
+    lookups: set[str] = set()
+    diags = []
+    name = item.name.text
+    written = None
+    if item.type is not None:
+        if (
+            isinstance(item.type, A.NamedType)
+            and not item.type.args
+            and item.type.name.text in ("Int", "Float", "Bool", "Str")
+        ):
+            written = item.type.name.text
+        else:
+            diags.append(
+                C.E0118.at(
+                    item.type.span,
+                    name=name,
+                    problem=f"a constant is an Int, Float, Bool or Str, not {type_text(item.type)}",
+                )
+            )
+
+    def lookup(n: str):
+        if n == name:
+            return None if names.kind(n) != "const" else ""
+        return const_lookup(n, names, lookups)
+
+    try:
+        kind, value = evaluate(item.value, lookup)
+        if _reads_itself(item.value, name):
+            raise ConstProblem(item.value.span, f"'{name}' is defined by itself")
+        if written is not None and written != kind and not (written == "Float" and kind == "Int"):
+            diags.append(
+                C.E0118.at(
+                    item.value.span,
+                    name=name,
+                    problem=f"it is written {written}, and its value is {kind} {show(kind, value)}",
+                )
+            )
+    except ConstProblem as e:
+        cycle = _cycle(name, names, lookups)
+        if _reads_itself(item.value, name):
+            diags.append(C.E0118.at(item.value.span, name=name, problem=f"'{name}' is defined by itself"))
+        elif e.problem:
+            diags.append(C.E0118.at(e.span, name=name, problem=e.problem))
+        elif cycle is not None:
+            chain = " -> ".join([name, *cycle])
+            diags.append(C.E0118.at(item.value.span, name=name, problem=f"it is defined through itself ({chain})"))
+    return Declared(None, tuple(diags), frozenset(lookups))
+
+
+def _cycle(name: str, names: Names, lookups: set[str]) -> list[str] | None:
+    """The constants from `name`'s value back to `name` (`B`, `A` of `const A
+    = B`, `const B = A`), or None; each one met is a lookup of the declaration."""
+
+    def reads(n: str) -> list[str]:
+        item = names.first.get(n)
+        if not isinstance(item, A.ConstDecl):
+            return []
+        return [x.name for x in A.walk(item.value) if isinstance(x, A.Name) and names.kind(x.name) == "const"]
+
+    stack = [(n, [n]) for n in reads(name)]
+    seen: set[str] = set()
+    while stack:
+        n, path = stack.pop()
+        lookups.add(n)
+        if n == name:
+            return path
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.extend((m, [*path, m]) for m in reads(n))
+    return None
+
+
+def _reads_itself(e: A.Expr, name: str) -> bool:
+    return any(isinstance(n, A.Name) and n.name == name for n in A.walk(e))

@@ -45,7 +45,8 @@ _TOKEN = re.compile(
   | (?P<cont>\\[ \t\f]*(?:\r\n?|\n))
   | (?P<comment>\#[^\r\n]*)
   | (?P<word>
-        "(?:[^"\\\r\n]|\\.)*" | '(?:[^'\\\r\n]|\\.)*'
+        f"(?:[^"\\\r\n]|\\.)*" | f'(?:[^'\\\r\n]|\\.)*'
+      | "(?:[^"\\\r\n]|\\.)*" | '(?:[^'\\\r\n]|\\.)*'
       | \d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)? | \.\d[\d_]*(?:[eE][+-]?\d+)? | \d[\d_]*[eE][+-]?\d+
       | \d[\d_]* | [^\W\d]\w*)
   | (?P<op>->|\|>|\*\*|[+\-*/]=|==|!=|<=|>=|\.\.\.|\.\.|[-<>+*/%@=()\[\],:.|&~])
@@ -172,6 +173,8 @@ class _Spacer:
                 kind = "dim"
             elif tok == "[" and self.before_prev == "model":
                 kind = "params"  # model Linear[I, O, bias: Bool = True]
+            elif tok == "(" and self.before_prev == "fn":
+                kind = "params"  # fn main(lr: Float = 3e-4)
             elif self._operand_end():
                 kind = "call" if tok == "(" else "index"
             else:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from . import ast as A
 from . import types as T
+from .consts import show as show_const
 from .diagnostics import LocalDiagnostic
 
 
@@ -105,6 +106,15 @@ class ParamInfo:
     mut: bool
     type: T.Type
     decl: A.Param
+    # `lr: Float = 3e-4`: its default's kind and value (checker/consts.py);
+    # a call may leave the parameter out
+    default: tuple[str, int | float | bool | str] | None = None
+
+    @property
+    def optional(self) -> bool:
+        """Whether a call may leave it out: it has a default (one that is
+        wrong too, which is reported at it: the calls say nothing more)."""
+        return self.default is not None or self.decl.default is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +147,7 @@ class FnInfo:
             (
                 "fn",
                 self.extern,
-                tuple((p.name, p.mut, p.type) for p in self.params),
+                tuple((p.name, p.mut, p.type, p.default) for p in self.params),
                 self.ret,
                 self.owner,
                 self.owner_options,
@@ -147,7 +157,9 @@ class FnInfo:
     def signature(self) -> str:
         """`fn f(x: [b D]) -> [b H]`; a method's `self` as written, without a type."""
         params = ", ".join(
-            ("mut " if p.mut else "") + (p.name if self.owner is not None and i == 0 else f"{p.name}: {p.type}")
+            ("mut " if p.mut else "")
+            + (p.name if self.owner is not None and i == 0 else f"{p.name}: {p.type}")
+            + (f" = {show_const(*p.default)}" if p.default is not None else "")
             for i, p in enumerate(self.params)
         )
         head = f"{'extern fn' if self.extern else 'fn'} {self.name}({params})"

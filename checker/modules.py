@@ -63,6 +63,8 @@ class ModuleExports:
     # summary), so the next build reuses an entry whose source is the same
     # object: an edit inside a body rewrites one function, not the module.
     sources: dict = field(repr=False, default_factory=dict)
+    # its constants' kinds and values (Names.const_values), by qualified name
+    const_values: dict = field(default_factory=dict)
 
     def qualified(self, name: str) -> str:
         return f"{self.qual}.{name}"
@@ -90,6 +92,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     sources: dict = {}
     kinds: dict[str, str] = {}
     dim_values: dict[str, int | None] = {}
+    const_values: dict = {}
     dims: dict[str, DimInfo] = {}
     models: dict[str, ModelInfo] = {}
     fns: dict[str, FnInfo] = {}
@@ -100,6 +103,8 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         origin[q] = path
         if n in names.dim_values:
             dim_values[q] = names.dim_values[n]
+        if n in names.const_values:
+            const_values[q] = names.const_values[n]
         if n in glob.dims:
             dims[q] = replace(glob.dims[n], name=q)
         elif n in glob.models:
@@ -114,6 +119,8 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         origin[q] = names.origin.get(q, path)
         if q in names.dim_values:
             dim_values[q] = names.dim_values[q]
+        if q in names.const_values:
+            const_values[q] = names.const_values[q]
         if q in glob.dims:
             dims[q] = glob.dims[q]
         elif q in glob.models:
@@ -133,6 +140,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     interface = (
         tuple(sorted(kinds.items())),
         tuple(sorted(dim_values.items())),
+        tuple(sorted(const_values.items())),
         tuple((q, i.interface) for q, i in sorted(models.items())),
         tuple((q, i.interface) for q, i in sorted(fns.items())),
         tuple((k, s.key()) for k, s in sorted(summaries.items())),
@@ -143,7 +151,20 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         old.sources = sources
         return old
     return ModuleExports(
-        qual, path, analysis, own, kinds, dim_values, dims, models, fns, summaries, origin, interface, sources
+        qual,
+        path,
+        analysis,
+        own,
+        kinds,
+        dim_values,
+        dims,
+        models,
+        fns,
+        summaries,
+        origin,
+        interface,
+        sources,
+        const_values,
     )
 
 
@@ -204,7 +225,7 @@ class Requalifier:
         )
 
     def fn(self, info: FnInfo) -> FnInfo:
-        params = tuple(ParamInfo(p.name, p.mut, self.type(p.type), p.decl) for p in info.params)
+        params = tuple(ParamInfo(p.name, p.mut, self.type(p.type), p.decl, p.default) for p in info.params)
         return FnInfo(
             self.rename.get(info.name, info.name),
             params,
@@ -244,6 +265,8 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                 names.origin[q] = ex.origin.get(q, ex.path)
                 if q in ex.dim_values:
                     names.dim_values[q] = ex.dim_values[q]
+                if q in ex.const_values:
+                    names.const_values[q] = ex.const_values[q]
             for q, model in ex.models.items():
                 if model.takes:
                     names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults, model.divisions)
@@ -266,6 +289,8 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                 names.aliases[written] = ex.qualified(n)
                 if ex.qualified(n) in ex.dim_values:
                     names.dim_values[written] = ex.dim_values[ex.qualified(n)]
+                if ex.qualified(n) in ex.const_values:
+                    names.const_values[written] = ex.const_values[ex.qualified(n)]
             continue
         for imp in item.names:
             n = imp.name.text
@@ -286,6 +311,8 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                 names.aliases[bound.text] = q
                 if q in ex.dim_values:
                     names.dim_values[bound.text] = ex.dim_values[q]
+                if q in ex.const_values:
+                    names.const_values[bound.text] = ex.const_values[q]
     return modules
 
 

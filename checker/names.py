@@ -56,6 +56,9 @@ class Names:
     kinds: dict[str, str] = field(default_factory=dict)  # name -> dim|model|fn|extern|module|broken-<kind>
     first: dict[str, A.Item] = field(default_factory=dict)
     dim_values: dict[str, int | None] = field(default_factory=dict)
+    # a constant's kind and value (`const LR = 3e-4`: ("Float", 0.0003)); ""
+    # when it has none (its declaration says why, E0118)
+    const_values: dict[str, tuple[str, int | float | bool | str] | str] = field(default_factory=dict)
     # written name -> qualified name (`Mlp` or `layers.Mlp` -> `layers.Mlp`)
     aliases: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # bound module name -> its qualified name
@@ -81,6 +84,8 @@ class Names:
             kind = self.imported.get(name)
         if kind == "model":
             return (kind, None, self.aliases.get(name), self.model_sigs.get(self.canonical(name)))
+        if kind == "const":
+            return (kind, self.const_values.get(name), self.aliases.get(name))
         return (kind, self.dim_values.get(name), self.aliases.get(name))
 
     def kind(self, name: str) -> str | None:
@@ -104,6 +109,7 @@ class Names:
             older is None
             or self.kinds != older.kinds
             or self.dim_values != older.dim_values
+            or self.const_values != older.const_values
             or self.aliases != older.aliases
             or self.imported != older.imported
             or self.model_sigs != older.model_sigs
@@ -114,7 +120,7 @@ class Names:
 
 
 def item_name(item: A.Item) -> A.Ident | None:
-    if isinstance(item, (A.DimDecl, A.ModelDecl, A.FnDecl, A.ExternDecl)):
+    if isinstance(item, (A.DimDecl, A.ConstDecl, A.ModelDecl, A.FnDecl, A.ExternDecl)):
         return item.name
     if isinstance(item, A.BrokenItem):
         return item.name
@@ -124,6 +130,8 @@ def item_name(item: A.Item) -> A.Ident | None:
 def item_kind(item: A.Item) -> str:
     if isinstance(item, A.DimDecl):
         return "dim"
+    if isinstance(item, A.ConstDecl):
+        return "const"
     if isinstance(item, A.ModelDecl):
         return "model"
     if isinstance(item, A.FnDecl):
@@ -223,7 +231,50 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
     # Values after all names are known: `dim HD = E / NH` may come before E.
     for item in dims:
         dim_decl_value(item, names)
+    for item in items:
+        if isinstance(item, A.ConstDecl) and names.first.get(item.name.text) is item:
+            const_decl_value(item, names)
     return names
+
+
+def const_decl_value(
+    item: A.ConstDecl, names: Names, seen: frozenset[str] = frozenset()
+) -> tuple[str, int | float | bool | str] | str:
+    """The kind and value of `const NAME = e` ("" when it has none: its
+    declaration reports why), worked out once per update, as a dim's."""
+    from .consts import ConstProblem, evaluate
+
+    name = item.name.text
+    if name in names.const_values:
+        return names.const_values[name]
+    seen = seen | {name}
+
+    def lookup(n: str):
+        kind = names.kind(n)
+        if kind == "dim":
+            v = names.dim_values.get(n)
+            return ("Int", v) if v is not None else ""
+        if kind == "const":
+            other = names.first.get(n)
+            if n in seen:
+                return ""  # a cycle: reported at the declaration
+            if isinstance(other, A.ConstDecl):
+                return const_decl_value(other, names, seen)
+            return names.const_values.get(n, "")
+        return "" if kind is not None and kind.startswith("broken-") else None
+
+    try:
+        found: tuple[str, int | float | bool | str] | str = evaluate(item.value, lookup)
+    except ConstProblem:
+        found = ""
+    if isinstance(found, tuple) and isinstance(item.type, A.NamedType) and not item.type.args:
+        want = item.type.name.text
+        if want == "Float" and found[0] == "Int":
+            found = ("Float", float(found[1]))
+        elif want != found[0]:
+            found = ""
+    names.const_values[name] = found
+    return found
 
 
 # `(E/NH)` as (its text, E's normal form, NH's), over a model's own dims
@@ -362,4 +413,10 @@ def kind_word(kind: str) -> str:
     """'a dim', 'a model', 'a function', 'an extern function' (a broken item: the same)."""
     if kind.startswith("broken-"):
         kind = kind[len("broken-") :]
-    return {"dim": "a dim", "model": "a model", "fn": "a function", "extern": "an extern function"}.get(kind, kind)
+    return {
+        "dim": "a dim",
+        "const": "a constant",
+        "model": "a model",
+        "fn": "a function",
+        "extern": "an extern function",
+    }.get(kind, kind)

@@ -176,7 +176,7 @@ _WORD_START = re.compile(r"\w")
 _OPENERS = frozenset({"LPAR", "LSQB"})
 _CLOSERS = frozenset({"RPAR", "RSQB"})
 _PREFIX = frozenset({"NOT", "POW_OP"})
-_OPERAND = frozenset({"NAME", "INT", "FLOAT", "STRING", "TRUE", "FALSE", "DOT"})
+_OPERAND = frozenset({"NAME", "INT", "FLOAT", "STRING", "FSTRING", "TRUE", "FALSE", "DOT"})
 
 
 class _GiveUp(Exception):
@@ -240,6 +240,7 @@ class _FairLock:
 
 _lock = _FairLock()
 _parser: Lark | None = None
+_builder = Builder()
 _indenter: _QuiverIndenter | None = None
 _lexer: _PlainLexer | None = None
 
@@ -270,7 +271,7 @@ def _get_parsers() -> tuple[Lark, _PlainLexer]:
             postlex=_indenter,
             keep_all_tokens=True,
             maybe_placeholders=True,
-            transformer=Builder(),
+            transformer=_builder,
         )
         # lark names rules' nonterminals with Token objects (str subclasses
         # with a Python-level __eq__), and every reduce looks one up in a
@@ -286,7 +287,7 @@ def _get_parsers() -> tuple[Lark, _PlainLexer]:
 # ------------------------------------------------------------------ items
 
 
-_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim|import|from)\b\s*([^\W\d][\w.]*)?")
+_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|dim|const|import|from)\b\s*([^\W\d][\w.]*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +363,7 @@ class _Recovery:
                 self._prepass(lexer)
             for _ in range(MAX_RECOVERIES):
                 try:
+                    _builder.fstring_errors.clear()
                     item = cast(A.Item, parser.parse(self.text))  # the callbacks build AST nodes
                 except _BadDedent as e:
                     if not prepassed:  # lexical and bracket errors explain most failures
@@ -395,6 +397,9 @@ class _Recovery:
                     self._recover(C.E0009.at(A.Span(e.start, end), limit=MAX_NESTING), e.start)
                     continue
                 problems = _validate(item, _indenter)
+                if _builder.fstring_errors:
+                    problems += [C.E0013.at(e.span, problem=e.problem) for e in _builder.fstring_errors]
+                    problems.sort(key=lambda d: d.span.start)
                 if problems:
                     self._recover(problems[0], problems[0].span.start)
                     continue

@@ -18,6 +18,7 @@ RefKind = Literal[
     "local",
     "param",
     "dim",
+    "const",
     "generic",
     "fn",
     "extern",

@@ -41,6 +41,7 @@ _PUNCT = {
 }
 _KEYWORDS = {
     "DIM": "dim",
+    "CONST": "const",
     "MODEL": "model",
     "PARAM": "param",
     "BUFFER": "buffer",
@@ -67,7 +68,7 @@ _KEYWORDS = {
     "TRUE": "True",
     "FALSE": "False",
 }
-_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE", "TILDE"}
+_EXPR_START = {"NAME", "INT", "FLOAT", "STRING", "FSTRING", "LPAR", "LSQB", "ADD_OP", "NOT", "TRUE", "FALSE", "TILDE"}
 _TYPE_START = {"NAME", "LSQB", "LPAR"}
 # Tokens that could continue an expression already complete: listing them
 # ("expected '+' or '*' or ...") only hides the useful alternatives.
@@ -87,7 +88,7 @@ _CONTINUATIONS = {
     "BIT_OR",
     "BIT_AND",
 }
-_ITEM_START = {"DIM", "MODEL", "FN", "EXTERN", "IMPORT", "FROM"}
+_ITEM_START = {"DIM", "CONST", "MODEL", "FN", "EXTERN", "IMPORT", "FROM"}
 _STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
 
 
@@ -101,6 +102,7 @@ def _word(terminal: str) -> str:
         "INT": "an integer",
         "FLOAT": "a number",
         "STRING": "a string",
+        "FSTRING": "an f-string",
         "_NL": "a new line",
         "_INDENT": "an indented block",
         "_DEDENT": "the end of the block",
@@ -144,7 +146,7 @@ def expected_phrase(expected: set[str], in_args: bool = False) -> str:
         words.append("a type")
         rest -= _TYPE_START
     if len(rest & _ITEM_START) >= 3:
-        words.append("an item ('dim', 'model', 'fn', 'extern fn', 'import' or 'from')")
+        words.append("an item ('dim', 'const', 'model', 'fn', 'extern fn', 'import' or 'from')")
         rest -= _ITEM_START
     if len(rest & _STMT_START) >= 3 or ("RETURN" in rest and words == ["an expression"]):
         words = ["a statement"]
@@ -184,6 +186,7 @@ def _context(stack: list, expected: set[str]) -> str:
             "FN",
             "MODEL",
             "DIM",
+            "CONST",
             "EXTERN",
             "PARAM",
             "BUFFER",

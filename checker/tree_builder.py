@@ -10,6 +10,7 @@ from typing import cast
 from lark import Token
 
 from . import ast as A
+from . import fstrings
 from .lexical import int_value, keyword_value, unescape
 
 
@@ -121,6 +122,10 @@ def _ident(t: Token) -> A.Ident:
 class Builder:
     """lark callbacks: one per rule or alias, each returning an AST node."""
 
+    def __init__(self) -> None:
+        # what was wrong in the f-strings of the last parse (the parser reports them, E0013)
+        self.fstring_errors: list[fstrings.FStringError] = []
+
     def start(self, ch):
         return ch[0]
 
@@ -128,6 +133,12 @@ class Builder:
     def dim_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
         return A.DimDecl(_span(ch), _ident(name), _nodes(ch)[0])
+
+    def const_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        nodes = _nodes(ch)
+        type_ = nodes[0] if len(nodes) > 1 else None
+        return A.ConstDecl(_span(ch), _ident(name), type_, nodes[-1])
 
     def import_decl(self, ch):
         return A.ImportDecl(_span(ch), _ident(_tokens(ch, "NAME")[0]))
@@ -247,8 +258,17 @@ class Builder:
     def param(self, ch):
         mut = any(isinstance(c, Token) and c.type == "MUT" for c in ch)
         name = _tokens(ch, "NAME")[0]
-        nodes = _nodes(ch)
-        return A.Param(_span(ch), mut, _ident(name), nodes[0] if nodes else None)
+        type_ = default = None
+        after_eq = False
+        for c in ch:
+            if isinstance(c, Token) and c.type == "EQUAL":
+                after_eq = True
+            elif isinstance(c, A.Node):
+                if after_eq:
+                    default = c
+                else:
+                    type_ = c
+        return A.Param(_span(ch), mut, _ident(name), cast("A.TypeExpr | None", type_), cast("A.Expr | None", default))
 
     # -- types
     def tensor_type(self, ch):
@@ -466,6 +486,14 @@ class Builder:
 
     def str_lit(self, ch):
         return A.StrLit(_span(ch), unescape(ch[0]))
+
+    def fstring(self, ch):
+        tok = ch[0]
+        try:
+            return fstrings.read(str(tok), _start(tok))
+        except fstrings.FStringError as e:
+            self.fstring_errors.append(e)
+            return A.FString(_tok_span(tok), ())
 
     def bool_lit(self, ch):
         return A.BoolLit(_span(ch), str(ch[0]) == "True")

@@ -49,7 +49,7 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.compiler import CompileError
 
-from . import inputs, lifeline, report
+from . import inputs, lifeline, main_args, report
 from .host import normal_path
 from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file, execute
@@ -93,8 +93,8 @@ def _main_problem(program: Program) -> tuple[Span | None, str] | None:
     )
     if info.extern:
         why = "main must be a fn with a body to be run"
-    elif info.params:
-        why = "main must take no parameters to be run"
+    elif main_args.main_problem(info) is not None:
+        why = main_args.main_problem(info)
     else:
         why = "main cannot be run"
     return focus, f"{why} (found {info.signature()})"
@@ -181,6 +181,9 @@ def cmd_run(args) -> int:
         if as_json:
             print(error.to_json(), file=sys.stderr)
         return 1
+    kwargs = _arguments_of_main(args, program, as_json)
+    if isinstance(kwargs, int):
+        return kwargs
     device = _device_of(args.device)
     if isinstance(device, str):
         print(f"quiver: {device}", file=sys.stderr)
@@ -210,7 +213,7 @@ def cmd_run(args) -> int:
                 _dist.use_local_gpu()
             _dist.join()
             joined = True
-        module.main()
+        module.main(**kwargs)
         if joined:
             _dist.leave()
     except KeyboardInterrupt:
@@ -276,6 +279,42 @@ def cmd_plot(args) -> int:
     from .plot import run
 
     return run(args.csv, args.output)
+def _arguments_of_main(args, program: Program, as_json: bool) -> dict | int:
+    """main's arguments from the command line (driver/main_args.py), or the
+    exit status: 0 after `--help`, 2 for arguments that do not fit main."""
+    info = program.analysis.globals.fns["main"]
+    prog = f"quiver run {args.file}"
+    if args.help:
+        runner = "The options of quiver run itself:\n\n" + args.run_help()
+        print(main_args.parser(info, prog, runner).format_help(), end="")
+        return 0
+    try:
+        return main_args.parse(info, args.main_args, prog)
+    except main_args.MainArgsError as e:
+        takes = ", ".join(main_args.options(p.name)[0] for p in info.params) or "nothing"
+        message = f"{e} (main takes {takes}; see {prog} --help)"
+        print(f"quiver: {args.file}: {message}", file=sys.stderr)
+        if as_json:
+            at = program.analysis.lines.position(info.decl.name.span.start)
+            line, col = at.line + 1, at.column + 1
+            print(RunError(program.path, line, col, line, col + 4, message, CHECK).to_json(), file=sys.stderr)
+        return 2
+
+
+def _split_run_argv(argv: list[str], ap: argparse.ArgumentParser):
+    """`quiver run`'s own options, and main's arguments: the others after
+    FILE, then everything after `--` as it is."""
+    after: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, after = argv[:cut], argv[cut + 1 :]
+    args, extra = ap.parse_known_args(argv)
+    args.main_args = extra + after
+    if args.file is None and not args.help:
+        print("usage: quiver run FILE [options] [--name VALUE ...] [-- ARGS ...]", file=sys.stderr)
+        print("quiver run: error: the following arguments are required: FILE", file=sys.stderr)
+        raise SystemExit(2)
+    return args
 
 
 def _print_warnings(file: str, program: Program) -> None:
@@ -405,8 +444,17 @@ def cmd_fmt(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="quiver", description="Run, compile and check Quiver (.qv) programs.")
     sub = ap.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="check, compile and run a file's main()")
-    run.add_argument("file")
+    run = sub.add_parser(
+        "run",
+        help="check, compile and run a file's main()",
+        add_help=False,
+        allow_abbrev=False,
+        usage="quiver run FILE [options] [--name VALUE ...] [-- ARGS ...]",
+        description="Check, compile and run FILE's main(). Options this list does not hold, and everything "
+        "after --, are main's arguments (quiver run FILE --help lists them).",
+    )
+    run.add_argument("file", nargs="?")
+    run.add_argument("-h", "--help", action="store_true", help="show main's arguments and these options")
     run.add_argument("--no-checks", action="store_true", help="skip argument checks at function entry (faster)")
     run.add_argument(
         "--no-warnings", action="store_true", help="do not print the checker's warnings before the program runs"
@@ -448,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-progress", action="store_true", help="no progress line (step, steps/s, ETA) for main's long loops"
     )
     run.add_argument("--metrics-json", dest="metrics_json", action="store_true", help=argparse.SUPPRESS)  # a worker
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, run_help=run.format_help)
     plot = sub.add_parser("plot", help="draw the metrics of a run's metrics.csv to a PNG")
     plot.add_argument("csv", metavar="RUN.csv")
     plot.add_argument("-o", "--output", metavar="OUT.png", help="the image (default: RUN.png beside the CSV)")
@@ -474,7 +522,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return qlint_main(argv[1:])
     try:
-        args = build_parser().parse_args(argv)
+        ap = build_parser()
+        args = _split_run_argv(argv, ap) if argv and argv[0] == "run" else ap.parse_args(argv)
+        if args.command == "run" and args.help and args.file is None:
+            print(args.run_help(), end="")
+            return 0
     except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help
         return int(e.code or 0)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

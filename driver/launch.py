@@ -123,6 +123,9 @@ def worker_args(args, source_copy: str | None) -> list[str]:
         out.append("--no-progress")
     if getattr(args, "error_format", None) == "json":
         out.append("--metrics-json")  # the MetricsRecord lines, on the stderr the parent's reader sees
+    main_args = getattr(args, "main_args", None)
+    if main_args:  # the arguments of main, as the parent was given them
+        out += ["--", *main_args]
     return out
 
 

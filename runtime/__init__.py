@@ -24,6 +24,7 @@ from ._errors import (
     ValueCheckError,
 )
 from ._extern import Extern, extern
+from ._format import f_format, f_show, f_type, fstring
 from ._grad import grad, jvp, value_and_grad
 from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
@@ -67,6 +68,10 @@ from ._specs import (
 )
 
 __all__ = [
+    "f_format",
+    "f_show",
+    "f_type",
+    "fstring",
     "init",
     "metrics",
     "log_metrics",

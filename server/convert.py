@@ -200,6 +200,7 @@ _COMPLETION_KINDS = {
 
 _SYMBOL_KINDS = {
     "dim": lsp.SymbolKind.Constant,
+    "const": lsp.SymbolKind.Constant,
     "model": lsp.SymbolKind.Class,
     "param": lsp.SymbolKind.Field,
     "buffer": lsp.SymbolKind.Property,

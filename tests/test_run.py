@@ -126,17 +126,18 @@ def test_no_main_is_reported(tmp_path: Path, capsys) -> None:
 
 
 def test_a_main_with_parameters_is_not_run(tmp_path: Path, capsys) -> None:
-    """It checks clean, but the checker's rule says it cannot be run: a clear
-    error at `main`, not a Python TypeError from calling it."""
-    p = write(tmp_path, "fn main(n: Int):\n    print(n)\n")
-    code, out, err = run(capsys, "run", str(p))
+    """It checks (with a warning, W0403), but the checker's rule says it
+    cannot be run: a clear error at `main`, not a Python TypeError from
+    calling it. (A main of Int, Float, Bool and Str parameters takes them
+    from the command line: tests/test_main_args.py.)"""
+    p = write(tmp_path, "fn main(x: [4]):\n    print(x)\n")
+    why = "main cannot take 'x: [4]' from the command line (only Int, Float, Bool and Str) (found fn main(x: [4]))"
+    code, out, err = run(capsys, "run", str(p), "--no-warnings")
     assert (code, out) == (1, "")
-    assert err == f"{p}:1:4: error: main must take no parameters to be run (found fn main(n: Int))\n"
+    assert err == f"{p}:1:4: error: {why}\n"
     code, _, err = run(capsys, "run", str(p), "--error-format", "json")
     assert code == 1
-    assert RunError.parse(err.strip().splitlines()[-1]) == RunError(
-        str(p), 1, 4, 1, 8, "main must take no parameters to be run (found fn main(n: Int))", CHECK
-    )
+    assert RunError.parse(err.strip().splitlines()[-1]) == RunError(str(p), 1, 4, 1, 8, why, CHECK)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +145,8 @@ def test_a_main_with_parameters_is_not_run(tmp_path: Path, capsys) -> None:
     [
         "fn main():\n    print(1)\n",
         "fn main() -> Int:\n    return 1\n",
-        "fn main(n: Int):\n    print(n)\n",
+        "fn main(n: Int = 3):\n    print(n)\n",
+        "fn main(x: [4]):\n    print(x)\n",
         "model M:\n    param w: [2]\n\nfn main(mut m: M):\n    print(m.w)\n",
         'extern fn main() from "nowhere:main"\n',
         "dim D = 2\n",
@@ -159,7 +161,11 @@ def test_run_follows_the_checkers_rule(tmp_path: Path, capsys, src: str) -> None
     if ide.runnable(check_text(src)):
         assert code == 0, err
     else:
-        assert code == 1 and ("main must" in err or "has no fn main()" in err) and "Traceback" not in err
+        assert (
+            code == 1
+            and ("main must" in err or "main cannot" in err or "has no fn main()" in err)
+            and "Traceback" not in err
+        )
 
 
 # ---------------------------------------------------------------------- the run protocol

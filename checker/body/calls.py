@@ -297,13 +297,14 @@ class CallRules:
     def user_call(
         self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span
     ) -> T.Type:
-        params = [(p.name, True, False) for p in info.params]
+        params = [(p.name, not p.optional, False) for p in info.params]
         matched = self.bind_args(info.name, params, args, paren)
         if matched is None:
             self._eval_args(args, env)
             return T.UNKNOWN
         bound, _ = matched
-        return self.check_call_args(info, [(p, bound[p.name]) for p in info.params], env, node)
+        # a parameter with a default that the call leaves out takes its default
+        return self.check_call_args(info, [(p, bound[p.name]) for p in info.params if p.name in bound], env, node)
 
     def check_call_args(
         self: BodyChecker,
@@ -502,12 +503,14 @@ class CallRules:
     ) -> T.Type:
         """`recv.name(args)`: the method `info` with `recv` as its `self`."""
         rest = info.params[1:]
-        matched = self.bind_args(info.name, [(p.name, True, False) for p in rest], args, paren)
+        matched = self.bind_args(info.name, [(p.name, not p.optional, False) for p in rest], args, paren)
         if matched is None:
             self._eval_args(args, env)
             return T.UNKNOWN
         bound, _ = matched
-        pairs = [(info.params[0], CallArg(recv, None, recv.span))] + [(p, bound[p.name]) for p in rest]
+        pairs = [(info.params[0], CallArg(recv, None, recv.span))] + [
+            (p, bound[p.name]) for p in rest if p.name in bound
+        ]
         return self.check_call_args(info, pairs, env, node)
 
     def call_model_value(

@@ -17,6 +17,8 @@ from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_t
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
+from .fstring_rules import spec_problem
+from .fstring_rules import type_text as spec_type_text
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -68,6 +70,16 @@ class ExpressionRules:
         if isinstance(e, A.FloatLit):
             return T.NumberT("Float", e.value >= 0)
         if isinstance(e, A.StrLit):
+            return T.STR
+        if isinstance(e, A.FString):
+            for part in e.parts:
+                if isinstance(part, A.FormatField):
+                    t = self.value(part.value, env)
+                    why = spec_problem(t, part.spec, part.conversion)
+                    if why is not None:
+                        self.diags.append(
+                            C.E0312.at(part.spec_span, spec=part.spec, type=spec_type_text(t), reason=why)
+                        )
             return T.STR
         if isinstance(e, A.BoolLit):
             return T.BOOL_N
@@ -184,6 +196,13 @@ class ExpressionRules:
         if kind == "dim":
             self.refs[node] = Ref("dim", name)
             return T.NumberT("Int", True)
+        if kind == "const":
+            self.refs[node] = Ref("const", name)
+            value = self.g.names.const_values.get(written)
+            if not isinstance(value, tuple):
+                return T.UNKNOWN  # its declaration says why it has none
+            v = value[1]
+            return T.NumberT(value[0], value[0] in ("Int", "Float") and v >= 0)  # type: ignore[operator]
         if kind in ("fn", "extern"):
             self.refs[node] = Ref(kind, name)
             return T.FnRefT(name, kind == "extern")

@@ -8,6 +8,7 @@ from .. import ast as A
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..consts import show as show_const
 from ..declarations import (
     ELEM_TYPES,
     NUMBER_TYPES,
@@ -59,16 +60,37 @@ def completions(analysis: Analysis, offset: int) -> list[Completion]:
 
 
 def _in_comment_or_string(prefix: str) -> bool:
+    """Whether the end of `prefix` (a line up to the cursor) is in a comment
+    or a string; the braces of an f-string's field are code."""
     quote = None
-    for ch in prefix:
+    fstring = field = False
+    i = 0
+    while i < len(prefix):
+        ch = prefix[i]
         if quote is not None:
-            if ch == quote:
+            if field:
+                if ch == "}":
+                    field = False
+                elif ch == quote:  # the field is not closed: the string ends anyway
+                    quote, field = None, False
+            elif ch == "\\":
+                i += 1
+            elif ch == quote:
                 quote = None
+            elif fstring and ch == "{":
+                if prefix[i + 1 : i + 2] == "{":
+                    i += 1
+                else:
+                    field = True
         elif ch in "\"'":
             quote = ch
+            fstring = (
+                i > 0 and prefix[i - 1] == "f" and (i < 2 or not (prefix[i - 2].isalnum() or prefix[i - 2] == "_"))
+            )
         elif ch == "#":
             return True
-    return quote is not None
+        i += 1
+    return quote is not None and not field
 
 
 def _var_type(analysis: Analysis, slot: ItemSlot | None, fn: FnInfo | None, name: str) -> T.Type | None:
@@ -175,6 +197,12 @@ def _global_completion(analysis: Analysis, label: str, written: str, kind: str) 
         return Completion(
             label, "dim", f"dim {g.dims[written].name} = {value if value is not None else '?'}", sort_text="1" + label
         )
+    if kind == "const":
+        value = g.names.const_values.get(written)
+        detail = (
+            f"const {written}: {value[0]} = {show_const(*value)}" if isinstance(value, tuple) else f"const {written}"
+        )
+        return Completion(label, "constant", detail, sort_text="1" + label)
     if kind == "model" and written in g.models:
         return Completion(label, "model", f"model {g.models[written].name}", sort_text="2" + label)
     if kind in ("fn", "extern") and written in g.fns:

@@ -42,6 +42,8 @@ def _token(g, fn: FnInfo | None, o: _Occ) -> tuple[str, tuple[str, ...]] | None:
     s = o.sym
     if s.kind == "dim":
         return "typeParameter", ("readonly",)
+    if s.kind == "const":
+        return "variable", ("readonly",)
     if s.kind == "generic":
         return "typeParameter", ()
     if s.kind == "model":

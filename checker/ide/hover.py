@@ -6,6 +6,7 @@ from .. import ast as A
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..consts import show as show_const
 from ..declarations import (
     FnInfo,
     ModelInfo,
@@ -41,7 +42,7 @@ def _describe_module(analysis: Analysis, written: str) -> str:
     for name, kind in ex.own.items():
         if not name.startswith("_"):
             groups.setdefault(kind, []).append(name)
-    words = {"dim": "dims", "model": "models", "fn": "fns", "extern": "extern fns"}
+    words = {"dim": "dims", "const": "constants", "model": "models", "fn": "fns", "extern": "extern fns"}
     lines = [f"{words.get(k, k)}: {', '.join(sorted(v))}" for k, v in groups.items()]
     text = _code(f"module {written}") + f"\n\n`{ex.path}`"
     return text + "".join(f"\n\n{line}" for line in lines)
@@ -60,6 +61,11 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         info = g.dims.get(sym.name)
         value = info.value if info is not None else None
         return _code(f"dim {sym.name} = {value if value is not None else '?'}")
+    if sym.kind == "const":
+        value = g.names.const_values.get(sym.name)
+        if not isinstance(value, tuple):
+            return _code(f"const {sym.name}")
+        return _code(f"const {sym.name}: {value[0]} = {show_const(*value)}")
     if sym.kind == "generic":
         return _code(f"(generic dim) {sym.name}") + f"\n\nBound to a size at each call of `{sym.scope}`."
     if sym.kind == "model":

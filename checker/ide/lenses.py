@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
+from .. import types as T
 from ..analysis import Analysis
 from ..declarations import FnInfo, leaf_params
 from ..reads import ParamReads
@@ -58,7 +59,13 @@ def lens_title(analysis: Analysis, pr: ParamReads) -> str:
 
 
 def is_runnable_main(info: FnInfo) -> bool:
-    return info.name == "main" and not info.extern and not info.params
+    """A `fn main` whose parameters can all come from a command line (Int,
+    Float, Bool, Str: `quiver run FILE --lr 1e-3`; W0403 for the others)."""
+    return (
+        info.name == "main"
+        and not info.extern
+        and all(isinstance(p.type, T.NumberT) and p.type.kind in ("Int", "Float", "Bool", "Str") for p in info.params)
+    )
 
 
 def runnable(analysis: Analysis) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from ..analysis import Analysis
+from ..consts import show as show_const
 from ..declarations import (
     DimInfo,
     FnInfo,
@@ -22,7 +23,7 @@ def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
         if slot is None or not isinstance(method.decl, A.FnDecl):
             return None  # a model of another file (checker/ide/workspace_nav.py)
         return NavTarget(_abs(slot, method.decl.span), _abs(slot, method.decl.name.span))
-    if sym.kind in ("dim", "model", "fn"):
+    if sym.kind in ("dim", "const", "model", "fn"):
         item = g.names.first.get(sym.name)
         slot = analysis.slot_of_item.get(item) if item is not None else None
         if slot is None or not hasattr(item, "name") or item.name is None:  # type: ignore[union-attr]
@@ -122,7 +123,13 @@ def document_symbols(analysis: Analysis) -> list[DocumentSymbol]:
     for slot in analysis.parsed.slots:
         item = slot.item
         info = analysis.declared.get(item).info if item in analysis.declared else None  # type: ignore[union-attr]
-        if isinstance(item, A.DimDecl):
+        if isinstance(item, A.ConstDecl):
+            value = analysis.globals.names.const_values.get(item.name.text)
+            detail = f"= {show_const(*value)}" if isinstance(value, tuple) else ""
+            out.append(
+                DocumentSymbol(item.name.text, "const", detail, _abs(slot, item.span), _abs(slot, item.name.span))
+            )
+        elif isinstance(item, A.DimDecl):
             value = info.value if isinstance(info, DimInfo) else None
             out.append(
                 DocumentSymbol(

@@ -27,7 +27,7 @@ class NavTarget:
 @dataclass(frozen=True, slots=True)
 class DocumentSymbol:
     name: str
-    kind: Literal["dim", "model", "param", "buffer", "fn", "extern"]
+    kind: Literal["dim", "const", "model", "param", "buffer", "fn", "extern"]
     detail: str
     span: A.Span
     focus: A.Span

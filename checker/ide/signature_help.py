@@ -7,6 +7,7 @@ import re
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, MODEL_METHODS
+from ..consts import show as show_const
 from ..declarations import (
     FnInfo,
 )
@@ -204,7 +205,12 @@ def _method_signature(t: T.ModelT, m: MD.Method, doc: str) -> Signature:
 
 
 def _fn_signature(info: FnInfo) -> Signature:
-    parts = [("mut " if p.mut else "") + f"{p.name}: {p.type}" for p in info.params]
+    parts = [
+        ("mut " if p.mut else "")
+        + f"{p.name}: {p.type}"
+        + (f" = {show_const(*p.default)}" if p.default is not None else "")
+        for p in info.params
+    ]
     head = f"{info.name}("
     return _assemble(head, parts, ")" + (f" -> {info.ret}" if info.declared_ret else ""), "")
 

@@ -18,7 +18,7 @@ from ..results import BodyResult, Ref
 # or buffer, and the gradient field of the same name), a local or parameter,
 # a built-in function, a model method, a module, a model's option (`bias`
 # of `model Linear[I, O, bias: Bool = True]`).
-SymKind = Literal["dim", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option"]
+SymKind = Literal["dim", "const", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +94,9 @@ class _Collector:
         item = self.item
         if isinstance(item, A.DimDecl):
             self.add(item.name, item.name.span, Sym("dim", item.name.text), True)
+        elif isinstance(item, A.ConstDecl):
+            self.add(item.name, item.name.span, Sym("const", item.name.text), True)
+            self.constant_refs(item.value)
         elif isinstance(item, A.ModelDecl):
             model = item.name.text
             self.add(item.name, item.name.span, Sym("model", model), True)
@@ -116,6 +119,8 @@ class _Collector:
                 self.add(p.name, p.name.span, Sym("var", p.name.text, fn), True)
                 if p.type is not None:
                     self.type_expr(p.type, fn, generics_seen)
+                if p.default is not None:
+                    self.constant_refs(p.default)
             if item.ret is not None:
                 self.type_expr(item.ret, fn, generics_seen)
             if isinstance(item, A.FnDecl) and self.body is not None:
@@ -143,6 +148,25 @@ class _Collector:
                     self.add(node.name, node.name.span, Sym("model", name))
                 elif not node.args and not node.options:  # a dim given to a model: Linear[D, H]
                     self.dim_name(node.name, name, node.name.span, fn, generics, generics_seen)
+
+    def constant_refs(self, e: A.Expr) -> None:
+        """The constants and dims a constant expression names (a `const`'s
+        value, a parameter's default): `LR`, `hparams.LR`."""
+        names = self.g.names
+        for node in A.walk(e):
+            written: str | None = None
+            at: A.Node = node
+            if isinstance(node, A.Name):
+                written, at = node.name, node
+            elif isinstance(node, A.Field) and isinstance(node.value, A.Name):
+                written, at = f"{node.value.name}.{node.name.text}", node.name
+                if names.kind(node.value.name) == "module":
+                    self.add(node.value, node.value.span, Sym("module", node.value.name))
+            if written is None:
+                continue
+            kind = names.kind(written)
+            if kind in ("const", "dim"):
+                self.add(at, at.span, Sym(kind, names.canonical(written)))
 
     def dim_name(self, node: A.Node, name: str, span: A.Span, fn: str | None, generics, seen) -> None:
         if name in self.g.dims:
@@ -179,7 +203,7 @@ def _sym_of_ref(ref: Ref, fn: str) -> Sym | None:
         return Sym("var", ref.name, fn)
     if k == "generic":
         return Sym("generic", ref.name, fn)
-    if k in ("dim", "model"):
+    if k in ("dim", "const", "model"):
         return Sym(k, ref.name)
     if k in ("fn", "extern"):
         return Sym("fn", ref.name)

@@ -39,7 +39,7 @@ from .navigation import definition as file_definition
 from .results import DocumentSymbol, NavTarget
 from .symbols import Sym, _abs, _index
 
-GLOBAL_KINDS = ("dim", "model", "fn")
+GLOBAL_KINDS = ("dim", "const", "model", "fn")
 
 # Where the queries get a file's analysis: `Workspace.analyze` by default; a
 # server passes the analyses it already has, so that a query never waits

@@ -649,7 +649,9 @@ def test_param_reads_report() -> None:
 
 def test_runnable() -> None:
     assert ide.runnable(check_text(PROGRAM))
-    assert not ide.runnable(check_text(PROGRAM.replace("fn main():", "fn main(n: Int):")))
+    # a main of Int, Float, Bool and Str parameters takes them from the command line
+    assert ide.runnable(check_text(PROGRAM.replace("fn main():", "fn main(n: Int):")))
+    assert not ide.runnable(check_text(PROGRAM.replace("fn main():", "fn main(n: [2]):")))
     assert not ide.runnable(check_text("dim D = 3\n"))
 
 

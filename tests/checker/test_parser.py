@@ -217,7 +217,11 @@ def test_items_are_cut_at_column_zero() -> None:
         ("dim D 4\n", ("E0003", "expected '=', found number 4", "4")),
         (
             "x = 1\n",
-            ("E0003", "expected an item ('dim', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'", "x"),
+            (
+                "E0003",
+                "expected an item ('dim', 'const', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'",
+                "x",
+            ),
         ),
         (
             "extern fn f(x: Int) -> Int\n",

@@ -410,8 +410,15 @@ async def test_run_action_is_offered_for_a_file_with_main(session: Session) -> N
 
 async def test_run_is_offered_by_the_checkers_rule(session: Session) -> None:
     """The Run action and lens follow ide.runnable, the rule `quiver run` applies:
-    a `main` that takes parameters checks clean but cannot be run."""
-    for text in ("fn main():\n    print(1)\n", "fn main(n: Int):\n    print(n)\n", 'extern fn main() from "m:main"\n'):
+    a `main` of command-line parameters (Int, Float, Bool, Str) can be run, one
+    that takes a tensor checks clean (W0403) but cannot be."""
+    texts = (
+        "fn main():\n    print(1)\n",
+        "fn main(n: Int = 2):\n    print(n)\n",
+        "fn main(x: [2]):\n    print(x)\n",
+        'extern fn main() from "m:main"\n',
+    )
+    for text in texts:
         uri = session.open(text)
         assert [d for d in await session.diagnostics(uri) if d.severity == lsp.DiagnosticSeverity.Error] == []
         runnable = ide.runnable(check_text(text))
@@ -426,6 +433,8 @@ async def test_run_is_offered_by_the_checkers_rule(session: Session) -> None:
         lenses = await session.client.text_document_code_lens_async(lsp.CodeLensParams(session.doc(uri)))
         assert [lens.command.command for lens in lenses or []].count("quiver.runFile") == (1 if runnable else 0), text
     assert ide.runnable(check_text("fn main():\n    print(1)\n"))
+    assert ide.runnable(check_text("fn main(n: Int = 2):\n    print(n)\n"))
+    assert not ide.runnable(check_text("fn main(x: [2]):\n    print(x)\n"))
 
 
 async def test_position_encoding_is_honoured_by_features(session: Session) -> None:

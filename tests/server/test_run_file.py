@@ -350,15 +350,19 @@ async def test_real_runner_reports_a_check_failure(real: LanguageClient, tmp_pat
 async def test_real_runner_refuses_a_main_the_editor_does_not_offer_to_run(
     real: LanguageClient, tmp_path: Path
 ) -> None:
-    """`fn main(n: Int)` checks clean, but the checker's rule (ide.runnable)
-    says it cannot be run: the server offers no Run (test_features.py) and the
-    runner, asked anyway, says why at `main` instead of failing in Python."""
+    """`fn main(x: [4])` checks (with a warning, W0403), but the checker's rule
+    (ide.runnable) says it cannot be run: the server offers no Run
+    (test_features.py) and the runner, asked anyway, says why at `main`
+    instead of failing in Python."""
     s = Session(real, tmp_path)
-    text = "fn main(n: Int):\n    print(n)\n"
+    text = "fn main(x: [4]):\n    print(x)\n"
     uri, run_id = await run(s, text)
     done = await finished(s, run_id, 60)
     assert done["status"] == "failed" and done["exitCode"] == 1
-    assert done["message"] == f"{Path(uri).name}:1:4: main must take no parameters to be run (found fn main(n: Int))"
+    assert done["message"] == (
+        f"{Path(uri).name}:1:4: main cannot take 'x: [4]' from the command line "
+        "(only Int, Float, Bool and Str) (found fn main(x: [4]))"
+    )
     assert "TypeError" not in output(s, run_id, "stderr")
     await asyncio.sleep(0.1)  # nothing ran: no run diagnostic
     assert not [d for p in s.client.published if p.uri == uri for d in p.diagnostics if d.source == "quiver run"]

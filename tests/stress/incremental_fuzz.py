@@ -67,6 +67,18 @@ _ITEM_NAME = re.compile(r"^(dim|model|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)",
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
+    # constants, parameter defaults and f-strings (issue 26)
+    "const LR = 3e-4\n",
+    "const C = 2.5\n",
+    "const N: Int = C * 2\n",
+    "const K = N + 1\n",
+    'fn h(x: Float, k: Int = N, s: Str = "a") -> Float:\n    return x * LR\n',
+    " = LR",
+    " = C",
+    ": Float = 1",
+    '    print(f"{x:.4f} {LR:.2e} {k!t} {{b}}")\n',
+    'f"{C:d} {m.w1!t}"',
+    "h(1.0, k=3)",
     "dim C = 3\n",
     "dim E = 4\n",
     "dim D = 2\n",
@@ -429,6 +441,10 @@ PROJECT = {
     ),
 }
 PROJECT_SNIPPETS = [
+    "const H = 6\n",
+    "from layers import H\n",
+    "layers.LR",
+    '    print(f"{layers.LR:.2e}")\n',
     "import nn\n",
     "    param fc: nn.Linear[4, H]\n",
     "    l = nn.Linear[4, H].init(seed=0)\n",

@@ -297,11 +297,27 @@ def corpus_items(programs: list[tuple[str, str]] | None = None) -> list[tuple[st
 
 HARD = ["return", "if", "elif", "else", "for", "in", "while", "and", "or", "not", "as", "pass", "break", "continue"]
 HARD += ["True", "False", "mut", "fn", "extern", "from", "import"]
-SOFT = ["dim", "model", "param", "buffer", "on"]
+SOFT = ["dim", "const", "model", "param", "buffer", "on"]
 PUNCT = ["->", "|>", "**", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "<", ">", "+", "-", "*", "/", "%", "@"]
 PUNCT += ["=", "(", ")", "[", "]", ",", ":", "."]
 NUMBERS = ["0", "1", "2", "3", "10", "2.0", ".5", "1e3", "1_000", "1.", "1.5e-3", "2E+2", "0_1", "1__0", "１２", "٣"]
-STRINGS = ['"a"', "'b'", '"x\\"y"', '""', "'it\\'s'", '"cuda:1"', '"m:f"', '"\\n\\t"', '"\\q\\\\"', "'#'", '"\\0"']
+STRINGS = [
+    'f"x {a:.2f} {{b}}"',
+    "f'{m.w!t:>8} {g(x)[0]}'",
+    'f"{x"',
+    'f"{a:.4q}"',
+    '"a"',
+    "'b'",
+    '"x\\"y"',
+    '""',
+    "'it\\'s'",
+    '"cuda:1"',
+    '"m:f"',
+    '"\\n\\t"',
+    '"\\q\\\\"',
+    "'#'",
+    '"\\0"',
+]
 NAMES = ["x", "y", "a", "b", "c", "m", "g", "w1", "N", "T", "B", "E", "f", "relu", "_x", "layers", "Net", "wrt"]
 UNICODE_NAMES = ["α", "βeta", "x²", "名前", "ñ", "Ω1", "x٣", "ℌ", "_é"]
 ODD = [
