@@ -279,6 +279,8 @@ def cmd_plot(args) -> int:
     from .plot import run
 
     return run(args.csv, args.output)
+
+
 def _arguments_of_main(args, program: Program, as_json: bool) -> dict | int:
     """main's arguments from the command line (driver/main_args.py), or the
     exit status: 0 after `--help`, 2 for arguments that do not fit main."""
