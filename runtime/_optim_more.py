@@ -90,7 +90,9 @@ def slots_load_state_dict(opt, d: dict, where: str) -> None:
                 continue
             if not isinstance(b, torch.Tensor) or b.shape != a.shape:
                 raise _mismatch(
-                    opt, where, f"the field {slot!r} of {opt._qv_names[i]} is {_found(b)}, expected shape {list(a.shape)}"
+                    opt,
+                    where,
+                    f"the field {slot!r} of {opt._qv_names[i]} is {_found(b)}, expected shape {list(a.shape)}",
                 )
     saved_groups = d.get("group_overrides")
     if (saved_groups is None) != (opt._qv_groups is None) or (
@@ -321,7 +323,7 @@ class LBFGS(Optimizer):
         if max_eval is not None and (isinstance(max_eval, bool) or not isinstance(max_eval, int) or max_eval < 1):
             raise OptimError(f"{k}: max_eval must be an Int >= 1, found {_found(max_eval)}")
         if line_search_fn not in (None, "strong_wolfe"):
-            raise OptimError(f"{k}: line_search_fn must be \"strong_wolfe\" or left out, found {line_search_fn!r}")
+            raise OptimError(f'{k}: line_search_fn must be "strong_wolfe" or left out, found {line_search_fn!r}')
         s(self, "_qv_max_iter", max_iter)
         s(self, "_qv_max_eval", max_eval if max_eval is not None else max_iter * 5 // 4)
         s(self, "_qv_tolerance_grad", _number(k, "tolerance_grad", tolerance_grad))
@@ -344,7 +346,9 @@ class LBFGS(Optimizer):
         )
 
     max_iter = property(lambda self: self._qv_max_iter, doc="Iterations per step.")
-    max_eval = property(lambda self: self._qv_max_eval, doc="Evaluations of f per step (max_iter * 5 // 4 if left out).")
+    max_eval = property(
+        lambda self: self._qv_max_eval, doc="Evaluations of f per step (max_iter * 5 // 4 if left out)."
+    )
     tolerance_grad = property(lambda self: self._qv_tolerance_grad, doc="First-order optimality tolerance.")
     tolerance_change = property(lambda self: self._qv_tolerance_change, doc="Tolerance on changes of value or params.")
     history_size = property(lambda self: self._qv_history_size, doc="How many updates the Hessian estimate keeps.")

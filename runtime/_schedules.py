@@ -53,7 +53,7 @@ def _plain(x):
 def _unplain(x):
     if isinstance(x, dict):
         if set(x) == {"__counter__"}:
-            return collections.Counter({k: v for k, v in x["__counter__"]})
+            return collections.Counter(dict(x["__counter__"]))
         return {k: _unplain(v) for k, v in x.items()}
     if isinstance(x, list):
         return [_unplain(v) for v in x]
@@ -122,7 +122,9 @@ class Schedule:
             found = _found(opt)
             if isinstance(opt, Optimizer):
                 found += " (another optimizer than the one it was created with)"
-            raise OptimError(f"{type(self)._qv_kind}.step: expected the optimizer {mine} it was created with, found {found}")
+            raise OptimError(
+                f"{type(self)._qv_kind}.step: expected the optimizer {mine} it was created with, found {found}"
+            )
         self._qv_pull()
         self._qv_dummy._opt_called = True  # the optimizer has stepped (torch warns otherwise)
         self._qv_sched.step()
@@ -275,8 +277,7 @@ class OneCycleLR(Schedule):
     def _qv_make(self, dummy, **kw):
         if kw["cycle_momentum"] and self._qv_mkind is None:
             raise ValueError(
-                f"optimizer {self._qv_opt._qv_kind_text()} has no momentum or betas, "
-                "so cycle_momentum must be False"
+                f"optimizer {self._qv_opt._qv_kind_text()} has no momentum or betas, so cycle_momentum must be False"
             )
         return _ls.OneCycleLR(dummy, **kw)
 
