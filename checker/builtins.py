@@ -1099,7 +1099,7 @@ _BUILTINS = [
         "Group(max_rank=Int, min_rank=Int, names=Str, lr=.., weight_decay=.., ...) -> Group",
         "A param group for an optimizer's groups=: the params it selects (by rank, by a glob on their paths) "
         "and the hyper-parameters it sets for them.",
-        "opt = AdamW(m, weight_decay=0.1, groups=Group(max_rank=1, weight_decay=0.0))",
+        "opt = AdamW(m, weight_decay=0.0, groups=Group(min_rank=2, weight_decay=0.1))",
         "other",
         "param_group",
         "Group",

@@ -118,7 +118,7 @@ class GroupRules:
                         C.E1202.at(
                             spans.get(name, spans["call"]),
                             problem=f"{kind} has no hyper-parameter {name} for a Group to set "
-                            f"(it has {', '.join(n for n, _, _ in T.OPTIMIZERS[kind][0])})",
+                            f"(a Group sets {', '.join(n for n, _, _ in T.OPTIMIZERS[kind][0] if n in T.GROUP_OVERRIDABLE)})",
                         )
                     )
                     ok = False
