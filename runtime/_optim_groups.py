@@ -73,7 +73,7 @@ class Group:
         return self.text()
 
 
-def _value(kind: str, g: Group, name: str, v, current):
+def _value(kind: str, g: Group, name: str, v):
     """An override checked as the optimizer's own keyword is."""
     where = f"{kind}: {g.text()}: {name}"
     if name == "betas":
@@ -113,7 +113,7 @@ def set_groups(opt, groups) -> None:
         for name, v in g.overrides.items():
             if name not in hyper:
                 raise OptimError(f"{kind}: {g.text()} sets {name}, which {type(opt)._qv_kind} does not have")
-            over[name] = _value(kind, g, name, v, getattr(opt, name))
+            over[name] = _value(kind, g, name, v)
         checked.append((g, over))
     members: list[set] = [set() for _ in range(len(items) + 1)]
     for i in opt._qv_float:
@@ -175,6 +175,45 @@ def groups_text(opt) -> list[str]:
         + "".join(f", {n}={v!r}" for n, v in over.items())
         for k, (members, over) in enumerate(opt._qv_groups)
     ]
+
+
+def groups_state(opt) -> list | None:
+    """The groups for a checkpoint: each group's params (paths) and overrides."""
+    if opt._qv_groups is None:
+        return None
+    return [
+        {"params": [opt._qv_names[i] for i in sorted(members)], "overrides": dict(over)}
+        for members, over in opt._qv_groups
+    ]
+
+
+def check_groups_state(opt, saved, where: str) -> None:
+    """The saved groups hold the same params as this optimizer's (their
+    values may differ: a schedule changes each group's lr)."""
+    mine = groups_state(opt)
+    same = (mine is None and saved is None) or (
+        isinstance(saved, list)
+        and mine is not None
+        and len(saved) == len(mine)
+        and all(isinstance(s, dict) and s.get("params") == m["params"] for s, m in zip(saved, mine))
+    )
+    if not same:
+
+        def text(gs):
+            return "none" if gs is None else "; ".join(", ".join(map(str, g.get("params", ()))) for g in gs)
+
+        raise OptimError(
+            f"{where}: cannot load the state of {opt._qv_kind_text()}: its param groups ({text(mine)}) "
+            f"differ from the saved ones ({text(saved) if isinstance(saved, list) or saved is None else '?'})"
+        )
+
+
+def load_groups_state(opt, saved) -> None:
+    if saved is None:
+        return
+    for (_, over), s in zip(opt._qv_groups, saved):
+        over.clear()
+        over.update(s["overrides"])
 
 
 __all__ = ["Group"]

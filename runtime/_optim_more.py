@@ -22,10 +22,11 @@ from torch.optim.adadelta import adadelta as _adadelta
 from torch.optim.adagrad import adagrad as _adagrad
 from torch.optim.rmsprop import rmsprop as _rmsprop
 
+from ._elems import tensor_text
 from ._errors import OptimError
 from ._grad_value import Grad
 from ._optim import Optimizer, _at_least_zero, _flag, _found, _number
-from ._optim_groups import groups_text, set_groups
+from ._optim_groups import check_groups_state, groups_state, groups_text, load_groups_state, set_groups
 
 
 def _scalar_dtype():
@@ -41,22 +42,23 @@ def _steps(params):
 
 
 # --- the checkpoint protocol --------------------------------------------------------------
-
-
-def _plain(x):
-    return x.detach().clone() if isinstance(x, torch.Tensor) else x
+#
+# The format is that of the base class's methods on the checkpoint branch
+# (runtime/_optim.py there): {"kind", "lr", "steps", "hyper": {name: value},
+# "state": {slot without _qv_: {param path: tensor or None} or None}}, plus
+# "groups" (the param groups' overrides, runtime/_optim_groups.py). When the
+# base class has the methods, _SlotsOptimizer uses them and adds the groups;
+# the two functions below are the same format for a base without them.
 
 
 def slots_state_dict(opt) -> dict:
-    """lr, steps, the groups' overrides and each ``_qv_state_slots`` list (a
-    tensor or None per leaf param): plain data that torch.load(weights_only=True) reads."""
-    d: dict = {"kind": type(opt)._qv_kind, "lr": opt._qv_lr, "steps": opt._qv_steps}
+    names = opt._qv_names
+    state = {}
     for slot in type(opt)._qv_state_slots:
-        lst = getattr(opt, slot)
-        d[slot] = None if lst is None else [None if t is None else _plain(t) for t in lst]
-    if opt._qv_groups is not None:
-        d["group_overrides"] = [dict(over) for _, over in opt._qv_groups]
-    return d
+        values = getattr(opt, slot)
+        state[slot.removeprefix("_qv_")] = None if values is None else dict(zip(names, values))
+    hyper = {h: getattr(opt, h) for h in type(opt)._qv_hyper if h != "lr"}
+    return {"kind": type(opt)._qv_kind, "lr": opt._qv_lr, "steps": opt._qv_steps, "hyper": hyper, "state": state}
 
 
 def _mismatch(opt, where: str, what: str) -> OptimError:
@@ -67,50 +69,45 @@ def slots_load_state_dict(opt, d: dict, where: str) -> None:
     """Restore what :func:`slots_state_dict` saved, in place (``copy_`` into the
     existing state tensors, which cached lists share)."""
     kind = type(opt)._qv_kind
-    if not isinstance(d, dict):
-        raise _mismatch(opt, where, f"expected a dict, found {type(d).__name__}")
-    if d.get("kind") != kind:
-        raise _mismatch(opt, where, f"the saved optimizer is {d.get('kind')!r}, not {kind}")
-    for key in ("lr", "steps", *type(opt)._qv_state_slots):
-        if key not in d:
-            raise _mismatch(opt, where, f"the field {key!r} is missing")
-    n = len(opt._qv_params)
-    for slot in type(opt)._qv_state_slots:
-        mine, saved = getattr(opt, slot), d[slot]
-        if (mine is None) != (saved is None):
-            raise _mismatch(opt, where, f"the field {slot!r} is {'absent' if saved is None else 'present'} in the file")
-        if mine is None:
+    if not isinstance(d, dict) or not {"kind", "lr", "steps", "hyper", "state"} <= set(d):
+        raise _mismatch(opt, where, f"it holds no optimizer state (found {_found(d)})")
+    if d["kind"] != kind:
+        raise _mismatch(opt, where, f"the saved optimizer is {d['kind']!r}, not {kind}")
+    for h in type(opt)._qv_hyper:
+        if h == "lr":
             continue
-        if not isinstance(saved, list) or len(saved) != n:
-            raise _mismatch(opt, where, f"the field {slot!r} should hold {n} entries, one per param")
-        for i, (a, b) in enumerate(zip(mine, saved)):
-            if b is None or a is None:
-                if a is not None:
-                    raise _mismatch(opt, where, f"the field {slot!r} has no value for {opt._qv_names[i]}")
+        mine, theirs = getattr(opt, h), d["hyper"].get(h) if isinstance(d["hyper"], dict) else None
+        if isinstance(mine, tuple) and isinstance(theirs, list):
+            theirs = tuple(theirs)
+        if theirs != mine:
+            raise _mismatch(opt, where, f"it was saved with {h}={theirs!r}, this one has {h}={mine!r}")
+    names = opt._qv_names
+    plan = []
+    for slot in type(opt)._qv_state_slots:
+        key = slot.removeprefix("_qv_")
+        values, saved = getattr(opt, slot), d["state"].get(key, "missing")
+        if isinstance(saved, str):
+            raise _mismatch(opt, where, f"the state {key} is missing")
+        if (values is None) != (saved is None):
+            raise _mismatch(opt, where, f"the state {key} is {'absent' if saved is None else 'present'} in the file")
+        if values is None:
+            continue
+        if not isinstance(saved, dict) or set(saved) != set(names):
+            raise _mismatch(opt, where, f"the state {key} is not one entry per param ({', '.join(names)})")
+        for i, n in enumerate(names):
+            t, cur = saved[n], values[i]
+            if cur is None or t is None:
+                if cur is not None:
+                    raise _mismatch(opt, where, f"the state {key} has no value for {n}")
                 continue
-            if not isinstance(b, torch.Tensor) or b.shape != a.shape:
-                raise _mismatch(
-                    opt,
-                    where,
-                    f"the field {slot!r} of {opt._qv_names[i]} is {_found(b)}, expected shape {list(a.shape)}",
-                )
-    saved_groups = d.get("group_overrides")
-    if (saved_groups is None) != (opt._qv_groups is None) or (
-        saved_groups is not None and len(saved_groups) != len(opt._qv_groups)
-    ):
-        raise _mismatch(opt, where, "the param groups differ from the saved ones")
+            if not isinstance(t, torch.Tensor) or t.shape != cur.shape or t.dtype != cur.dtype:
+                raise _mismatch(opt, where, f"the state {key} of {n} is {_found(t)}, expected {tensor_text(cur)}")
+            plan.append((cur, t))
     with torch.no_grad():
-        for slot in type(opt)._qv_state_slots:
-            mine = getattr(opt, slot)
-            for a, b in zip(mine or (), d[slot] or ()):
-                if a is not None:
-                    a.copy_(b)
-    object.__setattr__(opt, "_qv_lr", float(d["lr"]))
+        for cur, t in plan:
+            cur.copy_(t)
+    object.__setattr__(opt, "_qv_lr", _at_least_zero(opt._qv_kind_text(), "learning rate", d["lr"]))
     object.__setattr__(opt, "_qv_steps", int(d["steps"]))
-    if saved_groups is not None:
-        for k, over in enumerate(saved_groups):
-            opt._qv_groups[k][1].clear()
-            opt._qv_groups[k][1].update(over)
 
 
 class _SlotsOptimizer(Optimizer):
@@ -120,10 +117,19 @@ class _SlotsOptimizer(Optimizer):
     _qv_state_slots: tuple = ()
 
     def _qv_state_dict(self) -> dict:
-        return slots_state_dict(self)
+        base = getattr(super(), "_qv_state_dict", None)
+        d = base() if base is not None else slots_state_dict(self)
+        d["groups"] = groups_state(self)
+        return d
 
     def _qv_load_state_dict(self, d: dict, where: str) -> None:
-        slots_load_state_dict(self, d, where)
+        base = getattr(super(), "_qv_load_state_dict", None)
+        check_groups_state(self, d.get("groups") if isinstance(d, dict) else None, where)
+        if base is not None:
+            base(d, where)
+        else:
+            slots_load_state_dict(self, d, where)
+        load_groups_state(self, d["groups"])
 
     def _qv_init_hyper(self, lr, **numbers) -> None:
         k = self._qv_kind_text()
