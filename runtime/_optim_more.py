@@ -443,7 +443,7 @@ def clip_grad_norm(g, max_norm, norm_type=2.0, error_if_nonfinite=False):
         coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
         out = [v.clone() for v in values]
         scaled = [o for o in out if o.is_floating_point() or o.is_complex()]
-        torch._foreach_mul_(scaled, coef)
+        torch._foreach_mul_(scaled, coef)  # pyright: ignore[reportPrivateImportUsage]
     return Grad._new(g._qv_layout, out), total
 
 
