@@ -1,7 +1,7 @@
 """RMSprop, Adagrad, Adadelta, LBFGS, param groups (`groups=Group(...)`) and
 clip_grad_norm written in Quiver, compiled and run against torch.optim and
 torch.nn.utils.clip_grad_norm_ (issue 26): 20 steps each, to 1e-6, on an
-nn.Module-like set of tensors with the same initial values; and the
+nn.Module with the same initial values; and the
 checkpoint protocol (`_qv_state_dict` / `_qv_load_state_dict`) of each."""
 
 from __future__ import annotations
@@ -114,8 +114,20 @@ def _data():
     return torch.randn(16, 6, generator=gen), torch.randint(0, 3, (16,), generator=gen)
 
 
+class _Torch(torch.nn.Module):
+    """The same network as an nn.Module, with the Quiver model's initial values."""
+
+    def __init__(self, m) -> None:
+        super().__init__()
+        self.w1 = torch.nn.Parameter(m.w1.detach().clone())
+        self.b1 = torch.nn.Parameter(m.b1.detach().clone())
+        self.w2 = torch.nn.Parameter(m.w2.detach().clone())
+        self.b2 = torch.nn.Parameter(m.b2.detach().clone())
+
+
 def _copy(m):
-    return [t.detach().clone().requires_grad_(True) for t in (m.w1, m.b1, m.w2, m.b2)]
+    """The module's parameters, in registration order (w1, b1, w2, b2)."""
+    return list(_Torch(m).parameters())
 
 
 def _ref_loss(ps, x, y):
@@ -160,7 +172,10 @@ CASES = {
         "make_grouped",
         "adamw_step",
         lambda ps: torch.optim.AdamW(
-            [{"params": [ps[0], ps[2]], "weight_decay": 0.1}, {"params": [ps[1], ps[3]], "weight_decay": 0.0}],
+            [
+                {"params": [p for p in ps if p.dim() >= 2], "weight_decay": 0.1},
+                {"params": [p for p in ps if p.dim() < 2], "weight_decay": 0.0},
+            ],
             lr=0.01,
             betas=(0.9, 0.95),
         ),
