@@ -23,7 +23,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .types import GROUP_OVERRIDABLE as T_OVERRIDABLE
+from .types import GROUPED_OPTIMIZERS as T_GROUPED
 from .types import OPTIMIZERS as T_OPTIMIZERS
+from .types import SCHEDULES as T_SCHEDULES
 
 
 class ParamKind(enum.Enum):
@@ -1065,8 +1068,15 @@ _BUILTINS = [
     *(
         Builtin(
             kind,
-            (BParam("m"), *(BParam(n, required=False, keyword_only=True) for n, _, _ in hyper)),
-            f"{kind}(m: M, " + ", ".join(f"{n}={d}" for n, _, d in hyper) + f") -> {kind}[M]",
+            (
+                BParam("m"),
+                *(BParam(n, required=False, keyword_only=True) for n, _, _ in hyper),
+                *((BParam("groups", required=False, keyword_only=True),) if kind in T_GROUPED else ()),
+            ),
+            f"{kind}(m: M, "
+            + ", ".join(f"{n}={d}" for n, _, d in hyper)
+            + (", groups=Group(...)" if kind in T_GROUPED else "")
+            + f") -> {kind}[M]",
             doc,
             f"opt = {kind}(m, lr=0.01)",
             "other",
@@ -1078,8 +1088,99 @@ _BUILTINS = [
             ("SGD", "An SGD optimizer for m (momentum, dampening, weight decay, Nesterov), as torch.optim.SGD."),
             ("Adam", "An Adam optimizer for m, as torch.optim.Adam (L2 weight decay)."),
             ("AdamW", "An AdamW optimizer for m (decoupled weight decay), as torch.optim.AdamW."),
+            # issue 26: the other torch.optim algorithms, per-field options, clipping, schedules
+            ("RMSprop", "An RMSprop optimizer for m (momentum, centered), as torch.optim.RMSprop."),
+            ("Adagrad", "An Adagrad optimizer for m, as torch.optim.Adagrad."),
+            ("Adadelta", "An Adadelta optimizer for m, as torch.optim.Adadelta."),
+            (
+                "LBFGS",
+                "An L-BFGS optimizer for m, as torch.optim.LBFGS; `opt.step(m, f, args...)` evaluates f as "
+                "torch's closure.",
+            ),
         )
         for hyper in (T_OPTIMIZERS[kind][0],)
+    ),
+    Builtin(
+        "Group",
+        (
+            BParam("max_rank", required=False, keyword_only=True),
+            BParam("min_rank", required=False, keyword_only=True),
+            BParam("names", required=False, keyword_only=True),
+            *(BParam(n, required=False, keyword_only=True) for n in T_OVERRIDABLE),
+        ),
+        "Group(max_rank=Int, min_rank=Int, names=Str, lr=.., weight_decay=.., ...) -> Group",
+        "A param group for an optimizer's groups=: the params it selects (by rank, by a glob on their paths) "
+        "and the hyper-parameters it sets for them.",
+        "opt = AdamW(m, weight_decay=0.0, groups=Group(min_rank=2, weight_decay=0.1))",
+        "other",
+        "param_group",
+        "Group",
+        note="See [Per-field options](#per-field-options-param-groups).",
+    ),
+    Builtin(
+        "clip_grad_norm",
+        (
+            BParam("g"),
+            BParam("max_norm"),
+            BParam("norm_type", required=False, keyword_only=True),
+            BParam("error_if_nonfinite", required=False, keyword_only=True),
+        ),
+        "clip_grad_norm(g: Grad[M], max_norm: Float, norm_type=2.0, error_if_nonfinite=False) -> (Grad[M], [] Float)",
+        "g scaled so that its total norm is at most max_norm, and that norm, as torch.nn.utils.clip_grad_norm_.",
+        "g, n = clip_grad_norm(grad(loss, m, x, y), 1.0)",
+        "other",
+        "clip_grad_norm",
+        "clip_grad_norm",
+        note="See [Clipping gradients](#clipping-gradients).",
+    ),
+    *(
+        Builtin(
+            kind,
+            (
+                BParam("opt"),
+                *(BParam(n, required=d == "required", keyword_only=True) for n, _, d in hyper),
+            ),
+            f"{kind}(opt, "
+            + ", ".join(f"{n}: {w}" if d == "required" else f"{n}={d}" for n, w, d in hyper)
+            + f") -> {kind}",
+            doc,
+            f"sched = {kind}(SGD(m, lr=0.1), {example})",
+            "other",
+            "schedule",
+            kind,
+            note="See [Learning-rate schedules](#learning-rate-schedules).",
+        )
+        for kind, doc, example in (
+            ("StepLR", "A schedule: lr times gamma every step_size steps, as torch's StepLR.", "step_size=30"),
+            (
+                "MultiStepLR",
+                "A schedule: lr times gamma at each milestone, as torch's MultiStepLR.",
+                "milestones=(30, 80)",
+            ),
+            ("ExponentialLR", "A schedule: lr times gamma every step, as torch's ExponentialLR.", "gamma=0.9"),
+            (
+                "CosineAnnealingLR",
+                "A schedule: cosine annealing to eta_min over T_max steps, as torch's CosineAnnealingLR.",
+                "T_max=100",
+            ),
+            (
+                "LinearLR",
+                "A schedule: a factor of lr moving linearly over total_iters steps, as torch's LinearLR.",
+                "start_factor=0.1",
+            ),
+            (
+                "OneCycleLR",
+                "A schedule: the 1cycle policy for lr and momentum, as torch's OneCycleLR.",
+                "max_lr=1.0, total_steps=100",
+            ),
+            (
+                "WarmupCosineLR",
+                "A schedule: linear warmup then cosine annealing, as torch's SequentialLR of LinearLR and "
+                "CosineAnnealingLR.",
+                "warmup_steps=10, total_steps=100",
+            ),
+        )
+        for hyper in (T_SCHEDULES[kind],)
     ),
     Builtin(
         "Train",

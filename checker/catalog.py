@@ -2432,6 +2432,93 @@ E1108 = _code(
     """),
 )
 
+# ====================================================================== E12xx optimizers and schedules
+
+E1201 = _code(
+    "E1201",
+    "param group selects no param",
+    "{group} selects no param of {model}: {why}",
+    """
+    A `Group(...)` in an optimizer's `groups=` takes the params its selectors
+    match (`max_rank=`, `min_rank=`, `names=` a glob on the params' paths such
+    as `blocks.0.ln.g`) that no earlier group took. A group left with no param
+    is a mistake in the selector (a rank no param has, a misspelt name), so it
+    is an error rather than a group that does nothing.
+    """,
+    _with_lin("""
+    fn make(m: Lin) -> AdamW[Lin]:
+        return AdamW(m, weight_decay=0.1, groups=Group(names="*.bias", weight_decay=0.0))
+    """),
+    _with_lin("""
+    fn make(m: Lin) -> AdamW[Lin]:
+        return AdamW(m, weight_decay=0.1, groups=Group(names="b", weight_decay=0.0))
+    """),
+)
+
+E1202 = _code(
+    "E1202",
+    "bad param group",
+    "{problem}",
+    """
+    An optimizer's `groups=` takes a `Group(...)` or a tuple of them. A group
+    names the params it selects with literals (`max_rank=1`, `min_rank=2`,
+    `names="*.bias"`; all that are given must hold) and sets some of the
+    optimizer's number hyper-parameters for them (`lr`, `weight_decay`, `eps`,
+    `betas`, `momentum`, ...): only hyper-parameters the optimizer has.
+    """,
+    _with_lin("""
+    fn make(m: Lin) -> Adam[Lin]:
+        return Adam(m, groups=Group(max_rank=1, momentum=0.9))
+    """),
+    _with_lin("""
+    fn make(m: Lin) -> Adam[Lin]:
+        return Adam(m, groups=Group(max_rank=1, lr=0.01))
+    """),
+)
+
+E1203 = _code(
+    "E1203",
+    "schedule does not fit",
+    "{problem}",
+    """
+    A learning-rate schedule's arguments contradict each other or the optimizer:
+    OneCycleLR cycles the momentum unless `cycle_momentum=False`, which needs an
+    optimizer with `momentum` (SGD, RMSprop) or `betas` (Adam, AdamW);
+    WarmupCosineLR needs `0 < warmup_steps < total_steps`.
+    """,
+    _with_lin("""
+    fn make(m: Lin) -> OneCycleLR:
+        opt = Adagrad(m, lr=0.1)
+        return OneCycleLR(opt, max_lr=0.5, total_steps=100)
+    """),
+    _with_lin("""
+    fn make(m: Lin) -> OneCycleLR:
+        opt = Adagrad(m, lr=0.1)
+        return OneCycleLR(opt, max_lr=0.5, total_steps=100, cycle_momentum=False)
+    """),
+)
+
+E1204 = _code(
+    "E1204",
+    "schedule field is read-only",
+    "{field} of {kind} cannot be assigned: a schedule changes only by sched.step(opt)",
+    """
+    A schedule's hyper-parameters are fixed when it is created; its step count
+    and learning rate move only with `sched.step(opt)`, which also sets the
+    optimizer's learning rate. To set a learning rate by hand, assign `opt.lr`.
+    """,
+    _with_lin("""
+    fn fit(mut opt: SGD[Lin], mut sched: StepLR):
+        sched.lr = 0.1
+        sched.step(opt)
+    """),
+    _with_lin("""
+    fn fit(mut opt: SGD[Lin], mut sched: StepLR):
+        opt.lr = 0.1
+        sched.step(opt)
+    """),
+)
+
 # ====================================================================== warnings
 
 W0101 = _code(

@@ -16,6 +16,7 @@ _RANGES = [
     ("E05", "Mutability"),
     ("E09", "Models"),
     ("E11", "Gradients"),
+    ("E12", "Optimizers and schedules"),
     ("W", "Warnings"),
 ]
 

@@ -316,6 +316,8 @@ class Compiler:
             return f"rt.OptimArg({name!r}, rt.{t.kind}, {self.fixed_class(t.of, name)}, {loc})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
+        if isinstance(t, T.ScheduleT):
+            return f"rt.ScheduleArg({name!r}, rt.{t.kind}, {loc})"
         if isinstance(t, T.VocabT):
             size = T.dim_value(t.index)
             return f"rt.VocabArg({name!r}, {size if size is not None else repr(str(t.index))}, {loc})"

@@ -92,12 +92,12 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             ctx.diagnostics.append(
                 C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
             )
-        elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.UnknownT)):
+        elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.ScheduleT, T.UnknownT)):
             ctx.diagnostics.append(
                 C.E0503.at(
                     p.span,
                     name=p.name.text,
-                    reason=f"only a model or an optimizer can be mut, and this is {T.describe(ty)}",
+                    reason=f"only a model, an optimizer or a schedule can be mut, and this is {T.describe(ty)}",
                 )
             )
         default = _default(p, ty, names, ctx, item) if p.default is not None else None

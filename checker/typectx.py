@@ -17,7 +17,7 @@ from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
 ELEM_TYPES = T.ELEM_TYPES
 # the words that name a type by themselves: never read as a dim given to a model
-_TYPE_WORDS = frozenset([*NUMBER_TYPES, *ELEM_TYPES, "Index", "Mode", "Grad", *T.OPTIMIZERS])
+_TYPE_WORDS = frozenset([*NUMBER_TYPES, *ELEM_TYPES, "Index", "Mode", "Grad", *T.OPTIMIZERS, *T.SCHEDULES])
 
 
 @dataclass
@@ -214,6 +214,8 @@ class TypeContext:
             return NUMBER_TYPES[name]
         if name == "Mode":
             return T.MODE
+        if name in T.SCHEDULES and kind is None:  # StepLR, OneCycleLR, ...
+            return T.ScheduleT(name)
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN
         if name in ELEM_TYPES or name == "Index":

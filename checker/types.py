@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 
 from . import dimexpr as DX
 
+# the optimizers' and schedules' tables (pure data), re-exported: T.OPTIMIZERS, ...
+from .optim_tables import GROUP_OVERRIDABLE, GROUPED_OPTIMIZERS, OPTIMIZERS, SCHEDULES  # noqa: F401
+
 # ------------------------------------------------------------------ dims
 
 
@@ -556,42 +559,6 @@ def is_example_grads(t: Type) -> bool:
     return isinstance(t, StackT) and t.per_example
 
 
-# The optimizers: their hyper-parameters (name, type word, default as written)
-# and their state (name -> "grad" for a Grad[M]-shaped moment, "int" a count).
-OPTIMIZERS: dict[str, tuple[tuple[tuple[str, str, str], ...], dict[str, str]]] = {
-    "SGD": (
-        (
-            ("lr", "Float", "0.001"),
-            ("momentum", "Float", "0.0"),
-            ("dampening", "Float", "0.0"),
-            ("weight_decay", "Float", "0.0"),
-            ("nesterov", "Bool", "False"),
-        ),
-        {"momentum_buffer": "grad", "steps": "int"},
-    ),
-    "Adam": (
-        (
-            ("lr", "Float", "0.001"),
-            ("betas", "(Float, Float)", "(0.9, 0.999)"),
-            ("eps", "Float", "1e-08"),
-            ("weight_decay", "Float", "0.0"),
-            ("amsgrad", "Bool", "False"),
-        ),
-        {"exp_avg": "grad", "exp_avg_sq": "grad", "steps": "int"},
-    ),
-    "AdamW": (
-        (
-            ("lr", "Float", "0.001"),
-            ("betas", "(Float, Float)", "(0.9, 0.999)"),
-            ("eps", "Float", "1e-08"),
-            ("weight_decay", "Float", "0.01"),
-            ("amsgrad", "Bool", "False"),
-        ),
-        {"exp_avg": "grad", "exp_avg_sq": "grad", "steps": "int"},
-    ),
-}
-
-
 @dataclass(frozen=True, slots=True)
 class OptimT(Type):
     """An optimizer for a model: `SGD[M]`, `Adam[M]`, `AdamW[M]`, `Adam[Linear[D, H]]`."""
@@ -600,6 +567,8 @@ class OptimT(Type):
     model: str
     dims: tuple[Dim, ...] = ()
     options: Options = ()
+    # the param groups of the value a call made (hover): "max_rank=1: weight_decay=0.0"
+    groups: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def of(self) -> ModelT:
@@ -607,6 +576,35 @@ class OptimT(Type):
 
     def __str__(self) -> str:
         return f"{self.kind}[{_applied(self.model, self.dims, self.options)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleT(Type):
+    """A learning-rate schedule: `StepLR`, `OneCycleLR`, ... (checker/types.SCHEDULES)."""
+
+    kind: str
+
+    def __str__(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class GroupT(Type):
+    """A param group for an optimizer's groups=, `Group(max_rank=1, weight_decay=0.0)`:
+    its selectors (name, literal value) and overrides (name, value as written);
+    `spans` (item-relative: "call" and each keyword's) place its diagnostics."""
+
+    selectors: tuple[tuple[str, int | str], ...]
+    overrides: tuple[tuple[str, str], ...]
+    spans: tuple = field(default=(), compare=False)
+
+    def __str__(self) -> str:
+        return "Group"
+
+    def text(self) -> str:
+        sel = ", ".join(f'{k}="{v}"' if isinstance(v, str) else f"{k}={v}" for k, v in self.selectors)
+        sets = ", ".join(f"{k}={v}" for k, v in self.overrides) or "the optimizer's values"
+        return f"{sel}: {sets}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -788,6 +786,10 @@ def _hyper_type(word: str) -> Type:
         return BOOL_N
     if word == "(Float, Float)":
         return TupleT((FLOAT, FLOAT))
+    if word == "Int":
+        return INT
+    if word == "Str":
+        return STR
     return FLOAT
 
 
@@ -798,4 +800,17 @@ def optimizer_fields(t: OptimT) -> list[tuple[str, Type, str]]:
     out: list[tuple[str, Type, str]] = [(n, _hyper_type(w), f"default {d}") for n, w, d in hyper]
     for n, k in state.items():
         out.append((n, grad_of(t.of) if k == "grad" else INT, "state" if k == "grad" else "steps taken"))
+    return out
+
+
+def schedule_fields(t: ScheduleT) -> list[tuple[str, Type, str]]:
+    """(name, type, what) for every readable field of a schedule: its
+    hyper-parameters (not MultiStepLR's milestones), then lr and last_epoch."""
+    out: list[tuple[str, Type, str]] = [
+        (n, _hyper_type(w), "required" if d == "required" else f"default {d}")
+        for n, w, d in SCHEDULES[t.kind]
+        if w != "Ints"
+    ]
+    out.append(("lr", FLOAT, "the learning rate of the last step"))
+    out.append(("last_epoch", INT, "steps taken"))
     return out

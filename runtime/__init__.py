@@ -36,6 +36,19 @@ from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
 from ._progress import progress
+from ._optim_groups import Group
+from ._optim_more import LBFGS, Adadelta, Adagrad, RMSprop, clip_grad_norm
+from ._schedules import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LinearLR,
+    MultiStepLR,
+    OneCycleLR,
+    Schedule,
+    ScheduleArg,
+    StepLR,
+    WarmupCosineLR,
+)
 from ._source import (
     Loc,
     QvFrame,
@@ -135,6 +148,21 @@ __all__ = [
     "SGD",
     "Adam",
     "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "LBFGS",
+    "Group",
+    "clip_grad_norm",
+    "Schedule",
+    "ScheduleArg",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "LinearLR",
+    "OneCycleLR",
+    "WarmupCosineLR",
     "print",
     "Loc",
     "QvFrame",

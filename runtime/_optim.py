@@ -28,6 +28,7 @@ from ._elems import tensor_text
 from ._errors import OptimError
 from ._grad_value import Grad
 from ._model import Model
+from ._optim_groups import apply_groups, set_groups
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _is_grad_enabled = torch.is_grad_enabled
@@ -101,6 +102,7 @@ class Optimizer:
         "_qv_refined",
         "_qv_lr",
         "_qv_steps",
+        "_qv_groups",
     )
     _qv_kind = "Optimizer"
     _qv_hyper: tuple = ()
@@ -132,6 +134,7 @@ class Optimizer:
             frozenset(i for i in floating if fields[i] is not None and fields[i].elem.refinement is not None),
         )
         s(self, "_qv_steps", 0)
+        s(self, "_qv_groups", None)
 
     # --- hyper-params -------------------------------------------------------------
 
@@ -153,6 +156,8 @@ class Optimizer:
     def __setattr__(self, name, value):
         if name == "lr":
             object.__setattr__(self, "_qv_lr", _at_least_zero(self._qv_kind_text(), "learning rate", value))
+            for _, over in self._qv_groups or ():  # every group's lr (param groups: runtime/_optim_groups.py)
+                over.pop("lr", None)
             return
         raise OptimError(f"cannot set {name!r} of {self._qv_kind_text()}: only lr can be changed after creation")
 
@@ -215,7 +220,9 @@ class Optimizer:
         grad_was = _is_grad_enabled()
         _set_grad_enabled(False)
         try:
-            if sel:
+            if sel and self._qv_groups is not None:
+                apply_groups(self, sel, ps, grads)
+            elif sel:
                 self._qv_apply(sel, ps, grads)
         finally:
             _set_grad_enabled(grad_was)
@@ -274,7 +281,7 @@ class SGD(Optimizer):
     _qv_kind = "SGD"
     _qv_hyper = ("lr", "momentum", "dampening", "weight_decay", "nesterov")
 
-    def __init__(self, m, lr=0.001, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    def __init__(self, m, lr=0.001, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, groups=None):
         self._qv_setup(m)
         k = self._qv_kind_text()
         s = object.__setattr__
@@ -291,6 +298,7 @@ class SGD(Optimizer):
         # per leaf: None until the leaf's first step (torch starts the buffer
         # as a copy of the first gradient)
         s(self, "_qv_bufs", [None] * len(self._qv_params))
+        set_groups(self, groups)
 
     momentum = property(lambda self: self._qv_momentum, doc="The momentum factor.")
     dampening = property(lambda self: self._qv_dampening, doc="The dampening of the momentum.")
@@ -346,7 +354,7 @@ class Adam(Optimizer):
     _qv_hyper = ("lr", "betas", "eps", "weight_decay", "amsgrad")
     _qv_decoupled = False
 
-    def __init__(self, m, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
+    def __init__(self, m, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, groups=None):
         self._qv_setup(m)
         k = self._qv_kind_text()
         s = object.__setattr__
@@ -376,6 +384,7 @@ class Adam(Optimizer):
         scalar = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
         s(self, "_qv_step_counts", [torch.tensor(0.0, dtype=scalar, device="cpu") for _ in params])
         s(self, "_qv_full", self._qv_lists(self._qv_float))
+        set_groups(self, groups)
 
     def _qv_lists(self, sel):
         ea, eas, steps = self._qv_exp_avg, self._qv_exp_avg_sq, self._qv_step_counts
@@ -453,8 +462,8 @@ class AdamW(Adam):
     _qv_kind = "AdamW"
     _qv_decoupled = True
 
-    def __init__(self, m, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False):
-        super().__init__(m, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+    def __init__(self, m, lr=0.001, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, amsgrad=False, groups=None):
+        super().__init__(m, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, groups=groups)
 
 
 def optimizer_text(x) -> str | None:

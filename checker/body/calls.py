@@ -119,6 +119,9 @@ class CallRules:
             if isinstance(recv, T.OptimT):
                 self.types[func] = recv
                 return self.optimizer_method(node, recv, func, call_args, env, paren)
+            if isinstance(recv, T.ScheduleT):
+                self.types[func] = recv
+                return self.schedule_method(node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
                 method = func.name.text
                 self.global_kind(recv.name)
@@ -371,7 +374,7 @@ class CallRules:
                 # the arguments after it bind afresh (one mistake, one diagnostic)
                 bindings.bound, bindings.rest = before
                 continue
-            if p.mut and isinstance(t, (T.ModelT, T.OptimT)):
+            if p.mut and isinstance(t, (T.ModelT, T.OptimT, T.ScheduleT)):
                 root = a.node
                 while isinstance(root, (A.Field, A.Index)):  # m.enc, m.blocks[i]: the model m
                     root = root.value

@@ -37,6 +37,7 @@ from .lints import lint_body
 from .operators import OperatorRules
 from .optim_rules import OptimRules
 from .run_dims import RunDimRules
+from .schedule_rules import ScheduleRules
 from .size_hints import SizeSource
 from .subscripts import SubscriptRules
 
@@ -51,6 +52,7 @@ class BodyChecker(
     BuiltinRules,
     GradRules,
     OptimRules,
+    ScheduleRules,
     RunDimRules,
     DataRules,
 ):

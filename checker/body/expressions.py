@@ -321,6 +321,8 @@ class ExpressionRules:
             return f.type
         if isinstance(obj, T.OptimT):
             return self.optimizer_field(e, obj)
+        if isinstance(obj, T.ScheduleT):
+            return self.schedule_field(e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
             model = self.g.model(obj)

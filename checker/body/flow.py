@@ -218,6 +218,9 @@ class FlowRules:
         if isinstance(obj_type, T.OptimT):
             self.assign_optimizer_field(target, obj_type, t, value, env)
             return
+        if isinstance(obj_type, T.ScheduleT):
+            self.assign_schedule_field(target, obj_type)
+            return
         if not isinstance(obj_type, T.ModelT):
             self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
             return

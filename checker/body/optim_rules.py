@@ -24,6 +24,7 @@ from ..diagnostics import Fix, TextEdit
 from ..results import Ref
 from .builtin_rules import Bound, rule
 from .env import CallArg, Env
+from .optim_groups import GroupRules
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -32,17 +33,19 @@ if TYPE_CHECKING:
 SETTABLE = ("lr",)
 
 
-class OptimRules:
+class OptimRules(GroupRules):
     @rule("optimizer")
     def _builtin_optimizer(self: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
         m = self.value(bound["m"].node, env)
         ok = True
+        words = {n: w for n, w, _ in T.OPTIMIZERS[b.name][0]}
         for p in b.params[1:]:
             a = bound.get(p.name)
-            if a is None:
+            if a is None or p.name == "groups":
                 continue
-            word = next(w for n, w, _ in T.OPTIMIZERS[b.name][0] if n == p.name)
-            ok = self._hyper(a, env, word, f"{p.name} of {b.name}") and ok
+            ok = self._hyper(a, env, words[p.name], f"{p.name} of {b.name}") and ok
+        groups_arg = bound.get("groups")
+        groups = self._groups_value(groups_arg, env, b.name) if groups_arg is not None else []
         if isinstance(m, T.UnknownT):
             return T.UNKNOWN
         if not isinstance(m, T.ModelT):
@@ -52,9 +55,15 @@ class OptimRules:
                 )
             )
             return T.UNKNOWN
-        return T.OptimT(b.name, m.name, m.dims, m.options) if ok else T.UNKNOWN
+        if groups is None:
+            return T.UNKNOWN
+        if groups and not self.check_groups(groups, m, b.name):
+            return T.UNKNOWN
+        return T.OptimT(b.name, m.name, m.dims, m.options, tuple(g.text() for g in groups)) if ok else T.UNKNOWN
 
     def _hyper(self: BodyChecker, a: CallArg, env: Env, word: str, what: str) -> bool:
+        if word == "Str":  # LBFGS's line_search_fn: "strong_wolfe" or left out
+            return self.literal_choice(a, env, ("strong_wolfe",), what)
         if word == "(Float, Float)":
             t = self.value(a.node, env)
             if isinstance(t, T.UnknownT):
@@ -105,6 +114,8 @@ class OptimRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.kind}.step", recv.kind)
+        if recv.kind == "LBFGS":
+            return self.lbfgs_step(node, recv, func, args, env, paren)
         matched = self.bind_args(f"{recv.kind}.step", [("m", True, False), ("g", True, False)], args, paren)
         if matched is None:
             self._eval_args(args, env)
@@ -133,9 +144,11 @@ class OptimRules:
         if isinstance(root, A.Name):
             self.require_mut(e, root, env.vars.get(root.name))
 
-    def require_mut_optimizer(self: BodyChecker, target: A.Expr, opt: A.Expr, env: Env) -> bool:
-        """An optimizer changes only when this function created it or got it
-        as a `mut` parameter (E0501, once per optimizer)."""
+    def require_mut_optimizer(
+        self: BodyChecker, target: A.Expr, opt: A.Expr, env: Env, what: str = "an optimizer"
+    ) -> bool:
+        """An optimizer (or a schedule) changes only when this function created
+        it or got it as a `mut` parameter (E0501, once per value)."""
         var = env.vars.get(opt.name) if isinstance(opt, A.Name) else None
         if var is None or var.param is None or var.param.mut:
             return True
@@ -151,7 +164,7 @@ class OptimRules:
             C.E0501.at(
                 target.span,
                 field=expr_text(target),
-                why=f"'{var.param.name}' is not a mut parameter (an optimizer changes only through one)",
+                why=f"'{var.param.name}' is not a mut parameter ({what} changes only through one)",
                 fix=fix,
             )
         )

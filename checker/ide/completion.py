@@ -141,18 +141,36 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
             for i, f in enumerate(p for p in model.params if ty.wrt is None or p.name in ty.wrt)
         ]
     if isinstance(ty, T.OptimT):
+        lbfgs = ty.kind == "LBFGS"
         out = [
             Completion(
                 "step",
                 "method",
-                f"opt.step(m: {ty.of}, g: Grad[{ty.of}])",
-                "Updates m's params and the optimizer's state with the gradient g.",
+                f"opt.step(m: {ty.of}, f, args...)" if lbfgs else f"opt.step(m: {ty.of}, g: Grad[{ty.of}])",
+                "Evaluates f(m, args...) as L-BFGS needs and updates m's params; returns the first loss."
+                if lbfgs
+                else "Updates m's params and the optimizer's state with the gradient g.",
                 sort_text="0000",
             )
         ]
         out += [
             Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
             for i, (n, t, what) in enumerate(T.optimizer_fields(ty))
+        ]
+        return out
+    if isinstance(ty, T.ScheduleT):
+        out = [
+            Completion(
+                "step",
+                "method",
+                "sched.step(opt)",
+                "Advances the schedule one step and sets the optimizer's learning rate.",
+                sort_text="0000",
+            )
+        ]
+        out += [
+            Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
+            for i, (n, t, what) in enumerate(T.schedule_fields(ty))
         ]
         return out
     return []

@@ -263,7 +263,24 @@ def _type_details(analysis: Analysis, ty: T.Type) -> str:
         )
     if isinstance(ty, T.OptimT):
         lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.optimizer_fields(ty))
-        return f"\n\n`{ty.kind}` optimizer of `{ty.of}`; `opt.step(m, g)` updates m and the state:\n\n" + _code(lines)
+        step = (
+            "`opt.step(m, f, args...)` evaluates f as often as L-BFGS needs and updates m and the state"
+            if (ty.kind == "LBFGS")
+            else "`opt.step(m, g)` updates m and the state"
+        )
+        text = f"\n\n`{ty.kind}` optimizer of `{ty.of}`; {step}:\n\n" + _code(lines)
+        if ty.groups:
+            groups = "\n".join(f"group {k + 1}: {g}" for k, g in enumerate(ty.groups))
+            text += "\n\nParam groups (group 0: the params no group selects, with the values above):\n\n" + _code(
+                groups
+            )
+        return text
+    if isinstance(ty, T.ScheduleT):
+        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.schedule_fields(ty))
+        return (
+            f"\n\n`{ty.kind}` learning-rate schedule, as torch.optim.lr_scheduler; "
+            "`sched.step(opt)` advances it and sets opt.lr:\n\n" + _code(lines)
+        )
     return ""
 
 

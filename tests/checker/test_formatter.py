@@ -416,6 +416,7 @@ def _apply(text: str, edits) -> str:
 _LOC = re.compile(
     r"_src\.loc\(\d+, \d+\)|_src\.set_line_map\(.*\)|(?<=\.check\(_ret_value), \d+, \d+"
     r"|(?<=, _src), \d+, \d+"  # rt.expect_dims(value, sizes, _src, line, col, ...)
+    r"|(?<=src=_src), line=\d+, col=\d+"  # a reader: rt.load_npz(..., src=_src, line=5, col=9)
 )
 
 
