@@ -2322,6 +2322,31 @@ E0915 = _code(
     """,
 )
 
+E0916 = _code(
+    "E0916",
+    "invalid checkpoint call",
+    "{fn}: {problem}",
+    """
+    `save` and `load` take the path first, then either one model or optimizer
+    positionally (its state alone: `save(path, m)`, `load(path, m)`) or several
+    values by keyword (`save(path, model=m, opt=opt, step=step)`), never both.
+    `load`'s options `names=` and `transpose=` map a file's tensors to the fields
+    of one model given positionally, and are not names to save under.
+    """,
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        opt = Adam(m, lr=0.01)
+        save("ckpt.pt", m, opt)
+    """),
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        opt = Adam(m, lr=0.01)
+        save("ckpt.pt", model=m, opt=opt)
+    """),
+)
+
 E1105 = _code(
     "E1105",
     "invalid function for value_and_grad",

@@ -5,6 +5,7 @@ See docs/runtime.md for the contract between the compiler and this package.
 
 from . import _ops, init
 from ._batches import Batches, batches, randperm
+from ._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from ._checks import Checks, checks
 from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
 from ._device import current_device, set_device
@@ -63,6 +64,9 @@ from ._specs import (
 )
 
 __all__ = [
+    "CheckpointError",
+    "load_checkpoint",
+    "save_checkpoint",
     "init",
     "Checks",
     "checks",
