@@ -23,14 +23,23 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
-from ..diagnostics import Fix, TextEdit
+from ..diagnostics import Fix, LocalDiagnostic, TextEdit
 from .builtin_rules import rule
 from .env import CallArg, Env
+from .text import expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
 
 OPTIONS = ("names", "transpose", "strict")
+
+def checkpoint_hint(method: str, model: str) -> str | None:
+    """E0905's words for `Net.load(path)` / `Net.save(path)`: what is written instead."""
+    if method == "load":
+        return f"; create one, then load into it: m = {model}.init(seed=0), then load(path, m)"
+    if method == "save":
+        return f"; save a model, not its type: m = {model}.init(seed=0), then save(path, m)"
+    return None
 NUMBERS = ("Int", "Float", "Bool")
 
 
@@ -73,11 +82,6 @@ class CheckpointRules:
         elif values and entries:
             problem = f"give one value positionally or every value by keyword, not both " \
                 f"(as in {fn}(path, model=m, opt=opt))"
-        if problem is not None:
-            span = (values[1] if len(values) > 1 else values[0] if values and entries else None)
-            self.diags.append(C.E0916.at(span.node.span if span is not None else paren, fn=fn, problem=problem))
-            self._eval_args(args, env)
-            return T.UNKNOWN
         if fn == "save" and options:
             a = next(iter(options.values()))
             self.diags.append(
@@ -87,6 +91,11 @@ class CheckpointRules:
                     problem=f"{a.keyword}= is an option of load, not a name to save under (choose another keyword)",
                 )
             )
+            self._eval_args(args, env)
+            return T.UNKNOWN
+        if problem is not None:
+            span = (values[1] if len(values) > 1 else values[0] if values and entries else None)
+            self.diags.append(C.E0916.at(span.node.span if span is not None else paren, fn=fn, problem=problem))
             self._eval_args(args, env)
             return T.UNKNOWN
         first = self._checkpoint_value(fn, values[0], env, positional=True) if values else None
@@ -106,6 +115,21 @@ class CheckpointRules:
         if not numbers:
             return T.UNIT
         return numbers[0] if len(numbers) == 1 else T.TupleT(tuple(numbers))
+
+    def checkpoint_method(
+        self: BodyChecker, node: A.Node, func: A.Field, method: str, args: list[CallArg]
+    ) -> LocalDiagnostic:
+        """E0409 for `m.save(path)` / `m.load(path)`: the built-in takes the path
+        first and the model after it; with the path alone, the rewrite is the fix."""
+        recv = expr_text(func.value)
+        reason = f"models have no methods; write {method}(path, {recv})"
+        fix = None
+        path = _exact_text(args[0].node) if len(args) == 1 and args[0].keyword is None else None
+        if path is not None and isinstance(node, A.Call) and _exact_text(func.value) is not None:
+            text = f"{method}({path}, {recv})"
+            reason = f"models have no methods; write {text}"
+            fix = Fix(f"Change to {text}", (TextEdit(node.span, text),))
+        return C.E0409.at(func.span, callee=expr_text(func), reason=reason, fix=fix)
 
     def _checkpoint_value(self: BodyChecker, fn: str, a: CallArg, env: Env, positional: bool) -> T.Type | None:
         """The type of one value saved or loaded; None (with its diagnostic) if it cannot be."""
@@ -200,3 +224,16 @@ def _strs(t: T.Type) -> bool:
 def _pairs(t: T.Type) -> bool:
     pair = lambda x: isinstance(x, T.TupleT) and len(x.items) == 2 and all(_is_str(y) for y in x.items)  # noqa: E731
     return pair(t) or (isinstance(t, T.TupleT) and all(pair(x) for x in t.items))
+
+
+def _exact_text(e: A.Node) -> str | None:
+    """The source of a name, a field path or a string literal (for a fix-it); None for anything else."""
+    if isinstance(e, A.Name):
+        return e.name
+    if isinstance(e, A.Field):
+        inner = _exact_text(e.value)
+        return None if inner is None else f"{inner}.{e.name.text}"
+    if isinstance(e, A.StrLit):
+        escapes = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+        return '"' + "".join(escapes.get(c, c) for c in e.value) + '"'
+    return None
