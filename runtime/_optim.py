@@ -212,7 +212,7 @@ class Optimizer:
         if not isinstance(d, dict) or not {"kind", "lr", "steps", "hyper", "state"} <= set(d):
             raise OptimError(f"{where} holds no optimizer state (found {_found(d)})")
         if d["kind"] != type(self)._qv_kind:
-            raise OptimError(f"{where} holds the state of a {d['kind']}, not of {me}")
+            raise OptimError(f"{where} holds {d['kind']} state, not the state of {me}")
         hyper = d["hyper"] if isinstance(d["hyper"], dict) else {}
         for h in type(self)._qv_hyper:
             if h == "lr":
