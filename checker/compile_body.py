@@ -509,7 +509,9 @@ class _FnCompiler:
         None, load's options, and the `.qv` position of the call."""
         positional = [self.expr(v) for k, v in args if k is None]
         options = [f"{k}={self.expr(v)}" for k, v in args if k in ("names", "transpose", "strict")]
-        entries = [f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in ("names", "transpose", "strict")]
+        entries = [
+            f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in ("names", "transpose", "strict")
+        ]
         value = positional[1] if len(positional) > 1 else "None"
         mapping = "{" + ", ".join(entries) + "}" if entries else "None"
         at = self.c.a.lines.position(self.at(node))

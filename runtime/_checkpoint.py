@@ -144,7 +144,9 @@ def _mapped(data: dict, names, transpose, strict: bool, obj, shown: str, loc) ->
         key, field = pair
         if key not in data:
             if strict:
-                raise CheckpointError(f"{shown} has no key {key!r} (names= maps it to {field}); its keys: {_keys(data)}", loc)
+                raise CheckpointError(
+                    f"{shown} has no key {key!r} (names= maps it to {field}); its keys: {_keys(data)}", loc
+                )
             continue
         rename[key] = field
     out = {rename.get(k, k): v for k, v in data.items()}
@@ -155,7 +157,10 @@ def _mapped(data: dict, names, transpose, strict: bool, obj, shown: str, loc) ->
             continue
         t = out[field]
         if t.dim() != 2:
-            raise CheckpointError(f"transpose= names {field}, which is a {t.dim()}-D tensor in {shown}; only 2-D ones can be transposed", loc)
+            raise CheckpointError(
+                f"transpose= names {field}, which is a {t.dim()}-D tensor in {shown}; only 2-D ones can be transposed",
+                loc,
+            )
         out[field] = t.t()
     if not strict and isinstance(obj, Model):
         mine = obj._qv_state_dict()
@@ -202,7 +207,10 @@ def load_checkpoint(path, value, entries, *, names=None, transpose=(), strict=Tr
             )
         if names or transpose or not strict:
             if not _is_flat(data):
-                raise CheckpointError(f"names=, transpose= and strict=False apply to a model's fields; {shown} is not a dict of tensors", loc)
+                raise CheckpointError(
+                    f"names=, transpose= and strict=False apply to a model's fields; {shown} is not a dict of tensors",
+                    loc,
+                )
             data = _mapped(data, names, transpose, strict, value, shown, loc)
         _load_into(value, data, repr(shown), loc)
         return None

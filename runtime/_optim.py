@@ -199,7 +199,7 @@ class Optimizer:
         for slot in type(self)._qv_state_slots:
             values = getattr(self, slot)
             key = slot.removeprefix("_qv_")
-            state[key] = None if values is None else {n: v for n, v in zip(names, values)}
+            state[key] = None if values is None else dict(zip(names, values))
         hyper = {h: getattr(self, h) for h in type(self)._qv_hyper if h != "lr"}
         return {"kind": type(self)._qv_kind, "lr": self._qv_lr, "steps": self._qv_steps, "hyper": hyper, "state": state}
 
@@ -237,7 +237,9 @@ class Optimizer:
             saved = state[key]
             if values is None or saved is None:
                 if (values is None) != (saved is None):
-                    raise OptimError(f"{where}: the state {key} is {'absent' if saved is None else 'present'} there, not in {me}")
+                    raise OptimError(
+                        f"{where}: the state {key} is {'absent' if saved is None else 'present'} there, not in {me}"
+                    )
                 continue
             if not isinstance(saved, dict) or set(saved) != set(names):
                 lacks = [n for n in names if not isinstance(saved, dict) or n not in saved]

@@ -197,7 +197,10 @@ def test_without_transpose_the_shapes_say_so(tmp_path: Path, capsys) -> None:
     )
     assert code == 1
     line = line_of(tmp_path, 'load("torch.pt"')
-    assert f"prog.qv:{line}:5: error: 'torch.pt' does not fit Net: fc1.weight is [8 4] f32 in the file, but Net.fc1.weight is [4 8] f32" in err
+    assert (
+        f"prog.qv:{line}:5: error: 'torch.pt' does not fit Net: fc1.weight is [8 4] f32 in the file, but Net.fc1.weight is [4 8] f32"
+        in err
+    )
 
 
 SAVED = """

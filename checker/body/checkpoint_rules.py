@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 OPTIONS = ("names", "transpose", "strict")
 
+
 def checkpoint_hint(method: str, model: str) -> str | None:
     """E0905's words for `Net.load(path)` / `Net.save(path)`: what is written instead."""
     if method == "load":
@@ -40,6 +41,8 @@ def checkpoint_hint(method: str, model: str) -> str | None:
     if method == "save":
         return f"; save a model, not its type: m = {model}.init(seed=0), then save(path, m)"
     return None
+
+
 NUMBERS = ("Int", "Float", "Bool")
 
 
@@ -51,7 +54,7 @@ class CheckpointRules:
         fn = b.name
         positional = [a for a in args if a.keyword is None]
         keywords = [a for a in args if a.keyword is not None]
-        options = {a.keyword: a for a in keywords if a.keyword in OPTIONS}
+        options = {str(a.keyword): a for a in keywords if a.keyword in OPTIONS}
         entries = [a for a in keywords if a.keyword not in OPTIONS]
         ok = True
         seen: set[str] = set()
@@ -74,14 +77,19 @@ class CheckpointRules:
         values = positional[1:]
         problem = None
         if not values and not entries:
-            problem = f"give what to {fn}: one model or optimizer, as in {fn}(path, m), or several by keyword, " \
+            problem = (
+                f"give what to {fn}: one model or optimizer, as in {fn}(path, m), or several by keyword, "
                 f"as in {fn}(path, model=m, opt=opt, step=step)"
+            )
         elif len(values) > 1:
-            problem = f"one value goes positionally ({fn}(path, m)); give several by keyword, " \
+            problem = (
+                f"one value goes positionally ({fn}(path, m)); give several by keyword, "
                 f"as in {fn}(path, model=m, opt=opt)"
+            )
         elif values and entries:
-            problem = f"give one value positionally or every value by keyword, not both " \
-                f"(as in {fn}(path, model=m, opt=opt))"
+            problem = (
+                f"give one value positionally or every value by keyword, not both (as in {fn}(path, model=m, opt=opt))"
+            )
         if fn == "save" and options:
             a = next(iter(options.values()))
             self.diags.append(
@@ -94,7 +102,7 @@ class CheckpointRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         if problem is not None:
-            span = (values[1] if len(values) > 1 else values[0] if values and entries else None)
+            span = values[1] if len(values) > 1 else values[0] if values and entries else None
             self.diags.append(C.E0916.at(span.node.span if span is not None else paren, fn=fn, problem=problem))
             self._eval_args(args, env)
             return T.UNKNOWN
@@ -175,9 +183,7 @@ class CheckpointRules:
             )
         )
 
-    def _checkpoint_options(
-        self: BodyChecker, options: dict[str | None, CallArg], model: T.Type | None, env: Env
-    ) -> bool:
+    def _checkpoint_options(self: BodyChecker, options: dict[str, CallArg], model: T.Type | None, env: Env) -> bool:
         ok = True
         if "strict" in options:
             ok = self.expect_number(options["strict"], env, "Bool", "strict of load") and ok
@@ -208,7 +214,9 @@ class CheckpointRules:
                     if name == "transpose"
                     else 'a pair (key in the file, field) or a tuple of pairs, as in (("0.weight", "fc1.weight"),)'
                 )
-                self.diags.append(C.E0301.at(a.node.span, context=f"{name} of load: ", expected=expected, found=T.describe(t)))
+                self.diags.append(
+                    C.E0301.at(a.node.span, context=f"{name} of load: ", expected=expected, found=T.describe(t))
+                )
                 ok = False
         return ok
 
@@ -221,9 +229,12 @@ def _strs(t: T.Type) -> bool:
     return _is_str(t) or (isinstance(t, T.TupleT) and all(_is_str(x) for x in t.items))
 
 
+def _pair(t: T.Type) -> bool:
+    return isinstance(t, T.TupleT) and len(t.items) == 2 and all(_is_str(y) for y in t.items)
+
+
 def _pairs(t: T.Type) -> bool:
-    pair = lambda x: isinstance(x, T.TupleT) and len(x.items) == 2 and all(_is_str(y) for y in x.items)  # noqa: E731
-    return pair(t) or (isinstance(t, T.TupleT) and all(pair(x) for x in t.items))
+    return _pair(t) or (isinstance(t, T.TupleT) and all(_pair(x) for x in t.items))
 
 
 def _exact_text(e: A.Node) -> str | None:
