@@ -25,6 +25,7 @@ from .. import types as T
 from ..builtins import Builtin
 from ..diagnostics import Fix, LocalDiagnostic, TextEdit
 from .builtin_rules import rule
+from ..names import suggest
 from .env import CallArg, Env
 from .text import expr_text
 
@@ -158,6 +159,58 @@ class CheckpointRules:
         self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=expected, found=T.describe(t)))
         return None
 
+    def _state_paths(self: BodyChecker, t: T.ModelT, prefix: str = "") -> dict[str, T.Type] | None:
+        """Every field path of a model (`fc1.weight`, `blocks.0.wq`) and its
+        type, as `save(path, m)` writes them; None where that is not known here."""
+        model = self.g.model(t)
+        if model is None or model.partial:
+            return None
+        out: dict[str, T.Type] = {}
+        for f in model.fields:
+            path = prefix + f.name
+            ft = f.type
+            if isinstance(ft, T.StackT) and isinstance(ft.item, T.ModelT):
+                count = T.dim_value(ft.dim)
+                if count is None:
+                    return None
+                for i in range(count):
+                    inner = self._state_paths(ft.item, f"{path}.{i}.")
+                    if inner is None:
+                        return None
+                    out.update(inner)
+            elif isinstance(ft, T.ModelT):
+                inner = self._state_paths(ft, path + ".")
+                if inner is None:
+                    return None
+                out.update(inner)
+            elif isinstance(ft, T.TensorT):
+                out[path] = ft
+            else:
+                return None
+        return out
+
+    def _checkpoint_paths(self: BodyChecker, model: T.ModelT, name: str, e: A.Expr) -> None:
+        """The fields that `names=` / `transpose=` write as literals exist
+        (E0107), and those transposed are 2-D (E0301)."""
+        paths = self._state_paths(model)
+        if paths is None:
+            return
+        for lit in _fields_named(name, e):
+            t = paths.get(lit.value)
+            if t is None:
+                hint = suggest(lit.value, list(paths))
+                fix = Fix(f"Change to '{hint.name}'", (TextEdit(lit.span, f'"{hint.name}"'),)) if hint.name else None
+                self.diags.append(C.E0107.at(lit.span, name=lit.value, owner=f"model {model}", hint=str(hint), fix=fix))
+            elif name == "transpose" and not (isinstance(t, T.TensorT) and t.rank == 2):
+                self.diags.append(
+                    C.E0301.at(
+                        lit.span,
+                        context="transpose of load: ",
+                        expected="a 2-D field",
+                        found=f"{lit.value}, which is {T.describe(t)}",
+                    )
+                )
+
     def _checkpoint_mut(self: BodyChecker, a: CallArg, env: Env) -> None:
         """A model or optimizer that load changes: one this function made or
         received as `mut` (the rule of passing it to a `mut` parameter, E0502)."""
@@ -208,6 +261,8 @@ class CheckpointRules:
                 ok = False
                 continue
             fits = _strs(t) if name == "transpose" else _pairs(t)
+            if fits and isinstance(model, T.ModelT):
+                self._checkpoint_paths(model, name, a.node)
             if not fits:
                 expected = (
                     'a field\'s path or a tuple of them, as in ("fc1.weight", "fc2.weight")'
@@ -219,6 +274,19 @@ class CheckpointRules:
                 )
                 ok = False
         return ok
+
+
+def _fields_named(name: str, e: A.Expr) -> list[A.StrLit]:
+    """The field paths written as literals in `names=` (the second of each
+    pair) or `transpose=` (each); those given otherwise are checked when it runs."""
+    if name == "transpose":
+        items = [e] if isinstance(e, A.StrLit) else list(e.items) if isinstance(e, A.TupleExpr) else []
+        return [x for x in items if isinstance(x, A.StrLit)]
+    if isinstance(e, A.TupleExpr) and len(e.items) == 2 and all(isinstance(x, A.StrLit) for x in e.items):
+        pairs = [e]
+    else:
+        pairs = [x for x in e.items if isinstance(x, A.TupleExpr)] if isinstance(e, A.TupleExpr) else []
+    return [p.items[1] for p in pairs if len(p.items) == 2 and isinstance(p.items[1], A.StrLit)]
 
 
 def _is_str(t: T.Type) -> bool:

@@ -146,3 +146,33 @@ def test_m_save_and_m_load_name_the_real_form_with_a_fix() -> None:
         'm.save("m.pt")', 'save("m.pt", m)'
     )
     assert [x.code for x in check_text(src.replace('m.save("m.pt")', 'save("m.pt", m)')).diagnostics] == []
+
+
+def test_the_fields_named_in_names_and_transpose_exist() -> None:
+    check_annotated(
+        """\
+dim D = 4
+dim C = 3
+
+model Layer:
+    param weight: [D C] = xavier
+    param bias: [C] = zeros
+
+model Net:
+    param fc1: Layer
+    param blocks: [2] Layer
+
+fn main():
+    n = Net.init(seed=0)
+    load("t.pt", n, names=(("0.weight", "fc1.weight"), ("1.weight", "blocks.1.weight")), transpose="blocks.0.weight")
+    load("t.pt", n, names=("0.weight", "fc1.wieght"), transpose=("fc1.weight", "fc1.bias"))
+#                                      ^^^^^^^^^^^^ E0107: model Net has no field 'fc1.wieght'; did you mean 'fc1.weight'?
+#                                                                              ^^^^^^^^^^ E0301: transpose of load: expected a 2-D field, found fc1.bias, which is tensor [C]
+"""
+    )
+    src = (
+        HEAD
+        + 'model Net:\n    param fc1: Lin\nfn main():\n    n = Net.init(seed=0)\n    load("t.pt", n, transpose="fc1.ww")\n'
+    )
+    (d,) = check_text(src).diagnostics
+    assert d.fix is not None and d.fix.edits[0].new_text == '"fc1.w"'
