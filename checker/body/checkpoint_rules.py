@@ -24,8 +24,8 @@ from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
 from ..diagnostics import Fix, LocalDiagnostic, TextEdit
-from .builtin_rules import rule
 from ..names import suggest
+from .builtin_rules import rule
 from .env import CallArg, Env
 from .text import expr_text
 
