@@ -72,9 +72,21 @@ def _loc(src, line, col):
     return src.loc(line, col) if src is not None else None
 
 
+def _on_cpu(x):
+    """``x`` with its tensors on the CPU, so that the file opens on any machine
+    (``torch.load`` without ``map_location``); a CPU tensor is not copied."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        return {k: _on_cpu(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_on_cpu(v) for v in x)
+    return x
+
+
 def _entry(x, what: str, loc):
     if savable(x):
-        return x._qv_state_dict()
+        return _on_cpu(x._qv_state_dict())
     if _is_number(x):
         return x
     raise CheckpointError(f"save: {what} is {_kind(x)}, which cannot be saved (a model, an optimizer or a number)", loc)
