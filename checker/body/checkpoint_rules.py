@@ -71,7 +71,11 @@ class CheckpointRules:
             self._eval_args(args, env)
             return T.UNKNOWN
         if not positional:
-            self.diags.append(C.E0401.at(paren, name=fn, expected="the path first", found="none"))
+            self.diags.append(
+                C.E0401.at(
+                    paren, name=fn, expected=f"a path first, as in {fn}(path, m)", found="no positional argument"
+                )
+            )
             self._eval_args(args, env)
             return T.UNKNOWN
         self.expect_number(positional[0], env, "Str", f"path of {fn}")

@@ -101,6 +101,8 @@ def test_wrong_kinds_and_forms() -> None:
         #                         ^^^^^^^^ E0301: names of load: expected a pair (key in the file, field) or a tuple of pairs, as in (("0.weight", "fc1.weight"),), found tuple (Str, Int)
             load("a.pt", m, strict=1)
         #                          ^ E0301: strict of load: expected Bool, found number Int
+            save(model=m)
+        #       ^^^^^^^^^ E0401: save takes a path first, as in save(path, m), found no positional argument
             load("a.pt", model=m, model=m)
         #                         ^^^^^^^ E0404: argument 'model' of load is given more than once
         """
