@@ -1646,7 +1646,8 @@ E0409 = _code(
     The right side of `|>` is a call or a function name: `x |> f(y)` means
     `f(x, y)` and `x |> f` means `f(x)`. Models have no methods: a function that
     takes a model is called with it, `forward(m, x)` (the message says so when
-    such a function exists).
+    such a function exists). A checkpoint is written `save(path, m)` and read
+    `load(path, m)`, not `m.save(path)`: the quick fix rewrites the call.
     """,
     """
     fn main():
@@ -2043,7 +2044,8 @@ E0905 = _code(
     """
     A model name has one method, `init(seed=...)`, which creates a model with its
     fields initialised. Everything else is a function that takes the model as an
-    argument.
+    argument. A saved model is read by creating one and loading into it:
+    `m = Lin.init(seed=0)`, then `load(path, m)`.
     """,
     _with_lin("""
     fn main():
