@@ -224,7 +224,7 @@ def load_checkpoint(path, value, entries, *, names=None, transpose=(), strict=Tr
                     loc,
                 )
             data = _mapped(data, names, transpose, strict, value, shown, loc)
-        _load_into(value, data, repr(shown), loc)
+        _load_into(value, data, shown, loc)
         return None
     if _is_flat(data) and data and not any(k in data for k in entries):
         raise CheckpointError(
@@ -240,7 +240,7 @@ def load_checkpoint(path, value, entries, *, names=None, transpose=(), strict=Tr
                 numbers.append(target)
             continue
         if savable(target):
-            _load_into(target, data[key], f"{shown!r}, entry '{key}'", loc)
+            _load_into(target, data[key], f"{shown}, entry '{key}'", loc)
         else:
             numbers.append(_number(data[key], target, key, shown, loc))
     if not numbers:

@@ -181,7 +181,7 @@ def test_strict_needs_every_field(tmp_path: Path, capsys) -> None:
     )
     assert code == 1
     line = line_of(tmp_path, 'load("torch.pt"')
-    assert f"prog.qv:{line}:5: error: 'torch.pt' does not fit Net: it lacks extra" in err
+    assert f"prog.qv:{line}:5: error: torch.pt does not fit Net: it lacks extra" in err
 
 
 def test_without_transpose_the_shapes_say_so(tmp_path: Path, capsys) -> None:
@@ -198,7 +198,7 @@ def test_without_transpose_the_shapes_say_so(tmp_path: Path, capsys) -> None:
     assert code == 1
     line = line_of(tmp_path, 'load("torch.pt"')
     assert (
-        f"prog.qv:{line}:5: error: 'torch.pt' does not fit Net: fc1.weight is [8 4] f32 in the file, but Net.fc1.weight is [4 8] f32"
+        f"prog.qv:{line}:5: error: torch.pt does not fit Net: fc1.weight is [8 4] f32 in the file, but Net.fc1.weight is [4 8] f32"
         in err
     )
 
@@ -214,7 +214,7 @@ save("all.pt", model=m, opt=opt, step=3)
 @pytest.mark.parametrize(
     ("body", "error"),
     [
-        ('w = Wide.init(seed=0)\nload("m.pt", w)', "'m.pt' does not fit Wide: it has fields Wide does not: b1, w2, b2"),
+        ('w = Wide.init(seed=0)\nload("m.pt", w)', "m.pt does not fit Wide: it has fields Wide does not: b1, w2, b2"),
         ('load("none.pt", Mlp.init(seed=0))', "none.pt: no such file (looked for {folder}/none.pt)"),
         (
             'm2 = Mlp.init(seed=1)\nload("all.pt", m2)',
@@ -236,16 +236,16 @@ save("all.pt", model=m, opt=opt, step=3)
         ('s = load("all.pt", step=False)', "all.pt: entry 'step' is Int 3, expected Bool"),
         (
             'm2 = Mlp.init(seed=1)\no2 = SGD(m2, lr=0.1)\nload("all.pt", opt=o2)',
-            "'all.pt', entry 'opt' holds Adam state, not the state of SGD[Mlp]",
+            "all.pt, entry 'opt' holds Adam state, not the state of SGD[Mlp]",
         ),
         (
             'm2 = Mlp.init(seed=1)\no2 = Adam(m2, lr=0.1, amsgrad=True)\nload("all.pt", opt=o2)',
-            "'all.pt', entry 'opt': the Adam saved there has amsgrad=False, this Adam[Mlp] amsgrad=True "
+            "all.pt, entry 'opt': the Adam saved there has amsgrad=False, this Adam[Mlp] amsgrad=True "
             "(create it with the hyper-parameters of the checkpoint)",
         ),
         (
             'w = Wide.init(seed=0)\no2 = Adam(w)\nload("all.pt", opt=o2)',
-            "'all.pt', entry 'opt': the state exp_avg does not fit Adam[Wide]; it has params Wide does not: b1, w2, b2",
+            "all.pt, entry 'opt': the state exp_avg does not fit Adam[Wide]; it has params Wide does not: b1, w2, b2",
         ),
         ('save("no/such/m.pt", Mlp.init(seed=0))', "cannot save no/such/m.pt: no folder {folder}/no/such"),
     ],

@@ -140,3 +140,16 @@ def test_a_checkpoint_moves_between_devices(tmp_path: Path) -> None:
     rt.load_checkpoint(tmp_path / "c.pt", None, {"m": m2, "o": o2})
     assert m2.w.device.type == "cuda" and o2._qv_bufs[0].device.type == "cuda"
     assert torch.equal(o2._qv_bufs[0], o._qv_bufs[0])
+
+
+class Scaled(rt.Model):
+    _qv_name = "Scaled"
+    _qv_params = (rt.Field("s", (2,), rt.nonneg, rt.init.fill(1.0)),)
+
+
+def test_a_refined_field_is_checked_on_loading(tmp_path: Path) -> None:
+    torch.save({"s": torch.tensor([1.0, -2.0])}, tmp_path / "s.pt")
+    m = Scaled.init(seed=0)
+    with pytest.raises(rt.CheckpointError, match=r"s.pt: s does not fit Scaled.s \(\[2\] NonNeg\): .*below 0"):
+        rt.load_checkpoint(str(tmp_path / "s.pt"), m, None)
+    assert torch.equal(m.s, torch.ones(2))  # unchanged
