@@ -134,8 +134,11 @@ def _is_flat(data) -> bool:
     return isinstance(data, dict) and all(isinstance(v, torch.Tensor) for v in data.values())
 
 
-def _keys(d: dict) -> str:
-    return ", ".join(map(str, d)) or "none"
+def _keys(d: dict, most: int = 12) -> str:
+    keys = [str(k) for k in d]
+    if len(keys) > most:
+        return ", ".join(keys[:most]) + f", ... ({len(keys)} in all)"
+    return ", ".join(keys) or "none"
 
 
 def _load_into(obj, d, where: str, loc) -> None:
@@ -231,6 +234,7 @@ def load_checkpoint(path, value, entries, *, names=None, transpose=(), strict=Tr
             f"{shown} holds one model's fields ({_keys(data)}), saved with save(path, m): load it with load(path, m)",
             loc,
         )
+    # the keywords and the numbers first, so that a file without them changes nothing
     numbers = []
     for key, target in entries.items():
         if key not in data:
@@ -238,11 +242,11 @@ def load_checkpoint(path, value, entries, *, names=None, transpose=(), strict=Tr
                 raise CheckpointError(f"{shown} has no entry '{key}' (its entries: {_keys(data)})", loc)
             if not savable(target):
                 numbers.append(target)
-            continue
-        if savable(target):
-            _load_into(target, data[key], f"{shown}, entry '{key}'", loc)
-        else:
+        elif not savable(target):
             numbers.append(_number(data[key], target, key, shown, loc))
+    for key, target in entries.items():
+        if key in data and savable(target):
+            _load_into(target, data[key], f"{shown}, entry '{key}'", loc)
     if not numbers:
         return None
     return numbers[0] if len(numbers) == 1 else tuple(numbers)

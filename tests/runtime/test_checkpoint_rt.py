@@ -153,3 +153,21 @@ def test_a_refined_field_is_checked_on_loading(tmp_path: Path) -> None:
     with pytest.raises(rt.CheckpointError, match=r"s.pt: s does not fit Scaled.s \(\[2\] NonNeg\): .*below 0"):
         rt.load_checkpoint(str(tmp_path / "s.pt"), m, None)
     assert torch.equal(m.s, torch.ones(2))  # unchanged
+
+
+def test_a_missing_entry_or_a_wrong_number_changes_nothing(tmp_path: Path) -> None:
+    a = Lin.init(seed=0)
+    rt.save_checkpoint(tmp_path / "c.pt", None, {"m": a, "step": 3})
+    b = Lin.init(seed=1)
+    before = b.w.clone()
+    with pytest.raises(rt.CheckpointError, match="has no entry 'epoch'"):
+        rt.load_checkpoint(tmp_path / "c.pt", None, {"m": b, "epoch": 0})
+    with pytest.raises(rt.CheckpointError, match="entry 'step' is Int 3, expected Bool"):
+        rt.load_checkpoint(tmp_path / "c.pt", None, {"m": b, "step": True})
+    assert torch.equal(b.w, before)
+
+
+def test_a_long_list_of_keys_is_cut(tmp_path: Path) -> None:
+    torch.save({f"layer{i}.weight": torch.zeros(1) for i in range(40)}, tmp_path / "big.pt")
+    with pytest.raises(rt.CheckpointError, match=r"layer11.weight, \.\.\. \(40 in all\)"):
+        rt.load_checkpoint(tmp_path / "big.pt", None, {"m": Lin.init(seed=0), "k": 1})
