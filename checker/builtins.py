@@ -1192,6 +1192,39 @@ _BUILTINS = [
         "train",
         "Train",
     ),
+    # Checkpoints (checker/body/checkpoint_rules.py): a model's or optimizer's
+    # state, or several values by keyword, to one torch file and back.
+    Builtin(
+        "save",
+        (PATH, BParam("value", required=False)),
+        "save(path: Str, m) / save(path: Str, model=m, opt=opt, step=Int, ...)",
+        "Writes a model's or optimizer's state (a torch state dict), or several models, optimizers and "
+        "numbers under their keywords, to one file (torch.save); the path is relative to the `.qv` file.",
+        'save("ckpt.pt", m)',
+        "data",
+        "checkpoint",
+        "save_checkpoint",
+        note="See [Checkpoints](#checkpoints).",
+    ),
+    Builtin(
+        "load",
+        (
+            PATH,
+            BParam("value", required=False),
+            BParam("names", required=False, keyword_only=True),
+            BParam("transpose", required=False, keyword_only=True),
+            BParam("strict", required=False, keyword_only=True),
+        ),
+        "load(path: Str, m, names=.., transpose=.., strict=True) / load(path: Str, model=m, opt=opt, step=0, ...)"
+        " -> the numbers",
+        "Reads what `save` wrote into the models and optimizers given, in place, and returns the numbers of the "
+        "number keywords (the given values fix their types).",
+        'step = load("ckpt.pt", step=0)',
+        "data",
+        "checkpoint",
+        "load_checkpoint",
+        note="See [Checkpoints](#checkpoints).",
+    ),
     # Data: readers whose shapes bind dims known only at run time.
     Builtin(
         "load_npy",

@@ -1646,7 +1646,8 @@ E0409 = _code(
     The right side of `|>` is a call or a function name: `x |> f(y)` means
     `f(x, y)` and `x |> f` means `f(x)`. Models have no methods: a function that
     takes a model is called with it, `forward(m, x)` (the message says so when
-    such a function exists).
+    such a function exists). A checkpoint is written `save(path, m)` and read
+    `load(path, m)`, not `m.save(path)`: the quick fix rewrites the call.
     """,
     """
     fn main():
@@ -2043,7 +2044,8 @@ E0905 = _code(
     """
     A model name has one method, `init(seed=...)`, which creates a model with its
     fields initialised. Everything else is a function that takes the model as an
-    argument.
+    argument. A saved model is read by creating one and loading into it:
+    `m = Lin.init(seed=0)`, then `load(path, m)`.
     """,
     _with_lin("""
     fn main():
@@ -2320,6 +2322,31 @@ E0915 = _code(
         fn forward(self, x: [4]) -> [4]:
             return x * self.s
     """,
+)
+
+E0916 = _code(
+    "E0916",
+    "invalid checkpoint call",
+    "{fn}: {problem}",
+    """
+    `save` and `load` take the path first, then either one model or optimizer
+    positionally (its state alone: `save(path, m)`, `load(path, m)`) or several
+    values by keyword (`save(path, model=m, opt=opt, step=step)`), never both.
+    `load`'s options `names=` and `transpose=` map a file's tensors to the fields
+    of one model given positionally, and are not names to save under.
+    """,
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        opt = Adam(m, lr=0.01)
+        save("ckpt.pt", m, opt)
+    """),
+    _with_lin("""
+    fn main():
+        m = Lin.init(seed=0)
+        opt = Adam(m, lr=0.01)
+        save("ckpt.pt", model=m, opt=opt)
+    """),
 )
 
 E1105 = _code(

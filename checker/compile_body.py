@@ -500,6 +500,8 @@ class _FnCompiler:
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
             metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
+        if b.rule == "checkpoint":
+            return self.checkpoint_call(node, b.runtime, args)
         result = self.type_of(node)
         if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
             model = self.c.model_class(result.model, result.dims, result.options)
@@ -544,6 +546,21 @@ class _FnCompiler:
         if b.variadic:  # extra arguments, before the keyword ones (print's all_ranks=)
             values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
         return f"{func}(" + ", ".join(values + named) + ")"
+
+    def checkpoint_call(self, node: A.Node, runtime: str | None, args: list[tuple[str | None, A.Expr]]) -> str:
+        """`rt.save_checkpoint(path, value, entries, ...)` / `rt.load_checkpoint(...)`:
+        the one positional value or None, the keyword values as a dict or
+        None, load's options, and the `.qv` position of the call."""
+        positional = [self.expr(v) for k, v in args if k is None]
+        options = [f"{k}={self.expr(v)}" for k, v in args if k in ("names", "transpose", "strict")]
+        entries = [
+            f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in ("names", "transpose", "strict")
+        ]
+        value = positional[1] if len(positional) > 1 else "None"
+        mapping = "{" + ", ".join(entries) + "}" if entries else "None"
+        at = self.c.a.lines.position(self.at(node))
+        where = f"src=_src, line={at.line + 1}, col={at.column + 1}"
+        return f"rt.{runtime}(" + ", ".join([positional[0], value, mapping, *options, where]) + ")"
 
     def gradient_call(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
         """`rt.value_and_grad(f, m, args..., wrt=(...), batch=(...), aux=True)`

@@ -781,6 +781,13 @@ def describe(t: Type) -> str:
     return str(t)
 
 
+def is_savable(t: Type) -> bool:
+    """Whether a value of type `t` has a state that `save` writes and `load`
+    reads back in place (docs/language.md, "Checkpoints"): a model or an
+    optimizer. Numbers are saved as themselves (checker/body/checkpoint_rules)."""
+    return isinstance(t, (ModelT, OptimT))
+
+
 def _hyper_type(word: str) -> Type:
     if word == "Bool":
         return BOOL_N

@@ -7,6 +7,7 @@ from . import _metrics as metrics
 from . import _ops, init
 from . import _progress as progress_line
 from ._batches import Batches, batches, randperm
+from ._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from ._checks import Checks, checks
 from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_npy, load_npz, load_safetensors
 from ._device import current_device, set_device
@@ -35,9 +36,9 @@ from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__)
 from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
-from ._progress import progress
 from ._optim_groups import Group
 from ._optim_more import LBFGS, Adadelta, Adagrad, RMSprop, clip_grad_norm
+from ._progress import progress
 from ._schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -85,6 +86,9 @@ __all__ = [
     "f_show",
     "f_type",
     "fstring",
+    "CheckpointError",
+    "load_checkpoint",
+    "save_checkpoint",
     "init",
     "metrics",
     "log_metrics",

@@ -435,6 +435,44 @@ class Model:
             for path, t in zip(cls._qv_state_fields, self._qv_state_tensors()):
                 t.copy_(state[path])
 
+    # --- the checkpoint protocol (runtime/_checkpoint.py) -------------------------
+
+    def _qv_state_dict(self) -> dict:
+        """``{path: tensor}`` of every field (the tensors themselves, detached):
+        what ``save(path, m)`` writes."""
+        return {path: t.detach() for path, t in zip(type(self)._qv_state_fields, self._qv_state_tensors())}
+
+    def _qv_load_state_dict(self, d, where) -> None:
+        """Every field from ``d``, in place; a ModelError naming ``where`` and
+        the field when ``d`` does not fit (a missing or extra field, another
+        shape or element type)."""
+        cls = type(self)
+        if not isinstance(d, dict):
+            raise ModelError(f"{where} holds {type(d).__name__}, not the fields of a model {cls._qv_name}")
+        fields = cls._qv_state_fields
+        missing = [n for n in fields if n not in d]
+        extra = [str(n) for n in d if n not in fields]
+        if missing or extra:
+            bits = []
+            if missing:
+                bits.append("it lacks " + ", ".join(missing))
+            if extra:
+                bits.append("it has fields " + cls._qv_name + " does not: " + ", ".join(extra))
+            raise ModelError(f"{where} does not fit {cls._qv_name}: " + "; ".join(bits))
+        for name, f in fields.items():
+            t = d[name]
+            if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
+                raise ModelError(
+                    f"{where} does not fit {cls._qv_name}: {name} is {_describe(t)} in the file, "
+                    f"but {cls._qv_name}.{name} is {f.type_text}{_where(f.loc)}"
+                )
+            problem = f.elem.value_problem(t) if f.elem.refinement is not None else None
+            if problem is not None:
+                raise ModelError(f"{where}: {name} does not fit {cls._qv_name}.{name} ({f.type_text}): {problem}")
+        with torch.no_grad():
+            for path, t in zip(fields, self._qv_state_tensors()):
+                t.copy_(d[path])
+
     def save(self, path) -> None:
         """Write the model's fields to ``path`` (a torch checkpoint)."""
         torch.save(

@@ -13,6 +13,17 @@ A gradient may cover a selection of the model's params
 (``g._qv_leaf_index``): only those are stepped; the others keep their values
 and their state, as torch.optim leaves a param whose ``.grad`` is None.
 Params that are not floating (integer, Bool) are never stepped.
+
+Checkpoints: an optimizer's state is saved and loaded through
+``_qv_state_dict`` / ``_qv_load_state_dict`` (the protocol of
+runtime/_checkpoint.py). The base class implements both from
+``_qv_state_slots``, the names of the attributes that hold one entry per leaf
+param (SGD: ``_qv_bufs``; Adam: the moments and the step counts), plus the
+learning rate, the steps taken and the hyper-params of ``_qv_hyper``, which
+must match on loading (lr and steps are restored). Loading copies into the
+tensors the optimizer holds, so Adam's cached lists (``_qv_full``) stay
+valid; an optimizer with other caches, or state that is not per param,
+overrides the two methods.
 """
 
 from __future__ import annotations
@@ -106,6 +117,11 @@ class Optimizer:
     )
     _qv_kind = "Optimizer"
     _qv_hyper: tuple = ()
+    # the attributes holding per-param state: each a list with one entry per
+    # leaf param (a tensor, or None before that param's first step), or None
+    # as a whole (Adam's max_exp_avg_sq without amsgrad). Saved and loaded by
+    # _qv_state_dict / _qv_load_state_dict (the checkpoint protocol).
+    _qv_state_slots: tuple[str, ...] = ()
 
     def _qv_setup(self, m) -> None:
         kind = type(self)._qv_kind
@@ -177,6 +193,93 @@ class Optimizer:
     def _qv_state(self, tensors) -> Grad:
         """A snapshot of per-leaf state as a gradient of the model."""
         return Grad._make(self._qv_cls, [t.detach().clone() for t in tensors])
+
+    # --- checkpoints (runtime/_checkpoint.py) ------------------------------------------
+
+    def _qv_state_dict(self) -> dict:
+        """``{"kind", "lr", "steps", "hyper": {name: value}, "state": {slot:
+        {param path: tensor or None} or None}}``: what ``save`` writes."""
+        names = self._qv_names
+        state = {}
+        for slot in type(self)._qv_state_slots:
+            values = getattr(self, slot)
+            key = slot.removeprefix("_qv_")
+            state[key] = None if values is None else dict(zip(names, values))
+        hyper = {h: getattr(self, h) for h in type(self)._qv_hyper if h != "lr"}
+        return {"kind": type(self)._qv_kind, "lr": self._qv_lr, "steps": self._qv_steps, "hyper": hyper, "state": state}
+
+    def _qv_load_state_dict(self, d, where) -> None:
+        """The state saved by :meth:`_qv_state_dict`, in place: the same kind,
+        the same hyper-params (lr excepted: it is restored, as steps is) and
+        state of the params' shapes. Tensors are copied into those the
+        optimizer holds (a param's first state is made here)."""
+        me = self._qv_kind_text()
+        if not isinstance(d, dict) or not {"kind", "lr", "steps", "hyper", "state"} <= set(d):
+            raise OptimError(f"{where} holds no optimizer state (found {_found(d)})")
+        if d["kind"] != type(self)._qv_kind:
+            raise OptimError(f"{where} holds {d['kind']} state, not the state of {me}")
+        hyper = d["hyper"] if isinstance(d["hyper"], dict) else {}
+        for h in type(self)._qv_hyper:
+            if h == "lr":
+                continue
+            mine = getattr(self, h)
+            theirs = hyper.get(h)
+            if isinstance(mine, tuple) and isinstance(theirs, list):
+                theirs = tuple(theirs)
+            if theirs != mine:
+                raise OptimError(
+                    f"{where}: the {d['kind']} saved there has {h}={theirs!r}, this {me} {h}={mine!r} "
+                    f"(create it with the hyper-parameters of the checkpoint)"
+                )
+        state = d["state"] if isinstance(d["state"], dict) else {}
+        names = self._qv_names
+        plan = []
+        for slot in type(self)._qv_state_slots:
+            key = slot.removeprefix("_qv_")
+            values = getattr(self, slot)
+            if key not in state:
+                raise OptimError(f"{where} lacks the state {key} of {me}")
+            saved = state[key]
+            if values is None or saved is None:
+                if (values is None) != (saved is None):
+                    raise OptimError(
+                        f"{where}: the state {key} is {'absent' if saved is None else 'present'} there, not in {me}"
+                    )
+                continue
+            if not isinstance(saved, dict) or set(saved) != set(names):
+                lacks = [n for n in names if not isinstance(saved, dict) or n not in saved]
+                extra = [str(n) for n in saved if n not in names] if isinstance(saved, dict) else []
+                raise OptimError(
+                    f"{where}: the state {key} does not fit {me}"
+                    + (f"; it lacks {', '.join(lacks)}" if lacks else "")
+                    + (f"; it has params {self._qv_cls._qv_name} does not: {', '.join(extra)}" if extra else "")
+                )
+            for i, n in enumerate(names):
+                t, cur = saved[n], values[i]
+                like = cur if cur is not None else self._qv_params[i]
+                if t is None:
+                    plan.append((values, i, None))
+                    continue
+                if not isinstance(t, torch.Tensor) or t.shape != like.shape or t.dtype != like.dtype:
+                    raise OptimError(
+                        f"{where}: the state {key} of {n} is {_found(t)} there, but {tensor_text(like)} in {me}"
+                    )
+                plan.append((values, i, t))
+        lr = _at_least_zero(me, "learning rate", d["lr"])
+        steps = d["steps"]
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise OptimError(f"{where}: steps is {_found(steps)}, expected an Int >= 0")
+        with torch.no_grad():
+            for values, i, t in plan:
+                if t is None:
+                    values[i] = None
+                elif values[i] is not None:
+                    values[i].copy_(t)
+                else:
+                    p = self._qv_params[i]
+                    values[i] = t.to(device=p.device).clone()
+        object.__setattr__(self, "_qv_lr", lr)
+        object.__setattr__(self, "_qv_steps", steps)
 
     # --- the step ---------------------------------------------------------------------
 
@@ -279,6 +382,7 @@ class SGD(Optimizer):
 
     __slots__ = ("_qv_momentum", "_qv_dampening", "_qv_weight_decay", "_qv_nesterov", "_qv_bufs")
     _qv_kind = "SGD"
+    _qv_state_slots = ("_qv_bufs",)
     _qv_hyper = ("lr", "momentum", "dampening", "weight_decay", "nesterov")
 
     def __init__(self, m, lr=0.001, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, groups=None):
@@ -351,6 +455,7 @@ class Adam(Optimizer):
         "_qv_full",
     )
     _qv_kind = "Adam"
+    _qv_state_slots = ("_qv_exp_avg", "_qv_exp_avg_sq", "_qv_max_exp_avg_sq", "_qv_step_counts")
     _qv_hyper = ("lr", "betas", "eps", "weight_decay", "amsgrad")
     _qv_decoupled = False
 

@@ -20,6 +20,7 @@ from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from . import size_hints
 from .builtin_rules import RULES
+from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
 from .text import expr_text, plural
 
@@ -145,6 +146,10 @@ class CallRules:
                     reason = f"it is a stack, {field.type}; call one of them, as in {expr_text(func)}[i](...)"
                 elif field is not None:
                     reason = f"it is a {field.kind} of {recv}, not a function"
+                elif kind is None and method in ("save", "load"):  # m.save(path): save(path, m)
+                    self.diags.append(self.checkpoint_method(node, func, method, call_args))
+                    self._eval_args(call_args, env)
+                    return T.UNKNOWN
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
                     reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
                 else:  # m.save(...): no function of that name to suggest either
@@ -550,11 +555,8 @@ class CallRules:
     ) -> T.Type:
         method = MODEL_METHODS.get(func.name.text)
         if method is None:
-            self.diags.append(
-                C.E0905.at(
-                    func.name.span, name=func.name.text, model=recv.name, hint=suggest(func.name.text, MODEL_METHODS)
-                )
-            )
+            hint = checkpoint_hint(func.name.text, recv.name) or suggest(func.name.text, MODEL_METHODS)
+            self.diags.append(C.E0905.at(func.name.span, name=func.name.text, model=recv.name, hint=hint))
             self._eval_args(args, env)
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)

@@ -27,6 +27,7 @@ from . import (  # noqa: F401 - register their typing rules
 )
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
+from .checkpoint_rules import CheckpointRules
 from .data_rules import DataRules
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
@@ -55,6 +56,7 @@ class BodyChecker(
     ScheduleRules,
     RunDimRules,
     DataRules,
+    CheckpointRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn

@@ -338,7 +338,7 @@ def test_a_model_method_that_is_no_function() -> None:
     fn main():
         m = M.init(seed=0)
         m.save("m.pt")
-    #   ^^^^^^ E0409: m.save cannot be called: models have no methods, and no function is called 'save'
+    #   ^^^^^^ E0409: m.save cannot be called: models have no methods; write save("m.pt", m)
     """)
 
 
