@@ -783,9 +783,10 @@ def describe(t: Type) -> str:
 
 def is_savable(t: Type) -> bool:
     """Whether a value of type `t` has a state that `save` writes and `load`
-    reads back in place (docs/language.md, "Checkpoints"): a model or an
-    optimizer. Numbers are saved as themselves (checker/body/checkpoint_rules)."""
-    return isinstance(t, (ModelT, OptimT))
+    reads back in place (docs/language.md, "Checkpoints"): a model, an
+    optimizer or a learning-rate schedule. Numbers are saved as themselves
+    (checker/body/checkpoint_rules)."""
+    return isinstance(t, (ModelT, OptimT, ScheduleT))
 
 
 def _hyper_type(word: str) -> Type:

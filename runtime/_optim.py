@@ -20,8 +20,8 @@ runtime/_checkpoint.py). The base class implements both from
 ``_qv_state_slots``, the names of the attributes that hold one entry per leaf
 param (SGD: ``_qv_bufs``; Adam: the moments and the step counts), plus the
 learning rate, the steps taken and the hyper-params of ``_qv_hyper``, which
-must match on loading (lr and steps are restored). Loading copies into the
-tensors the optimizer holds, so Adam's cached lists (``_qv_full``) stay
+must match on loading (lr, steps, and the momentum or betas a schedule moves,
+are restored). Loading copies into the tensors the optimizer holds, so Adam's cached lists (``_qv_full``) stay
 valid; an optimizer with other caches, or state that is not per param,
 overrides the two methods.
 """
@@ -39,7 +39,7 @@ from ._elems import tensor_text
 from ._errors import OptimError
 from ._grad_value import Grad
 from ._model import Model
-from ._optim_groups import apply_groups, set_groups
+from ._optim_groups import apply_groups, check_groups_state, groups_state, load_groups_state, set_groups
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _is_grad_enabled = torch.is_grad_enabled
@@ -95,6 +95,20 @@ def _flag(kind: str, what: str, x) -> bool:
     if not isinstance(x, bool):
         raise OptimError(f"{kind}: {what} must be True or False, found {_found(x)}")
     return x
+
+
+# Hyper-params that OneCycleLR's cycle_momentum changes step by step: a
+# checkpoint restores them with lr (torch's load_state_dict restores every
+# group's values), where the others must equal the file's.
+_MOVED_BY_SCHEDULES = ("momentum", "betas")
+
+
+def _moved_value(me: str, where: str, h: str, v):
+    if h == "betas" and isinstance(v, (list, tuple)) and len(v) == 2:
+        return (_number(me, f"{where}: betas[0]", v[0]), _number(me, f"{where}: betas[1]", v[1]))
+    if h == "momentum" and v is not None:
+        return _at_least_zero(me, f"{where}: momentum", v)
+    raise OptimError(f"{where}: the {h} saved there is {_found(v)}, which does not fit {me}")
 
 
 class Optimizer:
@@ -206,7 +220,14 @@ class Optimizer:
             key = slot.removeprefix("_qv_")
             state[key] = None if values is None else dict(zip(names, values))
         hyper = {h: getattr(self, h) for h in type(self)._qv_hyper if h != "lr"}
-        return {"kind": type(self)._qv_kind, "lr": self._qv_lr, "steps": self._qv_steps, "hyper": hyper, "state": state}
+        return {
+            "kind": type(self)._qv_kind,
+            "lr": self._qv_lr,
+            "steps": self._qv_steps,
+            "hyper": hyper,
+            "state": state,
+            "groups": groups_state(self),  # each group's params and its overrides (a schedule changes their lr)
+        }
 
     def _qv_load_state_dict(self, d, where) -> None:
         """The state saved by :meth:`_qv_state_dict`, in place: the same kind,
@@ -219,8 +240,12 @@ class Optimizer:
         if d["kind"] != type(self)._qv_kind:
             raise OptimError(f"{where} holds {d['kind']} state, not the state of {me}")
         hyper = d["hyper"] if isinstance(d["hyper"], dict) else {}
+        moved = {}  # restored, not checked: a schedule (OneCycleLR) moves them as it moves lr
         for h in type(self)._qv_hyper:
             if h == "lr":
+                continue
+            if h in _MOVED_BY_SCHEDULES:
+                moved[h] = _moved_value(me, where, h, hyper.get(h))
                 continue
             mine = getattr(self, h)
             theirs = hyper.get(h)
@@ -231,6 +256,7 @@ class Optimizer:
                     f"{where}: the {d['kind']} saved there has {h}={theirs!r}, this {me} {h}={mine!r} "
                     f"(create it with the hyper-parameters of the checkpoint)"
                 )
+        check_groups_state(self, d.get("groups"), where)
         state = d["state"] if isinstance(d["state"], dict) else {}
         names = self._qv_names
         plan = []
@@ -280,6 +306,9 @@ class Optimizer:
                     values[i] = t.to(device=p.device).clone()
         object.__setattr__(self, "_qv_lr", lr)
         object.__setattr__(self, "_qv_steps", steps)
+        for h, v in moved.items():
+            object.__setattr__(self, "_qv_" + h, v)
+        load_groups_state(self, d.get("groups"))
 
     # --- the step ---------------------------------------------------------------------
 

@@ -22,11 +22,10 @@ from torch.optim.adadelta import adadelta as _adadelta
 from torch.optim.adagrad import adagrad as _adagrad
 from torch.optim.rmsprop import rmsprop as _rmsprop
 
-from ._elems import tensor_text
 from ._errors import OptimError
 from ._grad_value import Grad
 from ._optim import Optimizer, _at_least_zero, _flag, _found, _number
-from ._optim_groups import check_groups_state, groups_state, groups_text, load_groups_state, set_groups
+from ._optim_groups import groups_text, set_groups
 
 
 def _scalar_dtype():
@@ -41,73 +40,13 @@ def _steps(params):
     return [torch.zeros((), dtype=_scalar_dtype()) for _ in params]
 
 
-# --- the checkpoint protocol --------------------------------------------------------------
-#
-# The format is that of the base class's methods on the checkpoint branch
-# (runtime/_optim.py there): {"kind", "lr", "steps", "hyper": {name: value},
-# "state": {slot without _qv_: {param path: tensor or None} or None}}, plus
-# "groups" (the param groups' overrides, runtime/_optim_groups.py). When the
-# base class has the methods, _SlotsOptimizer uses them and adds the groups;
-# the two functions below are the same format for a base without them.
-
-
-def slots_state_dict(opt) -> dict:
-    names = opt._qv_names
-    state = {}
-    for slot in type(opt)._qv_state_slots:
-        values = getattr(opt, slot)
-        state[slot.removeprefix("_qv_")] = None if values is None else dict(zip(names, values))
-    hyper = {h: getattr(opt, h) for h in type(opt)._qv_hyper if h != "lr"}
-    return {"kind": type(opt)._qv_kind, "lr": opt._qv_lr, "steps": opt._qv_steps, "hyper": hyper, "state": state}
+# The checkpoint protocol (_qv_state_dict / _qv_load_state_dict) is the base
+# class's, driven by _qv_state_slots; it saves the param groups too. LBFGS,
+# whose state is not per param, has its own.
 
 
 def _mismatch(opt, where: str, what: str) -> OptimError:
     return OptimError(f"{where}: cannot load the state of {opt._qv_kind_text()}: {what}")
-
-
-def slots_load_state_dict(opt, d: dict, where: str) -> None:
-    """Restore what :func:`slots_state_dict` saved, in place (``copy_`` into the
-    existing state tensors, which cached lists share)."""
-    kind = type(opt)._qv_kind
-    if not isinstance(d, dict) or not {"kind", "lr", "steps", "hyper", "state"} <= set(d):
-        raise _mismatch(opt, where, f"it holds no optimizer state (found {_found(d)})")
-    if d["kind"] != kind:
-        raise _mismatch(opt, where, f"the saved optimizer is {d['kind']!r}, not {kind}")
-    for h in type(opt)._qv_hyper:
-        if h == "lr":
-            continue
-        mine, theirs = getattr(opt, h), d["hyper"].get(h) if isinstance(d["hyper"], dict) else None
-        if isinstance(mine, tuple) and isinstance(theirs, list):
-            theirs = tuple(theirs)
-        if theirs != mine:
-            raise _mismatch(opt, where, f"it was saved with {h}={theirs!r}, this one has {h}={mine!r}")
-    names = opt._qv_names
-    plan = []
-    for slot in type(opt)._qv_state_slots:
-        key = slot.removeprefix("_qv_")
-        values, saved = getattr(opt, slot), d["state"].get(key, "missing")
-        if isinstance(saved, str):
-            raise _mismatch(opt, where, f"the state {key} is missing")
-        if (values is None) != (saved is None):
-            raise _mismatch(opt, where, f"the state {key} is {'absent' if saved is None else 'present'} in the file")
-        if values is None:
-            continue
-        if not isinstance(saved, dict) or set(saved) != set(names):
-            raise _mismatch(opt, where, f"the state {key} is not one entry per param ({', '.join(names)})")
-        for i, n in enumerate(names):
-            t, cur = saved[n], values[i]
-            if cur is None or t is None:
-                if cur is not None:
-                    raise _mismatch(opt, where, f"the state {key} has no value for {n}")
-                continue
-            if not isinstance(t, torch.Tensor) or t.shape != cur.shape or t.dtype != cur.dtype:
-                raise _mismatch(opt, where, f"the state {key} of {n} is {_found(t)}, expected {tensor_text(cur)}")
-            plan.append((cur, t))
-    with torch.no_grad():
-        for cur, t in plan:
-            cur.copy_(t)
-    object.__setattr__(opt, "_qv_lr", _at_least_zero(opt._qv_kind_text(), "learning rate", d["lr"]))
-    object.__setattr__(opt, "_qv_steps", int(d["steps"]))
 
 
 class _SlotsOptimizer(Optimizer):
@@ -115,21 +54,6 @@ class _SlotsOptimizer(Optimizer):
 
     __slots__ = ()
     _qv_state_slots: tuple = ()
-
-    def _qv_state_dict(self) -> dict:
-        base = getattr(super(), "_qv_state_dict", None)
-        d = base() if base is not None else slots_state_dict(self)
-        d["groups"] = groups_state(self)
-        return d
-
-    def _qv_load_state_dict(self, d: dict, where: str) -> None:
-        base = getattr(super(), "_qv_load_state_dict", None)
-        check_groups_state(self, d.get("groups") if isinstance(d, dict) else None, where)
-        if base is not None:
-            base(d, where)
-        else:
-            slots_load_state_dict(self, d, where)
-        load_groups_state(self, d["groups"])
 
     def _qv_init_hyper(self, lr, **numbers) -> None:
         k = self._qv_kind_text()

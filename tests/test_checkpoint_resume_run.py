@@ -24,6 +24,10 @@ OPTIMIZERS = [
     ("Adam", "Adam({m}, lr=0.01)"),
     ("Adam", "Adam({m}, lr=0.01, amsgrad=True, weight_decay=0.01)"),
     ("AdamW", "AdamW({m}, lr=0.01, weight_decay=0.1)"),
+    ("AdamW", "AdamW({m}, lr=0.01, weight_decay=0.1, groups=Group(max_rank=1, weight_decay=0.0))"),
+    ("RMSprop", "RMSprop({m}, lr=0.01, momentum=0.9, centered=True)"),
+    ("Adagrad", "Adagrad({m}, lr=0.05, lr_decay=0.01)"),
+    ("Adadelta", "Adadelta({m}, lr=1.0, weight_decay=0.01)"),
 ]
 
 COMMON = """\
@@ -117,3 +121,62 @@ def test_ten_steps_equal_five_saved_loaded_in_a_new_process_and_five_more(tmp_pa
     first = next(iter(state.values()))
     assert set(first) == {"w1", "b1", "w2", "b2"}
     assert not torch.equal(full["model"]["w1"], half["model"]["w1"])
+
+
+SCHEDULED = """\
+dim D = 4
+dim C = 3
+
+model Lin:
+    param w: [D C] = xavier
+    param b: [C] = zeros
+
+fn loss(m: Lin, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(x @ m.w + m.b, y, over=C)
+
+fn train(mut m: Lin, mut opt: Adam[Lin], mut sched: OneCycleLR, start: Int, stop: Int):
+    for i in range(start, stop):
+        l, g = value_and_grad(loss, m, randn([16 D], seed=i), randint([16] Index[C], seed=100 + i))
+        opt.step(m, g)
+        sched.step(opt)
+
+fn main(first: Bool = False):
+    m = Lin.init(seed=0)
+    opt = Adam(m, lr=0.01, groups=Group(max_rank=1, lr=0.001))
+    sched = OneCycleLR(opt, max_lr=0.1, total_steps=10)
+    if first:
+        train(m, opt, sched, 0, 10)
+        save("full.pt", model=m, opt=opt, sched=sched)
+        m2 = Lin.init(seed=0)
+        opt2 = Adam(m2, lr=0.01, groups=Group(max_rank=1, lr=0.001))
+        sched2 = OneCycleLR(opt2, max_lr=0.1, total_steps=10)
+        train(m2, opt2, sched2, 0, 5)
+        save("ckpt.pt", model=m2, opt=opt2, sched=sched2)
+    else:
+        load("ckpt.pt", model=m, opt=opt, sched=sched)
+        print(f"resuming at {sched.last_epoch}, lr {opt.lr:.6f}")
+        train(m, opt, sched, sched.last_epoch, 10)
+        save("resumed.pt", model=m, opt=opt, sched=sched)
+"""
+
+
+def test_a_schedule_and_param_groups_resume_exactly_in_a_new_process(tmp_path: Path) -> None:
+    """OneCycleLR moves lr and beta1 of each group of an Adam with two groups;
+    saving the schedule with the optimizer resumes both exactly."""
+    prog = tmp_path / "sched.qv"
+    prog.write_text(SCHEDULED)
+    assert quiver_main(["run", str(prog), "--no-warnings", "--no-progress", "--first"]) == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "run", str(prog), "--no-warnings", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("resuming at 5, lr ")
+    full = torch.load(tmp_path / "full.pt", weights_only=True)
+    resumed = torch.load(tmp_path / "resumed.pt", weights_only=True)
+    assert_same(full, resumed)
+    half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    assert half["opt"]["groups"] is not None
+    assert half["opt"]["lr"] != full["opt"]["lr"]  # the schedule really moved it
