@@ -3,10 +3,8 @@ editor as `quiver/runMetrics` (not as output), the arguments of `main` reach
 the program, and a run has no timeout unless the settings give one.
 
 Most tests use tests/server/fake_runner.py, which writes MetricsRecord lines
-(`# fake: metric ...`) as the real runner does for `log(...)`. The real-runner
-test produces them with an `extern fn` from a .py file next to the program;
-once the `log` built-in has landed it can be written `log(i, loss=l)` instead
-(see `LOGGING_PROGRAM`).
+(`# fake: metric ...`) as the real runner does for `log(...)`; the real-runner
+test runs a program that calls `log(i, loss=l)`.
 """
 
 from __future__ import annotations
@@ -212,27 +210,14 @@ async def real(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-# A training loop that logs its loss. Until the `log` built-in lands, an extern
-# fn writes the MetricsRecord line; with it, the loop's body becomes
-# `log(i, loss=l)` and METRICS_PY is not needed.
+# A training loop that logs its loss.
 LOGGING_PROGRAM = """\
-extern fn log_loss(step: Int, loss: []) from "metrics_log:log_loss"
-
 fn main():
     w = randn([4], seed=1)
     for i in range(5):
         l = mean(w * w) / (i + 1.0)
-        log_loss(i, l)
+        log(i, loss=l)
         print("step", i)
-"""
-METRICS_PY = """\
-import sys
-
-from quiver.run_protocol import MetricsRecord
-
-
-def log_loss(step, loss):
-    print(MetricsRecord(int(step), {"loss": float(loss)}).to_json(), file=sys.stderr, flush=True)
 """
 
 
@@ -246,7 +231,6 @@ def _runtime_available() -> bool:
 
 @pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_metrics_reach_the_editor(real: LanguageClient, tmp_path: Path) -> None:
-    (tmp_path / "metrics_log.py").write_text(METRICS_PY)
     path = tmp_path / "train.qv"
     path.write_text(LOGGING_PROGRAM)
     s = Session(real, tmp_path)
@@ -261,6 +245,7 @@ async def test_real_runner_metrics_reach_the_editor(real: LanguageClient, tmp_pa
     assert first > 0 and all(math.isclose(r["values"]["loss"], first / (r["step"] + 1), rel_tol=1e-5) for r in got)
     assert output(s, run_id) == "".join(f"step {i}\n" for i in range(5))
     assert "quiver_metrics" not in output(s, run_id, "stderr")
+    assert (tmp_path / "runs" / "train" / "metrics.csv").read_text().splitlines()[0] == "step,loss"
     # what the runner wrote is what the protocol parses
     assert MetricsRecord.parse(MetricsRecord(1, {"loss": first}).to_json()) == MetricsRecord(1, {"loss": first})
 

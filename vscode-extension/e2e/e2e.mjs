@@ -457,31 +457,18 @@ async function formatOnSave(wb, session) {
 
 /**
  * metrics.qv: mlp.qv trained for METRICS_STEPS steps (fewer than its 100: the suite
- * stays short) logging its loss at every step. Until the `log` built-in lands,
- * an extern fn from metrics_log.py writes the runner's MetricsRecord lines; with it,
- * METRICS_CALL becomes `log(i, loss=l)` and metrics_log.py goes.
+ * stays short) logging its loss at every step with `log(i, loss=l)`.
  */
 const METRICS_STEPS = 30;
 const TRAIN_CALL = '        l = train_step(m, x, y, 0.1, i)\n';
-const METRICS_CALL = '        log_loss(i, l)\n';
-const METRICS_EXTERN = 'extern fn log_loss(step: Int, loss: []) from "metrics_log:log_loss"\n';
-const METRICS_PY = `import sys
-
-from quiver.run_protocol import MetricsRecord
-
-
-def log_loss(step, loss):
-    print(MetricsRecord(int(step), {"loss": float(loss)}).to_json(), file=sys.stderr, flush=True)
-`;
+const METRICS_CALL = '        log(i, loss=l)\n';
 
 function writeMetricsProgram(ws, example) {
-  if (!example.includes(TRAIN_CALL) || !example.startsWith('# ')) {
-    throw new Error(`examples/mlp.qv no longer has "${TRAIN_CALL.trim()}" after a header comment; update writeMetricsProgram in e2e.mjs`);
+  if (!example.includes(TRAIN_CALL)) {
+    throw new Error(`examples/mlp.qv no longer has "${TRAIN_CALL.trim()}"; update writeMetricsProgram in e2e.mjs`);
   }
-  const header = example.indexOf('\n') + 1;
-  const program = (example.slice(0, header) + METRICS_EXTERN + example.slice(header).replace(TRAIN_CALL, TRAIN_CALL + METRICS_CALL)).replace('range(100)', `range(${METRICS_STEPS})`);
+  const program = example.replace(TRAIN_CALL, TRAIN_CALL + METRICS_CALL).replace('range(100)', `range(${METRICS_STEPS})`);
   fs.writeFileSync(path.join(ws, 'metrics.qv'), program);
-  fs.writeFileSync(path.join(ws, 'metrics_log.py'), METRICS_PY);
 }
 
 /** The page inside the Run Metrics webview (VS Code nests it in two iframes). */
