@@ -91,6 +91,15 @@ class TypeContext:
             return T.DimConst(self.canon(name), value) if value is not None else T.DimUnknown()
         if kind in ("broken-dim", "broken-import", "broken-module", "broken-private"):
             return T.DimUnknown()  # reported where it is defined or imported
+        if kind == "const":  # `const BATCH = 32` sizes a type as the number it is
+            value = self.names.const_values.get(name)
+            if isinstance(value, tuple) and value[0] == "Int":
+                if int(value[1]) <= 0:
+                    self.diagnostics.append(C.E0208.at(d.span, value=value[1]))
+                    return T.DimUnknown()
+                return T.DimLit(int(value[1]))
+            if value == "":
+                return T.DimUnknown()  # a constant without a value: reported at its declaration
         if kind is not None:
             self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))
             return T.DimUnknown()

@@ -90,6 +90,10 @@ def assert_same(a, b, where: str = "") -> None:
         assert list(a) == list(b), where
         for k in a:
             assert_same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
     elif isinstance(a, torch.Tensor):
         assert a.dtype == b.dtype and torch.equal(a, b), where
     else:
@@ -180,3 +184,55 @@ def test_a_schedule_and_param_groups_resume_exactly_in_a_new_process(tmp_path: P
     half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
     assert half["opt"]["groups"] is not None
     assert half["opt"]["lr"] != full["opt"]["lr"]  # the schedule really moved it
+
+
+LBFGS_PROGRAM = """\
+dim D = 4
+dim C = 3
+
+model Lin:
+    param w: [D C] = xavier
+    param b: [C] = zeros
+
+fn loss(m: Lin, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(x @ m.w + m.b, y, over=C)
+
+fn train(mut m: Lin, mut opt: LBFGS[Lin], start: Int, stop: Int):
+    for i in range(start, stop):
+        l = opt.step(m, loss, randn([16 D], seed=i), randint([16] Index[C], seed=100 + i))
+
+fn main(first: Bool = False):
+    m = Lin.init(seed=0)
+    opt = LBFGS(m, lr=0.5, max_iter=4, history_size=5, line_search_fn="strong_wolfe")
+    if first:
+        train(m, opt, 0, 6)
+        save("full.pt", model=m, opt=opt)
+        m2 = Lin.init(seed=0)
+        opt2 = LBFGS(m2, lr=0.5, max_iter=4, history_size=5, line_search_fn="strong_wolfe")
+        train(m2, opt2, 0, 3)
+        save("ckpt.pt", model=m2, opt=opt2)
+    else:
+        load("ckpt.pt", model=m, opt=opt)
+        train(m, opt, 3, 6)
+        save("resumed.pt", model=m, opt=opt)
+"""
+
+
+def test_lbfgs_resumes_exactly_in_a_new_process(tmp_path: Path) -> None:
+    """LBFGS's history (directions, steps, the last gradient) travels in the
+    checkpoint: 6 steps equal 3, save, load in a new process, 3 more."""
+    prog = tmp_path / "lbfgs.qv"
+    prog.write_text(LBFGS_PROGRAM)
+    assert quiver_main(["run", str(prog), "--no-warnings", "--no-progress", "--first"]) == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "quiver", "run", str(prog), "--no-warnings", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    full = torch.load(tmp_path / "full.pt", weights_only=True)
+    resumed = torch.load(tmp_path / "resumed.pt", weights_only=True)
+    assert_same(full, resumed)
+    half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    assert not torch.equal(half["model"]["w"], full["model"]["w"])

@@ -280,9 +280,26 @@ def test_constants_on_a_cycle_each_report_it_and_those_after_it_are_silent() -> 
         ("E0118", "constant 'B': it is defined through itself (B -> C -> A -> B)", "C"),
         ("E0118", "constant 'C': it is defined through itself (C -> A -> B -> C)", "A * 2"),
     ]
-    assert codes("const N = 4\n\nfn main():\n    print(zeros([N]))\n") == [
-        ("E0211", "'N' is a constant, not a dim", "N")
+
+
+def test_an_int_constant_sizes_a_shape_as_its_number() -> None:
+    text = "dim D = 3\nconst N = 4\nconst M = N * 2\n\nfn main():\n    x = zeros([M D])\n    print(x)\n"
+    a = check_text(text)
+    assert not a.diagnostics
+    h = ide.hover(a, at(text, "x", 1))
+    assert h is not None and "[8 D]" in h.markdown, h and h.markdown
+    assert codes("const N = 0\nconst F = 0.5\n\nfn main():\n    print(zeros([N]), zeros([F]))\n") == [
+        ("E0208", "a dim is a positive integer, found 0", "N"),
+        ("E0211", "'F' is a constant, not a dim", "F"),
     ]
+    # an edit of the constant reaches the shapes it sizes
+    from quiver.checker.analysis import Analyzer
+
+    an = Analyzer()
+    prog = "const N = 4\n\nfn f(x: [4]) -> [4]:\n    return x\n\nfn main():\n    print(f(zeros([N])))\n"
+    assert not an.update(prog).diagnostics
+    assert [d.code for d in an.update(prog.replace("N = 4", "N = 5")).diagnostics] == ["E0201"]
+    assert not an.update(prog).diagnostics
 
 
 def test_an_edit_of_a_constant_reaches_its_readers() -> None:
