@@ -2634,6 +2634,33 @@ W0103 = _code(
     unnecessary=True,
 )
 
+W0104 = _code(
+    "W0104",
+    "value computed and dropped",
+    "the value of {expr} ({found}) is computed and dropped{hint}",
+    """
+    A statement that is only an expression runs for its effect, but this one
+    has none: a built-in function or an operator computes a value, and the
+    statement drops it. Bind the value (`y = exp(x)`) or remove the line. A
+    call of one of your functions is never reported: it may change a `mut`
+    model. `log(x)` with one argument is the natural logarithm; a metric is
+    logged with a name, `log(step, loss=l)`.
+    """,
+    """
+    fn main():
+        for step in range(3):
+            l = 0.5 / (step + 1.0)
+            log(l)
+    """,
+    """
+    fn main():
+        for step in range(3):
+            l = 0.5 / (step + 1.0)
+            log(step, loss=l)
+    """,
+    warning=True,
+)
+
 W0201 = _code(
     "W0201",
     "outer product by broadcasting",

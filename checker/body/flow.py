@@ -25,6 +25,9 @@ from .text import expr_text
 if TYPE_CHECKING:
     from .core import BodyChecker
 
+# Built-ins called for an effect even when they give a value (W0104 leaves them alone).
+_EFFECT_BUILTINS = frozenset({"load", "save", "print"})
+
 
 # A loop body is checked until its variables' types settle, at most this often.
 MAX_LOOP_PASSES = 4
@@ -69,7 +72,8 @@ class FlowRules:
             if is_vag(s.expr):
                 self.vag_bound.add(s.expr)
                 self.diags.append(C.E0411.at(s.expr.span, found="discarded", fix=self._vag_fix_statement(s)))
-            self.expr(s.expr, env)
+            t = self.expr(s.expr, env)
+            self._dropped_value(s.expr, t)
             return env
         if isinstance(s, A.Return):
             return self.return_(s, env)
@@ -92,6 +96,25 @@ class FlowRules:
             env.dead = True
             return env
         return env  # Pass
+
+    def _dropped_value(self: BodyChecker, e: A.Expr, t: T.Type) -> None:
+        """W0104: a statement that is a built-in's pure value or an operator's,
+        dropped (`log(x)` meant as a metric, `x + 1.0`). A user fn may change
+        a `mut` argument, and `load` reads into its arguments: never reported."""
+        if isinstance(t, (T.UnitT, T.UnknownT)):
+            return
+        if isinstance(e, A.Call):
+            if not isinstance(e.func, A.Name) or self.refs.get(e.func) is None:
+                return
+            ref = self.refs[e.func]
+            if ref.kind != "builtin" or e.func.name in _EFFECT_BUILTINS:
+                return
+        elif not isinstance(e, (A.Binary, A.Unary)):
+            return
+        hint = ""
+        if isinstance(e, A.Call) and isinstance(e.func, A.Name) and e.func.name == "log":
+            hint = "; to log a metric, name it: log(step, name=value)"
+        self.diags.append(C.W0104.at(e.span, expr=expr_text(e), found=T.describe(t), hint=hint))
 
     def _vag_fix_statement(self: BodyChecker, s: A.ExprStmt) -> Fix:
         return Fix(
