@@ -79,6 +79,11 @@ SNIPPETS = [
     '    print(f"{x:.4f} {LR:.2e} {k!t} {{b}}")\n',
     'f"{C:d} {m.w1!t}"',
     "h(1.0, k=3)",
+    "    z = zeros([N D])\n",  # an Int constant sizing a shape
+    "const N = 0\n",
+    "[N C]",
+    "    log(x)\n",  # W0104
+    "    x + 1.0\n",
     "dim C = 3\n",
     "dim E = 4\n",
     "dim D = 2\n",
