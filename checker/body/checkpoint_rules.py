@@ -166,6 +166,7 @@ class CheckpointRules:
     def _state_paths(self: BodyChecker, t: T.ModelT, prefix: str = "") -> dict[str, T.Type] | None:
         """Every field path of a model (`fc1.weight`, `blocks.0.wq`) and its
         type, as `save(path, m)` writes them; None where that is not known here."""
+        self.global_kind(t.name)  # the model's fields decide: a dependency of this body
         model = self.g.model(t)
         if model is None or model.partial:
             return None

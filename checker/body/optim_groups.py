@@ -147,6 +147,7 @@ class GroupRules:
     def model_leaves(self: BodyChecker, m: T.ModelT, prefix: str = "", depth: int = 0) -> list[tuple[str, int]] | None:
         """(path, rank) of every floating param of the model, as the runtime
         names them (`blocks.0.ln.g`); None when they cannot be listed."""
+        self.global_kind(m.name)  # the model's fields decide: a dependency of this body
         info = self.g.model(m)
         if info is None or info.partial or depth > 32:
             return None
