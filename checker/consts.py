@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 
 from . import ast as A
+from .names import dotted_text
 
 Value = int | float | bool | str
 # A name's constant value: (kind, value); None: not a constant; "": it is one
@@ -43,7 +44,7 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
         return "Float", e.value
     if isinstance(e, A.StrLit):
         return "Str", e.value
-    written = _dotted(e)  # `LR`, or `hparams.LR` through an imported module
+    written = dotted_text(e)  # `LR`, or `hparams.LR` through an imported module
     if written is not None:
         found = lookup(written)
         if found == "":
@@ -99,17 +100,6 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
             v = float(v)
         return kind, v
     raise ConstProblem(e.span, "a constant is a literal, a constant's or dim's name, or arithmetic of those")
-
-
-def _dotted(e: A.Expr) -> str | None:
-    parts = []
-    while isinstance(e, A.Field):
-        parts.append(e.name.text)
-        e = e.value
-    if not isinstance(e, A.Name):
-        return None
-    parts.append(e.name)
-    return ".".join(reversed(parts))
 
 
 def python_literal(kind: str, value: Value) -> str:

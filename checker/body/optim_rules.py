@@ -81,15 +81,19 @@ class OptimRules(GroupRules):
         return self.expect_number(a, env, word, what)
 
     def optimizer_field(self: BodyChecker, e: A.Field, obj: T.OptimT) -> T.Type:
+        return self.builtin_field(e, obj.kind, T.optimizer_fields(obj), f"optimizer {obj}")
+
+    def builtin_field(self: BodyChecker, e: A.Field, kind: str, fields, owner: str) -> T.Type:
+        """A field of an optimizer or a schedule (`opt.lr`, `sched.last_epoch`):
+        its type from the table, or E0107 with the nearest name."""
         name = e.name.text
-        fields = T.optimizer_fields(obj)
         for n, t, _ in fields:
             if n == name:
-                self.refs[e.name] = Ref("builtin", f"{obj.kind}.{name}", obj.kind)
+                self.refs[e.name] = Ref("builtin", f"{kind}.{name}", kind)
                 self.types[e.name] = t
                 return t
         self.diags.append(
-            C.E0107.at(e.name.span, name=name, owner=f"optimizer {obj}", hint=suggest(name, [n for n, _, _ in fields]))
+            C.E0107.at(e.name.span, name=name, owner=owner, hint=suggest(name, [n for n, _, _ in fields]))
         )
         return T.UNKNOWN
 

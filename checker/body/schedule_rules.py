@@ -143,17 +143,7 @@ class ScheduleRules:
         return T.TupleT((gt, T.TensorT((), T.F32)))
 
     def schedule_field(self: BodyChecker, e: A.Field, obj: T.ScheduleT) -> T.Type:
-        name = e.name.text
-        fields = T.schedule_fields(obj)
-        for n, t, _ in fields:
-            if n == name:
-                self.refs[e.name] = Ref("builtin", f"{obj.kind}.{name}", obj.kind)
-                self.types[e.name] = t
-                return t
-        self.diags.append(
-            C.E0107.at(e.name.span, name=name, owner=f"schedule {obj}", hint=suggest(name, [n for n, _, _ in fields]))
-        )
-        return T.UNKNOWN
+        return self.builtin_field(e, obj.kind, T.schedule_fields(obj), f"schedule {obj}")
 
     def schedule_method(
         self: BodyChecker, node: A.Node, recv: T.ScheduleT, func: A.Field, args: list[CallArg], env: Env, paren: A.Span
