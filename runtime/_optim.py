@@ -240,6 +240,7 @@ class Optimizer:
         if d["kind"] != type(self)._qv_kind:
             raise OptimError(f"{where} holds {d['kind']} state, not the state of {me}")
         hyper = d["hyper"] if isinstance(d["hyper"], dict) else {}
+        check_groups_state(self, d.get("groups"), where)  # the same params in the same groups
         moved = {}  # restored, not checked: a schedule (OneCycleLR) moves them as it moves lr
         for h in type(self)._qv_hyper:
             if h == "lr":
@@ -256,7 +257,6 @@ class Optimizer:
                     f"{where}: the {d['kind']} saved there has {h}={theirs!r}, this {me} {h}={mine!r} "
                     f"(create it with the hyper-parameters of the checkpoint)"
                 )
-        check_groups_state(self, d.get("groups"), where)
         state = d["state"] if isinstance(d["state"], dict) else {}
         names = self._qv_names
         plan = []
