@@ -43,7 +43,51 @@ def untrusted_folder_off_path() -> None:
         pass
 
 
+# ---------------------------------------------------------------- packaging: the version, the torch extra
+
+DISTRIBUTION = "quiver-lang"
+TORCH_HINT = "pip install 'quiver-lang[torch]'"
+# what the runtime (compiled programs, `quiver run`, quiver.load) imports
+# beyond the base package: the `torch` extra of pyproject.toml
+RUNTIME_MODULES = ("torch", "numpy", "safetensors", "tqdm")
+
+
+def version() -> str:
+    """The installed distribution's version, else this package's own constant
+    (a source tree on sys.path without an install)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return __version__
+
+
+def missing_runtime_module() -> str | None:
+    """The first module of the torch extra that cannot be imported, found
+    without importing it (torch costs a second and a half); None when all are
+    there."""
+    from importlib.util import find_spec
+
+    for name in RUNTIME_MODULES:
+        try:
+            if find_spec(name) is None:
+                return name
+        except (ImportError, ValueError):
+            return name
+    return None
+
+
+def needs_runtime_message(what: str, name: str) -> str:
+    """The one line that says how to get the runtime's dependencies."""
+    return f"{what} needs {name}, which is not installed: {TORCH_HINT}"
+
+
 def __getattr__(name: str):
+    if name == "load":
+        missing = missing_runtime_module()
+        if missing is not None:
+            raise ModuleNotFoundError(needs_runtime_message("quiver.load", missing), name=missing)
     if name in __all__:
         from . import loader
 

@@ -445,6 +445,9 @@ def cmd_fmt(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="quiver", description="Run, compile and check Quiver (.qv) programs.")
+    from quiver import version
+
+    ap.add_argument("-V", "--version", action="version", version=f"quiver {version()}")
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser(
         "run",
@@ -517,6 +520,33 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _without_runtime(args) -> int | None:
+    """`quiver run` without the torch extra installed: one line that says how
+    to install it, exit 2 (before the check: nothing could run anyway). None
+    when the runtime's modules are all there. `--help` works without them."""
+    if args.command != "run" or args.help:
+        return None
+    from quiver import missing_runtime_module, needs_runtime_message
+
+    missing = missing_runtime_module()
+    if missing is None:
+        return None
+    print(f"quiver: {needs_runtime_message('quiver run', missing)}", file=sys.stderr)
+    return 2
+
+
+def _runtime_import_failed(e: ModuleNotFoundError) -> bool:
+    """A module of the torch extra missing after all (found, then broken, or
+    removed meanwhile): the same one line as `_without_runtime`, no "internal error"."""
+    from quiver import RUNTIME_MODULES, needs_runtime_message
+
+    top = (e.name or "").partition(".")[0]
+    if top not in RUNTIME_MODULES:
+        return False
+    print(f"quiver: {needs_runtime_message('quiver run', top)}", file=sys.stderr)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "check":
@@ -529,8 +559,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run" and args.help and args.file is None:
             print(args.run_help(), end="")
             return 0
-    except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 for --help and --version
         return int(e.code or 0)
+    without = _without_runtime(args)
+    if without is not None:
+        return without
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     try:
         return args.func(args)
@@ -539,6 +572,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # pragma: no cover - `quiver compile f.qv | head`
         return 1
+    except ModuleNotFoundError as e:
+        if _runtime_import_failed(e):
+            return 2
+        if getattr(args, "traceback", False):
+            tb.print_exc(file=sys.stderr)
+        print(f"quiver: internal error: {type(e).__name__}: {e} (please report it)", file=sys.stderr)
+        return 2
     except Exception as e:  # a failure of quiver itself: a message and exit 2, never a traceback
         if getattr(args, "traceback", False):
             tb.print_exc(file=sys.stderr)

@@ -430,6 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-dir", metavar="DIR", help="where the cache lives (default .quiver_cache, or $QUIVER_CACHE_DIR)"
     )
     ap.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
+    from quiver import version  # the installed distribution's, else quiver.__version__
+
+    ap.add_argument("-V", "--version", action="version", version=f"qlint {version()}")
     return ap
 
 
