@@ -41,7 +41,7 @@ exec(compile(code, "<test>", "exec"))
 
 
 def without(code: str, *args: str, blocked=RUNTIME_MODULES, stdin: str | None = None, cwd: Path = ROOT):
-    env = dict(os.environ, QUIVER_CACHE_DIR=str(cwd / ".quiver_cache_test"))
+    env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     return subprocess.run(
         [sys.executable, "-c", BLOCKER, ",".join(blocked), code, *args],
