@@ -68,7 +68,7 @@ def fix_file(workspace: Workspace, key: str, wanted: Callable[[Diagnostic], bool
     if start is None:
         return None
     out = Fixed(str(start), str(start))
-    if start.decode_problem is not None or getattr(start, "unreadable", None) is not None:
+    if getattr(start, "decode_problem", None) is not None or getattr(start, "unreadable", None) is not None:
         return out
     analysis = workspace.analyze(key)
     if analysis is None or not _parses_cleanly(analysis):
