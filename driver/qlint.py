@@ -239,9 +239,7 @@ def format_sarif(findings: list[Finding]) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {"name": "qlint", "informationUri": DOCS_URL, "rules": rules}
-                },
+                "tool": {"driver": {"name": "qlint", "informationUri": DOCS_URL, "rules": rules}},
                 "results": results,
             }
         ],
