@@ -10,16 +10,21 @@ a `[tool.quiver]` table, from the folder of the first path checked (the
 current folder when none is given, or for `-`) upward to the filesystem
 root. An option on the command line replaces the setting of the same name.
 A file that is not TOML, an unknown key, a value of the wrong type or an
-unknown code is an error that names the file and the key (qlint exits 2).
+unknown code is an error that names the file and the key (qlint exits 2);
+so is a pyproject.toml that is not a regular file (a FIFO, a link out of its
+folder: driver/inputs.py), which is never read.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from quiver.checker import catalog
+
+from .inputs import read_source
 
 KEYS = ("select", "ignore", "strict")
 
@@ -36,21 +41,25 @@ class Config:
     strict: bool = False
 
 
-def find(start: str) -> Path | None:
-    """The nearest pyproject.toml with a [tool.quiver] table, from `start` up."""
+def find(start: str) -> tuple[Path, dict] | None:
+    """The nearest pyproject.toml with a [tool.quiver] table, from `start`
+    up, and that table."""
     here = Path(start).resolve()
     if not here.is_dir():
         here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        try:
-            data = candidate.read_bytes()
-        except OSError:
+        if not os.path.lexists(candidate):
             continue
+        # the folder may be untrusted: a FIFO, a device or a link out of it is refused, never read
+        try:
+            data = read_source(str(candidate), within=str(folder))
+        except OSError as e:
+            raise ConfigError(f"{candidate}: cannot read it: {e.strerror or e}") from None
         if b"quiver" in data:  # no [tool.quiver] table without the word
             table = _table(candidate, data)
             if table is not None:
-                return candidate
+                return candidate, table
     return None
 
 
@@ -67,10 +76,8 @@ def _table(path: Path, data: bytes) -> dict | None:
 
 
 def load(start: str) -> Config:
-    path = find(start)
-    if path is None:
-        return Config()
-    return parse(path, _table(path, path.read_bytes()) or {})
+    found = find(start)
+    return Config() if found is None else parse(*found)
 
 
 def parse(path: Path, table: dict) -> Config:

@@ -484,11 +484,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _fix(workspace: Workspace, shown_as: dict[str, str], select: list[str], ignore: list[str], diff: bool) -> int:
-    """Fix the files given; the number of files changed. Each file's
+def _fix(
+    workspace: Workspace, shown_as: dict[str, str], select: list[str], ignore: list[str], diff: bool
+) -> tuple[int, int]:
+    """Fix the files given; (files changed, files that could not be written). Each file's
     overlay is left holding its fixed text, so the check that follows
     reports what remains."""
-    changed = 0
+    changed = failed = 0
     for key, shown in list(shown_as.items()):
         result = qfix.fix_file(workspace, key, lambda d: selected(d.code, select, ignore))
         if result is None:
@@ -506,6 +508,7 @@ def _fix(workspace: Workspace, shown_as: dict[str, str], select: list[str], igno
         except OSError as e:
             print(f"qlint: error: cannot write {shown}: {e.strerror or e}", file=sys.stderr)
             workspace.set_overlay(key, DecodedText(result.original))
+            failed += 1
             continue
         changed += 1
         n = len(result.codes)
@@ -513,7 +516,7 @@ def _fix(workspace: Workspace, shown_as: dict[str, str], select: list[str], igno
             f"qlint: fixed {n} problem{'s' if n != 1 else ''} in {shown} ({', '.join(sorted(set(result.codes)))})",
             file=sys.stderr,
         )
-    return changed
+    return changed, failed
 
 
 def _run(args) -> int:
@@ -566,8 +569,9 @@ def _run(args) -> int:
         text, problem = decode_source(data)
         workspace.set_overlay(key, DecodedText(text, problem))
         shown_as.setdefault(key, shown)
+    not_written = 0
     if args.fix:
-        fixed = _fix(workspace, shown_as, select, ignore, args.diff)
+        fixed, not_written = _fix(workspace, shown_as, select, ignore, args.diff)
         if args.diff:
             return 1 if fixed else 0
     cache = None if args.no_cache else ResultCache(Path(args.cache_dir) if args.cache_dir else None)
@@ -609,7 +613,7 @@ def _run(args) -> int:
                 f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
                 file=sys.stderr,
             )
-    if unreadable or (not files and args.paths):
+    if unreadable or not_written or (not files and args.paths):
         return 2
     if errors or (strict and warnings):
         return 1

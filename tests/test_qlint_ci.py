@@ -283,3 +283,32 @@ def test_pre_commit_hooks_name_the_package_entry_points() -> None:
         assert str(hook["language"]) == "python"
         assert str(hook["entry"]).split()[0] in scripts
         assert ".qv" in str(hook.get("files", "")) or "quiver" in str(hook.get("types_or", ""))
+
+
+def test_a_pyproject_that_is_not_a_regular_file_is_never_read(tmp_path: Path, capsys) -> None:
+    import os
+
+    src = write_project(tmp_path, "")
+    (tmp_path / "pyproject.toml").unlink()
+    os.mkfifo(tmp_path / "pyproject.toml")  # reading it would wait for ever
+    code, _, err = run(capsys, str(src))
+    assert code == 2
+    assert (
+        err
+        == f"qlint: error: {tmp_path / 'pyproject.toml'}: cannot read it: it is a FIFO (named pipe), not a regular file\n"
+    )
+
+
+def test_a_file_that_cannot_be_written_exits_2_and_is_reported_as_it_was(tmp_path: Path, capsys, monkeypatch) -> None:
+    from quiver import fix
+
+    f = tmp_path / "a.qv"
+    f.write_text(BASE + "\n")
+
+    def refuse(path: str, text: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(fix, "write", refuse)
+    code, out, err = run(capsys, "--fix", "--format", "text", str(f))
+    assert code == 2 and f"qlint: error: cannot write {f}: Permission denied" in err
+    assert [line.split()[1] for line in out.splitlines()] == ["W0202"]  # what is on disk
