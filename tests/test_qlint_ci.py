@@ -265,6 +265,13 @@ def test_sarif_links_each_rule_to_its_docs_anchor(tmp_path: Path, capsys) -> Non
     assert '<a id="w0202"></a>' in (ROOT / "docs" / "diagnostics.md").read_text()
 
 
+def test_the_docs_url_is_under_the_project_homepage() -> None:
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("urls", {})
+    if "Homepage" not in urls:
+        pytest.skip("pyproject.toml names no Homepage")
+    assert DOCS_URL == urls["Homepage"].rstrip("/") + "/blob/main/docs/diagnostics.md"
+
+
 def test_pre_commit_hooks_name_the_package_entry_points() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
     try:
