@@ -269,7 +269,7 @@ def test_the_docs_url_is_under_the_project_homepage() -> None:
     urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("urls", {})
     if "Homepage" not in urls:
         pytest.skip("pyproject.toml names no Homepage")
-    assert DOCS_URL == urls["Homepage"].rstrip("/") + "/blob/main/docs/diagnostics.md"
+    assert urls["Homepage"].rstrip("/") + "/blob/main/docs/diagnostics.md" == DOCS_URL
 
 
 def test_pre_commit_hooks_name_the_package_entry_points() -> None:
