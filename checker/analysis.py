@@ -24,7 +24,6 @@ one item is recorded in `Analysis.internal_errors` and that item is skipped.
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Generic, TypeVar, cast
 
 from . import ast as A
 from . import catalog as C
+from . import suppressions
 from .body import check_body
 from .declarations import (
     ALL_NAMES,
@@ -375,7 +375,7 @@ class Analyzer:
         for item, d in _unused_imports(names, items, declared, bodies):
             diagnostics.append(_absolute(d, slot_of_item[item].start, glob, slot_of_item))
         diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code, d.message))
-        diagnostics = silenced(text, diagnostics)
+        diagnostics = suppressions.apply(text, diagnostics)
 
         self._decl_cache.end_version()
         self._body_cache.end_version()
@@ -571,33 +571,6 @@ def _absolute(d: LocalDiagnostic, base: int, glob: Globals, slot_of_item: dict) 
         fix,
         d.unnecessary,
     )
-
-
-_IGNORE = re.compile(r"#\s*quiver:\s*ignore(?:\[([^\]]*)\])?")
-
-
-def silenced(text: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """The diagnostics without the warnings a `# quiver: ignore[W0401]` (or a
-    bare `# quiver: ignore`) on their first or last line silences. Errors are
-    never silenced: the program could not run."""
-    if "quiver:" not in text:
-        return diagnostics
-    out = []
-    for d in diagnostics:
-        if d.severity is Severity.WARNING and _ignored(text, d.code, d.span):
-            continue
-        out.append(d)
-    return out
-
-
-def _ignored(text: str, code: str, span: A.Span) -> bool:
-    for at in {span.start, max(span.start, span.end - 1)}:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        m = _IGNORE.search(text, start, len(text) if end < 0 else end)
-        if m is not None and (m.group(1) is None or code in {c.strip() for c in m.group(1).split(",")}):
-            return True
-    return False
 
 
 def check_text(text: str) -> Analysis:

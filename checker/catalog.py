@@ -2661,6 +2661,37 @@ W0104 = _code(
     warning=True,
 )
 
+W0105 = _code(
+    "W0105",
+    "unused suppression",
+    "this suppression silences nothing: {why}",
+    """
+    A comment `# qlint: ignore[CODE]` (or `# quiver: ignore[CODE]`) silences
+    the warnings with those codes that start or end on its line; a bare
+    `# qlint: ignore` silences every warning of the line. This one silences
+    nothing: no such warning is reported on the line (the code was fixed, or
+    the comment is on the wrong line), the code is not a diagnostic code, or
+    it is an error's code, and errors are never silenced. Remove the code
+    from the list, or the whole comment (`qlint --fix` does). W0105 itself is
+    not silenced by a comment; turn it off with `qlint --ignore W0105` or
+    `ignore = ["W0105"]` under `[tool.quiver]` in pyproject.toml.
+    """,
+    """
+    dim C = 10
+
+    fn predict(z: [b C]) -> [b C]:
+        return log_softmax(z, over=-1)  # qlint: ignore[W0202]
+    """,
+    """
+    dim C = 10
+
+    fn predict(z: [b C]) -> [b C]:
+        return log_softmax(z, over=-1)
+    """,
+    warning=True,
+    unnecessary=True,
+)
+
 W0201 = _code(
     "W0201",
     "outer product by broadcasting",

@@ -44,9 +44,11 @@ def render_markdown() -> str:
         if prefix == "W":
             out += [
                 "A warning is silenced on one line by a comment at the end of it, "
-                "`# quiver: ignore[W0202]` (codes separated by commas; a bare `# quiver: ignore` silences "
-                "every warning of the line), and for a whole run by `qlint --ignore CODE`. Errors are never "
-                "silenced.",
+                "`# qlint: ignore[W0202]` (codes separated by commas; a bare `# qlint: ignore` silences "
+                "every warning of the line; `# quiver: ignore[...]` is the same), and for a whole run by "
+                "`qlint --ignore CODE` or `ignore = [...]` under `[tool.quiver]` in pyproject.toml. A warning "
+                "over several lines is silenced at the line where it starts or the one where it ends. Errors "
+                "are never silenced, and a suppression that silences nothing is W0105.",
                 "",
             ]
         for c in (c for c in CODES.values() if c.code.startswith(prefix)):

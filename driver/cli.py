@@ -4,7 +4,7 @@
                [--log-dir DIR] [--no-progress]
     quiver compile FILE.qv [-o OUT.py]
     quiver check [PATH ...]          (the same as qlint)
-    quiver fmt [--check] PATH ...    (see fmt.py)
+    quiver fmt [--check|--diff] PATH ...    (see fmt.py)
     quiver plot RUN.csv [-o OUT.png] (see plot.py)
 
 `quiver run` checks the file, compiles it and runs its `main`, streaming what
@@ -440,7 +440,7 @@ def cmd_compile(args) -> int:
 def cmd_fmt(args) -> int:
     from .fmt import run
 
-    return run(args.paths, args.check)
+    return run(args.paths, args.check, args.diff)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -513,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = sub.add_parser("fmt", help="rewrite files in the canonical layout (FILE, DIR or - for stdin)")
     fmt.add_argument("paths", nargs="+", metavar="PATH")
     fmt.add_argument("--check", action="store_true", help="write nothing; exit 1 if some file would change")
+    fmt.add_argument("--diff", action="store_true", help="write nothing; print the changes as a unified diff")
     fmt.set_defaults(func=cmd_fmt)
     check = sub.add_parser("check", help="check files (the same as qlint)", add_help=False)
     check.add_argument("rest", nargs=argparse.REMAINDER)

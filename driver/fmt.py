@@ -1,6 +1,6 @@
 """`quiver fmt`: rewrite .qv files in the canonical layout (checker/formatter.py).
 
-    quiver fmt [--check] PATH ...
+    quiver fmt [--check | --diff] PATH ...
 
 A folder stands for every *.qv file under it (hidden folders, node_modules
 and __pycache__ skipped, as qlint does); `-` formats standard input to
@@ -15,8 +15,10 @@ stderr (`path:line:col: note: ...`) when its layout would change (--check
 does not count it as a change); the rest of its file is formatted.
 
 With --check nothing is written: each file that would change is named on
-stdout (`Would reformat: PATH`). Exit status: 0 when every file is (or now
-is) formatted; 1 with --check when some file would change; 2 when a file
+stdout (`Would reformat: PATH`). With --diff nothing is written either: the
+change of each file is printed on stdout as a unified diff (`--- a/PATH`,
+`+++ b/PATH`), as `git diff` shows it. Exit status: 0 when every file is (or now
+is) formatted; 1 with --check or --diff when some file would change; 2 when a file
 cannot be read or written, is not UTF-8, or for an internal failure (a
 one-line message, never a traceback).
 """
@@ -33,6 +35,7 @@ from quiver.checker.formatter import Formatted, format_text
 from quiver.checker.source import LineIndex
 
 from . import inputs
+from .fix import unified_diff
 from .inputs import read_source
 from .qlint import find_files
 from .report import location
@@ -77,7 +80,8 @@ def _read_stdin() -> bytes:
     return data
 
 
-def run(paths: list[str], check: bool) -> int:
+def run(paths: list[str], check: bool, diff: bool = False) -> int:
+    check = check or diff
     skipped: list[tuple[str, str]] = []
     files = find_files(paths, skipped, follow_links=False)
     for path, reason in skipped:
@@ -101,7 +105,10 @@ def run(paths: list[str], check: bool) -> int:
             sys.stdout.buffer.write(bom + result.text.encode("utf-8"))
             sys.stdout.flush()
         elif check:
-            if result.text != text:
+            if result.text != text and diff:
+                shown = "<stdin>" if stdin else path
+                sys.stdout.write(unified_diff(shown, text, result.text))
+            elif result.text != text:
                 print(f"Would reformat: {path}")
         elif result.text != text:
             try:

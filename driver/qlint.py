@@ -1,7 +1,7 @@
 """qlint: check .qv files from the command line or CI.
 
     qlint [PATH ...] [--format text|pretty|json|sarif|github] [--select CODES]
-          [--ignore CODES] [--strict] [--explain CODE] [--list-codes]
+          [--ignore CODES] [--strict] [--fix [--diff]] [--explain CODE] [--list-codes]
 
 Directories are searched for *.qv (hidden folders, node_modules and
 __pycache__ are skipped, and so, with a note, are *.qv entries that are not
@@ -18,6 +18,12 @@ Formats: `text` is one line per diagnostic, `path:line:col: CODE message`, sorte
 by path, line and column; `pretty` renders each diagnostic with its source line
 underlined, like rustc, and is the default on a terminal. Lines and columns are
 1-based; columns count characters. The summary goes to stderr.
+
+Settings: `select`, `ignore` and `strict` under `[tool.quiver]` in the nearest
+pyproject.toml (driver/config.py); an option given on the command line
+replaces the setting. `--fix` applies the checker's quick fixes in place
+(driver/fix.py) and reports what remains; with `--diff` it prints the change
+as a unified diff instead (exit 1 when there is one).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import LineIndex, decode_source
 from quiver.checker.workspace import DecodedText, Workspace
 
+from . import config as qconfig
+from . import fix as qfix
 from . import inputs
 from .cache import ResultCache, key_for
 from .host import DiskHost, normal_path, workspace_for
@@ -48,6 +56,10 @@ if TYPE_CHECKING:  # the analysis is imported only when a file is not in the cac
     from quiver.checker.analysis import Analysis
 
 SKIP_DIRS = {"node_modules", "__pycache__"}
+# Where docs/diagnostics.md is published: SARIF's helpUri of a code is this
+# with the code's anchor (#e0201). The one place to change when the project
+# moves.
+DOCS_URL = "https://github.com/quiver-lang/quiver/blob/main/docs/diagnostics.md"
 FORMATS = ("text", "pretty", "json", "sarif", "github")
 
 
@@ -188,7 +200,7 @@ def format_sarif(findings: list[Finding]) -> str:
                 "name": c.title.replace(" ", "-"),
                 "shortDescription": {"text": c.title},
                 "fullDescription": {"text": c.explanation},
-                "helpUri": f"docs/diagnostics.md#{c.docs_anchor}",
+                "helpUri": f"{DOCS_URL}#{c.docs_anchor}",
                 "defaultConfiguration": {"level": "error" if c.severity.value == "error" else "warning"},
             }
         )
@@ -227,9 +239,7 @@ def format_sarif(findings: list[Finding]) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {"name": "qlint", "informationUri": "https://example.invalid/quiver", "rules": rules}
-                },
+                "tool": {"driver": {"name": "qlint", "informationUri": DOCS_URL, "rules": rules}},
                 "results": results,
             }
         ],
@@ -420,6 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--ignore", action="append", metavar="CODES", help="do not report these codes or prefixes")
     ap.add_argument("--strict", action="store_true", help="warnings also fail the run")
+    ap.add_argument("--fix", action="store_true", help="apply the quick fixes of the diagnostics, in place")
+    ap.add_argument("--diff", action="store_true", help="with --fix: print the fixes as a diff, write nothing")
     ap.add_argument("--explain", metavar="CODE", help="print the explanation of a diagnostic code and exit")
     ap.add_argument("--list-codes", action="store_true", help="list every diagnostic code and exit")
     ap.add_argument("--stdin-filename", default="<stdin>", help="the path to show for '-'")
@@ -475,6 +487,41 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _fix(
+    workspace: Workspace, shown_as: dict[str, str], select: list[str], ignore: list[str], diff: bool
+) -> tuple[int, int]:
+    """Fix the files given; (files changed, files that could not be written). Each file's
+    overlay is left holding its fixed text, so the check that follows
+    reports what remains."""
+    changed = failed = 0
+    for key, shown in list(shown_as.items()):
+        result = qfix.fix_file(workspace, key, lambda d: selected(d.code, select, ignore))
+        if result is None:
+            continue
+        if result.refused:
+            print(f"qlint: note: {shown}: not every fix was applied: {result.refused}", file=sys.stderr)
+        if result.text == result.original:
+            continue
+        if diff:
+            sys.stdout.write(qfix.unified_diff(shown, result.original, result.text))
+            changed += 1
+            continue
+        try:
+            qfix.write(shown, result.text)
+        except OSError as e:
+            print(f"qlint: error: cannot write {shown}: {e.strerror or e}", file=sys.stderr)
+            workspace.set_overlay(key, DecodedText(result.original))
+            failed += 1
+            continue
+        changed += 1
+        n = len(result.codes)
+        print(
+            f"qlint: fixed {n} problem{'s' if n != 1 else ''} in {shown} ({', '.join(sorted(set(result.codes)))})",
+            file=sys.stderr,
+        )
+    return changed, failed
+
+
 def _run(args) -> int:
     if args.explain is not None:
         sys.stdout.write(explain(args.explain))
@@ -482,9 +529,18 @@ def _run(args) -> int:
     if args.list_codes:
         sys.stdout.write(list_codes())
         return 0
-    select = parse_codes(args.select, "--select")
-    ignore = parse_codes(args.ignore, "--ignore")
     paths = args.paths or ["."]
+    if args.diff and not args.fix:
+        raise UsageError("--diff goes with --fix (quiver fmt --diff shows the formatter's changes)")
+    if args.fix and "-" in paths:
+        raise UsageError("--fix writes files in place; it does not read standard input")
+    try:
+        conf = qconfig.load(next((p for p in paths if p != "-"), "."))
+    except qconfig.ConfigError as e:
+        raise UsageError(str(e)) from None
+    select = parse_codes(args.select, "--select") if args.select else list(conf.select)
+    ignore = parse_codes(args.ignore, "--ignore") if args.ignore else list(conf.ignore)
+    strict = args.strict or conf.strict
     skipped: list[tuple[str, str]] = []
     files = find_files(paths, skipped)
     for path, reason in skipped:
@@ -516,6 +572,11 @@ def _run(args) -> int:
         text, problem = decode_source(data)
         workspace.set_overlay(key, DecodedText(text, problem))
         shown_as.setdefault(key, shown)
+    not_written = 0
+    if args.fix:
+        fixed, not_written = _fix(workspace, shown_as, select, ignore, args.diff)
+        if args.diff:
+            return 1 if fixed else 0
     cache = None if args.no_cache else ResultCache(Path(args.cache_dir) if args.cache_dir else None)
     for key, (checked, diagnostics) in check_files(workspace, shown_as, cache, args.jobs).items():
         for d in diagnostics:
@@ -555,9 +616,9 @@ def _run(args) -> int:
                 f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
                 file=sys.stderr,
             )
-    if unreadable or (not files and args.paths):
+    if unreadable or not_written or (not files and args.paths):
         return 2
-    if errors or (args.strict and warnings):
+    if errors or (strict and warnings):
         return 1
     return 0
 

@@ -39,7 +39,7 @@ def fixes(analysis: Analysis, d: Diagnostic) -> list[CodeAction]:
     return out
 
 
-_IGNORE_LIST = re.compile(r"#\s*quiver:\s*ignore\[([^\]]*)\]")
+_IGNORE_LIST = re.compile(r"#\s*(?:qlint|quiver):\s*ignore\[([^\]]*)\]")
 
 
 def _ignore_on_line(analysis: Analysis, d: Diagnostic) -> CodeAction:

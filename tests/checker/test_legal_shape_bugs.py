@@ -461,11 +461,11 @@ def test_a_comment_silences_one_code_on_its_line() -> None:
     base = "dim C = 10\nfn p(z: [b C]) -> [b C]:\n    return softmax(z, over=0)"
     assert codes(base + "\n") == ["W0202"]
     assert codes(base + "  # quiver: ignore[W0202]\n") == []
-    assert codes(base + "  # quiver: ignore[W0101, W0202]\n") == []
+    assert codes(base + "  # quiver: ignore[W0101, W0202]\n") == ["W0105"]  # W0101 silences nothing
     assert codes(base + "  # quiver: ignore\n") == []
-    assert codes(base + "  # quiver: ignore[W0203]\n") == ["W0202"]  # another code
+    assert codes(base + "  # quiver: ignore[W0203]\n") == ["W0202", "W0105"]  # another code
     # errors are never silenced
-    assert codes("fn p(z: [b]) -> [b]:\n    return q  # quiver: ignore\n") == ["E0101"]
+    assert codes("fn p(z: [b]) -> [b]:\n    return q  # quiver: ignore\n") == ["E0101", "W0105"]
 
 
 def test_incremental_equals_fresh_when_the_site_comes_and_goes() -> None:
