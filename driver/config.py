@@ -26,6 +26,9 @@ from quiver.checker import catalog
 
 from .inputs import read_source
 
+# A pyproject.toml is read whole; its own cap, not a source file's.
+MAX_CONFIG_BYTES = 1 << 20
+
 KEYS = ("select", "ignore", "strict")
 
 
@@ -53,7 +56,7 @@ def find(start: str) -> tuple[Path, dict] | None:
             continue
         # the folder may be untrusted: a FIFO, a device or a link out of it is refused, never read
         try:
-            data = read_source(str(candidate), within=str(folder))
+            data = read_source(str(candidate), limit=MAX_CONFIG_BYTES, within=str(folder))
         except OSError as e:
             raise ConfigError(f"{candidate}: cannot read it: {e.strerror or e}") from None
         if b"quiver" in data:  # no [tool.quiver] table without the word
