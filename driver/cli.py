@@ -237,14 +237,14 @@ def cmd_run(args) -> int:
 
 def _show_metrics(args, as_json: bool):
     """Set up what `log(...)` writes and the progress line for this run: the
-    log folder (--log-dir, else runs/<stem> beside the file), the
+    log folder (--log-dir, else the runtime's runs/<stem> beside the file), the
     MetricsRecord lines on stderr in JSON mode, the progress line unless
     --no-progress. What `_end_metrics` undoes."""
     from quiver.runtime import _metrics, _progress
 
     from .run_protocol import MetricsRecord
 
-    _metrics.configure(log_dir=args.log_dir or _default_log_dir(args.file))
+    _metrics.configure(log_dir=args.log_dir)  # None: runs/<stem> beside the program (the runtime's default)
 
     def record(step: int, values: dict[str, float]) -> None:
         sys.stderr.write(MetricsRecord(step, values).to_json() + "\n")
@@ -267,12 +267,6 @@ def _end_metrics(shown) -> None:
     if sink is not None:
         _metrics.remove_sink(sink)
     _metrics.close()
-
-
-def _default_log_dir(file: str) -> str:
-    """runs/<stem> in the folder of the program's file."""
-    path = os.path.abspath(file)
-    return os.path.join(os.path.dirname(path), "runs", os.path.splitext(os.path.basename(path))[0])
 
 
 def cmd_plot(args) -> int:

@@ -92,7 +92,7 @@ def log_metrics(step: int, values: dict[str, Any], src: Any = None) -> None:
         run = _State.run
         if run is None or (src is not run.src and _State.log_dir is None and _folder(src) != run.folder):
             close()  # (quiver.load: another program logs, beside its own file)
-            run = _State.run = _Run(_folder(src))
+            run = _State.run = _Run(_folder(src), within=_program_folder(src))
             run.src = src
         if run.ok:
             run.write(step, numbers)
@@ -127,6 +127,30 @@ def _folder(src: Any) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(path)), "runs", Path(path).stem)
 
 
+def _program_folder(src: Any) -> str | None:
+    """The folder the default log folder must stay inside (None: --log-dir, the user's own choice)."""
+    if _State.log_dir is not None:
+        return None
+    path = getattr(src, "path", None) or "program.qv"
+    return os.path.dirname(os.path.abspath(path))
+
+
+def _inside(folder: str, within: str) -> bool:
+    """Whether ``folder`` (made or not yet) resolves to a place inside ``within``."""
+    real, root = os.path.realpath(folder), os.path.realpath(within)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _create_fd(path: str) -> int:
+    """A new, empty file at ``path``, never through a symbolic link there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    return os.open(path, flags, 0o644)
+
+
+def _create(path: str):
+    return os.fdopen(_create_fd(path), "w", encoding="utf-8", newline="")
+
+
 def _shown(path: str) -> str:
     """A path as the run's note shows it: relative to the working folder when under it."""
     rel = os.path.relpath(path)
@@ -142,7 +166,9 @@ def _note(text: str) -> None:
 class _Run:
     """The files of one run: the CSV and, with tensorboard, the event files."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, within: str | None = None) -> None:
+        """``within``: the program's folder, which the default log folder must
+        not leave (the folder is the user's, and may hold links)."""
         self.folder = folder
         self.csv_path = os.path.join(folder, CSV_NAME)
         self.names: list[str] = []
@@ -152,11 +178,13 @@ class _Run:
         self.flushed = time.monotonic()
         self.ok = True
         try:
+            if within is not None and not _inside(folder, within):  # before anything is made there
+                raise OSError(f"it leads out of {_shown(within)} through a symbolic link")
             os.makedirs(folder, exist_ok=True)
             for entry in os.listdir(folder):  # an earlier run's event files
                 if entry.startswith(EVENTS_PREFIX):
-                    os.remove(os.path.join(folder, entry))
-            self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the run
+                    os.remove(os.path.join(folder, entry))  # (a link itself, never what it points to)
+            self.fh = _create(self.csv_path)
         except OSError as e:
             self.ok = False
             _note(f"cannot write metrics to {_shown(folder)}: {e.strerror or e}; they are not saved")
@@ -195,7 +223,7 @@ class _Run:
             with open(self.csv_path, encoding="utf-8", newline="") as fh:
                 rows = list(csv.reader(fh))[1:]
         self.names += new
-        self.fh = open(self.csv_path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - open for the run
+        self.fh = _create(self.csv_path)
         out = csv.writer(self.fh, lineterminator="\n")
         out.writerow(["step", *self.names])
         out.writerows(r + [""] * (1 + len(self.names) - len(r)) for r in rows)
@@ -240,7 +268,7 @@ class _EventFile:
         self._event, self._summary = Event, Summary
         now = time.time()
         name = f"{EVENTS_PREFIX}{int(now):010d}.{socket.gethostname()}.{os.getpid()}.0"
-        self._out = RecordWriter(open(os.path.join(folder, name), "wb"))  # noqa: SIM115 - open for the run
+        self._out = RecordWriter(os.fdopen(_create_fd(os.path.join(folder, name)), "wb"))
         self._out.write(Event(wall_time=now, file_version="brain.Event:2").SerializeToString())
         self._out.flush()
         self._flushed = time.monotonic()

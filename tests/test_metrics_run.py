@@ -168,6 +168,29 @@ def test_a_folder_that_cannot_be_written_is_said_once_and_the_run_goes_on(tmp_pa
     assert err.count("cannot write metrics to") == 1
 
 
+def test_links_in_the_program_folder_never_lead_the_files_out_of_it(tmp_path: Path, capsys) -> None:
+    """The folder is the user's and untrusted: runs/ linked out of it, or a
+    metrics.csv that is a link, is refused; nothing outside is written."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    prog = write(proj, PROGRAM)
+    (proj / "runs").symlink_to(outside, target_is_directory=True)
+    code, out, err = run(capsys, "run", str(prog))
+    assert code == 0 and out == "done\n"
+    assert "cannot write metrics to" in err and "symbolic link" in err
+    assert sorted(os.listdir(outside)) == ["victim.txt"]
+    (proj / "runs").unlink()
+    (proj / "runs" / "prog").mkdir(parents=True)
+    (proj / "runs" / "prog" / "metrics.csv").symlink_to(outside / "victim.txt")
+    code, out, err = run(capsys, "run", str(prog))
+    assert code == 0 and out == "done\n"
+    assert err.count("cannot write metrics to") == 1
+    assert (outside / "victim.txt").read_text() == "keep"
+
+
 def test_only_rank_0_logs(tmp_path: Path, monkeypatch) -> None:
     seen: list[int] = []
     _metrics.configure(log_dir=tmp_path / "l")
