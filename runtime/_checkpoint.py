@@ -31,11 +31,12 @@ implement it; an optimizer declares its per-param state in
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 
 import torch
 
-from ._data import resolve_path
+from ._data import _regular_file, resolve_path
 from ._errors import ModelError, QuiverError
 from ._model import Model
 
@@ -111,6 +112,7 @@ def save_checkpoint(path, value, entries, *, src=None, line=0, col=0) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(data, f)
+        os.chmod(tmp, _mode_for(full))  # mkstemp makes it owner-only
         os.replace(tmp, full)
     except OSError as e:
         raise CheckpointError(f"cannot save {shown}: {e.strerror or e}", loc) from None
@@ -119,10 +121,19 @@ def save_checkpoint(path, value, entries, *, src=None, line=0, col=0) -> None:
             os.unlink(tmp)
 
 
+def _mode_for(path: str) -> int:
+    """The permissions of the file a save replaces, else those a new file gets (umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def _read(shown: str, full: str, loc):
-    if not os.path.exists(full):
-        where = "" if full == shown else f" (looked for {full})"
-        raise CheckpointError(f"{shown}: no such file{where}", loc)
+    # a regular file only: a FIFO or a device in the folder would block torch.load
+    _regular_file(shown, full, loc, CheckpointError)
     try:
         return torch.load(full, map_location="cpu", weights_only=True)
     except Exception as e:  # torch's own words: not a torch file, an unsafe pickle...

@@ -39,7 +39,7 @@ import torch
 
 from . import _device
 from ._elems import Elem, dims_text, tensor_text
-from ._errors import CheckError
+from ._errors import CheckError, QuiverError
 from ._specs import ArgSpec, DimExpr, TensorArg, describe
 
 __all__ = ["Vocab", "decode", "encode", "load_chars", "load_csv", "load_npy", "load_npz", "load_safetensors"]
@@ -85,23 +85,23 @@ _NOT_REGULAR = (
 )
 
 
-def _regular_file(shown: str, full: str, loc) -> None:
-    """CheckError unless ``full`` is a regular file that can be opened for reading."""
+def _regular_file(shown: str, full: str, loc, error: type[QuiverError] = CheckError) -> None:
+    """``error`` (CheckError) unless ``full`` is a regular file that can be opened for reading."""
     try:
         mode = os.stat(full).st_mode
     except (FileNotFoundError, NotADirectoryError):
         where = "" if full == shown else f" (looked for {full})"
-        raise CheckError(f"{shown}: no such file{where}", loc) from None
+        raise error(f"{shown}: no such file{where}", loc) from None
     except OSError as e:
-        raise CheckError(f"{shown}: cannot read it: {e.strerror or e}", loc) from None
+        raise error(f"{shown}: cannot read it: {e.strerror or e}", loc) from None
     if not stat.S_ISREG(mode):
         what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
-        raise CheckError(f"{shown}: not a regular file ({what})", loc)
+        raise error(f"{shown}: not a regular file ({what})", loc)
     try:
         with open(full, "rb"):
             pass
     except OSError as e:
-        raise CheckError(f"{shown}: cannot read it: {e.strerror or e}", loc) from None
+        raise error(f"{shown}: cannot read it: {e.strerror or e}", loc) from None
 
 
 def _names(keys) -> str:

@@ -75,7 +75,10 @@ class Group:
 
 def _value(kind: str, g: Group, name: str, v):
     """An override checked as the optimizer's own keyword is."""
-    where = f"{kind}: {g.text()}: {name}"
+    return _checked(f"{kind}: {g.text()}: {name}", name, v)
+
+
+def _checked(where: str, name: str, v):
     if name == "betas":
         if not isinstance(v, (tuple, list)) or len(v) != 2:
             raise OptimError(f"{where} must be a pair of numbers, found {v!r}")
@@ -197,6 +200,19 @@ def check_groups_state(opt, saved, where: str) -> None:
         and len(saved) == len(mine)
         and all(isinstance(s, dict) and s.get("params") == m["params"] for s, m in zip(saved, mine))
     )
+    if same and saved is not None:
+        # the values come from a file: each a hyper-parameter of this kind, checked as the keyword is
+        hyper = type(opt)._qv_hyper
+        for s in saved:
+            over = s.get("overrides")
+            bad = not isinstance(over, dict) or any(name not in hyper or name == "groups" for name in over)
+            if bad:
+                raise OptimError(
+                    f"{where}: cannot load the state of {opt._qv_kind_text()}: a saved group's values "
+                    f"({over!r}) are not hyper-parameters of {type(opt)._qv_kind}"
+                )
+            for name, v in over.items():
+                over[name] = _checked(f"{where}: {opt._qv_kind_text()}: a saved group's {name}", name, v)
     if not same:
 
         def text(gs):

@@ -389,6 +389,15 @@ def test_loading_a_state_that_does_not_fit_names_where(mod) -> None:
     d["state"]["square_avg"]["w1"] = torch.zeros(2, 2)
     with pytest.raises(rt.OptimError, match=r"ckpt.pt: opt: .*square_avg of w1"):
         mod.make_rmsprop(m)._qv_load_state_dict(d, "ckpt.pt: opt")
+    # a group's saved values come from the file: only hyper-parameters, checked as keywords are
+    g = mod.make_rmsprop_groups(m)._qv_state_dict()
+    g["groups"][1]["overrides"]["params"] = 3
+    with pytest.raises(rt.OptimError, match=r"ckpt.pt: opt: .*are not hyper-parameters of RMSprop"):
+        mod.make_rmsprop_groups(m)._qv_load_state_dict(g, "ckpt.pt: opt")
+    g = mod.make_rmsprop_groups(m)._qv_state_dict()
+    g["groups"][1]["overrides"]["alpha"] = -1.0
+    with pytest.raises(rt.OptimError, match=r"alpha must be >= 0"):
+        mod.make_rmsprop_groups(m)._qv_load_state_dict(g, "ckpt.pt: opt")
     lb = mod.make_lbfgs(m)._qv_state_dict()
     with pytest.raises(rt.OptimError, match=r"ckpt.pt: opt: cannot load the state of LBFGS\[Mlp\]"):
         mod.make_lbfgs(m)._qv_load_state_dict({"kind": "Adam"}, "ckpt.pt: opt")

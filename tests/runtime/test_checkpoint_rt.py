@@ -171,3 +171,32 @@ def test_a_long_list_of_keys_is_cut(tmp_path: Path) -> None:
     torch.save({f"layer{i}.weight": torch.zeros(1) for i in range(40)}, tmp_path / "big.pt")
     with pytest.raises(rt.CheckpointError, match=r"layer11.weight, \.\.\. \(40 in all\)"):
         rt.load_checkpoint(tmp_path / "big.pt", None, {"m": Lin.init(seed=0), "k": 1})
+
+
+def test_a_checkpoint_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path) -> None:
+    """A FIFO in the (untrusted) folder would block torch.load for ever."""
+    import os
+
+    from quiver.runtime import _checkpoint
+
+    fifo = tmp_path / "ckpt.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(_checkpoint.CheckpointError, match="not a regular file"):
+        _checkpoint._read("ckpt.pt", str(fifo), None)
+
+
+def test_a_saved_checkpoint_has_the_permissions_of_a_new_file(tmp_path) -> None:
+    import os
+    import stat
+
+    from quiver.runtime import _checkpoint
+
+    umask = os.umask(0o022)
+    try:
+        _checkpoint.save_checkpoint(str(tmp_path / "n.pt"), None, {"step": 3})
+        assert stat.S_IMODE(os.stat(tmp_path / "n.pt").st_mode) == 0o644
+        os.chmod(tmp_path / "n.pt", 0o600)
+        _checkpoint.save_checkpoint(str(tmp_path / "n.pt"), None, {"step": 4})  # a save keeps the file's mode
+        assert stat.S_IMODE(os.stat(tmp_path / "n.pt").st_mode) == 0o600
+    finally:
+        os.umask(umask)
