@@ -301,8 +301,12 @@ def test_clip_grad_norm_error_if_nonfinite_as_torch(mod) -> None:
     bad = rt.Grad(type(m), {**ones, "w1": torch.full((6, 5), math.inf)})
     with pytest.raises(rt.OptimError, match=r"clip_grad_norm: the total norm of order 2.0 of the gradient is inf"):
         mod.clip_strict(bad)
-    ps = [torch.zeros(2, requires_grad=True)]
-    ps[0].grad = torch.tensor([math.inf, 1.0])
+    # torch refuses the same gradient (its values as .grad of params of the same shapes)
+    ps = []
+    for name in ("w1", "b1", "w2", "b2"):
+        p = torch.zeros_like(ones[name], requires_grad=True)
+        p.grad = bad[name].clone()
+        ps.append(p)
     with pytest.raises(RuntimeError, match="non-finite"):
         torch.nn.utils.clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
 

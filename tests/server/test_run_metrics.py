@@ -9,10 +9,10 @@ test runs a program that calls `log(i, loss=l)`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,7 @@ async def run(session: Session, text: str, *args) -> tuple[str, str]:
     return uri, result["runId"]
 
 
-async def finished(session: Session, run_id: str, timeout: float = 20) -> dict:
+async def finished(session: Session, run_id: str, timeout: float = 60) -> dict:
     (done,) = await wait_until(lambda: session.custom("quiver/runFinished", run_id), timeout, f"end of {run_id}")
     return done
 
@@ -88,30 +88,35 @@ async def test_a_metrics_line_before_a_failure_leaves_the_failure_to_the_last_li
 
 async def test_a_program_logging_every_step_does_not_flood_the_client(session: Session) -> None:
     n = 20_000
+    started = time.monotonic()
     _, run_id = await run(session, MAIN + f"# fake: metrics {n}\n# fake: sleep 0.5\n# fake: metric {n} loss=0\n")
     await finished(session, run_id)
+    elapsed = time.monotonic() - started
     batches = [p["records"] for p in session.custom("quiver/runMetrics", run_id)]
     got = [r for b in batches for r in b]
     assert (METRICS_BATCH, METRICS_FLUSH_SECONDS) == (500, 0.1)  # as docs/editor.md says
-    # bounded: no batch over METRICS_BATCH, so far fewer records than logged
+    # bounded however fast the machine: no batch over METRICS_BATCH, at most
+    # one batch per METRICS_FLUSH_SECONDS of the run (and the last one)
     assert all(1 <= len(b) <= METRICS_BATCH for b in batches)
-    assert len(got) < n / 4
-    # what is sent is real records, in order, spread over the run, the newest kept
+    assert len(batches) <= elapsed / METRICS_FLUSH_SECONDS + 2
+    # what is sent is real records, in order, the newest kept
     steps = [r["step"] for r in got]
     assert steps == sorted(set(steps))
     assert all(r["values"] == {"loss": 1 / (r["step"] + 1)} for r in got if r["step"] < n)
-    assert steps[0] < n / 10 and n - 1 in steps and steps[-1] == n
+    assert n - 1 in steps and steps[-1] == n
     assert output(session, run_id, "stderr") == ""
 
 
 async def test_metrics_batches_are_spaced_in_time(session: Session) -> None:
     text = MAIN + "".join(f"# fake: metric {i} loss={i}\n# fake: sleep 0.01\n" for i in range(40))
+    started = time.monotonic()
     _, run_id = await run(session, text)
     await finished(session, run_id)
+    elapsed = time.monotonic() - started
     batches = [p["records"] for p in session.custom("quiver/runMetrics", run_id)]
     assert [r["step"] for b in batches for r in b] == list(range(40))  # none dropped at this pace
-    # about 0.4 s of logging at most one batch per METRICS_FLUSH_SECONDS: a few batches, not 40
-    assert 1 <= len(batches) <= 0.4 / METRICS_FLUSH_SECONDS + 3
+    # at most one batch per METRICS_FLUSH_SECONDS of the run (and the last one), whatever its pace
+    assert 1 <= len(batches) <= elapsed / METRICS_FLUSH_SECONDS + 2
 
 
 # ---------------------------------------------------------------------- arguments of main
@@ -187,7 +192,7 @@ async def test_a_timeout_of_zero_or_null_means_none(timeout_off: LanguageClient)
         timeout_off.workspace_did_change_configuration(
             lsp.DidChangeConfigurationParams(settings={"quiver": {"run": {"timeoutSeconds": value}}})
         )
-        await asyncio.sleep(0.2)
+        # (a notification: handled before the request that follows it)
         _, run_id = await run(s, MAIN + "# fake: sleep 1.5\n# fake: print 1\n")
         done = await finished(s, run_id)
         assert (done["status"], output(s, run_id)) == ("ok", "line 1\n")
@@ -221,15 +226,6 @@ fn main():
 """
 
 
-def _runtime_available() -> bool:
-    try:
-        from quiver import runtime
-    except Exception:
-        return False
-    return hasattr(runtime, "load_compiled")
-
-
-@pytest.mark.skipif(not _runtime_available(), reason="the torch runtime (quiver.runtime) has not landed on this branch")
 async def test_real_runner_metrics_reach_the_editor(real: LanguageClient, tmp_path: Path) -> None:
     path = tmp_path / "train.qv"
     path.write_text(LOGGING_PROGRAM)
@@ -259,22 +255,13 @@ async def test_the_server_exiting_during_a_run_that_logs_is_clean(tmp_path: Path
     await client.initialize_session(init_params("neovim"))
     s = Session(client)
     _, run_id = await run(s, MAIN + "".join(f"# fake: metric {i} loss=1\n# fake: sleep 0.05\n" for i in range(200)))
-    await wait_until(lambda: records(s, run_id), 10, "the first records")
+    await wait_until(lambda: records(s, run_id), 60, "the first records")
     await client.shutdown_session()
     await client.stop()
+    assert client._server is not None and client._server.returncode == 0
+    assert [m.message for m in client.log_messages if m.type == 1] == []  # no error logged (a timer left behind)
 
 
-def _main_takes_arguments() -> bool:
-    """Whether `fn main(steps: Int = 2)` can be run (the CLI side of issue 26,
-    built separately: until it lands, the runner refuses such a main)."""
-    from quiver.checker import check_text, ide
-
-    return ide.runnable(check_text("fn main(steps: Int = 2):\n    print(steps)\n"))
-
-
-@pytest.mark.skipif(
-    not (_runtime_available() and _main_takes_arguments()), reason="main cannot take arguments on this branch yet"
-)
 async def test_real_runner_gives_the_arguments_to_main(real: LanguageClient, tmp_path: Path) -> None:
     s = Session(real, tmp_path)
     text = 'fn main(lr: Float = 3e-4, steps: Int = 2):\n    print("lr", lr, "steps", steps)\n'
