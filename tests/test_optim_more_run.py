@@ -54,6 +54,18 @@ fn make_grouped(m: Mlp) -> AdamW[Mlp]:
 fn make_rmsprop_groups(m: Mlp) -> RMSprop[Mlp]:
     return RMSprop(m, momentum=0.5, groups=Group(min_rank=2, lr=0.001, alpha=0.9))
 
+fn make_adagrad_groups(m: Mlp) -> Adagrad[Mlp]:
+    return Adagrad(m, lr=0.1, groups=Group(max_rank=1, lr_decay=0.1, eps=1e-6))
+
+fn make_adadelta_groups(m: Mlp) -> Adadelta[Mlp]:
+    return Adadelta(m, groups=Group(names="w*", rho=0.5, weight_decay=0.01))
+
+fn make_adamw_betas_groups(m: Mlp) -> AdamW[Mlp]:
+    return AdamW(m, lr=0.01, groups=Group(max_rank=1, betas=(0.5, 0.9), eps=0.001, weight_decay=0.0))
+
+fn make_sgd_momentum_groups(m: Mlp) -> SGD[Mlp]:
+    return SGD(m, lr=0.1, momentum=0.9, groups=Group(max_rank=1, momentum=0.5, dampening=0.1))
+
 fn make_named_groups(m: Mlp) -> SGD[Mlp]:
     return SGD(m, lr=0.1, momentum=0.9, groups=(Group(names="w2", lr=0.01), Group(max_rank=1, weight_decay=0.5)))
 
@@ -92,6 +104,9 @@ fn clipped_step(mut m: Mlp, mut opt: SGD[Mlp], x: [b D], y: [b] Index[C], max_no
 
 fn clip(m: Mlp, x: [b D], y: [b] Index[C], max_norm: Float, p: Float) -> (Grad[Mlp], [] Float):
     return clip_grad_norm(grad(loss, m, x, y), max_norm, norm_type=p)
+
+fn clip_grad(g: Grad[Mlp]) -> (Grad[Mlp], [] Float):
+    return clip_grad_norm(g, 1.0)
 
 fn clip_strict(g: Grad[Mlp]) -> [] Float:
     clipped, total = clip_grad_norm(g, 1.0, error_if_nonfinite=True)
@@ -178,6 +193,48 @@ CASES = {
             ],
             lr=0.01,
             betas=(0.9, 0.95),
+        ),
+    ),
+    # every kind of group value against torch's param_groups (ps: w1, b1, w2, b2)
+    "rmsprop_groups": (
+        "make_rmsprop_groups",
+        "rmsprop_step",
+        lambda ps: torch.optim.RMSprop(
+            [{"params": [ps[1], ps[3]]}, {"params": [ps[0], ps[2]], "lr": 0.001, "alpha": 0.9}], momentum=0.5
+        ),
+    ),
+    "adagrad_groups": (
+        "make_adagrad_groups",
+        "adagrad_step",
+        lambda ps: torch.optim.Adagrad(
+            [{"params": [ps[0], ps[2]]}, {"params": [ps[1], ps[3]], "lr_decay": 0.1, "eps": 1e-6}], lr=0.1
+        ),
+    ),
+    "adadelta_groups": (
+        "make_adadelta_groups",
+        "adadelta_step",
+        lambda ps: torch.optim.Adadelta(
+            [{"params": [ps[1], ps[3]]}, {"params": [ps[0], ps[2]], "rho": 0.5, "weight_decay": 0.01}]
+        ),
+    ),
+    "adamw_betas_groups": (
+        "make_adamw_betas_groups",
+        "adamw_step",
+        lambda ps: torch.optim.AdamW(
+            [
+                {"params": [ps[0], ps[2]]},
+                {"params": [ps[1], ps[3]], "betas": (0.5, 0.9), "eps": 0.001, "weight_decay": 0.0},
+            ],
+            lr=0.01,
+        ),
+    ),
+    "sgd_momentum_groups": (
+        "make_sgd_momentum_groups",
+        "sgd_step",
+        lambda ps: torch.optim.SGD(
+            [{"params": [ps[0], ps[2]]}, {"params": [ps[1], ps[3]], "momentum": 0.5, "dampening": 0.1}],
+            lr=0.1,
+            momentum=0.9,
         ),
     ),
     # group 0: w1; group 1 (names="w2"): lr 0.01; group 2 (rank <= 1): weight decay 0.5
@@ -292,6 +349,26 @@ def test_clip_grad_norm_in_a_training_loop_equals_torch(mod) -> None:
         ref.step()
         torch.testing.assert_close(total, ref_total, rtol=1e-6, atol=1e-7)
     _assert_params(m, ps)
+
+
+def test_clip_grad_norm_leaves_its_argument_as_it_was(mod) -> None:
+    """Unlike torch's in-place clip_grad_norm_, the gradient given keeps its
+    values (a Grad is a value); the clipped one equals torch's."""
+    m = mod.Mlp.init(seed=0)
+    big = {"w1": torch.full((6, 5), 2.0), "b1": torch.ones(5), "w2": torch.ones(5, 3), "b2": torch.ones(3)}
+    g = rt.Grad(type(m), {k: v.clone() for k, v in big.items()})
+    clipped, total = mod.clip_grad(g)
+    for name, v in big.items():
+        assert torch.equal(g[name], v), name
+    ps = []
+    for name in ("w1", "b1", "w2", "b2"):
+        p = torch.zeros_like(big[name], requires_grad=True)
+        p.grad = big[name].clone()
+        ps.append(p)
+    ref_total = torch.nn.utils.clip_grad_norm_(ps, 1.0)
+    assert torch.equal(total, ref_total)
+    for name, p in zip(("w1", "b1", "w2", "b2"), ps):
+        assert torch.equal(clipped[name], p.grad), name
 
 
 def test_clip_grad_norm_error_if_nonfinite_as_torch(mod) -> None:

@@ -29,6 +29,18 @@ fn sgd(m: Lin) -> SGD[Lin]:
 fn adamw(m: Lin) -> AdamW[Lin]:
     return AdamW(m, lr=0.001, betas=(0.9, 0.99))
 
+fn rmsprop(m: Lin) -> RMSprop[Lin]:
+    return RMSprop(m, lr=0.01, momentum=0.9)
+
+fn one_cycle_rmsprop(mut opt: RMSprop[Lin]) -> OneCycleLR:
+    return OneCycleLR(opt, max_lr=0.1, total_steps=70, base_momentum=0.8, max_momentum=0.9)
+
+fn advance_one_rmsprop(mut opt: RMSprop[Lin], mut sched: OneCycleLR):
+    sched.step(opt)
+
+fn one_cycle_flat(mut opt: SGD[Lin]) -> OneCycleLR:
+    return OneCycleLR(opt, max_lr=1.0, total_steps=70, cycle_momentum=False)
+
 fn grouped(m: Lin) -> SGD[Lin]:
     return SGD(m, lr=0.1, momentum=0.9, groups=Group(max_rank=1, lr=0.5))
 
@@ -105,6 +117,8 @@ def _torch_opt(kind):
     ps = [torch.zeros(4, 3, requires_grad=True), torch.zeros(3, requires_grad=True)]
     if kind == "sgd":
         return torch.optim.SGD(ps, lr=0.1, momentum=0.9)
+    if kind == "rmsprop":
+        return torch.optim.RMSprop(ps, lr=0.01, momentum=0.9)
     if kind == "grouped":
         return torch.optim.SGD([{"params": [ps[0]]}, {"params": [ps[1]], "lr": 0.5}], lr=0.1, momentum=0.9)
     return torch.optim.AdamW(ps, lr=0.001, betas=(0.9, 0.99))
@@ -146,6 +160,19 @@ CASES = {
             o, max_lr=0.01, total_steps=70, pct_start=0.25, anneal_strategy="linear", three_phase=True
         ),
     ),
+    # OneCycleLR moves RMSprop's momentum too; with cycle_momentum=False it moves none
+    "one_cycle_rmsprop": (
+        "rmsprop",
+        "one_cycle_rmsprop",
+        "advance_one_rmsprop",
+        lambda o: L.OneCycleLR(o, max_lr=0.1, total_steps=70, base_momentum=0.8, max_momentum=0.9),
+    ),
+    "one_cycle_flat": (
+        "sgd",
+        "one_cycle_flat",
+        "advance_one",
+        lambda o: L.OneCycleLR(o, max_lr=1.0, total_steps=70, cycle_momentum=False),
+    ),
     "warmup_cosine": (
         "sgd",
         "warmup_cosine",
@@ -179,10 +206,8 @@ def test_each_step_equals_torchs_scheduler(mod, case) -> None:
         assert sched.lr == ref_sched.get_last_lr()[0], (case, i)
         assert _momentum(opt) == _torch_momentum(ref), (case, i)
         assert sched.last_epoch == ref_sched.last_epoch == i
-        if case == "one_cycle" and i == 69:
+        if case.startswith("one_cycle") and i == 69:
             break  # OneCycleLR's total_steps: one step more is torch's error too
-        if case == "one_cycle_adamw" and i == 69:
-            break
         getattr(mod, advance)(opt, sched)
         _torch_step(ref, ref_sched)
 
