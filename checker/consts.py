@@ -34,6 +34,14 @@ class ConstProblem(Exception):
         self.problem = problem
 
 
+def _finite(e: A.Expr, v: float) -> float:
+    """A constant is a finite number: inf and NaN are refused (NaN would never
+    equal itself, and every edit would check every reader again)."""
+    if not math.isfinite(v):
+        raise ConstProblem(e.span, f"the value is not a finite number ({v})")
+    return v
+
+
 def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
     """(kind, value) of a constant expression; raises ConstProblem."""
     if isinstance(e, A.BoolLit):
@@ -41,7 +49,7 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
     if isinstance(e, A.IntLit):
         return "Int", e.value
     if isinstance(e, A.FloatLit):
-        return "Float", e.value
+        return "Float", _finite(e, e.value)
     if isinstance(e, A.StrLit):
         return "Str", e.value
     written = dotted_text(e)  # `LR`, or `hparams.LR` through an imported module
@@ -97,7 +105,7 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
         if isinstance(v, complex):
             raise ConstProblem(e.span, "the result is not a real number")
         if kind == "Float":
-            v = float(v)
+            v = _finite(e, float(v))
         return kind, v
     raise ConstProblem(e.span, "a constant is a literal, a constant's or dim's name, or arithmetic of those")
 

@@ -147,7 +147,7 @@ class FnInfo:
             (
                 "fn",
                 self.extern,
-                tuple((p.name, p.mut, p.type, p.default) for p in self.params),
+                tuple((p.name, p.mut, p.type, p.default, p.optional) for p in self.params),
                 self.ret,
                 self.owner,
                 self.owner_options,

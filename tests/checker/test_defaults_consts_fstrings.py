@@ -324,3 +324,26 @@ def test_completion_inside_an_f_string_s_braces() -> None:
     assert "steps" in labels and "STEPS" in labels
     outside = IDE_TEXT + '    print(f"st'
     assert ide.completions(check_text(outside), len(outside)) == []
+
+
+def test_a_constant_is_a_finite_number() -> None:
+    """inf and NaN are refused: a NaN would never equal itself, and every
+    edit would check every reader again."""
+    assert codes("const X = 1e308 * 10.0 - 1e308 * 10.0\nconst Y = 1e400\n") == [
+        ("E0118", "constant 'X': the value is not a finite number (inf)", "1e308 * 10.0"),
+        ("E0118", "constant 'Y': the value is not a finite number (inf)", "1e400"),
+    ]
+
+
+def test_a_default_made_wrong_reaches_the_callers_incrementally() -> None:
+    """A default that is itself wrong still makes its parameter optional: the
+    callers are checked again (their interface says so), as a fresh check does."""
+    from quiver.checker.analysis import Analyzer
+
+    an = Analyzer()
+    base = "fn f(a: Float, b: Float) -> Float:\n    return a + b\n\nfn main():\n    print(f(1.0))\n"
+    assert [d.code for d in an.update(base).diagnostics] == ["E0401"]
+    wrong = base.replace("b: Float)", "b: Float = nope)")
+    assert [d.code for d in an.update(wrong).diagnostics] == [d.code for d in check_text(wrong).diagnostics] == [
+        "E0417"
+    ]
