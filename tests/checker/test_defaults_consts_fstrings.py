@@ -344,6 +344,6 @@ def test_a_default_made_wrong_reaches_the_callers_incrementally() -> None:
     base = "fn f(a: Float, b: Float) -> Float:\n    return a + b\n\nfn main():\n    print(f(1.0))\n"
     assert [d.code for d in an.update(base).diagnostics] == ["E0401"]
     wrong = base.replace("b: Float)", "b: Float = nope)")
-    assert [d.code for d in an.update(wrong).diagnostics] == [d.code for d in check_text(wrong).diagnostics] == [
-        "E0417"
-    ]
+    assert (
+        [d.code for d in an.update(wrong).diagnostics] == [d.code for d in check_text(wrong).diagnostics] == ["E0417"]
+    )
