@@ -375,7 +375,7 @@ class Analyzer:
         for item, d in _unused_imports(names, items, declared, bodies):
             diagnostics.append(_absolute(d, slot_of_item[item].start, glob, slot_of_item))
         diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code, d.message))
-        diagnostics = suppressions.apply(text, diagnostics)
+        diagnostics = suppressions.apply(text, diagnostics, parsed.lines)
 
         self._decl_cache.end_version()
         self._body_cache.end_version()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from . import ast as A
 from .diagnostics import Diagnostic, Fix, Severity, TextEdit
+from .source import LineIndex
 
 # where a suppression may start: a `#`, then `qlint:` or `quiver:`, then `ignore`
 _HEAD = re.compile(r"#[ \t]*(?:qlint|quiver):[ \t]*ignore\b")
@@ -72,19 +73,21 @@ def _comment_start(text: str, start: int, end: int) -> int:
     return -1
 
 
-def find(text: str) -> dict[int, _Suppression]:
-    """The suppressions of the text, by line number (0-based)."""
+def find(text: str, lines: LineIndex | None = None) -> dict[int, _Suppression]:
+    """The suppressions of the text, by line number (0-based; the lines of
+    `lines`, the analysis's index of the text, made when not given)."""
     out: dict[int, _Suppression] = {}
     if "ignore" not in text:
         return out
-    starts = _line_starts(text)
+    starts = (lines or LineIndex(text)).line_starts
     for m in _HEAD.finditer(text):
         line = bisect_right(starts, m.start()) - 1
         if line in out:
             continue
         ls = starts[line]
-        le = text.find("\n", ls)
-        le = len(text) if le < 0 else le
+        le = starts[line + 1] if line + 1 < len(starts) else len(text)
+        while le > ls and text[le - 1] in "\r\n":  # the line without its break
+            le -= 1
         comment = _comment_start(text, ls, le)
         if comment < 0 or comment > m.start() or m.start() >= le:
             continue  # in a string, or a second suppression on the line
@@ -113,25 +116,18 @@ def find(text: str) -> dict[int, _Suppression]:
     return out
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    at = text.find("\n")
-    while at >= 0:
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
-    return starts
-
-
-def apply(text: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+def apply(text: str, diagnostics: list[Diagnostic], lines: LineIndex | None = None) -> list[Diagnostic]:
     """The diagnostics without the warnings the text's suppression comments
     silence, with a W0105 for each suppression (or code in one) that
-    silences nothing; sorted as the analysis sorts them."""
-    found = find(text)
+    silences nothing; sorted as the analysis sorts them. Without a
+    suppression in the text: the list given, after one scan for "ignore"."""
+    lines = lines or LineIndex(text)
+    found = find(text, lines)
     if not found:
         return diagnostics
     from . import catalog as C
 
-    starts = _line_starts(text)
+    starts = lines.line_starts
     out: list[Diagnostic] = []
     for d in diagnostics:
         lines = {bisect_right(starts, d.span.start) - 1, bisect_right(starts, max(d.span.start, d.span.end - 1)) - 1}
