@@ -79,15 +79,13 @@ def find(text: str, lines: LineIndex | None = None) -> dict[int, _Suppression]:
     out: dict[int, _Suppression] = {}
     if "ignore" not in text:
         return out
-    starts = (lines or LineIndex(text)).line_starts
+    lines = lines or LineIndex(text)
+    starts = lines.line_starts
     for m in _HEAD.finditer(text):
         line = bisect_right(starts, m.start()) - 1
         if line in out:
             continue
-        ls = starts[line]
-        le = starts[line + 1] if line + 1 < len(starts) else len(text)
-        while le > ls and text[le - 1] in "\r\n":  # the line without its break
-            le -= 1
+        ls, le = starts[line], lines.line_end(line)
         comment = _comment_start(text, ls, le)
         if comment < 0 or comment > m.start() or m.start() >= le:
             continue  # in a string, or a second suppression on the line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import ast as A
+from .. import suppressions
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic, Severity, TextEdit
 from .completion import _IDENT
@@ -39,26 +40,22 @@ def fixes(analysis: Analysis, d: Diagnostic) -> list[CodeAction]:
     return out
 
 
-_IGNORE_LIST = re.compile(r"#\s*(?:qlint|quiver):\s*ignore\[([^\]]*)\]")
-
-
 def _ignore_on_line(analysis: Analysis, d: Diagnostic) -> CodeAction:
-    """`# quiver: ignore[CODE]` at the end of the warning's line (the code
-    added to the list when the line already has one)."""
+    """`# qlint: ignore[CODE]` at the end of the warning's line (the code
+    added to the list when the line already has one: the suppressions the
+    checker itself reads, checker/suppressions.py)."""
     text = analysis.text
-    start = text.rfind("\n", 0, d.span.start) + 1
-    end = text.find("\n", d.span.start)
-    end = len(text) if end < 0 else end
-    if end > start and text[end - 1] == "\r":
-        end -= 1
+    line = analysis.lines.position(d.span.start).line
     title = f"Ignore {d.code} on this line"
-    m = _IGNORE_LIST.search(text, start, end)
-    if m is not None:
-        at = m.end(1)
-        return CodeAction(title, "quickfix", (TextEdit(A.Span(at, at), f", {d.code}"),), d)
-    line = text[start:end]
-    at = start + len(line.rstrip())
-    return CodeAction(title, "quickfix", (TextEdit(A.Span(at, end), f"  # quiver: ignore[{d.code}]"),), d)
+    s = suppressions.find(text, analysis.lines).get(line)
+    if s is not None and not s.bare:
+        at = s.span.end - 1  # before the `]`
+        sep = ", " if s.entries else ""
+        return CodeAction(title, "quickfix", (TextEdit(A.Span(at, at), f"{sep}{d.code}"),), d)
+    start = analysis.lines.line_starts[line]
+    end = analysis.lines.line_end(line)
+    at = start + len(text[start:end].rstrip())
+    return CodeAction(title, "quickfix", (TextEdit(A.Span(at, end), f"  # qlint: ignore[{d.code}]"),), d)
 
 
 def code_actions(analysis: Analysis, span: A.Span) -> list[CodeAction]:

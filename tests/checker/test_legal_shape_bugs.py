@@ -490,7 +490,7 @@ def test_the_editor_offers_to_ignore_a_warning_on_its_line() -> None:
     (ignore,) = [a for a in ide.code_actions(analysis, d.span) if a.title.startswith("Ignore")]
     (edit,) = ignore.edits
     out = text[: edit.span.start] + edit.new_text + text[edit.span.end :]
-    assert out.endswith("return softmax(z, over=0)  # quiver: ignore[W0202]\n")
+    assert out.endswith("return softmax(z, over=0)  # qlint: ignore[W0202]\n")
     assert check_text(out).diagnostics == []
     # a line that already ignores another code gets this one added
     text2 = text.replace("over=0)\n", "over=0)  # quiver: ignore[W0203]\n")
