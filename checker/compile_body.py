@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from . import ast as A
 from . import dimexpr as DX
 from . import types as T
+from .body.checkpoint_rules import OPTIONS as CHECKPOINT_OPTIONS
+from .body.metrics_rules import is_metrics_call
 from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
 from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name, unchecked_ident
 from .declarations import FnInfo
@@ -496,7 +498,7 @@ class _FnCompiler:
         b = BUILTINS[name]
         if name in ("value_and_grad", "grad", "jvp"):
             return self.gradient_call(node, name, args)
-        if name == "log" and (len(args) > 1 or any(k is not None for k, _ in args)):
+        if name == "log" and is_metrics_call(args):
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
             metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
@@ -552,10 +554,8 @@ class _FnCompiler:
         the one positional value or None, the keyword values as a dict or
         None, load's options, and the `.qv` position of the call."""
         positional = [self.expr(v) for k, v in args if k is None]
-        options = [f"{k}={self.expr(v)}" for k, v in args if k in ("names", "transpose", "strict")]
-        entries = [
-            f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in ("names", "transpose", "strict")
-        ]
+        options = [f"{k}={self.expr(v)}" for k, v in args if k in CHECKPOINT_OPTIONS]
+        entries = [f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in CHECKPOINT_OPTIONS]
         value = positional[1] if len(positional) > 1 else "None"
         mapping = "{" + ", ".join(entries) + "}" if entries else "None"
         at = self.c.a.lines.position(self.at(node))

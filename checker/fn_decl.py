@@ -268,9 +268,7 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
         return const_lookup(n, names, lookups)
 
     try:
-        kind, value = evaluate(item.value, lookup)
-        if _reads_itself(item.value, name):
-            raise ConstProblem(item.value.span, f"'{name}' is defined by itself")
+        kind, value = evaluate(item.value, lookup)  # (reading itself raises: lookup gives "")
         if written is not None and written != kind and not (written == "Float" and kind == "Int"):
             diags.append(
                 C.E0118.at(

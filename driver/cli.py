@@ -93,10 +93,8 @@ def _main_problem(program: Program) -> tuple[Span | None, str] | None:
     )
     if info.extern:
         why = "main must be a fn with a body to be run"
-    elif main_args.main_problem(info) is not None:
-        why = main_args.main_problem(info)
     else:
-        why = "main cannot be run"
+        why = main_args.main_problem(info) or "main cannot be run"
     return focus, f"{why} (found {info.signature()})"
 
 

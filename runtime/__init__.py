@@ -5,7 +5,6 @@ See docs/runtime.md for the contract between the compiler and this package.
 
 from . import _metrics as metrics
 from . import _ops, init
-from . import _progress as progress_line
 from ._batches import Batches, batches, randperm
 from ._checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from ._checks import Checks, checks
@@ -93,7 +92,6 @@ __all__ = [
     "metrics",
     "log_metrics",
     "progress",
-    "progress_line",
     "Checks",
     "checks",
     "current_device",

@@ -76,12 +76,6 @@ def remove_sink(sink: Sink) -> None:
         _sinks.remove(sink)
 
 
-def log_dir() -> str | None:
-    """The folder this run writes to, once it has logged; else None."""
-    run = _State.run
-    return run.folder if run is not None and run.ok else None
-
-
 def log_metrics(step: int, values: dict[str, Any], src: Any = None) -> None:
     """One ``log(step, name=value, ...)`` call."""
     if _dist.rank() != 0:
@@ -90,9 +84,9 @@ def log_metrics(step: int, values: dict[str, Any], src: Any = None) -> None:
     step = int(step)
     if _State.files:
         run = _State.run
-        if run is None or (src is not run.src and _State.log_dir is None and _folder(src) != run.folder):
+        if run is None or (src is not run.src and _State.log_dir is None and _folders(src)[0] != run.folder):
             close()  # (quiver.load: another program logs, beside its own file)
-            run = _State.run = _Run(_folder(src), within=_program_folder(src))
+            run = _State.run = _Run(*_folders(src))
             run.src = src
         if run.ok:
             run.write(step, numbers)
@@ -120,19 +114,15 @@ def _number(v: Any) -> int | float:
     return v if isinstance(v, int) else float(v)
 
 
-def _folder(src: Any) -> str:
+def _folders(src: Any) -> tuple[str, str | None]:
+    """The log folder of the program ``src``, and the folder it must stay
+    inside: runs/<stem> beside the program, inside the program's folder (the
+    user's, which may hold links); --log-dir, the user's own choice, as given."""
     if _State.log_dir is not None:
-        return _State.log_dir
+        return _State.log_dir, None
     path = getattr(src, "path", None) or "program.qv"
-    return os.path.join(os.path.dirname(os.path.abspath(path)), "runs", Path(path).stem)
-
-
-def _program_folder(src: Any) -> str | None:
-    """The folder the default log folder must stay inside (None: --log-dir, the user's own choice)."""
-    if _State.log_dir is not None:
-        return None
-    path = getattr(src, "path", None) or "program.qv"
-    return os.path.dirname(os.path.abspath(path))
+    home = os.path.dirname(os.path.abspath(path))
+    return os.path.join(home, "runs", Path(path).stem), home
 
 
 def _inside(folder: str, within: str) -> bool:

@@ -111,6 +111,11 @@ def _moved_value(me: str, where: str, h: str, v):
     raise OptimError(f"{where}: the {h} saved there is {_found(v)}, which does not fit {me}")
 
 
+def scalar_dtype():
+    """The dtype of torch.optim's step counts: float64 under a float64 default, else float32."""
+    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
+
+
 class Optimizer:
     """Base class of ``rt.SGD``, ``rt.Adam`` and ``rt.AdamW``."""
 
@@ -515,8 +520,7 @@ class Adam(Optimizer):
             "_qv_max_exp_avg_sq",
             [zeros(p, memory_format=torch.preserve_format) for p in params] if amsgrad else None,
         )
-        scalar = torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
-        s(self, "_qv_step_counts", [torch.tensor(0.0, dtype=scalar, device="cpu") for _ in params])
+        s(self, "_qv_step_counts", [torch.tensor(0.0, dtype=scalar_dtype(), device="cpu") for _ in params])
         s(self, "_qv_full", self._qv_lists(self._qv_float))
         set_groups(self, groups)
 

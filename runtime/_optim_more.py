@@ -24,12 +24,8 @@ from torch.optim.rmsprop import rmsprop as _rmsprop
 
 from ._errors import OptimError
 from ._grad_value import Grad
-from ._optim import Optimizer, _at_least_zero, _flag, _found, _number
+from ._optim import Optimizer, _at_least_zero, _flag, _found, _number, scalar_dtype
 from ._optim_groups import groups_text, set_groups
-
-
-def _scalar_dtype():
-    return torch.float64 if torch.get_default_dtype() == torch.float64 else torch.float32
 
 
 def _zeros(params):
@@ -37,7 +33,7 @@ def _zeros(params):
 
 
 def _steps(params):
-    return [torch.zeros((), dtype=_scalar_dtype()) for _ in params]
+    return [torch.zeros((), dtype=scalar_dtype()) for _ in params]
 
 
 # The checkpoint protocol (_qv_state_dict / _qv_load_state_dict) is the base

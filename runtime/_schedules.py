@@ -306,10 +306,6 @@ class WarmupCosineLR(Schedule):
         return _ls.SequentialLR(dummy, [warm, cos], milestones=[w])
 
 
-def schedule_text(x) -> str | None:
-    return type(x)._qv_kind if isinstance(x, Schedule) else None
-
-
 __all__ = [
     "Schedule",
     "StepLR",

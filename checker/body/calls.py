@@ -224,6 +224,25 @@ class CallRules:
         self._eval_args(call_args, env)
         return T.UNKNOWN
 
+    def immutable_source(self: BodyChecker, node: A.Expr, env: Env):
+        """The parameter, not `mut`, that a model or optimizer value comes from
+        (`m`, `m.enc`, `m.blocks[i]`, or a local bound to a part of it): what
+        may not be passed where it would change (E0502); None when it may."""
+        root = node
+        while isinstance(root, (A.Field, A.Index)):  # m.enc, m.blocks[i]: the model m
+            root = root.value
+        var = env.vars.get(root.name) if isinstance(root, A.Name) else None
+        src = var.param if var is not None else None
+        if src is None and var is not None and var.origin is not None:
+            root_name = var.origin.partition(".")[0]
+            src = next((q for q in self.fn.params if q.name == root_name), None)
+        return src if src is not None and not src.mut else None
+
+    def make_mut_fix(self: BodyChecker, param) -> Fix:
+        """Make a parameter `mut` (the fix of E0502)."""
+        at = param.decl.span.start
+        return Fix(f"Make '{param.name}' mut", (TextEdit(A.Span(at, at), "mut "),))
+
     def _eval_args(self: BodyChecker, args: list[CallArg], env: Env) -> None:
         for a in args:
             if isinstance(a.node, A.TensorType):
@@ -380,26 +399,15 @@ class CallRules:
                 bindings.bound, bindings.rest = before
                 continue
             if p.mut and isinstance(t, (T.ModelT, T.OptimT, T.ScheduleT)):
-                root = a.node
-                while isinstance(root, (A.Field, A.Index)):  # m.enc, m.blocks[i]: the model m
-                    root = root.value
-                var = env.vars.get(root.name) if isinstance(root, A.Name) else None
-                src_param = var.param if var is not None else None
-                if src_param is None and var is not None and var.origin is not None:
-                    root_name = var.origin.partition(".")[0]
-                    src_param = next((q for q in self.fn.params if q.name == root_name), None)
-                if src_param is not None and not src_param.mut:
-                    fix = Fix(
-                        f"Make '{src_param.name}' mut",
-                        (TextEdit(A.Span(src_param.decl.span.start, src_param.decl.span.start), "mut "),),
-                    )
+                src_param = self.immutable_source(a.node, env)
+                if src_param is not None:
                     self.diags.append(
                         C.E0502.at(
                             a.node.span,
                             name=src_param.name,
                             fn=info.name,
                             param=p.name,
-                            fix=fix,
+                            fix=self.make_mut_fix(src_param),
                             related=(
                                 LocalRelated(f"'{p.name}' is mut here", symbol=SymbolRef(("param", info.name, p.name))),
                             ),

@@ -219,17 +219,10 @@ class CheckpointRules:
     def _checkpoint_mut(self: BodyChecker, a: CallArg, env: Env) -> None:
         """A model or optimizer that load changes: one this function made or
         received as `mut` (the rule of passing it to a `mut` parameter, E0502)."""
-        root = a.node
-        while isinstance(root, (A.Field, A.Index)):
-            root = root.value
-        var = env.vars.get(root.name) if isinstance(root, A.Name) else None
-        src = var.param if var is not None else None
-        if src is None and var is not None and var.origin is not None:
-            name = var.origin.partition(".")[0]
-            src = next((q for q in self.fn.params if q.name == name), None)
-        if src is None or src.mut:
+        src = self.immutable_source(a.node, env)
+        if src is None:
             return
-        fix = Fix(f"Make '{src.name}' mut", (TextEdit(A.Span(src.decl.span.start, src.decl.span.start), "mut "),))
+        fix = self.make_mut_fix(src)
         param = a.keyword or "m"
         self.diags.append(
             C.E0502.at(

@@ -25,8 +25,9 @@ from .text import expr_text
 if TYPE_CHECKING:
     from .core import BodyChecker
 
-# Built-ins called for an effect even when they give a value (W0104 leaves them alone).
-_EFFECT_BUILTINS = frozenset({"load", "save", "print"})
+# Built-ins called for an effect that give a value too (W0104 leaves them
+# alone; those that give nothing are never reported).
+_EFFECT_BUILTINS = frozenset({"load"})
 
 
 # A loop body is checked until its variables' types settle, at most this often.

@@ -57,20 +57,20 @@ def _metrics(c: BodyChecker, args: list[CallArg], env: Env, paren: A.Span) -> No
     late = [a for a in args[first_named:] if a.keyword is None]
     if late:  # log(step, loss=l, acc)
         c.diags.append(C.E0405.at(late[0].span))
-        _evaluate(c, args, env)
+        c._eval_args(args, env)
         return
     if not named:  # log(step, l): values without names
         rest = positional[1:]
         span = A.Span(rest[0].span.start, rest[-1].span.end)
         c.diags.append(C.E0420.at(span, found=", ".join(expr_text(a.node) for a in rest)))
-        _evaluate(c, args, env)
+        c._eval_args(args, env)
         return
     if len(positional) != 1:
         where = positional[1].span if len(positional) > 1 else paren
         c.diags.append(
             C.E0401.at(where, name="log", expected="1 positional argument (the step)", found=str(len(positional)))
         )
-        _evaluate(c, args, env)
+        c._eval_args(args, env)
         return
     c.expect_number(positional[0], env, "Int", "step of log")
     seen: set[str] = set()
@@ -95,9 +95,3 @@ def _metric(c: BodyChecker, name: str, a: CallArg, env: Env) -> None:
     if isinstance(t, T.TensorT) and t.rank == 0 and not T.has_rest(t):
         return
     c.diags.append(C.E0421.at(a.node.span, name=name, found=T.describe(t)))
-
-
-def _evaluate(c: BodyChecker, args: list[CallArg], env: Env) -> None:
-    """The arguments of a refused call, checked for their own errors."""
-    for a in args:
-        c.value(a.node, env)

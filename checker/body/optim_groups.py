@@ -179,17 +179,6 @@ class GroupRules:
                 return None
         return out
 
-    def literal_choice(self: BodyChecker, a: CallArg, env: Env, choices: tuple[str, ...], what: str) -> bool:
-        t = self.value(a.node, env)
-        if isinstance(t, T.UnknownT):
-            return False
-        if isinstance(a.node, A.StrLit) and a.node.value in choices:
-            return True
-        expected = " or ".join(f'"{c}"' for c in choices) + " (a string literal)"
-        found = f'"{a.node.value}"' if isinstance(a.node, A.StrLit) else expr_text(a.node)
-        self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=expected, found=found))
-        return False
-
     def lbfgs_step(
         self: BodyChecker,
         node: A.Node,

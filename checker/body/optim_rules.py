@@ -25,6 +25,7 @@ from ..results import Ref
 from .builtin_rules import Bound, rule
 from .env import CallArg, Env
 from .optim_groups import GroupRules
+from .rule_args import choice_arg
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class OptimRules(GroupRules):
 
     def _hyper(self: BodyChecker, a: CallArg, env: Env, word: str, what: str) -> bool:
         if word == "Str":  # LBFGS's line_search_fn: "strong_wolfe" or left out
-            return self.literal_choice(a, env, ("strong_wolfe",), what)
+            return choice_arg(self, a, env, what, ("strong_wolfe",)) is not None
         if word == "(Float, Float)":
             t = self.value(a.node, env)
             if isinstance(t, T.UnknownT):

@@ -166,7 +166,8 @@ def choice_arg(ctx: RuleContext, a: CallArg | None, env: Env, what: str, choices
         return None
     if isinstance(a.node, A.StrLit) and a.node.value in choices:
         return a.node.value
-    expected = ", ".join(f'"{c}"' for c in choices[:-1]) + f' or "{choices[-1]}"'
+    quoted = [f'"{c}"' for c in choices]
+    expected = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
     found = f'"{a.node.value}"' if isinstance(a.node, A.StrLit) else expr_text(a.node)
     ctx.diags.append(
         C.E0301.at(a.node.span, context=f"{what}: ", expected=f"{expected} (a string literal)", found=found)
