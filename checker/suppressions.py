@@ -128,9 +128,9 @@ def apply(text: str, diagnostics: list[Diagnostic], lines: LineIndex | None = No
     starts = lines.line_starts
     out: list[Diagnostic] = []
     for d in diagnostics:
-        lines = {bisect_right(starts, d.span.start) - 1, bisect_right(starts, max(d.span.start, d.span.end - 1)) - 1}
+        on = {bisect_right(starts, d.span.start) - 1, bisect_right(starts, max(d.span.start, d.span.end - 1)) - 1}
         silenced = False
-        for line in lines:
+        for line in on:
             s = found.get(line)
             if s is None or d.severity is not Severity.WARNING:
                 continue
