@@ -19,7 +19,7 @@ def docs_table(group: str) -> str:
         specs += list(MODEL_METHODS.values())
     for b in specs:
         example = f"`{b.example.split(chr(10))[0]}`"
-        for sig in b.signature.split(" / "):
+        for sig in b.overloads:
             entries.append((sig, _cell(b.doc, b.note), example))
             example = ""
     if group == "other":

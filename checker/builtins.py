@@ -82,6 +82,23 @@ class Builtin:
     # (known statically): sqrt(32.0) is rt.sqrt_of_number(32.0), a Python float.
     number_runtime: str | None = None
 
+    @property
+    def overloads(self) -> list[str]:
+        """The signatures " / " separates, a `/` inside parentheses (a default
+        such as `1.0 / 3`) left alone."""
+        out, depth, start = [], 0, 0
+        sig = self.signature
+        for i, ch in enumerate(sig):
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            if depth == 0 and sig.startswith(" / ", i):
+                out.append(sig[start:i])
+                start = i + 3
+        out.append(sig[start:])
+        return out
+
 
 X = BParam("x")
 OVER = BParam("over", ParamKind.DIM, True, True)

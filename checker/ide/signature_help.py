@@ -160,7 +160,7 @@ def _signatures_for(analysis: Analysis, callee: str, args: list[str], fn: FnInfo
             return [_fn_signature(info)]
     b = BUILTINS.get(callee)
     if b is not None:
-        return [_builtin_signature(label, b.doc) for label in b.signature.split(" / ")]
+        return [_builtin_signature(label, b.doc) for label in b.overloads]
     return []
 
 
