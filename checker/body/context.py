@@ -76,6 +76,8 @@ class RuleContext(Protocol):
 
     def dim_constant(self, e: A.Expr) -> tuple[A.Node, str] | None: ...
 
+    def int_constant(self, e: A.Expr) -> tuple[A.Node, str, int] | None: ...
+
 
 if TYPE_CHECKING:
     from .core import BodyChecker

@@ -224,6 +224,18 @@ class BodyChecker(
             return None
         return (e.name if isinstance(e, A.Field) else e), self.g.names.canonical(written)
 
+    def int_constant(self, e: A.Expr) -> tuple[A.Node, str, int] | None:
+        """An Int constant written as a value (`K`, `hp.K`): the node its ref
+        hangs on, its qualified name and its value; a size as the number it is
+        (typectx reads `[K]` the same way)."""
+        written = dotted_text(e)
+        if written is None or self.written_kind(written) != "const":
+            return None
+        value = self.g.names.const_values.get(written)
+        if not (isinstance(value, tuple) and value[0] == "Int"):
+            return None
+        return (e.name if isinstance(e, A.Field) else e), self.g.names.canonical(written), int(value[1])
+
     def all_names(self, env: Env) -> list[str]:
         self.deps[ALL_NAMES] = self.g.fingerprint(ALL_NAMES)
         return list(env.vars) + list(self.fn.generics) + list(self.g.names.kinds) + list(BUILTINS) + list(CONSTANTS)

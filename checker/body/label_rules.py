@@ -38,6 +38,14 @@ def _dim_of_arg(c: BodyChecker, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         c.types[e] = T.INT
         value = c.g.names.dim_values.get(const[1])
         return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+    number = c.int_constant(e)
+    if number is not None:  # an Int constant: its number, as a shape reads it
+        c.refs[number[0]] = Ref("const", number[1])
+        c.types[e] = T.INT
+        if number[2] <= 0:
+            c.diags.append(C.E0208.at(e.span, value=number[2]))
+            return None
+        return T.DimLit(number[2])
     if isinstance(e, A.Name) and e.name in c.run_dims and (c.env_now is None or e.name not in c.env_now.vars):
         # a size read from a file (`[n D]`): arange(n), randperm(n, seed=0)
         dim = c.run_dims[e.name]
@@ -100,6 +108,11 @@ def _dim_expr(c: BodyChecker, e: A.Expr) -> A.Dim | None:
     written = dotted_text(e)
     if const is not None and written is not None:
         c.refs[const[0]] = Ref("dim", const[1])
+        c.types[e] = T.INT
+        return A.DimName(e.span, written)
+    number = c.int_constant(e)
+    if number is not None and written is not None:  # an Int constant: its number, as a shape reads it
+        c.refs[number[0]] = Ref("const", number[1])
         c.types[e] = T.INT
         return A.DimName(e.span, written)
     return None

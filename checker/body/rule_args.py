@@ -211,6 +211,10 @@ def dim_value_arg(
         if const is not None:
             value = ctx.g.names.dim_values.get(const[1])
             return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+        number_const = ctx.int_constant(e)
+        if number_const is not None and number_const[2] >= least:
+            ctx.refs[number_const[0]] = Ref("const", number_const[1])
+            return T.DimLit(number_const[2])
     number = literal_number(e)
     found = str(number) if number is not None else expr_text(e)
     expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"

@@ -292,6 +292,13 @@ def test_an_int_constant_sizes_a_shape_as_its_number() -> None:
         ("E0208", "a dim is a positive integer, found 0", "N"),
         ("E0211", "'F' is a constant, not a dim", "F"),
     ]
+    # a size given as a value reads it the same way
+    sized = "dim D = 4\nconst K = 4\n\nfn f(x: [D]) -> [D]:\n    return x\n\n"
+    sized += "fn main():\n    print(arange(K), randperm(K, seed=0), f(zeros([K])), f(zeros([(K+1)])))\n"
+    assert [c for c, _, _ in codes(sized)] == ["E0201"]  # [5] is not [D]; the rest fits
+    assert codes("const K = 0\n\nfn main():\n    print(arange(K))\n") == [
+        ("E0208", "a dim is a positive integer, found 0", "K")
+    ]
     # an edit of the constant reaches the shapes it sizes
     from quiver.checker.analysis import Analyzer
 
