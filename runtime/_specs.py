@@ -735,8 +735,10 @@ def expect_dims(value, sizes, src, line, col, what, declared, item=None):
     ``col`` of ``src``: ``win(): result expected [T b] = [8 2], found [9 2]``
     (``what`` is ``win(): result``, ``declared`` is ``[T b]``). With ``item``,
     element ``item`` of a tuple value is checked (load_chars' ids)."""
+    if not _checks.enabled:
+        return value
     t = value if item is None else value[item]
-    if not _checks.enabled or not isinstance(t, _Tensor):
+    if not isinstance(t, _Tensor):
         return value
     shape = t.shape
     if len(shape) == len(sizes) and all(n is None or shape[i] == n for i, n in enumerate(sizes)):
