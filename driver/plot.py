@@ -14,10 +14,13 @@ a number), a CSV without any value, matplotlib not installed.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import sys
 from dataclasses import dataclass
+
+from .inputs import read_source
 
 
 class PlotError(Exception):
@@ -33,12 +36,16 @@ class Series:
     values: tuple[float, ...]
 
 
+MAX_CSV_BYTES = 1 << 30  # a long run logs many rows; a larger file is not a metrics log
+
+
 def read_metrics(path: str) -> list[Series]:
     """The metrics of a CSV, in the order of its columns; a metric without any
     value is left out."""
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.reader(fh))
+        # a regular file only (a FIFO would block), read as the sources are
+        data = read_source(path, limit=MAX_CSV_BYTES).decode("utf-8")
+        rows = list(csv.reader(io.StringIO(data, newline="")))
     except UnicodeDecodeError:
         raise PlotError(f"{path} is not a text file") from None
     except OSError as e:

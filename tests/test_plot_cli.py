@@ -75,3 +75,14 @@ def test_an_image_that_cannot_be_written(tmp_path: Path, capsys) -> None:
     path.write_text(CSV, encoding="utf-8")
     assert quiver_main(["plot", str(path), "-o", str(tmp_path / "no" / "such" / "o.png")]) == 2
     assert capsys.readouterr().err.startswith("quiver: cannot write ")
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, capsys) -> None:
+    import os
+
+    fifo = tmp_path / "metrics.csv"
+    os.mkfifo(fifo)
+    assert quiver_main(["plot", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.csv"]
