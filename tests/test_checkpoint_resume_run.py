@@ -100,25 +100,31 @@ def assert_same(a, b, where: str = "") -> None:
         assert a == b, where
 
 
-@pytest.mark.parametrize(("kind", "ctor"), OPTIMIZERS, ids=[c for _, c in OPTIMIZERS])
-def test_ten_steps_equal_five_saved_loaded_in_a_new_process_and_five_more(tmp_path: Path, kind: str, ctor: str) -> None:
-    head = COMMON.format(kind=kind)
-    (tmp_path / "first.qv").write_text(head + FIRST.format(ctor_a=ctor.format(m="a"), ctor_b=ctor.format(m="b")))
-    (tmp_path / "resume.qv").write_text(head + RESUME.format(ctor=ctor.format(m="m")))
-    assert quiver_main(["run", str(tmp_path / "first.qv"), "--no-warnings"]) == 0
+def resume(tmp_path: Path, first: list[str], second: list[str]) -> tuple[str, dict, dict, dict]:
+    """Run `first` in this process, then `second` in a new one (`quiver run`);
+    the second's stdout and the checkpoints full.pt, resumed.pt and ckpt.pt,
+    the full and resumed runs already compared bit for bit."""
+    assert quiver_main(["run", *first, "--no-warnings", "--no-progress"]) == 0
     proc = subprocess.run(
-        [sys.executable, "-m", "quiver", "run", str(tmp_path / "resume.qv"), "--no-warnings"],
+        [sys.executable, "-m", "quiver", "run", *second, "--no-warnings", "--no-progress"],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert (proc.returncode, proc.stderr) == (0, "")
-    assert proc.stdout == "resuming at 5\n"
-    full = torch.load(tmp_path / "full.pt", weights_only=True)
-    resumed = torch.load(tmp_path / "resumed.pt", weights_only=True)
+    full, resumed, half = (torch.load(tmp_path / n, weights_only=True) for n in ("full.pt", "resumed.pt", "ckpt.pt"))
     assert_same(full, resumed)
+    return proc.stdout, full, resumed, half
+
+
+@pytest.mark.parametrize(("kind", "ctor"), OPTIMIZERS, ids=[c for _, c in OPTIMIZERS])
+def test_ten_steps_equal_five_saved_loaded_in_a_new_process_and_five_more(tmp_path: Path, kind: str, ctor: str) -> None:
+    head = COMMON.format(kind=kind)
+    (tmp_path / "first.qv").write_text(head + FIRST.format(ctor_a=ctor.format(m="a"), ctor_b=ctor.format(m="b")))
+    (tmp_path / "resume.qv").write_text(head + RESUME.format(ctor=ctor.format(m="m")))
+    out, full, _, half = resume(tmp_path, [str(tmp_path / "first.qv")], [str(tmp_path / "resume.qv")])
+    assert out == "resuming at 5\n"
     # the check has teeth: the state really is there and differs from the checkpoint's
-    half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
     assert half["opt"]["steps"] == 5 and full["opt"]["steps"] == 10
     assert int(full["model"]["seen"]) == 10
     state = full["opt"]["state"]
@@ -169,19 +175,8 @@ def test_a_schedule_and_param_groups_resume_exactly_in_a_new_process(tmp_path: P
     saving the schedule with the optimizer resumes both exactly."""
     prog = tmp_path / "sched.qv"
     prog.write_text(SCHEDULED)
-    assert quiver_main(["run", str(prog), "--no-warnings", "--no-progress", "--first"]) == 0
-    proc = subprocess.run(
-        [sys.executable, "-m", "quiver", "run", str(prog), "--no-warnings", "--no-progress"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert (proc.returncode, proc.stderr) == (0, "")
-    assert proc.stdout.startswith("resuming at 5, lr ")
-    full = torch.load(tmp_path / "full.pt", weights_only=True)
-    resumed = torch.load(tmp_path / "resumed.pt", weights_only=True)
-    assert_same(full, resumed)
-    half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    out, full, _, half = resume(tmp_path, [str(prog), "--first"], [str(prog)])
+    assert out.startswith("resuming at 5, lr ")
     assert half["opt"]["groups"] is not None
     assert half["opt"]["lr"] != full["opt"]["lr"]  # the schedule really moved it
 
@@ -223,16 +218,5 @@ def test_lbfgs_resumes_exactly_in_a_new_process(tmp_path: Path) -> None:
     checkpoint: 6 steps equal 3, save, load in a new process, 3 more."""
     prog = tmp_path / "lbfgs.qv"
     prog.write_text(LBFGS_PROGRAM)
-    assert quiver_main(["run", str(prog), "--no-warnings", "--no-progress", "--first"]) == 0
-    proc = subprocess.run(
-        [sys.executable, "-m", "quiver", "run", str(prog), "--no-warnings", "--no-progress"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert (proc.returncode, proc.stderr) == (0, "")
-    full = torch.load(tmp_path / "full.pt", weights_only=True)
-    resumed = torch.load(tmp_path / "resumed.pt", weights_only=True)
-    assert_same(full, resumed)
-    half = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    _, full, _, half = resume(tmp_path, [str(prog), "--first"], [str(prog)])
     assert not torch.equal(half["model"]["w"], full["model"]["w"])
