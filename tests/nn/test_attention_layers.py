@@ -276,7 +276,8 @@ def test_heads_must_divide_the_embedding() -> None:
 
 def _uniform(values: torch.Tensor, bound: float, what: str) -> None:
     values = values.double().flatten()
-    assert values.abs().max() <= bound, what
+    # uniform_ draws in float32: a draw may round up past the bound by an ulp
+    assert values.abs().max() <= bound * (1 + 1e-6), what
     assert values.abs().max() > 0.98 * bound, what
     assert abs(values.mean()) < 0.05 * bound, what
     assert abs(values.std() - bound / math.sqrt(3)) < 0.05 * bound / math.sqrt(3), what
@@ -287,6 +288,7 @@ def test_multihead_attention_is_initialised_as_torch(wide) -> None:
     # in_proj_bias and out_proj.bias zero; out_proj.weight as Linear's
     for seed in range(2):
         m = wide.mha(seed)
+        torch.manual_seed(seed)
         ref = torch.nn.MultiheadAttention(256, 4)
         for layer, what in ((m, "quiver"), (ref, "torch")):
             _uniform(layer.in_proj_weight, math.sqrt(6 / (256 + 768)), f"{what} in_proj_weight")
@@ -312,8 +314,8 @@ def test_transformer_layers_are_initialised_as_torch(wide, which: str) -> None:
     for m, what in ((layer, "quiver"), (ref, "torch")):
         _uniform(m.linear1.weight, 1 / math.sqrt(64), f"{what} linear1.weight")
         _uniform(m.linear2.weight, 1 / math.sqrt(f), f"{what} linear2.weight")
-        assert m.linear1.bias.abs().max() <= 1 / math.sqrt(64)
-        assert m.linear2.bias.abs().max() <= 1 / math.sqrt(f)
+        assert m.linear1.bias.abs().max() <= 1 / math.sqrt(64) * (1 + 1e-6)
+        assert m.linear2.bias.abs().max() <= 1 / math.sqrt(f) * (1 + 1e-6)
         for a in attns:
             _uniform(field(m, f"{a}.in_proj_weight"), math.sqrt(6 / (64 + 192)), f"{what} {a}.in_proj_weight")
             assert torch.equal(field(m, f"{a}.out_proj.bias"), torch.zeros(64))

@@ -450,7 +450,7 @@ WIDE = {
 
 
 def _uniform_stats(values: torch.Tensor, bound: float, what: str, tol: float) -> None:
-    assert values.abs().max() <= bound, what
+    assert values.abs().max() <= bound * (1 + 1e-6), what  # a float32 draw may round up by an ulp
     assert values.abs().max() > 0.97 * bound, what
     assert abs(values.mean()) < tol * bound, what
     assert abs(values.std() - bound / math.sqrt(3)) < tol * bound / math.sqrt(3), what

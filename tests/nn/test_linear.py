@@ -104,7 +104,7 @@ def test_default_initialisation_is_torchs_distribution(env) -> None:
         biases.append(layer.bias)
     w, b = torch.cat(weights).double(), torch.cat(biases).double()
     for values, what in ((w, "weight"), (b, "bias")):
-        assert values.abs().max() <= bound, what
+        assert values.abs().max() <= bound * (1 + 1e-6), what  # a float32 draw may round up by an ulp
         assert values.abs().max() > 0.98 * bound, what
         assert abs(values.mean()) < 0.05 * bound, what
         assert abs(values.std() - bound / math.sqrt(3)) < 0.05 * bound / math.sqrt(3), what

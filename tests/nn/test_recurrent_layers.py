@@ -443,7 +443,7 @@ def _is_uniform(values: torch.Tensor, bound: float, what: str) -> None:
     their standard errors for this many draws; the seeds are fixed)."""
     values = values.double()
     n, std = values.numel(), bound / math.sqrt(3)
-    assert values.abs().max() <= bound, what
+    assert values.abs().max() <= bound * (1 + 1e-6), what  # a float32 draw may round up by an ulp
     assert values.abs().max() > 0.97 * bound, what
     assert abs(values.mean()) < 5 * std / math.sqrt(n), what
     assert abs(values.std() - std) < 5 * 0.45 * std / math.sqrt(n), what
