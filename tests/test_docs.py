@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import textwrap
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,26 @@ def test_language_reference_links_resolve() -> None:
         assert target.exists(), f"language.md links to missing {file}"
         if anchor:
             assert anchor in _anchors(target), f"language.md links to {file}#{anchor}, which does not exist"
+
+
+def test_readme_links_are_absolute_and_resolve() -> None:
+    # the README is the package page too, where a relative link is broken:
+    # each link is absolute, and one under the project's URL names a file
+    # (and heading) of this checkout
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    base = project["urls"]["Homepage"] + "/blob/main/"
+    links = re.findall(r"\]\(([^)\s]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(links) > 20
+    for target in links:
+        if target.startswith("#"):
+            assert target[1:] in _anchors(ROOT / "README.md"), target
+            continue
+        assert re.match(r"https?://", target), f"README.md has a relative link: {target}"
+        if target.startswith(base):
+            file, _, anchor = target[len(base) :].partition("#")
+            assert (ROOT / file).exists(), f"README.md links to missing {file}"
+            if anchor:
+                assert anchor in _anchors(ROOT / file), f"README.md links to {file}#{anchor}, which does not exist"
 
 
 def test_language_reference_links_every_diagnostic() -> None:
