@@ -35,9 +35,7 @@ def _tracked_files() -> list[str]:
 
 def _hook(hook: str, cwd: Path, out: Path) -> str:
     code = f"import sys; from setuptools import build_meta; print(build_meta.{hook}(sys.argv[1]))"
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(out)], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
+    done = subprocess.run([sys.executable, "-c", code, str(out)], cwd=cwd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1]
 
