@@ -43,6 +43,12 @@ class Config:
     ignore: tuple[str, ...] = ()
     strict: bool = False
 
+    def shows(self, code: str) -> bool:
+        """Whether a diagnostic with this code is reported under these settings."""
+        if self.select and not any(code.startswith(s) for s in self.select):
+            return False
+        return not any(code.startswith(i) for i in self.ignore)
+
 
 def find(start: str) -> tuple[Path, dict] | None:
     """The nearest pyproject.toml with a [tool.quiver] table, from `start`

@@ -153,9 +153,7 @@ def parse_codes(values: list[str] | None, flag: str = "--select") -> list[str]:
 
 
 def selected(code: str, select: list[str], ignore: list[str]) -> bool:
-    if select and not any(code.startswith(s) for s in select):
-        return False
-    return not any(code.startswith(i) for i in ignore)
+    return qconfig.Config(select=tuple(select), ignore=tuple(ignore)).shows(code)
 
 
 # ------------------------------------------------------------------ formats

@@ -55,7 +55,9 @@ async def _watch_files(ls: QuiverServer) -> None:
     watched = ws.did_change_watched_files if ws is not None else None
     if watched is None or not watched.dynamic_registration:
         return
-    options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[lsp.FileSystemWatcher(glob_pattern="**/*.qv")])
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[lsp.FileSystemWatcher(glob_pattern=g) for g in ("**/*.qv", "**/pyproject.toml")]
+    )
     registration = lsp.Registration(
         id="quiver-watch-qv", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
     )
@@ -69,12 +71,16 @@ async def _watch_files(ls: QuiverServer) -> None:
 @notification
 def workspace_did_change_watched_files(ls: QuiverServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     changes = []
+    config_changed = False
     for ch in params.changes:
         path = file_path(ch.uri)
         if path is not None and path.endswith(".qv"):
             changes.append((path, ch.type == lsp.FileChangeType.Deleted))
+        config_changed |= path is not None and os.path.basename(path) == "pyproject.toml"
     if changes:
         ls.files_changed(changes)
+    if config_changed:
+        ls.project_config_changed()
 
 
 @feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -29,9 +29,10 @@ from quiver.run_protocol import RUNTIME, RunError
 from . import __version__, convert
 from . import settings as S
 from .documents import Document, Documents, RunFailure, Superseded
+from .project_config import ProjectConfigs
 from .protocol import SERVER_CANCELLED, QuiverProtocol
 from .runs import Run, RunManager
-from .workspace import Background, path_to_uri, scan, under
+from .workspace import Background, path_to_uri, scan, under, uri_to_path
 
 log = logging.getLogger("quiver.server")
 
@@ -67,6 +68,10 @@ class QuiverServer(LanguageServer):
             lambda: self.ws, lambda: self.docs.busy > 0, lambda p: self.docs.by_path(p) is not None, self._analyzed_file
         )
         self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
+        # [tool.quiver] select/ignore, as qlint applies them (server/project_config.py)
+        self.project = ProjectConfigs(
+            lambda m: self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=m))
+        )
         self.runs = RunManager(
             self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds, lambda: self.settings.run.nproc
         )
@@ -131,9 +136,9 @@ class QuiverServer(LanguageServer):
         if analysis is None or self.diagnostic_mode == "pull":
             return
         failure = doc.run_failure_of(doc.version)
-        key = (doc.version, analysis, failure)
+        key = (doc.version, analysis, failure, self.project.generation)
         old = doc.published
-        if old is not None and old[0] == key[0] and old[1] is analysis and old[2] is failure:
+        if old is not None and old[0] == key[0] and old[1] is analysis and old[2] is failure and old[3] == key[3]:
             return  # analysed again (a module it imports changed) to the same result
         if old is None:
             self.remember(doc.path, analysis)  # the text it was opened with
@@ -147,11 +152,31 @@ class QuiverServer(LanguageServer):
         self, uri: str, analysis: Analysis, lines: LineIndex, failure: RunFailure | None
     ) -> list[lsp.Diagnostic]:
         """The checker's diagnostics of an analysis, and a run's failure at the same version."""
-        base = self.docs_base
-        out = [convert.diagnostic(d, lines, self.codec, uri, base) for d in analysis.diagnostics]
+        out = self.converted(uri, analysis.diagnostics, lines)
         if failure is not None:
             out.append(convert.run_diagnostic(failure.span, failure.message, lines, self.codec))
         return out
+
+    def converted(self, uri: str, diagnostics, lines: LineIndex) -> list[lsp.Diagnostic]:
+        """The checker's diagnostics of a file as LSP's, less the codes its
+        [tool.quiver] settings leave out."""
+        base = self.docs_base
+        shown = self.project.shown(uri_to_path(uri), diagnostics, lambda d: d.code)
+        return [convert.diagnostic(d, lines, self.codec, uri, base) for d in shown]
+
+    def project_config_changed(self) -> None:
+        """A pyproject.toml changed: every file's diagnostics again, under
+        the settings read afresh."""
+        self.project.changed()
+        for doc in self.docs.all():
+            self._publish(doc)
+        if self.diagnostic_mode != "pull":
+            for path, analysis in list(self._pushed.items()):
+                if analysis is not None:
+                    uri = path_to_uri(path)
+                    items = self.diagnostics_of(uri, analysis, analysis.lines, None)
+                    self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items))
+        self._refresh_pull()
 
     # ------------------------------------------------------------------ workspace
 
@@ -232,8 +257,7 @@ class QuiverServer(LanguageServer):
         diagnostics = self.cached_diagnostics(path, text)
         if diagnostics is None:
             return False
-        base = self.docs_base
-        items = [convert.diagnostic(d, lines, self.codec, uri, base) for d in diagnostics]
+        items = self.converted(uri, diagnostics, lines)
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=items)
         )
@@ -289,10 +313,8 @@ class QuiverServer(LanguageServer):
         hits = await loop.run_in_executor(None, self._cached_files, found)
         for path, text, diagnostics in hits:
             if self.docs.by_path(path) is None and path not in self._pushed:
-                lines = LineIndex(text)
-                base = self.docs_base
                 uri = path_to_uri(path)
-                items = [convert.diagnostic(d, lines, self.codec, uri, base) for d in diagnostics]
+                items = self.converted(uri, diagnostics, LineIndex(text))
                 self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items))
 
     def _cached_files(self, paths: list[str]) -> list[tuple[str, str, list]]:
@@ -354,7 +376,8 @@ class QuiverServer(LanguageServer):
                 SERVER_CANCELLED,
                 {"retriggerRequest": True},
             ) from None
-        result_id = self.result_id(doc.uri, analysis) + (f"+run{version}" if failure is not None else "")
+        result_id = self.result_id(doc.uri, analysis) + f".{self.project.generation}"
+        result_id += f"+run{version}" if failure is not None else ""
         if previous == result_id:
             return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
         lines = doc.lines_of(analysis)
@@ -366,7 +389,7 @@ class QuiverServer(LanguageServer):
         analysis = self.ws.analyze(path)
         if analysis is None:
             return lsp.FullDocumentDiagnosticReport(items=[])
-        result_id = self.result_id(uri, analysis)
+        result_id = self.result_id(uri, analysis) + f".{self.project.generation}"
         if previous == result_id:
             return lsp.UnchangedDocumentDiagnosticReport(result_id=result_id)
         items = self.diagnostics_of(uri, analysis, analysis.lines, None)

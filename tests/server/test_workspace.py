@@ -174,7 +174,7 @@ async def test_file_watcher_is_registered_and_disk_changes_are_followed(session:
     await wait_until(lambda: session.client.registrations, 10, "a registration")
     (reg,) = session.client.registrations
     assert reg.method == "workspace/didChangeWatchedFiles"
-    assert reg.register_options == {"watchers": [{"globPattern": "**/*.qv"}]}
+    assert reg.register_options == {"watchers": [{"globPattern": "**/*.qv"}, {"globPattern": "**/pyproject.toml"}]}
 
     # A new file importing a module that does not exist yet
     main = folder / "main.qv"
