@@ -792,7 +792,9 @@ function prepareBundledSession() {
       }
     }
   }
-  const env = { ...process.env, PATH };
+  // VSCODE_CLI: code-server would otherwise take the environment of a login shell
+  // (whose ~/.bashrc may put pyenv's shims first on PATH) for the extension host.
+  const env = { ...process.env, PATH, VSCODE_CLI: '1' };
   for (const k of ['CONDA_PREFIX', 'VIRTUAL_ENV', 'PYTHONPATH', 'QUIVER_LSP_RUNNER']) {
     delete env[k];
   }

@@ -43,7 +43,8 @@ if "$PY" -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split("
     build_flags+=(--no-build-isolation)
 fi
 "$PY" -m pip install --quiet --disable-pip-version-check --no-compile --no-warn-script-location \
-    --target "$OUT/libs" --constraint "$constraints" "${build_flags[@]}" "$ROOT"
+    --target "$OUT/libs" --constraint "$constraints" "${build_flags[@]}" "$ROOT" \
+    2> >(grep -v "^WARNING: Location '.*' is ignored" >&2)
 
 # Nothing the server does not import: console scripts (with the builder's shebang), caches.
 rm -rf "$OUT/libs/bin"
