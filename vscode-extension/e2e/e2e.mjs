@@ -821,7 +821,7 @@ async function bundledScenarios(wb, session) {
     fs.writeFileSync(path.join(RUN, 'first-diagnostics.json'), JSON.stringify({ ms }) + '\n');
     const serverLog = wb.serverLog(session);
     const started = serverLog.split('\n').find((l) => l.includes('Starting the language server'));
-    if (!started || !/\(bundled, with the Python from PATH[^)]*\): \/usr\/bin\/python3 \S+bundled\/tool\/lsp_server\.py --stdio/.test(started)) {
+    if (!started || !/\(bundled, with the Python from PATH.*\): \/usr\/bin\/python3 \S+bundled\/tool\/lsp_server\.py --stdio/.test(started)) {
       throw new Error(`the server was not the bundled one run by /usr/bin/python3: ${started ?? serverLog}`);
     }
     return `${diagnostic}; first diagnostic ${(ms / 1000).toFixed(1)} s after opening the file; ${started.replace(/^.*Starting/, 'Starting')}`;

@@ -621,6 +621,9 @@ export function activate(context: vscode.ExtensionContext): void {
   // A new interpreter selected in the Python extension: the server (and Run File) follow it.
   void pythonExt
     .onDidChange(() => {
+      if ((vscode.workspace.getConfiguration('quiver').get<string[]>('interpreter') ?? []).some((x) => x.trim() !== '')) {
+        return; // quiver.interpreter wins over the Python extension's choice
+      }
       serverLog.info("The Python extension's selected interpreter changed; restarting the language server.");
       void ctl.restart();
     })
