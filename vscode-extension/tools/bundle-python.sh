@@ -34,8 +34,9 @@ for name in ("lark", "pygls", "lsprotocol", "cattrs", "attrs", "typing_extension
 PYEOF
 
 rm -rf "$OUT"
-had_build=0
+had_build=0 had_egg=0
 [ -e "$ROOT/build" ] && had_build=1
+[ -e "$ROOT/quiver_lang.egg-info" ] && had_egg=1
 mkdir -p "$OUT/libs" "$OUT/tool"
 # Build isolation fetches setuptools from PyPI when the building Python lacks it.
 build_flags=()
@@ -49,8 +50,9 @@ fi
 # Nothing the server does not import: console scripts (with the builder's shebang), caches.
 rm -rf "$OUT/libs/bin"
 find "$OUT/libs" -name __pycache__ -type d -prune -exec rm -rf {} +
-# setuptools' build/ folder in the checkout, from the non-isolated build (unless it was there before)
+# setuptools' build/ and egg-info folders in the checkout (unless they were there before)
 [ "$had_build" = 1 ] || rm -rf "$ROOT/build"
+[ "$had_egg" = 1 ] || rm -rf "$ROOT/quiver_lang.egg-info"
 
 compiled="$(find "$OUT/libs" \( -name '*.so' -o -name '*.pyd' -o -name '*.dylib' -o -name '*.dll' \) -print)"
 if [ -n "$compiled" ]; then
