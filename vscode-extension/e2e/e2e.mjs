@@ -23,6 +23,15 @@
 //   multi-file layers.qv and train.qv (which imports it) open: a param renamed in
 //              layers.qv, unsaved, gives train.qv an error in the Problems panel, undone
 //              it goes; a rename (F2) of `forward` in train.qv edits both files
+// Then the same files in a trusted workspace with no .venv, code-server's PATH holding
+// only Pythons without Quiver (the system /usr/bin/python3): the bundled server only.
+//   bundled-diagnostics  broken.qv's diagnostic shows, served by the bundled libraries run
+//              by /usr/bin/python3; the time from opening the file to the first
+//              diagnostic is measured (first-diagnostics.json)
+//   install-offer  Run File with that interpreter offers "Install quiver-lang[torch]"
+//              (not clicked: it would install into the system Python)
+//   run-interpreter  quiver.interpreter set to the repo's .venv Python: Run File runs
+//              mlp.qv with it (its torch), the bundled server still serving
 // Then the same files in Restricted Mode (an untrusted workspace whose settings point
 // the server elsewhere), with the server set in the user's (remote) settings:
 //   restricted diagnostics and hovers work, Run File is offered nowhere, and the
@@ -180,6 +189,7 @@ function installExtension() {
 }
 
 async function startCodeServer(session, extensions) {
+  const env = session.env ?? process.env;
   const port = await freePort();
   const logPath = path.join(session.base, 'code-server.log');
   const logFile = fs.openSync(logPath, 'w');
@@ -197,7 +207,7 @@ async function startCodeServer(session, extensions) {
       '--extensions-dir', extensions,
       session.ws,
     ],
-    { stdio: ['ignore', logFile, logFile], detached: true },
+    { stdio: ['ignore', logFile, logFile], detached: true, env },
   );
   await waitUntil('code-server to listen', () => fs.readFileSync(logPath, 'utf8').includes('HTTP server listening'), 60_000);
   return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(session.ws)}` };
@@ -757,6 +767,110 @@ async function multiFileScenario(wb, session) {
   });
 }
 
+// ------------------------------------------------------------------ nothing installed: the bundled server
+
+/**
+ * A session whose workspace has no .venv and whose code-server sees a PATH where no
+ * Python has Quiver (nor a quiver-lsp): /usr/bin and /bin. Throws when that is not so.
+ */
+function prepareBundledSession() {
+  const session = prepareSession('bundled', { trusted: true });
+  fs.rmSync(path.join(session.ws, '.venv'), { force: true });
+  const PATH = ['/usr/bin', '/bin'].join(path.delimiter);
+  for (const dir of PATH.split(path.delimiter)) {
+    for (const name of fs.readdirSync(dir).filter((n) => /^python3?(\.\d+)?$/.test(n) || n === 'quiver-lsp')) {
+      const exe = path.join(dir, name);
+      let hasQuiver = name === 'quiver-lsp';
+      try {
+        execFileSync(exe, ['-c', 'import quiver'], { stdio: 'ignore' });
+        hasQuiver = true;
+      } catch {
+        // as wanted
+      }
+      if (hasQuiver) {
+        throw new Error(`${exe} has Quiver: the bundled-server session needs a PATH without it`);
+      }
+    }
+  }
+  // VSCODE_CLI: code-server would otherwise take the environment of a login shell
+  // (whose ~/.bashrc may put pyenv's shims first on PATH) for the extension host.
+  const env = { ...process.env, PATH, VSCODE_CLI: '1' };
+  for (const k of ['CONDA_PREFIX', 'VIRTUAL_ENV', 'PYTHONPATH', 'QUIVER_LSP_RUNNER']) {
+    delete env[k];
+  }
+  return { ...session, env };
+}
+
+/** The end of the Quiver Run channel, from the log file VS Code keeps of it. */
+function runChannelText(session) {
+  return findFiles(path.join(session.userData, 'logs'), (n) => /Quiver Run/.test(n))
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
+}
+
+async function bundledScenarios(wb, session) {
+  const page = wb.page;
+
+  await scenario('bundled-diagnostics', wb, async () => {
+    // From opening the file (which activates the extension and starts the server) to the
+    // diagnostic in the Problems panel.
+    const t0 = Date.now();
+    await wb.openFile('broken.qv');
+    const diagnostic = await expectDiagnostic(wb, session);
+    const ms = Date.now() - t0 - 1000; // expectDiagnostic waits a second for duplicates
+    fs.writeFileSync(path.join(RUN, 'first-diagnostics.json'), JSON.stringify({ ms }) + '\n');
+    const serverLog = wb.serverLog(session);
+    const started = serverLog.split('\n').find((l) => l.includes('Starting the language server'));
+    if (!started || !/\(bundled, with the Python from PATH.*\): \/usr\/bin\/python3 \S+bundled\/tool\/lsp_server\.py --stdio/.test(started)) {
+      throw new Error(`the server was not the bundled one run by /usr/bin/python3: ${started ?? serverLog}`);
+    }
+    return `${diagnostic}; first diagnostic ${(ms / 1000).toFixed(1)} s after opening the file; ${started.replace(/^.*Starting/, 'Starting')}`;
+  });
+
+  await scenario('install-offer', wb, async () => {
+    await wb.command('Notifications: Clear All Notifications');
+    await wb.openFile('mlp.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 60_000 });
+    const message = await waitUntil('the offer to install the runtime', async () => (await wb.notifications(true)).find((n) => /lacks Quiver's runtime/.test(n)), 60_000, 1000);
+    const buttons = await page.locator('.notifications-center .notification-list-item .monaco-button').allInnerTexts();
+    await wb.shot('install-offer');
+    await page.keyboard.press('Escape');
+    if (!/^Quiver: Run File runs programs with \/usr\/bin\/python3, which lacks Quiver's runtime \(missing: quiver, torch/.test(message)) {
+      throw new Error(`unexpected message: ${message}`);
+    }
+    if (!buttons.map((b) => b.trim()).includes('Install quiver-lang[torch]')) {
+      throw new Error(`no "Install quiver-lang[torch]" button: ${buttons.join(' | ')}`);
+    }
+    return `"${message.slice(0, 120)}…" with [${buttons.map((b) => b.trim()).join('] [')}]`;
+  });
+
+  await scenario('run-interpreter', wb, async () => {
+    await wb.command('Notifications: Clear All Notifications');
+    await wb.setRemoteSettings({ 'quiver.interpreter': [VENV_PYTHON] });
+    await waitUntil('the server to restart with quiver.interpreter', async () => /Starting the language server \(bundled, with the Python from quiver\.interpreter\)/.test(wb.serverLog(session)), 60_000, 500);
+    await wb.openFile('mlp.qv');
+    await page.keyboard.press('Escape');
+    const runButton = page.locator(RUN_BUTTON).first();
+    await runButton.waitFor({ state: 'visible', timeout: 60_000 });
+    await runButton.click();
+    const ended = (t) => t.split('\n').find((l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l));
+    const end = await waitUntil('the run to end', async () => ended(runChannelText(session)) ?? ended(await wb.outputText()), 300_000, 1000);
+    const text = runChannelText(session);
+    if (!/finished/.test(end)) {
+      throw new Error(`the run did not finish: ${end}; output: ${text.slice(-800)}`);
+    }
+    const command = text.split('\n').find((l) => l.trim().startsWith('$ '));
+    if (!command || !command.includes(`${VENV_PYTHON} -P -m quiver.cli`)) {
+      throw new Error(`the run did not use quiver.interpreter (${VENV_PYTHON}): ${command ?? text.slice(0, 400)}`);
+    }
+    if (!/step 0 loss/.test(text)) {
+      throw new Error(`no training output: ${text.slice(-800)}`);
+    }
+    return `${command.trim()} … ${end.trim()}`;
+  });
+}
+
 async function restrictedScenarios(wb, session) {
   const page = wb.page;
   await scenario('restricted', wb, async () => {
@@ -810,6 +924,9 @@ async function main() {
   });
   try {
     await withSession(prepareSession('trusted', { trusted: true }), extensions, browser, trustedScenarios);
+    if (MODE === 'real') {
+      await withSession(prepareBundledSession(), extensions, browser, bundledScenarios);
+    }
     await withSession(prepareSession('restricted', { trusted: false }), extensions, browser, restrictedScenarios);
   } finally {
     await browser.close().catch(() => undefined);
@@ -861,9 +978,9 @@ function copyOutputLogs(session) {
 }
 
 const watchdog = setTimeout(() => {
-  console.error('e2e: gave up after 9 minutes');
+  console.error('e2e: gave up after 12 minutes');
   process.exit(2);
-}, 9 * 60_000);
+}, 12 * 60_000);
 
 main()
   .catch((error) => {

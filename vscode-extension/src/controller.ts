@@ -16,8 +16,8 @@ import { Resolution, ServerCommand } from './serverCommand';
 export type LaunchResult = { ok: true } | { ok: false; failure: StartFailure };
 
 export interface ControllerPorts {
-  /** Reads settings, trust and the file system, and picks the server command. */
-  resolve(): Resolution;
+  /** Reads settings, trust, the Python extension and the file system, and picks the server command. */
+  resolve(): Resolution | Promise<Resolution>;
   isTrusted(): boolean;
   /** Starts a client on `server`; resolves when it is initialized or has failed for good. */
   launch(server: ServerCommand): Promise<LaunchResult>;
@@ -94,7 +94,15 @@ export class ServerController {
 
   private async doStart(): Promise<ServerState> {
     this.setState('starting');
-    const resolution = this.ports.resolve();
+    let resolution: Resolution;
+    try {
+      resolution = await this.ports.resolve();
+    } catch (error) {
+      this.current = undefined;
+      this.setState('failed');
+      this.report({ text: `Quiver: could not choose the language server: ${String(error)}`, actions: ['Show Server Log'] });
+      return this._state;
+    }
     for (const line of describeResolution(resolution)) {
       this.ports.log(line);
     }

@@ -2,7 +2,7 @@
 // run output. The decisions live in pure modules (serverCommand, messages,
 // controller, runs); this file only connects them to VS Code.
 
-import { ChildProcess, spawn } from 'child_process';
+import { ChildProcess, execFile, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -20,7 +20,9 @@ import { MessageAction, StartFailure, UserMessage } from './messages';
 import { RunMetricsParams } from './metrics';
 import { MetricsPanel } from './metricsPanel';
 import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './runs';
-import { resolveServerCommand, Resolution, ServerCommand, serverEnvironment } from './serverCommand';
+import { findExecutable, resolveServerCommand, Resolution, runnerCommand, ServerCommand, serverEnvironment } from './serverCommand';
+import { ExtensionLike, PYTHON_EXTENSION_ID, PythonExtensionInterpreter } from './pythonExt';
+import { INSTALL_ACTION, installCommand, installSpecArgs, missingRuntimeMessage, parseProbe, PROBE_ARGS, runLacksRuntime } from './runtimeInstall';
 
 /** The server's own executeCommand ids (vscode-languageclient registers these itself). */
 export const SERVER_RUN_FILE = 'quiver.runFile';
@@ -29,6 +31,12 @@ export const SERVER_STOP_RUN = 'quiver.stopRun';
 const STDERR_TAIL_CHARS = 8000;
 /** The workspace state key of the last arguments typed for each file. */
 const LAST_ARGS_KEY = 'quiver.run.lastArgs';
+/** The bundled server's entry script, inside the extension (built by tools/bundle-python.sh). */
+const BUNDLED_SCRIPT = ['bundled', 'tool', 'lsp_server.py'];
+/** The environment variable that tells the server which runner Run File starts (server/runs.py). */
+const RUNNER_ENV = 'QUIVER_LSP_RUNNER';
+/** The settings whose change restarts the server. */
+const SERVER_SETTINGS = ['quiver.server', 'quiver.importStrategy', 'quiver.interpreter', 'quiver.path'];
 /** A server that has not answered `initialize` by then counts as failed to start. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -47,7 +55,11 @@ class QuiverLanguageClient extends LanguageClient {
 /** Starts and stops one client at a time, spawning the server process itself to keep its stderr and exit code. */
 class ClientLauncher {
   client: QuiverLanguageClient | undefined;
+  /** The command of the current client's server. */
+  server: ServerCommand | undefined;
   private proc: ChildProcess | undefined;
+  /** The end of each run's output, to tell why a run failed. */
+  private runTails = new Map<string, string>();
   private stderrTail = '';
   private exit: { code: number | null; signal: string | null } | undefined;
   private exited: Promise<void> = Promise.resolve();
@@ -58,12 +70,20 @@ class ClientLauncher {
     private readonly metrics: MetricsPanel,
     private readonly programArgs: (uri: string) => string[],
     private readonly onGaveUp: (crashes: number, failure: StartFailure) => void,
+    private readonly onRunFailed: (server: ServerCommand | undefined, exitCode: number | null, outputTail: string) => void,
   ) {}
 
   async launch(server: ServerCommand): Promise<LaunchResult> {
     const policy = new CrashPolicy();
+    this.server = server;
+    const env = serverEnvironment(process.env);
+    const runner = runnerCommand(server);
+    if (runner !== undefined && !process.env[RUNNER_ENV]) {
+      // Run File: the selected interpreter's `quiver run`, never the bundled libraries.
+      env[RUNNER_ENV] = JSON.stringify(runner);
+    }
     const serverOptions = async (): Promise<ChildProcess> => {
-      const proc = spawn(server.command, server.args, { cwd: server.cwd, env: serverEnvironment(process.env), stdio: 'pipe' });
+      const proc = spawn(server.command, server.args, { cwd: server.cwd, env, stdio: 'pipe' });
       this.track(proc);
       await new Promise<void>((resolve, reject) => {
         proc.once('spawn', () => resolve());
@@ -123,11 +143,19 @@ class ClientLauncher {
       this.runLog.started(p);
       this.metrics.current.started(p);
     });
-    client.onNotification('quiver/runOutput', (p: RunOutputParams) => this.runLog.output(p));
+    client.onNotification('quiver/runOutput', (p: RunOutputParams) => {
+      this.runLog.output(p);
+      this.runTails.set(p.runId, ((this.runTails.get(p.runId) ?? '') + p.text).slice(-4000));
+    });
     client.onNotification('quiver/runMetrics', (p: RunMetricsParams) => this.metrics.current.metrics(p));
     client.onNotification('quiver/runFinished', (p: RunFinishedParams) => {
       this.runLog.finished(p);
       this.metrics.current.finished(p);
+      const tail = (this.runTails.get(p.runId) ?? '') + (p.message ?? '');
+      this.runTails.delete(p.runId);
+      if (p.status === 'failed') {
+        this.onRunFailed(server, p.exitCode, tail);
+      }
     });
     this.client = client;
     let timer: NodeJS.Timeout | undefined;
@@ -238,27 +266,56 @@ function isFile(p: string): boolean {
   }
 }
 
-function readResolution(): Resolution {
+function scopes<T>(cfg: vscode.WorkspaceConfiguration, key: string): { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } {
+  const v = cfg.inspect<T>(key);
+  return { globalValue: v?.globalValue, workspaceValue: v?.workspaceValue, workspaceFolderValue: v?.workspaceFolderValue };
+}
+
+/** `poetry env info -p` in `folder`, when poetry is installed; undefined otherwise. */
+function poetryEnvironment(folder: string): Promise<string | undefined> {
+  const poetry = findExecutable('poetry', { envPath: process.env.PATH ?? '', platform: process.platform, isFile });
+  if (poetry === undefined || !isFile(`${folder}/pyproject.toml`)) {
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    execFile(poetry, ['env', 'info', '-p'], { cwd: folder, timeout: 10_000, encoding: 'utf8' }, (error, stdout) => {
+      resolve(error ? undefined : stdout.trim() || undefined);
+    });
+  });
+}
+
+async function readResolution(context: vscode.ExtensionContext, pythonExt: PythonExtensionInterpreter): Promise<Resolution> {
   const cfg = vscode.workspace.getConfiguration('quiver');
-  const command = cfg.inspect<string[]>('server.command');
-  const pythonPath = cfg.inspect<string>('server.pythonPath');
+  const trusted = vscode.workspace.isTrusted;
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  // Running poetry executes the workspace's pyproject.toml plugins: trusted workspaces only.
+  const poetryEnv = trusted && folders.length > 0 ? await poetryEnvironment(folders[0].uri.fsPath) : undefined;
   return resolveServerCommand({
-    trusted: vscode.workspace.isTrusted,
-    command: {
-      globalValue: command?.globalValue,
-      workspaceValue: command?.workspaceValue,
-      workspaceFolderValue: command?.workspaceFolderValue,
-    },
-    pythonPath: {
-      globalValue: pythonPath?.globalValue,
-      workspaceValue: pythonPath?.workspaceValue,
-      workspaceFolderValue: pythonPath?.workspaceFolderValue,
-    },
-    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+    trusted,
+    command: scopes<string[]>(cfg, 'server.command'),
+    pythonPath: scopes<string>(cfg, 'server.pythonPath'),
+    importStrategy: scopes<string>(cfg, 'importStrategy'),
+    interpreter: scopes<string[]>(cfg, 'interpreter'),
+    quiverPath: scopes<string[]>(cfg, 'path'),
+    pythonExtension: await pythonExt.interpreter(folders[0]?.uri),
+    condaPrefix: process.env.CONDA_PREFIX,
+    poetryEnv,
+    bundledScript: context.asAbsolutePath(BUNDLED_SCRIPT.join('/')),
+    workspaceFolders: folders.map((f) => f.uri.fsPath),
     platform: process.platform,
     envPath: process.env.PATH ?? '',
     homeDir: os.homedir(),
     isFile,
+  });
+}
+
+/** The runtime modules `python` lacks (see runtimeInstall.PROBE_ARGS); undefined when it could not be asked. */
+function probeRuntime(python: string[]): Promise<string[] | undefined> {
+  const [exe, ...lead] = python;
+  return new Promise((resolve) => {
+    execFile(exe, [...lead, ...PROBE_ARGS], { cwd: os.tmpdir(), timeout: 20_000, encoding: 'utf8' }, (error, stdout) => {
+      resolve(error ? undefined : parseProbe(stdout));
+    });
   });
 }
 
@@ -313,9 +370,80 @@ export function activate(context: vscode.ExtensionContext): void {
     return args;
   };
 
-  const launcher = new ClientLauncher(serverLog, runLog, metrics, settingArgs, (crashes, failure) => ctl.gaveUp(crashes, failure));
+  // ---- the selected interpreter and Run File's runtime (quiver-lang[torch])
+  const pythonExt = new PythonExtensionInterpreter(
+    () => vscode.extensions.getExtension(PYTHON_EXTENSION_ID) as ExtensionLike | undefined,
+    (line) => serverLog.info(line),
+  );
+  /** The Python that Run File uses, when the extension knows it (else the server's own). */
+  const runPython = (server: ServerCommand | undefined): string[] | undefined =>
+    server?.python?.argv ?? (server?.source === 'python-setting' ? [server.command] : undefined);
+
+  /** Installs quiver.installSpec into `python` in a task the user watches; never in Restricted Mode. */
+  const installRuntime = async (python?: string[]): Promise<void> => {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Quiver: installing packages is disabled in Restricted Mode. Trust the workspace first.');
+      return;
+    }
+    const target = python ?? runPython(launcher.server);
+    if (target === undefined) {
+      void vscode.window.showInformationMessage('Quiver: no interpreter is selected for Run File. Set quiver.interpreter (or select one in the Python extension), then try again.');
+      return;
+    }
+    const spec = installSpecArgs(vscode.workspace.getConfiguration('quiver').get<unknown>('installSpec'));
+    const { command, args } = installCommand(target, spec);
+    serverLog.info(`Installing: ${[command, ...args].join(' ')}`);
+    const task = new vscode.Task(
+      { type: 'quiver', task: 'install' },
+      vscode.TaskScope.Workspace,
+      `install ${spec.join(' ')}`,
+      'Quiver',
+      new vscode.ProcessExecution(command, args),
+    );
+    task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, clear: true };
+    const execution = await vscode.tasks.executeTask(task);
+    const ended = vscode.tasks.onDidEndTaskProcess((e) => {
+      if (e.execution !== execution) {
+        return;
+      }
+      ended.dispose();
+      if (e.exitCode === 0) {
+        serverLog.info(`Installed ${spec.join(' ')} into ${target.join(' ')}.`);
+        void vscode.window.showInformationMessage(`Quiver: installed ${spec.join(' ')} into ${target.join(' ')}. Run the file again.`);
+        if (ctl.state === 'failed') {
+          void ctl.restart();
+        }
+      } else {
+        void vscode.window.showErrorMessage(`Quiver: installing ${spec.join(' ')} into ${target.join(' ')} failed (exit code ${e.exitCode ?? 'unknown'}); the terminal shows why.`);
+      }
+    });
+    context.subscriptions.push(ended);
+  };
+
+  const offerInstall = (python: string[] | undefined, missing: string[]): void => {
+    if (!vscode.workspace.isTrusted) {
+      return;
+    }
+    const text = missingRuntimeMessage(python?.join(' ') ?? "the language server's Python", missing);
+    const actions = python === undefined ? ['Open Settings'] : [INSTALL_ACTION, 'Open Settings'];
+    void vscode.window.showWarningMessage(text, ...actions).then((choice) => {
+      if (choice === INSTALL_ACTION) {
+        void installRuntime(python);
+      } else if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'quiver.interpreter');
+      }
+    });
+  };
+
+  const onRunFailed = (server: ServerCommand | undefined, exitCode: number | null, tail: string): void => {
+    if (runLacksRuntime(exitCode, tail)) {
+      offerInstall(runPython(server), []);
+    }
+  };
+
+  const launcher = new ClientLauncher(serverLog, runLog, metrics, settingArgs, (crashes, failure) => ctl.gaveUp(crashes, failure), onRunFailed);
   const ports: ControllerPorts = {
-    resolve: readResolution,
+    resolve: () => readResolution(context, pythonExt),
     isTrusted: () => vscode.workspace.isTrusted,
     launch: (server) => launcher.launch(server),
     stop: () => launcher.stop(),
@@ -391,6 +519,16 @@ export function activate(context: vscode.ExtensionContext): void {
     if (client === undefined) {
       return;
     }
+    // The run needs quiver-lang[torch] in the selected interpreter: ask it first (a few ms).
+    const python = runPython(launcher.server);
+    if (python !== undefined) {
+      const missing = await probeRuntime(python);
+      if (missing !== undefined && missing.length > 0) {
+        serverLog.info(`Run File: ${python.join(' ')} lacks ${missing.join(', ')}.`);
+        offerInstall(python, missing);
+        return;
+      }
+    }
     const uri = doc.uri.toString();
     try {
       const result = (await client.sendRequest(ExecuteCommandRequest.type, {
@@ -465,11 +603,12 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('quiver.client.showMetrics', () => metrics.show()),
     vscode.commands.registerCommand('quiver.client.stopRun', stopRun),
     vscode.commands.registerCommand('quiver.client.restartServer', () => ctl.restart()),
+    vscode.commands.registerCommand('quiver.client.installRuntime', () => installRuntime()),
     vscode.commands.registerCommand('quiver.client.showOutput', () => runChannel.show()),
     vscode.commands.registerCommand('quiver.client.showServerLog', () => serverLog.show()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('quiver.server')) {
-        serverLog.info('The quiver.server settings changed; restarting the language server.');
+      if (SERVER_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+        serverLog.info('The settings that choose the server changed; restarting the language server.');
         void ctl.restart();
       }
     }),
@@ -478,6 +617,21 @@ export function activate(context: vscode.ExtensionContext): void {
       void ctl.restart();
     }),
   );
+
+  // A new interpreter selected in the Python extension: the server (and Run File) follow it.
+  void pythonExt
+    .onDidChange(() => {
+      if ((vscode.workspace.getConfiguration('quiver').get<string[]>('interpreter') ?? []).some((x) => x.trim() !== '')) {
+        return; // quiver.interpreter wins over the Python extension's choice
+      }
+      serverLog.info("The Python extension's selected interpreter changed; restarting the language server.");
+      void ctl.restart();
+    })
+    .then((subscription) => {
+      if (subscription !== undefined) {
+        context.subscriptions.push({ dispose: () => void subscription.dispose() });
+      }
+    });
 
   void vscode.commands.executeCommand('setContext', 'quiver.runActive', false);
   void ctl.start(); // activation does not wait for the server

@@ -2,7 +2,7 @@
 // Pure: it classifies what happened (from the resolution, the exit code and the
 // server's stderr) and says what to do about it.
 
-import { formatCommandLine, Resolution, ResolveProblem, ServerCommand } from './serverCommand';
+import { CommandSource, formatCommandLine, Resolution, ResolveProblem, ServerCommand } from './serverCommand';
 
 /** Buttons offered with a message; extension.ts maps each to a command. */
 export type MessageAction = 'Show Server Log' | 'Open Settings' | 'Restart Server';
@@ -36,7 +36,7 @@ export type FailureKind =
   | { kind: 'crashed'; lastLine?: string };
 
 const RESTART = '"Quiver: Restart Server"';
-const INSTALL = 'python3 -m venv .venv && .venv/bin/pip install -e <your Quiver checkout>';
+const INSTALL = 'python3 -m venv .venv && .venv/bin/pip install quiver-lang';
 
 /** Sorts a start failure into the cases that call for different advice. */
 export function classifyStartFailure(failure: StartFailure): FailureKind {
@@ -80,12 +80,29 @@ export function lastMeaningfulLine(stderr: string): string | undefined {
 
 function describeInterpreter(server: ServerCommand): string {
   switch (server.source) {
-    case 'workspace-venv':
-      return `the workspace's .venv (${server.command})`;
+    case 'workspace-venv': {
+      const parts = server.command.split(/[\\/]/);
+      const env = parts.length >= 3 ? parts[parts.length - 3] : '.venv';
+      return `the workspace's ${env} (${server.command})`;
+    }
     case 'python-setting':
       return `${server.command} (from quiver.server.pythonPath)`;
     case 'command-setting':
       return `the command in quiver.server.command (${formatCommandLine(server)})`;
+    case 'interpreter-setting':
+      return `${server.command} (from quiver.interpreter)`;
+    case 'python-extension':
+      return `${server.command} (the Python extension's environment)`;
+    case 'conda':
+      return `the conda environment's ${server.command}`;
+    case 'poetry':
+      return `the poetry environment's ${server.command}`;
+    case 'path-setting':
+      return `${server.command} (from quiver.path)`;
+    case 'quiver-lsp':
+      return `${server.command} (quiver-lsp on PATH)`;
+    case 'bundled':
+      return `the bundled server run by ${server.command}`;
     case 'path':
       return `${server.command}`;
   }
@@ -111,13 +128,13 @@ export interface MessageContext {
 export function messageForResolveProblem(problem: ResolveProblem, ctx: MessageContext): UserMessage {
   if (problem.kind === 'setting-not-found') {
     return {
-      text: `Quiver: ${problem.setting} is set to "${problem.value}", which was not found. Fix the setting (the server restarts when it changes), or clear it to use the workspace's .venv or python3.`,
+      text: `Quiver: ${problem.setting} is set to "${problem.value}", which was not found. Fix the setting (the server restarts when it changes), or clear it to let Quiver find a Python by itself.`,
       actions: ['Open Settings', 'Show Server Log'],
     };
   }
   const where = ctx.venvsLookedFor.length > 0 ? "no .venv in the workspace and no " : 'no ';
   return {
-    text: `Quiver: cannot start the language server: ${where}${problem.triedOnPath.join(' or ')} on PATH. Install Python 3.11+ and Quiver (${INSTALL}), or set quiver.server.pythonPath, then run ${RESTART}.`,
+    text: `Quiver: cannot start the language server: ${where}${problem.triedOnPath.join(' or ')} on PATH. Install Python 3.11 or newer (the extension brings its own Quiver language server), or set quiver.interpreter, then run ${RESTART}.`,
     actions: ['Open Settings', 'Show Server Log'],
   };
 }
@@ -140,20 +157,20 @@ export function messageForStartFailure(server: ServerCommand, failure: StartFail
           : `has no Quiver language server (No module named '${cls.module}')`;
       if (server.source === 'path' && !ctx.trusted) {
         return {
-          text: `Quiver: in Restricted Mode the workspace's .venv is not used, and ${who} ${what}. Trust the workspace, or set quiver.server.pythonPath in your user settings, then run ${RESTART}.`,
+          text: `Quiver: in Restricted Mode the workspace's .venv is not used, and ${who} ${what}. Trust the workspace, or set quiver.importStrategy to useBundled or quiver.interpreter in your user settings, then run ${RESTART}.`,
           actions: ['Open Settings', 'Show Server Log'],
         };
       }
       if (server.source === 'path' && ctx.venvsLookedFor.length > 0) {
         return {
-          text: `Quiver: no .venv in this workspace, and ${who} ${what}. Create one (${INSTALL}) or set quiver.server.pythonPath, then run ${RESTART}.`,
+          text: `Quiver: no .venv in this workspace, and ${who} ${what}. Create one (${INSTALL}), set quiver.interpreter, or use the bundled server (quiver.importStrategy: useBundled), then run ${RESTART}.`,
           actions: ['Open Settings', 'Show Server Log'],
         };
       }
       const fix =
-        server.source === 'command-setting'
-          ? 'Install Quiver for it or change quiver.server.command'
-          : `Install it with ${server.command} -m pip install -e <your Quiver checkout>, or point quiver.server.pythonPath at a Python that has it`;
+        server.source === 'command-setting' || server.source === 'path-setting' || server.source === 'quiver-lsp'
+          ? `Install Quiver for it (pip install quiver-lang) or change ${server.source === 'command-setting' ? 'quiver.server.command' : 'quiver.path'}`
+          : `Install it with ${server.command} -m pip install quiver-lang, point quiver.interpreter at a Python that has it, or use the bundled server (quiver.importStrategy: useBundled)`;
       return {
         text: `Quiver: ${who} ${what}. ${fix}, then run ${RESTART}.`,
         actions: ['Open Settings', 'Show Server Log'],
@@ -161,7 +178,7 @@ export function messageForStartFailure(server: ServerCommand, failure: StartFail
     }
     case 'missing-dependency':
       return {
-        text: `Quiver: the language server in ${who} cannot import ${cls.module}. Reinstall Quiver into that Python (${server.command} -m pip install -e <your Quiver checkout>), then run ${RESTART}.`,
+        text: `Quiver: the language server in ${who} cannot import ${cls.module}. ${server.source === 'bundled' ? 'The extension\'s bundled libraries are incomplete: reinstall the extension' : `Reinstall Quiver into that Python (${server.command} -m pip install quiver-lang)`}, then run ${RESTART}.`,
         actions: ['Show Server Log', 'Open Settings'],
       };
     case 'timeout':
@@ -192,13 +209,26 @@ export function messageForGaveUp(server: ServerCommand, crashes: number, failure
 export function describeResolution(resolution: Resolution): string[] {
   const lines = [...resolution.notes];
   if (resolution.ok) {
-    const why = {
-      'command-setting': 'from quiver.server.command',
-      'python-setting': 'from quiver.server.pythonPath',
-      'workspace-venv': "the workspace's .venv",
-      path: resolution.venvsLookedFor.length > 0 ? 'from PATH (no .venv in the workspace)' : 'from PATH',
-    }[resolution.server.source];
-    lines.push(`Starting the language server (${why}): ${formatCommandLine(resolution.server)}`);
+    const python = (source: CommandSource): string =>
+      ({
+        'command-setting': 'from quiver.server.command',
+        'python-setting': 'from quiver.server.pythonPath',
+        'path-setting': 'from quiver.path',
+        'quiver-lsp': 'quiver-lsp on PATH',
+        bundled: 'bundled',
+        'interpreter-setting': 'from quiver.interpreter',
+        'python-extension': "the Python extension's environment",
+        'workspace-venv': "the workspace's environment",
+        conda: 'the conda environment (CONDA_PREFIX)',
+        poetry: "the folder's poetry environment",
+        path: resolution.venvsLookedFor.length > 0 ? 'from PATH (no .venv in the workspace)' : 'from PATH',
+      })[source];
+    const server = resolution.server;
+    const why = server.source === 'bundled' && server.python !== undefined ? `bundled, with the Python ${python(server.python.source)}` : python(server.source);
+    lines.push(`Starting the language server (${why}): ${formatCommandLine(server)}`);
+    if (server.python !== undefined && server.source !== 'bundled' && server.python.argv[0] !== server.command) {
+      lines.push(`Run File uses ${server.python.argv.join(' ')} (${python(server.python.source)}).`);
+    }
   }
   return lines;
 }

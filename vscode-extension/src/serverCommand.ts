@@ -11,13 +11,29 @@ export interface SettingScopes<T> {
   workspaceFolderValue?: T;
 }
 
+export type ImportStrategy = 'useBundled' | 'fromEnvironment';
+
 export interface ResolveInput {
   /** Whether the workspace is trusted (`vscode.workspace.isTrusted`). */
   trusted: boolean;
-  /** `quiver.server.command`: a full command line, argv style. */
+  /** `quiver.server.command` (deprecated): a full command line, argv style. */
   command: SettingScopes<string[]>;
-  /** `quiver.server.pythonPath`: the interpreter to run `-m quiver.server` with. */
+  /** `quiver.server.pythonPath` (deprecated): the interpreter to run `-m quiver.server` with. */
   pythonPath: SettingScopes<string>;
+  /** `quiver.importStrategy`: `useBundled` (the default) or `fromEnvironment`. */
+  importStrategy?: SettingScopes<string>;
+  /** `quiver.interpreter`: the Python (and its leading arguments) for the server and for runs. */
+  interpreter?: SettingScopes<string[]>;
+  /** `quiver.path`: `quiver-lsp` executables, the first that exists is used. */
+  quiverPath?: SettingScopes<string[]>;
+  /** The Python extension's active interpreter (an executable), when that extension is there. */
+  pythonExtension?: string;
+  /** The CONDA_PREFIX environment variable (an activated conda environment). */
+  condaPrefix?: string;
+  /** `poetry env info -p` of the first folder: found by the caller, only in a trusted workspace. */
+  poetryEnv?: string;
+  /** The bundled server's entry script (bundled/tool/lsp_server.py), when the extension carries it. */
+  bundledScript?: string;
   /** File-system paths of the workspace folders, first one first. */
   workspaceFolders: string[];
   platform: NodeJS.Platform;
@@ -28,7 +44,16 @@ export interface ResolveInput {
   isFile(p: string): boolean;
 }
 
-export type CommandSource = 'command-setting' | 'python-setting' | 'workspace-venv' | 'path';
+/** Where the Python for the server and for Run File came from. */
+export type InterpreterSource = 'interpreter-setting' | 'python-extension' | 'workspace-venv' | 'conda' | 'poetry' | 'path';
+
+export type CommandSource = 'command-setting' | 'python-setting' | 'path-setting' | 'quiver-lsp' | 'bundled' | InterpreterSource;
+
+export interface Interpreter {
+  /** The executable and its leading arguments (`quiver.interpreter` may carry some). */
+  argv: string[];
+  source: InterpreterSource;
+}
 
 export interface ServerCommand {
   command: string;
@@ -37,14 +62,21 @@ export interface ServerCommand {
   source: CommandSource;
   /** The workspace folder to start in, if any. */
   cwd?: string;
+  /**
+   * The Python that Run File uses (`quiver run` with it, never the bundled libraries),
+   * when known; otherwise the server runs programs with its own interpreter.
+   */
+  python?: Interpreter;
 }
 
 export type Resolution =
   | { ok: true; server: ServerCommand; notes: string[]; venvsLookedFor: string[] }
   | { ok: false; problem: ResolveProblem; notes: string[]; venvsLookedFor: string[] };
 
+export type SettingName = 'quiver.server.command' | 'quiver.server.pythonPath' | 'quiver.interpreter' | 'quiver.path';
+
 export type ResolveProblem =
-  | { kind: 'setting-not-found'; setting: 'quiver.server.command' | 'quiver.server.pythonPath'; value: string }
+  | { kind: 'setting-not-found'; setting: SettingName; value: string }
   | { kind: 'no-python'; triedOnPath: string[] };
 
 /**
@@ -124,17 +156,120 @@ export function findExecutable(name: string, input: Pick<ResolveInput, 'envPath'
   return undefined;
 }
 
+/** The Python of an environment folder (a venv, a conda prefix, a poetry env). */
+export function envPython(env: string, platform: NodeJS.Platform): string {
+  return platform === 'win32' ? path.win32.join(env, 'Scripts', 'python.exe') : path.posix.join(env, 'bin', 'python');
+}
+
 export function venvPython(folder: string, platform: NodeJS.Platform): string {
-  return platform === 'win32'
-    ? path.win32.join(folder, '.venv', 'Scripts', 'python.exe')
-    : path.posix.join(folder, '.venv', 'bin', 'python');
+  return envPython(platform === 'win32' ? path.win32.join(folder, '.venv') : path.posix.join(folder, '.venv'), platform);
+}
+
+/** The environment folders looked for in each workspace folder, in this order. */
+export const WORKSPACE_ENVS = ['.venv', 'venv'];
+
+/** The default of `quiver.installSpec`: what "Install quiver-lang[torch]" installs. */
+export const DEFAULT_INSTALL_SPEC = 'quiver-lang[torch]';
+
+function isInside(p: string, folder: string, platform: NodeJS.Platform): boolean {
+  const pathApi = platform === 'win32' ? path.win32 : path.posix;
+  const rel = pathApi.relative(folder, p);
+  return rel !== '' && !rel.startsWith('..') && !pathApi.isAbsolute(rel);
+}
+
+const isSetString = (v: string): boolean => typeof v === 'string' && v.trim() !== '';
+const isSetArray = (v: string[]): boolean => Array.isArray(v) && v.some((x) => typeof x === 'string' && x.trim() !== '');
+
+type Picked = { ok: true; interpreter?: Interpreter; cwd?: string } | { ok: false; problem: ResolveProblem };
+
+/**
+ * The selected interpreter, as Microsoft's Python tool extensions pick it, then
+ * the environments a Python user keeps next to the code:
+ * 1. `quiver.interpreter`, 2. the Python extension's active environment,
+ * 3. each folder's `.venv/`, then `venv/` (trusted workspaces only), 4. the
+ * activated conda environment (CONDA_PREFIX), 5. the folder's poetry environment
+ * (trusted only), 6. `python3` (then `python`) on PATH.
+ */
+export function selectInterpreter(input: ResolveInput, notes: string[], venvsLookedFor: string[]): Picked {
+  const setting = effectiveSetting(input.interpreter ?? {}, input.trusted, isSetArray);
+  if (setting.ignoredWorkspaceValue) {
+    notes.push('Restricted Mode: ignoring the workspace value of quiver.interpreter.');
+  }
+  if (setting.value !== undefined) {
+    const [exe, ...rest] = setting.value.filter((x) => x.trim() !== '');
+    const found = findExecutable(expandPath(exe, input), input);
+    if (found === undefined) {
+      return { ok: false, problem: { kind: 'setting-not-found', setting: 'quiver.interpreter', value: exe } };
+    }
+    return { ok: true, interpreter: { argv: [found, ...rest], source: 'interpreter-setting' } };
+  }
+  const inWorkspace = (p: string): boolean => input.workspaceFolders.some((f) => isInside(p, f, input.platform));
+  if (input.pythonExtension !== undefined && input.pythonExtension !== '') {
+    const p = input.pythonExtension;
+    if (!input.trusted && inWorkspace(p)) {
+      notes.push(`Restricted Mode: not running the Python extension's interpreter ${p}, which lies in the workspace.`);
+    } else if (input.isFile(p)) {
+      return { ok: true, interpreter: { argv: [p], source: 'python-extension' } };
+    } else {
+      notes.push(`The Python extension's interpreter ${p} was not found.`);
+    }
+  }
+  const pathApi = input.platform === 'win32' ? path.win32 : path.posix;
+  for (const folder of input.workspaceFolders) {
+    for (const name of WORKSPACE_ENVS) {
+      const python = envPython(pathApi.join(folder, name), input.platform);
+      if (!input.trusted) {
+        if (input.isFile(python)) {
+          notes.push(`Restricted Mode: not running the workspace's ${python}; trust the workspace to use it.`);
+        }
+        continue;
+      }
+      venvsLookedFor.push(python);
+      if (input.isFile(python)) {
+        return { ok: true, interpreter: { argv: [python], source: 'workspace-venv' }, cwd: folder };
+      }
+    }
+  }
+  if (input.condaPrefix) {
+    const python = input.platform === 'win32' ? path.win32.join(input.condaPrefix, 'python.exe') : envPython(input.condaPrefix, input.platform);
+    if (!input.trusted && inWorkspace(python)) {
+      notes.push(`Restricted Mode: not running the conda environment ${input.condaPrefix}, which lies in the workspace.`);
+    } else if (input.isFile(python)) {
+      return { ok: true, interpreter: { argv: [python], source: 'conda' } };
+    }
+  }
+  if (input.trusted && input.poetryEnv) {
+    const python = envPython(input.poetryEnv, input.platform);
+    if (input.isFile(python)) {
+      return { ok: true, interpreter: { argv: [python], source: 'poetry' } };
+    }
+  }
+  for (const name of pythonNames(input.platform)) {
+    const found = findExecutable(name, input);
+    if (found !== undefined) {
+      return { ok: true, interpreter: { argv: [found], source: 'path' } };
+    }
+  }
+  return { ok: true };
+}
+
+function pythonNames(platform: NodeJS.Platform): string[] {
+  return platform === 'win32' ? ['python', 'python3'] : ['python3', 'python'];
+}
+
+/** `quiver.importStrategy`, `useBundled` unless set to `fromEnvironment`. */
+export function importStrategy(input: Pick<ResolveInput, 'importStrategy' | 'trusted'>): ImportStrategy {
+  const v = effectiveSetting(input.importStrategy ?? {}, input.trusted, (x) => x === 'useBundled' || x === 'fromEnvironment').value;
+  return v === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled';
 }
 
 /**
  * Picks the server command, in this order:
- * 1. `quiver.server.command`, 2. `quiver.server.pythonPath`,
- * 3. the first workspace folder's `.venv` (trusted workspaces only),
- * 4. `python3` (then `python`) on PATH.
+ * 1. the deprecated `quiver.server.command`, then `quiver.server.pythonPath` (as before);
+ * 2. `quiver.path` (a `quiver-lsp` executable, as ruff's `ruff.path`);
+ * 3. `useBundled` (the default, when the extension carries the bundled server):
+ *    the selected interpreter (see selectInterpreter) runs bundled/tool/lsp_server.py;
+ * 4. `fromEnvironment`: `quiver-lsp` on PATH, else `<interpreter> -P -m quiver.server`.
  * A setting that names something missing is an error, not a reason to fall back:
  * the user asked for it.
  */
@@ -142,62 +277,94 @@ export function resolveServerCommand(input: ResolveInput): Resolution {
   const notes: string[] = [];
   const venvsLookedFor: string[] = [];
   const cwd = input.workspaceFolders[0];
+  const fail = (problem: ResolveProblem): Resolution => ({ ok: false, problem, notes, venvsLookedFor });
+  const succeed = (server: ServerCommand): Resolution => ({ ok: true, server, notes, venvsLookedFor });
 
-  const command = effectiveSetting(input.command, input.trusted, (v) => Array.isArray(v) && v.length > 0 && v[0].trim() !== '');
+  const command = effectiveSetting(input.command, input.trusted, isSetArray);
   if (command.ignoredWorkspaceValue) {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.server.command.');
   }
-  const pythonPath = effectiveSetting(input.pythonPath, input.trusted, (v) => typeof v === 'string' && v.trim() !== '');
+  const pythonPath = effectiveSetting(input.pythonPath, input.trusted, isSetString);
   if (pythonPath.ignoredWorkspaceValue) {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.server.pythonPath.');
   }
 
   if (command.value !== undefined) {
     const [exe, ...rest] = command.value;
-    const expanded = expandPath(exe, input);
-    const found = findExecutable(expanded, input);
+    const found = findExecutable(expandPath(exe, input), input);
     if (found === undefined) {
-      return { ok: false, problem: { kind: 'setting-not-found', setting: 'quiver.server.command', value: exe }, notes, venvsLookedFor };
+      return fail({ kind: 'setting-not-found', setting: 'quiver.server.command', value: exe });
     }
     const folder = input.workspaceFolders[0];
     const args = rest.map((a) => (folder === undefined ? a : a.split('${workspaceFolder}').join(folder)));
     if (!args.includes('--stdio')) {
       args.push('--stdio');
     }
-    return { ok: true, server: { command: found, args, source: 'command-setting', cwd }, notes, venvsLookedFor };
+    return succeed({ command: found, args, source: 'command-setting', cwd });
   }
 
   if (pythonPath.value !== undefined) {
-    const expanded = expandPath(pythonPath.value, input);
-    const found = findExecutable(expanded, input);
+    const found = findExecutable(expandPath(pythonPath.value, input), input);
     if (found === undefined) {
-      return { ok: false, problem: { kind: 'setting-not-found', setting: 'quiver.server.pythonPath', value: pythonPath.value }, notes, venvsLookedFor };
+      return fail({ kind: 'setting-not-found', setting: 'quiver.server.pythonPath', value: pythonPath.value });
     }
-    return { ok: true, server: { command: found, args: [...SERVER_MODULE_ARGS], source: 'python-setting', cwd }, notes, venvsLookedFor };
+    return succeed({ command: found, args: [...SERVER_MODULE_ARGS], source: 'python-setting', cwd });
   }
 
-  for (const folder of input.workspaceFolders) {
-    const python = venvPython(folder, input.platform);
-    if (!input.trusted) {
-      if (input.isFile(python)) {
-        notes.push(`Restricted Mode: not running the workspace's ${python}; trust the workspace to use it.`);
+  const picked = selectInterpreter(input, notes, venvsLookedFor);
+  if (!picked.ok) {
+    return fail(picked.problem);
+  }
+  const interpreter = picked.interpreter;
+  // A python3 found on PATH was nobody's choice: a quiver-lsp then runs programs with its own Python.
+  const chosen = interpreter?.source === 'path' ? undefined : interpreter;
+
+  const quiverPath = effectiveSetting(input.quiverPath ?? {}, input.trusted, isSetArray);
+  if (quiverPath.ignoredWorkspaceValue) {
+    notes.push('Restricted Mode: ignoring the workspace value of quiver.path.');
+  }
+  if (quiverPath.value !== undefined) {
+    const entries = quiverPath.value.filter((x) => x.trim() !== '');
+    for (const entry of entries) {
+      const found = findExecutable(expandPath(entry, input), input);
+      if (found !== undefined) {
+        return succeed({ command: found, args: ['--stdio'], source: 'path-setting', cwd, python: chosen });
       }
-      continue;
     }
-    venvsLookedFor.push(python);
-    if (input.isFile(python)) {
-      return { ok: true, server: { command: python, args: [...SERVER_MODULE_ARGS], source: 'workspace-venv', cwd: folder }, notes, venvsLookedFor };
+    return fail({ kind: 'setting-not-found', setting: 'quiver.path', value: entries.join(', ') });
+  }
+
+  if (importStrategy(input) === 'useBundled') {
+    if (input.bundledScript !== undefined && input.isFile(input.bundledScript)) {
+      if (interpreter === undefined) {
+        return fail({ kind: 'no-python', triedOnPath: pythonNames(input.platform) });
+      }
+      const [exe, ...lead] = interpreter.argv;
+      return succeed({ command: exe, args: [...lead, input.bundledScript, '--stdio'], source: 'bundled', cwd: picked.cwd ?? cwd, python: interpreter });
+    }
+    if (input.bundledScript !== undefined) {
+      notes.push(`This build of the extension carries no bundled server (${input.bundledScript}); looking for Quiver in the environment.`);
     }
   }
 
-  const names = input.platform === 'win32' ? ['python', 'python3'] : ['python3', 'python'];
-  for (const name of names) {
-    const found = findExecutable(name, input);
-    if (found !== undefined) {
-      return { ok: true, server: { command: found, args: [...SERVER_MODULE_ARGS], source: 'path', cwd }, notes, venvsLookedFor };
-    }
+  const lsp = findExecutable('quiver-lsp', input);
+  if (lsp !== undefined) {
+    return succeed({ command: lsp, args: ['--stdio'], source: 'quiver-lsp', cwd, python: chosen });
   }
-  return { ok: false, problem: { kind: 'no-python', triedOnPath: names }, notes, venvsLookedFor };
+  if (interpreter === undefined) {
+    return fail({ kind: 'no-python', triedOnPath: pythonNames(input.platform) });
+  }
+  const [exe, ...lead] = interpreter.argv;
+  return succeed({ command: exe, args: [...lead, ...SERVER_MODULE_ARGS], source: interpreter.source, cwd: picked.cwd ?? cwd, python: interpreter });
+}
+
+/**
+ * The runner the server starts for Run File (its QUIVER_LSP_RUNNER): the selected
+ * interpreter's `quiver run`, so that programs run where torch is installed and
+ * never with the bundled libraries. Undefined: the server's own Python.
+ */
+export function runnerCommand(server: ServerCommand): string[] | undefined {
+  return server.python === undefined ? undefined : [...server.python.argv, '-P', '-m', 'quiver.cli'];
 }
 
 /** The command line as a user would type it, for logs and messages. */

@@ -46,7 +46,7 @@ describe('start-failure messages', () => {
   it('missing Python: says what was looked for and how to install', () => {
     const m = messageForResolveProblem({ kind: 'no-python', triedOnPath: ['python3', 'python'] }, trusted);
     assert.match(m.text, /no \.venv in the workspace and no python3 or python on PATH/);
-    assert.match(m.text, /python3 -m venv \.venv && \.venv\/bin\/pip install -e/);
+    assert.match(m.text, /Install Python 3\.11 or newer \(the extension brings its own Quiver language server\), or set quiver\.interpreter/);
     assert.match(m.text, /Quiver: Restart Server/);
   });
 
@@ -71,7 +71,7 @@ describe('start-failure messages', () => {
   it("a .venv without Quiver: install into that .venv", () => {
     const m = messageForStartFailure(venv, { exitCode: 1, stderr: "No module named 'quiver'" }, trusted);
     assert.match(m.text, /the workspace's \.venv \(\/ws\/\.venv\/bin\/python\) has no Quiver language server/);
-    assert.match(m.text, /\/ws\/\.venv\/bin\/python -m pip install -e/);
+    assert.match(m.text, /\/ws\/\.venv\/bin\/python -m pip install quiver-lang/);
   });
 
   it('a server that crashes at start: exit code, the error line, where to look', () => {

@@ -22,7 +22,13 @@ describe('resolveServerCommand', () => {
   it("uses the workspace's .venv first", () => {
     const r = resolveServerCommand(input({ files: ['/ws/.venv/bin/python', '/usr/bin/python3'] }));
     assert.ok(r.ok);
-    assert.deepEqual(r.server, { command: '/ws/.venv/bin/python', args: ['-P', '-m', 'quiver.server', '--stdio'], source: 'workspace-venv', cwd: '/ws' });
+    assert.deepEqual(r.server, {
+      command: '/ws/.venv/bin/python',
+      args: ['-P', '-m', 'quiver.server', '--stdio'],
+      source: 'workspace-venv',
+      cwd: '/ws',
+      python: { argv: ['/ws/.venv/bin/python'], source: 'workspace-venv' },
+    });
   });
 
   it('looks in every workspace folder for a .venv', () => {
@@ -37,7 +43,7 @@ describe('resolveServerCommand', () => {
     assert.ok(r.ok);
     assert.equal(r.server.command, '/usr/bin/python3');
     assert.equal(r.server.source, 'path');
-    assert.deepEqual(r.venvsLookedFor, ['/ws/.venv/bin/python']);
+    assert.deepEqual(r.venvsLookedFor, ['/ws/.venv/bin/python', '/ws/venv/bin/python']);
   });
 
   it('takes python when there is no python3', () => {
