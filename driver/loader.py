@@ -117,6 +117,8 @@ def execute(program: Program) -> types.ModuleType:
         module = rt.load_compiled(program.compiled.source, program.path, name, imports)
         module.__dict__["__quiver_program__"] = program
         _LOADED[key] = module
+    # in sys.modules under its name: torch.compile and pickle look classes and fns up there
+    rt.register_compiled(module)
     return module
 
 

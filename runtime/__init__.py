@@ -206,3 +206,9 @@ __all__ = [
     "load_safetensors",
 ]
 __all__ += _ops.__all__
+
+# ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile
+from ._registry import register as register_compiled  # noqa: E402
+from ._torch_module import QuiverModule, to_module  # noqa: E402
+
+__all__ += ["register_compiled", "QuiverModule", "to_module"]

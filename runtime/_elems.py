@@ -86,6 +86,9 @@ class Elem:
         """
         if self.refinement is None or _transforms.depth:
             return None
+        if _compiling():  # torch.compile / export: an assert in the graph, not a read of the values
+            self.assert_in_graph(t)
+            return None
         if not t.shape:  # one value (a loss): read it, cheaper than a reduction and the cache
             return self._scalar_problem(t.item())
         ok = self._ok
@@ -102,6 +105,29 @@ class Elem:
                 return None
             self._ok = (entry, *(e for e in ok if e[0]() is not t and e[0]() is not None))[:_OK_SLOTS]
         return problem
+
+    def assert_in_graph(self, t: torch.Tensor) -> None:
+        """The value check as torch.compile and torch.export trace it: no
+        ``.item()`` (a graph break, or an error with ``fullgraph=True``) but a
+        ``torch._assert_async`` on a reduction, which stays in the graph and
+        raises RuntimeError (``Quiver value check failed: ...``, without the
+        values and the .qv line that the eager check gives) when the values
+        do not fit."""
+        if t.numel() == 0:
+            return
+        t = t.detach()
+        if self.refinement == "nonneg":
+            ok = t.min() >= 0
+            what = "values below 0 or NaN"
+        elif self.refinement == "prob":
+            lo, hi = torch.aminmax(t)
+            ok = (lo >= 0) & (hi <= 1)
+            what = "values outside [0, 1] or NaN"
+        else:
+            lo, hi = torch.aminmax(t)
+            ok = (lo >= 0) & (hi < self.size)
+            what = f"values outside 0..{self.size - 1}"
+        torch._assert_async(ok, f"Quiver value check failed: {self.name} expected, found {what}")
 
     def _scalar_problem(self, v):
         """``_problem`` of a [] tensor holding ``v``, with the same messages."""
@@ -133,6 +159,11 @@ class Elem:
         if lo >= 0 and hi < size:
             return None
         return f"values outside 0..{size - 1} (min {lo}, max {hi})"
+
+
+def _compiling() -> bool:
+    """Whether torch.compile (dynamo) or torch.export is tracing this code."""
+    return torch.compiler.is_compiling()
 
 
 def _num(v) -> str:

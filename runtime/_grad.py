@@ -62,6 +62,8 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     running = _running.depth
     if running[0]:
         return _nested(f, m, args, running, _layout(type(m)), False)
+    if torch.compiler.is_compiling():
+        return _traced(f, m, args)
     cls = type(m)
     params = m._qv_tensors
     diff = cls._qv_diff
@@ -110,6 +112,35 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
         got, value = _averaged(got, diff, value)
     return value, Grad._make(cls, got)
+
+
+def _traced(f, m, args):
+    """value_and_grad as torch.compile traces it (runtime/_torch_compile.py):
+    the same value and gradient through ``torch.func.grad_and_value`` over
+    the param leaves (dynamo supports neither ``requires_grad_`` nor
+    ``torch.autograd.grad`` in a graph). Integer leaves get zeros, as in the
+    eager path; no averaging over a process group."""
+    cls = type(m)
+    params = m._qv_tensors
+    diff = cls._qv_diff
+    at = [i for i, d in enumerate(diff) if d]
+    args = tuple([_detached(a) for a in args])
+
+    def loss(*leaves):
+        full = list(params)
+        for i, t in zip(at, leaves):
+            full[i] = t
+        out = f(m._qv_shallow(full), *args)
+        if not isinstance(out, torch.Tensor) or out.dim() != 0 or not out.is_floating_point():
+            raise _result_error(f, out)
+        return out
+
+    got, value = torch.func.grad_and_value(loss, argnums=tuple(range(len(at))))(*[params[i] for i in at])
+    full = [torch.zeros_like(p) for p in params] if len(at) != len(params) else list(got)
+    if len(at) != len(params):
+        for i, g in zip(at, got):
+            full[i] = g
+    return value.detach(), Grad._make(cls, full)
 
 
 def _averaged(got, diff, value):

@@ -546,7 +546,9 @@ def field_add(m, name, value, alpha=1) -> None:
             _dtype_error(cls, field, name, cur, torch.get_default_dtype())
         cur.add_(value * alpha if alpha != 1 else value)
         return
-    if not isinstance(value, torch.Tensor):
+    if not isinstance(value, torch.Tensor) or torch.compiler.is_compiling():
+        # traced: inductor (torch 2.13) miscompiles add_(g, alpha=) of a param after
+        # torch.func.grad_and_value over it; the copy of the plain form is right
         return _plain_add(m, name, cur, value, alpha)
     if checks.enabled:
         if value.shape != cur.shape:

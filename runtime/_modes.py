@@ -32,11 +32,19 @@ class Mode:
 class Train(Mode):
     """Training mode: dropout is active, drawing from a stream seeded by ``seed``."""
 
-    __slots__ = ("seed", "_cpu", "_gens")
+    __slots__ = ("seed", "_cpu", "_gens", "_draws")
 
     training = True
 
     def __init__(self, seed):
+        if torch.compiler.is_compiling() and not isinstance(seed, torch.Tensor):
+            # traced (torch.compile): an Int seed stays symbolic, no guard on its
+            # value (one graph for every step); the signature checked it is an Int
+            self.seed = seed
+            self._cpu = None
+            self._gens = None
+            self._draws = 0
+            return
         if isinstance(seed, torch.Tensor):
             if seed.dim() != 0 or seed.is_floating_point() or seed.dtype is torch.bool:
                 raise ModeError(f"Train(seed=...) needs an Int, found a tensor of dtype {seed.dtype}")
@@ -54,6 +62,13 @@ class Train(Mode):
         self.seed = seed
         self._cpu: torch.Generator | None = None
         self._gens: dict[torch.device, torch.Generator] | None = None
+        self._draws = 0  # draws made while torch.compile traces (runtime/_traced_rng.py)
+
+    def traced_draw(self) -> int:
+        """The number of this draw among the mode's traced draws (0, 1, ...)."""
+        n = self._draws
+        self._draws = n + 1
+        return n
 
     def generator(self, device: torch.device | str | int) -> torch.Generator | None:
         """This mode's random stream on ``device`` (created at first use); None

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _device, _dist, _progress
+from . import _device, _dist, _progress, _traced_rng
 from ._checks import checks, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
@@ -389,7 +389,10 @@ def dropout2d(x, p, mode):
         return x
     if p == 1.0:
         return x * torch.zeros((), dtype=x.dtype, device=x.device)
-    noise = torch.empty((x.shape[0], x.shape[1]) + (1,) * (x.dim() - 2), dtype=x.dtype, device=x.device)
+    shape = (x.shape[0], x.shape[1]) + (1,) * (x.dim() - 2)
+    if torch.compiler.is_compiling():  # no generator in a graph: runtime/_traced_rng.py
+        return x * _traced_rng.keep_mask(shape, p, train.seed, train.traced_draw(), x.device, x.dtype)
+    noise = torch.empty(shape, dtype=x.dtype, device=x.device)
     noise.bernoulli_(1.0 - p, generator=train.generator(x.device))
     noise.div_(1.0 - p)
     return x * noise
@@ -414,6 +417,8 @@ def dropout(x, p, mode):
         return x
     if p == 1.0:
         return x * torch.zeros_like(x)
+    if torch.compiler.is_compiling():  # no generator in a graph: runtime/_traced_rng.py
+        return x * _traced_rng.keep_mask(x.shape, p, mode.seed, mode.traced_draw(), x.device, x.dtype)
     keep = torch.empty_like(x, memory_format=torch.contiguous_format)
     keep.bernoulli_(1.0 - p, generator=mode.generator(x.device))
     keep.div_(1.0 - p)

@@ -689,6 +689,9 @@ class ResultCheck:
         if elem is not None and type(value) is _Tensor and value.dtype is elem.dtype:
             if _transforms.depth:
                 return value
+            if torch.compiler.is_compiling():  # no .item() in a traced graph (runtime/_elems.py)
+                elem.assert_in_graph(value)
+                return value
             problem = elem._scalar_problem(value.item())
             if problem is None:
                 return value

@@ -1,0 +1,2 @@
+def to_module(*a): pass
+class QuiverModule: pass
