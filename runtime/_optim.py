@@ -576,7 +576,7 @@ class Adam(Optimizer):
             maxes,
             steps,
             foreach=True,
-            capturable=False,
+            capturable=torch.compiler.is_compiling(),  # traced: step counts stay tensors in the graph
             differentiable=False,
             fused=None,
             grad_scale=None,

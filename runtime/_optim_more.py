@@ -120,7 +120,7 @@ class RMSprop(_SlotsOptimizer):
             foreach=True,
             maximize=False,
             differentiable=False,
-            capturable=False,
+            capturable=torch.compiler.is_compiling(),  # traced: step counts stay tensors in the graph
             has_complex=self._qv_complex(sel),
             lr=self._qv_lr,
             alpha=self._qv_alpha,
@@ -214,7 +214,7 @@ class Adadelta(_SlotsOptimizer):
             sq,
             acc,
             steps,
-            capturable=False,
+            capturable=torch.compiler.is_compiling(),  # traced: step counts stay tensors in the graph
             foreach=True,
             differentiable=False,
             has_complex=self._qv_complex(sel),
