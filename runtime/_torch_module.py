@@ -1,2 +1,223 @@
-def to_module(*a): pass
-class QuiverModule: pass
+"""``quiver.to_module(m)``: a Quiver model as a ``torch.nn.Module``.
+
+The module's parameters share their storage with the model's params (each
+``nn.Parameter`` is made from the model's tensor, which stays the model's
+field), and its buffers are the model's buffer tensors themselves. So an
+optimiser stepping the parameters changes the model, and a Quiver train step
+(or ``load_state_dict``) on the model changes what the module holds.
+
+``forward(*args)`` calls the model's fn (its method ``forward``, or the fn
+given to ``to_module``) on a view of the model whose params are the module's
+``nn.Parameter`` objects, so autograd reaches them (``loss.backward()``
+fills ``.grad``). Names are the model's field paths (``w1``,
+``conv1.weight``, ``blocks.0.attn.in_proj_weight``): a sub-model is a child
+module, a stack ``[L] Block`` an ``nn.ModuleList``. See docs/torch-interop.md.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import nn
+
+from ._errors import ModelError
+from ._model import Model
+from ._modes import Eval, Train
+from ._registry import registered
+from ._specs import ModeArg
+
+
+def _signature(fn):
+    """The ``rt.Signature`` of a compiled fn (or of the checked view
+    ``quiver.load`` gives), or None."""
+    raw = getattr(fn, "__wrapped__", fn)
+    space = getattr(raw, "__globals__", None)
+    if space is None:
+        return None
+    return space.get("_sig_" + getattr(raw, "__name__", ""))
+
+
+class QuiverModule(nn.Module):
+    """An ``nn.Module`` over a Quiver model (made by :func:`to_module`)."""
+
+    def __init__(self, model: Model, forward=None, seed: int = 0):
+        super().__init__()
+        if not isinstance(model, Model):
+            raise ModelError(f"quiver.to_module needs a Quiver model, found {type(model).__name__}")
+        cls = type(model)
+        self._qv_model = model
+        self._qv_fn = forward
+        self._qv_seed = int(seed)
+        self._qv_calls = 0  # forward calls in train mode: the seed of the next one's Train
+        d = model.__dict__
+        for f in cls._qv_param_fields:
+            sub = cls._qv_subs.get(f.name)
+            if sub is None:
+                self.register_parameter(f.name, nn.Parameter(d[f.name], requires_grad=f.elem.is_float))
+            elif sub.count is None:
+                self.add_module(f.name, QuiverModule(d[f.name]))
+            else:
+                self.add_module(f.name, nn.ModuleList([QuiverModule(inst) for inst in d[f.name]._qv_items]))
+        for name in cls._qv_buffer_names:
+            self.register_buffer(name, d[name])
+        # the leaves in the model's order, for forward (the model keeps its tensors: same storage)
+        self._qv_leaves = [self.get_parameter(path) for path in cls._qv_leaf_paths]
+
+    # --- what the module and the model share -------------------------------------
+
+    def _qv_relink(self) -> None:
+        """The module's leaf params in the model's leaf order; the model's
+        tensors made (again) those of the module: after ``.to(device)`` or
+        ``load_state_dict(assign=True)`` gave the module new tensors."""
+        cls = type(self._qv_model)
+        leaves = [self.get_parameter(path) for path in cls._qv_leaf_paths]
+        self._qv_leaves = leaves
+        model = self._qv_model
+        model._qv_install([p.detach() for p in leaves])
+        self._qv_relink_buffers(model)
+
+    def _qv_relink_buffers(self, model) -> None:
+        d = model.__dict__
+        for name in type(model)._qv_buffer_names:
+            d[name] = self._buffers[name]
+        for name, f in type(model)._qv_subs.items():
+            child = self._modules[name]
+            if f.count is None:
+                child._qv_relink_buffers(d[name])
+            else:
+                for part, inst in zip(child, d[name]._qv_items):
+                    part._qv_relink_buffers(inst)
+
+    def _apply(self, fn, recurse=True):
+        for name, t in list(self.named_parameters()) + list(self.named_buffers()):
+            probe = fn(torch.empty(0, dtype=t.dtype, device=t.device))
+            if isinstance(probe, torch.Tensor) and probe.dtype != t.dtype:
+                raise ModelError(
+                    f"quiver.to_module: {type(self._qv_model)._qv_name}.{name} is declared {t.dtype}; a Quiver "
+                    "model's element types are part of its type, so .double()/.half()/.to(dtype) cannot change "
+                    "them (declare the model with another dtype instead)"
+                )
+        out = super()._apply(fn, recurse)
+        if "_qv_model" in self.__dict__:
+            self._qv_relink()
+        return out
+
+    @property
+    def model(self) -> Model:
+        """The Quiver model (its params share storage with this module's)."""
+        return self._qv_model
+
+    # --- forward ---------------------------------------------------------------------
+
+    def _qv_function(self):
+        fn = self._qv_fn
+        if fn is None:
+            fn = getattr(type(self._qv_model), "forward", None)
+            if fn is None:
+                raise ModelError(
+                    f"model {type(self._qv_model)._qv_name} has no method forward: "
+                    "pass the fn to call, quiver.to_module(m, forward=program.some_fn)"
+                )
+        return fn
+
+    def forward(self, *args, **kwargs):
+        fn = self._qv_function()
+        view = self._qv_model._qv_shallow(self._qv_leaves)
+        sig = _signature(fn)
+        if sig is not None and not kwargs:
+            at = [i for i, s in enumerate(sig.specs) if isinstance(s, ModeArg)]
+            # the fn takes a mode the caller did not pass: train() / eval() choose it
+            if len(at) == 1 and len(args) == len(sig.specs) - 2 and at[0] >= 1:
+                args = list(args)
+                args.insert(at[0] - 1, self._qv_mode())
+        return fn(view, *args, **kwargs)
+
+    def _qv_mode(self):
+        if not self.training:
+            return Eval
+        seed = self._qv_seed + self._qv_calls
+        self._qv_calls += 1
+        return Train(seed=seed)
+
+    def extra_repr(self) -> str:
+        return f"model={type(self._qv_model)._qv_name}"
+
+    # --- copies ------------------------------------------------------------------------
+
+    def _qv_state(self) -> dict:
+        return {path: t.detach() for path, t in self._qv_model._qv_state_dict().items()}
+
+    def _qv_remade(self, model) -> QuiverModule:
+        out = QuiverModule(model, self._qv_fn, self._qv_seed)
+        out._qv_calls = self._qv_calls
+        out.train(self.training)
+        for (_, p), (_, q) in zip(self.named_parameters(), out.named_parameters()):
+            q.requires_grad_(p.requires_grad)
+        return out
+
+    def __deepcopy__(self, memo):
+        model = type(self._qv_model)._qv_from_tensors({k: t.clone() for k, t in self._qv_state().items()})
+        out = self._qv_remade(model)
+        for (_, p), (_, q) in zip(self.named_parameters(), out.named_parameters()):
+            if p.grad is not None:
+                q.grad = p.grad.detach().clone()
+        memo[id(self)] = out
+        return out
+
+    def __reduce__(self):
+        cls = type(self._qv_model)
+        found = sys.modules.get(cls.__module__)
+        if found is None or getattr(found, cls.__qualname__, None) is not cls:
+            raise ModelError(
+                f"cannot pickle a module of model {cls._qv_name}: its class is not a top-level model of a "
+                f"loaded program (a generic model's instance, or a program loaded again since); "
+                "use state_dict() instead"
+            )
+        fn = self._qv_fn
+        fn_ref = None
+        if fn is not None:
+            raw = getattr(fn, "__wrapped__", fn)
+            fn_ref = (raw.__module__, raw.__name__)
+        where = getattr(found, "__quiver_source__", None)
+        grads = [p.requires_grad for p in self.parameters()]
+        return (
+            _unpickle,
+            (cls.__module__, cls.__qualname__, where, fn_ref, self._qv_state(), self._qv_seed, self._qv_calls,
+             self.training, grads),
+        )
+
+
+def _unpickle(module_name, qualname, where, fn_ref, state, seed, calls, training, grads):
+    module = registered(module_name)
+    cls = getattr(module, qualname, None) if module is not None else None
+    if not (isinstance(cls, type) and issubclass(cls, Model)):
+        raise ModelError(
+            f"cannot unpickle a module of model {qualname}: its program ({where or module_name}) is not loaded "
+            f"in this process; call quiver.load({where!r}) before unpickling"
+        )
+    fn = None
+    if fn_ref is not None:
+        home = registered(fn_ref[0])
+        fn = getattr(home, fn_ref[1], None) if home is not None else None
+        if fn is None:
+            raise ModelError(f"cannot unpickle a module of model {qualname}: fn {fn_ref[1]} is not in {where}")
+    device = cls._qv_device_or_error()
+    model = cls._qv_from_tensors({k: t.to(device) for k, t in state.items()})
+    out = QuiverModule(model, fn, seed)
+    out._qv_calls = calls
+    out.train(training)
+    for p, g in zip(out.parameters(), grads):
+        p.requires_grad_(g)
+    return out
+
+
+def to_module(model: Model, forward=None, seed: int = 0) -> QuiverModule:
+    """``model`` as a ``torch.nn.Module`` whose parameters share storage with
+    the model's params (docs/torch-interop.md). ``forward``: the fn that
+    ``module(*args)`` calls as ``forward(model, *args)`` (default: the
+    model's method ``forward``). When that fn takes a ``Mode`` the caller
+    leaves out, ``module.train()`` passes ``Train(seed=seed + n)`` (n: the
+    number of earlier forward calls in train mode) and ``module.eval()``
+    passes ``Eval``."""
+    return QuiverModule(model, forward, seed)
