@@ -15,9 +15,11 @@ torch.
 
 from typing import TYPE_CHECKING
 
-__all__ = ["CheckFailed", "load"]
+__all__ = ["CheckFailed", "load", "to_module"]
 
 if TYPE_CHECKING:
+    from quiver.runtime import to_module
+
     from .loader import CheckFailed, load
 __version__ = "0.1.0"
 
@@ -84,6 +86,13 @@ def needs_runtime_message(what: str, name: str) -> str:
 
 
 def __getattr__(name: str):
+    if name == "to_module":  # a model as a torch.nn.Module (docs/torch-interop.md)
+        missing = missing_runtime_module()
+        if missing is not None:
+            raise ModuleNotFoundError(needs_runtime_message("quiver.to_module", missing), name=missing)
+        from quiver.runtime import to_module
+
+        return to_module
     if name == "load":
         missing = missing_runtime_module()
         if missing is not None:

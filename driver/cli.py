@@ -199,9 +199,12 @@ def cmd_run(args) -> int:
     joined = False
     before = _device.saved()
     shown = _show_metrics(args, as_json)  # log(...)'s files, sink and progress line
+    undo_compile = None  # --compile
     try:
         _device.place(device)  # None: every model on its declared device
         module = execute(program)
+        if args.compile:  # --compile: the train steps through torch.compile, put back at the end
+            undo_compile = rt.compile_train_steps(module, args.compile_backend)[1]
         where = _device.use_program(module)
         if in_group:
             from .launch import die_with_parent
@@ -225,6 +228,8 @@ def cmd_run(args) -> int:
     finally:
         _end_metrics(shown)
         _device.restore(before)  # (for a caller in the same process: tests)
+        if undo_compile is not None:  # --compile
+            undo_compile()
     if args.timing and _dist.rank() == 0:
         print(f"quiver: main finished in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return 0
@@ -493,6 +498,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-progress", action="store_true", help="no progress line (step, steps/s, ETA) for main's long loops"
     )
     run.add_argument("--metrics-json", dest="metrics_json", action="store_true", help=argparse.SUPPRESS)  # a worker
+    # ---- --compile: torch.compile the train steps (docs/torch-interop.md)
+    run.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile (fullgraph) the fns that take a gradient (the train steps); "
+        "the first call of each compiles it",
+    )
+    run.add_argument(
+        "--compile-backend",
+        dest="compile_backend",
+        default="inductor",
+        metavar="B",
+        help="the torch.compile backend of --compile (default inductor; aot_eager compiles faster)",
+    )
     run.set_defaults(func=cmd_run, run_help=run.format_help)
     plot = sub.add_parser("plot", help="draw the metrics of a run's metrics.csv to a PNG")
     plot.add_argument("csv", metavar="RUN.csv")

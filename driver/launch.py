@@ -114,6 +114,8 @@ def worker_args(args, source_copy: str | None) -> list[str]:
         out.append("--timing")
     if args.device:
         out += ["--device", args.device]
+    if getattr(args, "compile", False):  # --compile
+        out += ["--compile", "--compile-backend", args.compile_backend]
     if source_copy is not None:
         out += ["--source-copy", source_copy]
     # log(...) and the progress line (rank 0 writes them): the parent's settings

@@ -209,6 +209,7 @@ __all__ += _ops.__all__
 
 # ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile
 from ._registry import register as register_compiled  # noqa: E402
+from ._torch_compile import CompileFailed, compile_train_steps  # noqa: E402
 from ._torch_module import QuiverModule, to_module  # noqa: E402
 
-__all__ += ["register_compiled", "QuiverModule", "to_module"]
+__all__ += ["register_compiled", "QuiverModule", "to_module", "CompileFailed", "compile_train_steps"]
