@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ._errors import ModelError
-from ._model import Model
+from ._model import Model, ModelStack
 from ._modes import Eval, Train
 from ._registry import registered
 from ._specs import ModeArg
@@ -61,8 +61,6 @@ class QuiverModule(nn.Module):
                 self.add_module(f.name, nn.ModuleList([QuiverModule(inst) for inst in d[f.name]._qv_items]))
         for name in cls._qv_buffer_names:
             self.register_buffer(name, d[name])
-        # the leaves in the model's order, for forward (the model keeps its tensors: same storage)
-        self._qv_leaves = [self.get_parameter(path) for path in cls._qv_leaf_paths]
 
     # --- what the module and the model share -------------------------------------
 
@@ -72,7 +70,6 @@ class QuiverModule(nn.Module):
         ``load_state_dict(assign=True)`` gave the module new tensors."""
         cls = type(self._qv_model)
         leaves = [self.get_parameter(path) for path in cls._qv_leaf_paths]
-        self._qv_leaves = leaves
         model = self._qv_model
         model._qv_install([p.detach() for p in leaves])
         self._qv_relink_buffers(model)
@@ -123,7 +120,7 @@ class QuiverModule(nn.Module):
 
     def forward(self, *args, **kwargs):
         fn = self._qv_function()
-        view = self._qv_model._qv_shallow(self._qv_leaves)
+        view = _view(self, self._qv_model)
         sig = _signature(fn)
         if sig is not None and not kwargs:
             at = [i for i, s in enumerate(sig.specs) if isinstance(s, ModeArg)]
@@ -186,6 +183,36 @@ class QuiverModule(nn.Module):
             (cls.__module__, cls.__qualname__, where, fn_ref, self._qv_state(), self._qv_seed, self._qv_calls,
              self.training, grads),
         )
+
+
+def _view(part: QuiverModule, model: Model) -> Model:
+    """A new instance of the model's class whose params and buffers are the
+    tensors ``part`` holds now: read from its ``_parameters`` and ``_buffers``
+    at each call, so that what torch.func.functional_call and torch.export
+    put there (in place of the parameters) is what the fn computes with."""
+    cls = type(model)
+    view = object.__new__(cls)
+    d = view.__dict__
+    d.update(model.__dict__)
+    params, buffers = part._parameters, part._buffers
+    for name in cls._qv_fields:
+        d[name] = params[name] if name in params else buffers[name]
+    leaves = []
+    for name, count, _start, _size, sub in cls._qv_param_layout:
+        child = part._modules.get(name)
+        if sub is None:
+            leaves.append(d[name])
+        elif count is None:
+            inner = d[name] = _view(child, model.__dict__[name])
+            leaves.extend(inner._qv_tensors)
+        else:
+            items = [_view(c, inst) for c, inst in zip(child, model.__dict__[name]._qv_items)]
+            d[name] = ModelStack(items, f"{cls._qv_name}.{name}", ModelError)
+            for inner in items:
+                leaves.extend(inner._qv_tensors)
+    object.__setattr__(view, "_qv_tensors", tuple(leaves))
+    object.__setattr__(view, "_qv_depth", 0)
+    return view
 
 
 def _unpickle(module_name, qualname, where, fn_ref, state, seed, calls, training, grads):
