@@ -1,0 +1,232 @@
+"""torch.compile on quiver.load-ed code, with run-time checks on, and
+`quiver run --compile` (docs/torch-interop.md). Backend aot_eager (quick);
+one test through inductor, which this machine's gcc builds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import quiver
+from quiver import runtime as rt
+from quiver.cli import main as quiver_main
+
+MLP = """\
+dim D = 12
+dim H = 16
+dim C = 3
+
+model Mlp:
+    param w1: [D H] = normal(0.0, 0.3)
+    param b1: [H] = zeros
+    param w2: [H C] = normal(0.0, 0.3)
+    param b2: [C] = zeros
+    buffer steps: [] i64 = 0
+
+fn forward(m: Mlp, x: [b D], p: Float, mode: Mode) -> [b C]:
+    h = relu(x @ m.w1 + m.b1)
+    h = dropout(h, p, mode)
+    return h @ m.w2 + m.b2
+
+fn loss(m: Mlp, x: [b D], y: [b] Index[C], p: Float, mode: Mode) -> [] NonNeg:
+    return cross_entropy(forward(m, x, p, mode), y, over=C)
+
+fn train_step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float, p: Float, step: Int) -> [] NonNeg:
+    l, g = value_and_grad(loss, m, x, y, p, Train(seed=step))
+    m.w1 = m.w1 - lr * g.w1
+    m.b1 = m.b1 - lr * g.b1
+    m.w2 = m.w2 - lr * g.w2
+    m.b2 = m.b2 - lr * g.b2
+    m.steps = m.steps + 1
+    return l
+
+fn masks(x: [b D], p: Float, seed: Int) -> ([b D], [b D]):
+    mode = Train(seed=seed)
+    return dropout(x, p, mode), dropout(x, p, mode)
+"""
+
+CNN = """\
+import nn
+
+dim K = 3
+
+model Cnn:
+    param conv: nn.Conv2d[1, 4, 3]
+    param pool: nn.MaxPool2d[2]
+    param fc: nn.Linear[36, K]
+
+    fn forward(self, x: [b 1 8 8]) -> [b K]:
+        h = self.pool(relu(self.conv(x)))
+        return self.fc(reshape(h, [b 36]))
+
+fn loss(m: Cnn, x: [b 1 8 8], y: [b] Index[K]) -> [] NonNeg:
+    return cross_entropy(m(x), y, over=K)
+
+fn train_step(mut m: Cnn, mut opt: AdamW[Cnn], x: [b 1 8 8], y: [b] Index[K]) -> [] NonNeg:
+    l, g = value_and_grad(loss, m, x, y)
+    opt.step(m, g)
+    return l
+"""
+
+
+@pytest.fixture(scope="module")
+def progs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compile")
+    (folder / "mlp_compile.qv").write_text(MLP)
+    (folder / "cnn_compile.qv").write_text(CNN)
+    return quiver.load(str(folder / "mlp_compile.qv")), quiver.load(str(folder / "cnn_compile.qv"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _data(n=10, d=12, classes=3):
+    gen = torch.Generator().manual_seed(3)
+    return torch.randn(n, d, generator=gen), torch.randint(0, classes, (n,), generator=gen)
+
+
+def test_compiled_modules_are_in_sys_modules(progs) -> None:
+    mlp, _ = progs
+    name = mlp.train_step.__module__
+    assert name == "quiver_compiled.mlp_compile"
+    assert sys.modules[name].Mlp is mlp.Mlp
+    assert sys.modules[name].__dict__["train_step"].__globals__ is sys.modules[name].__dict__
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_an_mlp_train_step_compiles_whole_and_gives_eager_s_numbers(progs, backend: str) -> None:
+    mlp, _ = progs
+    x, y = _data()
+    assert rt.checks.enabled
+    eager_m, comp_m = mlp.Mlp.init(seed=0), mlp.Mlp.init(seed=0)
+    step = torch.compile(mlp.train_step, fullgraph=True, backend=backend)
+    eager = [mlp.train_step(eager_m, x, y, 0.3, 0.0, i).item() for i in range(4)]
+    compiled = [step(comp_m, x, y, 0.3, 0.0, i).item() for i in range(4)]
+    assert compiled == pytest.approx(eager, rel=0, abs=1e-6)
+    for name in ("w1", "b1", "w2", "b2"):
+        torch.testing.assert_close(getattr(comp_m, name), getattr(eager_m, name), rtol=0, atol=1e-6)
+    assert comp_m.steps.item() == 4
+    assert eager[-1] < eager[0]
+
+
+def test_a_cnn_step_with_adamw_compiles_whole_and_gives_eager_s_numbers(progs) -> None:
+    _, cnn = progs
+    gen = torch.Generator().manual_seed(5)
+    x, y = torch.randn(6, 1, 8, 8, generator=gen), torch.randint(0, 3, (6,), generator=gen)
+    eager_m, comp_m = cnn.Cnn.init(seed=0), cnn.Cnn.init(seed=0)
+    eager_opt, comp_opt = rt.AdamW(eager_m, lr=0.01), rt.AdamW(comp_m, lr=0.01)
+    step = torch.compile(cnn.train_step, fullgraph=True, backend="aot_eager")
+    eager = [cnn.train_step(eager_m, eager_opt, x, y).item() for _ in range(3)]
+    compiled = [step(comp_m, comp_opt, x, y).item() for _ in range(3)]
+    # traced, torch's Adam runs its capturable form (bias corrections as tensors): rounding differs
+    assert compiled == pytest.approx(eager, rel=0, abs=1e-5)
+    torch.testing.assert_close(comp_m.conv.weight, eager_m.conv.weight, rtol=0, atol=1e-5)
+    torch.testing.assert_close(comp_m.fc.bias, eager_m.fc.bias, rtol=0, atol=1e-5)
+    assert compiled[0] == eager[0]  # the first loss is before any update
+
+
+def test_value_checks_stay_on_in_the_graph(progs) -> None:
+    mlp, _ = progs
+    x, y = _data()
+    m = mlp.Mlp.init(seed=0)
+    step = torch.compile(mlp.train_step, fullgraph=True, backend="aot_eager")
+    step(m, x, y, 0.1, 0.0, 0)
+    with pytest.raises(RuntimeError, match=r"^Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2$"):
+        step(m, x, y + 3, 0.1, 0.0, 1)
+    # eager: the message with the values and the .qv line, as before
+    with pytest.raises(rt.ValueCheckError, match=r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], found values outside 0\.\.2 \(min 3, max 5\)$"):
+        mlp.train_step(m, x, y + 3, 0.1, 0.0, 1)
+
+
+def test_dropout_under_compile_is_one_graph_and_reproducible(progs) -> None:
+    mlp, _ = progs
+    x = torch.ones(64, 12)
+    masks = torch.compile(mlp.masks, fullgraph=True, backend="aot_eager")
+    a1, a2 = masks(x, 0.25, 7)
+    b1, b2 = masks(x, 0.25, 7)
+    c1, _ = masks(x, 0.25, 8)
+    assert torch.equal(a1, b1) and torch.equal(a2, b2)  # the seed decides
+    assert not torch.equal(a1, a2) and not torch.equal(a1, c1)  # each draw and seed its own mask
+    values = torch.cat([a1, a2, c1]).unique().tolist()
+    assert values == [0.0, pytest.approx(1 / 0.75, rel=1e-6)]
+    kept = (torch.cat([a1, a2, c1]) != 0).float().mean().item()
+    assert abs(kept - 0.75) < 0.03  # 2304 draws: 5 standard deviations is 0.045
+    # and a train step with dropout on compiles whole
+    step = torch.compile(mlp.train_step, fullgraph=True, backend="aot_eager")
+    xs, ys = _data()
+    m = mlp.Mlp.init(seed=0)
+    losses = [step(m, xs, ys, 0.3, 0.5, i).item() for i in range(3)]
+    assert losses[-1] < losses[0]
+
+
+RUN = """\
+dim D = 6
+dim C = 3
+
+model Lin:
+    param w: [D C] = normal(0.0, 0.3)
+    param b: [C] = zeros
+
+fn loss(m: Lin, x: [b D], y: [b] Index[C]) -> [] NonNeg:
+    return cross_entropy(x @ m.w + m.b, y, over=C)
+
+fn train_step(mut m: Lin, x: [b D], y: [b] Index[C], lr: Float) -> [] NonNeg:
+    l, g = value_and_grad(loss, m, x, y)
+    m.w = m.w - lr * g.w
+    m.b = m.b - lr * g.b
+    return l
+
+fn main(steps: Int = 3):
+    m = Lin.init(seed=0)
+    x = randn([8 D], seed=1)
+    y = randint([8] Index[C], seed=2)
+    for i in range(steps):
+        l = train_step(m, x, y, 0.5)
+        print("step", i, "loss", l)
+"""
+
+
+def test_quiver_run_compile(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "run_compile.qv"
+    path.write_text(RUN)
+    assert quiver_main(["run", str(path), "--no-warnings", "--steps", "4"]) == 0
+    eager = capsys.readouterr().out
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    code = quiver_main(["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager", "--steps", "4"])
+    assert code == 0
+    assert capsys.readouterr().out == eager
+    assert counters["stats"]["unique_graphs"] >= 1  # train_step went through dynamo
+    assert eager.count("\n") == 4
+
+
+def test_quiver_run_compile_names_the_fn_it_cannot_compile(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "run_bad.qv"
+    path.write_text(RUN.replace("    return l\n", "    print(\"inside\", l)\n    return l\n"))
+    code = quiver_main(["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"{path}:11:1: error: --compile: torch.compile(fullgraph=True, backend='aot_eager') cannot compile fn train_step: "
+    )
+    assert "(run without --compile)" in err.splitlines()[0]
+
+
+def test_only_the_fns_that_take_a_gradient_are_compiled(tmp_path: Path) -> None:
+    path = tmp_path / "run_names.qv"
+    path.write_text(RUN)
+    module = sys.modules[quiver.load(str(path)).__name__]
+    before = module.__dict__["_qv_u_loss"], module.__dict__["_qv_u_train_step"]
+    names, undo = rt.compile_train_steps(module, "aot_eager")
+    assert names == ["train_step"]
+    assert module.__dict__["_qv_u_loss"] is before[0] and module.__dict__["_qv_u_train_step"] is not before[1]
+    undo()
+    assert module.__dict__["_qv_u_train_step"] is before[1]
