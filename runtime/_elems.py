@@ -124,10 +124,13 @@ class Elem:
             ok = (lo >= 0) & (hi <= 1)
             what = "values outside [0, 1] or NaN"
         else:
+            size = self.size
+            assert size is not None
             lo, hi = torch.aminmax(t)
-            ok = (lo >= 0) & (hi < self.size)
-            what = f"values outside 0..{self.size - 1}"
-        torch._assert_async(ok, f"Quiver value check failed: {self.name} expected, found {what}")
+            ok = (lo >= 0) & (hi < size)
+            what = f"values outside 0..{size - 1}"
+        message = f"Quiver value check failed: {self.name} expected, found {what}"
+        torch._assert_async(ok, message)  # pyright: ignore[reportPrivateImportUsage]
 
     def _scalar_problem(self, v):
         """``_problem`` of a [] tensor holding ``v``, with the same messages."""

@@ -83,5 +83,5 @@ def _compiled(fn, name, loc, backend):
             ) from None
 
     call.__name__ = call.__qualname__ = fn.__name__
-    call.__wrapped__ = fn
+    call.__wrapped__ = fn  # pyright: ignore[reportFunctionMemberAccess]
     return call

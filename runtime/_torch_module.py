@@ -17,6 +17,7 @@ module, a stack ``[L] Block`` an ``nn.ModuleList``. See docs/torch-interop.md.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import torch
 from torch import nn
@@ -79,7 +80,7 @@ class QuiverModule(nn.Module):
         for name in type(model)._qv_buffer_names:
             d[name] = self._buffers[name]
         for name, f in type(model)._qv_subs.items():
-            child = self._modules[name]
+            child: Any = self._modules[name]  # a QuiverModule, or a ModuleList of them
             if f.count is None:
                 child._qv_relink_buffers(d[name])
             else:
@@ -180,8 +181,17 @@ class QuiverModule(nn.Module):
         grads = [p.requires_grad for p in self.parameters()]
         return (
             _unpickle,
-            (cls.__module__, cls.__qualname__, where, fn_ref, self._qv_state(), self._qv_seed, self._qv_calls,
-             self.training, grads),
+            (
+                cls.__module__,
+                cls.__qualname__,
+                where,
+                fn_ref,
+                self._qv_state(),
+                self._qv_seed,
+                self._qv_calls,
+                self.training,
+                grads,
+            ),
         )
 
 
@@ -199,7 +209,7 @@ def _view(part: QuiverModule, model: Model) -> Model:
         d[name] = params[name] if name in params else buffers[name]
     leaves = []
     for name, count, _start, _size, sub in cls._qv_param_layout:
-        child = part._modules.get(name)
+        child: Any = part._modules.get(name)  # a QuiverModule, or a ModuleList of them
         if sub is None:
             leaves.append(d[name])
         elif count is None:

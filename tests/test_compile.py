@@ -138,10 +138,15 @@ def test_value_checks_stay_on_in_the_graph(progs) -> None:
     m = mlp.Mlp.init(seed=0)
     step = torch.compile(mlp.train_step, fullgraph=True, backend="aot_eager")
     step(m, x, y, 0.1, 0.0, 0)
-    with pytest.raises(RuntimeError, match=r"^Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2$"):
+    with pytest.raises(
+        RuntimeError, match=r"^Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2$"
+    ):
         step(m, x, y + 3, 0.1, 0.0, 1)
     # eager: the message with the values and the .qv line, as before
-    with pytest.raises(rt.ValueCheckError, match=r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], found values outside 0\.\.2 \(min 3, max 5\)$"):
+    with pytest.raises(
+        rt.ValueCheckError,
+        match=r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], found values outside 0\.\.2 \(min 3, max 5\)$",
+    ):
         mlp.train_step(m, x, y + 3, 0.1, 0.0, 1)
 
 
@@ -201,7 +206,9 @@ def test_quiver_run_compile(tmp_path: Path, capsys) -> None:
     from torch._dynamo.utils import counters
 
     counters.clear()
-    code = quiver_main(["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager", "--steps", "4"])
+    code = quiver_main(
+        ["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager", "--steps", "4"]
+    )
     assert code == 0
     assert capsys.readouterr().out == eager
     assert counters["stats"]["unique_graphs"] >= 1  # train_step went through dynamo
@@ -210,7 +217,7 @@ def test_quiver_run_compile(tmp_path: Path, capsys) -> None:
 
 def test_quiver_run_compile_names_the_fn_it_cannot_compile(tmp_path: Path, capsys) -> None:
     path = tmp_path / "run_bad.qv"
-    path.write_text(RUN.replace("    return l\n", "    print(\"inside\", l)\n    return l\n"))
+    path.write_text(RUN.replace("    return l\n", '    print("inside", l)\n    return l\n'))
     code = quiver_main(["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager"])
     assert code == 1
     err = capsys.readouterr().err

@@ -272,7 +272,9 @@ def test_export_keeps_params_as_parameters(mlp) -> None:
     assert not ep.constants  # no param became a constant tensor
     torch.testing.assert_close(ep.module()(x, y), module(x, y).detach(), rtol=0, atol=1e-6)
     # the Index[C] check of y is in the exported graph
-    with pytest.raises(RuntimeError, match=r"Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2"):
+    with pytest.raises(
+        RuntimeError, match=r"Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2"
+    ):
         ep.module()(x, y + 3)
 
 
