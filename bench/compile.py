@@ -11,7 +11,9 @@ For each example, its ``train_step`` as ``quiver.load`` gives it (checks on):
   on a second copy of the model (and optimiser) started from the same
   state. ``compile`` is the wall time of the first calls, until the step
   time settles (dynamo compiles twice: once when a first-call cache is filled,
-  again with the step number symbolic); then the median of ``--steps`` steps.
+  again with the step number symbolic), less the time of as many compiled
+  steps, with inductor's on-disk caches off (``--warm-cache``: on); then the
+  median of ``--steps`` steps.
 - the losses of the two runs, step by step: the largest difference (both
   run the same numbers; dropout-free examples give equal losses to rounding).
 
@@ -109,14 +111,22 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--only", choices=("gpt", "cnn"))
+    ap.add_argument(
+        "--warm-cache",
+        action="store_true",
+        help="let inductor reuse the kernels and graphs of earlier runs (default: compile from nothing)",
+    )
     args = ap.parse_args(argv)
+    if not args.warm_cache:  # before torch is imported: the compile time of a first run
+        os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     if args.warmup < 2:
         ap.error("--warmup must be at least 2 (the compiles happen in the first two calls)")
     import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, backend {args.backend}")
+    cache = "warm caches" if args.warm_cache else "no compile caches"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, backend {args.backend}, {cache}")
     for name, build in (("gpt", _gpt), ("cnn", _cnn)):
         if args.only in (None, name):
             run_one(name, build, args.backend, args.steps, args.warmup)

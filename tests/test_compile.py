@@ -108,7 +108,12 @@ def test_an_mlp_train_step_compiles_whole_and_gives_eager_s_numbers(progs, backe
     eager_m, comp_m = mlp.Mlp.init(seed=0), mlp.Mlp.init(seed=0)
     step = torch.compile(mlp.train_step, fullgraph=True, backend=backend)
     eager = [mlp.train_step(eager_m, x, y, 0.3, 0.0, i).item() for i in range(4)]
+    from torch._dynamo.utils import counters
+
+    counters.clear()
     compiled = [step(comp_m, x, y, 0.3, 0.0, i).item() for i in range(4)]
+    # compiled in the first two calls (a cache filled, then the step number symbolic), not again
+    assert counters["stats"]["unique_graphs"] == 2
     assert compiled == pytest.approx(eager, rel=0, abs=1e-6)
     for name in ("w1", "b1", "w2", "b2"):
         torch.testing.assert_close(getattr(comp_m, name), getattr(eager_m, name), rtol=0, atol=1e-6)
@@ -225,6 +230,14 @@ def test_quiver_run_compile_names_the_fn_it_cannot_compile(tmp_path: Path, capsy
         f"{path}:11:1: error: --compile: torch.compile(fullgraph=True, backend='aot_eager') cannot compile fn train_step: "
     )
     assert "(run without --compile)" in err.splitlines()[0]
+
+
+def test_workers_of_nproc_compile_too(tmp_path: Path) -> None:
+    from quiver.cli import build_parser
+    from quiver.launch import worker_args
+
+    args = build_parser().parse_args(["run", "f.qv", "--compile", "--compile-backend", "aot_eager"])
+    assert worker_args(args, None)[-3:] == ["--compile", "--compile-backend", "aot_eager"]
 
 
 def test_only_the_fns_that_take_a_gradient_are_compiled(tmp_path: Path) -> None:

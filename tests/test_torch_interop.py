@@ -270,6 +270,15 @@ def test_export_keeps_params_as_parameters(mlp) -> None:
     assert list(ep.graph_signature.parameters) == ["w1", "b1", "w2", "b2"]
     assert list(ep.graph_signature.buffers) == ["steps"]
     assert not ep.constants  # no param became a constant tensor
+    # a plain wrapper of the fn: its params are constants of the exported program
+    m = module.model
+
+    class Plain(nn.Module):
+        def forward(self, x, y):
+            return prog.loss(m, x, y, rt.Eval)
+
+    plain = torch.export.export(Plain(), (x, y))
+    assert not plain.graph_signature.parameters and len(plain.constants) == 4
     torch.testing.assert_close(ep.module()(x, y), module(x, y).detach(), rtol=0, atol=1e-6)
     # the Index[C] check of y is in the exported graph
     with pytest.raises(
