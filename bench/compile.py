@@ -121,6 +121,9 @@ def main(argv=None) -> int:
         os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     if args.warmup < 2:
         ap.error("--warmup must be at least 2 (the compiles happen in the first two calls)")
+    import warnings
+
+    warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
     import torch
 
     if args.threads:
