@@ -290,3 +290,20 @@ def test_export_keeps_params_as_parameters(mlp) -> None:
 def test_a_non_model_is_refused() -> None:
     with pytest.raises(rt.ModelError, match="quiver.to_module needs a Quiver model, found Linear"):
         quiver.to_module(nn.Linear(2, 2))
+
+
+def test_torch_compile_of_the_module_gives_eager_s_loss_and_gradients(mlp) -> None:
+    prog, _ = mlp
+    x, y = _data()
+    module = quiver.to_module(prog.Mlp.init(seed=8), forward=prog.loss).eval()
+    twin = copy.deepcopy(module)
+    torch._dynamo.reset()
+    compiled = torch.compile(twin, fullgraph=True, backend="aot_eager")
+    eager_loss, compiled_loss = module(x, y), compiled(x, y)
+    eager_loss.backward()
+    compiled_loss.backward()
+    torch.testing.assert_close(compiled_loss, eager_loss, rtol=0, atol=1e-6)
+    for (name, p), (_, q) in zip(module.named_parameters(), twin.named_parameters()):
+        assert q.grad is not None, name
+        torch.testing.assert_close(q.grad, p.grad, rtol=0, atol=1e-6)
+    torch._dynamo.reset()
