@@ -114,16 +114,20 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     return value, Grad._make(cls, got)
 
 
-def _traced(f, m, args):
-    """value_and_grad as torch.compile traces it (runtime/_torch_compile.py):
-    the same value and gradient through ``torch.func.grad_and_value`` over
-    the param leaves (dynamo supports neither ``requires_grad_`` nor
-    ``torch.autograd.grad`` in a graph). Integer leaves get zeros, as in the
-    eager path; no averaging over a process group."""
+def _traced(f, m, args, lay=None, aux=False):
+    """value_and_grad as torch.compile traces it (docs/torch-interop.md): the
+    same value and gradient through ``torch.func.grad_and_value`` over the
+    param leaves (dynamo supports neither ``requires_grad_`` nor
+    ``torch.autograd.grad`` in a graph); ``lay``: the layout of a ``wrt``
+    selection, else every param. Integer leaves get zeros, as in the eager
+    path; no averaging over a process group."""
     cls = type(m)
     params = m._qv_tensors
-    diff = cls._qv_diff
-    at = [i for i, d in enumerate(diff) if d]
+    if lay is None:
+        index, diff = range(len(params)), cls._qv_diff
+    else:
+        index, diff = lay.leaf_index, lay.diff
+    at = [i for i, d in zip(index, diff) if d]
     args = tuple([_detached(a) for a in args])
 
     def loss(*leaves):
@@ -131,16 +135,15 @@ def _traced(f, m, args):
         for i, t in zip(at, leaves):
             full[i] = t
         out = f(m._qv_shallow(full), *args)
-        if not isinstance(out, torch.Tensor) or out.dim() != 0 or not out.is_floating_point():
-            raise _result_error(f, out)
-        return out
+        return _loss_of(f, out, aux), out
 
-    got, value = torch.func.grad_and_value(loss, argnums=tuple(range(len(at))))(*[params[i] for i in at])
-    full = [torch.zeros_like(p) for p in params] if len(at) != len(params) else list(got)
-    if len(at) != len(params):
-        for i, g in zip(at, got):
-            full[i] = g
-    return value.detach(), Grad._make(cls, full)
+    grads, (_, out) = torch.func.grad_and_value(loss, argnums=tuple(range(len(at))), has_aux=True)(
+        *[params[i] for i in at]
+    )
+    found = iter(grads)
+    got = [next(found) if d else torch.zeros_like(params[i]) for i, d in zip(index, diff)]
+    value = _detach_value(out)
+    return value, (Grad._make(cls, got) if lay is None else Grad._new(lay, got))
 
 
 def _averaged(got, diff, value):
@@ -168,6 +171,8 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
     running = _running.depth
     if running[0]:
         return _nested(f, m, args, running, lay, bool(aux))
+    if torch.compiler.is_compiling():
+        return _traced(f, m, args, lay, bool(aux))
     params = m._qv_tensors
     sel = [params[i] for i in lay.leaf_index]
     diff = lay.diff

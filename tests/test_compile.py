@@ -176,6 +176,70 @@ def test_dropout_under_compile_is_one_graph_and_reproducible(progs) -> None:
     assert losses[-1] < losses[0]
 
 
+WRT = """\
+model Lin:
+    param w: [4 2] = normal(0.0, 0.3)
+    param b: [2] = normal(0.0, 0.3)
+
+fn loss(m: Lin, x: [b 4]) -> []:
+    y = x @ m.w + m.b
+    return mean(y * y)
+
+fn loss_aux(m: Lin, x: [b 4]) -> ([], [b 2]):
+    y = x @ m.w + m.b
+    return mean(y * y), y
+
+fn step_wrt(mut m: Lin, x: [b 4]) -> []:
+    l, g = value_and_grad(loss, m, x, wrt=[w])
+    m.w = m.w - 0.1 * g.w
+    return l
+
+fn step_aux(mut m: Lin, x: [b 4]) -> ([], [b 2]):
+    (l, y), g = value_and_grad(loss_aux, m, x)
+    m -= 0.1 * g
+    return l, y
+
+fn example_loss(m: Lin, x: [4]) -> []:
+    y = x @ m.w + m.b
+    return mean(y * y)
+
+fn per_example(m: Lin, x: [n 4]) -> [n] Grad[Lin]:
+    l, g = value_and_grad(example_loss, m, x, batch=n)
+    return g
+"""
+
+
+@pytest.mark.parametrize("fn", ["step_wrt", "step_aux"])
+def test_value_and_grad_with_wrt_and_aux_compiles_whole(tmp_path: Path, fn: str) -> None:
+    path = tmp_path / "wrt_compile.qv"
+    path.write_text(WRT)
+    prog = quiver.load(str(path))
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
+    eager_m, comp_m = prog.Lin.init(seed=0), prog.Lin.init(seed=0)
+    step = getattr(prog, fn)
+    compiled_step = torch.compile(step, fullgraph=True, backend="aot_eager")
+    eager = [step(eager_m, x) for _ in range(3)]
+    compiled = [compiled_step(comp_m, x) for _ in range(3)]
+    torch.testing.assert_close(compiled, eager, rtol=0, atol=1e-6)
+    torch.testing.assert_close(comp_m.w, eager_m.w, rtol=0, atol=1e-6)
+    torch.testing.assert_close(comp_m.b, eager_m.b, rtol=0, atol=1e-6)
+    if fn == "step_wrt":
+        assert torch.equal(comp_m.b, prog.Lin.init(seed=0).b)  # not selected: not updated
+
+
+def test_per_example_gradients_compile_whole(tmp_path: Path) -> None:
+    path = tmp_path / "per_example_compile.qv"
+    path.write_text(WRT)
+    prog = quiver.load(str(path))
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(2))
+    m = prog.Lin.init(seed=0)
+    g = torch.compile(prog.per_example, fullgraph=True, backend="aot_eager")(m, x)
+    eager = prog.per_example(m, x)
+    assert g.w.shape == (5, 4, 2)
+    torch.testing.assert_close(g.w, eager.w, rtol=0, atol=1e-6)
+    torch.testing.assert_close(g.b, eager.b, rtol=0, atol=1e-6)
+
+
 RUN = """\
 dim D = 6
 dim C = 3
