@@ -83,6 +83,13 @@ def needs_runtime_message(what: str, name: str) -> str:
     return f"{what} needs {name}, which is not installed: {TORCH_HINT}"
 
 
+def load_ipython_extension(shell) -> None:
+    """`%load_ext quiver`: the `%%quiver` cell magic (driver/notebook.py, docs/notebooks.md)."""
+    from .notebook import load_ipython_extension as load
+
+    load(shell)
+
+
 def __getattr__(name: str):
     if name == "load":
         missing = missing_runtime_module()
