@@ -105,6 +105,7 @@ class Session:
     programs: dict[str, list[_Segment]] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
     runs: int = 0
+    cell_number: int = 0  # the `In [N]` of the cell running now (a pre_run_cell hook)
 
     # ------------------------------------------------------------ a cell
 
@@ -314,7 +315,7 @@ def load_ipython_extension(shell) -> None:
         """%%quiver: check, compile and define the cell's Quiver definitions."""
         from IPython.display import display
 
-        where = f"<cell {shell.execution_count}>"
+        where = f"<cell {session.cell_number or shell.execution_count}>"
         try:
             view = session.run_cell("\n" + cell, where, shell.user_ns)
         except CellFailed as e:
@@ -324,6 +325,13 @@ def load_ipython_extension(shell) -> None:
             display(view)
 
     shell.register_magic_function(quiver, magic_kind="cell", magic_name="quiver")
+
+    def numbered(info) -> None:
+        # the `In [N]` of the cell about to run: the count is already one past it
+        # when the cell is kept in the history (IPython counts before running)
+        session.cell_number = shell.execution_count - 1 if getattr(info, "store_history", False) else shell.execution_count
+
+    shell.events.register("pre_run_cell", numbered)
 
     def handler(self, etype, value, tb, tb_offset=None):
         view = session.error_view(value)
