@@ -283,7 +283,9 @@ def _replace_model(name: str, old, new, where: str) -> None:
             for obj in gc.get_referrers(cls):
                 if type(obj) is cls:
                     object.__setattr__(obj, "__class__", target)
-            cls._qv_stale_note = f" (a {name} of an earlier run of the cell that defines it; run {where} again to convert it)"
+            cls._qv_stale_note = (
+                f" (a {name} of an earlier run of the cell that defines it; run {where} again to convert it)"
+            )
         else:
             cls._qv_stale_note = (
                 f" (a {name} made before {where} redefined it, which does not fit the new {name}: {why};"
@@ -329,7 +331,9 @@ def load_ipython_extension(shell) -> None:
     def numbered(info) -> None:
         # the `In [N]` of the cell about to run: the count is already one past it
         # when the cell is kept in the history (IPython counts before running)
-        session.cell_number = shell.execution_count - 1 if getattr(info, "store_history", False) else shell.execution_count
+        session.cell_number = (
+            shell.execution_count - 1 if getattr(info, "store_history", False) else shell.execution_count
+        )
 
     shell.events.register("pre_run_cell", numbered)
 

@@ -173,7 +173,9 @@ class DiagnosticsView:
 
     def _repr_html_(self) -> str:
         body = "".join(f'<div style="margin:4px 0">{_report_html(r)}</div>' for r in self.reports)
-        return f'<div class="quiver-diagnostics" style="font-family:monospace;white-space:pre;font-size:12px">{body}</div>'
+        return (
+            f'<div class="quiver-diagnostics" style="font-family:monospace;white-space:pre;font-size:12px">{body}</div>'
+        )
 
 
 class ErrorView(DiagnosticsView):

@@ -176,7 +176,9 @@ class Notebooks:
         if opened or self.ls.docs.get(nb.virtual_uri) is None:
             self.ls.docs.open(nb.virtual_uri, text, nb.version, uri_to_path(nb.virtual_uri))
         else:
-            self.ls.docs.change(nb.virtual_uri, [lsp.TextDocumentContentChangeWholeDocument(text=text)], nb.version, self.ls.codec)
+            self.ls.docs.change(
+                nb.virtual_uri, [lsp.TextDocumentContentChangeWholeDocument(text=text)], nb.version, self.ls.codec
+            )
 
     # ------------------------------------------------------------ diagnostics
 
@@ -200,7 +202,9 @@ class Notebooks:
             cell = nb.cells.get(cell_uri)
             version = cell.version if cell is not None else None
             self.ls.text_document_publish_diagnostics(
-                lsp.PublishDiagnosticsParams(uri=cell_uri, version=version, diagnostics=[i for i in items if i is not _DROP])
+                lsp.PublishDiagnosticsParams(
+                    uri=cell_uri, version=version, diagnostics=[i for i in items if i is not _DROP]
+                )
             )
         return True
 
@@ -254,11 +258,11 @@ def wrap(method: str, fn):
 
     @functools.wraps(fn)
     async def handler(ls: QuiverServer, params):
-        td = getattr(params, "text_document", None)
-        nb = notebooks(ls).by_cell.get(getattr(td, "uri", None) or "") if td is not None else None
+        uri = getattr(getattr(params, "text_document", None), "uri", None)
+        nb = notebooks(ls).by_cell.get(uri) if isinstance(uri, str) else None
         if nb is None:
             return await fn(ls, params)
-        placed = next((p for p in nb.placed if p.uri == td.uri), None)
+        placed = next((p for p in nb.placed if p.uri == uri), None)
         if placed is None:
             return None
         result = await fn(ls, _walk(params, lambda o: _forward(o, nb, placed)))
@@ -353,13 +357,13 @@ def _back(o: Any, nb: Notebook, placed: Placed) -> Any:
         sel = _located(o.target_uri, o.target_selection_range, nb)
         if target is None or sel is None:
             return _DROP
-        origin = o.origin_selection_range
-        if origin is not None:
-            origin = _range_in(origin, placed)
-            origin = None if origin is _DROP else origin
+        origin = None
+        if o.origin_selection_range is not None:
+            mapped = _range_in(o.origin_selection_range, placed)
+            origin = mapped if isinstance(mapped, lsp.Range) else None
         return lsp.LocationLink(
             target_uri=target[0], target_range=target[1], target_selection_range=sel[1], origin_selection_range=origin
-        )  # type: ignore[arg-type]
+        )
     if isinstance(o, lsp.WorkspaceEdit):
         return _edit(o, nb, placed)
     if isinstance(o, lsp.Range):

@@ -15,6 +15,7 @@ import re
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 SCALING = "fn double(x: [n k]) -> [n k]:\n    return x * 2.0\n"
 
@@ -95,7 +96,9 @@ def text_of(cell) -> str:
 
 def html_of(cell) -> str:
     return "\n".join(
-        o["data"].get("text/html", "") for o in cell.get("outputs", []) if o["output_type"] in ("display_data", "execute_result")
+        o["data"].get("text/html", "")
+        for o in cell.get("outputs", [])
+        if o["output_type"] in ("display_data", "execute_result")
     )
 
 
@@ -124,10 +127,10 @@ def ran(tmp_path_factory):
     with client.setup_kernel():
         for i in range(6):
             client.execute_cell(cells[i], i)
-        with pytest.raises(Exception) as e:  # what stops "run all"
+        with pytest.raises(CellExecutionError) as e:  # what stops "run all"
             client.execute_cell(cells[6], 6)
         stopped["error"] = str(e.value)
-        with pytest.raises(Exception):
+        with pytest.raises(CellExecutionError):
             client.execute_cell(cells[7], 7)
         # cell 2 edited and run again: In [9]
         cells[1].source = MODEL_EDITED
@@ -143,7 +146,7 @@ def ran(tmp_path_factory):
         client.execute_cell(cells[1], 1)  # In [11]: loss, train_step, gradient still check against it
         refused = nbformat.v4.new_code_cell("predict(m, x)")
         nb.cells.append(refused)
-        with pytest.raises(Exception):
+        with pytest.raises(CellExecutionError):
             client.execute_cell(refused, len(nb.cells) - 1)
         fresh = nbformat.v4.new_code_cell("print('FRESH', predict(Linear.init(seed=0), x).shape)")
         nb.cells.append(fresh)
@@ -173,7 +176,11 @@ def test_shape_error_shows_carets_and_stops(ran):
     nb, stopped = ran
     cell = nb.cells[6]
     out = text_of(cell)
-    expected = "<cell 7>:3:12: error E0201: return value: expected [n F], found [n 1]\n" "        return predict(m, x)\n" "               ^^^^^^^^^^^^^"
+    expected = (
+        "<cell 7>:3:12: error E0201: return value: expected [n F], found [n 1]\n"
+        "        return predict(m, x)\n"
+        "               ^^^^^^^^^^^^^"
+    )
     assert expected in out, out
     (err,) = errors(cell)
     assert err["ename"] == "CellFailed" and err["evalue"] == "1 error in <cell 7>"
@@ -200,4 +207,3 @@ def test_rerun_refuses_an_instance_that_no_longer_fits(ran):
     assert "predict(): argument 'm' expected model Linear, found model Linear" in out, out
     assert "field s is new" in out and "<cell 11>" in out
     assert "FRESH torch.Size([64, 1])" in text_of(nb.cells[10])
-

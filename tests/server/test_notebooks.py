@@ -6,6 +6,8 @@ concatenation, positions worked out here."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsp_support import DATA, find_range, position, wait_until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -55,7 +57,7 @@ def open_notebook(client: LanguageClient, cells: list[tuple[str, str]]) -> list[
     return uris
 
 
-def published(client: LanguageClient, uri: str, version: int | None = None):
+def published(client: Any, uri: str, version: int | None = None) -> Any:
     for p in reversed(client.published):
         if p.uri == uri and (version is None or p.version == version):
             return p
@@ -139,10 +141,8 @@ async def test_hover_and_definition_in_a_cell(client: LanguageClient):
     text = hover.contents.value if isinstance(hover.contents, lsp.MarkupContent) else str(hover.contents)
     assert "fn apply(m: Lin, x: [D]) -> [D]" in text
     assert hover.range == find_range(CELL2, "apply", 0)
-    found = await client.text_document_definition_async(
-        lsp.DefinitionParams(lsp.TextDocumentIdentifier(uris[1]), at)
-    )
-    locs = found if isinstance(found, list) else [found]
+    found = await client.text_document_definition_async(lsp.DefinitionParams(lsp.TextDocumentIdentifier(uris[1]), at))
+    locs: list[Any] = list(found) if isinstance(found, list) else [found]
     (loc,) = locs
     uri = loc.uri if isinstance(loc, lsp.Location) else loc.target_uri
     rng = loc.range if isinstance(loc, lsp.Location) else loc.target_selection_range
