@@ -335,6 +335,10 @@ def load_ipython_extension(shell) -> None:
             shell.execution_count - 1 if getattr(info, "store_history", False) else shell.execution_count
         )
 
+    old = getattr(shell, "_quiver_numbered", None)
+    if old is not None:  # loaded again: one hook
+        shell.events.unregister("pre_run_cell", old)
+    shell._quiver_numbered = numbered
     shell.events.register("pre_run_cell", numbered)
 
     def handler(self, etype, value, tb, tb_offset=None):
@@ -354,4 +358,11 @@ def load_ipython_extension(shell) -> None:
 
 
 def unload_ipython_extension(shell) -> None:
+    """`%unload_ext quiver`: the display of run-time errors and the cell
+    numbering go; `%%quiver` stays registered (IPython has no way to remove
+    a magic), and the definitions stay in the namespace."""
     shell.set_custom_exc((), None)
+    hook = getattr(shell, "_quiver_numbered", None)
+    if hook is not None:
+        shell.events.unregister("pre_run_cell", hook)
+        shell._quiver_numbered = None

@@ -31,6 +31,8 @@ fn twice(m: Lin, x: [D]) -> [D D]:
     return apply(m, x) + apply(m, x)
 """
 
+OK_CELL = "fn ok(m: Lin) -> [D D]:\n    return m.w\n"
+
 PY = "import torch\nx = torch.ones(4)\n"
 
 
@@ -160,3 +162,35 @@ async def test_closing_the_notebook_clears_its_cells(client: LanguageClient):
         )
     )
     await wait_until(lambda: not published(client, uris[1]).diagnostics, what="cleared diagnostics")
+
+
+async def test_removing_a_cell_rechecks_the_rest(client: LanguageClient):
+    uris = open_notebook(client, [("quiver", CELL1), ("quiver", OK_CELL)])
+    await wait_until(lambda: published(client, uris[1]), what="the analysis")
+    assert list(published(client, uris[1]).diagnostics) == []
+    client.notebook_document_did_change(
+        lsp.DidChangeNotebookDocumentParams(
+            notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=2, uri=NOTEBOOK),
+            change=lsp.NotebookDocumentChangeEvent(
+                cells=lsp.NotebookDocumentCellChanges(
+                    structure=lsp.NotebookDocumentCellChangeStructure(
+                        array=lsp.NotebookCellArrayChange(start=0, delete_count=1),
+                        did_close=[lsp.TextDocumentIdentifier(uris[0])],
+                    )
+                )
+            ),
+        )
+    )
+    # `Lin` and `D` are gone with the first cell: the second is checked alone
+    p = await wait_until(
+        lambda: (q := published(client, uris[1])) is not None and q.diagnostics and q, what="unknown names"
+    )
+    alone = check_text(OK_CELL).diagnostics
+    assert [(d.code, d.message) for d in p.diagnostics] == [(d.code, d.message) for d in alone]
+    assert [d.code for d in alone] == ["E0102", "E0206"]
+    assert p.diagnostics[0].range == find_range(OK_CELL, "Lin")
+    # the first cell, gone from the notebook, had nothing to clear; hover there answers nothing
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(uris[0]), lsp.Position(1, 7))
+    )
+    assert hover is None
