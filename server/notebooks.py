@@ -349,6 +349,8 @@ def _located(uri: str, r: lsp.Range, nb: Notebook) -> tuple[str, lsp.Range] | No
 
 
 def _back(o: Any, nb: Notebook, placed: Placed) -> Any:
+    if isinstance(o, (lsp.CodeLens, lsp.CodeAction)) and _runs_virtual(o.command, nb):
+        return _DROP  # Run File on the notebook's virtual document: no file to run
     if isinstance(o, lsp.Location):
         got = _located(o.uri, o.range, nb)
         return _DROP if got is None else lsp.Location(uri=got[0], range=got[1])
@@ -374,6 +376,11 @@ def _back(o: Any, nb: Notebook, placed: Placed) -> Any:
     if isinstance(o, (str, int, float, bool)) or o is None:
         return o
     return _GO
+
+
+def _runs_virtual(command: Any, nb: Notebook) -> bool:
+    args = getattr(command, "arguments", None) or []
+    return any(isinstance(a, str) and a == nb.virtual_uri for a in args)
 
 
 def _edit(e: lsp.WorkspaceEdit, nb: Notebook, placed: Placed) -> lsp.WorkspaceEdit:

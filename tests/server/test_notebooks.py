@@ -194,3 +194,20 @@ async def test_removing_a_cell_rechecks_the_rest(client: LanguageClient):
         lsp.HoverParams(lsp.TextDocumentIdentifier(uris[0]), lsp.Position(1, 7))
     )
     assert hover is None
+
+
+async def test_no_run_lens_in_a_cell(client: LanguageClient):
+    main_cell = "fn main():\n    print(1)\n"
+    uris = open_notebook(client, [("quiver", CELL1), ("quiver", main_cell)])
+    await wait_until(lambda: published(client, uris[1]), what="the analysis")
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(uris[1])))
+    # a .qv file with the same text gets the Run lens; a cell has no file to run
+    assert not [lens for lens in lenses or [] if lens.command is not None and lens.command.command == "quiver.runFile"]
+    file_uri = (DATA / "nb_main.qv").as_uri()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            lsp.TextDocumentItem(uri=file_uri, language_id="quiver", version=1, text=main_cell)
+        )
+    )
+    file_lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(file_uri)))
+    assert [lens.command.command for lens in file_lenses or [] if lens.command is not None] == ["quiver.runFile"]
