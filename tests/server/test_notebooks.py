@@ -211,3 +211,35 @@ async def test_no_run_lens_in_a_cell(client: LanguageClient):
     )
     file_lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(file_uri)))
     assert [lens.command.command for lens in file_lenses or [] if lens.command is not None] == ["quiver.runFile"]
+
+
+def decode(data) -> list[tuple[int, int, int, int, int]]:
+    out, line, col = [], 0, 0
+    for i in range(0, len(data), 5):
+        dl, dc, length, kind, mods = data[i : i + 5]
+        line += dl
+        col = col + dc if dl == 0 else dc
+        out.append((line, col, length, kind, mods))
+    return out
+
+
+async def test_semantic_tokens_of_a_cell(client: LanguageClient):
+    uris = open_notebook(client, [("quiver", CELL1), ("python", CELL2)])
+    await wait_until(lambda: published(client, uris[1]), what="the analysis")
+    got = await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(lsp.TextDocumentIdentifier(uris[1]))
+    )
+    # the same text as one .qv file: its tokens on the second cell's lines, moved up
+    whole = CELL1 + "\n" + "\n" + CELL2.split("\n", 1)[1]
+    first = CELL1.count("\n") + 1
+    file_uri = (DATA / "nb_whole.qv").as_uri()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=file_uri, language_id="quiver", version=1, text=whole))
+    )
+    ref = await client.text_document_semantic_tokens_full_async(
+        lsp.SemanticTokensParams(lsp.TextDocumentIdentifier(file_uri))
+    )
+    assert got is not None and ref is not None
+    want = [(ln - first, *rest) for ln, *rest in decode(ref.data) if ln >= first]
+    assert decode(got.data) == want
+    assert len(want) >= 8  # fn, twice, m, Lin, x, D, apply, ...
