@@ -135,6 +135,7 @@ class Session:
             parts.append(chunk)
             line += chunk.count("\n")
         self.runs += 1
+        self.cwd = os.getcwd()  # imports are found from the working folder the cell runs in
         path = normal_path(os.path.join(self.cwd, f"quiver-notebook-{self.runs}.qv"))
         self.programs[path] = segments
         workspace = Workspace(DiskHost(), [normal_path(self.cwd)])
