@@ -85,6 +85,13 @@ def needs_runtime_message(what: str, name: str) -> str:
     return f"{what} needs {name}, which is not installed: {TORCH_HINT}"
 
 
+def load_ipython_extension(shell) -> None:
+    """`%load_ext quiver`: the `%%quiver` cell magic (driver/notebook.py, docs/notebooks.md)."""
+    from .notebook import load_ipython_extension as load
+
+    load(shell)
+
+
 def __getattr__(name: str):
     if name == "to_module":  # a model as a torch.nn.Module (docs/torch-interop.md)
         missing = missing_runtime_module()

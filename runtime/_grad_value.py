@@ -341,6 +341,11 @@ class Grad:
         parts = ", ".join(f"{n}: {tensor_text(t)}" for n, t in zip(lay.paths, self._qv_values))
         return f"{lay.text}({parts})"
 
+    def _repr_html_(self) -> str:  # a notebook's display: field, shape, norm
+        from ._display import grad_html
+
+        return grad_html(self)
+
     def __reduce__(self):
         raise GradError("gradients cannot be pickled")
 

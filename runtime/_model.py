@@ -512,6 +512,11 @@ class Model:
         where = "" if dev.type == "cpu" else f" on {cls._qv_device if dev == torch.device(cls._qv_device) else dev}"
         return f"{cls._qv_name}{where}(" + ", ".join(parts) + ")"
 
+    def _repr_html_(self) -> str:  # a notebook's display: a table of the fields
+        from ._display import model_html
+
+        return model_html(self)
+
     def __reduce__(self):
         raise ModelError(f"a {type(self)._qv_name} cannot be pickled; use .save(path) / .load(path)")
 

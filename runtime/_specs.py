@@ -280,7 +280,7 @@ class ModelArg(ArgSpec):
             if type(a) is not self.cls and not isinstance(a, self.cls):
                 found = describe(a)
                 if isinstance(a, Model) and type(a)._qv_name == self.cls._qv_name:
-                    found += " (another class of that name, from another load of the file)"
+                    found += _other_class(a)
                 self._fail(sig, found)
             return type(a)._qv_torch_device.type != "cpu"
         cls = type(a)
@@ -290,7 +290,7 @@ class ModelArg(ArgSpec):
                 isinstance(a, Model)
                 and getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name
             ):
-                found += " (another class of that name, from another load of the file)"
+                found += _other_class(a)
             self._fail(sig, found)
         if self.options is not None and any(cls._qv_options.get(k) != v for k, v in self.options.items()):
             self._fail(sig, f"model {cls._qv_name}")
@@ -313,6 +313,13 @@ class ModelArg(ArgSpec):
             elif d != got:
                 self._fail(sig, f"model {cls._qv_name}")
         return cls._qv_torch_device.type != "cpu"
+
+
+def _other_class(a) -> str:
+    """Why a model of the right name is not the model expected: its class is
+    from another load of the file, or (a notebook sets `_qv_stale_note` on
+    the classes a re-run cell replaced) from an earlier run of a cell."""
+    return getattr(type(a), "_qv_stale_note", " (another class of that name, from another load of the file)")
 
 
 class GradArg(ArgSpec):

@@ -89,6 +89,11 @@ def server_capabilities(client_capabilities: Any, initialization_options: Any = 
     caps["workspace"] = {"workspaceFolders": {"supported": True, "changeNotifications": True}}
     prepare = _get(client_capabilities, "textDocument", "rename", "prepareSupport")
     caps["renameProvider"] = {"prepareProvider": True} if prepare else True
+    # Notebooks (server/notebooks.py): the cells of language quiver, and the
+    # Python cells that start with the %%quiver magic, of every notebook type
+    caps["notebookDocumentSync"] = {
+        "notebookSelector": [{"notebook": "*", "cells": [{"language": "quiver"}, {"language": "python"}]}]
+    }
     if diagnostic_mode(initialization_options) != "push":
         caps["diagnosticProvider"] = {
             "identifier": "quiver",

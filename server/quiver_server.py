@@ -144,6 +144,10 @@ class QuiverServer(LanguageServer):
             self.remember(doc.path, analysis)  # the text it was opened with
         doc.published = key
         diagnostics = self.diagnostics_of(doc.uri, analysis, doc.lines_of(analysis), failure)
+        from .notebooks import notebooks  # a notebook's cells: published on each cell
+
+        if notebooks(self).publish(doc.uri, diagnostics):
+            return
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics)
         )

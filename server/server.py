@@ -28,19 +28,19 @@ import signal
 import sys
 import threading
 
-from . import commands, document_sync, features, lifecycle
+from . import commands, document_sync, features, lifecycle, notebooks
 from .quiver_server import QuiverServer, diagnostics_doc_uri  # noqa: F401  (re-exported)
 from .registry import _COMMANDS, _FEATURES, notification, request  # noqa: F401  (re-exported)
 
 # The modules whose handlers create_server registers (each records its own on import).
-HANDLER_MODULES = (lifecycle, document_sync, features, commands)
+HANDLER_MODULES = (lifecycle, document_sync, features, commands, notebooks)
 
 
 def create_server() -> QuiverServer:
     """A new server with every handler registered."""
     server = QuiverServer()
     for method, options, fn in _FEATURES:
-        server.feature(method, options)(fn)
+        server.feature(method, options)(notebooks.wrap(method, fn))  # a request about a notebook cell
     for name, fn in _COMMANDS:
         server.command(name)(fn)
     return server

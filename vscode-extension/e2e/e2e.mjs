@@ -128,6 +128,7 @@ function prepareSession(name, { trusted }) {
     fs.symlinkSync(path.join(ROOT, '.venv'), path.join(ws, '.venv'));
   }
   writeMultiFile(ws);
+  writeNotebook(ws); // the notebook scenario's cells.ipynb (there from the start, for Quick Open)
   let remote = remoteSettings({});
   if (!trusted) {
     // A workspace that tries to choose what runs; Restricted Mode must ignore it.
@@ -655,6 +656,53 @@ async function trustedScenarios(wb, session) {
   });
 
   await multiFileScenario(wb, session);
+  await notebookScenario(wb, session);
+}
+
+// ------------------------------------------------------------------ notebooks (docs/notebooks.md)
+
+// An .ipynb with two Quiver cells (language quiver, each starting with the %%quiver magic)
+// around a Python cell; the second Quiver cell uses the first's fn and declares [D D]
+// where it returns [D]. The server checks the Quiver cells together and reports E0201
+// on the second one, at its own line 3.
+const NOTEBOOK_CELLS = [
+  ['quiver', '%%quiver\ndim D = 4\n\nfn apply(x: [D]) -> [D]:\n    return x * 2.0\n'],
+  ['python', 'import torch\n'],
+  ['quiver', '%%quiver\nfn twice(x: [D]) -> [D D]:\n    return apply(x) + apply(x)\n'],
+];
+
+function writeNotebook(ws) {
+  const cells = NOTEBOOK_CELLS.map(([language, text]) => ({
+    cell_type: 'code',
+    execution_count: null,
+    metadata: language === 'quiver' ? { vscode: { languageId: 'quiver' } } : {},
+    outputs: [],
+    source: text.split(/(?<=\n)/),
+  }));
+  const metadata = { language_info: { name: 'python' } };
+  fs.writeFileSync(path.join(ws, 'cells.ipynb'), JSON.stringify({ cells, metadata, nbformat: 4, nbformat_minor: 5 }, null, 1));
+}
+
+async function notebookScenario(wb, session) {
+  await scenario('notebook', wb, async () => {
+    await wb.openFile('cells.ipynb');
+    await wb.command('Problems: Focus on Problems View');
+    const onCell = (r) => /E0201/.test(r) && (r.includes('Ln 3,') || r.includes('[3,'));
+    let rows = [];
+    const row = await waitUntil('a Problems row for the second Quiver cell', async () => {
+      rows = await wb.problemRows();
+      return rows.find(onCell);
+    }, 90_000).catch((e) => {
+      throw new Error(`${e.message}; rows: ${rows.join(' | ')}`);
+    });
+    const others = rows.filter((r) => DIAGNOSTIC_CODE.test(r) && r !== row && /cells\.ipynb|apply|twice/.test(r));
+    if (others.length > 0) {
+      throw new Error(`more than the one diagnostic in the notebook: ${others.join(' | ')}`);
+    }
+    await wb.shot('notebook-open');
+    await wb.command('View: Close All Editors');
+    return row;
+  });
 }
 
 // ------------------------------------------------------------------ multi-file workspaces

@@ -95,6 +95,7 @@ class ClientLauncher {
       documentSelector: [
         { scheme: 'file', language: 'quiver' },
         { scheme: 'untitled', language: 'quiver' },
+        { notebook: '*', language: 'quiver' }, // Quiver cells of notebooks (docs/notebooks.md)
       ],
       // The server can push diagnostics, answer pulls, or both; VS Code would show
       // "both" twice (one collection each), so ask for push only.
