@@ -108,10 +108,13 @@ async def test_the_table_leaves_codes_out_and_is_followed_on_disk(session: Sessi
 
 
 async def test_a_bad_table_is_reported_once_and_filters_nothing(session: Session, folder: Path) -> None:
+    closed = (folder / "sub" / "closed.qv").as_uri()
+    await latest_codes(session, closed, ["E0101"], "the start, under the good table")
     (folder / "pyproject.toml").write_text('[tool.quiver]\nignore = ["Z9"]\n')
     changed(session, folder / "pyproject.toml", lsp.FileChangeType.Changed)
     opened = session.open(TWO, session.uri("open.qv"))
     await latest_codes(session, opened, ["E0101", "W0101"], "everything shown")
+    await latest_codes(session, closed, ["E0101", "W0101"], "everything shown, not open (another folder)")
     shown = await wait_until(lambda: session.client.messages or None, 10, "the message")
     bad = [m for m in shown if "pyproject.toml" in m.message]
     assert len(bad) == 1
