@@ -23,6 +23,8 @@
 //   multi-file layers.qv and train.qv (which imports it) open: a param renamed in
 //              layers.qv, unsaved, gives train.qv an error in the Problems panel, undone
 //              it goes; a rename (F2) of `forward` in train.qv edits both files
+//   notebook   cells.ipynb: two Quiver cells around a Python cell, checked together;
+//              the second cell's E0201 shows in the Problems panel at its own line
 // Then the same files in a trusted workspace with no .venv, code-server's PATH holding
 // only Pythons without Quiver (the system /usr/bin/python3): the bundled server only.
 //   bundled-diagnostics  broken.qv's diagnostic shows, served by the bundled libraries run
