@@ -174,3 +174,74 @@ def frame_column(code, lasti: int) -> int | None:
         return None
     col = pos[2]
     return None if col is None else col + 1
+
+
+# -------------------------------------------------------------- break on NaN
+
+NAN_HOOK = "_qv_nan_check"  # the module global load_compiled binds to _debug.nan_check
+_FIELD_UPDATES = ("field_add", "field_index_set", "model_update")
+
+
+def _checked(stmt: ast.stmt) -> tuple[list[str], list[ast.expr]] | None:
+    """The names (as written) and expressions a NaN check after ``stmt``
+    looks at: the names an assignment binds, the field a field update writes."""
+    if isinstance(stmt, ast.Assign):
+        names: list[str] = []
+        for t in stmt.targets:
+            for n in t.elts if isinstance(t, ast.Tuple) else [t]:
+                if isinstance(n, ast.Name) and not n.id.startswith("_"):
+                    names.append(n.id)
+        if names:
+            return names, [ast.Name(n, ast.Load()) for n in names]
+        return None
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr in _FIELD_UPDATES and call.args:
+            m = call.args[0]
+            if not isinstance(m, ast.Name):
+                return None
+            if len(call.args) > 1 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+                field = call.args[1].value
+                return [f"{m.id}.{field}"], [ast.Attribute(ast.Name(m.id, ast.Load()), field, ast.Load())]
+            return [m.id], [ast.Name(m.id, ast.Load())]
+    return None
+
+
+def _nan_block(body: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for stmt in body:
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(stmt, name, _nan_block(block))
+        for h in getattr(stmt, "handlers", None) or []:
+            h.body = _nan_block(h.body)
+        out.append(stmt)
+        what = None if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else _checked(stmt)
+        if what is not None:
+            names, exprs = what
+            call = ast.Expr(
+                ast.Call(
+                    ast.Name(NAN_HOOK, ast.Load()),
+                    [
+                        ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+                        ast.Tuple(exprs, ast.Load()),
+                    ],
+                    [],
+                )
+            )
+            # at the statement's own line: part of the step, stops there
+            for node in ast.walk(call):
+                ast.copy_location(node, stmt)
+            out.append(call)
+    return out
+
+
+def add_nan_checks(tree: ast.Module) -> ast.Module:
+    """After each assignment and field update in the module's functions, a
+    call ``_qv_nan_check(names, values)`` at the statement's line."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = _nan_block(node.body)
+    return tree

@@ -30,7 +30,7 @@ import types
 from typing import NamedTuple
 
 from ._errors import QuiverError
-from ._lines import frame_column, line_map_of, relocate
+from ._lines import NAN_HOOK, add_nan_checks, frame_column, line_map_of, relocate
 
 
 class Loc(NamedTuple):
@@ -253,6 +253,10 @@ def load_compiled(
     code_obj = _compile(code, qv_path)
     filename = code_obj.co_filename
     module.__file__ = filename
+    if _debug_nan_checks():
+        from . import _debug
+
+        module.__dict__[NAN_HOOK] = _debug.nan_check
     if filename != compiled_filename(qv_path):
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     _importing.append(imports or {})
@@ -307,7 +311,16 @@ def _compile_at_qv_lines(code: str, qv_path: str):
     mapping = line_map_of(tree)
     if mapping is None:
         return compile(tree, mapped_filename(qv_path), "exec")
-    return compile(relocate(tree, mapping), compiled_filename(qv_path), "exec")
+    relocate(tree, mapping)
+    if _debug_nan_checks():
+        add_nan_checks(tree)
+    return compile(tree, compiled_filename(qv_path), "exec")
+
+
+def _debug_nan_checks() -> bool:
+    from . import _debug
+
+    return _debug.nan_checks
 
 
 def _compile(code: str, qv_path: str):
