@@ -140,6 +140,19 @@ def _present_quiver_values() -> None:
     path = extensions.__path__
     if folder not in list(path):
         path.append(folder)
+    try:  # pydevd may have read its extensions already (importing it does): add ours
+        import importlib
+
+        from _pydevd_bundle import pydevd_extension_utils  # type: ignore
+
+        manager = pydevd_extension_utils.EXTENSION_MANAGER_INSTANCE
+        if manager.loaded_extensions is not None:
+            module = importlib.import_module(extensions.__name__ + ".pydevd_plugin_quiver")
+            if module not in manager.loaded_extensions:
+                manager.loaded_extensions.append(module)
+            manager.type_to_instance = {}
+    except (ImportError, AttributeError):  # pragma: no cover - another pydevd: plain reprs
+        pass
 
 
 def _start_debugpy(args) -> None:

@@ -113,11 +113,6 @@ class Model:
     _qv_params: tuple = ()
     _qv_buffers: tuple = ()
 
-    def __repr__(self) -> str:  # `Mlp(w1: [784 128] f32, ...)`: debuggers, the REPL (runtime/_debug.py)
-        from ._debug import model_repr
-
-        return model_repr(self)
-
     # --- class set-up ---------------------------------------------------------
 
     def __init_subclass__(cls, **kwargs):
