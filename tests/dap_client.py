@@ -9,6 +9,7 @@ wait is bounded (a hang fails the test after the timeout, never blocks it).
 from __future__ import annotations
 
 import json
+import os
 import queue
 import socket
 import subprocess
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 
-TIMEOUT = 90.0  # seconds for any one wait (the CI machine is slow; never a speed check)
+TIMEOUT = float(os.environ.get("QUIVER_DAP_TIMEOUT", "90"))  # seconds for any one wait (a slow CI machine; never a speed check)
 
 
 class DapError(AssertionError):
@@ -194,7 +195,16 @@ def start_quiver_debug(args: list[str], cwd: str, timeout: float = TIMEOUT):
                 ready.set()
         ready.set()
 
+    out: list[str] = []
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.append(line)
+
     threading.Thread(target=pump_err, daemon=True).start()
+    threading.Thread(target=pump_out, daemon=True).start()
+    proc.out_lines = out  # type: ignore[attr-defined]  (the program's stdout, read as it comes)
     if not ready.wait(timeout) or not found:
         proc.kill()
         raise DapError(f"quiver debug did not start listening: {''.join(lines)}")

@@ -198,7 +198,7 @@ def _end(proc, dap: Dap, err: list[str]) -> str:
         dap.close()
         if proc.poll() is None:
             proc.kill()
-    return proc.stdout.read() if proc.stdout else ""
+    return "".join(proc.out_lines)
 
 
 def test_debugpy_breakpoint_step_and_variables(tmp_path):
@@ -237,7 +237,7 @@ def test_debugpy_breakpoint_step_and_variables(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(err)
-    assert out.strip() == "0.0"
+    assert out.strip() == "0.0000"  # print(s): the sum of zeros
 
 
 def test_debugpy_stops_at_the_qv_line_of_an_error(tmp_path):
