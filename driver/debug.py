@@ -101,7 +101,9 @@ def _quiver_dirs() -> list[str]:
     import quiver.checker
     import quiver.runtime
 
-    return sorted({os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (quiver, quiver.checker, quiver.runtime)})
+    return sorted(
+        {os.path.dirname(os.path.abspath(m.__file__ or "")) for m in (quiver, quiver.checker, quiver.runtime)}
+    )
 
 
 def _library_quiver() -> None:

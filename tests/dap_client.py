@@ -8,6 +8,7 @@ wait is bounded (a hang fails the test after the timeout, never blocks it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -17,7 +18,9 @@ import sys
 import threading
 import time
 
-TIMEOUT = float(os.environ.get("QUIVER_DAP_TIMEOUT", "90"))  # seconds for any one wait (a slow CI machine; never a speed check)
+TIMEOUT = float(
+    os.environ.get("QUIVER_DAP_TIMEOUT", "90")
+)  # seconds for any one wait (a slow CI machine; never a speed check)
 
 
 class DapError(AssertionError):
@@ -169,10 +172,8 @@ class Dap:
         return {v["name"]: v for v in self.request("variables", {"variablesReference": ref})["variables"]}
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 def start_quiver_debug(args: list[str], cwd: str, timeout: float = TIMEOUT):

@@ -4,7 +4,6 @@ tracebacks that show .qv frames (docs/debugging.md)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import traceback
@@ -113,7 +112,15 @@ def test_stepping_goes_one_qv_statement_at_a_time(tmp_path):
         module.main()
     finally:
         sys.settrace(None)
-    assert seen == [("main", 10), ("main", 11), ("main", 12), ("forward", 6), ("forward", 7), ("main", 14), ("main", 15)]
+    assert seen == [
+        ("main", 10),
+        ("main", 11),
+        ("main", 12),
+        ("forward", 6),
+        ("forward", 7),
+        ("main", 14),
+        ("main", 15),
+    ]
 
 
 def test_a_python_traceback_shows_qv_frames_and_qv_text(tmp_path):
@@ -186,7 +193,7 @@ def test_debug_options_that_do_not_fit(tmp_path):
 # ------------------------------------------------------------------ debugpy over DAP
 
 
-def _session(tmp_path: Path, name: str, extra: list[str] = ()):
+def _session(tmp_path: Path, name: str, extra: tuple[str, ...] = ()):
     proc, port, err = start_quiver_debug([name, "--listen", "127.0.0.1:0", "--wait-for-client", *extra], str(tmp_path))
     return proc, Dap("127.0.0.1", port), err
 
@@ -224,7 +231,10 @@ def test_debugpy_breakpoint_step_and_variables(tmp_path):
         local = dap.locals(frames[0]["id"])
         assert local["x"]["value"] == "[4 3] f32 [1, 1, 1, 1, 1, 1, ...]"
         params = dap.children(local["m"]["variablesReference"])
-        assert {k: v["value"] for k, v in params.items()} == {"w": "[3 2] f32 [0, 0, 0, 0, 0, 0]", "b": "[2] f32 [0, 0]"}
+        assert {k: v["value"] for k, v in params.items()} == {
+            "w": "[3 2] f32 [0, 0, 0, 0, 0, 0]",
+            "b": "[2] f32 [0, 0]",
+        }
         about = dap.children(local["x"]["variablesReference"])
         assert about["type"]["value"] == "'[4 3] f32'" and about["nan or inf"]["value"] == "0"
         assert about["mean"]["value"] == "1.0"
@@ -266,7 +276,7 @@ def test_debugpy_stops_at_the_qv_line_of_an_error(tmp_path):
 
 def test_debugpy_breaks_on_the_first_nan(tmp_path):
     path = write(tmp_path, "nan.qv", NAN)
-    proc, dap, err = _session(tmp_path, "nan.qv", ["--break-on-nan"])
+    proc, dap, err = _session(tmp_path, "nan.qv", ("--break-on-nan",))
     try:
         dap.start({}, exception_filters=())
         stop = dap.stopped()
@@ -285,4 +295,3 @@ def test_debugpy_breaks_on_the_first_nan(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(err)
-
