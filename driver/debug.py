@@ -126,6 +126,14 @@ def _library_quiver() -> None:
 
     cls.set_exclude_filters = set_exclude_filters
     cls._quiver_patched = True
+    try:  # a debugger that already runs (the process was started by debugpy): now
+        import pydevd  # type: ignore
+
+        py_db = pydevd.get_global_debugger()
+        if py_db is not None:
+            py_db.set_exclude_filters(list(py_db._files_filtering._exclude_filters))
+    except (ImportError, AttributeError):  # pragma: no cover - another pydevd
+        pass
     os.environ["PYDEVD_FILTERS"] = ";".join(d + "/**" for d in _quiver_dirs())
 
 
@@ -167,6 +175,9 @@ def _start_debugpy(args) -> None:
         ) from None
     _library_quiver()
     _present_quiver_values()
+    if debugpy.is_client_connected():  # started by debugpy (VS Code's `quiver` launch): it is attached
+        print("quiver: running under the debugger that started this process", file=sys.stderr, flush=True)
+        return
     if args.connect:
         host, port = address(args.connect) or ("127.0.0.1", 5678)
         debugpy.connect((host, port))

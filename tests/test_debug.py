@@ -4,8 +4,11 @@ tracebacks that show .qv frames (docs/debugging.md)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -295,3 +298,65 @@ def test_debugpy_breaks_on_the_first_nan(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(err)
+
+
+def test_vscode_launch_through_debugpys_adapter(tmp_path):
+    # What the extension's `quiver` debug type does (vscode-extension/src/debug.ts,
+    # debugpyLaunch): debugpy's own adapter launches `-m quiver.cli debug FILE`.
+    path = write(tmp_path, "nan.qv", NAN)
+    endpoints = tmp_path / "endpoints.json"
+    adapter = subprocess.Popen(
+        [sys.executable, "-m", "debugpy.adapter", "--host", "127.0.0.1", "--port", "0"],
+        env={**os.environ, "DEBUGPY_ADAPTER_ENDPOINTS": str(endpoints)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    dap = None
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (endpoints.exists() and endpoints.read_text().strip()):
+            assert time.monotonic() < deadline, "the debug adapter did not start"
+            time.sleep(0.1)
+        client = json.loads(endpoints.read_text())["client"]
+        dap = Dap(client["host"], client["port"])
+        dap.request(
+            "initialize", {"clientID": "vscode", "adapterID": "quiver", "pathFormat": "path", "linesStartAt1": True}
+        )
+        launch = {
+            "type": "quiver",
+            "request": "launch",
+            "name": "Debug nan.qv",
+            "module": "quiver.cli",
+            "args": ["debug", path, "--break-on-nan"],
+            "python": [sys.executable],
+            "cwd": str(tmp_path),
+            "console": "internalConsole",
+            "justMyCode": True,
+            "rules": [{"module": "quiver", "include": False}],
+            "redirectOutput": True,
+        }
+        launched = dap.send("launch", launch)
+        dap.event("initialized")
+        dap.request("setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": 3}]})
+        dap.request("setExceptionBreakpoints", {"filters": ["uncaught"]})
+        dap.request("configurationDone")
+        dap.response(launched)
+        stop = dap.stopped()
+        assert stop["reason"] == "breakpoint"
+        tid = stop["threadId"]
+        assert [(f["name"], f["line"]) for f in dap.frames(tid)] == [("main", 3)]  # no frame of quiver itself
+        assert dap.locals(dap.top(tid)["id"])["x"]["value"] == "[4] f32 [1, 1, 1, 1]"
+        dap.request("continue", {"threadId": tid})
+        stop = dap.stopped()  # break on NaN
+        top = dap.top(tid)
+        assert (stop["reason"], top["line"]) == ("exception", 4)
+        dap.request("continue", {"threadId": tid})
+        dap.event("terminated")
+        output = "".join(e["body"].get("output", "") for e in dap.events if e.get("event") == "output")
+        assert "[-inf, -inf, -inf, -inf]" in output
+    finally:
+        if dap is not None:
+            dap.close()
+        adapter.kill()
+        adapter.wait(timeout=TIMEOUT)
