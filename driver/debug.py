@@ -166,6 +166,9 @@ def _present_quiver_values() -> None:
 
 
 def _start_debugpy(args) -> None:
+    # (pydevd's warning about frozen stdlib modules concerns breakpoints in the
+    # standard library, which a Quiver program never sets)
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     try:
         import debugpy
         from debugpy._vendored import force_pydevd  # noqa: F401  (puts pydevd on sys.path)
