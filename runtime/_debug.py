@@ -1,9 +1,9 @@
 """What the runtime gives a debugger (``quiver debug``, docs/debugging.md).
 
 - How values read in a debugger's Variables view: :func:`value_text` (a
-  tensor as ``[64 784] f32 [0.0123, -0.5, ...]``), :func:`model_repr` (a
-  model's ``__repr__``: ``Mlp(w1: [784 128] f32, ...)``) and
-  :func:`children` (what a tensor, a model or a gradient opens to). The
+  tensor as ``[64 784] f32 [0.0123, -0.5, ...]``; models and gradients
+  have their own ``__repr__``) and :func:`children` (what a tensor, a
+  model or a gradient opens to). The
   debugpy plugin ``pydevd_plugin_quiver.py`` hands them to debugpy; it is
   registered only by ``quiver debug``.
 - Break on NaN: with :data:`nan_checks` on when a program is loaded,
@@ -57,21 +57,6 @@ def value_text(t: torch.Tensor) -> str:
         return f"{head} {_number(first[0])}"
     more = ", ..." if flat.numel() > _SHOWN else ""
     return f"{head} [{', '.join(_number(x) for x in first)}{more}]"
-
-
-def model_repr(m) -> str:
-    """``Mlp(w1: [784 128] f32, b1: [128] f32, steps: [] i64)``."""
-    cls = type(m)
-    parts = []
-    for name in tuple(getattr(cls, "_qv_param_names", ())) + tuple(getattr(cls, "_qv_buffer_names", ())):
-        v = m.__dict__.get(name)
-        if isinstance(v, torch.Tensor):
-            parts.append(f"{name}: {tensor_text(v)}")
-        elif isinstance(v, (list, tuple)):
-            parts.append(f"{name}: [{len(v)}] {type(v[0]).__name__ if v else ''}".rstrip())
-        elif v is not None:
-            parts.append(f"{name}: {getattr(type(v), '_qv_name', type(v).__name__)}")
-    return f"{getattr(cls, '_qv_name', cls.__name__)}({', '.join(parts)})"
 
 
 def children(v) -> dict:
