@@ -186,6 +186,17 @@ def cmd_run(args) -> int:
     if isinstance(device, str):
         print(f"quiver: {device}", file=sys.stderr)
         return 2
+    # -- under a debugger (driver/debug.py): set up before the program is loaded
+    session = None
+    from . import debug
+
+    if debug.wanted(args):
+        why = debug.problem(args)
+        if why is not None:
+            print(f"quiver: {why}", file=sys.stderr)
+            return 2
+        session = debug.Session(args)
+    # --
     if args.nproc > 1:
         from .launch import launch
 
@@ -214,7 +225,10 @@ def cmd_run(args) -> int:
                 _dist.use_local_gpu()
             _dist.join()
             joined = True
-        module.main(**kwargs)
+        if session is not None:
+            session.call(module.main, kwargs)
+        else:
+            module.main(**kwargs)
         if joined:
             _dist.leave()
     except KeyboardInterrupt:
@@ -512,6 +526,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="B",
         help="the torch.compile backend of --compile (default inductor; aot_eager compiles faster)",
     )
+    # -- quiver debug / run --debug (driver/debug.py)
+    from .debug import add_options as add_debug_options
+
+    add_debug_options(run)
+    sub.add_parser("debug", help="run a file's main() under a debugger (quiver run FILE --debug; see run --help)")
+    # --
     run.set_defaults(func=cmd_run, run_help=run.format_help)
     plot = sub.add_parser("plot", help="draw the metrics of a run's metrics.csv to a PNG")
     plot.add_argument("csv", metavar="RUN.csv")
@@ -567,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
         return qlint_main(argv[1:])
     try:
         ap = build_parser()
+        if argv and argv[0] == "debug":  # `quiver debug FILE ...` is `quiver run --debug FILE ...`
+            argv = ["run", "--debug", *argv[1:]]
         args = _split_run_argv(argv, ap) if argv and argv[0] == "run" else ap.parse_args(argv)
         if args.command == "run" and args.help and args.file is None:
             print(args.run_help(), end="")

@@ -5,11 +5,19 @@ Compiled code creates one :class:`SourceFile` per ``.qv`` file
 with ``_src.loc(line, col)`` and, as its last statement, hands over the map
 from Python line numbers to ``.qv`` positions with ``_src.set_line_map``.
 
-A frame belongs to compiled code when its code object's filename is the
-``code_filename`` of a SourceFile (by default :func:`compiled_filename` of the
-``.qv`` path, which is what :func:`load_compiled` compiles with), or, as a
-fallback for compiled modules imported as ordinary ``.py`` files, when the
-frame's module globals hold a SourceFile under the name ``_src``.
+:func:`load_compiled` compiles that code at ``.qv`` lines (``_lines.py``):
+its code objects' filename is the absolute ``.qv`` path
+(:func:`compiled_filename`) and their line numbers are ``.qv`` lines, so a
+frame's own line is its ``.qv`` line and ``linecache`` reads the ``.qv``
+file. Code that cannot be relocated (no literal line map) is compiled under
+``<quiver:/abs/path.qv>`` with the compiled text in ``linecache``, and its
+frames go through the line map.
+
+A frame belongs to compiled code when its code object's filename is one a
+SourceFile is registered under (the ``.qv`` path or its ``<quiver:...>``
+name), or, as a fallback for compiled modules imported as ordinary ``.py``
+files, when the frame's module globals hold a SourceFile under the name
+``_src`` (their lines are Python lines: the line map applies).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import types
 from typing import NamedTuple
 
 from ._errors import QuiverError
+from ._lines import NAN_HOOK, add_nan_checks, frame_column, line_map_of, relocate
 
 
 class Loc(NamedTuple):
@@ -40,7 +49,14 @@ class Loc(NamedTuple):
 
 
 def compiled_filename(qv_path: str) -> str:
-    """The filename that compiled code for ``qv_path`` is compiled under."""
+    """The filename that compiled code for ``qv_path`` is compiled under:
+    the absolute ``.qv`` path itself (its lines are ``.qv`` lines)."""
+    return os.path.abspath(qv_path)
+
+
+def mapped_filename(qv_path: str) -> str:
+    """The filename of compiled code that keeps Python lines (no line map
+    could be read from it): ``<quiver:/abs/path.qv>``."""
     return f"<quiver:{os.path.abspath(qv_path)}>"
 
 
@@ -57,7 +73,10 @@ class SourceFile:
         self.code_filename = code_filename or compiled_filename(path)
         self._lines: list[int] = []
         self._locs: list[tuple[int, int]] = []
+        self._cols: dict[int, int] = {}  # qv line -> the column of its first entry
         SourceFile._registry[self.code_filename] = self
+        if code_filename is None:
+            SourceFile._registry[mapped_filename(path)] = self
 
     def loc(self, line: int, col: int) -> Loc:
         return Loc(self.path, line, col)
@@ -67,6 +86,9 @@ class SourceFile:
         items = sorted(mapping.items())
         self._lines = [k for k, _ in items]
         self._locs = [tuple(v) for _, v in items]
+        self._cols = {}
+        for line, col in self._locs:
+            self._cols.setdefault(line, col)
 
     def map_line(self, py_line: int) -> Loc | None:
         """The ``.qv`` location of a compiled line: the entry for that line,
@@ -76,6 +98,20 @@ class SourceFile:
             return None
         line, col = self._locs[i]
         return Loc(self.path, line, col)
+
+    def frame_loc(self, code, line: int, lasti: int) -> Loc | None:
+        """The ``.qv`` location of a frame of ``code`` stopped at Python line
+        ``line`` (instruction ``lasti``): code compiled at ``.qv`` lines
+        (its filename is the ``.qv`` path) is already there, its column
+        kept in the instruction's position; other code goes through the map."""
+        if code.co_filename == compiled_filename(self.path):
+            if line is None or line < 1:
+                return None
+            col = frame_column(code, lasti)
+            if col is None:
+                col = self._cols.get(line, 1)
+            return Loc(self.path, line, col)
+        return self.map_line(line)
 
     def __repr__(self) -> str:
         return f"SourceFile({self.path!r})"
@@ -104,7 +140,7 @@ def qv_traceback(exc: BaseException) -> list[QvFrame]:
     while tb is not None:
         src = _source_of(tb.tb_frame)
         if src is not None:
-            loc = src.map_line(tb.tb_lineno)
+            loc = src.frame_loc(tb.tb_frame.f_code, tb.tb_lineno, tb.tb_lasti)
             if loc is not None:
                 frames.append(QvFrame(loc, tb.tb_frame.f_code.co_name))
         tb = tb.tb_next
@@ -200,24 +236,32 @@ def load_compiled(
 ) -> types.ModuleType:
     """Execute compiled Python for ``qv_path`` as a fresh module and return it.
 
-    The code is compiled under :func:`compiled_filename` (so source mapping
-    finds its frames) and registered with ``linecache`` (so Python tracebacks
-    show the compiled lines).  The module is not put into ``sys.modules``.
+    The code is compiled at ``.qv`` lines under :func:`compiled_filename`
+    (the ``.qv`` path: debuggers, tracebacks and ``linecache`` see the
+    ``.qv`` file); code without a literal line map is compiled under
+    :func:`mapped_filename` and its text registered with ``linecache``.
+    The module is not put into ``sys.modules``.
     ``imports`` are the loaded modules of the Quiver modules it imports, by
     qualified name (`rt.imported` hands them to the code).
     """
-    filename = compiled_filename(qv_path)
     if module_name is None:
         stem = os.path.splitext(os.path.basename(qv_path))[0]
         module_name = "quiver_compiled." + "".join(c if c.isalnum() else "_" for c in stem)
     module = types.ModuleType(module_name)
-    module.__file__ = filename
     module.__dict__["__quiver_source__"] = qv_path  # not a ModuleType attribute: set in the namespace
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     # Python's compiler recurses along a long flat chain (`a + a + ... + a`).
+    code_obj = _compile(code, qv_path)
+    filename = code_obj.co_filename
+    module.__file__ = filename
+    if _debug_nan_checks():
+        from . import _debug
+
+        module.__dict__[NAN_HOOK] = _debug.nan_check
+    if filename != compiled_filename(qv_path):
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     _importing.append(imports or {})
     try:
-        exec(_compile(code, filename), module.__dict__)
+        exec(code_obj, module.__dict__)
     finally:
         _importing.pop()
     return module
@@ -258,12 +302,34 @@ def _bound(fn, sig):
     return call
 
 
-def _compile(code: str, filename: str):
-    """compile(), retried with room for deep recursion: Python's compiler
-    recurses along a long flat chain (`a + a + ... + a`), which the checker
-    accepts at any length (and recurses along the same way, with room)."""
+def _compile_at_qv_lines(code: str, qv_path: str):
+    """The code object of compiled ``code``: at ``.qv`` lines when its line
+    map can be read, else at its own lines under :func:`mapped_filename`."""
+    import ast
+
+    tree = ast.parse(code, mapped_filename(qv_path))
+    mapping = line_map_of(tree)
+    if mapping is None:
+        return compile(tree, mapped_filename(qv_path), "exec")
+    relocate(tree, mapping)
+    if _debug_nan_checks():
+        add_nan_checks(tree)
+    return compile(tree, compiled_filename(qv_path), "exec")
+
+
+def _debug_nan_checks() -> bool:
+    from . import _debug
+
+    return _debug.nan_checks
+
+
+def _compile(code: str, qv_path: str):
+    """_compile_at_qv_lines, retried with room for deep recursion: Python's
+    parser and compiler recurse along a long flat chain (`a + a + ... + a`),
+    which the checker accepts at any length (and recurses along the same
+    way, with room)."""
     try:
-        return compile(code, filename, "exec")
+        return _compile_at_qv_lines(code, qv_path)
     except RecursionError:
         pass
     import threading
@@ -272,7 +338,7 @@ def _compile(code: str, filename: str):
 
     def target() -> None:
         try:
-            out.append(compile(code, filename, "exec"))
+            out.append(_compile_at_qv_lines(code, qv_path))
         except BaseException as e:  # handed to the caller's thread
             out.append(e)
 

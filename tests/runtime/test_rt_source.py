@@ -32,7 +32,8 @@ def test_locations_and_the_line_map():
     assert src.map_line(12) == rt.Loc("/abs/dir/prog.qv", 4, 5)
     assert src.map_line(15) == rt.Loc("/abs/dir/prog.qv", 4, 5)  # nearest line above
     assert src.map_line(9) is None
-    assert rt.compiled_filename("/abs/dir/prog.qv") == "<quiver:/abs/dir/prog.qv>"
+    assert rt.compiled_filename("/abs/dir/prog.qv") == "/abs/dir/prog.qv"  # compiled at .qv lines
+    assert rt.mapped_filename("/abs/dir/prog.qv") == "<quiver:/abs/dir/prog.qv>"  # no line map: Python lines
     assert rt.SourceFile.compiled_filename("/abs/dir/prog.qv") == src.code_filename
 
 

@@ -613,6 +613,8 @@ async function trustedScenarios(wb, session) {
 
   await metricsScenario(wb);
 
+  await debugScenario(wb, session); // Debug Quiver File (docs/debugging.md)
+
   await scenario('bad-server', wb, async () => {
     // Each broken setup must give exactly one message that says what is wrong.
     const cases = [
@@ -704,6 +706,56 @@ async function notebookScenario(wb, session) {
     await wb.shot('notebook-open');
     await wb.command('View: Close All Editors');
     return row;
+  });
+}
+
+// ------------------------------------------------------------------ debugging (docs/debugging.md)
+
+/**
+ * A breakpoint set by clicking the gutter of mlp.qv's training line, Debug Quiver File,
+ * the Variables view showing Quiver types, a step over, then continue to the end.
+ */
+async function debugScenario(wb, session) {
+  const page = wb.page;
+  const editor = '.editor-group-container.active';
+  const variables = async () => (await page.locator('.debug-view-content .monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  await scenario('debug', wb, async () => {
+    await wb.openFile('mlp.qv');
+    const text = fs.readFileSync(path.join(session.ws, 'mlp.qv'), 'utf8');
+    const { line } = lineCol(text, 'l = train_step(');
+    await wb.gotoLine(line, 1);
+    const number = page.locator(`${editor} .margin-view-overlays .line-numbers`).filter({ hasText: new RegExp(`^\\s*${line}\\s*$`) }).first();
+    const box = await number.boundingBox();
+    if (!box) {
+      throw new Error(`no line number ${line} in the gutter`);
+    }
+    await page.mouse.click(box.x - 6, box.y + box.height / 2); // the glyph margin, left of the number
+    await waitUntil('a breakpoint in the gutter', async () => (await page.locator(`${editor} .codicon-debug-breakpoint`).count()) > 0, 30_000);
+    await wb.command('Quiver: Debug Quiver File');
+    const stopped = await waitUntil('the debugger to stop with x shown as a Quiver tensor', async () => {
+      const rows = await variables();
+      return rows.some((r) => /^x [:=] \[64 784\] f32 \[/.test(r)) ? rows : false;
+    }, 180_000, 500);
+    await wb.shot('debug-stopped');
+    if (stopped.some((r) => /^l [:=] /.test(r))) {
+      throw new Error(`l is shown before its statement ran: ${stopped.join(' | ')}`);
+    }
+    const model = stopped.find((r) => /^m [:=] Mlp\(/.test(r));
+    if (!model) {
+      throw new Error(`no model m in the Variables view: ${stopped.join(' | ')}`);
+    }
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F10'); // step over: the statement runs, l is bound
+    const stepped = await waitUntil('the step to bind l', async () => {
+      const rows = await variables();
+      return rows.find((r) => /^l [:=] \[\] f32 \d/.test(r)) ?? false;
+    }, 120_000, 500);
+    await wb.shot('debug-stepped');
+    await wb.command('Remove All Breakpoints');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F5'); // continue to the end
+    await waitUntil('the debug session to end', async () => (await page.locator('.debug-toolbar').isVisible().catch(() => false)) === false, 180_000, 500);
+    return `stopped at mlp.qv:${line} (${model.slice(0, 60)}…), stepped: "${stepped}", ran to the end`;
   });
 }
 

@@ -14,6 +14,7 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
 } from 'vscode-languageclient/node';
+import { registerDebugging } from './debug';
 import { argsSetting, promptValue, rememberArgs, runFileArguments, splitArgs } from './args';
 import { ControllerPorts, CrashPolicy, LaunchResult, ServerController } from './controller';
 import { MessageAction, StartFailure, UserMessage } from './messages';
@@ -598,6 +599,11 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   };
 
+  // Debug Quiver File and the `quiver` debug type (debug.ts): the language server's interpreter runs debugpy
+  registerDebugging(context, () => {
+    const r = readResolution();
+    return r.ok && r.server.source !== 'command-setting' ? r.server.command : undefined;
+  });
   context.subscriptions.push(
     vscode.commands.registerCommand('quiver.client.runFile', runFile),
     vscode.commands.registerCommand('quiver.client.runFileWithArgs', runFileWithArgs),
