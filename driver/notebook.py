@@ -47,8 +47,6 @@ from quiver.checker.workspace import Workspace
 from .host import DiskHost, normal_path
 from .loader import CheckFailed, compile_file, execute
 
-MAGIC = "%%quiver"
-
 
 class CellFailed(Exception):
     """A `%%quiver` cell did not pass the checker (its diagnostics were shown)."""
@@ -85,15 +83,6 @@ def _item_key(item: A.Item | None, text: str) -> tuple | None:
     if isinstance(name, A.Ident):
         return ("name", name.text)
     return ("text", text)
-
-
-def cell_text(cell: str) -> str:
-    """A cell's Quiver text: the `%%quiver` line (when the cell still has it)
-    blank, so that line numbers are the cell's own."""
-    first, nl, rest = cell.partition("\n")
-    if first.strip().startswith(MAGIC):
-        return nl + rest
-    return cell
 
 
 @dataclass
