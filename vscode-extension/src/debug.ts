@@ -2,7 +2,7 @@
 // "Debug Quiver File" command. Quiver's compiled code runs at .qv lines under
 // the .qv path, so debugpy (the Python extension's debugger) debugs it as it
 // is; this file only starts debugpy's own debug adapter (`python -m
-// debugpy.adapter`, from the interpreter that runs the language server) and
+// debugpy.adapter`, from the interpreter Run File uses) and
 // hands it a launch of `quiver debug FILE` (module quiver.cli). No other
 // extension is needed.
 
@@ -41,7 +41,7 @@ class Provider implements vscode.DebugConfigurationProvider {
     const python = launch.python ?? this.python();
     if (!python) {
       void vscode.window.showErrorMessage(
-        'Quiver: no Python interpreter to debug with; set "python" in the launch configuration or quiver.server.pythonPath.',
+        'Quiver: no Python interpreter to debug with; set "python" in the launch configuration, or quiver.interpreter.',
       );
       return undefined;
     }

@@ -599,11 +599,8 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   };
 
-  // Debug Quiver File and the `quiver` debug type (debug.ts): the language server's interpreter runs debugpy
-  registerDebugging(context, () => {
-    const r = readResolution();
-    return r.ok && r.server.source !== 'command-setting' ? r.server.command : undefined;
-  });
+  // Debug Quiver File and the `quiver` debug type (debug.ts): debugpy runs in the interpreter Run File uses
+  registerDebugging(context, () => runPython(launcher.server)?.[0]);
   context.subscriptions.push(
     vscode.commands.registerCommand('quiver.client.runFile', runFile),
     vscode.commands.registerCommand('quiver.client.runFileWithArgs', runFileWithArgs),
