@@ -120,7 +120,8 @@ def _traced(f, m, args, lay=None, aux=False):
     param leaves (dynamo supports neither ``requires_grad_`` nor
     ``torch.autograd.grad`` in a graph); ``lay``: the layout of a ``wrt``
     selection, else every param. Integer leaves get zeros, as in the eager
-    path; no averaging over a process group."""
+    path, and in a process group the gradient and the loss are averaged over
+    the ranks as there."""
     cls = type(m)
     params = m._qv_tensors
     if lay is None:
@@ -143,7 +144,19 @@ def _traced(f, m, args, lay=None, aux=False):
     found = iter(grads)
     got = [next(found) if d else torch.zeros_like(params[i]) for i, d in zip(index, diff)]
     value = _detach_value(out)
+    if _dist._current().size > 1:  # data-parallel, as in the eager path (dynamo traces the all-reduce)
+        got, value = _averaged_with_aux(got, diff, value, aux)
     return value, (Grad._make(cls, got) if lay is None else Grad._new(lay, got))
+
+
+def _averaged_with_aux(got, diff, value, aux):
+    """``_averaged``, where with an aux output only the loss is averaged
+    (the aux outputs stay this rank's)."""
+    if not aux:
+        return _averaged(got, diff, value)
+    assert isinstance(value, tuple)
+    got, first = _averaged(got, diff, value[0])
+    return got, (first, *value[1:])
 
 
 def _averaged(got, diff, value):
@@ -204,12 +217,7 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
                 p.requires_grad_(False)
     value = _detach_value(out)
     if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
-        if aux:  # the loss is averaged, the aux outputs stay this rank's
-            assert isinstance(value, tuple)
-            got, first = _averaged(got, diff, value[0])
-            value = (first, *value[1:])
-        else:
-            got, value = _averaged(got, diff, value)
+        got, value = _averaged_with_aux(got, diff, value, aux)
     return value, Grad._new(lay, got)
 
 

@@ -180,6 +180,20 @@ def test_the_same_program_under_torchrun(mlp_runs, tmp_path: Path) -> None:
         assert max_diff(fields(tmp_path / f"mlp_dp.rank{rank}.pt"), one) <= TOL
 
 
+def test_compiled_train_steps_average_over_the_ranks(mlp_runs, tmp_path: Path) -> None:
+    """`--compile` with `--nproc 2`: the all-reduce is traced into the
+    compiled step (fullgraph), so the ranks stay equal and end where one
+    eager process does (once, the ranks each took their own half's gradient
+    and drifted apart silently)."""
+    r = quiver_run("--nproc", "2", "--compile", "--compile-backend", "aot_eager", str(DIST / "mlp_dp.qv"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r0, r1 = (fields(tmp_path / f"mlp_dp.rank{rank}.pt") for rank in (0, 1))
+    assert max_diff(r0, r1) == 0.0
+    assert max_diff(r0, fields(mlp_runs["one"] / "mlp_dp.rank0.pt")) <= TOL
+    steps = [line for line in r.stdout.splitlines() if line.startswith("step")]
+    assert steps == [line for line in (mlp_runs["one"] / "stdout").read_text().splitlines() if line.startswith("step")]
+
+
 # ------------------------------------------------------------------ the examples driven from Python
 
 
