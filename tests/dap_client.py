@@ -126,11 +126,13 @@ class Dap:
 
     def start(
         self,
-        breakpoints: dict[str, list[int]],
+        breakpoints: dict[str, list[int | dict]],
         exception_filters: tuple[str, ...] = ("uncaught",),
         attach: dict | None = None,
     ) -> int:
-        """initialize, attach, the breakpoints, configurationDone; the attach's seq."""
+        """initialize, attach, the breakpoints (a line, or a DAP SourceBreakpoint
+        such as ``{"line": 9, "condition": "i == 3"}``), configurationDone; the
+        attach's seq."""
         self.request(
             "initialize",
             {
@@ -146,7 +148,8 @@ class Dap:
         self.event("initialized")
         for path, lines in breakpoints.items():
             body = self.request(
-                "setBreakpoints", {"source": {"path": path}, "breakpoints": [{"line": n} for n in lines]}
+                "setBreakpoints",
+                {"source": {"path": path}, "breakpoints": [n if isinstance(n, dict) else {"line": n} for n in lines]},
             )
             assert all(b.get("verified") for b in body["breakpoints"]), body
         self.request("setExceptionBreakpoints", {"filters": list(exception_filters)})

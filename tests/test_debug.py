@@ -253,6 +253,73 @@ def test_debugpy_breakpoint_step_and_variables(tmp_path):
     assert out.strip() == "0.0000"  # print(s): the sum of zeros
 
 
+TRAIN = """\
+model Lin:
+    param w: [3 2] = ones
+    param b: [2] = zeros
+
+fn loss(m: Lin, x: [n 3]) -> []:
+    return sum(x @ m.w + m.b)
+
+fn step(mut m: Lin, x: [n 3]) -> []:
+    l, g = value_and_grad(loss, m, x)
+    m.w = m.w - 0.1 * g.w
+    return l
+
+fn main():
+    m = Lin.init(seed=0)
+    x = ones([4 3])
+    for i in range(5):
+        l = step(m, x)
+        print(l)
+"""
+
+
+def test_debugpy_conditional_breakpoints_and_a_gradient_s_fields(tmp_path):
+    path = write(tmp_path, "train.qv", TRAIN)
+    proc, dap, err = _session(tmp_path, "train.qv")
+    try:
+        # Quiver-like conditions: a field of a model, a loop variable. Each
+        # step takes 0.4 off every entry of w (g.w is 4 everywhere): 1, 0.6,
+        # 0.2, -0.2, -0.6 before steps 0..4.
+        dap.start(
+            {
+                path: [
+                    {"line": 10, "condition": "-0.5 < m.w[0, 0] < 0"},
+                    {"line": 18, "condition": "i == 4"},
+                ]
+            }
+        )
+        stop = dap.stopped()
+        assert stop["reason"] == "breakpoint"
+        tid = stop["threadId"]
+        top = dap.top(tid)
+        assert (top["name"], top["line"]) == ("step", 10)
+        local = dap.locals(top["id"])
+        assert local["l"]["value"] == "[] f32 -4.8"  # 8 outputs of 3 * -0.2
+        assert local["g"]["value"] == "Grad[Lin](w: [3 2] f32, b: [2] f32)"
+        fields = dap.children(local["g"]["variablesReference"])
+        assert fields["w"]["value"] == "[3 2] f32 [4, 4, 4, 4, 4, 4]"
+        # the debug console: the fields of the gradient and of the model
+        got = dap.request("evaluate", {"expression": "g.w", "frameId": top["id"], "context": "repl"})
+        assert got["result"] == "[3 2] f32 [4, 4, 4, 4, 4, 4]"
+        got = dap.request("evaluate", {"expression": "m.w[0, 0]", "frameId": top["id"], "context": "repl"})
+        assert got["result"] == "[] f32 -0.2"
+        dap.request("continue", {"threadId": tid})
+        stop = dap.stopped()
+        top = dap.top(tid)
+        assert (stop["reason"], top["name"], top["line"]) == ("breakpoint", "main", 18)
+        local = dap.locals(top["id"])
+        assert local["i"]["value"] == "4" and local["l"]["value"] == "[] f32 -14.4"
+        dap.request("continue", {"threadId": tid})
+        out = _end(proc, dap, err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, "".join(err)
+    assert out.split() == ["24.0000", "14.4000", "4.8000", "-4.8000", "-14.4000"]
+
+
 def test_debugpy_stops_at_the_qv_line_of_an_error(tmp_path):
     helper(tmp_path)
     path = write(tmp_path, "fails.qv", FAILS)
