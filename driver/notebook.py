@@ -127,6 +127,10 @@ class Session:
         self.cwd = os.getcwd()  # imports are found from the working folder the cell runs in
         path = normal_path(os.path.join(self.cwd, f"quiver-notebook-{self.runs}.qv"))
         self.programs[path] = segments
+        from quiver.runtime import _source
+
+        # an exception's own message names the cell line too, not the joined program's
+        _source.name_lines(path, lambda line: self._cell_line(path, line))
         workspace = Workspace(DiskHost(), [normal_path(self.cwd)])
         try:
             program = compile_file(path, "".join(parts).encode(), workspace)
@@ -178,6 +182,10 @@ class Session:
             mark = self._mark(path, start.line + 1, start.column + 1, line_text, width)
             out.append(D.Report(str(d.severity), d.message, mark, d.code))
         return out
+
+    def _cell_line(self, path: str, line: int) -> tuple[str, int]:
+        mark = self._mark(path, line, 1, "")
+        return mark.where, mark.line
 
     def _mark(self, path: str, line: int, col: int, text: str, width: int = 1):
         """The place of a program line: its cell and cell line."""

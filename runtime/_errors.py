@@ -10,6 +10,24 @@ exception, while ``detail`` keeps the message without that prefix (used by
 from __future__ import annotations
 
 
+from collections.abc import Callable
+
+# How the lines of a program that is no file the user knows are named in
+# messages: a notebook's cells are joined into one program, whose lines are
+# named by their cell (``<cell 3>:2``). Keyed by the program's absolute path;
+# set through ``_source.name_lines``.
+_LINE_NAMES: dict[str, Callable[[int], tuple[str, int]]] = {}
+
+
+def place(loc) -> str:
+    """``file.qv:LINE`` of a location, as a message names it."""
+    named = _LINE_NAMES.get(getattr(loc, "path", "")) if _LINE_NAMES else None
+    if named is not None:
+        where, line = named(loc.line)
+        return f"{where}:{line}"
+    return f"{loc.filename}:{loc.line}"
+
+
 class QuiverError(Exception):
     """Base class of every error raised on purpose by the Quiver runtime."""
 
@@ -17,7 +35,7 @@ class QuiverError(Exception):
         self.detail = detail
         self.loc = loc
         if loc is not None:
-            msg = f"{loc.filename}:{loc.line}: {detail}"
+            msg = f"{place(loc)}: {detail}"
         else:
             msg = detail
         super().__init__(msg)

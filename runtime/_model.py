@@ -15,7 +15,7 @@ from . import _device
 from . import init as _init
 from ._checks import checks, seed_problem
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
-from ._errors import ModelError
+from ._errors import ModelError, place
 
 _RESERVED_PREFIX = "_qv_"
 _FORMAT = "quiver-model"
@@ -99,7 +99,7 @@ class ModelStack:
 
 
 def _where(loc) -> str:
-    return "" if loc is None else f" (declared at {loc.filename}:{loc.line}:{loc.col})"
+    return "" if loc is None else f" (declared at {place(loc)}:{loc.col})"
 
 
 class Model:

@@ -151,6 +151,12 @@ def ran(tmp_path_factory):
         fresh = nbformat.v4.new_code_cell("print('FRESH', predict(Linear.init(seed=0), x).shape)")
         nb.cells.append(fresh)
         client.execute_cell(fresh, len(nb.cells) - 1)
+        caught = nbformat.v4.new_code_cell(
+            "try:\n    predict(Linear.init(seed=0), torch.ones(4, 5))\n"
+            "except Exception as e:\n    print('CAUGHT', type(e).__name__, e)"
+        )
+        nb.cells.append(caught)
+        client.execute_cell(caught, len(nb.cells) - 1)
     return nb, stopped
 
 
@@ -193,6 +199,14 @@ def test_run_time_error_names_the_cell_line(ran):
     out = text_of(nb.cells[7])
     assert "<cell 2>:10:23: error: predict(): argument 'x' expected [n 3] f32, found [4 5] f32" in out, out
     assert "    fn predict(m: Linear, x: [n F]) -> [n 1]:\n" + " " * 26 + "^" in out
+
+
+def test_a_caught_error_s_message_names_the_cell_line(ran):
+    nb, _ = ran
+    # the exception's own text, as a user's `except` prints it: the cell
+    # that defines predict now (In [11], one field longer) and its line
+    out = text_of(nb.cells[-1])
+    assert out == "CAUGHT CheckError <cell 11>:11: predict(): argument 'x' expected [n 3] f32, found [4 5] f32\n"
 
 
 def test_rerun_replaces_definitions_and_converts_instances(ran):
