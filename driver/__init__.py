@@ -92,6 +92,13 @@ def load_ipython_extension(shell) -> None:
     load(shell)
 
 
+def unload_ipython_extension(shell) -> None:
+    """`%unload_ext quiver`: the error display and the handler set before it (driver/notebook.py)."""
+    from .notebook import unload_ipython_extension as unload
+
+    unload(shell)
+
+
 def __getattr__(name: str):
     if name == "to_module":  # a model as a torch.nn.Module (docs/torch-interop.md)
         missing = missing_runtime_module()

@@ -339,9 +339,18 @@ def load_ipython_extension(shell) -> None:
     shell._quiver_numbered = numbered
     shell.events.register("pre_run_cell", numbered)
 
+    # a handler the user (or another extension) had set keeps its exceptions
+    prior = getattr(shell, "_quiver_prior_exc", None)
+    if prior is None:  # not when loaded again: quiver's own handler is set now
+        prior = (tuple(shell.custom_exceptions), shell.CustomTB)
+        shell._quiver_prior_exc = prior
+    prior_types, prior_handler = prior
+
     def handler(self, etype, value, tb, tb_offset=None):
         view = session.error_view(value)
         if view is None:
+            if prior_types and issubclass(etype, prior_types):
+                return prior_handler(etype, value, tb, tb_offset=tb_offset)
             self.showtraceback((etype, value, tb), tb_offset=tb_offset)
             return None
         from IPython.display import display
@@ -352,14 +361,20 @@ def load_ipython_extension(shell) -> None:
         self._showtraceback(etype, value, [f"{etype.__name__}{where}: {head.message}"])
         return None
 
-    shell.set_custom_exc((Exception,), handler)
+    shell.set_custom_exc((Exception, *prior_types), handler)
 
 
 def unload_ipython_extension(shell) -> None:
-    """`%unload_ext quiver`: the display of run-time errors and the cell
-    numbering go; `%%quiver` stays registered (IPython has no way to remove
-    a magic), and the definitions stay in the namespace."""
-    shell.set_custom_exc((), None)
+    """`%unload_ext quiver`: the display of run-time errors (the handler set
+    before `%load_ext quiver` is back) and the cell numbering go; `%%quiver`
+    stays registered (IPython has no way to remove a magic), and the
+    definitions stay in the namespace."""
+    prior = getattr(shell, "_quiver_prior_exc", None)
+    if prior is not None:
+        shell.custom_exceptions, shell.CustomTB = prior
+        shell._quiver_prior_exc = None
+    else:
+        shell.set_custom_exc((), None)
     hook = getattr(shell, "_quiver_numbered", None)
     if hook is not None:
         shell.events.unregister("pre_run_cell", hook)
