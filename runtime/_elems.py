@@ -129,7 +129,7 @@ class Elem:
             lo, hi = torch.aminmax(t)
             ok = (lo >= 0) & (hi < size)
             what = f"values outside 0..{size - 1}"
-        message = f"Quiver value check failed: {self.name} expected, found {what}"
+        message = f"{IN_GRAPH_CHECK}: {self.name} expected, found {what}"
         torch._assert_async(ok, message)  # pyright: ignore[reportPrivateImportUsage]
 
     def _scalar_problem(self, v):
@@ -162,6 +162,10 @@ class Elem:
         if lo >= 0 and hi < size:
             return None
         return f"values outside 0..{size - 1} (min {lo}, max {hi})"
+
+
+# how the message of a value check that failed in a traced graph starts
+IN_GRAPH_CHECK = "Quiver value check failed"
 
 
 def _compiling() -> bool:

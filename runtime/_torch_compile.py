@@ -16,7 +16,8 @@ import types
 
 import torch
 
-from ._errors import QuiverError
+from ._elems import IN_GRAPH_CHECK as _IN_GRAPH_CHECK
+from ._errors import QuiverError, ValueCheckError
 
 _GRADIENT_CALLS = frozenset({"value_and_grad", "grad"})
 _PREFIX = "_qv_u_"
@@ -62,6 +63,10 @@ def _compile_failure(exc: BaseException) -> bool:
     )
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def _compiled(fn, name, loc, backend):
     compiled = torch.compile(fn, fullgraph=True, backend=backend)
 
@@ -71,14 +76,20 @@ def _compiled(fn, name, loc, backend):
         except QuiverError:
             raise
         except Exception as exc:
+            if _IN_GRAPH_CHECK in str(exc):
+                # an in-graph value check failed: its message has neither the
+                # values nor the line, which the eager step gives
+                fn(*args)
+                raise ValueCheckError(
+                    f"{_first_line(exc)} (in fn {name}, compiled by --compile; the eager run did not fail here)", loc
+                ) from None
             if not _compile_failure(exc):
                 raise
             # a failed check in the program stops dynamo too: the program's own error first
             fn(*args)
-            text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise CompileFailed(
                 f"--compile: torch.compile(fullgraph=True, backend={backend!r}) cannot compile fn {name}: "
-                f"{text} (run without --compile)",
+                f"{_first_line(exc)} (run without --compile)",
                 loc,
             ) from None
 

@@ -296,6 +296,65 @@ def test_quiver_run_compile_names_the_fn_it_cannot_compile(tmp_path: Path, capsy
     assert "(run without --compile)" in err.splitlines()[0]
 
 
+NEGATIVE = """\
+dim D = 4
+
+model Lin:
+    param w: [D] = ones
+
+fn loss(m: Lin, x: [D]) -> [] NonNeg:
+    return sum(log(x * m.w)) as NonNeg
+
+fn step(mut m: Lin, x: [D]) -> [] NonNeg:
+    l, g = value_and_grad(loss, m, x)
+    m.w = m.w - 0.5 * g.w
+    return l
+
+fn main():
+    m = Lin.init(seed=0)
+    x = ones([D])
+    for i in range(3):
+        print(step(m, x))
+"""
+
+
+def test_a_value_check_that_fails_in_the_graph_is_reported_as_eager_reports_it(tmp_path: Path, capsys) -> None:
+    """The in-graph check has neither the values nor the .qv line: the step
+    runs again eagerly, whose check gives both (the second step's loss is
+    4 log 0.5 < 0)."""
+    path = tmp_path / "negative.qv"
+    path.write_text(NEGATIVE)
+    assert quiver_main(["run", str(path), "--no-warnings"]) == 1
+    eager = capsys.readouterr()
+    assert eager.err.startswith(
+        f"{path}:7:5: error: cannot cast [] f32 to NonNeg: found values below 0 or NaN (min -2.7"
+    ), eager.err
+    code = quiver_main(["run", str(path), "--no-warnings", "--compile", "--compile-backend", "aot_eager"])
+    assert code == 1
+    compiled = capsys.readouterr()
+    assert (compiled.out, compiled.err) == (eager.out, eager.err)
+    assert eager.out == "0.0000\n"
+
+
+def test_an_in_graph_check_that_eager_passes_names_the_compiled_fn(monkeypatch) -> None:
+    from quiver.runtime import _torch_compile
+    from quiver.runtime._source import Loc
+
+    def fails_in_graph(*args):
+        raise RuntimeError("Quiver value check failed: NonNeg expected, found values below 0 or NaN")
+
+    monkeypatch.setattr(_torch_compile.torch, "compile", lambda fn, **kw: fails_in_graph)
+    eager_calls = []
+    call = _torch_compile._compiled(lambda *a: eager_calls.append(a), "step", Loc("/p/prog.qv", 9, 1), "inductor")
+    with pytest.raises(rt.ValueCheckError) as e:
+        call(1, 2)
+    assert eager_calls == [(1, 2)]
+    assert str(e.value) == (
+        "prog.qv:9: Quiver value check failed: NonNeg expected, found values below 0 or NaN "
+        "(in fn step, compiled by --compile; the eager run did not fail here)"
+    )
+
+
 def test_workers_of_nproc_compile_too(tmp_path: Path) -> None:
     from quiver.cli import build_parser
     from quiver.launch import worker_args
