@@ -73,6 +73,17 @@ def _line_end_col(path: str, line: int, source: str | None = None) -> int:
     return 1
 
 
+def _run_text_in_linecache(path: str, data: bytes) -> None:
+    """Tracebacks, pdb and `--traceback` show the text that runs (the
+    editor's unsaved text), not the file on disk. An entry without an mtime
+    is one `linecache.checkcache` keeps."""
+    import linecache
+
+    name = os.path.abspath(path)
+    text = data.decode("utf-8", errors="replace")
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+
+
 def _cannot_read(path: str, e: OSError) -> int:
     print(f"quiver: cannot read {path}: {e.strerror or e}", file=sys.stderr)
     return 2
@@ -163,6 +174,8 @@ def cmd_run(args) -> int:
         return 1
     except CompileError as e:
         return _cannot_compile(args.file, e, as_json)
+    if data is not None:
+        _run_text_in_linecache(program.path, data)
     if not args.no_warnings and not _other_rank():
         _print_warnings(args.file, program)
     problem = _main_problem(program)

@@ -150,6 +150,19 @@ def test_quiver_run_reports_the_qv_frames_and_the_message(tmp_path):
     assert f'File "{tmp_path / "fails.qv"}", line 5, in div\n    return hboom(c)' in t.stderr
 
 
+def test_a_traceback_shows_the_editor_s_unsaved_text(tmp_path):
+    """`--source-stdin` (Run File on an unsaved editor): the lines shown are
+    the text that ran, not the file on disk."""
+    helper(tmp_path)
+    write(tmp_path, "fails.qv", FAILS)
+    unsaved = FAILS.replace("    c = a + b\n", "    # added in the editor\n    c = a + b\n")
+    r = quiver(["run", "fails.qv", "--source-stdin", "--traceback"], tmp_path, stdin=unsaved)
+    assert r.returncode == 1
+    assert f'File "{tmp_path / "fails.qv"}", line 6, in div\n    return hboom(c)' in r.stderr, r.stderr
+    assert f'File "{tmp_path / "fails.qv"}", line 10, in main\n    r = div(k, k)' in r.stderr
+    assert "fails.qv:6:5: error: ZeroDivisionError: the helper divided by zero" in r.stderr
+
+
 def test_no_nan_checks_unless_asked(tmp_path):
     path = write(tmp_path, "nan.qv", NAN)
     module = loader.execute(loader.compile_file(path))
