@@ -34,6 +34,10 @@
 //              (not clicked: it would install into the system Python)
 //   run-interpreter  quiver.interpreter set to the repo's .venv Python: Run File runs
 //              mlp.qv with it (its torch), the bundled server still serving
+//   install-action  quiver.interpreter set to a new venv without Quiver (its torch from the
+//              repo's .venv): Run File offers the install, "Install quiver-lang[torch]"
+//              installs quiver.installSpec (a wheel of this checkout) in a task, and Run
+//              File then trains with that interpreter
 // Then the same files in Restricted Mode (an untrusted workspace whose settings point
 // the server elsewhere), with the server set in the user's (remote) settings:
 //   restricted diagnostics and hovers work, Run File is offered nowhere, and the
@@ -970,6 +974,69 @@ async function bundledScenarios(wb, session) {
       throw new Error(`no training output: ${text.slice(-800)}`);
     }
     return `${command.trim()} … ${end.trim()}`;
+  });
+
+  await scenario('install-action', wb, async () => {
+    // A new venv that lacks Quiver: torch and the rest of the runtime reach it through a
+    // .pth line naming the repo .venv's site-packages (whose editable Quiver it does not
+    // see: Python reads no .pth files inside a path a .pth line adds). "Install
+    // quiver-lang[torch]" installs quiver.installSpec, here a wheel of this checkout.
+    const venv = path.join(RUN, 'install-venv');
+    const wheels = path.join(RUN, 'install-wheel');
+    fs.rmSync(venv, { recursive: true, force: true });
+    fs.rmSync(wheels, { recursive: true, force: true });
+    execFileSync('/usr/bin/python3', ['-m', 'venv', venv], { stdio: 'ignore' });
+    const python = path.join(venv, 'bin', 'python');
+    const purelib = (exe) => execFileSync(exe, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(purelib(python), 'quiver-e2e-runtime.pth'), purelib(VENV_PYTHON) + '\n');
+    let before = 'importable';
+    try {
+      execFileSync(python, ['-P', '-c', 'import quiver'], { stdio: 'ignore' });
+    } catch {
+      before = 'missing';
+    }
+    if (before !== 'missing') {
+      throw new Error(`${python} already has Quiver`);
+    }
+    execFileSync(VENV_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-q', '-w', wheels, ROOT], { stdio: 'ignore' });
+    const wheel = path.join(wheels, fs.readdirSync(wheels).find((n) => n.endsWith('.whl')));
+
+    await wb.command('Notifications: Clear All Notifications');
+    await wb.setRemoteSettings({ 'quiver.interpreter': [python], 'quiver.installSpec': wheel });
+    await waitUntil('the server to restart with the new interpreter', async () => wb.serverLog(session).includes(`from quiver.interpreter): ${python} `), 60_000, 500);
+    await wb.openFile('mlp.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 60_000 });
+    const offer = await waitUntil('the offer to install the runtime', async () => (await wb.notifications(true)).find((n) => /lacks Quiver's runtime/.test(n)), 60_000, 1000);
+    if (!offer.includes(python) || !/missing: quiver\)/.test(offer)) {
+      throw new Error(`unexpected offer: ${offer}`);
+    }
+    await page.locator('.notifications-center .notification-list-item .monaco-button', { hasText: 'Install quiver-lang[torch]' }).first().click();
+    const installed = await waitUntil('the install task to finish', async () => (await wb.notifications(true)).find((n) => /^Quiver: install(ed|ing)/.test(n)), 180_000, 1000);
+    await wb.shot('install-action-task');
+    await page.keyboard.press('Escape');
+    if (!installed.startsWith(`Quiver: installed ${wheel} into ${python}`)) {
+      throw new Error(`the install did not succeed: ${installed}`);
+    }
+    execFileSync(python, ['-P', '-c', 'import quiver.cli'], { stdio: 'ignore' }); // throws if it is still missing
+
+    await wb.command('Notifications: Clear All Notifications');
+    const ended = (t) => t.split('\n').filter((l) => /mlp\.qv (finished|failed|stopped|timed out)/.test(l)).pop();
+    const runs = (t) => t.split('\n').filter((l) => l.trim().startsWith(`$ ${python} -P -m quiver.cli`)).length;
+    const earlier = runs(runChannelText(session)); // a first attempt may have run and failed
+    await wb.openFile('mlp.qv');
+    await page.keyboard.press('Escape');
+    await page.locator(RUN_BUTTON).first().click({ timeout: 60_000 });
+    const end = await waitUntil('the run to end', async () => {
+      const text = runChannelText(session);
+      return runs(text) > earlier ? ended(text.slice(text.lastIndexOf(`$ ${python}`))) : undefined;
+    }, 300_000, 1000);
+    const text = runChannelText(session);
+    const last = text.slice(text.lastIndexOf(`$ ${python}`));
+    if (!/finished/.test(end) || !/step 0 loss/.test(last)) {
+      throw new Error(`the run after the install did not train: ${end}; output: ${last.slice(-800)}`);
+    }
+    return `offer "${offer.slice(0, 80)}…" -> ${installed.slice(0, 100)} -> ${end.trim()}`;
   });
 }
 
