@@ -24,7 +24,8 @@
 //              layers.qv, unsaved, gives train.qv an error in the Problems panel, undone
 //              it goes; a rename (F2) of `forward` in train.qv edits both files
 //   notebook   cells.ipynb: two Quiver cells around a Python cell, checked together;
-//              the second cell's E0201 shows in the Problems panel at its own line
+//              the second cell's E0201 shows in the Problems panel at its own line, and a
+//              hover on `apply` there shows the fn the first cell declares
 // Then the same files in a trusted workspace with no .venv, code-server's PATH holding
 // only Pythons without Quiver (the system /usr/bin/python3): the bundled server only.
 //   bundled-diagnostics  broken.qv's diagnostic shows, served by the bundled libraries run
@@ -708,8 +709,25 @@ async function notebookScenario(wb, session) {
       throw new Error(`more than the one diagnostic in the notebook: ${others.join(' | ')}`);
     }
     await wb.shot('notebook-open');
+    // A language feature across cells: the hover on `apply` in the third cell shows
+    // the fn the first cell declares.
+    const page = wb.page;
+    const word = page.locator('.notebook-editor .view-line', { hasText: 'return apply(x) + apply(x)' }).locator('span', { hasText: /^apply$/ }).first();
+    const hover = await waitUntil('a hover on apply in the third cell', async () => {
+      await page.keyboard.press('Escape');
+      await word.click();
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+      await h.waitFor({ state: 'visible', timeout: 3000 });
+      const t = (await h.innerText()).replace(/\s+/g, ' ');
+      return t.match(/fn apply\(x: \[D\]\) -> \[D\]/)?.[0] ?? false;
+    }, 60_000, 1000);
+    await page.waitForTimeout(500);
+    await wb.shot('notebook-hover');
+    await page.keyboard.press('Escape');
     await wb.command('View: Close All Editors');
-    return row;
+    return `${row}; hover on apply in cell 3: ${hover.slice(0, 80)}`;
   });
 }
 
