@@ -9,7 +9,6 @@ exception, while ``detail`` keeps the message without that prefix (used by
 
 from __future__ import annotations
 
-
 from collections.abc import Callable
 
 # How the lines of a program that is no file the user knows are named in
