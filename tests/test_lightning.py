@@ -12,33 +12,11 @@ from pathlib import Path
 import lightning as L
 import pytest
 import torch
+from interop_mlp import MLP
+from interop_mlp import data as mlp_data
 from torch.utils.data import DataLoader, TensorDataset
 
 import quiver
-
-MLP = """\
-dim D = 12
-dim H = 16
-dim C = 3
-
-model Mlp:
-    param w1: [D H] = normal(0.0, 0.3)
-    param b1: [H] = zeros
-    param w2: [H C] = normal(0.0, 0.3)
-    param b2: [C] = zeros
-
-fn loss(m: Mlp, x: [b D], y: [b] Index[C], mode: Mode) -> [] NonNeg:
-    h = dropout(relu(x @ m.w1 + m.b1), 0.25, mode)
-    return cross_entropy(h @ m.w2 + m.b2, y, over=C)
-
-fn sgd_step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float, step: Int) -> [] NonNeg:
-    l, g = value_and_grad(loss, m, x, y, Train(seed=step))
-    m.w1 = m.w1 - lr * g.w1
-    m.b1 = m.b1 - lr * g.b1
-    m.w2 = m.w2 - lr * g.w2
-    m.b2 = m.b2 - lr * g.b2
-    return l
-"""
 
 STEPS = 6
 LR = 0.2
@@ -86,11 +64,10 @@ def prog(tmp_path_factory):
 
 
 def _batches():
-    gen = torch.Generator().manual_seed(11)
-    x, y = torch.randn(10, 12, generator=gen), torch.randint(0, 3, (10,), generator=gen)
+    x, y = mlp_data()
     # the whole set as one batch, STEPS times: each step sees what the Quiver loop sees
-    data = TensorDataset(x.repeat(STEPS, 1), y.repeat(STEPS))
-    return x, y, DataLoader(data, batch_size=10, shuffle=False)
+    loader = DataLoader(TensorDataset(x.repeat(STEPS, 1), y.repeat(STEPS)), batch_size=10, shuffle=False)
+    return x, y, loader
 
 
 def _fit(module: L.LightningModule, loader: DataLoader, root: Path) -> None:

@@ -14,45 +14,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from interop_mlp import MLP
+from interop_mlp import data as mlp_data
 from torch import nn
 
 import quiver
 from quiver import runtime as rt
-
-MLP = """\
-dim D = 12
-dim H = 16
-dim C = 3
-
-model Mlp:
-    param w1: [D H] = normal(0.0, 0.3)
-    param b1: [H] = zeros
-    param w2: [H C] = normal(0.0, 0.3)
-    param b2: [C] = zeros
-    buffer steps: [] i64 = 0
-
-fn forward(m: Mlp, x: [b D], mode: Mode) -> [b C]:
-    h = relu(x @ m.w1 + m.b1)
-    h = dropout(h, 0.25, mode)
-    return h @ m.w2 + m.b2
-
-fn loss(m: Mlp, x: [b D], y: [b] Index[C], mode: Mode) -> [] NonNeg:
-    return cross_entropy(forward(m, x, mode), y, over=C)
-
-fn sgd_step(mut m: Mlp, x: [b D], y: [b] Index[C], lr: Float, step: Int) -> [] NonNeg:
-    l, g = value_and_grad(loss, m, x, y, Train(seed=step))
-    m.w1 = m.w1 - lr * g.w1
-    m.b1 = m.b1 - lr * g.b1
-    m.w2 = m.w2 - lr * g.w2
-    m.b2 = m.b2 - lr * g.b2
-    m.steps = m.steps + 1
-    return l
-
-fn adamw_step(mut m: Mlp, mut opt: AdamW[Mlp], x: [b D], y: [b] Index[C], step: Int) -> [] NonNeg:
-    l, g = value_and_grad(loss, m, x, y, Train(seed=step))
-    opt.step(m, g)
-    return l
-"""
 
 NN = """\
 import nn
@@ -83,14 +50,9 @@ def mlp(tmp_path_factory):
     return quiver.load(str(path)), str(path)
 
 
-def _data():
-    gen = torch.Generator().manual_seed(7)
-    return torch.randn(10, 12, generator=gen), torch.randint(0, 3, (10,), generator=gen)
-
-
 def test_an_sgd_loop_in_torch_trains_like_the_quiver_step(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     ref = prog.Mlp.init(seed=0)
     ref_losses = [prog.sgd_step(ref, x, y, 0.2, i).item() for i in range(5)]
 
@@ -114,7 +76,7 @@ def test_an_sgd_loop_in_torch_trains_like_the_quiver_step(mlp) -> None:
 
 def test_an_adamw_loop_in_torch_matches_quiver_s_adamw(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     ref = prog.Mlp.init(seed=1)
     ref_opt = rt.AdamW(ref, lr=0.01, weight_decay=0.05)
     ref_losses = [prog.adamw_step(ref, ref_opt, x, y, 10 + i).item() for i in range(6)]
@@ -136,7 +98,7 @@ def test_an_adamw_loop_in_torch_matches_quiver_s_adamw(mlp) -> None:
 
 def test_train_and_eval_choose_the_mode(mlp) -> None:
     prog, _ = mlp
-    x, _ = _data()
+    x, _ = mlp_data()
     m = prog.Mlp.init(seed=2)
     module = quiver.to_module(m, forward=prog.forward, seed=5)
     with torch.no_grad():
@@ -186,7 +148,7 @@ def test_names_match_a_hand_written_torch_module(tmp_path: Path) -> None:
 
 def test_sharing_goes_both_ways(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     m = prog.Mlp.init(seed=3)
     module = quiver.to_module(m, forward=prog.loss)
     assert [n for n, _ in module.named_buffers()] == ["steps"]
@@ -218,7 +180,7 @@ def test_a_move_keeps_the_model_in_sync_and_dtypes_are_refused(mlp) -> None:
 
 def test_deepcopy_is_independent(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     module = quiver.to_module(prog.Mlp.init(seed=5), forward=prog.loss, seed=3)
     module(x, y).backward()
     twin = copy.deepcopy(module)
@@ -236,7 +198,7 @@ def test_deepcopy_is_independent(mlp) -> None:
 
 def test_pickle_round_trip_and_a_clear_error_without_the_program(mlp, tmp_path: Path) -> None:
     prog, path = mlp
-    x, y = _data()
+    x, y = mlp_data()
     module = quiver.to_module(prog.Mlp.init(seed=6), forward=prog.loss).eval()
     data = pickle.dumps(module)
     back = pickle.loads(data)
@@ -264,7 +226,7 @@ def test_pickle_round_trip_and_a_clear_error_without_the_program(mlp, tmp_path: 
 
 def test_export_keeps_params_as_parameters(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     module = quiver.to_module(prog.Mlp.init(seed=7), forward=prog.loss).eval()
     ep = torch.export.export(module, (x, y))
     assert list(ep.graph_signature.parameters) == ["w1", "b1", "w2", "b2"]
@@ -294,7 +256,7 @@ def test_a_non_model_is_refused() -> None:
 
 def test_torch_compile_of_the_module_gives_eager_s_loss_and_gradients(mlp) -> None:
     prog, _ = mlp
-    x, y = _data()
+    x, y = mlp_data()
     module = quiver.to_module(prog.Mlp.init(seed=8), forward=prog.loss).eval()
     twin = copy.deepcopy(module)
     torch._dynamo.reset()
