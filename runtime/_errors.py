@@ -22,8 +22,11 @@ def place(loc) -> str:
     """``file.qv:LINE`` of a location, as a message names it."""
     named = _LINE_NAMES.get(getattr(loc, "path", "")) if _LINE_NAMES else None
     if named is not None:
-        where, line = named(loc.line)
-        return f"{where}:{line}"
+        try:
+            where, line = named(loc.line)
+            return f"{where}:{line}"
+        except Exception:  # an error's message must not fail: fall back to the program's own line
+            pass
     return f"{loc.filename}:{loc.line}"
 
 
