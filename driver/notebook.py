@@ -127,10 +127,10 @@ class Session:
         self.cwd = os.getcwd()  # imports are found from the working folder the cell runs in
         path = normal_path(os.path.join(self.cwd, f"quiver-notebook-{self.runs}.qv"))
         self.programs[path] = segments
-        from quiver.runtime import _source
+        from quiver.runtime._errors import name_lines
 
         # an exception's own message names the cell line too, not the joined program's
-        _source.name_lines(path, lambda line: self._cell_line(path, line))
+        name_lines(path, lambda line: self._cell_line(path, line))
         workspace = Workspace(DiskHost(), [normal_path(self.cwd)])
         try:
             program = compile_file(path, "".join(parts).encode(), workspace)

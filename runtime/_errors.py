@@ -9,13 +9,25 @@ exception, while ``detail`` keeps the message without that prefix (used by
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 # How the lines of a program that is no file the user knows are named in
 # messages: a notebook's cells are joined into one program, whose lines are
-# named by their cell (``<cell 3>:2``). Keyed by the program's absolute path;
-# set through ``_source.name_lines``.
+# named by their cell (``<cell 3>:2``). Keyed by the program's absolute path.
 _LINE_NAMES: dict[str, Callable[[int], tuple[str, int]]] = {}
+
+
+def name_lines(path: str, names: Callable[[int], tuple[str, int]] | None) -> None:
+    """Name the lines of the program compiled from ``path`` in error
+    messages by ``names(line) -> (where, line)`` (a notebook: the cell and
+    its line, for a program of joined cells that is no file); ``None``
+    forgets it."""
+    key = os.path.abspath(path)
+    if names is None:
+        _LINE_NAMES.pop(key, None)
+    else:
+        _LINE_NAMES[key] = names
 
 
 def place(loc) -> str:

@@ -29,7 +29,7 @@ import sys
 import types
 from typing import NamedTuple
 
-from ._errors import _LINE_NAMES, QuiverError
+from ._errors import QuiverError
 from ._lines import NAN_HOOK, add_nan_checks, frame_column, line_map_of, relocate
 
 
@@ -46,18 +46,6 @@ class Loc(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}"
-
-
-def name_lines(path: str, names) -> None:
-    """Name the lines of the program compiled from ``path`` in error
-    messages by ``names(line) -> (where, line)`` (a notebook: the cell and
-    its line, for a program of joined cells that is no file); ``None``
-    forgets it."""
-    key = os.path.abspath(path)
-    if names is None:
-        _LINE_NAMES.pop(key, None)
-    else:
-        _LINE_NAMES[key] = names
 
 
 def compiled_filename(qv_path: str) -> str:
