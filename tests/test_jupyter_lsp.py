@@ -58,6 +58,7 @@ def jupyter(tmp_path: Path):
             f"--ServerApp.root_dir={root}",
         ],
         env=env,
+        cwd=tmp_path,  # not the checkout: `python -m` puts its folder first on sys.path
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
