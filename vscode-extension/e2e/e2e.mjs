@@ -1016,7 +1016,16 @@ async function bundledScenarios(wb, session) {
     if (before !== 'missing') {
       throw new Error(`${python} already has Quiver`);
     }
-    execFileSync(VENV_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-q', '-w', wheels, ROOT], { stdio: 'ignore' });
+    // setuptools builds in the checkout: its build/ and egg-info go again unless they were
+    // there before (as tools/bundle-python.sh does)
+    const leftovers = ['build', 'quiver_lang.egg-info'].map((n) => path.join(ROOT, n)).filter((p) => !fs.existsSync(p));
+    try {
+      execFileSync(VENV_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-q', '-w', wheels, ROOT], { stdio: 'ignore' });
+    } finally {
+      for (const p of leftovers) {
+        fs.rmSync(p, { recursive: true, force: true });
+      }
+    }
     const wheel = path.join(wheels, fs.readdirSync(wheels).find((n) => n.endsWith('.whl')));
 
     await wb.command('Notifications: Clear All Notifications');
