@@ -39,6 +39,9 @@ class Code:
     # The example stands for an input that cannot be written out (E0012: a
     # file of 10 MiB): shown as text, triggered by the catalog's tests.
     example_stands_for: bool = False
+    # The language of the example and its fix: "quiver", or "toml" for a
+    # problem in pyproject.toml's [tool.quiver] (E0014), reported by the tools.
+    example_language: str = "quiver"
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -87,6 +90,7 @@ def _code(
     warning: bool = False,
     unnecessary: bool = False,
     example_stands_for: bool = False,
+    example_language: str = "quiver",
 ) -> Code:
     assert code not in CODES, code
     entry = Code(
@@ -99,6 +103,7 @@ def _code(
         textwrap.dedent(fixed).lstrip("\n") if fixed is not None else None,
         unnecessary,
         example_stands_for,
+        example_language,
     )
     CODES[code] = entry
     return entry
@@ -373,6 +378,32 @@ model Lin:
 def _with_lin(body: str) -> str:
     return _LIN.lstrip("\n") + "\n" + textwrap.dedent(body).lstrip("\n")
 
+
+E0014 = _code(
+    "E0014",
+    "settings not applied",
+    "the [tool.quiver] settings of this file are not applied: {problem}",
+    """
+    qlint and the editor read `[tool.quiver]` (select, ignore, strict) from
+    the nearest pyproject.toml that has the table. This one cannot be
+    applied: it is not valid TOML, it is nested more deeply or holds a longer
+    integer than Python's TOML reader accepts, or the table has an unknown
+    key, a value of the wrong type or a code that matches no diagnostic.
+    Every file is still checked, with the default settings (every code
+    shown), so a broken or hostile pyproject.toml never hides a problem. The
+    diagnostic is at the file, on the line of the problem when it is known.
+    Fix the table; `qlint --show-settings` prints the settings that apply.
+    """,
+    """
+    [tool.quiver]
+    ignore = ["W9999"]
+    """,
+    """
+    [tool.quiver]
+    ignore = ["W0101"]
+    """,
+    example_language="toml",
+)
 
 # ====================================================================== E01xx names and scopes
 

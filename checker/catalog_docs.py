@@ -65,11 +65,15 @@ def render_markdown() -> str:
                 # The info string names the codes the block triggers; the docs
                 # tests check it. E0001's example is bytes, and E0011's is
                 # shortened for reading: text, checked by the catalog's tests.
-                "```text" if c.example_text != c.example or c.example_stands_for else f"```quiver {c.code}",
+                f"```{c.example_language}"
+                if c.example_language != "quiver"
+                else "```text"
+                if c.example_text != c.example or c.example_stands_for
+                else f"```quiver {c.code}",
                 c.example_text.rstrip("\n"),
                 "```",
                 "",
             ]
             if c.fixed is not None:
-                out += ["Fixed:", "", "```quiver", c.fixed.rstrip("\n"), "```", ""]
+                out += ["Fixed:", "", f"```{c.example_language}", c.fixed.rstrip("\n"), "```", ""]
     return "\n".join(out)

@@ -6,6 +6,13 @@ of at most 10 MiB, never through a symbolic link that leads out of the
 workspace), decoded as the checker decodes bytes (invalid UTF-8 is E0001,
 not a failure), and a project is the nearest folder above a file that holds
 a `quiver.toml`.
+
+The workspace boundary is what the user chose: the roots (the folders open in
+the editor, the paths given to qlint). A `quiver.toml` found above every root
+is not part of it: such a marker may sit in a home folder, and honouring it
+would let a link in the workspace (`tok.qv -> ../token.txt`) be read. Only
+`quiver run` and `quiver.load`, which run the program anyway, take the
+project folder of the file they were asked to run (`projects_above_roots`).
 """
 
 from __future__ import annotations
@@ -31,9 +38,12 @@ class DiskHost:
     read nor listed: `why_unusable` says so, for E0113, and reading it gives
     an empty text marked `unreadable`, for E0012."""
 
-    def __init__(self, remember_projects: bool = True, roots: Iterable[str] = ()) -> None:
+    def __init__(
+        self, remember_projects: bool = True, roots: Iterable[str] = (), projects_above_roots: bool = False
+    ) -> None:
         self._projects: dict[str, str | None] = {}
         self._remember = remember_projects
+        self._projects_above_roots = projects_above_roots
         self._roots: tuple[str, ...] = tuple(roots)
         self.libraries: tuple[str, ...] = library_folders()
 
@@ -84,6 +94,14 @@ class DiskHost:
         )
 
     def project_root(self, path: str) -> str | None:
+        """The folder of the nearest `quiver.toml` above `path`, when it lies
+        inside a root (or anywhere, with `projects_above_roots` or no roots)."""
+        found = self._nearest_project(path)
+        if found is None or self._projects_above_roots or not self._roots:
+            return found
+        return found if any(inputs.inside(found, r) for r in self._roots) else None
+
+    def _nearest_project(self, path: str) -> str | None:
         folder = os.path.dirname(path)
         seen = []
         found = None
@@ -123,13 +141,17 @@ def normal_path(path: str) -> str:
     return os.path.abspath(path).replace(os.sep, "/")
 
 
-def workspace_for(paths: list[str]) -> Workspace:
+def workspace_for(paths: list[str], extra_roots: Iterable[str] = ()) -> Workspace:
     """A workspace over disk whose roots are the given folders (qlint's
-    arguments; a file stands for its folder)."""
+    arguments; a file stands for its folder), then `extra_roots` (qlint's
+    `--root`)."""
     roots = []
     for p in paths:
         p = normal_path(p)
         folder = p if os.path.isdir(p) else os.path.dirname(p)
         if folder not in roots:
             roots.append(folder)
+    for r in extra_roots:
+        if normal_path(r) not in roots:
+            roots.append(normal_path(r))
     return Workspace(DiskHost(), roots)

@@ -57,7 +57,8 @@ def compile_file(path: str, data: bytes | None = None, workspace: Workspace | No
     if data is None:
         data = read_source(path)
     if workspace is None:
-        workspace = Workspace(DiskHost(), [os.path.dirname(path)])
+        # running executes the program anyway: its project folder above counts
+        workspace = Workspace(DiskHost(projects_above_roots=True), [os.path.dirname(path)])
     text, problem = decode_source(data)
     workspace.set_overlay(path, DecodedText(text, problem))
     return _compile(workspace, path, {})

@@ -131,7 +131,8 @@ class Session:
 
         # an exception's own message names the cell line too, not the joined program's
         name_lines(path, lambda line: self._cell_line(path, line))
-        workspace = Workspace(DiskHost(), [normal_path(self.cwd)])
+        # running a cell runs its code anyway: the project folder above the working folder counts
+        workspace = Workspace(DiskHost(projects_above_roots=True), [normal_path(self.cwd)])
         try:
             program = compile_file(path, "".join(parts).encode(), workspace)
         except CheckFailed as e:

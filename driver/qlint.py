@@ -319,6 +319,23 @@ def explain(code: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+def show_settings(
+    conf: qconfig.Config, roots: tuple[str, ...], notes: list[str], problem: qconfig.ConfigError | None
+) -> str:
+    """What `--show-settings` prints: where the settings come from and what they are."""
+    lines = []
+    if problem is not None:
+        lines.append(f"settings: defaults ({problem.path} is not applied: {problem.problem})")
+    else:
+        lines.append(f"settings: {conf.path or 'defaults (no pyproject.toml with [tool.quiver] found)'}")
+    lines.append(f"select: {', '.join(conf.select) or '(every code)'}")
+    lines.append(f"ignore: {', '.join(conf.ignore) or '(none)'}")
+    lines.append(f"strict: {'true' if conf.strict else 'false'}")
+    lines.append(f"roots: {', '.join(roots)}")
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
 def list_codes() -> str:
     return "".join(f"{c.code}  {c.severity.value:<7}  {c.title}\n" for c in catalog.CODES.values())
 
@@ -439,6 +456,18 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--cache-dir", metavar="DIR", help="where the cache lives (default .quiver_cache, or $QUIVER_CACHE_DIR)"
     )
+    ap.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        help="a folder of the workspace besides the paths checked (modules are found there, and links may lead "
+        "anywhere inside it); a quiver.toml above every root is not used",
+    )
+    ap.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings that apply (which pyproject.toml, select, ignore, strict, roots) and exit",
+    )
     ap.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
     from quiver import version  # the installed distribution's, else quiver.__version__
 
@@ -532,10 +561,21 @@ def _run(args) -> int:
         raise UsageError("--diff goes with --fix (quiver fmt --diff shows the formatter's changes)")
     if args.fix and "-" in paths:
         raise UsageError("--fix writes files in place; it does not read standard input")
+    # One workspace for every file: a module imported by several files is
+    # checked once, and its diagnostics are reported at it, once.
+    workspace = workspace_for([p for p in paths if p != "-"] or ["."], args.root or ())
+    notes: list[str] = []
+    config_problem: qconfig.ConfigError | None = None
     try:
-        conf = qconfig.load(next((p for p in paths if p != "-"), "."))
+        conf = qconfig.load(next((p for p in paths if p != "-"), "."), workspace.roots, notes)
     except qconfig.ConfigError as e:
-        raise UsageError(str(e)) from None
+        # one diagnostic at the file, and every file is checked with the defaults
+        conf, config_problem = qconfig.Config(), e
+    if args.show_settings:
+        sys.stdout.write(show_settings(conf, workspace.roots, notes, config_problem))
+        return 0
+    for note in notes:
+        print(f"qlint: note: {note}", file=sys.stderr)
     select = parse_codes(args.select, "--select") if args.select else list(conf.select)
     ignore = parse_codes(args.ignore, "--ignore") if args.ignore else list(conf.ignore)
     strict = args.strict or conf.strict
@@ -545,9 +585,6 @@ def _run(args) -> int:
         print(f"qlint: note: skipped {path}: {reason}", file=sys.stderr)
     findings: list[Finding] = []
     unreadable = 0
-    # One workspace for every file: a module imported by several files is
-    # checked once, and its diagnostics are reported at it, once.
-    workspace = workspace_for([p for p in paths if p != "-"] or ["."])
     assert isinstance(workspace.host, DiskHost)
     shown_as: dict[str, str] = {}
     for path in files:
@@ -580,6 +617,13 @@ def _run(args) -> int:
         for d in diagnostics:
             if selected(d.code, select, ignore):
                 findings.append(Finding(shown_as[key], checked, d))
+    if config_problem is not None and selected("E0014", select, ignore):
+        text = config_problem.text
+        here = os.getcwd()
+        shown = config_problem.path
+        if inputs.inside(shown, here) and shown != here:
+            shown = os.path.relpath(shown, here)
+        findings.append(Finding(shown, Checked(text, LineIndex(text)), config_problem.diagnostic()))
     findings.sort(key=Finding.sort_key)
     fmt = args.format or ("pretty" if sys.stdout.isatty() else "text")
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))

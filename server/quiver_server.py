@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcContentModified, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from quiver import config
 from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -70,7 +71,10 @@ class QuiverServer(LanguageServer):
         self.docs = Documents(self._publish, lambda: self.settings.diagnostics.debounce_ms / 1000)
         # [tool.quiver] select/ignore, as qlint applies them (server/project_config.py)
         self.project = ProjectConfigs(
-            lambda m: self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=m))
+            lambda m: self.log(f"[tool.quiver]: {m}", lsp.MessageType.Info),
+            self._publish_config_problem,
+            lambda path: self._publish_config_problem(None, path),
+            lambda: tuple(self.roots),
         )
         self.runs = RunManager(
             self._notify, self._run_failed, lambda: self.settings.run.timeout_seconds, lambda: self.settings.run.nproc
@@ -167,6 +171,19 @@ class QuiverServer(LanguageServer):
         base = self.docs_base
         shown = self.project.shown(uri_to_path(uri), diagnostics, lambda d: d.code)
         return [convert.diagnostic(d, lines, self.codec, uri, base) for d in shown]
+
+    def _publish_config_problem(self, problem: config.ConfigError | None, path: str = "") -> None:
+        """E0014 at a pyproject.toml whose [tool.quiver] is not applied; with
+        None, that file's E0014 is gone."""
+        items = []
+        if problem is not None:
+            path = problem.path
+            lines = LineIndex(problem.text)
+            items = [convert.diagnostic(problem.diagnostic(), lines, self.codec, path_to_uri(path), self.docs_base)]
+        with contextlib.suppress(Exception):  # the client may be gone
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=path_to_uri(path), diagnostics=items)
+            )
 
     def project_config_changed(self) -> None:
         """A pyproject.toml changed: every file's diagnostics again, under

@@ -134,21 +134,33 @@ def test_a_pyproject_without_a_quiver_table_is_passed_by(tmp_path: Path, capsys)
 
 
 @pytest.mark.parametrize(
-    ("table", "message"),
+    ("table", "message", "line"),
     [
-        ('ignor = ["W0202"]', "unknown key tool.quiver.ignor (the keys are select, ignore, strict)"),
-        ("strict = 1", "tool.quiver.strict must be true or false"),
-        ('select = "E"', 'tool.quiver.select must be a list of codes or prefixes, such as ["E02", "W0101"]'),
-        ('ignore = ["Q12"]', "tool.quiver.ignore: no diagnostic code matches 'Q12' (see qlint --list-codes)"),
-        ("ignore = [", "not valid TOML"),
+        ('ignor = ["W0202"]', "unknown key tool.quiver.ignor (the keys are select, ignore, strict)", 5),
+        ("strict = 1", "tool.quiver.strict must be true or false", 5),
+        ('select = "E"', 'tool.quiver.select must be a list of codes or prefixes, such as ["E02", "W0101"]', 5),
+        ('\nignore = ["Q12"]', "tool.quiver.ignore: no diagnostic code matches 'Q12' (see qlint --list-codes)", 6),
+        ("ignore = [", "not valid TOML: ", 5),
+        # valid TOML that Python's reader refuses: one diagnostic, never an internal error
+        ("select = " + "[" * 200_000 + "]" * 200_000, "not read: its arrays or tables are nested too deeply", 4),
+        ("depth = " + "9" * 5000, "not read: Exceeds the limit (4300 digits)", 4),
     ],
 )
-def test_a_bad_config_is_one_line_naming_file_and_key(tmp_path: Path, capsys, table: str, message: str) -> None:
-    src = write_project(tmp_path, table)
-    code, out, err = run(capsys, str(src))
-    assert code == 2 and out == ""
-    assert err.startswith(f"qlint: error: {tmp_path / 'pyproject.toml'}: ")
-    assert message in err and err.count("\n") == 1
+def test_a_bad_config_is_e0014_at_the_file_and_the_files_are_checked_with_defaults(
+    tmp_path: Path, capsys, monkeypatch, table: str, message: str, line: int
+) -> None:
+    write_project(tmp_path, table)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--format", "text", "src")
+    rows = out.splitlines()
+    assert code == 1 and "internal error" not in err
+    assert [r.split()[1] for r in rows] == ["E0014", "W0202", "W0101"]  # every code shown: the defaults
+    assert rows[0].startswith(f"pyproject.toml:{line}:")
+    assert f"E0014 the [tool.quiver] settings of this file are not applied: {message}" in rows[0]
+    assert rows[1].startswith("src/a.qv:")
+    # --ignore on the command line still applies to it
+    code, out, _ = run(capsys, "--format", "text", "--ignore", "E0014,W", "src")
+    assert (out, code) == ("", 0)
 
 
 def test_the_cache_never_answers_for_another_config(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -294,15 +306,54 @@ def test_pre_commit_hooks_name_the_package_entry_points() -> None:
 def test_a_pyproject_that_is_not_a_regular_file_is_never_read(tmp_path: Path, capsys) -> None:
     import os
 
-    src = write_project(tmp_path, "")
+    src = write_project(tmp_path, 'ignore = ["W0202"]')
     (tmp_path / "pyproject.toml").unlink()
     os.mkfifo(tmp_path / "pyproject.toml")  # reading it would wait for ever
-    code, _, err = run(capsys, str(src))
-    assert code == 2
+    code, out, err = run(capsys, "--format", "text", str(src))
+    # it counts as absent: the files are checked with the defaults, and a note says why
+    assert code == 0 and [r.split()[1] for r in out.splitlines()] == ["W0202", "W0101"]
     assert (
-        err
-        == f"qlint: error: {tmp_path / 'pyproject.toml'}: cannot read it: it is a FIFO (named pipe), not a regular file\n"
+        f"qlint: note: {tmp_path / 'pyproject.toml'} was not read (it is a FIFO (named pipe), not a regular file); "
+        "its settings do not apply\n"
+    ) in err
+
+
+def test_a_pyproject_linked_from_outside_the_workspace_does_not_stop_qlint(tmp_path: Path, capsys) -> None:
+    # a monorepo layout: each package's pyproject.toml is a link to a shared one outside the folder checked
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "pyproject.toml").write_text('[tool.black]\nline-length = 100\n[tool.quiver]\nignore = ["W0202"]\n')
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "pyproject.toml").symlink_to(shared / "pyproject.toml")
+    (pkg / "a.qv").write_text(BASE + "\n")
+    code, out, err = run(capsys, "--format", "text", str(pkg))
+    assert code == 0 and [r.split()[1] for r in out.splitlines()] == ["W0202"]
+    assert "it is a symbolic link that leads out of" in err and "its settings do not apply" in err
+    # inside the workspace (the shared file is under the root given), the link is followed
+    code, out, _ = run(capsys, "--format", "text", "--root", str(tmp_path), str(pkg))
+    assert (out, code) == ("", 0)
+
+
+def test_show_settings_names_the_file_that_applies(tmp_path: Path, capsys) -> None:
+    src = write_project(tmp_path, 'ignore = ["W0202"]\nstrict = true')
+    code, out, _ = run(capsys, "--show-settings", str(src))
+    assert code == 0
+    assert out.splitlines() == [
+        f"settings: {tmp_path / 'pyproject.toml'}",
+        "select: (every code)",
+        "ignore: W0202",
+        "strict: true",
+        f"roots: {src}",
+    ]
+    write_project(tmp_path, "ignore = [")
+    code, out, _ = run(capsys, "--show-settings", str(src))
+    assert out.splitlines()[0].startswith(
+        f"settings: defaults ({tmp_path / 'pyproject.toml'} is not applied: not valid TOML"
     )
+    (tmp_path / "pyproject.toml").unlink()
+    code, out, _ = run(capsys, "--show-settings", str(src))
+    assert out.splitlines()[0] == "settings: defaults (no pyproject.toml with [tool.quiver] found)"
 
 
 def test_a_file_that_cannot_be_written_exits_2_and_is_reported_as_it_was(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -280,3 +280,35 @@ def test_fmt_replaces_a_file_whole_and_keeps_its_mode(repo: Path, capsys) -> Non
     assert fmt.run(["x.qv"], check=False) == 0
     assert f.read_text() == "dim D = 4\n" and (f.stat().st_mode & 0o777) == 0o640
     assert sorted(p.name for p in repo.iterdir()) == ["x.qv"]  # no temporary file left
+
+
+# ------------------------------------------------------------------ the boundary
+
+
+def test_a_quiver_toml_above_the_folder_checked_does_not_widen_it(repo: Path, capsys) -> None:
+    # A quiver.toml in the user's home (above the repository) is no project of
+    # the repository: a link in the repository to a file beside it stays unread.
+    home = repo.parent
+    (home / "quiver.toml").write_text("")
+    (repo / "tok.qv").symlink_to("../home/token.txt")
+    (repo / "train.qv").write_text("import tok\n\nfn main():\n    print(1)\n")
+    code, out, err = run(capsys, "--no-cache", "--format", "text", str(repo))
+    assert SECRET.split()[0] not in out + err
+    assert code == 1
+    assert [line.split()[1] for line in out.splitlines()] == ["E0113"]
+    assert "it is a symbolic link that leads out of" in out
+
+
+def test_the_project_above_a_file_counts_when_it_is_inside_the_roots(tmp_path: Path, capsys) -> None:
+    proj = tmp_path / "proj"
+    (proj / "train").mkdir(parents=True)
+    (proj / "quiver.toml").write_text("")
+    (proj / "layers.qv").write_text("dim D = 4\n")
+    (proj / "train" / "main.qv").write_text("import layers\n\nfn main():\n    print(layers.D)\n")
+    # the file alone: its folder is the root; the project above it is not searched
+    code, out, _ = run(capsys, "--no-cache", "--format", "text", str(proj / "train" / "main.qv"))
+    assert code == 1 and [line.split()[1] for line in out.splitlines()] == ["E0113"]
+    # the project given as a root (--root, or the folder itself): found
+    for args in (["--root", str(proj), str(proj / "train" / "main.qv")], [str(proj)]):
+        code, out, _ = run(capsys, "--no-cache", "--format", "text", *args)
+        assert (code, out) == (0, ""), args

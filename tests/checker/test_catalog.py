@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("code", sorted(CODES))
 def test_example_triggers_exactly_its_code(code: str) -> None:
     entry = CODES[code]
+    if entry.example_language == "toml":  # a pyproject.toml: read by the tools' config, not the checker
+        from quiver import config
+
+        with pytest.raises(config.ConfigError) as problem:
+            config.parse(Path("pyproject.toml"), tomllib.loads(entry.example)["tool"]["quiver"])
+        assert problem.value.diagnostic().code == code
+        return
     if code == "E0001":
         analysis = check_bytes(entry.example.encode("utf-8", "surrogateescape"))
     elif code == "E0012":  # the example stands for a file past the size limit
@@ -33,6 +41,11 @@ def test_example_triggers_exactly_its_code(code: str) -> None:
 
 @pytest.mark.parametrize("code", sorted(c for c in CODES if CODES[c].fixed is not None))
 def test_fixed_example_checks_clean(code: str) -> None:
+    if CODES[code].example_language == "toml":
+        from quiver import config
+
+        config.parse(Path("pyproject.toml"), tomllib.loads(CODES[code].fixed or "")["tool"]["quiver"])
+        return
     analysis = check_example(CODES[code].fixed, LIBRARY)
     assert analysis.diagnostics == [] and not analysis.internal_errors
 

@@ -107,16 +107,34 @@ async def test_the_table_leaves_codes_out_and_is_followed_on_disk(session: Sessi
     await latest_codes(session, closed, ["E0101", "W0101"], "no table: both, not open")
 
 
-async def test_a_bad_table_is_reported_once_and_filters_nothing(session: Session, folder: Path) -> None:
+@pytest.mark.parametrize(
+    ("table", "problem", "line"),
+    [
+        ('[tool.quiver]\nignore = ["Z9"]\n', "tool.quiver.ignore: no diagnostic code matches 'Z9'", 1),
+        # valid TOML Python's reader refuses: before, an exception that left the whole folder without diagnostics
+        ("[tool.quiver]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply", 0),
+        ("[tool.quiver]\nx = " + "7" * 5000 + "\n", "Exceeds the limit (4300 digits)", 0),
+    ],
+)
+async def test_a_bad_table_is_e0014_at_the_file_and_filters_nothing(
+    session: Session, folder: Path, table: str, problem: str, line: int
+) -> None:
     closed = (folder / "sub" / "closed.qv").as_uri()
     await latest_codes(session, closed, ["E0101"], "the start, under the good table")
-    (folder / "pyproject.toml").write_text('[tool.quiver]\nignore = ["Z9"]\n')
+    (folder / "pyproject.toml").write_text(table)
     changed(session, folder / "pyproject.toml", lsp.FileChangeType.Changed)
     opened = session.open(TWO, session.uri("open.qv"))
     await latest_codes(session, opened, ["E0101", "W0101"], "everything shown")
     await latest_codes(session, closed, ["E0101", "W0101"], "everything shown, not open (another folder)")
-    shown = await wait_until(lambda: session.client.messages or None, 10, "the message")
-    bad = [m for m in shown if "pyproject.toml" in m.message]
-    assert len(bad) == 1
-    assert "tool.quiver.ignore: no diagnostic code matches 'Z9'" in bad[0].message
-    assert bad[0].type == lsp.MessageType.Warning
+    config_uri = (folder / "pyproject.toml").as_uri()
+    await latest_codes(session, config_uri, ["E0014"], "E0014 at the pyproject.toml")
+    (published,) = [p for p in session.client.published if p.uri == config_uri]
+    (d,) = published.diagnostics
+    assert problem in d.message and d.range.start.line == line
+    assert d.message.startswith("the [tool.quiver] settings of this file are not applied: ")
+    assert not [m for m in session.client.messages if "pyproject.toml" in m.message], "no pop-up: a diagnostic"
+    # fixed: E0014 is cleared, and the table applies again
+    (folder / "pyproject.toml").write_text(IGNORING)
+    changed(session, folder / "pyproject.toml", lsp.FileChangeType.Changed)
+    await latest_codes(session, config_uri, [], "E0014 cleared")
+    await latest_codes(session, opened, ["E0101"], "the good table again")

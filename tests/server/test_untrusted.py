@@ -312,6 +312,40 @@ async def test_files_the_server_cannot_read_are_reported_at_themselves(unreadabl
     assert "SECRET" not in json.dumps([d.message for ds in got.values() for d in ds])
 
 
+@pytest_lsp.fixture(config=CONFIG)
+async def marked_above(lsp_client: LanguageClient, tmp_path_factory):
+    """A `quiver.toml` in the folder above the workspace (a home folder)."""
+    home = tmp_path_factory.mktemp("home")
+    (home / "quiver.toml").write_text("")
+    (home / "token.txt").write_text("ghp_SECRET\n")
+    ws = home / "ws"
+    ws.mkdir()
+    (ws / "main.qv").write_text("import tok\n\nfn main():\n    print(1)\n")
+    (ws / "tok.qv").symlink_to("../token.txt")
+    lsp_client.root = ws
+    await lsp_client.initialize_session(init_params("visual-studio-code", ws))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_quiver_toml_above_the_workspace_does_not_widen_it(marked_above: LanguageClient) -> None:
+    ws: Path = marked_above.root
+
+    def both():
+        got = {n: marked_above.diagnostics.get((ws / n).as_uri()) for n in ("main.qv", "tok.qv")}
+        return got if all(got.values()) else None
+
+    got = await wait_until(both, HANG_GUARD, "diagnostics of both files")
+    (tok,) = got["tok.qv"]
+    assert (tok.code, tok.message) == (
+        "E0012",
+        f"this file is not checked: it is a symbolic link that leads out of {ws}, "
+        "and links out of the folder are not followed",
+    )
+    assert [d.code for d in got["main.qv"]] == ["E0113"]
+    assert "SECRET" not in json.dumps([d.message for ds in got.values() for d in ds])
+
+
 # ---------------------------------------------------------------------- terminal control in run output
 
 
