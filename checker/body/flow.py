@@ -453,7 +453,7 @@ class FlowRules:
                 )
                 if ("var", name) not in self.reported_once:
                     self.diags.append(
-                        C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type), related=related)
+                        C.E0311.at(where.span, name=name, first=here.type, second=other.type, related=related)
                     )
                     self.reported_once.add(("var", name))
                 t = T.UNKNOWN
