@@ -20,8 +20,10 @@ import string
 import textwrap
 from dataclasses import dataclass
 
+from . import types as T
 from .ast import Span
 from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
+from .pair_text import distinct
 
 CODES: dict[str, Code] = {}
 
@@ -57,6 +59,7 @@ class Code:
     ) -> LocalDiagnostic:
         if set(args) != self.placeholders:
             raise TypeError(f"{self.code} needs {sorted(self.placeholders)}, got {sorted(args)}")
+        args = _shown(args)
         if fix is None:
             # A "did you mean" hint whose diagnostic is on the misspelt name:
             # replacing the name is the fix.
@@ -77,6 +80,23 @@ class Code:
         E0011's thousands of digits as their first and last few)."""
         text = self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return re.sub(r"\d{80,}", lambda m: f"{m.group()[:6]}...{m.group()[-6:]} ({len(m.group()):,} digits)", text)
+
+
+def _shown(args: dict[str, object]) -> dict[str, object]:
+    """The arguments of a message with its types (and dims) written out: two
+    that print the same but are not the same type are told apart
+    (`pair_text.distinct`), so a message never calls X and X different."""
+    typed = [k for k, v in args.items() if isinstance(v, (T.Type, T.Elem, *T.DIM_CLASSES))]
+    if not typed:
+        return args
+    out = dict(args)
+    for k in typed:
+        out[k] = str(args[k])
+    for i, k in enumerate(typed):
+        for j in typed[i + 1 :]:
+            if out[k] == out[j] and args[k] != args[j]:
+                out[k], out[j] = distinct(args[k], args[j])
+    return out
 
 
 def _code(

@@ -83,7 +83,10 @@ class TypeContext:
                 return T.DimUnknown()
             return T.DimLit(d.value)
         name = d.name
-        if self.where != "signature" and name in self.generics:  # a body's generic dims, a model's own
+        if name in self.generics:
+            # a body's generic dims, a model's own: in its members, bodies and
+            # its methods' signatures alike, a model's dim named like a dim
+            # constant means the model's dim (E0912 says so once, at the header)
             return T.DimVar(name)
         kind = self.kind(name, d.span)
         if kind == "dim":

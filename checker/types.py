@@ -135,6 +135,7 @@ class DimRest:
 
 
 Dim = DimLit | DimConst | DimVar | DimUnknown | DimExpr | DimRest | DimRun
+DIM_CLASSES = (DimLit, DimConst, DimVar, DimUnknown, DimExpr, DimRest, DimRun)
 REST = DimRest()
 
 
@@ -733,15 +734,18 @@ def show_pair(expected: Type, found: Type) -> tuple[str, str]:
     fits (a NonNeg result where a Float is declared). A dim that both have
     reads the same on both sides, as `expected` writes it (`(W-K+1)=26`, not
     `26` on one side); a constant against a dim shown with its value shows
-    its value too (`W=28` against `(W-2)=26`)."""
+    its value too (`W=28` against `(W-2)=26`). Two that still print the
+    same are told apart (checker/pair_text.py)."""
+    from .pair_text import distinct  # (it reads the types of this module)
+
     if not (isinstance(expected, TensorT) and isinstance(found, TensorT)):
-        return str(expected), str(found)
+        return distinct(expected, found)
     e, f = _dims_alike(expected.dims, found.dims)
     same_shape = e == f
     if expected.elem != found.elem and (same_shape or not elem_assignable(found.elem, expected.elem)):
-        return f"[{e}] {expected.elem}", f"[{f}] {found.elem}"
+        return distinct(expected, found, f"[{e}] {expected.elem}", f"[{f}] {found.elem}")
     suffix = "" if expected.elem == F32 else f" {expected.elem}"  # (found's fits it, or is the same)
-    return f"[{e}]{suffix}", f"[{f}]{suffix}"
+    return distinct(expected, found, f"[{e}]{suffix}", f"[{f}]{suffix}")
 
 
 def _dims_alike(expected: tuple[Dim, ...], found: tuple[Dim, ...]) -> tuple[str, str]:

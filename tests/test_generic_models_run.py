@@ -366,3 +366,38 @@ def test_a_model_is_called_from_python_as_its_forward(tmp_path, mod) -> None:
     path.write_text("model Bare:\n    param w: [2] = zeros\n\nfn make() -> Bare:\n    return Bare.init(seed=0)\n")
     with pytest.raises(rt.ModelError, match="model Bare has no method forward, so it cannot be called"):
         quiver.load(str(path)).make()(torch.zeros(2))
+
+
+LOOPS = """\
+import nn
+
+dim D = 4
+
+model Net:
+    param encoder_layers: [2] nn.Linear[D, D]
+    param decoder_layers: [3] nn.LayerNorm[D]
+
+    fn forward(self, x: [b D]) -> [b D]:
+        for layer in self.encoder_layers:
+            x = relu(layer(x))
+        for layer in self.decoder_layers:
+            x = layer(x) + x
+        layer = 0.5
+        return x * layer
+"""
+
+
+def test_one_loop_variable_over_two_stacks_of_other_layers(tmp_path) -> None:
+    # issue 36: the second loop of `layer` was E0311 (a loop variable is bound
+    # inside its loop only); the compiled loops compute torch's
+    path = tmp_path / "loops.qv"
+    path.write_text(LOOPS, encoding="utf-8")
+    m = quiver.load(str(path)).Net.init(seed=0)
+    x = torch.randn(3, 4)
+    want = x
+    for i in range(2):
+        want = F.relu(want @ m.encoder_layers[i].weight + m.encoder_layers[i].bias)
+    for i in range(3):
+        norm = m.decoder_layers[i]
+        want = F.layer_norm(want, (4,), norm.weight, norm.bias) + want
+    torch.testing.assert_close(m(x), want * 0.5)

@@ -159,6 +159,63 @@ def test_sub_models_optimizers_and_gradients_of_imported_models(tmp_path: Path) 
     assert last < first
 
 
+ACCUMULATE = """\
+import layers
+from layers import Mlp, loss
+
+fn accumulate(m: Mlp, xs: [2 b 4], ys: [2 b] Index[layers.C]) -> Grad[layers.Mlp]:
+    acc = zeros(Grad[Mlp])
+    for i in range(2):
+        l, g = value_and_grad(loss, m, xs[i], ys[i])
+        acc = acc + g
+    return acc
+
+fn step(mut m: layers.Mlp, mut opt: SGD[Mlp], xs: [2 b 4], ys: [2 b] Index[layers.C]):
+    acc = zeros(Grad[layers.Mlp]) + accumulate(m, xs, ys)
+    opt.step(m, 0.5 * acc)
+
+fn main():
+    m = Mlp.init(seed=0)
+    opt = SGD(m, lr=0.1)
+    xs = randn([2 8 4], seed=1)
+    ys = argmax(randn([2 8 layers.C], seed=2), over=layers.C)
+    step(m, opt, xs, ys)
+    print(loss(m, xs[0], ys[0]))
+"""
+
+
+def test_gradient_accumulation_over_an_imported_model_matches_torch(program: Path) -> None:
+    # issue 36: zeros(Grad[Mlp]) with `from layers import Mlp` was another type
+    # than the gradient of layers.Mlp (E0904), zeros(Grad[layers.Mlp]) E0301
+    (program / "accumulate.qv").write_text(ACCUMULATE)
+    prog = quiver.load(str(program / "accumulate.qv"))
+    m = prog.Mlp.init(seed=0)
+    p = [
+        m.w1.detach().clone().requires_grad_(),
+        m.b1.detach().clone().requires_grad_(),
+        m.w2.detach().clone().requires_grad_(),
+    ]
+    opt = quiver.runtime.SGD(m, lr=0.1)
+    ref = torch.optim.SGD(p, lr=0.1)
+    xs = torch.randn(2, 8, 4)
+    ys = torch.randint(0, 3, (2, 8))
+    prog.step(m, opt, xs, ys)
+    ref.zero_grad()
+    for i in range(2):  # torch's accumulation: .grad summed over two backward passes
+        w1, b1, w2 = p
+        torch.nn.functional.cross_entropy(torch.relu(xs[i] @ w1 + b1) @ w2, ys[i]).backward()
+    for q in p:
+        q.grad = 0.5 * q.grad  # type: ignore[operator]
+    ref.step()
+    for got, want in zip((m.w1, m.b1, m.w2), p, strict=True):
+        torch.testing.assert_close(got, want.detach())
+    r = subprocess.run(
+        [sys.executable, "-m", "quiver", "run", "accumulate.qv"], cwd=program, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    assert 0.0 < float(r.stdout) < 5.0
+
+
 def test_an_extern_fn_of_an_imported_module_resolves_next_to_that_module(tmp_path: Path) -> None:
     lib = tmp_path / "lib"
     lib.mkdir()

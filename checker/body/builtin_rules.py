@@ -640,35 +640,47 @@ class BuiltinRules:
 
     def grad_type_arg(self: BodyChecker, a: CallArg, env: Env) -> T.Type | None:
         """`Grad[M]` written as zeros' or randn's argument: the gradient type
-        (None when the argument is something else)."""
+        (None when the argument is something else). The model is read as any
+        model named in an expression (`M`, `layers.M`, `Linear[D, H]`), so the
+        gradient holds its qualified name, the one every other type of that
+        model holds (`from layers import M` and `layers.M` are one type)."""
         e = a.node
         if not (
             isinstance(e, A.Index)
             and isinstance(e.value, A.Name)
             and e.value.name == "Grad"
             and "Grad" not in env.vars
-            and isinstance(e.index, (A.Name, A.Index))
+            and isinstance(e.index, (A.Name, A.Field, A.Index))
         ):
             return None
-        if isinstance(e.index, A.Index):  # Grad[Linear[D, H]]
-            inner = self.expr(e.index, env)
-            if isinstance(inner, T.ModelClassT):
-                t = T.GradT(inner.name, None, inner.dims, inner.options)
-                self.types[e] = t
-                return t
-            if not isinstance(inner, T.UnknownT):
-                self.diags.append(C.E0303.at(e.span, type=f"Grad[{expr_text(e.index)}]", reason="it is not a model"))
-            return T.UNKNOWN
-        name = e.index.name
-        kind = self.global_kind(name)
-        if kind == "model":
-            self.refs[e.index] = Ref("model", name)
-            t = T.GradT(name)
+        if isinstance(e.index, A.Name) and e.index.name not in env.vars:
+            kind = self.global_kind(e.index.name)
+            if kind is not None and kind.startswith("broken"):
+                return T.UNKNOWN
+            if kind != "model":
+                name = e.index.name
+                self.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+                return T.UNKNOWN
+        inner = self.expr(e.index, env)
+        if isinstance(inner, T.ModelClassT) and inner.applied:
+            t = T.GradT(inner.name, None, inner.dims, inner.options)
             self.types[e] = t
             return t
-        if kind is not None and kind.startswith("broken"):
-            return T.UNKNOWN
-        self.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+        if isinstance(inner, T.ModelClassT):
+            sig = self.g.names.model_sigs.get(inner.name)
+            dims = sig.dims if sig is not None else ()
+            written = expr_text(e.index)
+            self.diags.append(
+                C.E0910.at(
+                    e.index.span,
+                    model=written,
+                    problem=f"takes {len(dims)} dim{'s' if len(dims) != 1 else ''} ({', '.join(dims)}): "
+                    f"write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
+                )
+            )
+        elif not isinstance(inner, T.UnknownT):
+            written = expr_text(e.index)
+            self.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=f"{written} is not a model"))
         return T.UNKNOWN
 
     @rule("randn")

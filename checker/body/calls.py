@@ -353,9 +353,10 @@ class CallRules:
     ) -> tuple[T.Type, bool]:
         """The arguments of a call of `info` checked against its parameters:
         the call's result type and whether every argument fit. The result is
-        the declared return type with the bindings made (after a failure,
-        those made before it) and `?` for a generic dim that was not bound:
-        never the callee's own generic names (one mistake, one diagnostic)."""
+        the declared return type with the bindings made and `?` for a generic
+        dim that was not bound: never the callee's own generic names. After
+        a failure, the declared type when the arguments before it bound all
+        its dims, else unknown (one mistake, one diagnostic)."""
         bindings = S.Bindings(info.generics)
         ok = True
         typed: list[tuple[ParamInfo, CallArg, T.Type]] = []
@@ -368,11 +369,11 @@ class CallRules:
                     self.path_fact("escape", origin, f"passed to extern fn {info.name}", a.node.span)
                 else:
                     self.path_fact("call", origin, info.name, a.node.span, index)
+            before = (dict(bindings.bound), bindings.rest)
             if p.name in bindings.generics and p.type == T.INT and p.name not in bindings.bound:
                 # an Int parameter that sizes the callee's types (`-> [size size]`): its value here
                 size = self.size_of_int(a.node, env, node, p.name)
                 bindings.bound[p.name] = S.Binding(size, p.name, a.node.span)
-            before = (dict(bindings.bound), bindings.rest)
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
                 if mismatch.kind == "binding" and mismatch.earlier is not None and mismatch.earlier.where == "self":
@@ -418,6 +419,11 @@ class CallRules:
                 self.note_dims(a.node, bindings.result(p.type), t, f"{info.name}(): ", f"argument '{p.name}'")
         fresh = self.extern_sizes(info, bindings, node) if info.extern and ok else set()
         result = bindings.result(info.ret)
+        if not ok and result != bindings.subst(info.ret):
+            # a dim of the result was to be bound by an argument that did not
+            # fit: the result is unknown, silent downstream, rather than `?`
+            # dims that later meet a rank or a size (one mistake, one diagnostic)
+            return T.UNKNOWN, ok
         if fresh:
             self.record_binds(node, result, fresh)
         if ok:

@@ -19,6 +19,10 @@ class Var:
     param: ParamInfo | None = None  # still the parameter itself
     # Made up after an unknown name was reported, so later uses stay silent.
     phantom: bool = False
+    # A `for` loop's variable after its loop, where it is not bound (docs:
+    # bound inside the loop only): a read is E0103, and another loop or an
+    # assignment binds the name afresh, of any type.
+    loop_only: bool = False
 
 
 @dataclass
@@ -59,6 +63,7 @@ def same_state(a: Env, b: Env) -> bool:
     return all(
         a.vars[k].type == b.vars[k].type
         and a.vars[k].maybe_unbound == b.vars[k].maybe_unbound
+        and a.vars[k].loop_only == b.vars[k].loop_only
         and a.vars[k].defs == b.vars[k].defs
         for k in a.vars
     )

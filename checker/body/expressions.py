@@ -143,7 +143,8 @@ class ExpressionRules:
             if var.maybe_unbound and ("var", e.name) not in self.reported_once and not self.partial:
                 self.reported_once.add(("var", e.name))
                 first = min(var.defs, key=lambda d: d.span.start, default=None)
-                related = (LocalRelated(f"'{e.name}' is assigned here", span=first.span),) if first is not None else ()
+                said = "is bound only inside this loop" if var.loop_only else "is assigned here"
+                related = (LocalRelated(f"'{e.name}' {said}", span=first.span),) if first is not None else ()
                 self.diags.append(C.E0103.at(e.span, name=e.name, related=related))
             return var.type
         if e.name in self.fn.generics:

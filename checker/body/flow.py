@@ -407,6 +407,15 @@ class FlowRules:
             names.update(o.vars)
         for name in names:
             present = [o.vars[name] for o in live if name in o.vars]
+            leftover = [v for v in present if v.loop_only]
+            if len(leftover) == len(present):
+                # a loop's variable after its loop, on every path that has it
+                defs = frozenset().union(*(v.defs for v in present))
+                result.vars[name] = Var(T.UNKNOWN, defs, maybe_unbound=True, loop_only=True)
+                continue
+            if leftover:
+                # where it is only what a loop left, it is not bound: no type to agree with
+                present = [v for v in present if not v.loop_only]
             first = present[0]
             if len(present) == len(live) and not first.phantom and all(v is first for v in present):
                 # The same binding on every path (most variables of a branch
@@ -416,7 +425,7 @@ class FlowRules:
             if any(v.phantom for v in present):
                 result.vars[name] = Var(T.UNKNOWN, frozenset(), phantom=True)
                 continue
-            maybe = len(present) < len(live) or any(v.maybe_unbound for v in present)
+            maybe = len(present) < len(live) or any(v.maybe_unbound for v in present) or bool(leftover)
             t = present[0].type
             clash = None
             for v in present[1:]:
@@ -444,7 +453,7 @@ class FlowRules:
                 )
                 if ("var", name) not in self.reported_once:
                     self.diags.append(
-                        C.E0311.at(where.span, name=name, first=str(here.type), second=str(other.type), related=related)
+                        C.E0311.at(where.span, name=name, first=here.type, second=other.type, related=related)
                     )
                     self.reported_once.add(("var", name))
                 t = T.UNKNOWN
@@ -532,6 +541,15 @@ class FlowRules:
                     self.diags.append(C.E0410.at(span, count=n, found=T.describe(item)))
                 items = (T.UNKNOWN,) * n
 
+        # A loop's variable is bound inside the loop only (docs/language.md,
+        # "Maybe unassigned"): what an earlier loop left under its name is
+        # not a binding this loop's values must agree with.
+        fresh = [v.text for v in s.targets if v.text not in env.vars or env.vars[v.text].loop_only]
+        if any(n in env.vars for n in fresh):
+            env = env.copy()
+            for n in fresh:
+                env.vars.pop(n, None)
+
         def head(state: Env) -> None:
             for var, t in zip(s.targets, items):
                 state.vars[var.text] = Var(t, frozenset({var}), origin=origin)
@@ -540,7 +558,13 @@ class FlowRules:
                 self.locals[var.text] = t
 
         out = self.loop(s.body, env, head)
-        # The loop variable itself stays defined after a loop that ran.
+        # After the loop, a variable that only the loop bound is not bound (a
+        # read is E0103); one bound before the loop keeps its binding, which
+        # the loop's values had to agree with (E0311), as Python leaves it.
+        for n in fresh:
+            v = out.vars.get(n)
+            if v is not None and not v.phantom:
+                out.vars[n] = dataclasses.replace(v, maybe_unbound=True, loop_only=True)
         return out
 
     def while_(self: BodyChecker, s: A.While, env: Env) -> Env:

@@ -17,6 +17,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..diagnostics import LocalDiagnostic
+from ..pair_text import distinct
 from .env import Env
 from .text import expr_text
 
@@ -220,13 +221,14 @@ class OperatorRules:
             )
             return T.UNKNOWN
         if isinstance(dims, S.DimClash):
+            a, b = distinct(dims.left, dims.right)
             self.diags.append(
                 C.E0203.at(
                     node.span,
-                    left=str(lt),
-                    right=str(rt),
-                    a=str(dims.left),
-                    b=str(dims.right) + T.run_apart_note((dims.left,), (dims.right,)),
+                    left=lt,
+                    right=rt,
+                    a=a,
+                    b=b + T.run_apart_note((dims.left,), (dims.right,)),
                 )
             )
             return T.UNKNOWN
@@ -238,9 +240,7 @@ class OperatorRules:
         / by a number, a [] or a [b] (one factor per example)."""
         if op in ("+", "-") and T.is_example_grads(lt) and T.is_example_grads(rt):
             if lt != rt:
-                self.diags.append(
-                    C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt), found=str(rt))
-                )
+                self.diags.append(C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=lt, found=rt))
                 return T.UNKNOWN
             return lt
         grads = lt if T.is_example_grads(lt) else rt
@@ -262,9 +262,7 @@ class OperatorRules:
     def grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         if op in ("+", "-") and isinstance(lt, T.GradT) and isinstance(rt, T.GradT):
             if lt != rt:
-                self.diags.append(
-                    C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=str(lt), found=str(rt))
-                )
+                self.diags.append(C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=lt, found=rt))
                 return T.UNKNOWN
             return lt
         scale = lambda t: (
@@ -388,6 +386,7 @@ def _repeated(dims: tuple) -> T.Dim | None:
 
 def broadcast_clash(span: A.Span, op: str, lt: T.Type, rt: T.Type, dims: S.DimClash) -> LocalDiagnostic:
     """E0202, saying so when the two dims are run-time dims bound apart."""
-    d = C.E0202.at(span, op=op, left=str(lt), right=str(rt), a=str(dims.left), b=str(dims.right))
+    a, b = distinct(dims.left, dims.right)
+    d = C.E0202.at(span, op=op, left=lt, right=rt, a=a, b=b)
     note = T.run_apart_note((dims.left,), (dims.right,))
     return dataclasses.replace(d, message=d.message + note) if note else d

@@ -354,6 +354,60 @@ def test_branches_that_return_do_not_join() -> None:
     """)
 
 
+def test_a_loop_variable_is_bound_only_inside_its_loop() -> None:
+    # issue 36: two loops of one variable over stacks of two models were
+    # E0311, as if the first loop's variable were still bound after it
+    src = """\
+dim D = 4
+
+model Enc:
+    param w: [D D] = zeros
+
+model Dec:
+    param v: [D] = zeros
+
+model Net:
+    param encoder_layers: [2] Enc
+    param decoder_layers: [3] Dec
+
+    fn forward(self, x: [b D], deep: Bool) -> [b D]:
+        for layer in self.encoder_layers:
+            x = x @ layer.w
+        for layer in self.decoder_layers:
+            x = x + layer.v
+        if deep:
+            for layer in self.encoder_layers:
+                x = x @ layer.w
+        else:
+            for layer in self.decoder_layers:
+                x = x + layer.v
+        for i in range(3):
+            x = 2.0 * x
+        for i in range(2):
+            x = x + self.decoder_layers[i].v
+        print(i)
+        layer = 1.5
+        return x * layer
+
+fn rebinds(m: Net, x: [b D]) -> [b D]:
+    layer = 3
+    print(layer)
+    for layer in m.encoder_layers:
+        x = x @ layer.w
+    return x
+"""
+    a = check_text(src)
+    assert not a.internal_errors
+    got = [(d.code, d.message, src[d.span.start : d.span.end], d.span.start) for d in a.diagnostics]
+    at = src.index("print(i)") + len("print(")
+    assert got == [
+        ("E0103", "'i' may be used before it is assigned", "i", at),
+        ("E0311", "'layer' is Enc on one path and Int on another", "layer", src.index("layer in m.")),
+    ]
+    [related] = a.diagnostics[0].related
+    assert related.message == "'i' is bound only inside this loop"
+
+
 def test_while_loops_and_break() -> None:
     check("""
     fn f(n: Int) -> Int:

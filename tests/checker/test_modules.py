@@ -95,6 +95,48 @@ fn run(m: Net, x: [b 4]) -> [b 3]:
     assert check(src) == []
 
 
+def test_an_imported_model_is_one_type_under_every_name_in_gradients_and_optimizers() -> None:
+    # issue 36: zeros(Grad[Mlp]) held the name as written, so `acc + g` (g of
+    # layers.Mlp) was E0904, and zeros(Grad[layers.Mlp]) was not read at all
+    src = """\
+import layers
+from layers import Mlp, Mlp as Net, loss
+
+model Lin[I, O]:
+    param w: [I O] = zeros
+
+fn accumulate(m: Mlp, xs: [2 b 4], ys: [2 b] Index[layers.C]) -> Grad[Net]:
+    acc = zeros(Grad[Mlp])
+    other = randn(Grad[layers.Mlp], seed=0)
+    for i in range(2):
+        l, g = value_and_grad(loss, m, xs[i], ys[i])
+        acc = acc + g
+        other = other - g
+    return acc + other + zeros(Grad[Net])
+
+fn step(mut m: layers.Mlp, mut opt: SGD[Mlp], g: Grad[layers.Mlp]):
+    opt.step(m, 0.5 * g + zeros(Grad[layers.Mlp]))
+    m -= 0.1 * zeros(Grad[Net])
+
+fn wrong():
+    a = zeros(Grad[Lin])
+    b = zeros(Grad[layers.H])
+    print(a, b)
+"""
+    assert check(src) == [
+        ("E0910", "Lin takes 2 dims (I, O): write Grad[Lin[I, O]] with the dims of the instance", "Lin"),
+        ("E0303", "Grad[layers.H]: layers.H is not a model", "Grad[layers.H]"),
+    ]
+    ws = workspace({"main.qv": src, "layers.qv": LAYERS})
+    a = ws.analyze("/p/main.qv")
+    assert a is not None
+    from quiver.checker import ide
+
+    for at in ("acc = zeros", "other = randn"):
+        h = ide.hover(a, src.index(at) + 1)
+        assert h is not None and "Grad[layers.Mlp]" in h.markdown, h.markdown
+
+
 def test_an_imported_dim_is_the_same_dim_under_any_name() -> None:
     src = """\
 import layers
