@@ -132,8 +132,7 @@ async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
         outside = next((p for p in edits if not ls.editable(p)), None)
         if outside is not None:
             raise request_failed(
-                f"renaming this name would also edit {outside}, outside the workspace folders: "
-                "it can't be renamed here"
+                f"renaming this name would also edit {outside}, outside the workspace folders: it can't be renamed here"
             )
         changes = {
             ls.uri_of(p): [

@@ -105,7 +105,9 @@ async def rename(session: Session, uri: str, offset: int, new: str):
 async def test_a_name_of_the_installed_library_cannot_be_renamed(session: Session) -> None:
     main = session.open(MAIN, session.uri("main.qv"))
     await session.diagnostics(main)
-    message = f"nn.Linear is defined in the installed Quiver library ({NN}), outside the workspace: it can't be renamed here"
+    message = (
+        f"nn.Linear is defined in the installed Quiver library ({NN}), outside the workspace: it can't be renamed here"
+    )
     at = MAIN.index("Linear") + 1
     with pytest.raises(Exception, match=re.escape(message)):
         await prepare(session, main, at)
