@@ -4,12 +4,12 @@ the workspace root is refused (prepareRename too) with a message; a rename
 that would edit an open document outside is refused; a document outside the
 workspace folders gets no quick fixes and no formatting edits.
 
-Layout (a monorepo: `quiver.toml` above the workspace folder `proj`):
+Layout (the workspace folder is `proj`):
 
-    <tmp>/quiver.toml
-    <tmp>/shared/util.qv     outside the workspace
-    <tmp>/proj/main.qv       the workspace folder: imports nn and shared.util
+    <tmp>/proj/main.qv       imports nn
     <tmp>/proj/layers.qv
+    <tmp>/shared/util.qv     a sibling folder, outside the workspace
+    <tmp>/shared/app.qv      opened by the user: imports util beside it
     <tmp>/scratch/s.qv       opened by the user, outside: imports layers
 """
 
@@ -28,15 +28,21 @@ import quiver.library
 
 MAIN = """\
 import nn
-import shared.util
 
 fn apply(m: nn.Linear[4, 2], x: [4]) -> [2]:
-    return m.forward(shared.util.helper(x))
+    return m.forward(x)
 """
 
 UTIL = """\
 fn helper(x: [4]) -> [4]:
     return x
+"""
+
+APP = """\
+import util
+
+fn main():
+    print(util.helper(zeros([4])))
 """
 
 LAYERS = """\
@@ -64,9 +70,9 @@ NN = str(Path(quiver.library.__file__).parent / "nn.qv")
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     base = tmp_path.resolve()
-    (base / "quiver.toml").write_text("")
     for rel, text in {
         "shared/util.qv": UTIL,
+        "shared/app.qv": APP,
         "proj/main.qv": MAIN,
         "proj/layers.qv": LAYERS,
         "scratch/s.qv": SCRATCH,
@@ -126,16 +132,16 @@ async def test_a_name_of_the_installed_library_cannot_be_renamed(session: Sessio
 
 
 async def test_a_name_of_a_sibling_folder_outside_the_workspace_cannot_be_renamed(session: Session, tree: Path) -> None:
-    main = session.open(MAIN, session.uri("main.qv"))
-    await session.diagnostics(main)
+    app = session.open(APP, (tree / "shared" / "app.qv").as_uri())
+    assert list(await session.diagnostics(app)) == []
     util = tree / "shared" / "util.qv"
-    message = f"shared.util.helper is defined in {util}, outside the workspace: it can't be renamed here"
-    at = MAIN.index("helper") + 1
+    message = f"util.helper is defined in {util}, outside the workspace: it can't be renamed here"
+    at = APP.index("helper") + 1
     with pytest.raises(Exception, match=re.escape(message)):
-        await prepare(session, main, at)
+        await prepare(session, app, at)
     with pytest.raises(Exception, match=re.escape(message)):
-        await rename(session, main, at, "assist")
-    # the same file opened in the editor: refused there too (it lies outside the workspace)
+        await rename(session, app, at, "assist")
+    # the defining file opened in the editor: refused there too
     util_uri = session.open(UTIL, util.as_uri())
     await session.diagnostics(util_uri)
     with pytest.raises(Exception, match=re.escape(message)):
