@@ -230,8 +230,7 @@ export function selectInterpreter(input: ResolveInput, notes: string[], venvsLoo
   if (setting.ignoredWorkspaceValue) {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.interpreter.');
   }
-  const refused = setting.value === undefined ? undefined : refuseSetting(input, 'quiver.interpreter', setting.value, notes);
-  if (setting.value !== undefined && !refused) {
+  if (setting.value !== undefined && !refuseSetting(input, 'quiver.interpreter', setting.value, notes)) {
     const [exe, ...rest] = setting.value.filter((x) => x.trim() !== '');
     const found = findExecutable(expandPath(exe, input), input, acceptOnPath(input, notes));
     if (found === undefined) {
