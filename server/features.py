@@ -100,6 +100,7 @@ async def text_document_prepare_rename(ls: QuiverServer, params: lsp.PrepareRena
         get = ls.analyses()
         try:
             found = nav.prepare_rename(ls.ws, path, offset, analyses=get)
+            _refuse_outside(ls, path, offset)
         except nav.RenameError as exc:
             raise request_failed(str(exc)) from None
         analysis = get(path)
@@ -121,11 +122,18 @@ async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
 
     def across(path: str, offset: int):
         try:
+            _refuse_outside(ls, path, offset)
             edits = nav.rename(ls.ws, path, offset, params.new_name, files, analyses=ls.analyses())
         except nav.RenameError as exc:
             raise request_failed(str(exc)) from None
         if edits is None:
             return None
+        # an open document outside the workspace folders that uses the name
+        outside = next((p for p in edits if not ls.editable(p)), None)
+        if outside is not None:
+            raise request_failed(
+                f"renaming this name would also edit {outside}, outside the workspace folders: it can't be renamed here"
+            )
         changes = {
             ls.uri_of(p): [
                 lsp.TextEdit(range=ls.codec.range(lines, span), new_text=params.new_name) for span, lines in e
@@ -135,6 +143,17 @@ async def text_document_rename(ls: QuiverServer, params: lsp.RenameParams):
         return lsp.WorkspaceEdit(changes=changes)
 
     return await ls.query_files(params.text_document.uri, params.position, across, lambda *a: None)
+
+
+def _refuse_outside(ls: QuiverServer, path: str, offset: int) -> None:
+    """RenameError for a name defined in a file outside the workspace
+    folders (Quiver's library, a sibling folder): the rename would edit it."""
+    found = nav.rename_definition(ls.ws, path, offset, analyses=ls.analyses())
+    if found is not None and not ls.editable(found[0]):
+        defining, name = found
+        raise nav.RenameError(
+            f"{name} is defined {ls.outside_workspace(defining)}, outside the workspace: it can't be renamed here"
+        )
 
 
 @feature(lsp.WORKSPACE_SYMBOL)
@@ -244,6 +263,9 @@ async def text_document_code_lens(ls: QuiverServer, params: lsp.CodeLensParams):
 async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionParams):
     uri = params.text_document.uri
     only = params.context.only if params.context is not None else None
+    doc = ls.docs.get(uri)
+    # quick fixes edit this document: none for a file outside the workspace folders
+    may_edit = ls.editable(doc.path if doc is not None else None)
 
     def wanted(kind: str) -> bool:
         return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
@@ -253,7 +275,7 @@ async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionPara
         if span is None:
             return None
         out: list[lsp.CodeAction] = []
-        if wanted(lsp.CodeActionKind.QuickFix):
+        if wanted(lsp.CodeActionKind.QuickFix) and may_edit:
             out += [convert.quick_fix(a, uri, lines, ls.codec, ls.docs_base) for a in ide.code_actions(analysis, span)]
         # The checker's rule for what can be run, the same that `quiver run` applies.
         if wanted(capabilities.RUN_ACTION_KIND) and ide.runnable(analysis):
@@ -281,9 +303,18 @@ def _format_answer(ls: QuiverServer, rng: lsp.Range | None):
     return answer
 
 
+def _formattable(ls: QuiverServer, uri: str) -> bool:
+    """No formatting edits for a file outside the workspace folders (Quiver's
+    library opened from a definition): the editor would save them there."""
+    doc = ls.docs.get(uri)
+    return ls.editable(doc.path if doc is not None else None)
+
+
 @feature(lsp.TEXT_DOCUMENT_FORMATTING)
 @request
 async def text_document_formatting(ls: QuiverServer, params: lsp.DocumentFormattingParams):
+    if not _formattable(ls, params.text_document.uri):
+        return None
     return await ls.query(params.text_document.uri, _format_answer(ls, None))
 
 
@@ -291,4 +322,6 @@ async def text_document_formatting(ls: QuiverServer, params: lsp.DocumentFormatt
 @request
 async def text_document_range_formatting(ls: QuiverServer, params: lsp.DocumentRangeFormattingParams):
     """Formats every item the range touches, whole."""
+    if not _formattable(ls, params.text_document.uri):
+        return None
     return await ls.query(params.text_document.uri, _format_answer(ls, params.range))

@@ -27,7 +27,7 @@ from quiver.checker.source import LineIndex
 from quiver.checker.workspace import Workspace
 from quiver.run_protocol import RUNTIME, RunError
 
-from . import __version__, convert
+from . import __version__, convert, edit_scope
 from . import settings as S
 from .documents import Document, Documents, RunFailure, Superseded
 from .project_config import ProjectConfigs
@@ -204,6 +204,20 @@ class QuiverServer(LanguageServer):
     def uri_of(self, path: str) -> str:
         doc = self.docs.by_path(path)
         return doc.uri if doc is not None else path_to_uri(path)
+
+    def editable(self, path: str | None) -> bool:
+        """Whether rename, code actions and formatting may edit `path`:
+        inside a workspace folder (server/edit_scope.py). A document that is
+        not a file (untitled) lives in the editor only."""
+        if path is None:
+            return True
+        libraries = getattr(self.ws.host, "libraries", ())
+        open_paths = [d.path for d in self.docs.all() if d.path is not None]
+        return edit_scope.editable(path, self.roots, open_paths, libraries)
+
+    def outside_workspace(self, path: str) -> str:
+        """How a refusal names a file outside the workspace."""
+        return edit_scope.where(path, getattr(self.ws.host, "libraries", ()))
 
     def workspace_files(self) -> list[str]:
         """The files of the workspace: under its folders, and the open ones."""

@@ -323,6 +323,34 @@ def prepare_rename(
     return None if found is None else (found[1].name_span, found[1].text)
 
 
+def rename_definition(
+    ws: Workspace, path: str, offset: int, analyses: Analyses | None = None
+) -> tuple[str, str] | None:
+    """Where the name a rename at the cursor would rename is defined: its
+    file (`path` itself for an alias, or a name used through one, whose
+    rename stays in `path`) and the name as written from outside
+    (`nn.Linear`, `layers.Mlp.w1`), so that an editor can refuse to edit a
+    file it does not own; None when the cursor is on no name. RenameError
+    as prepare_rename."""
+    found = _renamed(ws, path, offset, _getter(ws, analyses, None))
+    if found is None:
+        return None
+    occ = found[1]
+    sym = occ.symbol
+    if _is_alias_rename(occ):
+        return path, occ.text
+    if sym.kind in ("member", "var", "generic") and sym.owner:
+        name = f"{sym.owner}.{sym.name}"
+    else:
+        name = sym.name
+    return sym.path, f"{ws.qualified_name(sym.path)}.{name}"
+
+
+def _is_alias_rename(occ: Occurrence) -> bool:
+    """A rename at an alias, or at a name used through one: it renames the alias, in its file only."""
+    return occ.symbol.kind == "alias" or (occ.symbol.kind in GLOBAL_KINDS and occ.text != occ.symbol.name)
+
+
 def _renamed(ws: Workspace, path: str, offset: int, get) -> tuple[Analysis, Occurrence] | None:
     """The analysis of `path` and the occurrence a rename at `offset` is of;
     RenameError when it cannot be renamed."""
@@ -367,7 +395,7 @@ def rename(
     analysis, occ = found
     if not _IDENT.match(new_name) or new_name in HARD_KEYWORDS:
         raise RenameError(f"'{new_name}' is not a name")
-    if occ.symbol.kind == "alias" or (occ.symbol.kind in GLOBAL_KINDS and occ.text != occ.symbol.name):
+    if _is_alias_rename(occ):
         if new_name != occ.text and analysis.globals.names.kinds.get(new_name) is not None:
             raise RenameError(f"'{new_name}' is already a name in {ws.qualified_name(path)}")
         return _rename_alias(ws, path, analysis, occ)

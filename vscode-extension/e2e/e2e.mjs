@@ -43,6 +43,15 @@
 // the server elsewhere), with the server set in the user's (remote) settings:
 //   restricted diagnostics and hovers work, Run File is offered nowhere, and the
 //              workspace's server settings were ignored
+// Then Restricted Mode with hostile user-level settings (real server only): the user's
+// quiver.interpreter and quiver.server.pythonPath name ${workspaceFolder}/.venv/bin/python,
+// a script that would write a marker file; code-server's PATH as in the bundled session.
+//   restricted-hostile  diagnostics come from the bundled server run by /usr/bin/python3,
+//              the marker was never written, and the Quiver log names both settings as
+//              ignored
+//
+// QUIVER_E2E_SESSIONS=restricted-hostile (a comma-separated list of trusted, bundled,
+// restricted, restricted-hostile) runs only those sessions; all of them by default.
 //
 // Environment: QUIVER_E2E_SERVER=real (default: the repo's .venv, python -m quiver.server)
 // or stub (test/stub-server, only to exercise this harness); QUIVER_E2E_ROOT=<checkout>
@@ -76,6 +85,8 @@ const CLEAN_LINE = '    return h @ m.w2 + m.b2';
 const BROKEN_LINE = '    return h @ m.w1 + m.b2';
 const DIAGNOSTIC_CODE = /\bE\d{4}\b/;
 
+/** The sessions to run (QUIVER_E2E_SESSIONS), all when unset. */
+const SESSIONS = (process.env.QUIVER_E2E_SESSIONS ?? 'trusted,bundled,restricted,restricted-hostile').split(',').map((s) => s.trim());
 const results = [];
 const started = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
@@ -900,6 +911,11 @@ async function multiFileScenario(wb, session) {
 function prepareBundledSession() {
   const session = prepareSession('bundled', { trusted: true });
   fs.rmSync(path.join(session.ws, '.venv'), { force: true });
+  return { ...session, env: pathWithoutQuiver() };
+}
+
+/** code-server's environment with PATH=/usr/bin:/bin; throws when a Python there has Quiver. */
+function pathWithoutQuiver() {
   const PATH = ['/usr/bin', '/bin'].join(path.delimiter);
   for (const dir of PATH.split(path.delimiter)) {
     for (const name of fs.readdirSync(dir).filter((n) => /^python3?(\.\d+)?$/.test(n) || n === 'quiver-lsp')) {
@@ -922,7 +938,7 @@ function prepareBundledSession() {
   for (const k of ['CONDA_PREFIX', 'VIRTUAL_ENV', 'PYTHONPATH', 'QUIVER_LSP_RUNNER']) {
     delete env[k];
   }
-  return { ...session, env };
+  return env;
 }
 
 /** The end of the Quiver Run channel, from the log file VS Code keeps of it. */
@@ -1106,6 +1122,53 @@ async function restrictedScenarios(wb, session) {
   });
 }
 
+// ------------------------------------------------------------------ Restricted Mode, hostile user settings
+
+const HOSTILE_MARKER = 'WORKSPACE-PYTHON-RAN';
+
+/**
+ * Restricted Mode where the user's own settings name the workspace's Python (the form
+ * quiver.interpreter's description suggests): a fake .venv/bin/python that writes a
+ * marker file. PATH as in the bundled session, so the bundled server is what is left.
+ */
+function prepareHostileSession() {
+  const session = { ...prepareSession('restricted-hostile', { trusted: false }), env: pathWithoutQuiver() };
+  fs.rmSync(path.join(session.ws, '.venv'), { recursive: true, force: true });
+  const bin = path.join(session.ws, '.venv', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  const marker = path.join(session.base, HOSTILE_MARKER);
+  fs.writeFileSync(path.join(bin, 'python'), `#!/bin/sh\necho "$0 $*" >> '${marker}'\nexit 1\n`, { mode: 0o755 });
+  const hostile = { 'quiver.interpreter': ['${workspaceFolder}/.venv/bin/python'], 'quiver.server.pythonPath': '${workspaceFolder}/.venv/bin/python' };
+  fs.writeFileSync(path.join(session.userData, 'Machine', 'settings.json'), JSON.stringify(hostile, null, 2));
+  return { ...session, marker };
+}
+
+async function hostileScenarios(wb, session) {
+  await scenario('restricted-hostile', wb, async () => {
+    if (!(await wb.page.locator('.statusbar').innerText()).includes('Restricted Mode')) {
+      throw new Error('the window is not in Restricted Mode');
+    }
+    await wb.openFile('broken.qv');
+    const diagnostic = await expectDiagnostic(wb, session);
+    if (fs.existsSync(session.marker)) {
+      throw new Error(`the workspace's .venv/bin/python ran: ${fs.readFileSync(session.marker, 'utf8')}`);
+    }
+    const serverLog = wb.serverLog(session);
+    const ignored = ['quiver.server.pythonPath = "${workspaceFolder}/.venv/bin/python"', 'quiver.interpreter = ["${workspaceFolder}/.venv/bin/python"]'];
+    for (const setting of ignored) {
+      if (!serverLog.includes(`Restricted Mode: ignoring your user setting ${setting}`)) {
+        throw new Error(`the Quiver log does not say that ${setting} was ignored:\n${serverLog}`);
+      }
+    }
+    const started = serverLog.split('\n').find((l) => l.includes('Starting the language server')) ?? '';
+    if (!/\/usr\/bin\/python3 \S+bundled\/tool\/lsp_server\.py --stdio/.test(started)) {
+      throw new Error(`the server was not the bundled one run by /usr/bin/python3: ${started || serverLog}`);
+    }
+    const line = serverLog.split('\n').find((l) => l.includes('ignoring your user setting quiver.interpreter')) ?? '';
+    return `${diagnostic}; no marker; ${line.replace(/^.*Restricted Mode/, 'Restricted Mode')}`;
+  });
+}
+
 async function main() {
   log(`server: ${MODE === 'real' ? `${VENV_PYTHON} -m quiver.server (via the workspace .venv)` : `STUB ${path.relative(ROOT, STUB)}`}`);
   fs.rmSync(RUN, { recursive: true, force: true });
@@ -1119,11 +1182,18 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   try {
-    await withSession(prepareSession('trusted', { trusted: true }), extensions, browser, trustedScenarios);
-    if (MODE === 'real') {
+    if (SESSIONS.includes('trusted')) {
+      await withSession(prepareSession('trusted', { trusted: true }), extensions, browser, trustedScenarios);
+    }
+    if (MODE === 'real' && SESSIONS.includes('bundled')) {
       await withSession(prepareBundledSession(), extensions, browser, bundledScenarios);
     }
-    await withSession(prepareSession('restricted', { trusted: false }), extensions, browser, restrictedScenarios);
+    if (SESSIONS.includes('restricted')) {
+      await withSession(prepareSession('restricted', { trusted: false }), extensions, browser, restrictedScenarios);
+    }
+    if (MODE === 'real' && SESSIONS.includes('restricted-hostile')) {
+      await withSession(prepareHostileSession(), extensions, browser, hostileScenarios);
+    }
   } finally {
     await browser.close().catch(() => undefined);
   }

@@ -50,9 +50,12 @@ class Provider implements vscode.DebugConfigurationProvider {
 }
 
 class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
+  constructor(private readonly mayExecute: (argv: string[]) => boolean) {}
+
   createDebugAdapterDescriptor(session: vscode.DebugSession): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
     const python = (session.configuration.python as string[] | undefined)?.[0];
-    if (!python) {
+    // Restricted Mode: never a Python inside the workspace, whatever started the session
+    if (!python || !this.mayExecute([python, '-m', 'debugpy.adapter'])) {
       return undefined;
     }
     return new vscode.DebugAdapterExecutable(python, ['-m', 'debugpy.adapter']);
@@ -60,10 +63,14 @@ class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
 }
 
 /** Registers the `quiver` debug type and the Debug Quiver File command. */
-export function registerDebugging(context: vscode.ExtensionContext, python: () => string | undefined): void {
+export function registerDebugging(
+  context: vscode.ExtensionContext,
+  python: () => string | undefined,
+  mayExecute: (argv: string[]) => boolean,
+): void {
   context.subscriptions.push(
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, new Provider(python)),
-    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AdapterFactory()),
+    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AdapterFactory(mayExecute)),
     vscode.commands.registerCommand('quiver.client.debugFile', async (resource?: vscode.Uri) => {
       const uri = resource ?? vscode.window.activeTextEditor?.document.uri;
       if (!uri || uri.scheme !== 'file') {

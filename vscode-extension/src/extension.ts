@@ -23,6 +23,7 @@ import { MetricsPanel } from './metricsPanel';
 import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './runs';
 import { findExecutable, resolveServerCommand, Resolution, runnerCommand, ServerCommand, serverEnvironment } from './serverCommand';
 import { ExtensionLike, PYTHON_EXTENSION_ID, PythonExtensionInterpreter } from './pythonExt';
+import { workspaceExecution } from './trust';
 import { INSTALL_ACTION, installCommand, installSpecArgs, missingRuntimeMessage, parseProbe, PROBE_ARGS, runLacksRuntime } from './runtimeInstall';
 
 /** The server's own executeCommand ids (vscode-languageclient registers these itself). */
@@ -268,6 +269,36 @@ function isFile(p: string): boolean {
   }
 }
 
+/** The real path of `p`, undefined when nothing is there (trust.ts compares real paths). */
+function realpath(p: string): string | undefined {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function fileFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
+/**
+ * Restricted Mode's rule for everything the extension starts besides the server
+ * (Run File's probe, the install task, the debug adapter): nothing inside the
+ * workspace runs. Says why in the log when it refuses.
+ */
+function mayExecute(argv: string[], what: string, log: vscode.LogOutputChannel): boolean {
+  if (vscode.workspace.isTrusted) {
+    return true;
+  }
+  const why = workspaceExecution(argv, { workspaceFolders: fileFolders(), platform: process.platform, realpath });
+  if (why === undefined) {
+    return true;
+  }
+  log.warn(`Restricted Mode: not running ${what} (${argv.join(' ')}): ${why}.`);
+  return false;
+}
+
 function scopes<T>(cfg: vscode.WorkspaceConfiguration, key: string): { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } {
   const v = cfg.inspect<T>(key);
   return { globalValue: v?.globalValue, workspaceValue: v?.workspaceValue, workspaceFolderValue: v?.workspaceFolderValue };
@@ -308,6 +339,7 @@ async function readResolution(context: vscode.ExtensionContext, pythonExt: Pytho
     envPath: process.env.PATH ?? '',
     homeDir: os.homedir(),
     isFile,
+    realpath,
   });
 }
 
@@ -390,6 +422,9 @@ export function activate(context: vscode.ExtensionContext): void {
     const target = python ?? runPython(launcher.server);
     if (target === undefined) {
       void vscode.window.showInformationMessage('Quiver: no interpreter is selected for Run File. Set quiver.interpreter (or select one in the Python extension), then try again.');
+      return;
+    }
+    if (!mayExecute(target, 'the install', serverLog)) {
       return;
     }
     const spec = installSpecArgs(vscode.workspace.getConfiguration('quiver').get<unknown>('installSpec'));
@@ -523,6 +558,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }
     // The run needs quiver-lang[torch] in the selected interpreter: ask it first (a few ms).
     const python = runPython(launcher.server);
+    if (python !== undefined && !mayExecute(python, 'Run File', serverLog)) {
+      return;
+    }
     if (python !== undefined) {
       const missing = await probeRuntime(python);
       if (missing !== undefined && missing.length > 0) {
@@ -600,7 +638,7 @@ export function activate(context: vscode.ExtensionContext): void {
   };
 
   // Debug Quiver File and the `quiver` debug type (debug.ts): debugpy runs in the interpreter Run File uses
-  registerDebugging(context, () => runPython(launcher.server)?.[0]);
+  registerDebugging(context, () => runPython(launcher.server)?.[0], (argv) => mayExecute(argv, 'the debugger', serverLog));
   context.subscriptions.push(
     vscode.commands.registerCommand('quiver.client.runFile', runFile),
     vscode.commands.registerCommand('quiver.client.runFileWithArgs', runFileWithArgs),

@@ -3,6 +3,7 @@
 // the unit tests can drive every case.
 
 import * as path from 'path';
+import { workspaceExecution, workspaceFolderHolding } from './trust';
 
 /** The scopes of one setting, as `WorkspaceConfiguration.inspect()` returns them. */
 export interface SettingScopes<T> {
@@ -42,6 +43,12 @@ export interface ResolveInput {
   homeDir: string;
   /** Whether `p` is an existing file (executability is left to the spawn). */
   isFile(p: string): boolean;
+  /**
+   * The real path of `p` (links resolved), undefined when nothing is there; for
+   * Restricted Mode's check that nothing inside the workspace runs (trust.ts).
+   * Without it, paths count as written.
+   */
+  realpath?(p: string): string | undefined;
 }
 
 /** Where the Python for the server and for Run File came from. */
@@ -134,8 +141,15 @@ function looksLikePath(p: string, platform: NodeJS.Platform): boolean {
   return p.includes('/') || (platform === 'win32' && p.includes('\\'));
 }
 
-/** Finds a bare command name on PATH; a name with a slash is checked as a file. */
-export function findExecutable(name: string, input: Pick<ResolveInput, 'envPath' | 'platform' | 'isFile'>): string | undefined {
+/**
+ * Finds a bare command name on PATH; a name with a slash is checked as a file.
+ * `accept` may pass over a candidate on PATH (one inside an untrusted workspace).
+ */
+export function findExecutable(
+  name: string,
+  input: Pick<ResolveInput, 'envPath' | 'platform' | 'isFile'>,
+  accept: (p: string) => boolean = () => true,
+): string | undefined {
   if (looksLikePath(name, input.platform)) {
     return input.isFile(name) ? name : undefined;
   }
@@ -148,7 +162,7 @@ export function findExecutable(name: string, input: Pick<ResolveInput, 'envPath'
     }
     for (const ext of exts) {
       const candidate = pathApi.join(dir, name + ext);
-      if (input.isFile(candidate)) {
+      if (input.isFile(candidate) && accept(candidate)) {
         return candidate;
       }
     }
@@ -171,10 +185,31 @@ export const WORKSPACE_ENVS = ['.venv', 'venv'];
 /** The default of `quiver.installSpec`: what "Install quiver-lang[torch]" installs. */
 export const DEFAULT_INSTALL_SPEC = 'quiver-lang[torch]';
 
-function isInside(p: string, folder: string, platform: NodeJS.Platform): boolean {
-  const pathApi = platform === 'win32' ? path.win32 : path.posix;
-  const rel = pathApi.relative(folder, p);
-  return rel !== '' && !rel.startsWith('..') && !pathApi.isAbsolute(rel);
+/**
+ * Restricted Mode: why running `argv` would run something inside the workspace
+ * (trust.ts), else undefined. Always undefined in a trusted workspace.
+ */
+function restrictedRefusal(input: ResolveInput, argv: string[]): string | undefined {
+  return input.trusted ? undefined : workspaceExecution(argv, input, input.workspaceFolders[0]);
+}
+
+/** The log line for a setting Restricted Mode does not use, naming it and why. */
+function ignoredSetting(setting: SettingName, value: string | string[], why: string): string {
+  return `Restricted Mode: ignoring your user setting ${setting} = ${JSON.stringify(value)}: ${why}, and nothing inside the workspace runs until you trust it.`;
+}
+
+/**
+ * PATH lookups in Restricted Mode pass over executables inside the workspace
+ * (a PATH with `.` or an activated workspace venv), noting each.
+ */
+function acceptOnPath(input: ResolveInput, notes: string[]): (p: string) => boolean {
+  return (p) => {
+    const why = restrictedRefusal(input, [p]);
+    if (why !== undefined) {
+      notes.push(`Restricted Mode: not running ${p} found on PATH: ${why}.`);
+    }
+    return why === undefined;
+  };
 }
 
 const isSetString = (v: string): boolean => typeof v === 'string' && v.trim() !== '';
@@ -195,18 +230,18 @@ export function selectInterpreter(input: ResolveInput, notes: string[], venvsLoo
   if (setting.ignoredWorkspaceValue) {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.interpreter.');
   }
-  if (setting.value !== undefined) {
+  if (setting.value !== undefined && !refuseSetting(input, 'quiver.interpreter', setting.value, notes)) {
     const [exe, ...rest] = setting.value.filter((x) => x.trim() !== '');
-    const found = findExecutable(expandPath(exe, input), input);
+    const found = findExecutable(expandPath(exe, input), input, acceptOnPath(input, notes));
     if (found === undefined) {
       return { ok: false, problem: { kind: 'setting-not-found', setting: 'quiver.interpreter', value: exe } };
     }
     return { ok: true, interpreter: { argv: [found, ...rest], source: 'interpreter-setting' } };
   }
-  const inWorkspace = (p: string): boolean => input.workspaceFolders.some((f) => isInside(p, f, input.platform));
+  const inWorkspace = (p: string): boolean => !input.trusted && workspaceFolderHolding(p, input) !== undefined;
   if (input.pythonExtension !== undefined && input.pythonExtension !== '') {
     const p = input.pythonExtension;
-    if (!input.trusted && inWorkspace(p)) {
+    if (inWorkspace(p)) {
       notes.push(`Restricted Mode: not running the Python extension's interpreter ${p}, which lies in the workspace.`);
     } else if (input.isFile(p)) {
       return { ok: true, interpreter: { argv: [p], source: 'python-extension' } };
@@ -232,7 +267,7 @@ export function selectInterpreter(input: ResolveInput, notes: string[], venvsLoo
   }
   if (input.condaPrefix) {
     const python = input.platform === 'win32' ? path.win32.join(input.condaPrefix, 'python.exe') : envPython(input.condaPrefix, input.platform);
-    if (!input.trusted && inWorkspace(python)) {
+    if (inWorkspace(python)) {
       notes.push(`Restricted Mode: not running the conda environment ${input.condaPrefix}, which lies in the workspace.`);
     } else if (input.isFile(python)) {
       return { ok: true, interpreter: { argv: [python], source: 'conda' } };
@@ -245,12 +280,50 @@ export function selectInterpreter(input: ResolveInput, notes: string[], venvsLoo
     }
   }
   for (const name of pythonNames(input.platform)) {
-    const found = findExecutable(name, input);
+    const found = findExecutable(name, input, acceptOnPath(input, notes));
     if (found !== undefined) {
       return { ok: true, interpreter: { argv: [found], source: 'path' } };
     }
   }
   return { ok: true };
+}
+
+/**
+ * Restricted Mode: whether a (user-level) setting that names an executable must
+ * be ignored because what it runs lies inside the workspace: `${workspaceFolder}`,
+ * `~` and relative paths are resolved first, then the executable found on PATH
+ * (for a bare name) and the arguments are checked with their links resolved.
+ * Notes why when it must.
+ */
+function refuseSetting(input: ResolveInput, setting: SettingName, value: string | string[], notes: string[]): boolean {
+  if (input.trusted) {
+    return false;
+  }
+  const words = (Array.isArray(value) ? value : [value]).filter((x) => typeof x === 'string' && x.trim() !== '');
+  if (words.length === 0) {
+    return false;
+  }
+  const [exe, ...rest] = words;
+  const expanded = expandPath(exe, input);
+  // a bare name runs what PATH finds, where the entries inside the workspace are passed over;
+  // found nowhere else, it runs nothing (the lookup after this says the setting names nothing)
+  const program = looksLikePath(expanded, input.platform)
+    ? expanded
+    : findExecutable(expanded, input, (p) => restrictedRefusal(input, [p]) === undefined);
+  if (program === undefined) {
+    return false;
+  }
+  const refusal = restrictedRefusal(input, [program, ...rest.map((a) => expandArgument(a, input))]);
+  if (refusal === undefined) {
+    return false;
+  }
+  notes.push(ignoredSetting(setting, value, refusal));
+  return true;
+}
+
+/** `${workspaceFolder}` and `~` in an argument, as expandPath does for the executable. */
+function expandArgument(arg: string, input: Pick<ResolveInput, 'workspaceFolders' | 'homeDir' | 'platform'>): string {
+  return looksLikePath(arg, input.platform) || arg.startsWith('~') || arg.includes('${') ? expandPath(arg, input) : arg;
 }
 
 function pythonNames(platform: NodeJS.Platform): string[] {
@@ -289,9 +362,9 @@ export function resolveServerCommand(input: ResolveInput): Resolution {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.server.pythonPath.');
   }
 
-  if (command.value !== undefined) {
+  if (command.value !== undefined && !refuseSetting(input, 'quiver.server.command', command.value, notes)) {
     const [exe, ...rest] = command.value;
-    const found = findExecutable(expandPath(exe, input), input);
+    const found = findExecutable(expandPath(exe, input), input, acceptOnPath(input, notes));
     if (found === undefined) {
       return fail({ kind: 'setting-not-found', setting: 'quiver.server.command', value: exe });
     }
@@ -303,8 +376,8 @@ export function resolveServerCommand(input: ResolveInput): Resolution {
     return succeed({ command: found, args, source: 'command-setting', cwd });
   }
 
-  if (pythonPath.value !== undefined) {
-    const found = findExecutable(expandPath(pythonPath.value, input), input);
+  if (pythonPath.value !== undefined && !refuseSetting(input, 'quiver.server.pythonPath', pythonPath.value, notes)) {
+    const found = findExecutable(expandPath(pythonPath.value, input), input, acceptOnPath(input, notes));
     if (found === undefined) {
       return fail({ kind: 'setting-not-found', setting: 'quiver.server.pythonPath', value: pythonPath.value });
     }
@@ -323,31 +396,35 @@ export function resolveServerCommand(input: ResolveInput): Resolution {
   if (quiverPath.ignoredWorkspaceValue) {
     notes.push('Restricted Mode: ignoring the workspace value of quiver.path.');
   }
-  if (quiverPath.value !== undefined) {
-    const entries = quiverPath.value.filter((x) => x.trim() !== '');
-    for (const entry of entries) {
-      const found = findExecutable(expandPath(entry, input), input);
+  // Restricted Mode passes over the entries inside the workspace; with none left, the setting is ignored.
+  const quiverPaths = (quiverPath.value ?? []).filter((x) => x.trim() !== '' && !refuseSetting(input, 'quiver.path', [x], notes));
+  if (quiverPaths.length > 0) {
+    for (const entry of quiverPaths) {
+      const found = findExecutable(expandPath(entry, input), input, acceptOnPath(input, notes));
       if (found !== undefined) {
         return succeed({ command: found, args: ['--stdio'], source: 'path-setting', cwd, python: chosen });
       }
     }
-    return fail({ kind: 'setting-not-found', setting: 'quiver.path', value: entries.join(', ') });
+    return fail({ kind: 'setting-not-found', setting: 'quiver.path', value: quiverPaths.join(', ') });
   }
 
   if (importStrategy(input) === 'useBundled') {
-    if (input.bundledScript !== undefined && input.isFile(input.bundledScript)) {
+    const bundledInWorkspace = input.bundledScript !== undefined && restrictedRefusal(input, [input.bundledScript]) !== undefined;
+    if (bundledInWorkspace) {
+      notes.push(`Restricted Mode: not running the bundled server ${input.bundledScript}, which lies in the workspace.`);
+    } else if (input.bundledScript !== undefined && input.isFile(input.bundledScript)) {
       if (interpreter === undefined) {
         return fail({ kind: 'no-python', triedOnPath: pythonNames(input.platform) });
       }
       const [exe, ...lead] = interpreter.argv;
       return succeed({ command: exe, args: [...lead, input.bundledScript, '--stdio'], source: 'bundled', cwd: picked.cwd ?? cwd, python: interpreter });
     }
-    if (input.bundledScript !== undefined) {
+    if (input.bundledScript !== undefined && !bundledInWorkspace) {
       notes.push(`This build of the extension carries no bundled server (${input.bundledScript}); looking for Quiver in the environment.`);
     }
   }
 
-  const lsp = findExecutable('quiver-lsp', input);
+  const lsp = findExecutable('quiver-lsp', input, acceptOnPath(input, notes));
   if (lsp !== undefined) {
     return succeed({ command: lsp, args: ['--stdio'], source: 'quiver-lsp', cwd, python: chosen });
   }
