@@ -246,7 +246,8 @@ class _FnCompiler:
                 )
             text, prec = self._expr(e)
             for check in self.body.dim_checks.get(e, ()):
-                text, prec = self.dim_check(e, check, text), 16
+                if not check.reader:  # a reader's are its sizes= (reader_args)
+                    text, prec = self.dim_check(e, check, text), 16
             binds = self.body.run_binds.get(e)
             if binds:  # the value gives the sizes of the run-time dims it binds
                 slots = tuple((self.run_slot[k], item, axis) for k, item, axis in binds)
@@ -615,6 +616,9 @@ class _FnCompiler:
             (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
         if b.variadic:  # batches(x, y, ...): the tensors, before the options
             values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
+        for check in self.body.dim_checks.get(node, ()):
+            if check.reader:  # dims bound before: checked by the reader, whose message names the file
+                named.append(f"sizes={self.sizes(check.dims)}")
         at = self.c.a.lines.position(self.at(node))
         named.append(f"src=_src, line={at.line + 1}, col={at.column + 1}")
         return ", ".join(values + named)
