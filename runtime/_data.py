@@ -364,7 +364,9 @@ def _csv_failure(shown, full, delimiter, header, selected, ncols, reason, loc) -
     return CheckError(f"{shown}: cannot be read as CSV ({reason})", loc)
 
 
-def load_csv(path, spec, *, header=False, delimiter=",", columns=None, sizes=None, src=None, line=0, col=0) -> torch.Tensor:
+def load_csv(
+    path, spec, *, header=False, delimiter=",", columns=None, sizes=None, src=None, line=0, col=0
+) -> torch.Tensor:
     """Numeric columns of a CSV file as a ``[n F]`` tensor, or one column as ``[n]``.
 
     ``header``: the first line names the columns (and is not data).
