@@ -375,7 +375,11 @@ class _FnCompiler:
                 continue
             value = self.expr(p.value)
             if p.conversion == "t":
-                value = f"rt.f_type({value})"
+                t = self.type_of(p.value)
+                if isinstance(t, T.TensorT) and t.elem.var is None:  # Index[C], NonNeg: more than the dtype says
+                    value = f"rt.f_type({value}, {str(t.elem)!r})"
+                else:
+                    value = f"rt.f_type({value})"
                 parts.append(f"format({value}, {p.spec!r})" if p.spec else value)
             elif p.spec:
                 parts.append(f"rt.f_format({value}, {p.spec!r})")

@@ -3,7 +3,8 @@
 
 A field without a spec shows its value as `print` does; with a spec it is
 Python's `format`, a `[]` tensor as its number and a Bool as its text; `!t`
-is the value's type as Quiver writes it (`[4 8] Float`, `Int`)."""
+is the value's type as Quiver writes it (`[4 8] Float`, `[100] Index[C]`,
+`Int`): the sizes of the value, the element type of the checked program."""
 
 from __future__ import annotations
 
@@ -38,10 +39,15 @@ def f_format(v, spec: str) -> str:
     return format(v, spec)
 
 
-def f_type(v) -> str:
+def f_type(v, elem: str | None = None) -> str:
+    """``v``'s type: a tensor's sizes at run time and its element type, which
+    the compiler passes as Quiver writes it (``Index[C]``, ``NonNeg``: what
+    the dtype alone does not say); without it, the dtype's name."""
     if isinstance(v, torch.Tensor):
         dims = " ".join(str(n) for n in v.shape)
-        return f"[{dims}] {_ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix('torch.'))}"
+        if elem is None:
+            elem = _ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix("torch."))
+        return f"[{dims}] {elem}"
     if isinstance(v, bool):
         return "Bool"
     if isinstance(v, int):

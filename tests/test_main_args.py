@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from quiver.cli import main as quiver_main
@@ -150,6 +151,21 @@ def test_f_strings_print_exactly_as_python_formats(tmp_path: Path, capsys) -> No
         "[1,234,567] [   1234567] [007] [7] [12.3%] [True] [  True] [  mlp  ] [ [4 8] Float]",
         "32 1.0000 3.5 0.123456",
     ]
+
+
+def test_a_type_shown_by_an_f_string_is_the_quiver_type(tmp_path: Path, capsys) -> None:
+    # !t: the sizes at run time, the element type as the program writes it (not the dtype)
+    np.save(tmp_path / "labels.npy", np.arange(5) % 3)
+    src = (
+        "dim C = 3\n\nfn main():\n"
+        '    y = load_npy("labels.npy", [m] Index[C])\n'
+        "    x = ones([2 4])\n"
+        '    print(f"{y!t} {softmax(x, over=1)!t} {relu(x)!t} {x as [2 4] f64!t} {x > 0.0!t} {arange(3)!t} {x!t}")\n'
+    )
+    code, out, err = run(tmp_path, capsys, src=src)
+    assert (code, out) == (0, "[5] Index[C] [2 4] Prob [2 4] NonNeg [2 4] f64 [2 4] Bool [3] Index[3] [2 4] Float\n"), (
+        err
+    )
 
 
 def test_constants_across_modules(tmp_path: Path, capsys) -> None:
