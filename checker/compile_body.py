@@ -377,7 +377,9 @@ class _FnCompiler:
             if p.conversion == "t":
                 t = self.type_of(p.value)
                 if isinstance(t, T.TensorT) and t.elem.var is None:  # Index[C], NonNeg: more than the dtype says
-                    value = f"rt.f_type({value}, {str(t.elem)!r})"
+                    index = t.elem.index
+                    elem = f"Index[{index.text}]" if isinstance(index, T.DimExpr) else str(t.elem)  # as written
+                    value = f"rt.f_type({value}, {elem!r})"
                 else:
                     value = f"rt.f_type({value})"
                 parts.append(f"format({value}, {p.spec!r})" if p.spec else value)
