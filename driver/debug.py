@@ -34,7 +34,12 @@ def add_options(run: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--debug", action="store_true", help=f"run main under debugpy, listening on {DEFAULT_ADDRESS} unless told"
     )
-    g.add_argument("--listen", metavar="HOST:PORT", help="debugpy listens here for VS Code to attach (port 0: any)")
+    g.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="debugpy listens here for VS Code to attach (port 0: any); it asks for no token, so any local user"
+        " who reaches the port can attach and run code as you",
+    )
     g.add_argument("--connect", metavar="HOST:PORT", help="debugpy connects to a client listening here")
     g.add_argument("--wait-for-client", action="store_true", help="with --listen: start main once a client attached")
     g.add_argument("--pdb", action="store_true", help="no debugpy: open pdb at the .qv line of the first error")
