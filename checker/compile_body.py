@@ -375,13 +375,8 @@ class _FnCompiler:
                 continue
             value = self.expr(p.value)
             if p.conversion == "t":
-                t = self.type_of(p.value)
-                if isinstance(t, T.TensorT) and t.elem.var is None:  # Index[C], NonNeg: more than the dtype says
-                    index = t.elem.index
-                    elem = f"Index[{index.text}]" if isinstance(index, T.DimExpr) else str(t.elem)  # as written
-                    value = f"rt.f_type({value}, {elem!r})"
-                else:
-                    value = f"rt.f_type({value})"
+                hint = type_hint(self.type_of(p.value))
+                value = f"rt.f_type({value})" if hint is None else f"rt.f_type({value}, {hint!r})"
                 parts.append(f"format({value}, {p.spec!r})" if p.spec else value)
             elif p.spec:
                 parts.append(f"rt.f_format({value}, {p.spec!r})")
@@ -656,3 +651,22 @@ class _FnCompiler:
             name = lambda k: f"({self.run_size(T.DimRun(k))})" if T.RUN_MARK in k else py_name(k)
             return DX.python(d.poly, name)
         return dim_py(d)
+
+
+def type_hint(t: T.Type) -> str | tuple | None:
+    """What `{x!t}` shows of a value's type that the value itself does not
+    say (runtime/_format.f_type): a tensor's element type as written
+    (`Index[C]`, `NonNeg`), a model's or gradient's type, per item of a
+    tuple; None where the value says it all (a number) or it is not known
+    statically (an element type chosen by a model's option)."""
+    if isinstance(t, T.TensorT):
+        if t.elem.var is not None:
+            return None
+        index = t.elem.index
+        return f"Index[{index.text}]" if isinstance(index, T.DimExpr) else str(t.elem)
+    if isinstance(t, T.TupleT):
+        hints = tuple(type_hint(i) for i in t.items)
+        return hints if any(h is not None for h in hints) else None
+    if isinstance(t, (T.ModelT, T.GradT)):
+        return str(t)
+    return None

@@ -39,15 +39,19 @@ def f_format(v, spec: str) -> str:
     return format(v, spec)
 
 
-def f_type(v, elem: str | None = None) -> str:
-    """``v``'s type: a tensor's sizes at run time and its element type, which
-    the compiler passes as Quiver writes it (``Index[C]``, ``NonNeg``: what
-    the dtype alone does not say); without it, the dtype's name."""
+def f_type(v, hint=None) -> str:
+    """``v``'s type as Quiver writes it. ``hint`` is what the compiler knows
+    of it statically and the value does not say: a tensor's element type as
+    written (``Index[C]``, ``NonNeg``; the sizes are the value's own), a
+    model's or gradient's type (``Grad[Lin]``), a tuple of such hints for a
+    tuple. Without one, a tensor shows its dtype's name."""
     if isinstance(v, torch.Tensor):
         dims = " ".join(str(n) for n in v.shape)
-        if elem is None:
-            elem = _ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix("torch."))
+        elem = hint if isinstance(hint, str) else _ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix("torch."))
         return f"[{dims}] {elem}"
+    if isinstance(v, tuple):
+        hints = hint if isinstance(hint, tuple) and len(hint) == len(v) else (None,) * len(v)
+        return "(" + ", ".join(f_type(x, h) for x, h in zip(v, hints)) + ")"
     if isinstance(v, bool):
         return "Bool"
     if isinstance(v, int):
@@ -56,4 +60,4 @@ def f_type(v, elem: str | None = None) -> str:
         return "Float"
     if isinstance(v, str):
         return "Str"
-    return type(v).__name__
+    return hint if isinstance(hint, str) else type(v).__name__

@@ -154,18 +154,31 @@ def test_f_strings_print_exactly_as_python_formats(tmp_path: Path, capsys) -> No
 
 
 def test_a_type_shown_by_an_f_string_is_the_quiver_type(tmp_path: Path, capsys) -> None:
-    # !t: the sizes at run time, the element type as the program writes it (not the dtype)
+    # !t: the sizes at run time, the element type as the program writes it (not the dtype),
+    # a gradient's model, a tuple's items
     np.save(tmp_path / "labels.npy", np.arange(5) % 3)
-    src = (
-        "dim C = 3\n\nfn main():\n"
-        '    y = load_npy("labels.npy", [m] Index[C])\n'
-        "    x = ones([2 4])\n"
-        '    print(f"{y!t} {softmax(x, over=1)!t} {relu(x)!t} {x as [2 4] f64!t} {x > 0.0!t} {arange(3)!t} {x!t}")\n'
-    )
+    src = """\
+dim C = 3
+
+model Lin:
+    param w: [4 C]
+
+fn loss(m: Lin, x: [n 4]) -> []:
+    return sum(x @ m.w)
+
+fn main():
+    y = load_npy("labels.npy", [m] Index[C])
+    x = ones([2 4])
+    print(f"{y!t} {softmax(x, over=1)!t} {relu(x)!t} {x as [2 4] f64!t} {x > 0.0!t} {arange(3)!t} {x!t}")
+    l, g = value_and_grad(loss, Lin.init(seed=0), x)
+    print(f"{g!t} | {(y, 1)!t} | {l!t}")
+"""
     code, out, err = run(tmp_path, capsys, src=src)
-    assert (code, out) == (0, "[5] Index[C] [2 4] Prob [2 4] NonNeg [2 4] f64 [2 4] Bool [3] Index[3] [2 4] Float\n"), (
-        err
-    )
+    assert code == 0, err
+    assert out.splitlines() == [
+        "[5] Index[C] [2 4] Prob [2 4] NonNeg [2 4] f64 [2 4] Bool [3] Index[3] [2 4] Float",
+        "Grad[Lin] | ([5] Index[C], Int) | [] Float",
+    ]
 
 
 def test_constants_across_modules(tmp_path: Path, capsys) -> None:
