@@ -567,6 +567,17 @@ _BUILTINS = [
         note="([E0210](diagnostics.md#e0210))",
     ),
     Builtin(
+        "item",
+        (X,),
+        "item(x: [] Float) -> Float / item(x: [] i64) -> Int / item(x: [] Bool) -> Bool",
+        "The one value of a [] tensor as a number: a Float of a float tensor, an Int of an integer or Index "
+        "tensor, a Bool of a Bool tensor (as `x as Float`, `x as Int`, `x as Bool`).",
+        "v = item(sum(x))",
+        "tensor",
+        "item",
+        "item",
+    ),
+    Builtin(
         "stop_grad",
         (X,),
         "stop_grad(x: [..]) -> [..]",

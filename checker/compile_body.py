@@ -246,7 +246,8 @@ class _FnCompiler:
                 )
             text, prec = self._expr(e)
             for check in self.body.dim_checks.get(e, ()):
-                text, prec = self.dim_check(e, check, text), 16
+                if not check.reader:  # a reader's are its sizes= (reader_args)
+                    text, prec = self.dim_check(e, check, text), 16
             binds = self.body.run_binds.get(e)
             if binds:  # the value gives the sizes of the run-time dims it binds
                 slots = tuple((self.run_slot[k], item, axis) for k, item, axis in binds)
@@ -374,7 +375,8 @@ class _FnCompiler:
                 continue
             value = self.expr(p.value)
             if p.conversion == "t":
-                value = f"rt.f_type({value})"
+                hint = type_hint(self.type_of(p.value))
+                value = f"rt.f_type({value})" if hint is None else f"rt.f_type({value}, {hint!r})"
                 parts.append(f"format({value}, {p.spec!r})" if p.spec else value)
             elif p.spec:
                 parts.append(f"rt.f_format({value}, {p.spec!r})")
@@ -615,6 +617,9 @@ class _FnCompiler:
             (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
         if b.variadic:  # batches(x, y, ...): the tensors, before the options
             values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
+        for check in self.body.dim_checks.get(node, ()):
+            if check.reader:  # dims bound before: checked by the reader, whose message names the file
+                named.append(f"sizes={self.sizes(check.dims)}")
         at = self.c.a.lines.position(self.at(node))
         named.append(f"src=_src, line={at.line + 1}, col={at.column + 1}")
         return ", ".join(values + named)
@@ -646,3 +651,22 @@ class _FnCompiler:
             name = lambda k: f"({self.run_size(T.DimRun(k))})" if T.RUN_MARK in k else py_name(k)
             return DX.python(d.poly, name)
         return dim_py(d)
+
+
+def type_hint(t: T.Type) -> str | tuple | None:
+    """What `{x!t}` shows of a value's type that the value itself does not
+    say (runtime/_format.f_type): a tensor's element type as written
+    (`Index[C]`, `NonNeg`), a model's or gradient's type, per item of a
+    tuple; None where the value says it all (a number) or it is not known
+    statically (an element type chosen by a model's option)."""
+    if isinstance(t, T.TensorT):
+        if t.elem.var is not None:
+            return None
+        index = t.elem.index
+        return f"Index[{index.text}]" if isinstance(index, T.DimExpr) else str(t.elem)
+    if isinstance(t, T.TupleT):
+        hints = tuple(type_hint(i) for i in t.items)
+        return hints if any(h is not None for h in hints) else None
+    if isinstance(t, (T.ModelT, T.GradT)):
+        return str(t)
+    return None

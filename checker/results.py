@@ -102,6 +102,9 @@ class DimCheck:
     count: tuple[T.Dim, ...] | None = None
     # the element of a tuple value that is checked (load_chars' ids); None: the value
     item: int | None = None
+    # the value of a reader (load_npy, ...): the reader checks the sizes itself,
+    # so its message names the file
+    reader: bool = False
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,14 @@ def untrusted_folder_off_path() -> None:
 # ---------------------------------------------------------------- packaging: the version, the torch extra
 
 DISTRIBUTION = "quiver-lang"
-TORCH_HINT = "pip install 'quiver-lang[torch]'"
+# Which torch each command gives: PyPI's torch is, on Linux, the build with CUDA's
+# libraries; PyTorch's CPU index holds the `+cpu` builds, which pip prefers with
+# --extra-index-url (quiver-lang and the rest still come from PyPI).
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_HINT = (
+    f"pip install 'quiver-lang[torch]' --extra-index-url {CPU_INDEX} (torch's CPU build, about 1 GB),"
+    " or without --extra-index-url torch's default build (on Linux with its CUDA libraries, several GB)"
+)
 # what the runtime (compiled programs, `quiver run`, quiver.load) imports
 # beyond the base package: the `torch` extra of pyproject.toml
 RUNTIME_MODULES = ("torch", "numpy", "safetensors", "tqdm")

@@ -245,10 +245,10 @@ def cmd_run(args) -> int:
         if joined:
             _dist.leave()
     except KeyboardInterrupt:
-        _end_metrics(shown)
+        _end_metrics(shown, failed=True)  # the bar is off the screen before "interrupted" is written
         return _ended(_worker_failed(args, program, None, 130, as_json, joined), joined)
     except Exception as exc:  # everything the program does is reported
-        _end_metrics(shown)  # the bar is off the screen before the error is written
+        _end_metrics(shown, failed=True)  # the bar is off the screen before the error is written
         if args.traceback:
             tb.print_exc(file=sys.stderr)
         return _ended(_worker_failed(args, program, exc, 1, as_json, joined), joined)
@@ -287,13 +287,14 @@ def _show_metrics(args, as_json: bool):
     return sink, progress
 
 
-def _end_metrics(shown) -> None:
+def _end_metrics(shown, failed: bool = False) -> None:
     """The files flushed and closed, the sink removed, the progress line off
-    (again harmless: a failure calls it before its report, and finally after)."""
+    (again harmless: a failure calls it before its report, and finally after);
+    after a failure a bar still open is cleared off the terminal, not left."""
     from quiver.runtime import _metrics, _progress
 
     sink, progress = shown
-    _progress.restore(progress)
+    _progress.restore(progress, failed=failed)
     if sink is not None:
         _metrics.remove_sink(sink)
     _metrics.close()

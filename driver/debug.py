@@ -7,8 +7,11 @@ one around `main` (docs/debugging.md):
 - debugpy, the debugger of VS Code's Python extension: `--listen HOST:PORT`
   (the default, 127.0.0.1:5678; port 0 picks a free one, printed on stderr)
   with `--wait-for-client` to wait for the editor before main starts, or
-  `--connect HOST:PORT` to an editor that listens. The runtime's, the
-  driver's and the checker's frames are library code (never stepped into,
+  `--connect HOST:PORT` to an editor that listens. debugpy's listening
+  asks a client for no token: any local user who reaches the port can
+  attach (docs/debugging.md, "Who can attach"). Started by a debugger (the
+  editor's launch), it opens no port. The runtime's, the
+  driver's and the checker's frames, and the `quiver` script's, are library code (never stepped into,
   whatever the client's rules), and debugpy shows Quiver values with Quiver
   types (runtime/pydevd_plugin_quiver.py). An error stops at the innermost
   `.qv` frame (an uncaught exception, as the client's filters allow).
@@ -31,7 +34,12 @@ def add_options(run: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--debug", action="store_true", help=f"run main under debugpy, listening on {DEFAULT_ADDRESS} unless told"
     )
-    g.add_argument("--listen", metavar="HOST:PORT", help="debugpy listens here for VS Code to attach (port 0: any)")
+    g.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="debugpy listens here for VS Code to attach (port 0: any); it asks for no token, so any local user"
+        " who reaches the port can attach and run code as you",
+    )
     g.add_argument("--connect", metavar="HOST:PORT", help="debugpy connects to a client listening here")
     g.add_argument("--wait-for-client", action="store_true", help="with --listen: start main once a client attached")
     g.add_argument("--pdb", action="store_true", help="no debugpy: open pdb at the .qv line of the first error")
@@ -106,6 +114,20 @@ def _quiver_dirs() -> list[str]:
     )
 
 
+def _launcher_script() -> str | None:
+    """The file of the script that started this process when it is only
+    quiver's launcher: the console script pip writes (`bin/quiver`, which
+    calls quiver.cli.main) lies outside the package and site-packages, so
+    debugpy would take it for the user's code."""
+    import quiver.cli
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "main", None) is not quiver.cli.main:
+        return None
+    return os.path.abspath(path)
+
+
 def _library_quiver() -> None:
     """The runtime's, the driver's and the checker's frames are library code
     for debugpy's "just my code", whatever rules the client sends (an
@@ -116,6 +138,9 @@ def _library_quiver() -> None:
         return
     ours = [pydevd_filtering.ExcludeFilter(d + "/**", True, True) for d in _quiver_dirs()]
     ours.append(pydevd_filtering.ExcludeFilter("quiver", True, False))
+    launcher = _launcher_script()
+    if launcher is not None:  # the `quiver` command's own frame, `quiver:8 (<module>)`
+        ours.append(pydevd_filtering.ExcludeFilter(launcher, True, True))
     cls = pydevd_filtering.FilesFiltering
     if getattr(cls, "_quiver_patched", False):
         return
@@ -134,7 +159,7 @@ def _library_quiver() -> None:
             py_db.set_exclude_filters(list(py_db._files_filtering._exclude_filters))
     except (ImportError, AttributeError):  # pragma: no cover - another pydevd
         pass
-    os.environ["PYDEVD_FILTERS"] = ";".join(d + "/**" for d in _quiver_dirs())
+    os.environ["PYDEVD_FILTERS"] = ";".join([d + "/**" for d in _quiver_dirs()] + ([launcher] if launcher else []))
 
 
 def _present_quiver_values() -> None:

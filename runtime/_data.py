@@ -2,10 +2,11 @@
 
 Compiled code calls a reader with the file's path, the tensor type the program
 expects (a *spec*: an :class:`~quiver.runtime.TensorArg`, whose int dims are
-checked and whose named dims are known only at run time, read from the file;
-a ``DimExpr`` is left to the compiled code's own check)
-and the ``.qv`` position of the call (``src=_src, line=L, col=C``, the
-convention of ``rt.expect_dims``)::
+checked and whose named dims are known only at run time, read from the file),
+the sizes that dims bound before the read must have (``sizes=``: a run-time
+dim an earlier file gave, a generic dim, a ``DimExpr``; None where the spec
+says all) and the ``.qv`` position of the call (``src=_src, line=L, col=C``,
+the convention of ``rt.expect_dims``)::
 
     x = rt.load_npz("data/digits.npz", "x", _data_x, src=_src, line=4, col=9)
     # with _data_x = rt.TensorArg("x", ("n", 64), rt.f32) at module level
@@ -112,11 +113,13 @@ def _names(keys) -> str:
 # --- shapes and element types --------------------------------------------------------
 
 
-def _check_shape(shape: tuple, dims: tuple, label: str, loc) -> None:
+def _check_shape(shape: tuple, dims: tuple, label: str, loc, sizes: tuple | None = None) -> None:
     """CheckError unless ``shape`` has the spec's rank, its static sizes, and one
-    size for each name that the spec writes more than once. A DimExpr (a dim
-    computed from the fn's generic dims) is not checked here: the compiled code
-    checks it where it knows the sizes (``rt.expect_dims``)."""
+    size for each name that the spec writes more than once. ``sizes`` (from the
+    compiled code: one entry per dim, None where the spec says all) holds the
+    sizes that dims bound before the read must have: a run-time dim read from
+    an earlier file, a generic dim, a DimExpr of generic dims. Without it a
+    DimExpr is not checked here."""
     if len(shape) == len(dims):
         bound: dict[str, int] = {}
         for d, n in zip(dims, shape):
@@ -131,7 +134,11 @@ def _check_shape(shape: tuple, dims: tuple, label: str, loc) -> None:
                     loc,
                 )
         else:
-            return
+            if sizes is None or all(s is None or s == n for s, n in zip(sizes, shape)):
+                return
+            # the message starts with the file, as every reader's does
+            want = " ".join(str(n if s is None else s) for s, n in zip(sizes, shape))
+            raise CheckError(f"{label}: expected {dims_text(dims)} = [{want}], found {dims_text(shape)}", loc)
     raise CheckError(f"{label}: expected {dims_text(dims)}, found {dims_text(shape)}", loc)
 
 
@@ -245,7 +252,7 @@ def _np_load(shown: str, full: str, kind: str, loc):
         raise CheckError(f"{shown}: not a valid {kind} file ({reason})", loc) from None
 
 
-def load_npy(path, spec, *, src=None, line=0, col=0) -> torch.Tensor:
+def load_npy(path, spec, *, sizes=None, src=None, line=0, col=0) -> torch.Tensor:
     """The array of a ``.npy`` file (``np.save``), as ``spec`` says."""
     dims, elem = _spec_parts(spec, "load_npy")
     loc = _loc(src, line, col)
@@ -256,11 +263,11 @@ def load_npy(path, spec, *, src=None, line=0, col=0) -> torch.Tensor:
     if not isinstance(data, np.ndarray):
         data.close()
         raise CheckError(f"{shown}: an .npz archive of several arrays, not an .npy file: read it with load_npz", loc)
-    _check_shape(tuple(data.shape), dims, shown, loc)
+    _check_shape(tuple(data.shape), dims, shown, loc, sizes)
     return _finish(convert(_from_numpy(data, dims, elem, shown, loc), elem, shown, loc, dims))
 
 
-def load_npz(path, key, spec, *, src=None, line=0, col=0) -> torch.Tensor:
+def load_npz(path, key, spec, *, sizes=None, src=None, line=0, col=0) -> torch.Tensor:
     """The array ``key`` of a ``.npz`` archive (``np.savez``, ``np.savez_compressed``)."""
     dims, elem = _spec_parts(spec, "load_npz")
     loc = _loc(src, line, col)
@@ -281,14 +288,14 @@ def load_npz(path, key, spec, *, src=None, line=0, col=0) -> torch.Tensor:
             if "allow_pickle" in reason:
                 reason = "it holds Python objects (pickled), which are not read"
             raise CheckError(f"{label}: cannot be read ({reason})", loc) from None
-    _check_shape(tuple(arr.shape), dims, label, loc)
+    _check_shape(tuple(arr.shape), dims, label, loc, sizes)
     return _finish(convert(_from_numpy(arr, dims, elem, label, loc), elem, label, loc, dims))
 
 
 # --- safetensors -------------------------------------------------------------------
 
 
-def load_safetensors(path, key, spec, *, src=None, line=0, col=0) -> torch.Tensor:
+def load_safetensors(path, key, spec, *, sizes=None, src=None, line=0, col=0) -> torch.Tensor:
     """The tensor ``key`` of a ``.safetensors`` file."""
     from safetensors import SafetensorError, safe_open
 
@@ -309,7 +316,7 @@ def load_safetensors(path, key, spec, *, src=None, line=0, col=0) -> torch.Tenso
     if t is None:
         raise CheckError(f"{shown} has no tensor {key!r} (its tensors: {_names(keys)})", loc)
     label = f"{shown}[{key!r}]"
-    _check_shape(tuple(t.shape), dims, label, loc)
+    _check_shape(tuple(t.shape), dims, label, loc, sizes)
     return _finish(convert(t, elem, label, loc, dims))
 
 
@@ -357,7 +364,9 @@ def _csv_failure(shown, full, delimiter, header, selected, ncols, reason, loc) -
     return CheckError(f"{shown}: cannot be read as CSV ({reason})", loc)
 
 
-def load_csv(path, spec, *, header=False, delimiter=",", columns=None, src=None, line=0, col=0) -> torch.Tensor:
+def load_csv(
+    path, spec, *, header=False, delimiter=",", columns=None, sizes=None, src=None, line=0, col=0
+) -> torch.Tensor:
     """Numeric columns of a CSV file as a ``[n F]`` tensor, or one column as ``[n]``.
 
     ``header``: the first line names the columns (and is not data).
@@ -408,7 +417,7 @@ def load_csv(path, spec, *, header=False, delimiter=",", columns=None, src=None,
     data = _csv_numbers(shown, full, delimiter, header, selected, ncols, elem, loc)
     if len(dims) == 1:
         data = data[:, 0]
-    _check_shape(tuple(data.shape), dims, label, loc)
+    _check_shape(tuple(data.shape), dims, label, loc, sizes)
     return _finish(convert(torch.from_numpy(data), elem, label, loc, dims))
 
 
@@ -532,7 +541,7 @@ def encode(vocab: Vocab, text: str) -> torch.Tensor:
     return vocab.encode(text)
 
 
-def load_chars(path, spec, *, src=None, line=0, col=0) -> tuple[torch.Tensor, Vocab]:
+def load_chars(path, spec, *, sizes=None, src=None, line=0, col=0) -> tuple[torch.Tensor, Vocab]:
     """A UTF-8 text as character ids (``[n] Index[V]``, int64) and its :class:`Vocab`:
     the sorted set of its characters, which must fit in ``V``."""
     dims, elem = _spec_parts(spec, "load_chars")
@@ -555,7 +564,7 @@ def load_chars(path, spec, *, src=None, line=0, col=0) -> tuple[torch.Tensor, Vo
         raise CheckError(f"{shown}: not UTF-8 text ({e.reason} at byte {e.start})", loc) from None
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     uniq, inverse = np.unique(codes, return_inverse=True)
-    _check_shape((len(codes),), dims, shown, loc)
+    _check_shape((len(codes),), dims, shown, loc, sizes)
     if elem.size is not None and len(uniq) > elem.size:
         raise CheckError(
             f"{shown}: expected {dims_text(dims)} {elem.name}, found {len(uniq)} distinct characters,"

@@ -3,7 +3,8 @@
 
 A field without a spec shows its value as `print` does; with a spec it is
 Python's `format`, a `[]` tensor as its number and a Bool as its text; `!t`
-is the value's type as Quiver writes it (`[4 8] Float`, `Int`)."""
+is the value's type as Quiver writes it (`[4 8] Float`, `[100] Index[C]`,
+`Int`): the sizes of the value, the element type of the checked program."""
 
 from __future__ import annotations
 
@@ -38,10 +39,19 @@ def f_format(v, spec: str) -> str:
     return format(v, spec)
 
 
-def f_type(v) -> str:
+def f_type(v, hint=None) -> str:
+    """``v``'s type as Quiver writes it. ``hint`` is what the compiler knows
+    of it statically and the value does not say: a tensor's element type as
+    written (``Index[C]``, ``NonNeg``; the sizes are the value's own), a
+    model's or gradient's type (``Grad[Lin]``), a tuple of such hints for a
+    tuple. Without one, a tensor shows its dtype's name."""
     if isinstance(v, torch.Tensor):
         dims = " ".join(str(n) for n in v.shape)
-        return f"[{dims}] {_ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix('torch.'))}"
+        elem = hint if isinstance(hint, str) else _ELEM_NAMES.get(v.dtype, str(v.dtype).removeprefix("torch."))
+        return f"[{dims}] {elem}"
+    if isinstance(v, tuple):
+        hints = hint if isinstance(hint, tuple) and len(hint) == len(v) else (None,) * len(v)
+        return "(" + ", ".join(f_type(x, h) for x, h in zip(v, hints)) + ")"
     if isinstance(v, bool):
         return "Bool"
     if isinstance(v, int):
@@ -50,4 +60,4 @@ def f_type(v) -> str:
         return "Float"
     if isinstance(v, str):
         return "Str"
-    return type(v).__name__
+    return hint if isinstance(hint, str) else type(v).__name__

@@ -46,6 +46,7 @@ class _State:
 
 
 _bars: weakref.WeakSet[Any] = weakref.WeakSet()  # the tqdm bars on the screen now
+_stopped: list[Any] = []  # bars of loops left early, not yet known to be a break or a failure
 
 
 def configure(
@@ -61,8 +62,8 @@ def configure(
     return before
 
 
-def restore(before: tuple) -> None:
-    close_all()
+def restore(before: tuple, failed: bool = False) -> None:
+    close_all(failed)
     _State.enabled, _State.stream, _State.delay_s, _State.every_s = before
     _State.last = {}
 
@@ -97,8 +98,8 @@ def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> It
     from tqdm import tqdm
 
     sized = min(_size(stream)) > 0  # a terminal that says its size (a bare pty says 0 x 0)
+    _settle()
     bar = tqdm(
-        sequence,
         total=total,
         desc=name,
         unit="step",
@@ -110,10 +111,45 @@ def _bar(sequence: Iterable, total: int | None, name: str, stream: TextIO) -> It
         nrows=None if sized else 24,
         leave=True,
     )
-    _bars.add(bar)  # (tqdm closes the bar when the loop ends or is left; close_all after a failure)
+    _bars.add(bar)
     if _State.last:
         bar.set_postfix({k: _number(v) for k, v in _State.last.items()}, refresh=False)
-    return bar
+    return _counted(sequence, bar)
+
+
+def _counted(sequence: Iterable, bar) -> Iterator:
+    """The items of ``sequence``, counted on ``bar``. A loop that runs out
+    closes its bar, which stays on the terminal as it ended. A loop left
+    early is either a ``break``/``return`` or an error (or Ctrl-C) on its
+    way to the report, and the generator cannot tell which (both close it
+    with GeneratorExit): the bar is kept as it is, and the next thing the
+    program does settles it (:func:`_settle`: kept), unless a failure is
+    reported first (:func:`close_all`: cleared)."""
+    ended = False
+    try:
+        for item in sequence:
+            yield item
+            bar.update(1)
+        ended = True
+    finally:
+        if ended:
+            _close(bar, leave=True)
+        else:
+            _stopped.append(bar)  # (held: tqdm's __del__ would close it and leave it)
+
+
+def _close(bar, leave: bool) -> None:
+    with contextlib.suppress(Exception):
+        bar.leave = leave  # close() with leave=False erases the line instead of keeping it
+        bar.close()
+    _bars.discard(bar)
+
+
+def _settle() -> None:
+    """Close, as they stand, the bars of loops a ``break`` or ``return`` left:
+    the program went on, so they were not stopped by a failure."""
+    while _stopped:
+        _close(_stopped.pop(), leave=True)
 
 
 def _size(stream: TextIO) -> tuple[int, int]:
@@ -180,6 +216,7 @@ def _number(v: float) -> str:
 def note(values: dict[str, float]) -> None:
     """The values of a ``log(...)`` call, shown after the counts."""
     _State.last = dict(values)
+    _settle()
     for bar in list(_bars):
         if not bar.disable:
             bar.set_postfix({k: _number(v) for k, v in values.items()}, refresh=False)
@@ -189,6 +226,7 @@ def writing():
     """A context in which a line may be written to stdout or stderr without
     garbling a bar on the terminal: the bars shown are lifted off and drawn
     again after it. Nothing at all when no bar is shown."""
+    _settle()
     if not _bars:
         return contextlib.nullcontext()
     shown = [b for b in list(_bars) if not b.disable and b.last_print_t >= b.start_t + b.delay]  # drawn
@@ -206,9 +244,13 @@ def _lifted(bars: list):
             bar.refresh()
 
 
-def close_all() -> None:
-    """Take every bar off (a failing run reports its error after this)."""
-    for bar in list(_bars):
-        with contextlib.suppress(Exception):
-            bar.close()
-        _bars.discard(bar)
+def close_all(failed: bool = True) -> None:
+    """Close every bar still open. After a failure (``failed``: an error or
+    Ctrl-C, reported after this) they are taken off the terminal, not left
+    frozen above the report; at a normal end a bar a ``break`` left stays as
+    it ended."""
+    if not failed:
+        _settle()
+    for bar in [*_stopped, *_bars]:  # (the stopped ones held until closed: tqdm's __del__ would leave them)
+        _close(bar, leave=not failed)
+    _stopped.clear()

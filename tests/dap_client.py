@@ -179,10 +179,11 @@ class Dap:
             self.sock.close()
 
 
-def start_quiver_debug(args: list[str], cwd: str, timeout: float = TIMEOUT):
+def start_quiver_debug(args: list[str], cwd: str, timeout: float = TIMEOUT, command: list[str] | None = None):
     """`quiver debug ARGS --listen 127.0.0.1:0 --wait-for-client` in a child
-    process; (the process, the port its debugger listens on, stderr lines read)."""
-    cmd = [sys.executable, "-m", "quiver.cli", "debug", *args]
+    process (`command`: how quiver is started, `python -m quiver.cli` unless
+    told); (the process, the port its debugger listens on, stderr lines read)."""
+    cmd = [*(command or [sys.executable, "-m", "quiver.cli"]), "debug", *args]
     proc = subprocess.Popen(
         cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

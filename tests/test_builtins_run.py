@@ -128,6 +128,15 @@ fn stop_(x: [T C]) -> [T C]:
 fn pipe(x: [T C]) -> [T]:
     return x |> relu |> sum(over=C)
 
+fn item_float(x: [T C]) -> Float:
+    return item(sum(x)) / 2.0
+
+fn item_int(y: [T] Index[C]) -> Int:
+    return item(y[1]) + 1
+
+fn item_bool(x: [T C]) -> Bool:
+    return item(sum(x) > 1.0)
+
 fn number_to_tensor(n: Float) -> []:
     return n as []
 
@@ -211,6 +220,14 @@ def test_nll_bce_and_kl_div(mod) -> None:
 
 def test_mse(mod) -> None:
     assert torch.allclose(mod.mse_(X, X * 2), F.mse_loss(X, X * 2))
+
+
+def test_item_gives_the_number_of_its_element_type(mod) -> None:
+    # item(x) is torch's .item(): a Float of a float tensor, an Int of an Index, a Bool of a Bool
+    f, i, b = mod.item_float(X), mod.item_int(torch.tensor([2, 1])), mod.item_bool(X)
+    assert type(f) is float and f == X.sum().item() / 2.0
+    assert type(i) is int and i == torch.tensor([2, 1])[1].item() + 1
+    assert type(b) is bool and b == (X.sum() > 1.0).item()
 
 
 def test_number_to_tensor(mod) -> None:

@@ -134,4 +134,74 @@ def test_two_files_that_share_a_run_time_dim_must_agree(folder: Path, capsys, mo
     """
     code, out, err = run(folder, capsys, src)
     assert code == 1 and out == ""
-    assert err.splitlines()[0] == "prog.qv:6:9: error: load_npz(): value expected [n] Index[L] = [4], found [5]"
+    assert err.splitlines()[0] == "prog.qv:6:9: error: data/e.npz['y']: expected [n] = [4], found [5]"
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('y = load_npy("data/b.npy", [n] Index[L])', "prog.qv:7:9: error: data/b.npy: expected [n] = [4], found [3]"),
+        (
+            'y = load_npz("data/e.npz", "y", [n] Index[L])',
+            "prog.qv:7:9: error: data/e.npz['y']: expected [n] = [4], found [3]",
+        ),
+        (
+            'y = load_safetensors("data/w.safetensors", "w", [n 2])',
+            "prog.qv:7:9: error: data/w.safetensors['w']: expected [n 2] = [4 2], found [3 2]",
+        ),
+        (
+            'y = load_csv("data/t.csv", [n 2], header=True)',
+            "prog.qv:7:9: error: data/t.csv: expected [n 2] = [4 2], found [2 2]",
+        ),
+        (
+            'y = load_csv("data/t.csv", [n], header=True, columns="q")',
+            "prog.qv:7:9: error: data/t.csv (columns 'q'): expected [n] = [4], found [2]",
+        ),
+        (
+            'y, v = load_chars("data/u.txt", [n] Index[L])',
+            "prog.qv:7:12: error: data/u.txt: expected [n] = [4], found [3]",
+        ),
+    ],
+)
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_reader_that_reuses_a_size_read_before_names_its_file(
+    folder: Path, capsys, monkeypatch, line: str, error: str, checks: bool
+) -> None:
+    """Every reader checks a dim bound by an earlier read itself, always (not only under
+    rt.checks), and its message starts with the path, as all the readers' messages do."""
+    monkeypatch.chdir(folder)
+    np.save(folder / "data" / "b.npy", np.zeros(3, dtype=np.int64))
+    np.savez(folder / "data" / "e.npz", x=np.zeros((4, 3)), y=np.zeros(3, dtype=np.int64))
+    save_file({"w": torch.zeros(3, 2)}, str(folder / "data" / "w.safetensors"))
+    (folder / "data" / "u.txt").write_text("ab\n")
+    src = f"""
+    dim L = 3
+
+    fn main():
+        x = load_npz("data/e.npz", "x", [n 3])
+        print(1)
+        {line}
+        print(2)
+    """
+    path = folder / "prog.qv"
+    path.write_text(textwrap.dedent(src))
+    code = quiver_main(["run", str(path), "--no-warnings", *([] if checks else ["--no-checks"])])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "1\n"
+    assert err.splitlines()[0] == error
+
+
+def test_a_reader_checks_a_generic_dim_against_the_file(folder: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(folder)
+    np.save(folder / "data" / "b.npy", np.zeros((3, 5)))
+    src = """
+    fn f(x: [m] f32) -> [m] f32:
+        y = load_npy("data/b.npy", [m (2*m+1)])
+        return x
+
+    fn main():
+        print(f(ones([2])))
+    """
+    code, out, err = run(folder, capsys, src)
+    assert code == 1 and out == ""
+    assert err.splitlines()[0] == "prog.qv:3:9: error: data/b.npy: expected [m (2*m+1)] = [2 5], found [3 5]"

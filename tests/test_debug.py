@@ -209,8 +209,9 @@ def test_debug_options_that_do_not_fit(tmp_path):
 # ------------------------------------------------------------------ debugpy over DAP
 
 
-def _session(tmp_path: Path, name: str, extra: tuple[str, ...] = ()):
-    proc, port, err = start_quiver_debug([name, "--listen", "127.0.0.1:0", "--wait-for-client", *extra], str(tmp_path))
+def _session(tmp_path: Path, name: str, extra: tuple[str, ...] = (), command: list[str] | None = None):
+    args = [name, "--listen", "127.0.0.1:0", "--wait-for-client", *extra]
+    proc, port, err = start_quiver_debug(args, str(tmp_path), command=command)
     return proc, Dap("127.0.0.1", port), err
 
 
@@ -264,6 +265,40 @@ def test_debugpy_breakpoint_step_and_variables(tmp_path):
             proc.kill()
     assert proc.returncode == 0, "".join(err)
     assert out.strip() == "0.0000"  # print(s): the sum of zeros
+
+
+def _console_script() -> list[str]:
+    """The `quiver` command pip installed beside this Python (a script whose
+    own frame, `quiver:8 (<module>)`, calls quiver.cli.main)."""
+    script = Path(sys.executable).with_name("quiver")
+    if not script.is_file():
+        pytest.skip("no quiver console script beside this Python")
+    return [str(script)]
+
+
+@pytest.mark.parametrize("exception", [False, True])
+def test_the_quiver_command_s_own_frame_is_not_shown(tmp_path, exception):
+    # `quiver debug` started by the console script, attached with justMyCode:
+    # the script that calls quiver.cli.main is quiver's, not the program's,
+    # so a stop shows only .qv frames, at a breakpoint and at an error.
+    helper(tmp_path)
+    path = write(tmp_path, "fails.qv", FAILS)
+    proc, dap, err = _session(tmp_path, "fails.qv", command=_console_script())
+    try:
+        dap.start({} if exception else {path: [4]}, exception_filters=("uncaught",) if exception else ())
+        stop = dap.stopped()
+        assert stop["reason"] == ("exception" if exception else "breakpoint")
+        frames = dap.frames(stop["threadId"])
+        names = [(f["name"], f.get("source", {}).get("path"), f["line"]) for f in frames]
+        if exception:  # the extern fn's module is the user's code: shown, above the .qv frames
+            assert names[0][:2] == ("boom", str(tmp_path / "helper.py"))
+            names = names[1:]
+        assert names == [("div", path, 5 if exception else 4), ("main", path, 9)]
+        dap.request("continue", {"threadId": stop["threadId"]})
+        _end(proc, dap, err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 TRAIN = """\

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from quiver.cli import main as quiver_main
@@ -149,6 +150,34 @@ def test_f_strings_print_exactly_as_python_formats(tmp_path: Path, capsys) -> No
         "step 7: loss 0.1235 lr 3.00e-04 mean 1.000 [4 8] Float {braces}",
         "[1,234,567] [   1234567] [007] [7] [12.3%] [True] [  True] [  mlp  ] [ [4 8] Float]",
         "32 1.0000 3.5 0.123456",
+    ]
+
+
+def test_a_type_shown_by_an_f_string_is_the_quiver_type(tmp_path: Path, capsys) -> None:
+    # !t: the sizes at run time, the element type as the program writes it (not the dtype),
+    # a gradient's model, a tuple's items
+    np.save(tmp_path / "labels.npy", np.arange(5) % 3)
+    src = """\
+dim C = 3
+
+model Lin:
+    param w: [4 C]
+
+fn loss(m: Lin, x: [n 4]) -> []:
+    return sum(x @ m.w)
+
+fn main():
+    y = load_npy("labels.npy", [m] Index[C])
+    x = ones([2 4])
+    print(f"{y!t} {softmax(x, over=1)!t} {relu(x)!t} {x as [2 4] f64!t} {x > 0.0!t} {arange(3)!t} {x!t}")
+    l, g = value_and_grad(loss, Lin.init(seed=0), x)
+    print(f"{g!t} | {(y, 1)!t} | {l!t}")
+"""
+    code, out, err = run(tmp_path, capsys, src=src)
+    assert code == 0, err
+    assert out.splitlines() == [
+        "[5] Index[C] [2 4] Prob [2 4] NonNeg [2 4] f64 [2 4] Bool [3] Index[3] [2 4] Float",
+        "Grad[Lin] | ([5] Index[C], Int) | [] Float",
     ]
 
 

@@ -21,7 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "mlp.qv"
 RUNTIME_MODULES = ("torch", "numpy", "safetensors", "tqdm")
-HINT = "pip install 'quiver-lang[torch]'"
+HINT = (
+    "pip install 'quiver-lang[torch]' --extra-index-url https://download.pytorch.org/whl/cpu (torch's CPU build,"
+    " about 1 GB), or without --extra-index-url torch's default build (on Linux with its CUDA libraries, several GB)"
+)
 
 # sys.argv[1]: the modules to block (comma-separated); sys.argv[2]: the code to run.
 BLOCKER = """

@@ -167,3 +167,86 @@ def test_plain_lines_name_the_loop_and_its_total() -> None:
 def test_prints_in_process_go_through_untouched(capsys) -> None:
     rt.print("a", 1)
     assert capsys.readouterr().out == "a 1\n"
+
+
+FAILING = """\
+fn main():
+    for step in range(300):
+        x = randn([16 16], seed=step)
+        log(step, loss=mean(x @ x))
+        if step == 150:
+            print("halfway there")
+            y = load_npy("missing.npy", [n] f32)
+            print(y)
+"""
+
+ENDLESS = """\
+fn main():
+    for step in range(100000000):
+        x = randn([16 16], seed=step)
+        if step == 200:
+            print("started")
+"""
+
+
+def _run_in_pty(tmp_path: Path, program: str, interrupt_after: bytes | None = None) -> tuple[int, str]:
+    """`quiver run` of `program` on a pseudo-terminal (the bar shown at once); with
+    `interrupt_after`, a Ctrl-C (SIGINT) once that text has been written."""
+    import signal
+    import time
+
+    prog = tmp_path / "prog.qv"
+    prog.write_text(program, encoding="utf-8")
+    args = [sys.executable, "-c", RUNNER.format(delay=0.0, every=0.0), "run", str(prog), "--no-warnings"]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path, close_fds=True)
+    os.close(slave)
+    out, sent, deadline = b"", False, time.monotonic() + 120
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the other side is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+        if interrupt_after is not None and not sent and interrupt_after in out:
+            time.sleep(0.5)  # the bar has been drawn again after the print
+            proc.send_signal(signal.SIGINT)
+            sent = True
+        if time.monotonic() > deadline:  # a hang bound, not a speed bound
+            proc.kill()
+    os.close(master)
+    return proc.wait(timeout=120), out.decode("utf-8")
+
+
+def test_a_failing_run_takes_the_bar_off_before_its_error(tmp_path: Path) -> None:
+    code, text = _run_in_pty(tmp_path, FAILING)
+    assert code == 1, text
+    assert re.search(r"\rstep: +\d+%\|", text), text  # a bar was shown
+    shown = [x for x in _visible_lines(text) if x]
+    # the bar's line is erased, not left frozen above the error, which ends the output
+    assert not [x for x in shown if x.startswith("step:")], shown
+    assert (
+        shown[-1] == "prog.qv:7:17: error: missing.npy: no such file (looked for " + str(tmp_path / "missing.npy") + ")"
+    )
+    assert "halfway there" in shown
+
+
+def test_an_interrupted_run_takes_the_bar_off_before_saying_so(tmp_path: Path) -> None:
+    code, text = _run_in_pty(tmp_path, ENDLESS, interrupt_after=b"started")
+    assert code == 130, text
+    shown = [x for x in _visible_lines(text) if x]
+    assert not [x for x in shown if x.startswith("step:")], shown
+    assert shown[-1] == "quiver: interrupted", shown
+
+
+def test_a_loop_left_by_break_keeps_its_bar(tmp_path: Path) -> None:
+    program = (
+        'fn main():\n    for step in range(300):\n        if step == 150:\n            break\n    print("after")\n'
+    )
+    code, text = _run_in_pty(tmp_path, program)
+    assert code == 0, text
+    shown = [x for x in _visible_lines(text) if x]
+    assert re.fullmatch(r"step: +50%\|.*\| 150/300 \[.*\]", shown[-2]) and shown[-1] == "after", shown

@@ -239,4 +239,4 @@ def test_a_second_text_read_with_the_same_size_is_checked(tmp_path) -> None:
     assert mod.both("a.txt") == "hello world"
     with pytest.raises(CheckError) as e:
         mod.both("b.txt")
-    assert str(e.value).endswith("prog.qv:5: load_chars(): value expected [n] Index[V] = [11], found [5]")
+    assert str(e.value).endswith("prog.qv:5: b.txt: expected [n] = [11], found [5]")

@@ -21,6 +21,7 @@ from . import (  # noqa: F401 - register their typing rules
     loss_rules,
     metrics_rules,
     norm_rules,
+    scalar_rules,
     shape_rules,
     sort_rules,
     stat_rules,

@@ -45,7 +45,7 @@ class DataRules:
                 for d in t.dims
             )
             if any(d is not None for d in dims):
-                self.add_dim_check(node, DimCheck(f"{fn}(): value", str(t), dims, item=item))
+                self.add_dim_check(node, DimCheck(f"{fn}(): value", str(t), dims, item=item, reader=True))
         return t
 
     def text_arg(self: BodyChecker, bound: Bound, name: str, env: Env, fn: str) -> None:

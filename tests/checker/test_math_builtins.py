@@ -272,3 +272,36 @@ def test_a_float_power_of_an_integer_tensor_says_how_to_cast() -> None:
         print(a, c, d, e)
         return (n as [D] f32) ** 0.5 + (n ** 2 as [D])
     """)
+
+
+# ------------------------------------------------------------------ item
+
+
+@pytest.mark.parametrize(
+    ("value", "number"),
+    [
+        ("sum(x)", "Float"),
+        ("mean(x) as [] f64", "Float"),
+        ("y[0]", "Int"),
+        ("argmax(x, over=D)", "Int"),
+        ("sum(x) > 0.0", "Bool"),
+    ],
+)
+def test_item_is_the_number_of_a_scalar_tensor_by_its_element_type(value: str, number: str) -> None:
+    src = f"""
+    fn f(x: [D], y: [D] Index[C]) -> Int:
+        v = item({value})
+        return 1
+    """
+    assert type_of(src, "v") == number
+
+
+def test_item_needs_a_scalar_tensor() -> None:
+    check("""
+    fn f(x: [D], n: Int) -> Float:
+        a = item(x)
+    #            ^ E0301: argument 'x' of item: expected a [] tensor, found tensor [D]
+        b = item(n)
+    #            ^ E0301: argument 'x' of item: expected a tensor, found number Int
+        return item(sum(x))
+    """)

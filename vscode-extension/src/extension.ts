@@ -24,7 +24,7 @@ import { RunFinishedParams, RunLog, RunOutputParams, RunStartedParams } from './
 import { findExecutable, resolveServerCommand, Resolution, runnerCommand, ServerCommand, serverEnvironment } from './serverCommand';
 import { ExtensionLike, PYTHON_EXTENSION_ID, PythonExtensionInterpreter } from './pythonExt';
 import { workspaceExecution } from './trust';
-import { INSTALL_ACTION, installCommand, installSpecArgs, missingRuntimeMessage, parseProbe, PROBE_ARGS, runLacksRuntime } from './runtimeInstall';
+import { INSTALL_ACTION, installCommand, installPipArgs, installSpecArgs, missingRuntimeMessage, parseProbe, PROBE_ARGS, runLacksRuntime } from './runtimeInstall';
 
 /** The server's own executeCommand ids (vscode-languageclient registers these itself). */
 export const SERVER_RUN_FILE = 'quiver.runFile';
@@ -428,12 +428,13 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     const spec = installSpecArgs(vscode.workspace.getConfiguration('quiver').get<unknown>('installSpec'));
-    const { command, args } = installCommand(target, spec);
+    const extra = installPipArgs(vscode.workspace.getConfiguration('quiver').get<unknown>('installPipArgs'));
+    const { command, args } = installCommand(target, spec, extra);
     serverLog.info(`Installing: ${[command, ...args].join(' ')}`);
     const task = new vscode.Task(
       { type: 'quiver', task: 'install' },
       vscode.TaskScope.Workspace,
-      `install ${spec.join(' ')}`,
+      `install ${[...spec, ...extra].join(' ')}`,
       'Quiver',
       new vscode.ProcessExecution(command, args),
     );
@@ -461,7 +462,9 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!vscode.workspace.isTrusted) {
       return;
     }
-    const text = missingRuntimeMessage(python?.join(' ') ?? "the language server's Python", missing);
+    const config = vscode.workspace.getConfiguration('quiver');
+    const pipArgs = [...installSpecArgs(config.get<unknown>('installSpec')), ...installPipArgs(config.get<unknown>('installPipArgs'))];
+    const text = missingRuntimeMessage(python?.join(' ') ?? "the language server's Python", missing, pipArgs);
     const actions = python === undefined ? ['Open Settings'] : [INSTALL_ACTION, 'Open Settings'];
     void vscode.window.showWarningMessage(text, ...actions).then((choice) => {
       if (choice === INSTALL_ACTION) {

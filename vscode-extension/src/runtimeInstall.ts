@@ -44,16 +44,36 @@ export function installSpecArgs(setting: unknown): string[] {
   return split.ok && split.args.length > 0 ? split.args : [setting.trim()];
 }
 
-/** The process that installs the runtime into `python` (argv: the executable and its leading arguments). */
-export function installCommand(python: string[], spec: string[]): { command: string; args: string[] } {
-  const [exe, ...lead] = python;
-  return { command: exe, args: [...lead, '-m', 'pip', 'install', ...spec] };
+/**
+ * pip's arguments that take torch from PyTorch's CPU index (its `+cpu` builds, about 1 GB
+ * installed) and everything else from PyPI, as pytorch.org's install lines do. Without
+ * them pip takes PyPI's torch, which on Linux is the build with CUDA's libraries (several GB).
+ */
+export const CPU_BUILD_ARGS = ['--extra-index-url', 'https://download.pytorch.org/whl/cpu'];
+
+/** `quiver.installPipArgs`: more arguments for pip after the spec (strings only; anything else: none). */
+export function installPipArgs(setting: unknown): string[] {
+  return Array.isArray(setting) ? setting.filter((a): a is string => typeof a === 'string' && a !== '') : [];
 }
 
-/** The message offering the install, for an interpreter that lacks `missing`. */
-export function missingRuntimeMessage(python: string, missing: string[]): string {
+/** The process that installs the runtime into `python` (argv: the executable and its leading arguments). */
+export function installCommand(python: string[], spec: string[], extra: string[] = []): { command: string; args: string[] } {
+  const [exe, ...lead] = python;
+  return { command: exe, args: [...lead, '-m', 'pip', 'install', ...spec, ...extra] };
+}
+
+/** Which build of torch an install with pip arguments `pipArgs` gets, in words. */
+export function torchBuild(pipArgs: string[]): string {
+  if (pipArgs.some((a) => /download\.pytorch\.org\/whl\/cpu\/?$/.test(a))) {
+    return "torch's CPU build, about 1 GB";
+  }
+  return "torch's default build: on Linux with its CUDA libraries, several GB; for the CPU build, about 1 GB, set quiver.installPipArgs to [\"--extra-index-url\", \"https://download.pytorch.org/whl/cpu\"]";
+}
+
+/** The message offering the install, for an interpreter that lacks `missing` (`pipArgs`: what pip would be given). */
+export function missingRuntimeMessage(python: string, missing: string[], pipArgs: string[] = []): string {
   const what = missing.length > 0 ? ` (missing: ${missing.join(', ')})` : '';
-  return `Quiver: Run File runs programs with ${python}, which lacks Quiver's runtime${what}. Install quiver-lang[torch] into it, or choose another interpreter (quiver.interpreter or the Python extension's).`;
+  return `Quiver: Run File runs programs with ${python}, which lacks Quiver's runtime${what}. Install quiver-lang[torch] into it (${torchBuild(pipArgs)}), or choose another interpreter (quiver.interpreter or the Python extension's).`;
 }
 
 export const INSTALL_ACTION = 'Install quiver-lang[torch]';
