@@ -17,6 +17,9 @@ grammar's loading are left out). The cases:
     blocks-10k             10,000 nested `if` blocks (one space deeper each: 50 MB)
     items-100k             100,000 small items
     sum-100k               a 100,000-term flat sum (`a + a + ... + a`)
+    tokens-250k/1m/2m      a file of one flat sum `x + x + ... + x` of 250,000,
+                           1 million and 2 million tokens (1 MB, 4 MB and 8 MB):
+                           past 100,000 links a statement is E0014 (issue 37)
 
 Targets: at most 2 s per 100 KB of input and 300 MB peak RSS, on every case.
 A case that raises (a traceback), times out or misses a target is marked; the
@@ -72,6 +75,11 @@ def flat_sum(n: int) -> str:
     return "fn main():\n    a = 1\n    x = " + " + ".join(["a"] * n) + "\n    print(x)\n"
 
 
+def sum_tokens(tokens: int) -> str:
+    # `x` and `+` alternate: n tokens are n // 2 + 1 terms.
+    return "fn main():\n    x = 1\n    y = " + " + ".join(["x"] * (tokens // 2 + 1)) + "\n    print(y)\n"
+
+
 CASES: dict[str, Callable[[float], str]] = {
     "stray-paren-2k": lambda s: stray_parens(int(2000 * s)),
     "stray-paren-4k": lambda s: stray_parens(int(4000 * s)),
@@ -82,6 +90,9 @@ CASES: dict[str, Callable[[float], str]] = {
     "blocks-10k": lambda s: deep_blocks(int(10_000 * s)),
     "items-100k": lambda s: many_items(int(100_000 * s)),
     "sum-100k": lambda s: flat_sum(int(100_000 * s)),
+    "tokens-250k": lambda s: sum_tokens(int(250_000 * s)),
+    "tokens-1m": lambda s: sum_tokens(int(1_000_000 * s)),
+    "tokens-2m": lambda s: sum_tokens(int(2_000_000 * s)),
 }
 
 
