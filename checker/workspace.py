@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from .deep import deep
 from .source import refusal
 
 if TYPE_CHECKING:  # imported on first analysis: reading a cache needs none of it
@@ -232,6 +233,14 @@ class Workspace:
     def analyze(self, path: str, cancelled: Callable[[], bool] | None = None) -> Analysis | None:
         """The analysis of the file's current text (None when it has none:
         not open and missing on disk). Its imports are analysed first."""
+        if self._chain():  # for an importer: its own call has the room
+            return self._analyze(path, cancelled)
+        # Imports are analysed recursively, one level per module: a chain of
+        # a few hundred modules each importing the next is retried with
+        # room for it (checker/deep.py) rather than failing.
+        return deep(lambda: self._analyze(path, cancelled))
+
+    def _analyze(self, path: str, cancelled: Callable[[], bool] | None) -> Analysis | None:
         text = self.text(path)
         if text is None:
             return None

@@ -99,3 +99,19 @@ def test_reverse_maps_equal_a_pass_over_every_file_after_random_edits() -> None:
             assert ws.dependents(paths[n]) == brute_dependents(ws, paths[n]), (step, n)
             stem = n.rsplit(".", 1)[-1]
             assert ws.importers_of_name(stem) == brute_by_name(ws, stem), (step, n)
+
+
+def test_a_long_chain_of_imports_is_analysed() -> None:
+    """500 modules, each importing the one before: analysed one level of
+    recursion per module, which ran out of Python's limit (RecursionError,
+    no analysis) past a few hundred."""
+    n = 500
+    files = {"/p/m0.qv": "dim D = 4\n"}
+    for i in range(1, n):
+        files[f"/p/m{i}.qv"] = f"import m{i - 1}\n\ndim D = 4\n\nfn f(x: [m{i - 1}.D]) -> [D]:\n    return x\n"
+    files[f"/p/m{n}.qv"] = f"import m{n - 1}\n\nfn main():\n    x = zeros([m{n - 1}.D])\n    print(x, totl)\n"
+    ws = Workspace(MemoryHost(files), ["/p"])
+    a = ws.analyze(f"/p/m{n}.qv")
+    assert a is not None and not a.internal_errors
+    assert [d.code for d in a.diagnostics] == ["E0101"]
+    assert ws.dependents("/p/m0.qv") == {f"/p/m{i}.qv" for i in range(1, n + 1)}
