@@ -35,6 +35,17 @@ imports one of them. Measured per N, one fresh server each:
 - the server's peak memory (VmHWM) when those are answered, and after
   `--index-seconds` more of indexing (the server indexes at most 20,000 files
   of a folder).
+
+Measured for issue 37 on the shared 2-core development machine while other
+work ran (load about 11), `--big 0 5000 50000`: the first hover takes what
+the server's start takes (the first analysis loads the checker): 3.5 s with
+no files, 4.1 s at 5,000, 3.4 s at 50,000. The hover after 3,000 changes:
+1.0 s at 5,000 and 0.59 s at 50,000 (the notification's own work is about
+0.15 s of it; the rest is the background analysis of the changed files
+sharing the interpreter). Peak memory 60 MiB at 5,000 and 64 MiB at 50,000
+when the hovers are answered, 122 MiB after 20 s more of indexing (1,555
+files published). Before (the same machine, 5,000 files): first hover
+3.3 s, the hover after 3,000 changes 255 s, 226 MiB.
 """
 
 from __future__ import annotations
