@@ -17,8 +17,17 @@ grammar's loading are left out). The cases:
     blocks-10k             10,000 nested `if` blocks (one space deeper each: 50 MB)
     items-100k             100,000 small items
     sum-100k               a 100,000-term flat sum (`a + a + ... + a`)
+    tokens-250k/1m/2m      a file of one flat sum `x + x + ... + x` of 250,000,
+                           1 million and 2 million tokens (1 MB, 4 MB and 8 MB):
+                           past 100,000 links a statement is E0015 (issue 37)
 
 Targets: at most 2 s per 100 KB of input and 300 MB peak RSS, on every case.
+
+Measured for issue 37 on the shared 2-core development machine while other
+work ran (load about 11), `--only tokens-250k tokens-1m tokens-2m`: 3.6 s and
+63 MB, 15.9 s and 144 MB, 30.7 s and 254 MB (0.72 to 0.79 s per 100 KB:
+linear; one E0015 each). Before the chain limit, on the same machine: 8.1 s
+and 144 MB, 30.0 s and 486 MB (the 2m case: 191 s and 2 GB in the issue).
 A case that raises (a traceback), times out or misses a target is marked; the
 exit status is 1 when any case fails. `--scale 0.1` makes every case smaller
 (for a quick look); the targets are the same.
@@ -72,6 +81,11 @@ def flat_sum(n: int) -> str:
     return "fn main():\n    a = 1\n    x = " + " + ".join(["a"] * n) + "\n    print(x)\n"
 
 
+def sum_tokens(tokens: int) -> str:
+    # `x` and `+` alternate: n tokens are n // 2 + 1 terms.
+    return "fn main():\n    x = 1\n    y = " + " + ".join(["x"] * (tokens // 2 + 1)) + "\n    print(y)\n"
+
+
 CASES: dict[str, Callable[[float], str]] = {
     "stray-paren-2k": lambda s: stray_parens(int(2000 * s)),
     "stray-paren-4k": lambda s: stray_parens(int(4000 * s)),
@@ -82,6 +96,9 @@ CASES: dict[str, Callable[[float], str]] = {
     "blocks-10k": lambda s: deep_blocks(int(10_000 * s)),
     "items-100k": lambda s: many_items(int(100_000 * s)),
     "sum-100k": lambda s: flat_sum(int(100_000 * s)),
+    "tokens-250k": lambda s: sum_tokens(int(250_000 * s)),
+    "tokens-1m": lambda s: sum_tokens(int(1_000_000 * s)),
+    "tokens-2m": lambda s: sum_tokens(int(2_000_000 * s)),
 }
 
 

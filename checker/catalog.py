@@ -384,6 +384,37 @@ E0012 = _code(
     example_stands_for=True,
 )
 
+E0015 = _code(
+    "E0015",
+    "chain too long",
+    "this statement chains more than {limit} operators, fields, calls or indexes",
+    """
+    A statement may chain at most 100,000 links: binary operators
+    (`a + b + c` has two), `.` fields, `as` casts, `|>` pipes, and the
+    brackets of calls and indexing after a value. Chains read flat, but each
+    link is one more level of the syntax tree, which the checker and the
+    compiler walk; past the limit the statement is skipped, so the work a file
+    costs stays in proportion to its size. No program written by hand comes
+    close: generated code should introduce names for partial results (`s1 =
+    a + b`, then `s2 = s1 + c`).
+    """,
+    # The example stands for a statement of more than 100,000 links: the
+    # catalog's test writes one out.
+    """
+    fn main():
+        a = 1.0
+        x = a + a + a  # ... and 100,000 more
+        print(x)
+    """,
+    """
+    fn main():
+        a = 1.0
+        x = a + a + a
+        print(x)
+    """,
+    example_stands_for=True,
+)
+
 # Most examples below share this model.
 _LIN = """
 dim D = 4

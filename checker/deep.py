@@ -9,6 +9,12 @@ everything else; `deep` runs one normally and, only where that runs out of
 Python's recursion limit, once more in a thread of its own with a stack and a
 recursion limit large enough for any chain that fits in memory. Whatever still
 fails raises as before (the callers record it as an internal error).
+
+A chain is bounded all the same: a statement holds at most MAX_CHAIN links
+(binary operators, `.`, `as`, `|>`, calls' and indexes' brackets after an
+operand; the parser reports E0015 past it and skips the statement), so one
+statement's recursion costs bounded time and memory, and a file costs what
+its statements cost, whatever is written in 10 MiB.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ _STACK_BYTES = 512 * 1024 * 1024
 _RECURSION_LIMIT = 2_000_000
 
 _lock = threading.Lock()
+
+# The most links in a chain of one statement (parser.py counts them).
+MAX_CHAIN = 100_000
 
 
 def deep(fn: Callable[[], T]) -> T:

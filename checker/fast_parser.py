@@ -32,6 +32,7 @@ module reads items and statements.
 from __future__ import annotations
 
 from . import ast as A
+from .deep import MAX_CHAIN
 from .fast_expressions import _ExpressionParser
 from .fast_lexer import _AUG, _Decline, _tokenize
 from .fstrings import FStringError
@@ -47,11 +48,40 @@ def parse(text: str) -> A.Item | None:
         return None  # lark's path reports it anywhere, comments and strings too (E0002)
     try:
         tokens = _tokenize(text if text.endswith(("\n", "\r")) else text + "\n")
-        if tokens is None:
+        if tokens is None or (len(tokens[0]) > MAX_CHAIN and _long_statement(tokens[0])):
             return None
         return _Parser(*tokens).item()
     except (_Decline, IndexError, RecursionError, ValueError, FStringError):
         return None
+
+
+# The links of a chain as parser.py counts them (MAX_CHAIN), in this lexer's
+# kinds: these always; `+`, `-`, `(` and `[` right after an operand.
+_LINKS = frozenset({"*", "/", "%", "@", "==", "!=", "<=", ">=", "<", ">", "|", "&", "and", "or", "as", "|>", "**", "."})
+_AFTER_OPERAND_LINKS = frozenset({"+", "-", "(", "["})
+_OPERAND_END = frozenset({"NAME", "INT", "FLOAT", "STRING", "FSTRING", "True", "False", ")", "]"})
+
+
+def _long_statement(kinds: list[str]) -> bool:
+    """Whether a statement may have more than MAX_CHAIN links, which lark
+    reports (E0015). Only statements of more than that many tokens (tokens
+    bound links) are counted, and only in texts of that many tokens."""
+    limit = MAX_CHAIN
+    last = 0
+    ends = [i for i, kind in enumerate(kinds) if kind == "NL"]
+    ends.append(len(kinds))
+    for end in ends:
+        if end - last > limit:
+            links = 0
+            operand_end = False
+            for kind in kinds[last:end]:
+                if kind in _LINKS or (operand_end and kind in _AFTER_OPERAND_LINKS):
+                    links += 1
+                operand_end = kind in _OPERAND_END
+            if links > limit:
+                return True
+        last = end
+    return False
 
 
 class _Parser(_ExpressionParser):

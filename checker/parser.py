@@ -28,6 +28,7 @@ from lark.utils import TextSlice
 
 from . import ast as A
 from . import catalog as C
+from .deep import MAX_CHAIN
 from .diagnostics import LocalDiagnostic, LocalRelated
 from .fast_parser import parse as fast_parse
 from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS
@@ -41,6 +42,12 @@ from .tree_builder import Builder, _end, _start, _tok_span
 # recursive pass over the tree far from Python's recursion limit. (Chains that
 # read flat, `a + b + c`, `x.a.b`, `f(x)(y)`, count nothing.)
 MAX_NESTING = 100
+# Chains that read flat are not nesting, but each link (a binary operator,
+# `.`, `as`, `|>`, a call's or an index's bracket after an operand) is one
+# level of the tree all the same: a statement may hold MAX_CHAIN links
+# (checker/deep.py; E0015 past it), counted by the post-lexer and again,
+# for all statements at once, by the token scan (_token_problems).
+
 # A broken item is re-parsed at most this many times before it is given up on.
 MAX_RECOVERIES = 25
 # Bracket and lexical problems reported one by one in an item; the next one
@@ -91,6 +98,7 @@ class _QuiverIndenter(Indenter):
         run = outer = 0
         runs: list[int] = []
         operand_end = False  # the last token ends an operand: a `-` now is binary
+        links = 0  # chain links in the statement so far (MAX_CHAIN)
         # The first keyword read as a name (the contextual lexer makes one a
         # NAME where no keyword fits): reported by _validate, found here on
         # the way rather than by walking the whole tree afterwards.
@@ -127,9 +135,15 @@ class _QuiverIndenter(Indenter):
                 self.glued = (prev, token)
             prev = token
             if kind == self.NL_type:
+                if self.paren_level == 0:
+                    links = 0
                 yield from self.handle_NL(token)
                 run, operand_end = 0, False
                 continue
+            if kind in _LINKS or (operand_end and kind in _AFTER_OPERAND_LINKS):
+                links += 1
+                if links > MAX_CHAIN:
+                    raise _TooLong(_start(token), _end(token))
             yield token
             if kind in _OPENERS:
                 self.paren_level += 1
@@ -177,6 +191,10 @@ _OPENERS = frozenset({"LPAR", "LSQB"})
 _CLOSERS = frozenset({"RPAR", "RSQB"})
 _PREFIX = frozenset({"NOT", "POW_OP"})
 _OPERAND = frozenset({"NAME", "INT", "FLOAT", "STRING", "FSTRING", "TRUE", "FALSE", "DOT"})
+# The links of a chain (MAX_CHAIN): these tokens always; a `+`/`-`, `(` or
+# `[` only right after an operand (binary, a call, indexing).
+_LINKS = frozenset({"MUL_OP", "COMP_OP", "BIT_OR", "BIT_AND", "AND", "OR", "AS", "PIPE_OP", "POW_OP", "DOT"})
+_AFTER_OPERAND_LINKS = frozenset({"ADD_OP", "LPAR", "LSQB"})
 
 
 class _GiveUp(Exception):
@@ -191,6 +209,12 @@ class _TooDeep(Exception):
         super().__init__("nested too deeply")
         self.start = start
         self.end = end
+
+
+class _TooLong(_TooDeep):
+    """A statement with more than MAX_CHAIN links, at the first past it."""
+
+    end: int
 
 
 # Stands in for a statement that did not parse; a character the pre-pass
@@ -358,7 +382,10 @@ class _Recovery:
         parser, lexer = _get_parsers()
         try:
             self._check_indentation_chars()
-            prepassed = PLACEHOLDER in self.text
+            # A text long enough to hold a statement past MAX_CHAIN has its
+            # token scan first: every such statement is blanked before lark
+            # reads any of it.
+            prepassed = PLACEHOLDER in self.text or len(self.text) > MAX_CHAIN
             if prepassed:
                 self._prepass(lexer)
             for _ in range(MAX_RECOVERIES):
@@ -383,6 +410,13 @@ class _Recovery:
                         self._prepass(lexer)
                         continue
                     self._recover(*describe_unexpected(e, self.text))
+                    continue
+                except _TooLong as e:
+                    if not prepassed:  # every long statement at once (and brackets first)
+                        prepassed = True
+                        self._prepass(lexer)
+                        continue
+                    self._recover(C.E0015.at(A.Span(e.start, e.end), limit=f"{MAX_CHAIN:,}"), e.start)
                     continue
                 except _TooDeep as e:
                     if not prepassed and e.end is not None:  # in brackets: one unclosed is likelier
@@ -613,20 +647,35 @@ class _Recovery:
         diagnostic if it is reported (most share a statement with another)."""
         problems: list[tuple[int, _Problem, int]] = []
         text = self.text
-        tokens: list[Token] = []
-        at = 0
-        while True:
-            try:
-                tokens.extend(lexer.lex(text, at))
-                break
-            except UnexpectedCharacters as e:
-                pos = e.pos_in_stream
-                ch = text[pos]
-                at = _line_end(text, pos) if ch in "\"'" else pos + 1
-                problems.append((0, ("char", pos, at, ch), pos))
+
+        def lexed():  # the tokens one by one (never all in memory at once)
+            at = 0
+            while True:
+                try:
+                    yield from lexer.lex(text, at)
+                    return
+                except UnexpectedCharacters as e:
+                    pos = e.pos_in_stream
+                    ch = text[pos]
+                    at = _line_end(text, pos) if ch in "\"'" else pos + 1
+                    problems.append((0, ("char", pos, at, ch), pos))
+
+        tokens = lexed()
         stack: list[Token] = []
+        links = 0  # as the post-lexer counts them (MAX_CHAIN), per statement
+        operand_end = False
         for tok in tokens:
             kind = tok.type
+            if kind == "_NL":
+                if not stack:
+                    links = 0
+                operand_end = False
+                continue
+            if kind in _LINKS or (operand_end and kind in _AFTER_OPERAND_LINKS):
+                links += 1
+                if links == MAX_CHAIN + 1:
+                    problems.append((3, ("chain", tok, None), _start(tok)))
+            operand_end = kind in _CLOSERS or (kind in _OPERAND and kind != "DOT")
             if kind in _OPENERS:
                 stack.append(tok)
             elif kind in _CLOSERS:
@@ -661,6 +710,8 @@ def _problem_diagnostic(problem: _Problem) -> LocalDiagnostic:
             return C.E0008.at(A.Span(start, end))
         return C.E0002.at(A.Span(start, end), char=_show_char(ch))
     _, tok, opener = problem
+    if kind == "chain":
+        return C.E0015.at(_tok_span(tok), limit=f"{MAX_CHAIN:,}")
     if kind == "stray":
         text = "has no opening bracket"
     elif kind == "mismatch":

@@ -37,6 +37,10 @@ from .workspace import Background, path_to_uri, scan, under, uri_to_path
 
 log = logging.getLogger("quiver.server")
 
+# Publishing what the cache knows of thousands of files at start: this many
+# at a time, then the event loop answers what is waiting.
+PUBLISH_SLICE = 100
+
 
 class QuiverServer(LanguageServer):
     def __init__(self) -> None:
@@ -346,7 +350,9 @@ class QuiverServer(LanguageServer):
         # (read off the event loop: a workspace may hold thousands of files).
         loop = asyncio.get_running_loop()
         hits = await loop.run_in_executor(None, self._cached_files, found)
-        for path, text, diagnostics in hits:
+        for n, (path, text, diagnostics) in enumerate(hits):
+            if n % PUBLISH_SLICE == PUBLISH_SLICE - 1:
+                await asyncio.sleep(0)  # requests are answered between slices
             if self.docs.by_path(path) is None and path not in self._pushed:
                 uri = path_to_uri(path)
                 items = self.converted(uri, diagnostics, LineIndex(text))
@@ -363,14 +369,15 @@ class QuiverServer(LanguageServer):
 
     def files_changed(self, changes: list[tuple[str, bool]]) -> None:
         """Files created, changed (False) or deleted (True) on disk."""
+        # Per changed file only (a branch switch reports thousands at once):
+        # its importers come from the workspace's reverse maps, never from a
+        # pass over every file.
         affected: set[str] = set()
         for path, deleted in changes:
             stem = path.rsplit("/", 1)[-1].removesuffix(".qv")
             affected |= self.ws.dependents(path)
             # files whose import of this name found nothing, or another file
-            for f in self.ws.files():
-                if any(s.rsplit(".", 1)[-1] == stem for s in self.ws.imports_of(f)):
-                    affected.add(f)
+            affected |= self.ws.importers_of_name(stem)
             self.ws.file_changed(path)
             is_open = self.docs.by_path(path) is not None
             if deleted:

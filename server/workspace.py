@@ -18,6 +18,7 @@ import os
 import posixpath
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote, urlparse
 
@@ -103,7 +104,9 @@ class Background:
         self._busy = busy
         self._is_open = is_open
         self._done = done
-        self._queue: list[str] = []
+        # The paths to analyse, in order (an ordered set: asking again, taking
+        # the first and moving to the front are each O(1)).
+        self._queue: OrderedDict[str, None] = OrderedDict()
         self._asks: dict[str, int] = {}  # how often each path was asked for
         self._cond = threading.Condition()
         self._stopped = False
@@ -125,16 +128,20 @@ class Background:
             self._cond.notify_all()
 
     def enqueue(self, paths: Iterable[str], urgent: bool = False) -> None:
+        """Ask for the analyses of `paths`: after those asked before, or
+        before them when `urgent`. Costs what `paths` costs, whatever the
+        length of the queue (a workspace's first scan asks for thousands)."""
         with self._cond:
             new = list(dict.fromkeys(paths))
             if not new:
                 return
+            queue = self._queue
             for p in new:
                 self._asks[p] = self._asks.get(p, 0) + 1
+                queue[p] = None  # (kept where it was when already there)
             if urgent:
-                self._queue = [*new, *(p for p in self._queue if p not in new)]
-            else:
-                self._queue += [p for p in new if p not in self._queue]
+                for p in reversed(new):
+                    queue.move_to_end(p, last=False)
             self.idle.clear()
             self._cond.notify_all()
 
@@ -153,7 +160,7 @@ class Background:
                     self._cond.wait()
                 if self._stopped:
                     return
-                path = self._queue[0]
+                path = next(iter(self._queue))
                 asked = self._asks.get(path, 0)
             # Open documents first: wait while any is being analysed.
             while self._busy() and not self._stopped:
@@ -186,5 +193,5 @@ class Background:
         file changed while it was analysed)."""
         with self._cond:
             if self._asks.get(path, 0) == asked and path in self._queue:
-                self._queue.remove(path)
+                del self._queue[path]
                 del self._asks[path]

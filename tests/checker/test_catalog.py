@@ -33,6 +33,8 @@ def test_example_triggers_exactly_its_code(code: str) -> None:
         analysis = check_bytes(entry.example.encode("utf-8", "surrogateescape"))
     elif code == "E0012":  # the example stands for a file past the size limit
         analysis = check_text(entry.example + "#" * MAX_SOURCE_BYTES + "\n")
+    elif code == "E0015":  # the example stands for a chain past the limit: written out
+        analysis = check_text(entry.example.replace("a + a + a  # ... and 100,000 more", " + ".join(["a"] * 100_003)))
     else:
         analysis = check_example(entry.example, LIBRARY)  # `# file:` sections: several files
     assert not analysis.internal_errors

@@ -17,8 +17,9 @@ from quiver.checker import check_bytes, check_text
 from quiver.checker.catalog import CODES
 
 FIXTURES = Path(__file__).parent / "diagnostics"
-# E0011: a line of thousands of digits; E0012: a text of more than 10 MiB
-IN_PYTHON = {"E0001", "E0005", "E0006", "E0011", "E0012"}
+# E0011: a line of thousands of digits; E0012: a text of more than 10 MiB;
+# E0015: a statement of more than 100,000 links
+IN_PYTHON = {"E0001", "E0005", "E0006", "E0011", "E0012", "E0015"}
 # E0014 is at a pyproject.toml, reported by the tools: tests/test_qlint_ci.py, tests/server/test_project_config.py.
 IN_TOOLS = {"E0014"}
 # The codes about imports need several files: tests/checker/test_modules.py.
@@ -105,6 +106,20 @@ def test_e0011_an_integer_too_long_to_read() -> None:
     assert (d.code, d.message) == ("E0011", "this integer has 4,301 digits, more than the 4,300 a program may write")
     start = src.index(number)
     assert (d.span.start, d.span.end) == (start, start + len(number))
+
+
+def test_e0015_a_statement_chaining_too_many_links() -> None:
+    # 100,001 fields after `m`: the error is at the last `.`, the first too
+    # many; the statement is skipped and the rest of the function checked.
+    src = "fn main():\n    m = 1\n    x = m" + ".w" * 100_001 + "\n    print(totl)\n"
+    d, unknown = check_text(src).diagnostics
+    assert (d.code, d.message) == (
+        "E0015",
+        "this statement chains more than 100,000 operators, fields, calls or indexes",
+    )
+    start = src.rindex(".w")
+    assert (d.span.start, d.span.end) == (start, start + 1)
+    assert (unknown.code, src[unknown.span.start : unknown.span.end]) == ("E0101", "totl")
 
 
 def test_related_locations_point_at_declarations() -> None:

@@ -422,11 +422,14 @@ def test_one_megabyte_file() -> None:
 
 
 def test_one_megabyte_line() -> None:
-    # A flat sum reads flat: any number of terms is fine (it is left-nested in
-    # the tree, and no pass over the tree runs out of recursion on it).
+    # A flat sum reads flat, but it is left-nested in the tree: 100,000 links
+    # are fine (no pass over the tree runs out of recursion on them), past
+    # that the statement is E0015 at the first link too many, once.
     src = "fn main():\n    x = " + "1 + " * 250_000 + "1\n    print(x)\n"
     a = check_text(src)
-    assert a.diagnostics == [] and not a.internal_errors
+    (d,) = a.diagnostics
+    at = src.index("x = ") + 4 + 4 * 100_000 + 2
+    assert (d.code, d.span.start, d.span.end, src[at]) == ("E0015", at, at + 1, "+") and not a.internal_errors
 
 
 def test_emoji_and_cjk() -> None:

@@ -322,3 +322,115 @@ def test_a_byte_order_mark_in_an_edited_document() -> None:
     src = "\ufeff\nfn main():\n    print(totl)\n"
     (d,) = analyzer.update(src).diagnostics
     assert src[d.span.start : d.span.end] == "totl"
+
+
+# ------------------------------------------------------------------ 7. chains: E0015 past MAX_CHAIN links (issue 37)
+
+
+def small_chain_limit(monkeypatch, limit: int) -> None:
+    """MAX_CHAIN as both parsers read it, made small enough to test every
+    kind of link near it cheaply."""
+    from quiver.checker import fast_parser
+
+    monkeypatch.setattr(P, "MAX_CHAIN", limit)
+    monkeypatch.setattr(fast_parser, "MAX_CHAIN", limit)
+
+
+# Statements built of n links of one kind each (`{}` is the statement's own text).
+CHAINS = {
+    "sum": lambda n: "a" + " + a" * n,
+    "minus": lambda n: "a" + " - a" * n,
+    "product": lambda n: "a" + " * a" * n,
+    "matmul": lambda n: "a" + " @ a" * n,
+    "bits": lambda n: "a" + " | a" * n,
+    "and": lambda n: "a" + " and a" * n,
+    "fields": lambda n: "a" + ".b" * n,
+    "calls": lambda n: "f" + "(a)" * n,
+    "indexes": lambda n: "a" + "[0]" * n,
+    "casts": lambda n: "a" + " as Float" * n,
+    "pipes": lambda n: "a" + " |> f" * n,
+    "mixed": lambda n: "a" + "".join((" + a", ".b", "(a)", "[0]", " * -a")[i % 5] for i in range(n)),
+    # the call's bracket is one link
+    "in brackets": lambda n: "f(a" + " + a" * (n - 1) + ")",
+    "two lines": lambda n: "f(a" + " + a" * (n // 2) + ",\n        a" + " + a" * (n - n // 2 - 1) + ")",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CHAINS))
+def test_a_chain_of_the_limit_is_fine_and_one_more_link_is_e0015(monkeypatch, kind: str) -> None:
+    """Both parsers count links alike: at the limit the fast path takes the
+    item and its tree is lark's; one past it lark reports E0015 at the first
+    link past the limit and the fast path declines."""
+    from quiver.checker import fast_parser
+    from quiver.checker.ast import dump
+
+    limit = 40
+    small_chain_limit(monkeypatch, limit)
+    make = CHAINS[kind]
+    ok = "fn main():\n    x = " + make(limit) + "\n    print(x)\n"
+    ref = P.parse_item(ok, fast=False)
+    assert ref.diagnostics == () and ref.item is not None
+    fast = fast_parser.parse(ok)
+    assert fast is not None and dump(fast) == dump(ref.item)
+    bad = "fn main():\n    x = " + make(limit + 1) + "\n    print(x)\n"
+    assert fast_parser.parse(bad) is None
+    (d,) = P.parse_item(bad).diagnostics
+    assert (d.code, d.message) == ("E0015", "this statement chains more than 40 operators, fields, calls or indexes")
+    # at the 41st link: the last operator, dot or bracket written
+    last = max(
+        bad.rfind(t, 0, bad.index("\n    print"))
+        for t in (" + ", " - ", " * ", " @ ", " | ", " and ", ".", "(", "[", " as ", " |> ")
+    )
+    start = last + 1 if bad[last] == " " else last
+    assert bad[d.span.start : d.span.end] == bad[start : start + d.span.end - d.span.start]
+    assert d.span.start == start
+
+
+def test_chains_count_per_statement(monkeypatch) -> None:
+    small_chain_limit(monkeypatch, 40)
+    # 40 links in each statement, one of them inside an `if`: fine
+    src = (
+        "fn main():\n    a = 1\n"
+        + "    x = a"
+        + " + a" * 40
+        + "\n"
+        + "    if a > 0:\n        x = a"
+        + " + a" * 40
+        + "\n"
+    )
+    a = check_text(src + "    print(x)\n")
+    assert a.diagnostics == [] and not a.internal_errors
+
+
+def test_every_long_statement_is_reported_once_and_the_rest_is_checked(monkeypatch) -> None:
+    small_chain_limit(monkeypatch, 40)
+    long = "a" + " + a" * 41
+    src = f"fn main():\n    a = 1\n    x = {long}\n    y = {long}\n    print(totl)\n"
+    a = check_text(src)
+    assert [d.code for d in a.diagnostics] == ["E0015", "E0015", "E0101"] and not a.internal_errors
+    assert src[a.diagnostics[2].span.start : a.diagnostics[2].span.end] == "totl"
+
+
+def test_a_million_token_sum_checks_without_error() -> None:
+    """The issue's file: `x + x + ...`, 1 million tokens (2 MB): one E0015 at
+    the first link past the limit, nothing else, no internal error; and the
+    IDE queries and the compiler over it raise nothing."""
+    from quiver.checker.deep import MAX_CHAIN
+
+    terms = 500_001
+    src = "fn main():\n    x = 1\n    y = " + " + ".join(["x"] * terms) + "\n    print(y)\n"
+    a = check_text(src)
+    assert not a.internal_errors
+    (d,) = a.diagnostics
+    at = src.index("y = ") + 4 + 4 * MAX_CHAIN + 2  # the 100,001st `+`
+    assert (d.code, d.span.start, d.span.end, src[at]) == ("E0015", at, at + 1, "+")
+    every_query(src)
+
+
+def test_a_sum_just_under_the_limit_checks_and_compiles() -> None:
+    from quiver.checker.deep import MAX_CHAIN
+
+    src = flat_sum(MAX_CHAIN + 1)  # MAX_CHAIN links
+    a = check_text(src)
+    assert a.diagnostics == [] and not a.internal_errors
+    assert compile_program(a, "x.qv").source.count(" + ") >= MAX_CHAIN
