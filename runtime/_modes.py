@@ -37,9 +37,13 @@ class Train(Mode):
     training = True
 
     def __init__(self, seed):
-        if torch.compiler.is_compiling() and not isinstance(seed, torch.Tensor):
-            # traced (torch.compile): an Int seed stays symbolic, no guard on its
-            # value (one graph for every step); the signature checked it is an Int
+        if torch.compiler.is_compiling() and (
+            not isinstance(seed, torch.Tensor) or (seed.dim() == 0 and seed.dtype is torch.int64)
+        ):
+            # traced (torch.compile): an Int seed stays symbolic, and a 0-dim
+            # int64 tensor a tensor (quiver.to_module's count of calls), no
+            # guard on its value (one graph for every step); the signature
+            # checked that an Int is one
             self.seed = seed
             self._cpu = None
             self._gens = None

@@ -50,7 +50,10 @@ class QuiverModule(nn.Module):
         self._qv_model = model
         self._qv_fn = forward
         self._qv_seed = int(seed)
-        self._qv_calls = 0  # forward calls in train mode: the seed of the next one's Train
+        # forward calls in train mode, a 0-dim tensor: torch.compile guards
+        # on the value of an int attribute of a module (a recompile at every
+        # call), not on a tensor's; not a buffer, so not in the state dict
+        self._qv_counter = torch.zeros((), dtype=torch.int64)
         d = model.__dict__
         for f in cls._qv_param_fields:
             sub = cls._qv_subs.get(f.name)
@@ -134,9 +137,21 @@ class QuiverModule(nn.Module):
     def _qv_mode(self):
         if not self.training:
             return Eval
-        seed = self._qv_seed + self._qv_calls
-        self._qv_calls += 1
+        counter = self._qv_counter
+        seed = counter + self._qv_seed  # Train reads it eagerly; traced, it stays a tensor
+        with torch.no_grad():
+            counter.add_(1)
         return Train(seed=seed)
+
+    @property
+    def _qv_calls(self) -> int:
+        """Forward calls in train mode so far: the seed of the next one's Train
+        is ``seed + _qv_calls``."""
+        return int(self._qv_counter)
+
+    @_qv_calls.setter
+    def _qv_calls(self, n: int) -> None:
+        self._qv_counter.fill_(n)
 
     def extra_repr(self) -> str:
         return f"model={type(self._qv_model)._qv_name}"

@@ -466,3 +466,69 @@ def test_dcgan_s_train_step_compiles(tmp_path: Path) -> None:
             torch.testing.assert_close(c.state_dict()[name], t, rtol=0, atol=1e-5)
             if name.endswith("num_batches_tracked"):
                 assert c.state_dict()[name].item() == t.item() > 0
+
+
+@pytest.fixture
+def no_recompiles():
+    torch._dynamo.config.error_on_recompile = True
+    yield
+    torch._dynamo.config.error_on_recompile = False
+
+
+def _train_module(module, run, x, y, steps: int) -> list[float]:
+    opt = torch.optim.SGD(module.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = run(x, y)  # module.train(): Train(seed=0), Train(seed=1), ...
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_a_compiled_to_module_trains_with_one_graph(batch_norm, no_recompiles) -> None:
+    """The count of train-mode calls (the next Train's seed) is not an int
+    attribute of the module, which dynamo would guard on: 12 steps, one graph,
+    eager's numbers (batch norm: no randomness)."""
+    prog, x, y = batch_norm
+    eager_m, comp_m = prog.Net.init(seed=0), prog.Net.init(seed=0)
+    eager_module = quiver.to_module(eager_m, forward=prog.loss)
+    module = quiver.to_module(comp_m, forward=prog.loss)
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    compiled = _train_module(module, torch.compile(module, backend="aot_eager"), x, y, 12)
+    assert counters["stats"]["unique_graphs"] == 1
+    eager = _train_module(eager_module, eager_module, x, y, 12)
+    assert compiled == pytest.approx(eager, rel=0, abs=1e-6)
+    want, got = eager_m.state_dict(), comp_m.state_dict()
+    for name, t in want.items():
+        torch.testing.assert_close(got[name], t, rtol=0, atol=1e-6)
+    assert got["bn1.num_batches_tracked"].item() == 12
+    assert module._qv_calls == eager_module._qv_calls == 12
+
+
+def test_a_compiled_to_module_draws_each_step_s_dropout(progs) -> None:
+    """With dropout, the n-th call draws the masks of Train(seed=n), as a
+    compiled Quiver fn given that mode draws them."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mlp, _ = progs
+    x, y = _data()
+    m = mlp.Mlp.init(seed=0)
+    module = quiver.to_module(m, forward=mlp.loss)
+    counter = CompileCounterWithBackend("aot_eager")
+    run = torch.compile(module, fullgraph=True, backend=counter)
+    loss_of = torch.compile(mlp.loss, fullgraph=True, backend="aot_eager")
+    opt = torch.optim.SGD(module.parameters(), lr=0.3)
+    for i in range(5):
+        with torch.no_grad():
+            want = loss_of(m, x, y, 0.5, rt.Train(seed=i)).item()
+        opt.zero_grad()
+        loss = run(x, y, 0.5)
+        assert loss.item() == want, i
+        loss.backward()
+        opt.step()
+    assert module._qv_calls == 5
+    assert counter.frame_count == 1
