@@ -11,13 +11,17 @@ given to ``to_module``) on a view of the model whose params are the module's
 ``nn.Parameter`` objects, so autograd reaches them (``loss.backward()``
 fills ``.grad``). Names are the model's field paths (``w1``,
 ``conv1.weight``, ``blocks.0.attn.in_proj_weight``): a sub-model is a child
-module, a stack ``[L] Block`` an ``nn.ModuleList``. See docs/torch-interop.md.
+module, a stack ``[L] Block`` an ``nn.ModuleList``. Under
+``torch.compile(module)``, ``forward`` stays an eager frame around the
+compiled ``_qv_forward``, to report a value check that fails in the graph
+as the eager call does (runtime/_torch_compile.py). See
+docs/torch-interop.md.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import nn
@@ -27,6 +31,7 @@ from ._model import Model, ModelStack
 from ._modes import Eval, Train
 from ._registry import registered
 from ._specs import ModeArg
+from ._torch_compile import in_graph_failure, never_compiled, report_eagerly, top_frame_only
 
 
 def _signature(fn):
@@ -123,6 +128,20 @@ class QuiverModule(nn.Module):
         return fn
 
     def forward(self, *args, **kwargs):
+        if torch.compiler.is_compiling():  # traced inside a caller's graph
+            return self._qv_forward(*args, **kwargs)
+        calls = self._qv_counter.item()  # not the property: its frame would be compiled
+        try:
+            return self._qv_forward(*args, **kwargs)
+        except RuntimeError as exc:
+            # torch.compile(module): a check failed in the graph (_qv_forward
+            # was compiled, this frame was not: top_frame_only below)
+            if not in_graph_failure(exc):
+                raise
+            self._qv_counter.fill_(calls)  # the eager run is the same call: the same Train seed
+            _report(self, exc, args, kwargs)
+
+    def _qv_forward(self, *args, **kwargs):
         fn = self._qv_function()
         view = _view(self, self._qv_model)
         sig = _signature(fn)
@@ -133,6 +152,8 @@ class QuiverModule(nn.Module):
                 args = list(args)
                 args.insert(at[0] - 1, self._qv_mode())
         return fn(view, *args, **kwargs)
+
+    top_frame_only(forward)
 
     def _qv_mode(self):
         if not self.training:
@@ -208,6 +229,20 @@ class QuiverModule(nn.Module):
                 grads,
             ),
         )
+
+
+@never_compiled  # called by forward when its frame is skipped: not compiled itself
+def _report(module: QuiverModule, exc: BaseException, args, kwargs) -> NoReturn:
+    """``report_eagerly`` for a call of ``module`` that failed in its graph."""
+    fn = module._qv_function()
+    sig = _signature(fn)
+    name = getattr(getattr(fn, "__wrapped__", fn), "__name__", "forward")
+    report_eagerly(
+        exc,
+        lambda: module._qv_forward(*args, **kwargs),
+        f"in fn {name}, called by a quiver.to_module module compiled by torch.compile",
+        getattr(sig, "loc", None),
+    )
 
 
 def _view(part: QuiverModule, model: Model) -> Model:

@@ -63,7 +63,7 @@ def uniform(shape, seed, draw: int, device) -> torch.Tensor:
     return ((h >> 8).to(torch.float32) * (1.0 / 16777216.0)).reshape(shape)
 
 
-def keep_mask(shape, p: float, seed: int, draw: int, device, dtype) -> torch.Tensor:
+def keep_mask(shape, p: float, seed: int | torch.Tensor, draw: int, device, dtype) -> torch.Tensor:
     """Inverted dropout's multiplier: 1 / (1 - p) where an element is kept
     (probability 1 - p), 0 elsewhere, in ``dtype``."""
     keep = uniform(shape, seed, draw, device) >= p

@@ -137,22 +137,33 @@ def test_a_cnn_step_with_adamw_compiles_whole_and_gives_eager_s_numbers(progs) -
     assert compiled[0] == eager[0]  # the first loss is before any update
 
 
+LABEL_ERROR = (
+    r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], "
+    r"found values outside 0\.\.2 \(min 3, max 5\)$"
+)
+
+
 def test_value_checks_stay_on_in_the_graph(progs) -> None:
     mlp, _ = progs
     x, y = _data()
     m = mlp.Mlp.init(seed=0)
-    step = torch.compile(mlp.train_step, fullgraph=True, backend="aot_eager")
+    graphs = []
+
+    def recording(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    step = torch.compile(mlp.train_step, fullgraph=True, backend=recording)
     step(m, x, y, 0.1, 0.0, 0)
-    with pytest.raises(
-        RuntimeError, match=r"^Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2$"
-    ):
+    assert any(n.target is torch._assert_async for g in graphs for n in g.graph.nodes)
+    before = m.w1.clone()
+    # the check in the graph fails; the call runs again eagerly, whose check
+    # gives the values and the .qv line (as the eager call does)
+    with pytest.raises(rt.ValueCheckError, match=LABEL_ERROR):
         step(m, x, y + 3, 0.1, 0.0, 1)
-    # eager: the message with the values and the .qv line, as before
-    with pytest.raises(
-        rt.ValueCheckError,
-        match=r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], found values outside 0\.\.2 \(min 3, max 5\)$",
-    ):
+    with pytest.raises(rt.ValueCheckError, match=LABEL_ERROR):
         mlp.train_step(m, x, y + 3, 0.1, 0.0, 1)
+    assert torch.equal(m.w1, before)
 
 
 def test_dropout_under_compile_is_one_graph_and_reproducible(progs) -> None:
@@ -532,3 +543,67 @@ def test_a_compiled_to_module_draws_each_step_s_dropout(progs) -> None:
         opt.step()
     assert module._qv_calls == 5
     assert counter.frame_count == 1
+
+
+# what inductor's C++ kernels raise for an index out of bounds, which can come
+# before Quiver's own check in the graph
+KERNEL_ERROR = "kernel, /tmp/torchinductor_u/ab/cabc.main.cpp:143, index out of bounds: 0 <= tmp8 < 3L"
+
+
+def _like_inductor(gm, example_inputs):
+    def run(*args):
+        raise RuntimeError(KERNEL_ERROR)
+
+    return run
+
+
+LOSS_ERROR = (
+    r"^mlp_compile\.qv:17: loss\(\): argument 'y' expected \[b\] Index\[3\], "
+    r"found values outside 0\.\.2 \(min 3, max 5\)$"
+)
+
+
+def test_a_kernel_s_bounds_check_in_a_compiled_fn_is_reported_as_eager_reports_it(progs) -> None:
+    mlp, _ = progs
+    x, y = _data()
+    m = mlp.Mlp.init(seed=0)
+    loss = torch.compile(mlp.loss, fullgraph=True, backend=_like_inductor)
+    with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+        loss(m, x, y + 3, 0.0, rt.Eval)
+    # the eager run passes: not a check of the program, the kernel's own error
+    with pytest.raises(RuntimeError, match=r"^kernel, .*index out of bounds"):
+        loss(m, x, y, 0.0, rt.Eval)
+    module = quiver.to_module(m, forward=mlp.loss)
+    run = torch.compile(module, fullgraph=True, backend=_like_inductor)
+    with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+        run(x, y + 3, 0.0)
+    assert module._qv_calls == 1  # the call ran again eagerly as the same call (Train(seed=0))
+
+
+def test_a_kernel_s_bounds_check_under_quiver_run_compile_is_reported_as_eager_reports_it(monkeypatch) -> None:
+    from quiver.runtime import _torch_compile
+    from quiver.runtime._source import Loc
+
+    def fails_in_graph(*args):
+        raise RuntimeError(KERNEL_ERROR)
+
+    def eager(*args):
+        raise rt.ValueCheckError("argument 'y' expected [b] Index[3], found values outside 0..2 (min 3, max 5)")
+
+    monkeypatch.setattr(_torch_compile.torch, "compile", lambda fn, **kw: fails_in_graph)
+    call = _torch_compile._compiled(eager, "step", Loc("/p/prog.qv", 9, 1), "inductor")
+    with pytest.raises(rt.ValueCheckError, match=r"^argument 'y' expected \[b\] Index\[3\]"):
+        call(1, 2)
+
+
+def test_under_inductor_a_bad_label_is_reported_as_eager_reports_it(progs) -> None:
+    """Inductor's kernel checks the label it gathers with before Quiver's
+    check: its message names a temporary .cpp file, not the label."""
+    mlp, _ = progs
+    x, y = _data()
+    module = quiver.to_module(mlp.Mlp.init(seed=0), forward=mlp.loss).eval()
+    run = torch.compile(module, backend="inductor")
+    with torch.no_grad():
+        assert run(x, y, 0.0).item() == pytest.approx(module(x, y, 0.0).item(), rel=0, abs=1e-6)
+        with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+            run(x, y + 3, 0.0)
