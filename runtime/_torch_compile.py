@@ -149,10 +149,12 @@ def top_frame_only(fn):
     caller: so ``fn`` can catch what its compiled callee raises, and adds no
     graph break inside a graph. (``torch.compiler.disable(recursive=False)``
     would also stop the inlining, a break that ``fullgraph=True`` refuses.)
-    Each Python function ``fn`` calls when it is skipped is compiled as a
-    frame of its own: what it calls besides the compiled callee is
-    ``torch.compiler.disable``-d or a method of a tensor."""
-    from torch._dynamo.eval_frame import skip_code
-
+    Each Python function that ``fn`` calls while skipped is compiled as a
+    frame of its own, so what it calls on its failure path is
+    :func:`never_compiled`."""
+    try:  # torch's own tool for this (torch.compiler.disable uses it), not public
+        from torch._dynamo.eval_frame import skip_code
+    except ImportError:  # another torch: compiled failures keep the graph's own message
+        return fn
     skip_code(fn.__code__)
     return fn
