@@ -78,6 +78,23 @@ class _Transforms(threading.local):
 transforms = _Transforms()
 
 
+class _Deferred:
+    """``counts``: while torch.compile traces a gradient (``_grad._traced``),
+    the 0-dim counters (batch norm's ``num_batches_tracked``) to count up by
+    one when the transform has returned; None otherwise. torch.func's grad
+    refuses an in-place op on a tensor it did not take as an input, and
+    dynamo refuses it while tracing; the count is not read inside the loss,
+    so adding it after the gradient gives eager's state. A plain object, not
+    thread-local: dynamo traces attribute writes on it, and only a trace
+    (one thread) sets it."""
+
+    def __init__(self):
+        self.counts: list | None = None
+
+
+deferred = _Deferred()
+
+
 # Seeds: torch generators take any integer that fits in 64 bits, signed or not
 # (a negative seed s is the same stream as s + 2**64).
 SEED_MIN = -(2**63)

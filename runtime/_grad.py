@@ -138,9 +138,20 @@ def _traced(f, m, args, lay=None, aux=False):
         out = f(m._qv_shallow(full), *args)
         return _loss_of(f, out, aux), out
 
-    grads, (_, out) = torch.func.grad_and_value(loss, argnums=tuple(range(len(at))), has_aux=True)(
-        *[params[i] for i in at]
-    )
+    counts, outer = [], _checks.deferred.counts
+    _checks.deferred.counts = counts
+    try:
+        grads, (_, out) = torch.func.grad_and_value(loss, argnums=tuple(range(len(at))), has_aux=True)(
+            *[params[i] for i in at]
+        )
+    finally:
+        _checks.deferred.counts = outer
+    if outer is not None:  # inside an enclosing traced gradient: counted when that one returns
+        outer.extend(counts)
+    else:
+        with torch.no_grad():
+            for t in counts:
+                t.add_(1)
     found = iter(grads)
     got = [next(found) if d else torch.zeros_like(params[i]) for i, d in zip(index, diff)]
     value = _detach_value(out)

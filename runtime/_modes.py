@@ -37,10 +37,14 @@ class Train(Mode):
     training = True
 
     def __init__(self, seed):
-        if torch.compiler.is_compiling() and not isinstance(seed, torch.Tensor):
-            # traced (torch.compile): an Int seed stays symbolic, no guard on its
-            # value (one graph for every step); the signature checked it is an Int
-            self.seed = seed
+        if torch.compiler.is_compiling() and (
+            not isinstance(seed, torch.Tensor) or (seed.dim() == 0 and seed.dtype is torch.int64)
+        ):
+            # traced (torch.compile): an Int seed stays symbolic, and a 0-dim
+            # int64 tensor a tensor (quiver.to_module's count of calls), no
+            # guard on its value (one graph for every step); the signature
+            # checked that an Int is one
+            self.seed: int | torch.Tensor = seed
             self._cpu = None
             self._gens = None
             self._draws = 0
@@ -78,7 +82,7 @@ class Train(Mode):
             gen = self._cpu
             if gen is None:
                 gen = self._cpu = torch.Generator()
-                gen.manual_seed(self.seed)
+                gen.manual_seed(int(self.seed))  # an int: eager
             return gen
         if device.type == "meta":
             return None  # shapes only: there is nothing to draw
@@ -87,7 +91,7 @@ class Train(Mode):
         gen = self._gens.get(device)
         if gen is None:
             gen = torch.Generator(device=device)
-            gen.manual_seed(self.seed)
+            gen.manual_seed(int(self.seed))  # an int: eager
             self._gens[device] = gen
         return gen
 

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _device, _dist, _progress, _traced_rng
-from ._checks import checks, seed_problem, transforms
+from ._checks import checks, deferred, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
 from ._grad_ops import norm_of_grad
@@ -236,8 +236,11 @@ def batch_norm(
             ) from None
         raise
     if training and num_batches_tracked is not None:
-        with torch.no_grad():
-            num_batches_tracked.add_(1)
+        if deferred.counts is not None:  # a traced gradient: counted when it returns
+            deferred.counts.append(num_batches_tracked)
+        else:
+            with torch.no_grad():
+                num_batches_tracked.add_(1)
     return out.movedim(1, axis) if axis != 1 else out
 
 

@@ -293,13 +293,22 @@ _VIEWS: dict[int, tuple[types.ModuleType, types.ModuleType]] = {}
 def _bound(fn, sig):
     import functools
 
+    from ._torch_compile import in_graph_failure, report_eagerly, top_frame_only
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if kwargs or len(args) != sig._n:
             args = sig.arguments(args, kwargs)
-        return fn(*args)
+        try:
+            return fn(*args)
+        except RuntimeError as exc:
+            # torch.compile(prog.fn): a check failed in the graph (fn was
+            # compiled, this frame was not: top_frame_only)
+            if not in_graph_failure(exc):
+                raise
+            report_eagerly(exc, lambda: fn(*args), f"in fn {fn.__name__}, compiled by torch.compile", sig.loc)
 
-    return call
+    return top_frame_only(call)
 
 
 def _compile_at_qv_lines(code: str, qv_path: str):

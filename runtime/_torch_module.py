@@ -11,13 +11,17 @@ given to ``to_module``) on a view of the model whose params are the module's
 ``nn.Parameter`` objects, so autograd reaches them (``loss.backward()``
 fills ``.grad``). Names are the model's field paths (``w1``,
 ``conv1.weight``, ``blocks.0.attn.in_proj_weight``): a sub-model is a child
-module, a stack ``[L] Block`` an ``nn.ModuleList``. See docs/torch-interop.md.
+module, a stack ``[L] Block`` an ``nn.ModuleList``. Under
+``torch.compile(module)``, ``forward`` stays an eager frame around the
+compiled ``_qv_forward``, to report a value check that fails in the graph
+as the eager call does (runtime/_torch_compile.py). See
+docs/torch-interop.md.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import nn
@@ -27,6 +31,7 @@ from ._model import Model, ModelStack
 from ._modes import Eval, Train
 from ._registry import registered
 from ._specs import ModeArg
+from ._torch_compile import in_graph_failure, never_compiled, report_eagerly, top_frame_only
 
 
 def _signature(fn):
@@ -50,7 +55,10 @@ class QuiverModule(nn.Module):
         self._qv_model = model
         self._qv_fn = forward
         self._qv_seed = int(seed)
-        self._qv_calls = 0  # forward calls in train mode: the seed of the next one's Train
+        # forward calls in train mode, a 0-dim tensor: torch.compile guards
+        # on the value of an int attribute of a module (a recompile at every
+        # call), not on a tensor's; not a buffer, so not in the state dict
+        self._qv_counter = torch.zeros((), dtype=torch.int64)
         d = model.__dict__
         for f in cls._qv_param_fields:
             sub = cls._qv_subs.get(f.name)
@@ -120,6 +128,20 @@ class QuiverModule(nn.Module):
         return fn
 
     def forward(self, *args, **kwargs):
+        if torch.compiler.is_compiling():  # traced inside a caller's graph
+            return self._qv_forward(*args, **kwargs)
+        calls = self._qv_counter.item()  # not the property: its frame would be compiled
+        try:
+            return self._qv_forward(*args, **kwargs)
+        except RuntimeError as exc:
+            # torch.compile(module): a check failed in the graph (_qv_forward
+            # was compiled, this frame was not: top_frame_only below)
+            if not in_graph_failure(exc):
+                raise
+            self._qv_counter.fill_(calls)  # the eager run is the same call: the same Train seed
+            _report(self, exc, args, kwargs)
+
+    def _qv_forward(self, *args, **kwargs):
         fn = self._qv_function()
         view = _view(self, self._qv_model)
         sig = _signature(fn)
@@ -131,12 +153,26 @@ class QuiverModule(nn.Module):
                 args.insert(at[0] - 1, self._qv_mode())
         return fn(view, *args, **kwargs)
 
+    top_frame_only(forward)
+
     def _qv_mode(self):
         if not self.training:
             return Eval
-        seed = self._qv_seed + self._qv_calls
-        self._qv_calls += 1
+        counter = self._qv_counter
+        seed = counter + self._qv_seed  # Train reads it eagerly; traced, it stays a tensor
+        with torch.no_grad():
+            counter.add_(1)
         return Train(seed=seed)
+
+    @property
+    def _qv_calls(self) -> int:
+        """Forward calls in train mode so far: the seed of the next one's Train
+        is ``seed + _qv_calls``."""
+        return int(self._qv_counter)
+
+    @_qv_calls.setter
+    def _qv_calls(self, n: int) -> None:
+        self._qv_counter.fill_(n)
 
     def extra_repr(self) -> str:
         return f"model={type(self._qv_model)._qv_name}"
@@ -193,6 +229,20 @@ class QuiverModule(nn.Module):
                 grads,
             ),
         )
+
+
+@never_compiled  # called by forward when its frame is skipped: not compiled itself
+def _report(module: QuiverModule, exc: BaseException, args, kwargs) -> NoReturn:
+    """``report_eagerly`` for a call of ``module`` that failed in its graph."""
+    fn = module._qv_function()
+    sig = _signature(fn)
+    name = getattr(getattr(fn, "__wrapped__", fn), "__name__", "forward")
+    report_eagerly(
+        exc,
+        lambda: module._qv_forward(*args, **kwargs),
+        f"in fn {name}, called by a quiver.to_module module compiled by torch.compile",
+        getattr(sig, "loc", None),
+    )
 
 
 def _view(part: QuiverModule, model: Model) -> Model:

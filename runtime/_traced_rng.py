@@ -42,7 +42,10 @@ def _mix(x):
 def _key(seed, draw: int, device) -> tuple:
     """Two 32-bit words (int64 tensors) from a seed (an int, or a symbolic one
     while dynamo traces: it stays out of the guards) and the draw number."""
-    s = torch.full((), seed, dtype=torch.int64, device=device)
+    if isinstance(seed, torch.Tensor):  # a 0-dim int64 tensor (Train under compile)
+        s = seed.to(device)
+    else:
+        s = torch.full((), seed, dtype=torch.int64, device=device)
     a = (s & _M32) ^ ((draw * 0x9E3779B9) & _M32)
     b = ((s >> 32) & _M32) ^ ((draw * 0x85EBCA6B + 0x632BE5AB) & _M32)
     return a, b
@@ -60,7 +63,7 @@ def uniform(shape, seed, draw: int, device) -> torch.Tensor:
     return ((h >> 8).to(torch.float32) * (1.0 / 16777216.0)).reshape(shape)
 
 
-def keep_mask(shape, p: float, seed: int, draw: int, device, dtype) -> torch.Tensor:
+def keep_mask(shape, p: float, seed: int | torch.Tensor, draw: int, device, dtype) -> torch.Tensor:
     """Inverted dropout's multiplier: 1 / (1 - p) where an element is kept
     (probability 1 - p), 0 elsewhere, in ``dtype``."""
     keep = uniform(shape, seed, draw, device) >= p

@@ -137,22 +137,33 @@ def test_a_cnn_step_with_adamw_compiles_whole_and_gives_eager_s_numbers(progs) -
     assert compiled[0] == eager[0]  # the first loss is before any update
 
 
+LABEL_ERROR = (
+    r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], "
+    r"found values outside 0\.\.2 \(min 3, max 5\)$"
+)
+
+
 def test_value_checks_stay_on_in_the_graph(progs) -> None:
     mlp, _ = progs
     x, y = _data()
     m = mlp.Mlp.init(seed=0)
-    step = torch.compile(mlp.train_step, fullgraph=True, backend="aot_eager")
+    graphs = []
+
+    def recording(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    step = torch.compile(mlp.train_step, fullgraph=True, backend=recording)
     step(m, x, y, 0.1, 0.0, 0)
-    with pytest.raises(
-        RuntimeError, match=r"^Quiver value check failed: Index\[3\] expected, found values outside 0\.\.2$"
-    ):
+    assert any(n.target is torch._assert_async for g in graphs for n in g.graph.nodes)
+    before = m.w1.clone()
+    # the check in the graph fails; the call runs again eagerly, whose check
+    # gives the values and the .qv line (as the eager call does)
+    with pytest.raises(rt.ValueCheckError, match=LABEL_ERROR):
         step(m, x, y + 3, 0.1, 0.0, 1)
-    # eager: the message with the values and the .qv line, as before
-    with pytest.raises(
-        rt.ValueCheckError,
-        match=r"^mlp_compile\.qv:20: train_step\(\): argument 'y' expected \[b\] Index\[3\], found values outside 0\.\.2 \(min 3, max 5\)$",
-    ):
+    with pytest.raises(rt.ValueCheckError, match=LABEL_ERROR):
         mlp.train_step(m, x, y + 3, 0.1, 0.0, 1)
+    assert torch.equal(m.w1, before)
 
 
 def test_dropout_under_compile_is_one_graph_and_reproducible(progs) -> None:
@@ -373,3 +384,226 @@ def test_only_the_fns_that_take_a_gradient_are_compiled(tmp_path: Path) -> None:
     assert module.__dict__["_qv_u_loss"] is before[0] and module.__dict__["_qv_u_train_step"] is not before[1]
     undo()
     assert module.__dict__["_qv_u_train_step"] is before[1]
+
+
+BATCH_NORM = """\
+import nn
+
+dim K = 3
+
+model Net:
+    param conv: nn.Conv2d[1, 4, 3]
+    param bn2: nn.BatchNorm2d[4]
+    param fc: nn.Linear[144, K]
+    param bn1: nn.BatchNorm1d[K]
+
+    fn forward(self, x: [b 1 8 8], mode: Mode) -> [b K]:
+        h = relu(self.bn2(self.conv(x), mode))
+        return self.bn1(self.fc(reshape(h, [b 144])), mode)
+
+fn loss(m: Net, x: [b 1 8 8], y: [b] Index[K], mode: Mode) -> [] NonNeg:
+    return cross_entropy(m(x, mode), y, over=K)
+
+# the model runs once outside the gradient too (as DCGAN's generator does)
+fn train_step(mut m: Net, x: [b 1 8 8], y: [b] Index[K], step: Int) -> ([] NonNeg, [b K]):
+    before = m(x, Train(seed=step))
+    l, g = value_and_grad(loss, m, x, y, Train(seed=step))
+    m.conv.weight = m.conv.weight - 0.1 * g.conv.weight
+    m.conv.bias = m.conv.bias - 0.1 * g.conv.bias
+    m.bn2.weight = m.bn2.weight - 0.1 * g.bn2.weight
+    m.bn2.bias = m.bn2.bias - 0.1 * g.bn2.bias
+    m.fc.weight = m.fc.weight - 0.1 * g.fc.weight
+    m.fc.bias = m.fc.bias - 0.1 * g.fc.bias
+    m.bn1.weight = m.bn1.weight - 0.1 * g.bn1.weight
+    m.bn1.bias = m.bn1.bias - 0.1 * g.bn1.bias
+    return l, before
+"""
+
+
+@pytest.fixture(scope="module")
+def batch_norm(tmp_path_factory):
+    path = tmp_path_factory.mktemp("compile_bn") / "bn_compile.qv"
+    path.write_text(BATCH_NORM)
+    gen = torch.Generator().manual_seed(5)
+    return quiver.load(str(path)), torch.randn(6, 1, 8, 8, generator=gen), torch.randint(0, 3, (6,), generator=gen)
+
+
+STATS = ("bn2.running_mean", "bn2.running_var", "bn1.running_mean", "bn1.running_var")
+
+
+def test_a_train_step_with_batch_norm_compiles_and_keeps_eager_s_statistics(batch_norm) -> None:
+    """num_batches_tracked is counted inside value_and_grad, which torch.func's
+    grad refuses under dynamo (an in-place op on a captured tensor): it is
+    counted when the traced gradient returns."""
+    prog, x, y = batch_norm
+    eager_m, comp_m = prog.Net.init(seed=0), prog.Net.init(seed=0)
+    step = torch.compile(prog.train_step, fullgraph=True, backend="aot_eager")
+    eager, compiled = [], []
+    for i in range(4):
+        eager.append(prog.train_step(eager_m, x, y, i)[0].item())
+        compiled.append(step(comp_m, x, y, i)[0].item())
+        if i == 0:  # from the same params, the same statistics
+            for name in STATS:
+                assert torch.equal(comp_m.state_dict()[name], eager_m.state_dict()[name]), name
+    assert compiled == pytest.approx(eager, rel=0, abs=1e-6)
+    want, got = eager_m.state_dict(), comp_m.state_dict()
+    for name in ("bn1.num_batches_tracked", "bn2.num_batches_tracked"):
+        assert want[name].item() == got[name].item() == 8  # two forward passes a step
+    for name, t in want.items():
+        torch.testing.assert_close(got[name], t, rtol=0, atol=1e-6)
+    assert eager[-1] < eager[0]
+
+
+def test_dcgan_s_train_step_compiles(tmp_path: Path) -> None:
+    """examples/dcgan.qv: batch norm in both models, two Adam optimizers."""
+    prog = quiver.load(str(Path(__file__).resolve().parent.parent / "examples" / "dcgan.qv"))
+
+    def models():
+        g, d = prog.Generator.init(seed=0), prog.Discriminator.init(seed=1)
+        prog.init_generator(g, 10)
+        prog.init_discriminator(d, 20)
+        return g, d, rt.Adam(g, lr=0.001, betas=(0.5, 0.999)), rt.Adam(d, lr=0.001, betas=(0.5, 0.999))
+
+    eager_models, comp_models = models(), models()
+    step = torch.compile(prog.train_step, fullgraph=True, backend="aot_eager")
+    for i in range(2):
+        real, z = prog.real_images(i), torch.randn(16, 8, 1, 1, generator=torch.Generator().manual_seed(i))
+        eager = prog.train_step(*eager_models, real, z, rt.Train(seed=i))
+        compiled = step(*comp_models, real, z, rt.Train(seed=i))
+        # Adam's capturable form rounds otherwise (as for the CNN above)
+        torch.testing.assert_close(compiled, eager, rtol=0, atol=1e-5)
+    for e, c in zip(eager_models[:2], comp_models[:2]):
+        for name, t in e.state_dict().items():
+            torch.testing.assert_close(c.state_dict()[name], t, rtol=0, atol=1e-5)
+            if name.endswith("num_batches_tracked"):
+                assert c.state_dict()[name].item() == t.item() > 0
+
+
+@pytest.fixture
+def no_recompiles():
+    torch._dynamo.config.error_on_recompile = True
+    yield
+    torch._dynamo.config.error_on_recompile = False
+
+
+def _train_module(module, run, x, y, steps: int) -> list[float]:
+    opt = torch.optim.SGD(module.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = run(x, y)  # module.train(): Train(seed=0), Train(seed=1), ...
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_a_compiled_to_module_trains_with_one_graph(batch_norm, no_recompiles) -> None:
+    """The count of train-mode calls (the next Train's seed) is not an int
+    attribute of the module, which dynamo would guard on: 12 steps, one graph,
+    eager's numbers (batch norm: no randomness)."""
+    prog, x, y = batch_norm
+    eager_m, comp_m = prog.Net.init(seed=0), prog.Net.init(seed=0)
+    eager_module = quiver.to_module(eager_m, forward=prog.loss)
+    module = quiver.to_module(comp_m, forward=prog.loss)
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    compiled = _train_module(module, torch.compile(module, backend="aot_eager"), x, y, 12)
+    assert counters["stats"]["unique_graphs"] == 1
+    eager = _train_module(eager_module, eager_module, x, y, 12)
+    assert compiled == pytest.approx(eager, rel=0, abs=1e-6)
+    want, got = eager_m.state_dict(), comp_m.state_dict()
+    for name, t in want.items():
+        torch.testing.assert_close(got[name], t, rtol=0, atol=1e-6)
+    assert got["bn1.num_batches_tracked"].item() == 12
+    assert module._qv_calls == eager_module._qv_calls == 12
+
+
+def test_a_compiled_to_module_draws_each_step_s_dropout(progs) -> None:
+    """With dropout, the n-th call draws the masks of Train(seed=n), as a
+    compiled Quiver fn given that mode draws them."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mlp, _ = progs
+    x, y = _data()
+    m = mlp.Mlp.init(seed=0)
+    module = quiver.to_module(m, forward=mlp.loss)
+    counter = CompileCounterWithBackend("aot_eager")
+    run = torch.compile(module, fullgraph=True, backend=counter)
+    loss_of = torch.compile(mlp.loss, fullgraph=True, backend="aot_eager")
+    opt = torch.optim.SGD(module.parameters(), lr=0.3)
+    for i in range(5):
+        with torch.no_grad():
+            want = loss_of(m, x, y, 0.5, rt.Train(seed=i)).item()
+        opt.zero_grad()
+        loss = run(x, y, 0.5)
+        assert loss.item() == want, i
+        loss.backward()
+        opt.step()
+    assert module._qv_calls == 5
+    assert counter.frame_count == 1
+
+
+# what inductor's C++ kernels raise for an index out of bounds, which can come
+# before Quiver's own check in the graph
+KERNEL_ERROR = "kernel, /tmp/torchinductor_u/ab/cabc.main.cpp:143, index out of bounds: 0 <= tmp8 < 3L"
+
+
+def _like_inductor(gm, example_inputs):
+    def run(*args):
+        raise RuntimeError(KERNEL_ERROR)
+
+    return run
+
+
+LOSS_ERROR = (
+    r"^mlp_compile\.qv:17: loss\(\): argument 'y' expected \[b\] Index\[3\], "
+    r"found values outside 0\.\.2 \(min 3, max 5\)$"
+)
+
+
+def test_a_kernel_s_bounds_check_in_a_compiled_fn_is_reported_as_eager_reports_it(progs) -> None:
+    mlp, _ = progs
+    x, y = _data()
+    m = mlp.Mlp.init(seed=0)
+    loss = torch.compile(mlp.loss, fullgraph=True, backend=_like_inductor)
+    with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+        loss(m, x, y + 3, 0.0, rt.Eval)
+    # the eager run passes: not a check of the program, the kernel's own error
+    with pytest.raises(RuntimeError, match=r"^kernel, .*index out of bounds"):
+        loss(m, x, y, 0.0, rt.Eval)
+    module = quiver.to_module(m, forward=mlp.loss)
+    run = torch.compile(module, fullgraph=True, backend=_like_inductor)
+    with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+        run(x, y + 3, 0.0)
+    assert module._qv_calls == 1  # the call ran again eagerly as the same call (Train(seed=0))
+
+
+def test_a_kernel_s_bounds_check_under_quiver_run_compile_is_reported_as_eager_reports_it(monkeypatch) -> None:
+    from quiver.runtime import _torch_compile
+    from quiver.runtime._source import Loc
+
+    def fails_in_graph(*args):
+        raise RuntimeError(KERNEL_ERROR)
+
+    def eager(*args):
+        raise rt.ValueCheckError("argument 'y' expected [b] Index[3], found values outside 0..2 (min 3, max 5)")
+
+    monkeypatch.setattr(_torch_compile.torch, "compile", lambda fn, **kw: fails_in_graph)
+    call = _torch_compile._compiled(eager, "step", Loc("/p/prog.qv", 9, 1), "inductor")
+    with pytest.raises(rt.ValueCheckError, match=r"^argument 'y' expected \[b\] Index\[3\]"):
+        call(1, 2)
+
+
+def test_under_inductor_a_bad_label_is_reported_as_eager_reports_it(progs) -> None:
+    """Inductor's kernel checks the label it gathers with before Quiver's
+    check: its message names a temporary .cpp file, not the label."""
+    mlp, _ = progs
+    x, y = _data()
+    module = quiver.to_module(mlp.Mlp.init(seed=0), forward=mlp.loss).eval()
+    run = torch.compile(module, backend="inductor")
+    with torch.no_grad():
+        assert run(x, y, 0.0).item() == pytest.approx(module(x, y, 0.0).item(), rel=0, abs=1e-6)
+        with pytest.raises(rt.ValueCheckError, match=LOSS_ERROR):
+            run(x, y + 3, 0.0)
