@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcContentModified, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from quiver import inputs, outputs
 from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -540,9 +541,13 @@ def diagnostics_doc_uri() -> str | None:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quiver"
         page = cache / f"diagnostics-{__version__}.md"
         text = render_markdown()
-        if not page.is_file() or page.read_text(encoding="utf-8") != text:
+        try:
+            same = inputs.read_source(str(page), limit=len(text.encode("utf-8"))) == text.encode("utf-8")
+        except OSError:
+            same = False
+        if not same:
             cache.mkdir(parents=True, exist_ok=True)
-            page.write_text(text, encoding="utf-8")
+            outputs.write_file(page, text.encode("utf-8"))
         return page.as_uri()
     except OSError:
         return None
