@@ -235,6 +235,8 @@ class QuiverServer(LanguageServer):
                 os.path.join(self.roots[0], CACHE_DIR_NAME) if self.roots else None
             )
             self._result_cache = ResultCache(Path(folder)) if folder else None
+            if self._result_cache is not None and self._result_cache.note is not None:
+                log.warning("%s", self._result_cache.note)  # once: the cache is made once
         return self._result_cache  # type: ignore[return-value]
 
     def cached_diagnostics(self, path: str, text: str) -> list | None:
