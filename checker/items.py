@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ast import Item
+from .diagnostics import LocalDiagnostic
+from .lexical import bidi_warnings
 from .parser import ItemParse, parse_item
 from .source import LineIndex
 
@@ -60,6 +62,13 @@ class ItemSlot:
     @property
     def end(self) -> int:
         return self.start + len(self.parse.text)
+
+    @property
+    def lexical_warnings(self) -> tuple[LocalDiagnostic, ...]:
+        """Warnings about the item's characters, whichever parser read it
+        (W0001: a bidirectional control in a string or a comment). Not part
+        of the parse's diagnostics, which mean a partial parse."""
+        return bidi_warnings(self.parse.text)
 
 
 class ParseCache:
