@@ -110,4 +110,3 @@ def bidi_warnings(text: str) -> tuple[LocalDiagnostic, ...]:
             fix = Fix(f"Remove {code}", (TextEdit(span, ""),))
             out.append(C.W0001.at(span, fix=fix, code=code, name=unicodedata.name(ch).lower(), where=where))
     return tuple(out)
-

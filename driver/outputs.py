@@ -99,10 +99,8 @@ def _temp_beside(path: str, dir_fd: int | None, mode: int) -> tuple[int, str]:
             fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
         except FileExistsError:
             continue
-        try:
+        with contextlib.suppress(OSError, AttributeError):  # (no fchmod on Windows)
             os.fchmod(fd, mode)  # (the umask applies to os.open's mode, not to this)
-        except (OSError, AttributeError):
-            pass
         return fd, tmp
     raise FileExistsError(f"cannot make a temporary file beside {path}")
 

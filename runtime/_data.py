@@ -262,10 +262,10 @@ def _npz_member_shortfall(data, key: str) -> str | None:
     """`_npy_shortfall` of the member ``key`` of an open ``np.load`` archive."""
     zf = getattr(data, "zip", None)
     name = key if key in getattr(data, "_files", ()) and key.endswith(".npy") else f"{key}.npy"
+    if zf is None:
+        return None
     try:
-        info = zf.getinfo(name) if zf is not None else None
-        if info is None:
-            return None
+        info = zf.getinfo(name)
         with zf.open(info) as member:
             if member.read(6) != _NPY_MAGIC:
                 return None

@@ -479,7 +479,12 @@ class Model:
 
         with outputs.replacing(path) as fh:
             torch.save(
-                {"format": _FORMAT, "version": _FORMAT_VERSION, "model": type(self)._qv_name, "fields": self.state_dict()},
+                {
+                    "format": _FORMAT,
+                    "version": _FORMAT_VERSION,
+                    "model": type(self)._qv_name,
+                    "fields": self.state_dict(),
+                },
                 fh,
             )
 

@@ -136,7 +136,7 @@ def test_save_refuses_a_link_at_the_checkpoint_name(tmp_path: Path, capsys) -> N
     what it points to untouched (before, the link was silently replaced)."""
     victim = outside_file(tmp_path)
     prog = tmp_path / "prog.qv"
-    prog.write_text("model M:\n    param w: [3] = zeros\n\nfn main():\n    m = M.init(seed=0)\n    save(\"m.pt\", m)\n")
+    prog.write_text('model M:\n    param w: [3] = zeros\n\nfn main():\n    m = M.init(seed=0)\n    save("m.pt", m)\n')
     (tmp_path / "m.pt").symlink_to(victim)
     code = quiver_main(["run", str(prog), "--no-warnings"])
     err = capsys.readouterr().err

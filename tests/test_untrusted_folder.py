@@ -193,8 +193,7 @@ def test_a_key_writable_by_others_is_replaced(repo: Path, capsys, monkeypatch, t
     code, out, err = run(capsys, "--format", "text", "bad.qv")
     assert (code, out) == (1, E0203)
     assert err == (
-        f"qlint: note: the cache key {key} is writable by others (mode 0666): it was replaced by a new one\n"
-        + SUMMARY
+        f"qlint: note: the cache key {key} is writable by others (mode 0666): it was replaced by a new one\n" + SUMMARY
     )
     assert key.read_bytes() != KNOWN and (key.stat().st_mode & 0o777) == 0o600
     assert run(capsys, "--format", "text", "bad.qv") == (1, E0203, SUMMARY)  # the new key is used, silently
@@ -224,7 +223,8 @@ def test_a_key_of_another_user_is_not_used(repo: Path, capsys, monkeypatch, tmp_
     code, out, err = run(capsys, "--format", "text", "bad.qv")
     assert (code, out) == (1, E0203)
     assert err == (
-        f"qlint: note: the cache key {key} belongs to another user (uid 12345): it was replaced by a new one\n" + SUMMARY
+        f"qlint: note: the cache key {key} belongs to another user (uid 12345): it was replaced by a new one\n"
+        + SUMMARY
     )
     assert key.stat().st_uid == os.getuid()
 

@@ -43,7 +43,13 @@ def test_in_strings_f_strings_and_comment_chunks() -> None:
     got = found(text)
     starts = [i for i, c in enumerate(text) if c in (RLO, LRI, PDI)]
     assert [(c, s, e) for c, s, e, _ in got] == [("W0001", s, s + 1) for s in starts]
-    assert [m.split(" in a ")[1].split(":")[0] for *_, m in got] == ["comment", "comment", "string", "string", "comment"]
+    assert [m.split(" in a ")[1].split(":")[0] for *_, m in got] == [
+        "comment",
+        "comment",
+        "string",
+        "string",
+        "comment",
+    ]
     assert got[0][3] == MESSAGE.format(code="U+2066", name="left-to-right isolate", where="comment")
     assert got[2][3] == MESSAGE.format(code="U+202E", name="right-to-left override", where="string")
 
