@@ -236,7 +236,8 @@ class QuiverServer(LanguageServer):
             )
             self._result_cache = ResultCache(Path(folder)) if folder else None
             if self._result_cache is not None and self._result_cache.note is not None:
-                log.warning("%s", self._result_cache.note)  # once: the cache is made once
+                # once (the cache is made once), in the log: the editor's output channel
+                self.log(f"quiver: {self._result_cache.note}", lsp.MessageType.Warning)
         return self._result_cache  # type: ignore[return-value]
 
     def cached_diagnostics(self, path: str, text: str) -> list | None:
