@@ -103,7 +103,8 @@ def signing_key() -> tuple[bytes | None, str | None]:
     """This user's key for the cache's entries, made on first use, and a note
     for the user when it could not be used as it was (None when all is well).
     The key is None when there is no safe place for one: then nothing is
-    cached. See `_key_problem` for what makes a key safe to trust."""
+    cached. `_read_key` and `_owner_problem` say what makes a key (and its
+    folder) safe to trust."""
     folder = key_folder()
     if folder is None:
         return None, "not using the cache: there is no home folder to keep its key in"
@@ -147,16 +148,19 @@ def _owner_problem(path: Path | str, st: os.stat_result | None = None) -> str | 
     """Why a key (or its folder) that anyone but this user could have written
     cannot be trusted, as ssh judges its keys: owned by another user, or
     writable by its group or by everyone. None where there are no owners."""
-    if not hasattr(os, "getuid"):
+    if not hasattr(os, "geteuid"):
         return None
     try:
         st = st if st is not None else os.stat(path)
     except OSError as e:
         return f"cannot be examined ({e.strerror or e})"
-    if st.st_uid != os.getuid():
+    if st.st_uid != os.geteuid():
         return f"belongs to another user (uid {st.st_uid})"
-    if st.st_mode & 0o022:
-        return f"is writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return f"is writable by others (mode {mode:04o})"
+    if mode & 0o020:
+        return f"is writable by its group (mode {mode:04o})"
     return None
 
 

@@ -187,14 +187,18 @@ E0203 = "bad.qv:5:12: E0203 matmul [D] @ [H H]: inner dims D and H differ\n"
 SUMMARY = "qlint: 1 file checked: 1 error, 0 warnings\n"
 
 
-def test_a_key_writable_by_others_is_replaced(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "mode, words", [(0o666, "writable by others (mode 0666)"), (0o620, "writable by its group (mode 0620)")]
+)
+def test_a_key_writable_by_others_is_replaced(
+    repo: Path, capsys, monkeypatch, tmp_path: Path, mode: int, words: str
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     key = _forge(repo, tmp_path / "xdg")
+    key.chmod(mode)
     code, out, err = run(capsys, "--format", "text", "bad.qv")
     assert (code, out) == (1, E0203)
-    assert err == (
-        f"qlint: note: the cache key {key} is writable by others (mode 0666): it was replaced by a new one\n" + SUMMARY
-    )
+    assert err == f"qlint: note: the cache key {key} is {words}: it was replaced by a new one\n" + SUMMARY
     assert key.read_bytes() != KNOWN and (key.stat().st_mode & 0o777) == 0o600
     assert run(capsys, "--format", "text", "bad.qv") == (1, E0203, SUMMARY)  # the new key is used, silently
 
