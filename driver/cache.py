@@ -77,7 +77,7 @@ def checker_version() -> str:
     for p in sorted(root.rglob("*")):
         if p.suffix in (".py", ".lark") and "__pycache__" not in p.parts:
             h.update(p.relative_to(root).as_posix().encode())
-            h.update(p.read_bytes())
+            h.update(p.read_bytes())  # the installed checker's own files, never the user's folder
     return h.hexdigest()[:16]
 
 
