@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 from . import ast as A
 from . import catalog as C
@@ -91,14 +90,12 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _STRING_OR_COMMENT = re.compile(r"""f?"(?:[^"\\\r\n]|\\.)*"|f?'(?:[^'\\\r\n]|\\.)*'|#[^\r\n]*""")
 
 
-@lru_cache(maxsize=4096)
 def bidi_warnings(text: str) -> tuple[LocalDiagnostic, ...]:
     """W0001 at each bidirectional control in a string or a comment of an
     item's text (offsets relative to it), with a fix that removes it.
     Elsewhere such a character is no token at all, and the parser reports
-    it (E0002): one diagnostic each. Cached by the item's text, which the
-    parse cache keeps as one object while the item is unchanged."""
-    if _BIDI.search(text) is None:  # the usual case, at C speed
+    it (E0002): one diagnostic each."""
+    if text.isascii() or _BIDI.search(text) is None:  # (isascii is a flag of the string: free)
         return ()
     out = []
     for token in _STRING_OR_COMMENT.finditer(text):
