@@ -356,7 +356,7 @@ class Analyzer:
             span = A.Span(decode_problem.offset, decode_problem.offset + 1)
             diagnostics.append(_absolute(C.E0001.at(span, byte=f"{decode_problem.byte:02X}"), 0, glob, slot_of_item))
         for slot in parsed.slots:
-            for d in slot.parse.diagnostics:
+            for d in (*slot.parse.diagnostics, *slot.lexical):
                 diagnostics.append(_absolute(d, slot.start, glob, slot_of_item))
         # the functions a value_and_grad of this file differentiates: their
         # loss warnings hold (checker/body/lints.py)

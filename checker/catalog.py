@@ -79,6 +79,8 @@ class Code:
         """The example as printable text (E0001's undecodable byte as \\xff;
         E0011's thousands of digits as their first and last few)."""
         text = self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        # W0001's bidirectional control, named rather than reordering the page around it
+        text = re.sub("[\u202a-\u202e\u2066-\u2069]", lambda m: f"<U+{ord(m.group()):04X}>", text)
         return re.sub(r"\d{80,}", lambda m: f"{m.group()[:6]}...{m.group()[-6:]} ({len(m.group()):,} digits)", text)
 
 
@@ -2629,6 +2631,32 @@ E1204 = _code(
 )
 
 # ====================================================================== warnings
+
+W0001 = _code(
+    "W0001",
+    "bidirectional control character",
+    "{code} ({name}) in a {where}: it changes the order in which the text after it is shown",
+    """
+    The Unicode embeddings, overrides and isolates (U+202A to U+202E, U+2066 to
+    U+2069) make an editor show the text after them in another order than the
+    one it is read in. In a comment or a string they can make code look like
+    something it is not: a line that seems to be a comment can run, and a
+    condition can seem to test what it does not ("Trojan Source",
+    CVE-2021-42574; rustc, gcc and clang warn on them too). Quiver has no
+    other use for them: remove the character (the quick fix does). Anywhere
+    else in the code it is an unexpected character (E0002).
+    """,
+    # The example holds U+202E (RIGHT-TO-LEFT OVERRIDE) in its comment.
+    """
+    fn main():
+        print("ready")  # \u202edone
+    """,
+    """
+    fn main():
+        print("ready")  # done
+    """,
+    warning=True,
+)
 
 W0101 = _code(
     "W0101",

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ast import Item
+from .diagnostics import LocalDiagnostic
+from .lexical import bidi_warnings
 from .parser import ItemParse, parse_item
 from .source import LineIndex
 
@@ -52,6 +54,11 @@ def split_items(text: str, at_document_start: bool = True) -> list[tuple[int, in
 class ItemSlot:
     start: int  # absolute offset of the item's first character
     parse: ItemParse
+    # Warnings about the item's characters, whichever parser read it (W0001:
+    # a bidirectional control in a string or a comment), found when the item
+    # is cut and kept while it is reused. Not among the parse's diagnostics,
+    # which mean a partial parse.
+    lexical: tuple[LocalDiagnostic, ...] = ()
 
     @property
     def item(self) -> Item | None:
@@ -169,7 +176,7 @@ def _distinct(slots: tuple[ItemSlot, ...], cache: ParseCache) -> tuple[ItemSlot,
         key = id(slot.parse)
         if key in seen:
             out = list(slots) if out is None else out
-            out[i] = ItemSlot(slot.start, cache.parse_again(slot.parse.text))
+            out[i] = ItemSlot(slot.start, cache.parse_again(slot.parse.text), slot.lexical)
         seen.add(key)
     return slots if out is None else tuple(out)
 
@@ -178,7 +185,8 @@ def _slots(text: str, base: int, bounds, cache: ParseCache, check: Callable[[], 
     out = []
     for s, e in bounds:
         check()
-        out.append(ItemSlot(base + s, cache.get(text[base + s : base + e])))
+        item_text = text[base + s : base + e]
+        out.append(ItemSlot(base + s, cache.get(item_text), bidi_warnings(item_text)))
     return out
 
 
@@ -209,7 +217,7 @@ def _reparse(text: str, cache: ParseCache, previous: ParsedDocument, check: Call
     moved = []
     for s in tail:
         cache.keep(s.parse)
-        moved.append(ItemSlot(s.start + delta, s.parse) if delta else s)
+        moved.append(ItemSlot(s.start + delta, s.parse, s.lexical) if delta else s)
     return tuple(head) + tuple(middle) + tuple(moved)
 
 

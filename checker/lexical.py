@@ -6,8 +6,11 @@ cannot drift."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from . import ast as A
+from . import catalog as C
+from .diagnostics import Fix, LocalDiagnostic, TextEdit
 
 # Keywords of statements and expressions, in the order completion offers them.
 STATEMENT_KEYWORDS = (
@@ -73,3 +76,34 @@ def keyword_value(keyword: str, value: A.Expr) -> A.Expr:
         d = value.dims[0]
         return A.NameList(value.span, (A.Name(d.span, d.name),))
     return value
+
+
+# --- bidirectional controls (CVE-2021-42574, "Trojan Source") ------------------------
+
+# The embeddings, overrides and isolates: they reorder how the text after them
+# is displayed, so a comment or string can hide code that reads otherwise.
+# (U+200E/U+200F and U+061C only mark a direction; rustc does not warn on them either.)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Where such a character is allowed to stand at all: in a string (f-strings
+# included: their text, as far as a string reaches) or a comment. Scanned left
+# to right, so a `#` in a string and a quote in a comment are what they seem.
+_STRING_OR_COMMENT = re.compile(r"""f?"(?:[^"\\\r\n]|\\.)*"|f?'(?:[^'\\\r\n]|\\.)*'|#[^\r\n]*""")
+
+
+def bidi_warnings(text: str) -> tuple[LocalDiagnostic, ...]:
+    """W0001 at each bidirectional control in a string or a comment of an
+    item's text (offsets relative to it), with a fix that removes it.
+    Elsewhere such a character is no token at all, and the parser reports
+    it (E0002): one diagnostic each."""
+    if text.isascii() or _BIDI.search(text) is None:  # (isascii is a flag of the string: free)
+        return ()
+    out = []
+    for token in _STRING_OR_COMMENT.finditer(text):
+        for m in _BIDI.finditer(text, token.start(), token.end()):
+            ch = m.group()
+            code = f"U+{ord(ch):04X}"
+            span = A.Span(m.start(), m.end())
+            where = "comment" if token.group().startswith("#") else "string"
+            fix = Fix(f"Remove {code}", (TextEdit(span, ""),))
+            out.append(C.W0001.at(span, fix=fix, code=code, name=unicodedata.name(ch).lower(), where=where))
+    return tuple(out)

@@ -22,7 +22,14 @@ repository can ship a `.quiver_cache` of its own. So:
   An entry a repository shipped, or one written by another user or machine,
   does not verify and is treated as missing; the key is over the entry's own
   cache key as well, so a genuine entry moved under another name fails too.
-  Without a key (no home folder that can be written) there is no cache.
+- **The key is trusted only if no one else could have written it**, as ssh
+  judges its keys: a regular file (opened without following a link and
+  without waiting, so a FIFO cannot hang a tool; judged by its descriptor),
+  owned by this user, not writable by group or others, in a folder of the
+  same kind. A key that fails is replaced by a new one when its folder is
+  safe; otherwise there is no cache. Either way `ResultCache.note` says so,
+  and qlint (stderr) and the server (its log) say it once. Without a key
+  (no home folder that can be written) there is no cache.
 - **Nothing is written through a link.** Every folder and file of the cache is
   opened relative to its parent's descriptor with O_NOFOLLOW: a cache folder,
   a shard or a `.gitignore` that is a symbolic link is refused (the cache is
@@ -47,6 +54,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from quiver import outputs
 from quiver.checker import ast as A
 from quiver.checker.diagnostics import Diagnostic, Fix, RelatedInfo, Severity, TextEdit
 
@@ -69,7 +77,7 @@ def checker_version() -> str:
     for p in sorted(root.rglob("*")):
         if p.suffix in (".py", ".lark") and "__pycache__" not in p.parts:
             h.update(p.relative_to(root).as_posix().encode())
-            h.update(p.read_bytes())
+            h.update(p.read_bytes())  # the installed checker's own files, never the user's folder
     return h.hexdigest()[:16]
 
 
@@ -88,44 +96,99 @@ def key_folder() -> Path | None:
     return Path(base) / "quiver"
 
 
-def signing_key() -> bytes | None:
-    """This user's key for the cache's entries, made on first use; None when
-    there is nowhere to keep one (then nothing is cached)."""
+_KEY_BYTES = 32
+
+
+def signing_key() -> tuple[bytes | None, str | None]:
+    """This user's key for the cache's entries, made on first use, and a note
+    for the user when it could not be used as it was (None when all is well).
+    The key is None when there is no safe place for one: then nothing is
+    cached. `_read_key` and `_owner_problem` say what makes a key (and its
+    folder) safe to trust."""
     folder = key_folder()
     if folder is None:
-        return None
+        return None, "not using the cache: there is no home folder to keep its key in"
     path = folder / KEY_FILE_NAME
     try:
-        return _read_key(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(32))
-    except FileExistsError:  # another process made it first
+    except OSError as e:
+        return None, f"not using the cache: cannot make {folder} for its key: {e.strerror or e}"
+    unsafe_folder = _owner_problem(folder)
+    key, problem = _read_key(path)
+    if key is not None:
+        return key, None
+    if problem is None:  # no key yet
+        if unsafe_folder is not None:
+            return None, f"not using the cache: the folder of its key, {folder}, {unsafe_folder}"
+        return _make_key(path, None)
+    if unsafe_folder is not None:
+        return None, (
+            f"not using the cache: its key {path} {problem}, and its folder {unsafe_folder}, "
+            "so no key there can be trusted"
+        )
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # (never follows a link; the folder is the user's own)
+    return _make_key(path, f"the cache key {path} {problem}: it was replaced by a new one")
+
+
+def _make_key(path: Path, note: str | None) -> tuple[bytes | None, str | None]:
+    try:
+        outputs.create_new(path, secrets.token_bytes(_KEY_BYTES), mode=0o600)
+    except FileExistsError:  # another process made one first
         pass
-    except OSError:
+    except OSError as e:
+        return None, f"not using the cache: cannot write its key {path}: {e.strerror or e}"
+    key, problem = _read_key(path)
+    if key is None:
+        return None, f"not using the cache: its key {path} {problem or 'vanished'}"
+    return key, note
+
+
+def _owner_problem(path: Path | str, st: os.stat_result | None = None) -> str | None:
+    """Why a key (or its folder) that anyone but this user could have written
+    cannot be trusted, as ssh judges its keys: owned by another user, or
+    writable by its group or by everyone. None where there are no owners."""
+    if not hasattr(os, "geteuid"):
         return None
     try:
-        return _read_key(path)
-    except OSError:
-        return None
+        st = st if st is not None else os.stat(path)
+    except OSError as e:
+        return f"cannot be examined ({e.strerror or e})"
+    if st.st_uid != os.geteuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return f"is writable by others (mode {mode:04o})"
+    if mode & 0o020:
+        return f"is writable by its group (mode {mode:04o})"
+    return None
 
 
-def _read_key(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+def _read_key(path: Path) -> tuple[bytes | None, str | None]:
+    """(the key, None) when the file at `path` is one to trust; (None, why
+    not) when it is not; (None, None) when there is none. Opened without
+    following a link and without waiting (a FIFO), then judged by the
+    descriptor, so what is judged is what is read."""
+    flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        if os.path.islink(path):
+            return None, "is a symbolic link"
+        return None, f"cannot be read ({e.strerror or e})"
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise OSError("the cache key is not a regular file")
+            return None, "is not a regular file"
+        problem = _owner_problem(path, st)
+        if problem is not None:
+            return None, problem
         key = fh.read(64)
-    if len(key) < 32:
-        raise OSError("the cache key is too short")
-    return key
+    if len(key) < _KEY_BYTES:
+        return None, "is too short to be a key"
+    return key, None
 
 
 def file_key(path: str, text: str, deps: list[tuple[str, str]]) -> str:
@@ -143,7 +206,10 @@ class ResultCache:
     def __init__(self, directory: Path | None = None, key: bytes | None = None) -> None:
         self.root = directory or default_dir()
         self.dir = self.root / checker_version()
-        self._key = key if key is not None else signing_key()
+        self.note: str | None = None  # why the user's key was not used as it was: said once, by the caller
+        if key is None:
+            key, self.note = signing_key()
+        self._key = key
         self.hits = 0
         self.misses = 0
 
@@ -164,7 +230,9 @@ class ResultCache:
             with self._shard(key, create=False) as shard:
                 if shard is None:
                     return None
-                fd = os.open(f"{key[2:]}.json", os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=shard)
+                # O_NONBLOCK: the cache is in the workspace, where an entry may be a FIFO
+                flags = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+                fd = os.open(f"{key[2:]}.json", flags, dir_fd=shard)
                 with os.fdopen(fd, "rb") as fh:
                     if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                         return None
@@ -189,17 +257,8 @@ class ResultCache:
         with contextlib.suppress(OSError, ValueError), self._shard(key, create=True) as shard:
             if shard is None:
                 return
-            tmp = f"{key[2:]}.{secrets.token_hex(4)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=shard)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                # a rename replaces a link at the name, never what it points to
-                os.replace(tmp, f"{key[2:]}.json", src_dir_fd=shard, dst_dir_fd=shard)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=shard)
-                raise
+            # beside the name, then renamed over it, never through a link (quiver.outputs)
+            outputs.write_file(f"{key[2:]}.json", data, mode=0o644, dir_fd=shard)
 
     @contextlib.contextmanager
     def _shard(self, key: str, create: bool) -> Iterator[int | None]:
@@ -250,9 +309,7 @@ def _ignore_file(root: int) -> None:
     """`.gitignore` in the cache's folder, so that it is never committed by
     accident (as ruff does); made only when missing, never through a link."""
     with contextlib.suppress(FileExistsError):
-        fd = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=root)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("# made by Quiver\n*\n")
+        outputs.create_new(".gitignore", b"# made by Quiver\n*\n", mode=0o644, dir_fd=root)
 
 
 def _span(s: A.Span) -> list[int]:

@@ -49,28 +49,21 @@ from quiver.checker import ide
 from quiver.checker.ast import Span
 from quiver.checker.compiler import CompileError
 
-from . import inputs, lifeline, main_args, report
+from . import inputs, lifeline, main_args, outputs, report
 from .host import normal_path
-from .inputs import is_regular
 from .loader import CheckFailed, Program, compile_file, execute
 from .run_protocol import CHECK, ERROR_FORMAT, RUNTIME, SOURCE_ON_STDIN, RunError
 
 
 def _line_end_col(path: str, line: int, source: str | None = None) -> int:
     """The column after the end of `line` of the file (or of `source`, its text)."""
-    if source is None and not is_regular(path):
-        return 1
     try:
-        if source is not None:
-            lines = source.splitlines()
-            return len(lines[line - 1]) + 1 if 0 < line <= len(lines) else 1
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for i, text in enumerate(fh, start=1):
-                if i == line:
-                    return len(text.rstrip("\r\n")) + 1
+        if source is None:  # the one reader of sources: a FIFO or /dev/zero is refused, not read
+            source = inputs.read_source(path).decode("utf-8", errors="replace")
     except OSError:
-        pass
-    return 1
+        return 1
+    lines = source.splitlines()
+    return len(lines[line - 1]) + 1 if 0 < line <= len(lines) else 1
 
 
 def _run_text_in_linecache(path: str, data: bytes) -> None:
@@ -139,8 +132,7 @@ def cmd_run(args) -> int:
     data = None
     if args.source_copy is not None:  # a worker of `--nproc` reading the editor's text
         try:
-            with open(args.source_copy, "rb") as fh:
-                data = fh.read()
+            data = inputs.read_source(args.source_copy)
         except OSError as e:
             return _cannot_read(args.file, e)
     elif args.source_stdin:
@@ -452,8 +444,7 @@ def cmd_compile(args) -> int:
         return _cannot_compile(args.file, e, False)
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(program.compiled.source)
+            outputs.write_file(args.output, program.compiled.source.encode("utf-8"))
         except OSError as e:
             print(f"quiver: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
             return 2

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from quiver.checker.diagnostics import Diagnostic, Fix
 from quiver.checker.workspace import DecodedText, Workspace
 
+from .inputs import read_source
+
 MAX_ROUNDS = 10
 
 
@@ -106,6 +108,5 @@ def write(path: str, text: str) -> None:
 
     if os.path.islink(path):
         raise OSError("it is a symbolic link, and qlint --fix never writes through one")
-    with open(path, "rb") as fh:
-        bom = b"\xef\xbb\xbf" if fh.read(3) == b"\xef\xbb\xbf" else b""
+    bom = b"\xef\xbb\xbf" if read_source(path).startswith(b"\xef\xbb\xbf") else b""
     write_in_place(path, bom + text.encode("utf-8"))

@@ -25,16 +25,13 @@ one-line message, never a traceback).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 import sys
-import tempfile
 
 from quiver.checker.formatter import Formatted, format_text
 from quiver.checker.source import LineIndex
 
-from . import inputs
+from . import inputs, outputs
 from .fix import unified_diff
 from .inputs import read_source
 from .qlint import find_files
@@ -125,22 +122,9 @@ def run(paths: list[str], check: bool, diff: bool = False) -> int:
 
 
 def write_in_place(path: str, data: bytes) -> None:
-    """Replace the file at `path` by `data`, whole or not at all: the new text
-    goes to a temporary file beside it (same permissions), which then takes
-    its name. Replacing a name never follows a link, so a link swapped in
-    since it was read is replaced, not the file it points to."""
-    folder, name = os.path.split(os.path.abspath(path))
-    mode = stat.S_IMODE(os.lstat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Replace the file at `path` by `data`, whole or not at all, with its
+    permissions, never through a symbolic link (driver/outputs.py)."""
+    outputs.write_file(path, data)
 
 
 def _summary(done: int, changed: int, check: bool, failed: int) -> str:

@@ -36,10 +36,11 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from . import lifeline
+from . import inputs, lifeline, outputs
 from .run_protocol import RunError
 
 REPORTS_ENV = "QUIVER_RUN_REPORTS"
+_MAX_REPORT = 16 * 1024 * 1024  # a worker's report: an error's text and its JSON record
 SHUTDOWN_SECONDS = 3  # from SIGTERM to SIGKILL for the workers left when one fails
 
 
@@ -65,11 +66,7 @@ def report_failure(report: WorkerReport) -> bool:
     folder = os.environ.get(REPORTS_ENV)
     if not folder or not os.path.isdir(folder):
         return False
-    path = os.path.join(folder, f"rank{report.rank}.json")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(report.to_json())
-    os.replace(tmp, path)
+    outputs.write_file(os.path.join(folder, f"rank{report.rank}.json"), report.to_json().encode("utf-8"))
     return True
 
 
@@ -86,8 +83,7 @@ def _read_reports(folder: str) -> list[WorkerReport]:
         if not name.endswith(".json"):
             continue
         try:
-            with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                out.append(WorkerReport(**json.load(fh)))
+            out.append(WorkerReport(**json.loads(inputs.read_source(os.path.join(folder, name), limit=_MAX_REPORT))))
         except (OSError, ValueError, TypeError):
             continue
     return out
@@ -158,8 +154,7 @@ def launch(args, data: bytes | None, as_json: bool) -> int:
         source_copy = None
         if data is not None:  # the editor's text: every worker reads the same copy
             source_copy = os.path.join(tmp, "source.qv")
-            with open(source_copy, "wb") as fh:
-                fh.write(data)
+            outputs.write_file(source_copy, data)
         config = LaunchConfig(
             min_nodes=1,
             max_nodes=1,

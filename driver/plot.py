@@ -4,7 +4,9 @@ Reads the `metrics.csv` that `log(...)` writes (runtime/_metrics.py: a header
 `step,<name>,...`, one row per logged step, empty cells where a row has no
 value of a metric) and draws one subplot per metric, its values against the
 step, to a PNG with matplotlib's Agg backend (no display needed). The image
-goes to OUT.png, or beside the CSV with the extension .png.
+goes to OUT.png, or beside the CSV with the extension .png, through
+driver/outputs.py: replaced whole, never written through a symbolic link at
+that name (a link there is an error that names it).
 
 Errors are one line, exit status 2, nothing written: a file that cannot be
 read, one that is not such a CSV (no `step` column first, a cell that is not
@@ -20,6 +22,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from . import outputs
 from .inputs import read_source
 
 
@@ -116,7 +119,8 @@ def run(csv_path: str, output: str | None) -> int:
         print("quiver: quiver plot needs matplotlib: pip install 'quiver-lang[metrics]'", file=sys.stderr)
         return 2
     try:
-        fig.savefig(out, format="png", dpi=100)
+        with outputs.replacing(out) as fh:  # never through a link at OUT.png, replaced whole
+            fig.savefig(fh, format="png", dpi=100)
     except OSError as e:
         print(f"quiver: cannot write {out}: {e.strerror or e}", file=sys.stderr)
         return 2

@@ -613,6 +613,8 @@ def _run(args) -> int:
         if args.diff:
             return 1 if fixed else 0
     cache = None if args.no_cache else ResultCache(Path(args.cache_dir) if args.cache_dir else None)
+    if cache is not None and cache.note is not None:
+        print(f"qlint: note: {cache.note}", file=sys.stderr)
     for key, (checked, diagnostics) in check_files(workspace, shown_as, cache, args.jobs).items():
         for d in diagnostics:
             if selected(d.code, select, ignore):

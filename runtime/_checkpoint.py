@@ -31,10 +31,10 @@ implement it; an optimizer declares its per-param state in
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 
 import torch
+
+from quiver import outputs
 
 from ._data import _regular_file, resolve_path
 from ._errors import ModelError, QuiverError
@@ -106,29 +106,14 @@ def save_checkpoint(path, value, entries, *, src=None, line=0, col=0) -> None:
     folder = os.path.dirname(full) or "."
     if not os.path.isdir(folder):
         raise CheckpointError(f"cannot save {shown}: no folder {folder}", loc)
-    # written next to the file, then renamed over it: a run stopped while
-    # saving leaves the previous checkpoint whole
-    fd, tmp = tempfile.mkstemp(prefix=".qv-save-", dir=folder)
+    # written next to the file, then renamed over it (quiver.outputs): a run
+    # stopped while saving leaves the previous checkpoint whole, and a link
+    # at the name is refused rather than written through
     try:
-        with os.fdopen(fd, "wb") as f:
+        with outputs.replacing(full) as f:
             torch.save(data, f)
-        os.chmod(tmp, _mode_for(full))  # mkstemp makes it owner-only
-        os.replace(tmp, full)
     except OSError as e:
         raise CheckpointError(f"cannot save {shown}: {e.strerror or e}", loc) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _mode_for(path: str) -> int:
-    """The permissions of the file a save replaces, else those a new file gets (umask)."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def _read(shown: str, full: str, loc):

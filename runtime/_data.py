@@ -30,6 +30,7 @@ program did not write, not of ``rt.checks``.
 from __future__ import annotations
 
 import csv
+import math
 import os
 import stat
 import warnings
@@ -234,15 +235,68 @@ _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a member first, or an empty archive
 
 
+def _npy_shortfall(fh, size: int) -> str | None:
+    """Why the ``.npy`` data at ``fh`` (positioned at its magic, ``size`` bytes
+    from there on) cannot hold what its header says, or None. Checked before
+    numpy reads it, since numpy allocates the whole array first: a header
+    claiming 10**12 rows would end in a MemoryError that names no file."""
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(fh)
+        read_header = getattr(npy, "_read_array_header", None)
+        if read_header is not None:
+            shape, _, dtype = read_header(fh, version)
+        elif version == (1, 0):
+            shape, _, dtype = npy.read_array_header_1_0(fh)
+        else:
+            shape, _, dtype = npy.read_array_header_2_0(fh)
+    except Exception:  # a broken header: numpy's own message says what is wrong
+        return None
+    if dtype.hasobject:
+        return None  # pickled objects: refused by np.load with its own message
+    need = math.prod(shape) * dtype.itemsize
+    have = size - fh.tell()
+    if need <= have:
+        return None
+    return (
+        f"its header says an array of shape {tuple(shape)} and element type {dtype}, {need} bytes, "
+        f"but the file holds {max(have, 0)} bytes of data"
+    )
+
+
+def _npz_member_shortfall(data, key: str) -> str | None:
+    """`_npy_shortfall` of the member ``key`` of an open ``np.load`` archive."""
+    zf = getattr(data, "zip", None)
+    name = key if key in getattr(data, "_files", ()) and key.endswith(".npy") else f"{key}.npy"
+    if zf is None:
+        return None
+    try:
+        info = zf.getinfo(name)
+        with zf.open(info) as member:
+            if member.read(6) != _NPY_MAGIC:
+                return None
+            member.seek(0)
+            return _npy_shortfall(member, info.file_size)
+    except (KeyError, OSError, ValueError, zipfile.BadZipFile):
+        return None
+
+
 def _np_load(shown: str, full: str, kind: str, loc):
     try:
         with open(full, "rb") as fh:
             head = fh.read(6)
+            short = None
+            if head.startswith(_NPY_MAGIC):
+                fh.seek(0)
+                short = _npy_shortfall(fh, os.fstat(fh.fileno()).st_size)
     except OSError as e:
         raise CheckError(f"{shown}: cannot read it: {e.strerror or e}", loc) from None
     if not head.startswith(_NPY_MAGIC) and not head.startswith(_ZIP_MAGIC):
         what = "an .npy file" if kind == ".npy" else "a zip archive"
         raise CheckError(f"{shown}: not a valid {kind} file (it does not start as {what} does)", loc)
+    if short is not None:
+        raise CheckError(f"{shown}: not a valid {kind} file ({short})", loc)
     try:
         return np.load(full, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
@@ -281,6 +335,9 @@ def load_npz(path, key, spec, *, sizes=None, src=None, line=0, col=0) -> torch.T
         if key not in data.files:
             raise CheckError(f"{shown} has no array {key!r} (its arrays: {_names(data.files)})", loc)
         label = f"{shown}[{key!r}]"
+        short = _npz_member_shortfall(data, key)
+        if short is not None:
+            raise CheckError(f"{label}: cannot be read ({short})", loc)
         try:
             arr = data[key]
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:

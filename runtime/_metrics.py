@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import csv
+import io
 import math
 import os
 import socket
@@ -37,6 +38,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from quiver import outputs
 
 from . import _dist, _progress
 
@@ -131,14 +134,15 @@ def _inside(folder: str, within: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _create_fd(path: str) -> int:
-    """A new, empty file at ``path``, never through a symbolic link there."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    return os.open(path, flags, 0o644)
+def _create(path: str) -> io.TextIOWrapper:
+    """A new, empty file at ``path`` in place of what was there, never through
+    a symbolic link at the name (quiver.outputs: a link is an error naming
+    it), open for appending text."""
+    return _text(outputs.open_new_stream(path))
 
 
-def _create(path: str):
-    return os.fdopen(_create_fd(path), "w", encoding="utf-8", newline="")
+def _text(fh) -> io.TextIOWrapper:
+    return io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=False)
 
 
 def _shown(path: str) -> str:
@@ -177,7 +181,8 @@ class _Run:
             self.fh = _create(self.csv_path)
         except OSError as e:
             self.ok = False
-            _note(f"cannot write metrics to {_shown(folder)}: {e.strerror or e}; they are not saved")
+            where = _shown(e.filename) if isinstance(e, outputs.OutputError) else _shown(folder)
+            _note(f"cannot write metrics to {where}: {e.strerror or e}; they are not saved")
             return
         self.writer, why = _event_writer(folder)
         if _State.announce:
@@ -206,17 +211,23 @@ class _Run:
             self.writer.write(step, values)
 
     def _widen(self, new: list[str]) -> None:
-        """The header with the new names: the rows written so far get empty cells."""
-        self.fh.close()
+        """The header with the new names: the rows written so far get empty
+        cells. They are read back through the open file (not its name, where
+        something else may stand by now), and the wider file replaces it whole."""
         rows: list[list[str]] = []
         if self.names:
-            with open(self.csv_path, encoding="utf-8", newline="") as fh:
-                rows = list(csv.reader(fh))[1:]
+            self.fh.flush()
+            self.fh.seek(0)
+            rows = list(csv.reader(io.StringIO(self.fh.read(), newline="")))[1:]
         self.names += new
-        self.fh = _create(self.csv_path)
-        out = csv.writer(self.fh, lineterminator="\n")
-        out.writerow(["step", *self.names])
-        out.writerows(r + [""] * (1 + len(self.names) - len(r)) for r in rows)
+        out = io.StringIO(newline="")
+        table = csv.writer(out, lineterminator="\n")
+        table.writerow(["step", *self.names])
+        table.writerows(r + [""] * (1 + len(self.names) - len(r)) for r in rows)
+        old, self.fh = self.fh, None
+        with contextlib.suppress(OSError):
+            old.close()
+        self.fh = _text(outputs.open_new_stream(self.csv_path, out.getvalue().encode("utf-8")))
 
     def close(self) -> None:
         if self.fh is not None:
@@ -258,7 +269,7 @@ class _EventFile:
         self._event, self._summary = Event, Summary
         now = time.time()
         name = f"{EVENTS_PREFIX}{int(now):010d}.{socket.gethostname()}.{os.getpid()}.0"
-        self._out = RecordWriter(os.fdopen(_create_fd(os.path.join(folder, name)), "wb"))
+        self._out = RecordWriter(outputs.open_new_stream(os.path.join(folder, name)))
         self._out.write(Event(wall_time=now, file_version="brain.Event:2").SerializeToString())
         self._out.flush()
         self._flushed = time.monotonic()

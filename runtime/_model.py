@@ -475,10 +475,18 @@ class Model:
 
     def save(self, path) -> None:
         """Write the model's fields to ``path`` (a torch checkpoint)."""
-        torch.save(
-            {"format": _FORMAT, "version": _FORMAT_VERSION, "model": type(self)._qv_name, "fields": self.state_dict()},
-            path,
-        )
+        from quiver import outputs  # (never through a link at the name, replaced whole)
+
+        with outputs.replacing(path) as fh:
+            torch.save(
+                {
+                    "format": _FORMAT,
+                    "version": _FORMAT_VERSION,
+                    "model": type(self)._qv_name,
+                    "fields": self.state_dict(),
+                },
+                fh,
+            )
 
     @classmethod
     def load(cls, path) -> Model:

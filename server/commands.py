@@ -7,6 +7,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 
 from quiver.checker import ide
+from quiver.inputs import read_source
 
 from .protocol import request_failed
 from .quiver_server import QuiverServer
@@ -41,6 +42,12 @@ def _program_args(args: tuple) -> list[str] | None:
     return words
 
 
+def _boundary(ls: QuiverServer, path: str) -> str | None:
+    """The folder a link at `path` must not lead out of, as the workspace reads files."""
+    boundary = getattr(ls.ws.host, "boundary", None)
+    return boundary(path) if boundary is not None else None
+
+
 @command("quiver.runFile")
 async def run_file(ls: QuiverServer, *args):
     """Run the document's `main` (with `{"args": [...]}` for it, else the
@@ -57,7 +64,8 @@ async def run_file(ls: QuiverServer, *args):
         if path is None:
             raise request_failed(f"cannot run {uri}: it is not open in the editor, and it is not a file: URI")
         try:
-            text, version = path.read_bytes().decode("utf-8"), 0
+            # the one reader of sources: a FIFO, /dev/zero or a link out of the workspace is refused, not read
+            text, version = read_source(str(path), within=_boundary(ls, str(path))).decode("utf-8"), 0
         except OSError as exc:
             raise request_failed(f"cannot read {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:

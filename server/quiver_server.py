@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcContentModified, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from quiver import config
+from quiver import config, inputs, outputs
 from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.checker.analysis import Analysis
 from quiver.checker.ast import Span
@@ -269,6 +269,9 @@ class QuiverServer(LanguageServer):
                 os.path.join(self.roots[0], CACHE_DIR_NAME) if self.roots else None
             )
             self._result_cache = ResultCache(Path(folder)) if folder else None
+            if self._result_cache is not None and self._result_cache.note is not None:
+                # once (the cache is made once), in the log: the editor's output channel
+                self.log(f"quiver: {self._result_cache.note}", lsp.MessageType.Warning)
         return self._result_cache  # type: ignore[return-value]
 
     def cached_diagnostics(self, path: str, text: str) -> list | None:
@@ -578,9 +581,13 @@ def diagnostics_doc_uri() -> str | None:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quiver"
         page = cache / f"diagnostics-{__version__}.md"
         text = render_markdown()
-        if not page.is_file() or page.read_text(encoding="utf-8") != text:
+        try:
+            same = inputs.read_source(str(page), limit=len(text.encode("utf-8"))) == text.encode("utf-8")
+        except OSError:
+            same = False
+        if not same:
             cache.mkdir(parents=True, exist_ok=True)
-            page.write_text(text, encoding="utf-8")
+            outputs.write_file(page, text.encode("utf-8"))
         return page.as_uri()
     except OSError:
         return None

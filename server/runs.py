@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from quiver.inputs import read_source
 from quiver.lifeline import PARENT_ENV
 from quiver.run_protocol import MetricsRecord, RunError, runner_args
 
@@ -614,7 +615,9 @@ def _source_file(uri: str, text: str) -> tuple[Path, bytes | None]:
     if path is None:
         return Path(os.getcwd()) / name, data
     try:
-        if path.read_bytes() == data:
+        # the one reader of sources (regular files, never more than the editor's text plus a byte, never
+        # blocking), so that a FIFO or a link to /dev/zero at the path is taken as different, not read
+        if read_source(str(path), limit=len(data)) == data:
             return path, None
     except OSError:
         pass

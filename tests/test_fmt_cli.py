@@ -97,7 +97,7 @@ def test_a_file_that_cannot_be_written_exits_2(tmp_path: Path, capsys, monkeypat
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("quiver.fmt.tempfile.mkstemp", refuse)
+    monkeypatch.setattr("quiver.outputs._temp_beside", refuse)
     code, _, err = run(capsys, str(f))
     assert code == 2
     assert err.splitlines() == [

@@ -163,6 +163,138 @@ def test_without_a_place_for_the_key_nothing_is_cached(repo: Path, capsys, monke
     assert not (repo / CACHE_DIR_NAME).exists()
 
 
+# ------------------------------------------------------------------ the signing key (issue 37 item 9)
+
+KNOWN = b"K" * 32  # a key an attacker wrote, and so knows
+
+
+def _forge(repo: Path, xdg: Path, mode: int = 0o700) -> Path:
+    """BAD in the repository, a cache entry saying it has no problems signed
+    with KNOWN, and KNOWN planted as the user's key, writable by everyone."""
+    (repo / "bad.qv").write_text(BAD)
+    ws = workspace_for(["."])
+    ResultCache(repo / CACHE_DIR_NAME, key=KNOWN).put(key_for(ws, normal_path("bad.qv"), BAD), [])
+    folder = xdg / "quiver"
+    folder.mkdir(parents=True)
+    folder.chmod(mode)
+    key = folder / "cache-key"
+    key.write_bytes(KNOWN)
+    key.chmod(0o666)
+    return key
+
+
+E0203 = "bad.qv:5:12: E0203 matmul [D] @ [H H]: inner dims D and H differ\n"
+SUMMARY = "qlint: 1 file checked: 1 error, 0 warnings\n"
+
+
+@pytest.mark.parametrize(
+    "mode, words", [(0o666, "writable by others (mode 0666)"), (0o620, "writable by its group (mode 0620)")]
+)
+def test_a_key_writable_by_others_is_replaced(
+    repo: Path, capsys, monkeypatch, tmp_path: Path, mode: int, words: str
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    key = _forge(repo, tmp_path / "xdg")
+    key.chmod(mode)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert (code, out) == (1, E0203)
+    assert err == f"qlint: note: the cache key {key} is {words}: it was replaced by a new one\n" + SUMMARY
+    assert key.read_bytes() != KNOWN and (key.stat().st_mode & 0o777) == 0o600
+    assert run(capsys, "--format", "text", "bad.qv") == (1, E0203, SUMMARY)  # the new key is used, silently
+
+
+def test_a_key_writable_by_others_in_a_shared_folder_means_no_cache(
+    repo: Path, capsys, monkeypatch, tmp_path: Path
+) -> None:
+    """0666 in a 1777 folder: no key there can be trusted, so there is no cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    key = _forge(repo, tmp_path / "xdg", mode=0o1777)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert (code, out) == (1, E0203)
+    assert err == (
+        f"qlint: note: not using the cache: its key {key} is writable by others (mode 0666), "
+        "and its folder is writable by others (mode 1777), so no key there can be trusted\n" + SUMMARY
+    )
+    assert key.read_bytes() == KNOWN  # left as it was
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_key_of_another_user_is_not_used(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    key = _forge(repo, tmp_path / "xdg")
+    key.chmod(0o600)
+    os.chown(key, 12345, 12345)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert (code, out) == (1, E0203)
+    assert err == (
+        f"qlint: note: the cache key {key} belongs to another user (uid 12345): it was replaced by a new one\n"
+        + SUMMARY
+    )
+    assert key.stat().st_uid == os.getuid()
+
+
+def test_a_key_that_is_a_link_is_not_followed(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    key = _forge(repo, tmp_path / "xdg")
+    elsewhere = tmp_path / "elsewhere-key"
+    elsewhere.write_bytes(KNOWN)
+    elsewhere.chmod(0o600)
+    key.unlink()
+    key.symlink_to(elsewhere)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert (code, out) == (1, E0203)
+    assert err == f"qlint: note: the cache key {key} is a symbolic link: it was replaced by a new one\n" + SUMMARY
+    assert not key.is_symlink() and elsewhere.read_bytes() == KNOWN
+
+
+def test_a_key_that_is_a_fifo_hangs_nothing(repo: Path, tmp_path: Path) -> None:
+    """Run in a process of its own, so that a hang fails the test instead of
+    stopping the suite."""
+    import subprocess
+    import sys
+
+    (repo / "bad.qv").write_text(BAD)
+    folder = tmp_path / "xdg" / "quiver"
+    folder.mkdir(parents=True, mode=0o700)
+    key = folder / "cache-key"
+    os.mkfifo(key, 0o600)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [sys.executable, "-m", "quiver.qlint", "--format", "text", "bad.qv"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, E0203)
+    assert done.stderr == (
+        f"qlint: note: the cache key {key} is not a regular file: it was replaced by a new one\n" + SUMMARY
+    )
+    assert key.is_file()
+
+
+def test_an_entry_that_is_a_fifo_hangs_nothing(repo: Path, tmp_path: Path) -> None:
+    """The cache folder is the repository's: an entry there may be a FIFO."""
+    import subprocess
+    import sys
+
+    (repo / "bad.qv").write_text(BAD)
+    ws = workspace_for(["."])
+    key = key_for(ws, normal_path("bad.qv"), BAD)
+    entry = repo / CACHE_DIR_NAME / checker_version() / key[:2] / f"{key[2:]}.json"
+    entry.parent.mkdir(parents=True)
+    os.mkfifo(entry)
+    done = subprocess.run(
+        [sys.executable, "-m", "quiver.qlint", "--format", "text", "bad.qv"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, E0203, SUMMARY)
+
+
 # ------------------------------------------------------------------ links out of the folder
 
 

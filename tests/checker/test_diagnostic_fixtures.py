@@ -18,8 +18,10 @@ from quiver.checker.catalog import CODES
 
 FIXTURES = Path(__file__).parent / "diagnostics"
 # E0011: a line of thousands of digits; E0012: a text of more than 10 MiB;
-# E0015: a statement of more than 100,000 links
-IN_PYTHON = {"E0001", "E0005", "E0006", "E0011", "E0012", "E0015"}
+# E0015: a statement of more than 100,000 links;
+# W0001: a bidirectional control, which would reorder the fixture as shown
+# (tests/checker/test_bidi.py)
+IN_PYTHON = {"E0001", "E0005", "E0006", "E0011", "E0012", "E0015", "W0001"}
 # E0014 is at a pyproject.toml, reported by the tools: tests/test_qlint_ci.py, tests/server/test_project_config.py.
 IN_TOOLS = {"E0014"}
 # The codes about imports need several files: tests/checker/test_modules.py.

@@ -184,6 +184,45 @@ def test_pickled_objects_are_not_read(prog):
     assert got == "data/obj.npy: not a valid .npy file (it holds Python objects (pickled), which are not read)"
 
 
+def _huge_npy() -> bytes:
+    """An .npy header claiming 10**12 float64 rows (7.28 TiB), and 64 bytes of data."""
+    import io
+
+    from numpy.lib import format as npy
+
+    buf = io.BytesIO()
+    npy.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+    return buf.getvalue() + b"\0" * 64
+
+
+def test_a_header_larger_than_the_file_is_refused_before_allocating(prog):
+    """Issue 37 item 10a: numpy allocates the whole array before it reads, so
+    this ended in `MemoryError: Unable to allocate 7.28 TiB` naming no file."""
+    with open(data(prog, "huge.npy"), "wb") as fh:
+        fh.write(_huge_npy())
+    got = message(prog, rt.load_npy, "data/huge.npy", spec(("n",)))
+    assert got == (
+        "data/huge.npy: not a valid .npy file (its header says an array of shape (1000000000000,) and "
+        "element type float64, 8000000000000 bytes, but the file holds 64 bytes of data)"
+    )
+    with zipfile.ZipFile(data(prog, "huge.npz"), "w") as zf:
+        zf.writestr("x.npy", _huge_npy())
+    got = message(prog, rt.load_npz, "data/huge.npz", "x", spec(("n",)))
+    assert got == (
+        "data/huge.npz['x']: cannot be read (its header says an array of shape (1000000000000,) and "
+        "element type float64, 8000000000000 bytes, but the file holds 64 bytes of data)"
+    )
+    # a file one element short is refused the same way; an exact one is read
+    np.save(data(prog, "ok.npy"), np.arange(3.0))
+    with open(data(prog, "ok.npy"), "rb") as fh:
+        whole = fh.read()
+    with open(data(prog, "short.npy"), "wb") as fh:
+        fh.write(whole[:-8])
+    got = message(prog, rt.load_npy, "data/short.npy", spec(("n",)))
+    assert got.endswith("24 bytes, but the file holds 16 bytes of data)")
+    assert rt.load_npy("data/ok.npy", spec(("n",), rt.f64), **at(prog)).tolist() == [0.0, 1.0, 2.0]
+
+
 # --- element types ------------------------------------------------------------------
 
 CONVERSIONS = [

@@ -4,11 +4,13 @@ cache with what it analysed."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest_lsp
-from lsp_support import CONFIG, Session, init_params, wait_until
-from pytest_lsp import LanguageClient
+from lsp_support import CONFIG, SERVER, Session, init_params, make_client, server_env, wait_until
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from quiver.cache import CACHE_DIR_NAME, ResultCache, key_for
 from quiver.checker.ast import Span
@@ -64,3 +66,38 @@ async def test_what_the_server_analysed_is_in_the_cache_for_qlint(client: Langua
     key = key_for(Workspace(DiskHost(), [str(root)]), path, text)
     found = await wait_until(lambda: cache.get(key), 15, "the cache entry")
     assert [d.code for d in found] == ["W0101"]
+
+
+# A key folder of the server's own whose key anyone may write (0666): the
+# server must not sign or trust entries with it (issue 37 item 9).
+_XDG = tempfile.mkdtemp(prefix="quiver-tests-xdg-shared-key-")
+_SHARED_KEY = ClientServerConfig(
+    server_command=SERVER, client_factory=make_client, server_env=server_env(XDG_CACHE_HOME=_XDG)
+)
+
+
+@pytest_lsp.fixture(config=_SHARED_KEY)
+async def shared_key_client(lsp_client: LanguageClient, tmp_path: Path):
+    folder = Path(_XDG) / "quiver"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    key = folder / "cache-key"
+    key.unlink(missing_ok=True)
+    key.write_bytes(b"K" * 32)
+    key.chmod(0o666)
+    await lsp_client.initialize_session(init_params("visual-studio-code", root=_folder(tmp_path)))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_key_others_can_write_is_replaced_and_said_once_in_the_log(
+    shared_key_client: LanguageClient, tmp_path: Path
+) -> None:
+    client = shared_key_client
+    session = Session(client, _folder(tmp_path))
+    for name in ("a.qv", "b.qv"):
+        uri = session.open(TEXT, session.uri(name))
+        await wait_until(lambda uri=uri: any(p.uri == uri for p in client.published) or None, 15, "diagnostics")
+    key = Path(_XDG) / "quiver" / "cache-key"
+    notes = [m.message for m in client.log_messages if "cache key" in m.message]
+    assert notes == [f"quiver: the cache key {key} is writable by others (mode 0666): it was replaced by a new one"]
+    assert key.read_bytes() != b"K" * 32 and (os.stat(key).st_mode & 0o777) == 0o600

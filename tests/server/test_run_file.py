@@ -248,6 +248,48 @@ async def test_runs_that_cannot_start_say_why(session: Session, tmp_path: Path) 
     assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("quiver-run-")]
 
 
+async def test_run_file_refuses_a_fifo_and_a_link_to_dev_zero(session: Session, tmp_path: Path) -> None:
+    """Issue 37 item 6: a file that is not open is read through the one safe
+    reader (driver/inputs.py), so a FIFO (which blocked the event loop
+    forever) and a link to /dev/zero (which grew the server by a gigabyte a
+    second) are refused with a message, and the server goes on answering."""
+    fifo = tmp_path / "pipe.qv"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.qv"
+    zero.symlink_to("/dev/zero")
+    errors = []
+    for target in (fifo, zero):
+        with pytest.raises(JsonRpcException) as caught:
+            await asyncio.wait_for(session.command("quiver.runFile", target.as_uri()), 60)
+        errors.append(caught.value)
+    assert [(e.code, e.message) for e in errors] == [
+        (-32803, f"cannot read {fifo}: it is a FIFO (named pipe), not a regular file"),
+        (
+            -32803,
+            f"cannot read {zero}: it is a symbolic link that leads out of {tmp_path}, "
+            "and links out of the folder are not followed",
+        ),
+    ]
+    assert not session.custom("quiver/runStarted")
+    uri = session.open(MAIN)
+    hover = await asyncio.wait_for(session.hover(uri, MAIN.index("randn")), 60)
+    assert hover is not None and "randn" in str(hover.contents)
+
+
+async def test_an_open_document_whose_file_is_a_fifo_runs_the_editors_text(session: Session, tmp_path: Path) -> None:
+    """Comparing the editor's text with the file on disk reads it through the
+    safe reader too: a FIFO there is "different", so the editor's text is
+    sent to the runner, and nothing blocks."""
+    fifo = tmp_path / "piped.qv"
+    os.mkfifo(fifo)
+    uri = session.open(MAIN + "# fake: print 1\n", fifo.as_uri())
+    await session.diagnostics(uri)
+    run_id = (await asyncio.wait_for(session.command("quiver.runFile", uri), 60))["runId"]
+    done = await finished(session, run_id)
+    assert done["status"] == "ok"
+    assert output(session, run_id) == "line 1\n"
+
+
 async def test_stop_ends_a_run_whose_child_left_its_session(session: Session, tmp_path: Path) -> None:
     """A child in a session of its own (outside the run's process group)
     holding the output pipes: Stop still ends it, the run ends within 5 s,
