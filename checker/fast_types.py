@@ -3,6 +3,8 @@ dim arithmetic, named types with their arguments and options, tuple types."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import ast as A
 from .fast_lexer import _ADD, _MUL, _Cursor, _Decline
 from .lexical import int_value
@@ -62,7 +64,7 @@ class _TypeParser(_Cursor):
             self.i = i + 1
             inner = self.dim_sum()
             self.expect(")")
-            return inner
+            return dataclasses.replace(inner, parens=True) if isinstance(inner, A.DimBinary) else inner
         raise _Decline
 
     def dim_sum(self) -> A.Dim:
@@ -128,7 +130,7 @@ class _TypeParser(_Cursor):
                     self.expect(")")
                     if k[self.i] != "," and k[self.i] != "]":
                         raise _Decline
-                    args.append(dim)
+                    args.append(dataclasses.replace(dim, parens=True) if isinstance(dim, A.DimBinary) else dim)
                 except (_Decline, IndexError):
                     self.i = i
                     args.append(self.type())

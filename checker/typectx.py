@@ -553,8 +553,9 @@ def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
         return str(d.value)
     prec = _PRECEDENCE.get(d.op, 2)
     text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
-    # a - (b - c) and a / (b * c) keep their parentheses
-    return f"({text})" if prec < parent or (prec == parent and right) else text
+    # a - (b - c) and a / (b * c) keep their parentheses, and so does any
+    # part the user wrote in parentheses (`(H/PH)*W`)
+    return f"({text})" if parent and (d.parens or prec < parent or (prec == parent and right)) else text
 
 
 def written_dim(d: A.Dim) -> str:

@@ -99,6 +99,28 @@ def test_invalid_dim_expressions(src: str, expected: tuple[str, str, str]) -> No
     assert diags(src) == [expected]
 
 
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        (
+            "dim E = 64\ndim K = 4\ndim NH = 5\ndim HD = (E - K) / (NH - 5)\n",
+            "dim expression (E - K) / (NH - 5): division by zero",
+        ),
+        (
+            "dim E = 4\nfn f(x: [b (E-(2*2))]) -> Int:\n    return 1\n",
+            "dim expression (E-(2*2)): it is 0; a dim is a positive integer",
+        ),
+        (
+            "dim E = 4\nfn f(x: [b ((E/2)*(E/4)-2)]) -> Int:\n    return 1\n",
+            "dim expression ((E/2)*(E/4)-2): it is 0; a dim is a positive integer",
+        ),
+    ],
+)
+def test_an_invalid_dim_expression_is_shown_as_written(src: str, message: str) -> None:
+    """Issue 36: the parentheses the user wrote are kept, and a meaning never changes."""
+    assert [(d.code, d.message) for d in check_text(src).diagnostics] == [("E0212", message)]
+
+
 def test_dim_constants_computed_from_others_in_any_order() -> None:
     src = "dim HD = E / NH\ndim E = 64\ndim NH = 4\n\nmodel M:\n    param w: [E (NH*HD)] = zeros\n\nfn f(x: [b HD]) -> [b 16]:\n    return x\n"
     assert diags(src) == []
