@@ -136,6 +136,18 @@ def test_hover_and_inlay_hints_show_the_expression() -> None:
     assert [h.label for h in ide.inlay_hints(a)] == [": [b (T*E)=32]"]
 
 
+def test_hover_and_inlay_hints_keep_the_written_order_of_a_product_of_model_dims() -> None:
+    """Issue 36: `(Heads*Hd)` of a model's field is not printed `(Hd*Heads)`."""
+    src = (
+        "model Layer[I, Heads, Hd]:\n    param W: [I (Heads*Hd)] = xavier\n\n"
+        "    fn forward(self, h: [n I]) -> [n (Heads*Hd)]:\n        g = h @ self.W\n        return g\n"
+    )
+    a = check_text(src)
+    assert a.diagnostics == []
+    assert "(local) g: [n (Heads*Hd)]" in ide.hover(a, src.index("g =")).markdown
+    assert [h.label for h in ide.inlay_hints(a)] == [": [n (Heads*Hd)]"]
+
+
 def test_changing_a_constant_updates_the_constants_and_shapes_computed_from_it() -> None:
     src = "dim E = 64\ndim NH = 4\ndim HD = E / NH\n\nfn f(x: [b HD]) -> [b 16]:\n    return x\n"
     analyzer = Analyzer()
