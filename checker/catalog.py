@@ -2791,8 +2791,11 @@ W0204 = _code(
     and the wrong data: the rows of T are cut into pieces and spread over the
     heads. Split first, in the source's order, then permute:
     `permute(reshape(x, [b T NH HD]), [b NH T HD])`. The quick fix writes
-    that. Only dims written as names or products of names are compared
-    (`[b 784]` to `[b 28 28]` is not). Silence with `# quiver: ignore[W0204]`.
+    that. Only dims written as names or products are compared (`[b 784]`
+    to `[b 28 28]` is not), in the order the products are written: `(NH*HD)`
+    holds NH then HD, also in a model's field once its dims are put in;
+    a factor that is not a name, such as `(H/PH)`, is compared as written.
+    Silence with `# quiver: ignore[W0204]`.
     """,
     """
     dim T = 8

@@ -247,11 +247,18 @@ _DIM_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 def substituted(d: DimExpr, dims: dict[str, Dim], p: DX.Poly) -> Dim:
     """`d` with some of its generic dims replaced by `dims`, its normal form
-    now `p`. A product or division keeps the order it was written in (`(K*O)`
-    with K = NH, O = HD is `(NH*HD)`: which factor is outer matters to a
-    reshape); a number, a lone generic dim or a sum is as `dim_of_poly` gives."""
+    now `p`. A product keeps the order it was written in (`(K*O)` with K =
+    NH, O = HD is `(NH*HD)`: which factor is outer matters to a reshape),
+    and the names of the constants put in (`(NH*HD)=32`, not 32); a lone
+    generic dim, a number made of numbers, and a sum (a convolution's
+    `((H+2*P-K)/S+1)`, simplest in its normal form) are as `dim_of_poly` gives."""
     plain = dim_of_poly(p)
-    if not isinstance(plain, DimExpr) or not ("*" in d.text or "/" in d.text):
+    if "*" not in d.text or "+" in d.text or "-" in d.text:
+        return plain
+    named = isinstance(plain, DimExpr) or (
+        isinstance(plain, DimLit) and any(isinstance(x, (DimConst, DimExpr)) for x in dims.values())
+    )
+    if not named:
         return plain
     return DimExpr(_DIM_NAME.sub(lambda m: _operand_text(dims[m[0]]) if m[0] in dims else m[0], d.text), p)
 

@@ -211,6 +211,22 @@ def test_a_field_of_an_instance_keeps_the_order_of_its_product() -> None:
     assert (d.code, d.message) == ("E0201", "return value: expected [i nh], found [i (nh*hd)]")
 
 
+def test_an_instance_of_dim_constants_keeps_their_names_in_order() -> None:
+    """`Layer[F, NH, HD]`'s W is `[F (NH*HD)=32]`, so splitting it as
+    `[F HD NH]` is seen where the instance is used."""
+    prog = GAT_LAYER + (
+        "    dim NH = 4\n    dim HD = 8\n    model Net:\n        param l: Layer[F, NH, HD]\n"
+        "    fn w(m: Net) -> [F HD NH]:\n        return reshape(m.l.W, [F HD NH])\n"
+    )
+    (d,) = check_text(src(prog)).diagnostics
+    assert (d.code, d.message) == (
+        "W0204",
+        "reshape of [F (NH*HD)=32] to [F HD NH] moves HD: reshape keeps the order F NH HD of the data, "
+        "it does not transpose it; permute to the new order",
+    )
+    assert codes(prog.replace("[F HD NH]", "[F NH HD]")) == []
+
+
 def test_patches_flattened_in_another_order_than_laid_out() -> None:
     """SimpleViT's patches laid out [.. C PH PW] and flattened as (PH*PW*C)."""
     prog = """

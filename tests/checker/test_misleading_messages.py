@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from quiver.checker import check_text
+from quiver.checker import Analyzer, check_text
 
 
 def diags(text: str) -> list[tuple[str, str, str]]:
@@ -83,6 +83,20 @@ def test_a_numeric_constant_gives_a_float_option() -> None:
         "E0904",
         "return value: expected RMSNorm[E, eps=1e-06], found model RMSNorm[E, eps=1e-05]",
     )
+
+
+def test_changing_the_constant_changes_the_type() -> None:
+    text = (
+        NORM + "const NORM_EPS = 1e-5\n\nmodel Net:\n    param norm: RMSNorm[E, eps=NORM_EPS]\n\n"
+        "fn same(m: Net) -> RMSNorm[E, eps=1e-5]:\n    return m.norm\n"
+    )
+    analyzer = Analyzer()
+    assert analyzer.update(text).diagnostics == []
+    edited = text.replace("NORM_EPS = 1e-5", "NORM_EPS = 1e-6")
+    assert [d.message for d in analyzer.update(edited).diagnostics] == [
+        "return value: expected RMSNorm[E, eps=1e-05], found model RMSNorm[E, eps=1e-06]"
+    ]
+    assert analyzer.update(text).diagnostics == []
 
 
 def test_a_constant_of_another_kind_is_no_option_value() -> None:
