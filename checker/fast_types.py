@@ -63,8 +63,10 @@ class _TypeParser(_Cursor):
         if kind == "(":
             self.i = i + 1
             inner = self.dim_sum()
-            self.expect(")")
-            return dataclasses.replace(inner, parens=True) if isinstance(inner, A.DimBinary) else inner
+            close = self.expect(")")
+            if not isinstance(inner, A.DimBinary):
+                return inner
+            return dataclasses.replace(inner, span=Span(self.s[i], self.e[close]), parens=True)
         raise _Decline
 
     def dim_sum(self) -> A.Dim:
@@ -127,10 +129,12 @@ class _TypeParser(_Cursor):
                 try:
                     self.i = i + 1
                     dim = self.dim_sum()
-                    self.expect(")")
+                    close = self.expect(")")
                     if k[self.i] != "," and k[self.i] != "]":
                         raise _Decline
-                    args.append(dataclasses.replace(dim, parens=True) if isinstance(dim, A.DimBinary) else dim)
+                    if isinstance(dim, A.DimBinary):
+                        dim = dataclasses.replace(dim, span=Span(self.s[i], self.e[close]), parens=True)
+                    args.append(dim)
                 except (_Decline, IndexError):
                     self.i = i
                     args.append(self.type())

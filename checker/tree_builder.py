@@ -283,7 +283,8 @@ class Builder:
 
     def dim_paren(self, ch):
         inner = next(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
-        return dataclasses.replace(inner, parens=True) if isinstance(inner, A.DimBinary) else inner
+        # dim arithmetic spans its parentheses, so an enclosing one's range is whole
+        return dataclasses.replace(inner, span=_span(ch), parens=True) if isinstance(inner, A.DimBinary) else inner
 
     def dim_binary(self, ch):
         left, op, right = ch

@@ -225,7 +225,7 @@ def test_brackets_shape_literal_or_name_list() -> None:
         e,
         A.TensorType(
             x("[(T*E)]"),
-            (A.DimBinary(x("T*E"), "*", A.DimName(x("T"), "T"), A.DimName(x("E"), "E"), parens=True),),
+            (A.DimBinary(x("(T*E)"), "*", A.DimName(x("T"), "T"), A.DimName(x("E"), "E"), parens=True),),
             None,
         ),
     )
