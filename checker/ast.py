@@ -72,11 +72,14 @@ class DimInt(Node):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class DimBinary(Node):
-    """Dim arithmetic: `(T*E)`; `op` is one of + - * /."""
+    """Dim arithmetic: `(T*E)`; `op` is one of + - * /. `parens`: written
+    inside parentheses of its own (`(H/PH)` in `((H/PH)*W)`), so that its text
+    is printed as written."""
 
     op: str
     left: Dim
     right: Dim
+    parens: bool = False
 
 
 Dim = DimName | DimInt | DimBinary

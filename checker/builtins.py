@@ -973,7 +973,8 @@ _BUILTINS = [
         "full",
         "full",
         Lowering.SHAPE,
-        note="An Int for integer types, True or False for Bool, a literal in range for NonNeg, Prob and Index[C] "
+        note="An Int for integer types, True or False for Bool, a literal in range for NonNeg and Prob, and for "
+        "Index[C] a label in range known when the program is checked (a literal, a dim or an Int constant) "
         "([E0302](diagnostics.md#e0302), [E0304](diagnostics.md#e0304), [E0305](diagnostics.md#e0305)).",
     ),
     Builtin(

@@ -1071,10 +1071,13 @@ E0210 = _code(
 E0211 = _code(
     "E0211",
     "not a dim",
-    "'{name}' is {kind}, not a dim",
+    "'{name}' is {kind}, not a dim{why}",
     """
-    A name used as a dim (in a shape or in `over=`) refers to a model or a
-    function.
+    A name used as a dim (in a shape or in `over=`) refers to a model, a
+    function, or a constant that is not a positive `Int`. A `const` whose
+    value is made by `/` is a `Float` (`64 / 2` is `32.0`, as in a body), so it
+    cannot size a shape; `dim HIDC = H / 2` is the integer form: a `dim`'s `/`
+    divides integers, exactly, and the name stays in the types.
     """,
     """
     model Lin:
@@ -2275,10 +2278,13 @@ E0911 = _code(
     (`model Linear[I, O, bias: Bool = True, dtype: DType = f32]`), given by
     name after its dims, each once: a Bool option as True or False
     (`Linear[D, H, bias=False]`), a Float option as a number (`eps=1e-6`), a
-    DType option as a float element type (`dtype=f64`). They decide which of
+    DType option as a float element type (`dtype=f64`); a Bool or Float option
+    may also be given a constant of its kind (`eps=NORM_EPS`). They decide which of
     its members exist and what their types are, so they are part of the type
-    and known when the program is checked. A dim with a default may also be
-    given by name (`Conv2d[C, 8, 3, stride=2]`).
+    and known when the program is checked: a function is not generic over
+    them as it is over dims, so `fn f(blk: Block[E, bias=bias])` gives no
+    value (only a model's members pass its own options on, `bias=bias`). A dim
+    with a default may also be given by name (`Conv2d[C, 8, 3, stride=2]`).
     """,
     """
     dim D = 4
@@ -2895,8 +2901,11 @@ W0204 = _code(
     and the wrong data: the rows of T are cut into pieces and spread over the
     heads. Split first, in the source's order, then permute:
     `permute(reshape(x, [b T NH HD]), [b NH T HD])`. The quick fix writes
-    that. Only dims written as names or products of names are compared
-    (`[b 784]` to `[b 28 28]` is not). Silence with `# quiver: ignore[W0204]`.
+    that. Only dims written as names or products are compared (`[b 784]`
+    to `[b 28 28]` is not), in the order the products are written: `(NH*HD)`
+    holds NH then HD, also in a model's field once its dims are put in;
+    a factor that is not a name, such as `(H/PH)`, is compared as written.
+    Silence with `# quiver: ignore[W0204]`.
     """,
     """
     dim T = 8

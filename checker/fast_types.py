@@ -3,6 +3,8 @@ dim arithmetic, named types with their arguments and options, tuple types."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from . import ast as A
 from .fast_lexer import _ADD, _MUL, _Cursor, _Decline
 from .lexical import int_value
@@ -61,8 +63,10 @@ class _TypeParser(_Cursor):
         if kind == "(":
             self.i = i + 1
             inner = self.dim_sum()
-            self.expect(")")
-            return inner
+            close = self.expect(")")
+            if not isinstance(inner, A.DimBinary):
+                return inner
+            return dataclasses.replace(inner, span=Span(self.s[i], self.e[close]), parens=True)
         raise _Decline
 
     def dim_sum(self) -> A.Dim:
@@ -125,9 +129,11 @@ class _TypeParser(_Cursor):
                 try:
                     self.i = i + 1
                     dim = self.dim_sum()
-                    self.expect(")")
+                    close = self.expect(")")
                     if k[self.i] != "," and k[self.i] != "]":
                         raise _Decline
+                    if isinstance(dim, A.DimBinary):
+                        dim = dataclasses.replace(dim, span=Span(self.s[i], self.e[close]), parens=True)
                     args.append(dim)
                 except (_Decline, IndexError):
                     self.i = i

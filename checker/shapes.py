@@ -120,7 +120,7 @@ class Bindings:
             if any(p is None for p in env.values()):
                 return T.DimUnknown()
             p = DX.substitute(d.poly, env)  # type: ignore[arg-type]
-            return T.dim_of_poly(p) if p is not None else T.DimUnknown()
+            return T.substituted(d, {n: self.bound[n].dim for n in names}, p) if p is not None else T.DimUnknown()
         return d
 
     def solve(self, d: T.DimExpr, arg: T.Dim, where: str, span: Span | None) -> T.Dim:

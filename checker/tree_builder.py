@@ -5,6 +5,7 @@ hand; tests compare the two."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import cast
 
 from lark import Token
@@ -281,7 +282,9 @@ class Builder:
         return A.DimName(_span(ch), str(ch[0]))
 
     def dim_paren(self, ch):
-        return next(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
+        inner = next(c for c in ch if isinstance(c, (A.DimName, A.DimInt, A.DimBinary)))
+        # dim arithmetic spans its parentheses, so an enclosing one's range is whole
+        return dataclasses.replace(inner, span=_span(ch), parens=True) if isinstance(inner, A.DimBinary) else inner
 
     def dim_binary(self, ch):
         left, op, right = ch

@@ -104,7 +104,17 @@ class TypeContext:
             if value == "":
                 return T.DimUnknown()  # a constant without a value: reported at its declaration
         if kind is not None:
-            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=kind_word(kind)))
+            what, why = kind_word(kind), ""
+            known = self.names.const_values.get(name) if kind == "const" else None
+            if isinstance(known, tuple):
+                what = f"a {known[0]} constant"
+                decl = self.names.first.get(name)
+                if known[0] == "Float" and isinstance(decl, A.ConstDecl) and _divides(decl.value):
+                    why = (
+                        ": `/` makes a Float, as in a body; for a size, declare it as a dim "
+                        f"(`dim {name} = ...`), whose `/` divides integers exactly"
+                    )
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind=what, why=why))
             return T.DimUnknown()
         if self.where == "signature" and "." not in name:  # `layers.X` is never generic
             if name not in self.generics:
@@ -154,10 +164,12 @@ class TypeContext:
             return T.F32
         name = e.name.text
         if name == "Index":
+            given = e.args[0] if len(e.args) == 1 and not e.options else None
+            if isinstance(given, A.DimInt):  # `Index[9]`: labels 0..8 of a dim written as its size
+                dim = self.dim(given)
+                return T.index_of(dim) if isinstance(dim, T.DimLit) else None
             if e.arg is None:
-                self.diagnostics.append(
-                    C.E0309.at(e.span, elem="Index", reason="Index needs the dim it indexes, as in Index[C]")
-                )
+                self.diagnostics.append(C.E0309.at(e.span, elem=_index_text(e), reason=_index_problem(e)))
                 return None
             dim = self.dim(A.DimName(e.arg.span, e.arg.text))
             return T.index_of(dim)
@@ -325,6 +337,8 @@ class TypeContext:
                 return T.UNKNOWN
             value = _option_value(o, defaults[key], self.elem_vars, self.option_vars)
             if value is None:
+                value = self._const_option(o, defaults[key])
+            if value is None:
                 default = defaults[key]
                 want = (
                     "True or False"
@@ -333,7 +347,8 @@ class TypeContext:
                     if isinstance(default, str)
                     else "a number"
                 )
-                self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes {want} for its option {key}"))
+                problem = f"takes {want} for its option {key}" + self._not_generic_over_options(o, key, default)
+                self.diagnostics.append(C.E0911.at(o.span, model=written, problem=problem))
                 return T.UNKNOWN
             if key in given:
                 self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes its option {key} once"))
@@ -353,6 +368,35 @@ class TypeContext:
             )
             return T.UNKNOWN
         return T.ModelT(qual, tuple(dims), chosen)
+
+    def _const_option(self, o: A.TypeOption, default: bool | float | str) -> bool | float | None:
+        """An option given a constant of its kind (`eps=NORM_EPS` after
+        `const NORM_EPS = 1e-5`, `bias=USE_BIAS`): its value, as if written."""
+        name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is None or isinstance(default, str) or self.kind(name) != "const":
+            return None
+        value = self.names.const_values.get(name)
+        if not isinstance(value, tuple):
+            return None
+        if isinstance(default, bool):
+            return value[1] if value[0] == "Bool" and isinstance(value[1], bool) else None
+        if value[0] in ("Int", "Float") and isinstance(value[1], (int, float)):
+            return float(value[1])
+        return None
+
+    def _not_generic_over_options(self, o: A.TypeOption, key: str, default: bool | float | str) -> str:
+        """Why a name that means nothing here is no option value: in a
+        function's signature (`fn f(blk: Block[E, bias=bias])`), no option
+        is generic, as a dim may be."""
+        name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is None or self.where != "signature" or self.kind(name) is not None:
+            return ""
+        example = "True" if isinstance(default, bool) else default if isinstance(default, str) else repr(default)
+        return (
+            f", found '{name}': a function is not generic over a model's options as it is over dims; "
+            f"its types give each option a value ({key}={example}), and only a model's own members "
+            f"pass its options on ({key}={key})"
+        )
 
     def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
         """A dim given to a model (`D`, `784`, `(2*E)`), read as a tensor
@@ -547,6 +591,29 @@ def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
 
 
+def _divides(e: A.Expr) -> bool:
+    """Whether a constant's expression divides with `/` (which makes a Float)."""
+    return any(isinstance(n, A.Binary) and n.op == "/" for n in A.walk(e))
+
+
+def _index_text(e: A.ElemType) -> str:
+    if len(e.args) == 1 and not e.options and isinstance(e.args[0], A.DimBinary):
+        return f"Index[({dim_text(e.args[0])})]"
+    return "Index[...]" if e.bracketed else "Index"
+
+
+def _index_problem(e: A.ElemType) -> str:
+    """What is wrong with the brackets of an `Index` that is not `Index[C]` or `Index[9]`."""
+    if not e.bracketed:
+        return "Index needs the dim it indexes, as in Index[C]"
+    if len(e.args) == 1 and not e.options and isinstance(e.args[0], A.DimBinary):
+        return (
+            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
+            f"declare the dim (`dim K = {dim_text(e.args[0])}`) and write Index[K]"
+        )
+    return "Index takes one dim, its name or a number, as in Index[C]"
+
+
 def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
     """A dim as written, with the parentheses its operators need (without the
     outer ones): `T*E`, `(H-K)/S+1`."""
@@ -556,8 +623,9 @@ def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
         return str(d.value)
     prec = _PRECEDENCE.get(d.op, 2)
     text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
-    # a - (b - c) and a / (b * c) keep their parentheses
-    return f"({text})" if prec < parent or (prec == parent and right) else text
+    # a - (b - c) and a / (b * c) keep their parentheses, and so does any
+    # part the user wrote in parentheses (`(H/PH)*W`)
+    return f"({text})" if parent and (d.parens or prec < parent or (prec == parent and right)) else text
 
 
 def written_dim(d: A.Dim) -> str:

@@ -21,6 +21,7 @@ diagnostic.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import dimexpr as DX
@@ -239,6 +240,42 @@ def dim_of_poly(p: DX.Poly, text: str | None = None) -> Dim:
         name = p[0][0][0][1]
         return DimRun(name) if RUN_MARK in name else DimVar(name)
     return DimExpr(text if text is not None else f"({DX.render(p, shown_name)})", p)
+
+
+# a dim's name in a DimExpr's text (`T`, `layers.E`)
+_DIM_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def substituted(d: DimExpr, dims: dict[str, Dim], p: DX.Poly) -> Dim:
+    """`d` with some of its generic dims replaced by `dims`, its normal form
+    now `p`. A product keeps the order it was written in (`(K*O)` with K =
+    NH, O = HD is `(NH*HD)`: which factor is outer matters to a reshape),
+    and the names of the constants put in (`(NH*HD)=32`, not 32); a lone
+    generic dim, a number made of numbers, and a sum (a convolution's
+    `((H+2*P-K)/S+1)`, simplest in its normal form) are as `dim_of_poly` gives."""
+    plain = dim_of_poly(p)
+    if "*" not in d.text or "+" in d.text or "-" in d.text:
+        return plain
+    named = isinstance(plain, DimExpr) or (
+        isinstance(plain, DimLit) and any(isinstance(x, (DimConst, DimExpr)) for x in dims.values())
+    )
+    if not named:
+        return plain
+    return DimExpr(_DIM_NAME.sub(lambda m: _operand_text(dims[m[0]]) if m[0] in dims else m[0], d.text), p)
+
+
+def _operand_text(d: Dim) -> str:
+    """A dim as it reads inside an expression's text: a name, a number, or a
+    parenthesised expression."""
+    if not isinstance(d, DimExpr):
+        return str(d)
+    text = d.text
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:  # the parenthesis opened first closes here: the whole text only if last
+            return text if i == len(text) - 1 and text.startswith("(") else f"({text})"
+    return f"({text})"
 
 
 def run_apart_note(expected: Type | tuple[Dim, ...], found: Type | tuple[Dim, ...]) -> str:

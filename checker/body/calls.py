@@ -22,7 +22,7 @@ from . import size_hints
 from .builtin_rules import RULES
 from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
-from .text import expr_text, plural
+from .text import cast_binding_note, expr_text, plural
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -612,7 +612,8 @@ class CallRules:
             return False
         if isinstance(t, T.NumberT) and (t.kind == kind or (kind == "Float" and t.kind == "Int")):
             return True
-        self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=kind, found=T.describe(t)))
+        found = T.describe(t) + cast_binding_note(a.node, kind)
+        self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=kind, found=found))
         return False
 
     # -- builtins

@@ -65,8 +65,17 @@ def _full(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
     found = str(literal) if literal is not None else expr_text(e)
     if elem.index is not None:
         size = T.dim_value(elem.index)
-        if literal is None or literal < 0 or (literal >= size if size is not None else literal != 0):
-            expected = f"an integer literal in 0..{size - 1}" if size is not None else "0"
+        # a label known when the program is checked: a literal, or a dim or
+        # Int constant (`V`), or arithmetic of them (`V - 1`)
+        label = literal if literal is not None else _known_int(c, e)
+        if literal is None and label is not None:
+            found = f"{found} = {label}"
+        if label is None or label < 0 or (label >= size if size is not None else label != 0):
+            expected = (
+                f"an integer in 0..{size - 1} known when the program is checked (a literal, or a dim or Int constant)"
+                if size is not None
+                else "0"
+            )
             c.diags.append(C.E0305.at(e.span, context=context, expected=expected, found=found))
     elif elem.refine is not None:
         fits = literal is not None and literal >= 0 and (elem.refine == "nonneg" or literal <= 1)
@@ -76,6 +85,11 @@ def _full(c: BodyChecker, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
             expected = "a number >= 0" if elem.refine == "nonneg" else "a number in [0, 1]"
             c.diags.append(C.E0304.at(e.span, context=context, expected=expected, found=found))
     return t
+
+
+def _known_int(c: BodyChecker, e: A.Expr) -> int | None:
+    const = c.int_constant(e)
+    return const[2] if const is not None else c.int_value(e)
 
 
 @rule("rand")

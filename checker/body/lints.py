@@ -41,7 +41,7 @@ _EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predic
 _LOGPROB_NAME = re.compile(r"(^|_)(log_?probs?|logp|log_pi|log_likelihood)($|_)")
 # dim constants that name a batch as generic dims do (`dim B = 64`)
 _BATCH_NAMES = frozenset({"B", "N", "BS", "BSZ", "BATCH", "batch", "bsz", "bs"})
-_PRODUCT = re.compile(r"^\(?([A-Za-z_][\w.]*(?:\*[A-Za-z_][\w.]*)*)\)?$")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
 # torch's names for masks that are True where attending is NOT allowed
 _BLOCKING_PARAMS = frozenset({"attn_mask", "tgt_mask", "memory_mask", "src_mask", "causal"})
 
@@ -677,9 +677,57 @@ def _factors(d: T.Dim) -> tuple[str, ...] | None:
     if isinstance(d, T.DimLit):
         return () if d.value == 1 else None
     if isinstance(d, T.DimExpr):
-        m = _PRODUCT.match(d.text.replace(" ", ""))
-        return tuple(m.group(1).split("*")) if m else None
+        return _text_factors(d.text.replace(" ", ""))
     return None
+
+
+def _text_factors(text: str) -> tuple[str, ...] | None:
+    """The factors of a product as written, in its order: `(PH*PW*C)` is PH,
+    PW, C; a factor that is not a name, such as `(H/PH)`, is one factor, its
+    text; None when a factor is a number other than 1."""
+    pieces = _top_level(_unwrapped(text), "*")
+    if len(pieces) == 1:
+        piece = pieces[0]
+        if _NAME.fullmatch(piece):
+            return (piece,)
+        if piece.isdigit():
+            return () if piece == "1" else None
+        return (f"({piece})",)  # a sum or a division: one factor
+    out: list[str] = []
+    for piece in pieces:
+        inner = _text_factors(piece)
+        if inner is None:
+            return None
+        out.extend(inner)
+    return tuple(out)
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without parentheses around all of it."""
+    while text.startswith("(") and _closes_last(text):
+        text = text[1:-1]
+    return text
+
+
+def _closes_last(text: str) -> bool:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
+def _top_level(text: str, op: str) -> list[str]:
+    """`text` cut at `op` outside parentheses."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == op and depth == 0:
+            pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    return pieces
 
 
 def _alone(d: T.Dim) -> bool:

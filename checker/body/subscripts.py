@@ -18,7 +18,7 @@ from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
 from .env import Env
-from .text import expr_text
+from .text import cast_binding_note, expr_text
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -179,7 +179,8 @@ class SubscriptRules:
             bt = self.value(b, env)
             if not isinstance(bt, T.UnknownT) and not (isinstance(bt, T.NumberT) and bt.kind == "Int"):
                 if ok:
-                    self.diags.append(C.E0301.at(b.span, context=what, expected="Int", found=T.describe(bt)))
+                    found = T.describe(bt) + cast_binding_note(b, "Int")
+                    self.diags.append(C.E0301.at(b.span, context=what, expected="Int", found=found))
                 ok = False
         if ok and s.step is not None:
             step = self.int_value(s.step)

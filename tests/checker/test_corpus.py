@@ -116,6 +116,7 @@ CAUGHT_LEGAL = {
     "nanogpt_merge_no_permute.qv": "W0204",
     "nanogpt_softmax_queries.qv": "W0203",
     "regression_broadcast_column.qv": "W0201",
+    "simple_vit_patch_order.qv": "W0204",
     "super_resolution_shuffle_order.qv": "W0204",
     "translator_mask_blocks_past.qv": "W0205",
     "vae_reparameterize_swapped.qv": "W0401",

@@ -90,7 +90,12 @@ def test_creations_that_check(sig: str, expr: str) -> None:
         ),
         (
             "fn f() -> [T] Index[V]:\n    return full([T] Index[V], 5)\n",
-            ("E0305", "value of full for [T] Index[V]: expected an integer literal in 0..4, found 5", "5"),
+            (
+                "E0305",
+                "value of full for [T] Index[V]: expected an integer in 0..4 known when the program is checked "
+                "(a literal, or a dim or Int constant), found 5",
+                "5",
+            ),
         ),
         (
             "fn f(x: [b n]) -> [b] Index[n]:\n    return full([b] Index[n], 1)\n",

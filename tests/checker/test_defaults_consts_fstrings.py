@@ -290,7 +290,7 @@ def test_an_int_constant_sizes_a_shape_as_its_number() -> None:
     assert h is not None and "[8 D]" in h.markdown, h and h.markdown
     assert codes("const N = 0\nconst F = 0.5\n\nfn main():\n    print(zeros([N]), zeros([F]))\n") == [
         ("E0208", "a dim is a positive integer, found 0", "N"),
-        ("E0211", "'F' is a constant, not a dim", "F"),
+        ("E0211", "'F' is a Float constant, not a dim", "F"),
     ]
     # a size given as a value reads it the same way
     sized = "dim D = 4\nconst K = 4\n\nfn f(x: [D]) -> [D]:\n    return x\n\n"

@@ -76,16 +76,16 @@ def test_a_generic_dim_is_bound_through_an_expression_at_a_call() -> None:
     [
         (
             "fn f(x: [b (t%2)]) -> Int:\n    return 1\n",
-            ("E0212", "dim expression (t%2): '%' is not dim arithmetic (+ - * /)", "t%2"),
+            ("E0212", "dim expression (t%2): '%' is not dim arithmetic (+ - * /)", "(t%2)"),
         ),
         ("fn f(x: [b (t/0)]) -> Int:\n    return 1\n", ("E0208", "a dim is a positive integer, found 0", "0")),
         (
             "dim T = 4\nfn f(x: [b (t/(T-T))]) -> Int:\n    return 1\n",
-            ("E0212", "dim expression (T-T): it is 0; a dim is a positive integer", "T-T"),
+            ("E0212", "dim expression (T-T): it is 0; a dim is a positive integer", "(T-T)"),
         ),
         (
             "fn f(x: [b (2-3)]) -> Int:\n    return 1\n",
-            ("E0212", "dim expression (2-3): it is -1; a dim is a positive integer", "2-3"),
+            ("E0212", "dim expression (2-3): it is -1; a dim is a positive integer", "(2-3)"),
         ),
         (
             "dim E = 64\ndim NH = 5\ndim HD = E / NH\n",
@@ -97,6 +97,39 @@ def test_a_generic_dim_is_bound_through_an_expression_at_a_call() -> None:
 )
 def test_invalid_dim_expressions(src: str, expected: tuple[str, str, str]) -> None:
     assert diags(src) == [expected]
+
+
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        (
+            "dim E = 64\ndim K = 4\ndim NH = 5\ndim HD = (E - K) / (NH - 5)\n",
+            "dim expression (E - K) / (NH - 5): division by zero",
+        ),
+        (
+            "dim E = 4\nfn f(x: [b (E-(2*2))]) -> Int:\n    return 1\n",
+            "dim expression (E-(2*2)): it is 0; a dim is a positive integer",
+        ),
+        (
+            "dim E = 4\nfn f(x: [b ((E/2)*(E/4)-2)]) -> Int:\n    return 1\n",
+            "dim expression ((E/2)*(E/4)-2): it is 0; a dim is a positive integer",
+        ),
+    ],
+)
+def test_an_invalid_dim_expression_is_shown_as_written(src: str, message: str) -> None:
+    """Issue 36: the parentheses the user wrote are kept, and a meaning never changes."""
+    assert [(d.code, d.message) for d in check_text(src).diagnostics] == [("E0212", message)]
+
+
+def test_dim_arithmetic_in_parentheses_spans_them() -> None:
+    """The range of a dim expression holds its parentheses, and those of the
+    parts inside it: `(E-(2*2))`, not `E-(2*2`."""
+    assert diags("dim E = 4\nfn f(x: [b (E-(2*2))]) -> Int:\n    return 1\n") == [
+        ("E0212", "dim expression (E-(2*2)): it is 0; a dim is a positive integer", "(E-(2*2))")
+    ]
+    assert diags("dim E = 4\nfn f(x: [b ((E-4)*2)]) -> Int:\n    return 1\n") == [
+        ("E0212", "dim expression (E-4): it is 0; a dim is a positive integer", "(E-4)")
+    ]
 
 
 def test_dim_constants_computed_from_others_in_any_order() -> None:
@@ -112,6 +145,18 @@ def test_hover_and_inlay_hints_show_the_expression() -> None:
     a = check_text(src)
     assert "(local) y: [b (T*E)=32]" in ide.hover(a, src.index("y =")).markdown
     assert [h.label for h in ide.inlay_hints(a)] == [": [b (T*E)=32]"]
+
+
+def test_hover_and_inlay_hints_keep_the_written_order_of_a_product_of_model_dims() -> None:
+    """Issue 36: `(Heads*Hd)` of a model's field is not printed `(Hd*Heads)`."""
+    src = (
+        "model Layer[I, Heads, Hd]:\n    param W: [I (Heads*Hd)] = xavier\n\n"
+        "    fn forward(self, h: [n I]) -> [n (Heads*Hd)]:\n        g = h @ self.W\n        return g\n"
+    )
+    a = check_text(src)
+    assert a.diagnostics == []
+    assert "(local) g: [n (Heads*Hd)]" in ide.hover(a, src.index("g =")).markdown
+    assert [h.label for h in ide.inlay_hints(a)] == [": [n (Heads*Hd)]"]
 
 
 def test_changing_a_constant_updates_the_constants_and_shapes_computed_from_it() -> None:

@@ -223,7 +223,11 @@ def test_brackets_shape_literal_or_name_list() -> None:
     x, e = ret_expr("[(T*E)]")
     dump_eq(
         e,
-        A.TensorType(x("[(T*E)]"), (A.DimBinary(x("T*E"), "*", A.DimName(x("T"), "T"), A.DimName(x("E"), "E")),), None),
+        A.TensorType(
+            x("[(T*E)]"),
+            (A.DimBinary(x("(T*E)"), "*", A.DimName(x("T"), "T"), A.DimName(x("E"), "E"), parens=True),),
+            None,
+        ),
     )
     x, e = ret_expr("[a.b]")
     dump_eq(e, A.TensorType(x("[a.b]"), (A.DimName(x("a.b"), "a.b"),), None))

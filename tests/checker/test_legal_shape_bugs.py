@@ -176,6 +176,77 @@ def test_reshapes_that_keep_the_order_are_clean(sig: str, body: str) -> None:
     assert codes(f"dim T = 8\ndim NH = 4\ndim HD = 16\nfn f({sig}:\n    return {body}\n") == []
 
 
+# Issue 36: a product of dims keeps the order it was written in, through a
+# model's fields and a call's bindings; W0204 reads that order.
+
+GAT_LAYER = """
+    dim F = 16
+    model Layer[I, Heads, Hd]:
+        param W: [I (Heads*Hd)] = xavier
+
+        fn forward(self, h: [n I]) -> [n Heads Hd]:
+            return reshape(h @ self.W, [n Heads Hd])
+"""
+
+
+def test_gat_heads_split_in_the_written_order_is_clean() -> None:
+    """pytorch/examples' GAT: `h_transformed.view(n, n_heads, n_hidden)` of
+    `h @ W` with W of n_heads*n_hidden columns splits in the right order."""
+    assert codes(GAT_LAYER) == []
+
+
+def test_gat_heads_split_against_the_written_order() -> None:
+    prog = GAT_LAYER.replace("(Heads*Hd)", "(Hd*Heads)")
+    (d,) = check_text(src(prog)).diagnostics
+    assert (d.code, d.message) == (
+        "W0204",
+        "reshape of [n (Hd*Heads)] to [n Heads Hd] moves Heads: reshape keeps the order n Hd Heads of the data, "
+        "it does not transpose it; permute to the new order",
+    )
+
+
+def test_a_field_of_an_instance_keeps_the_order_of_its_product() -> None:
+    prog = GAT_LAYER + "    fn weights(l: Layer[i, nh, hd]) -> [i nh]:\n        return l.W\n"
+    (d,) = check_text(src(prog)).diagnostics
+    assert (d.code, d.message) == ("E0201", "return value: expected [i nh], found [i (nh*hd)]")
+
+
+def test_an_instance_of_dim_constants_keeps_their_names_in_order() -> None:
+    """`Layer[F, NH, HD]`'s W is `[F (NH*HD)=32]`, so splitting it as
+    `[F HD NH]` is seen where the instance is used."""
+    prog = GAT_LAYER + (
+        "    dim NH = 4\n    dim HD = 8\n    model Net:\n        param l: Layer[F, NH, HD]\n"
+        "    fn w(m: Net) -> [F HD NH]:\n        return reshape(m.l.W, [F HD NH])\n"
+    )
+    (d,) = check_text(src(prog)).diagnostics
+    assert (d.code, d.message) == (
+        "W0204",
+        "reshape of [F (NH*HD)=32] to [F HD NH] moves HD: reshape keeps the order F NH HD of the data, "
+        "it does not transpose it; permute to the new order",
+    )
+    assert codes(prog.replace("[F HD NH]", "[F NH HD]")) == []
+
+
+def test_patches_flattened_in_another_order_than_laid_out() -> None:
+    """SimpleViT's patches laid out [.. C PH PW] and flattened as (PH*PW*C)."""
+    prog = """
+        model Patches[C, H, W, PH, PW]:
+            fn forward(self, x: [b C H W]) -> [b ((H/PH)*(W/PW)) (PH*PW*C)]:
+                y = permute(reshape(x, [b C (H/PH) PH (W/PW) PW]), [b (H/PH) (W/PW) C PH PW])
+                return reshape(y, [b ((H/PH)*(W/PW)) (PH*PW*C)])
+        """
+    (d,) = check_text(src(prog)).diagnostics
+    assert (d.code, d.message) == (
+        "W0204",
+        "reshape of [b (H/PH) (W/PW) C PH PW] to [b ((H/PH)*(W/PW)) (PH*PW*C)] moves PH: reshape keeps the order "
+        "b (H/PH) (W/PW) C PH PW of the data, it does not transpose it; permute to the new order",
+    )
+    out = apply(src(prog), d)
+    assert check_text(out).diagnostics == []
+    right = prog.replace("[b (H/PH) (W/PW) C PH PW]", "[b (H/PH) (W/PW) PH PW C]")
+    assert codes(right) == []
+
+
 # ------------------------------------------------------------------ W0302, W0303: probabilities
 
 

@@ -1,0 +1,161 @@
+"""Issue 36: messages that named another rule than the one broken. Each
+program is accepted, or its one diagnostic says what is really wrong, with
+its exact code, message and range."""
+
+from __future__ import annotations
+
+import pytest
+
+from quiver.checker import Analyzer, check_text
+
+
+def diags(text: str) -> list[tuple[str, str, str]]:
+    a = check_text(text)
+    assert not a.internal_errors, a.internal_errors[0]
+    return [(d.code, d.message, text[d.span.start : d.span.end]) for d in a.diagnostics]
+
+
+# ------------------------------------------------------------------ E0309: Index's dim
+
+
+def test_index_of_a_number_is_accepted() -> None:
+    """A number is a dim in a shape (`[64 D]`), and so in Index: labels 0..8."""
+    text = "fn pick(x: [b 9], y: [b] Index[9]) -> [b]:\n    return x[arange(b), y]\n"
+    assert diags(text) == []
+
+
+def test_index_of_dim_arithmetic_says_so() -> None:
+    text = "dim N = 4\nfn f(x: [b] Index[(N+1)]) -> [b]:\n    return x as f32\n"
+    assert diags(text) == [
+        (
+            "E0309",
+            "element type Index[(N+1)]: Index takes a dim's name or a number, not dim arithmetic; for constants, "
+            "declare the dim (`dim K = N+1`) and write Index[K]",
+            "Index[(N+1)]",
+        )
+    ]
+
+
+def test_index_without_its_dim() -> None:
+    assert diags("fn f(x: [b] Index) -> [b]:\n    return x as f32\n") == [
+        ("E0309", "element type Index: Index needs the dim it indexes, as in Index[C]", "Index")
+    ]
+    assert diags("dim N = 4\nfn f(x: [b] Index[N, 3]) -> [b]:\n    return x as f32\n") == [
+        ("E0309", "element type Index[...]: Index takes one dim, its name or a number, as in Index[C]", "Index[N, 3]")
+    ]
+
+
+# ------------------------------------------------------------------ E0305: a label known when checked
+
+
+@pytest.mark.parametrize("value", ["V", "PAD", "V - 1", "27"])
+def test_full_takes_a_label_known_when_checked(value: str) -> None:
+    text = f"dim C = 28\ndim V = 27\nconst PAD = 3\nfn f() -> [4] Index[C]:\n    return full([4] Index[C], {value})\n"
+    assert diags(text) == []
+
+
+def test_full_with_a_label_out_of_range_names_its_value() -> None:
+    text = "dim C = 28\nfn f() -> [4] Index[C]:\n    return full([4] Index[C], C)\n"
+    assert diags(text) == [
+        (
+            "E0305",
+            "value of full for [4] Index[C]: expected an integer in 0..27 known when the program is checked "
+            "(a literal, or a dim or Int constant), found C = 28",
+            "C",
+        )
+    ]
+
+
+# ------------------------------------------------------------------ E0911: options
+
+NORM = "dim E = 8\n\nmodel RMSNorm[D, eps: Float = -1.0]:\n    param weight: [D] = ones\n\n"
+
+
+def test_a_numeric_constant_gives_a_float_option() -> None:
+    text = (
+        NORM + "const NORM_EPS = 1e-5\n\nmodel Net:\n    param norm: RMSNorm[E, eps=NORM_EPS]\n\n"
+        "fn same(m: Net) -> RMSNorm[E, eps=1e-5]:\n    return m.norm\n"
+    )
+    assert diags(text) == []
+    # a different value is a different type
+    ((code, message, _),) = diags(text.replace("eps=1e-5]", "eps=1e-6]"))
+    assert (code, message) == (
+        "E0904",
+        "return value: expected RMSNorm[E, eps=1e-06], found model RMSNorm[E, eps=1e-05]",
+    )
+
+
+def test_changing_the_constant_changes_the_type() -> None:
+    text = (
+        NORM + "const NORM_EPS = 1e-5\n\nmodel Net:\n    param norm: RMSNorm[E, eps=NORM_EPS]\n\n"
+        "fn same(m: Net) -> RMSNorm[E, eps=1e-5]:\n    return m.norm\n"
+    )
+    analyzer = Analyzer()
+    assert analyzer.update(text).diagnostics == []
+    edited = text.replace("NORM_EPS = 1e-5", "NORM_EPS = 1e-6")
+    assert [d.message for d in analyzer.update(edited).diagnostics] == [
+        "return value: expected RMSNorm[E, eps=1e-05], found model RMSNorm[E, eps=1e-06]"
+    ]
+    assert analyzer.update(text).diagnostics == []
+
+
+def test_a_constant_of_another_kind_is_no_option_value() -> None:
+    text = NORM + 'const TAG = "x"\n\nmodel Net:\n    param norm: RMSNorm[E, eps=TAG]\n'
+    assert diags(text) == [("E0911", "RMSNorm takes a number for its option eps", "eps=TAG")]
+
+
+def test_a_function_is_not_generic_over_options() -> None:
+    text = (
+        "dim E = 8\ndim NH = 2\n\nmodel Block[D, H, bias: Bool = True]:\n    param w: [D H] = zeros\n\n"
+        "fn f(mut blk: Block[E, NH, bias=bias]):\n    print(1)\n"
+    )
+    assert diags(text) == [
+        (
+            "E0911",
+            "Block takes True or False for its option bias, found 'bias': a function is not generic over a "
+            "model's options as it is over dims; its types give each option a value (bias=True), and only a "
+            "model's own members pass its options on (bias=bias)",
+            "bias=bias",
+        )
+    ]
+
+
+# ------------------------------------------------------------------ E0211: a Float constant
+
+
+def test_a_float_constant_made_by_division_is_not_a_dim() -> None:
+    text = "const HIDC = 64 / 2\nfn f(x: [b HIDC]) -> [b]:\n    return sum(x, over=1)\n"
+    assert diags(text) == [
+        (
+            "E0211",
+            "'HIDC' is a Float constant, not a dim: `/` makes a Float, as in a body; for a size, declare it as a "
+            "dim (`dim HIDC = ...`), whose `/` divides integers exactly",
+            "HIDC",
+        )
+    ]
+    assert diags("dim HIDC = 64 / 2\nfn f(x: [b HIDC]) -> [b]:\n    return sum(x, over=1)\n") == []
+
+
+# ------------------------------------------------------------------ E0301: `as` binds tighter than `/`
+
+
+def test_a_cast_of_the_divisor_only() -> None:
+    text = "fn k(B: Int, x: [n 4]) -> [n 4]:\n    return x[0:B / world_size() as Int]\n"
+    assert diags(text) == [
+        (
+            "E0301",
+            "slice bound: expected Int, found number Float (`as` binds tighter than `/`: this is "
+            "B / (world_size() as Int); write (B / world_size()) as Int)",
+            "B / world_size() as Int",
+        )
+    ]
+    assert diags(text.replace("B / world_size() as Int", "(B / world_size()) as Int")) == []
+
+
+def test_a_cast_of_the_divisor_only_in_a_range() -> None:
+    text = "fn j(B: Int):\n    for i in range(B / world_size() as Int):\n        print(i)\n"
+    ((code, message, span),) = diags(text)
+    assert (code, span) == ("E0301", "B / world_size() as Int")
+    assert message.endswith(
+        "(`as` binds tighter than `/`: this is B / (world_size() as Int); write (B / world_size()) as Int)"
+    )
