@@ -297,23 +297,19 @@ class Compiler:
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only
             if (self._fixed(t.dims) or not t.dims) and not generic_self:
                 return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
-            # an instance with generic dims: the family, its dims bound from the argument
-            dims = (
-                "("
-                + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
-                + ")"
-            )
-            options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
-            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}, dims={dims}, options={options})"
+            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}{self.family_args(t)})"
         if isinstance(t, T.GradT):
             wrt = "" if t.wrt is None else f", wrt={self.wrt_order(t.model, t.wrt)!r}"
-            return f"rt.GradArg({name!r}, {self.fixed_class(t.of, name)}, {loc}{wrt})"
+            cls, family = self.model_of(t.of)
+            return f"rt.GradArg({name!r}, {cls}, {loc}{wrt}{family})"
         if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
             g = t.item
             wrt = "" if g.wrt is None else f", wrt={self.wrt_order(g.model, g.wrt)!r}"
-            return f"rt.GradArg({name!r}, {self.fixed_class(g.of, name)}, {loc}{wrt}, batch=True)"
+            cls, family = self.model_of(g.of)
+            return f"rt.GradArg({name!r}, {cls}, {loc}{wrt}, batch=True{family})"
         if isinstance(t, T.OptimT):
-            return f"rt.OptimArg({name!r}, rt.{t.kind}, {self.fixed_class(t.of, name)}, {loc})"
+            cls, family = self.model_of(t.of)
+            return f"rt.OptimArg({name!r}, rt.{t.kind}, {cls}, {loc}{family})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
         if isinstance(t, T.ScheduleT):
@@ -330,14 +326,25 @@ class Compiler:
     def _fixed(dims: tuple[T.Dim, ...]) -> bool:
         return all(T.dim_value(d) is not None for d in dims)
 
-    def fixed_class(self, t: T.ModelT, what: str) -> str:
-        """The class of a gradient's or an optimizer's model: its dims known."""
-        if not self._fixed(t.dims):
-            raise CompileError(
-                f"{what}: a gradient or an optimizer of {t}, whose dims are generic, cannot be a parameter yet; "
-                "give the model's dims"
-            )
-        return self.model_class(t.name, t.dims, t.options)
+    def family_args(self, t: T.ModelT) -> str:
+        """The `dims=` and `options=` of a spec whose model is an instance
+        with generic dims (`Linear[i, o]`): the family's instance, its dims
+        bound from the argument."""
+        dims = (
+            "("
+            + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
+            + ")"
+        )
+        options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
+        return f", dims={dims}, options={options}"
+
+    def model_of(self, t: T.ModelT) -> tuple[str, str]:
+        """The model of a gradient's or an optimizer's spec: its class where
+        its dims are known; else the family, with the `dims=` and `options=`
+        its instance is checked against."""
+        if self._fixed(t.dims):
+            return self.model_class(t.name, t.dims, t.options), ""
+        return py_name(t.name), self.family_args(t)
 
     def wrt_order(self, model: str, wrt: tuple[str, ...]) -> tuple[str, ...]:
         """A selection in the model's declaration order, as the runtime takes it."""
@@ -402,9 +409,10 @@ class Compiler:
         # Python first (docs/runtime.md, "What runs where").
         body_ident = unchecked_ident(ident) if fn.params else ident
         w.emit(0, f"def {body_ident}({defined}):", at)
-        # Generic dims the body uses as values, or as sizes of its run-time dim
-        # checks, get their size from the arguments.
-        used = {r.name for r in body.refs.values() if r.kind == "generic"}
+        # Generic dims the body names (as values, or in types such as
+        # `Linear[i, o].init(...)` and `zeros([b o])`), or that size its
+        # run-time dim checks, get their size from the arguments.
+        used = _written_names(decl.body)
         for checks in body.dim_checks.values():
             for check in checks:
                 for d in (*check.dims, *(check.count or ())):
@@ -450,15 +458,33 @@ def _refined(t: T.Type) -> bool:
     return False
 
 
+def _written_names(stmts) -> set[str]:
+    """Every name a body writes, as a value or in a type (`i` of `Linear[i, o]`)."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in A.walk(s):
+            if isinstance(n, (A.Name, A.DimName)):
+                out.add(n.name)
+    return out
+
+
 def _dim_source(fn: FnInfo, g: str) -> str | None:
     """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
     or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`; a model's dim
     from an instance given (`self._qv_dims[0]` in a method of Linear[I, O])."""
     for p in fn.params:
-        if isinstance(p.type, T.ModelT):
-            for i, d in enumerate(p.type.dims):
+        # a model's dims, or those of a gradient's or an optimizer's model
+        t, owner = p.type, py_name(p.name)
+        if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
+            t = t.item
+        if isinstance(t, T.GradT):
+            t, owner = t.of, f"{owner}._qv_model"
+        elif isinstance(t, T.OptimT):
+            t, owner = t.of, f"{owner}._qv_cls"
+        if isinstance(t, T.ModelT):
+            for i, d in enumerate(t.dims):
                 if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{py_name(p.name)}._qv_dims[{i}]"
+                    return f"{owner}._qv_dims[{i}]"
     for p in fn.params:
         if isinstance(p.type, T.TensorT):
             for i, d in enumerate(p.type.dims):
