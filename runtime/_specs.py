@@ -365,7 +365,9 @@ class GradArg(ArgSpec):
     def type_text(self) -> str:
         if self.layout is not None:
             return self.layout.text
-        text = f"Grad[{_family_text(self.cls, self.dims)}" + ("" if self.wrt is None else f", wrt=[{', '.join(self.wrt)}]")
+        text = f"Grad[{_family_text(self.cls, self.dims)}" + (
+            "" if self.wrt is None else f", wrt=[{', '.join(self.wrt)}]"
+        )
         return ("[b] " if self.batch else "") + text + "]"
 
     def _check(self, a, env, sig):

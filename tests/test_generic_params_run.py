@@ -79,53 +79,53 @@ def _ref_loss(w, b, x, y):
 
 
 def test_an_instance_made_from_dims_bound_by_a_model_argument(mod) -> None:
-    l = mod.Lin.of(3, 4).init(seed=5)
-    made = mod.fresh(l)
+    layer = mod.Lin.of(3, 4).init(seed=5)
+    made = mod.fresh(layer)
     assert type(made) is mod.Lin.of(3, 4)
     assert torch.equal(made.w, mod.Lin.of(3, 4).init(seed=0).w)
-    layer = mod.fresh_layer(mod.Net.of(5).init(seed=0))
-    assert type(layer) is mod.Lin.of(5, 5)
-    assert torch.equal(layer.w, mod.Lin.of(5, 5).init(seed=1).w)
-    assert torch.equal(mod.blank(l), torch.zeros(3, 4))
+    inner = mod.fresh_layer(mod.Net.of(5).init(seed=0))
+    assert type(inner) is mod.Lin.of(5, 5)
+    assert torch.equal(inner.w, mod.Lin.of(5, 5).init(seed=1).w)
+    assert torch.equal(mod.blank(layer), torch.zeros(3, 4))
 
 
 def test_an_adam_parameter_of_a_generic_model_trains_as_torch_optim(mod) -> None:
-    l = mod.Lin.of(3, 4).init(seed=5)
-    w, b = (t.detach().clone().requires_grad_(True) for t in (l.w, l.b))
-    ours = mod.make_adam(l)
+    layer = mod.Lin.of(3, 4).init(seed=5)
+    w, b = (t.detach().clone().requires_grad_(True) for t in (layer.w, layer.b))
+    ours = mod.make_adam(layer)
     ref = torch.optim.Adam([w, b], lr=0.01, foreach=True)
     for step in range(50):
         x, y = _data(step)
-        value = mod.adam_step(ours, l, x, y)
+        value = mod.adam_step(ours, layer, x, y)
         ref.zero_grad()
         expected = _ref_loss(w, b, x, y)
         expected.backward()
         ref.step()
         torch.testing.assert_close(value, expected.detach(), rtol=1e-6, atol=1e-7)
-    torch.testing.assert_close(l.w, w.detach(), rtol=1e-6, atol=1e-7)
-    torch.testing.assert_close(l.b, b.detach(), rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(layer.w, w.detach(), rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(layer.b, b.detach(), rtol=1e-6, atol=1e-7)
     assert ours.steps == 50
 
 
 def test_a_gradient_parameter_of_a_generic_model_steps_as_torch(mod) -> None:
-    l = mod.Lin.of(3, 4).init(seed=5)
-    w, b = (t.detach().clone() for t in (l.w, l.b))
+    layer = mod.Lin.of(3, 4).init(seed=5)
+    w, b = (t.detach().clone() for t in (layer.w, layer.b))
     for step in range(50):
         x, y = _data(step)
-        mod.sgd_step(l, mod.grads(l, x, y), 0.1)
+        mod.sgd_step(layer, mod.grads(layer, x, y), 0.1)
         ww, bb = w.clone().requires_grad_(True), b.clone().requires_grad_(True)
         gw, gb = torch.autograd.grad(_ref_loss(ww, bb, x, y), [ww, bb])
         w, b = w - 0.1 * gw, b - 0.1 * gb
-    torch.testing.assert_close(l.w, w, rtol=1e-6, atol=1e-7)
-    torch.testing.assert_close(l.b, b, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(layer.w, w, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(layer.b, b, rtol=1e-6, atol=1e-7)
 
 
 def test_batched_gradients_of_a_generic_model_as_parameters(mod) -> None:
-    l = mod.Lin.of(3, 4).init(seed=5)
+    layer = mod.Lin.of(3, 4).init(seed=5)
     x, y = _data(0)
-    gs = mod.per_example(l, x, y)
-    total = mod.accumulate(gs, mod.grads(l, x, y))
-    w, b = l.w.clone().requires_grad_(True), l.b.clone().requires_grad_(True)
+    gs = mod.per_example(layer, x, y)
+    total = mod.accumulate(gs, mod.grads(layer, x, y))
+    w, b = layer.w.clone().requires_grad_(True), layer.b.clone().requires_grad_(True)
     per = [torch.autograd.grad(_ref_loss(w, b, x[k], y[k]), [w, b]) for k in range(6)]
     gw, gb = torch.autograd.grad(_ref_loss(w, b, x, y), [w, b])
     torch.testing.assert_close(total.w, torch.stack([p[0] for p in per]).mean(0) + gw, rtol=1e-6, atol=1e-7)
