@@ -273,18 +273,7 @@ class Compiler:
 
     def spec(self, name: str, t: T.Type, loc: str, sizes: bool = False) -> str:
         if isinstance(t, T.TensorT):
-            dims = []
-            for d in t.dims:
-                v = T.dim_value(d)
-                if v is not None:
-                    dims.append(str(v))
-                elif isinstance(d, T.DimExpr):  # checked at run time once its generic dims are bound
-                    names = DX.generics(d.poly)
-                    linear = DX.linear(d.poly, next(iter(names))) if len(names) == 1 else None
-                    solve = (next(iter(names)), *linear) if linear is not None else None
-                    dims.append(f"rt.DimExpr({d.text!r}, {DX.tree(d.poly)!r}, {solve!r})")
-                else:
-                    dims.append(repr(str(d)))
+            dims = [_dim_spec(d) for d in t.dims]
             shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
             return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem, 'signature')}, {loc})"
         if isinstance(t, T.NumberT):
@@ -330,11 +319,7 @@ class Compiler:
         """The `dims=` and `options=` of a spec whose model is an instance
         with generic dims (`Linear[i, o]`): the family's instance, its dims
         bound from the argument."""
-        dims = (
-            "("
-            + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
-            + ")"
-        )
+        dims = "(" + "".join(f"{_dim_spec(d)}, " for d in t.dims) + ")"
         options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
         return f", dims={dims}, options={options}"
 
@@ -458,6 +443,21 @@ def _refined(t: T.Type) -> bool:
     return False
 
 
+def _dim_spec(d: T.Dim) -> str:
+    """A dim of an argument's spec: its size, a generic dim's name, or an
+    `rt.DimExpr` checked at run time once its generic dims are bound (one
+    written `c*name+k` binds name)."""
+    v = T.dim_value(d)
+    if v is not None:
+        return str(v)
+    if isinstance(d, T.DimExpr):
+        names = DX.generics(d.poly)
+        linear = DX.linear(d.poly, next(iter(names))) if len(names) == 1 else None
+        solve = (next(iter(names)), *linear) if linear is not None else None
+        return f"rt.DimExpr({d.text!r}, {DX.tree(d.poly)!r}, {solve!r})"
+    return repr(str(d))
+
+
 def _written_names(stmts) -> set[str]:
     """Every name a body writes, as a value or in a type (`i` of `Linear[i, o]`)."""
     out: set[str] = set()
@@ -468,35 +468,47 @@ def _written_names(stmts) -> set[str]:
     return out
 
 
-def _dim_source(fn: FnInfo, g: str) -> str | None:
-    """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
-    or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`; a model's dim
-    from an instance given (`self._qv_dims[0]` in a method of Linear[I, O])."""
-    for p in fn.params:
-        # a model's dims, or those of a gradient's or an optimizer's model
-        t, owner = p.type, py_name(p.name)
+def _sized(fn: FnInfo) -> list[tuple[str, T.TensorT | T.ModelT]]:
+    """The values of a fn's arguments that have sizes, as Python reads them:
+    tensors (`x`, `t[0]` of a tuple) and model instances (`l`, the model of a
+    gradient `g._qv_model` or of an optimizer `opt._qv_cls`)."""
+    out: list[tuple[str, T.TensorT | T.ModelT]] = []
+
+    def add(py: str, t: T.Type) -> None:
         if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
             t = t.item
         if isinstance(t, T.GradT):
-            t, owner = t.of, f"{owner}._qv_model"
+            py, t = f"{py}._qv_model", t.of
         elif isinstance(t, T.OptimT):
-            t, owner = t.of, f"{owner}._qv_cls"
-        if isinstance(t, T.ModelT):
-            for i, d in enumerate(t.dims):
-                if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{owner}._qv_dims[{i}]"
+            py, t = f"{py}._qv_cls", t.of
+        if isinstance(t, (T.TensorT, T.ModelT)):
+            out.append((py, t))
+        elif isinstance(t, T.TupleT):
+            for k, item in enumerate(t.items):
+                add(f"{py}[{k}]", item)
+
     for p in fn.params:
-        if isinstance(p.type, T.TensorT):
-            for i, d in enumerate(p.type.dims):
-                if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{py_name(p.name)}.shape[{_position(p.type, i)}]"
-    for p in fn.params:
-        if isinstance(p.type, T.TensorT):
-            for i, d in enumerate(p.type.dims):
-                linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
-                if linear is not None:
-                    c, k = linear
-                    return f"({py_name(p.name)}.shape[{_position(p.type, i)}] - {k}) // {c}"
+        add(py_name(p.name), p.type)
+    return out
+
+
+def _dim_source(fn: FnInfo, g: str) -> str | None:
+    """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
+    or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`; a model's dim
+    from an instance given (`self._qv_dims[0]` in a method of Linear[I, O]),
+    models first."""
+    sized = sorted(_sized(fn), key=lambda s: not isinstance(s[1], T.ModelT))
+    for py, t in sized:
+        for i, d in enumerate(t.dims):
+            if isinstance(d, T.DimVar) and d.name == g:
+                return f"{py}._qv_dims[{i}]" if isinstance(t, T.ModelT) else f"{py}.shape[{_position(t, i)}]"
+    for py, t in sized:
+        for i, d in enumerate(t.dims):
+            linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
+            if linear is not None:
+                c, k = linear
+                size = f"{py}._qv_dims[{i}]" if isinstance(t, T.ModelT) else f"{py}.shape[{_position(t, i)}]"
+                return f"({size} - {k}) // {c}"
     return None
 
 

@@ -268,7 +268,7 @@ class ModelArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, str) for d in self.dims)
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
         if self.dims is not None:
@@ -314,7 +314,16 @@ def _bind_instance(spec, cls, env, sig, found) -> None:
             if isinstance(v, Elem) and "~" + k not in env:
                 env["~" + k] = (v, spec.label)
     for d, got in zip(spec.dims, cls._qv_dims):
-        if isinstance(d, str):
+        if isinstance(d, DimExpr):  # `Linear[(2*i), o]`: checked, or binds i
+            want = d.value(env)
+            if want is None and d.solve is not None and env is not None:
+                name, c, k = d.solve
+                if (got - k) % c:
+                    spec._fail(sig, f"{found}: its dim {got} is not {d} for any {name}")
+                env[name] = ((got - k) // c, spec.label)
+            elif want is not None and got != want:
+                spec._fail(sig, f"{found}: its dim {got} must be {d} = {want}")
+        elif isinstance(d, str):
             prev = env.get(d) if env is not None else None
             if prev is None:
                 if env is not None:
@@ -360,7 +369,7 @@ class GradArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, str) for d in self.dims)
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
         if self.layout is not None:
@@ -425,7 +434,7 @@ class OptimArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, str) for d in self.dims)
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
         of = self.cls._qv_name if self.dims is None else _family_text(self.cls, self.dims)

@@ -57,6 +57,15 @@ fn accumulate(gs: [b] Grad[Lin[i, o]], h: Grad[Lin[i, o]]) -> Grad[Lin[i, o]]:
 fn make_adam(l: Lin[i, o]) -> Adam[Lin[i, o]]:
     return Adam(l, lr=0.01)
 
+fn halves(l: Lin[(2*i), o]) -> [i o]:
+    return zeros([i o])
+
+fn from_tuple(t: ([b i], [b o])) -> Lin[i, o]:
+    return Lin[i, o].init(seed=2)
+
+fn cells(l: Lin[i, o]) -> Int:
+    return i * o
+
 fn loss1(l: Lin[i, o], x: [i], y: [o]) -> [] Float:
     return mean((l(x) - y) ** 2.0)
 """
@@ -146,3 +155,12 @@ def test_the_dims_of_a_gradient_or_optimizer_argument_must_agree(mod) -> None:
         mod.sgd_step(small, opt, 0.1)
     with pytest.raises(rt.CheckError, match=r"argument 'opt' expected Adam\[Lin\[i, o\]\], found Grad\[Lin\[3, 4\]\]"):
         mod.adam_step(g, small, *_data(0))
+
+
+def test_dims_from_an_instances_dim_arithmetic_and_from_a_tuple(mod) -> None:
+    assert torch.equal(mod.halves(mod.Lin.of(8, 2).init(seed=0)), torch.zeros(4, 2))
+    with pytest.raises(rt.CheckError, match=r"found model Lin\[5, 2\]: its dim 5 is not \(2\*i\) for any i"):
+        mod.halves(mod.Lin.of(5, 2).init(seed=0))
+    made = mod.from_tuple((torch.ones(2, 3), torch.ones(2, 5)))
+    assert type(made) is mod.Lin.of(3, 5)
+    assert mod.cells(mod.Lin.of(3, 5).init(seed=0)) == 15
