@@ -117,3 +117,42 @@ def test_no_update_fuses_the_scale_into_the_add(mod, fn) -> None:
     with _ScaledAdds() as seen:
         getattr(mod, fn)(m, _inputs(1), *extra)
     assert seen.fused == []
+
+
+REGRESSION = """
+dim F = 4
+
+model Poly:
+    param w: [F 1] = normal(0.0, 0.5)
+    param b: [1] = zeros
+
+fn loss(m: Poly, x: [n F], y: [n 1]) -> [] Float:
+    return smooth_l1(x @ m.w + m.b, y)
+
+fn train(mut m: Poly, x: [n F], y: [n 1]):
+    m -= 0.1 * grad(loss, m, x, y)
+"""
+
+
+def test_pytorch_examples_regression_trains_as_torch_bit_for_bit(tmp_path) -> None:
+    """pytorch/examples' regression (a polynomial of x^1..x^4 fitted with
+    smooth L1), its update `p.add_(-0.1 * p.grad)`, step by step."""
+    path = tmp_path / "regression.qv"
+    path.write_text(REGRESSION)
+    mod = quiver.load(str(path))
+    m = mod.Poly.init(seed=0)
+    w, b = m.w.clone().requires_grad_(True), m.b.clone().requires_grad_(True)
+    gen = torch.Generator().manual_seed(0)
+    w_target, b_target = torch.randn(4, 1, generator=gen) * 5, torch.randn(1, generator=gen) * 5
+    for step in range(STEPS):
+        xs = torch.randn(32, generator=gen).unsqueeze(1)
+        x = torch.cat([xs**i for i in range(1, 5)], 1)
+        y = x @ w_target + b_target
+        mod.train(m, x, y)
+        w.grad = b.grad = None
+        torch.nn.functional.smooth_l1_loss(x @ w + b, y).backward()
+        with torch.no_grad():
+            assert w.grad is not None and b.grad is not None
+            w.add_(-0.1 * w.grad)
+            b.add_(-0.1 * b.grad)
+        assert torch.equal(m.w, w) and torch.equal(m.b, b), f"step {step}: {(m.w - w).abs().max().item()}"
