@@ -213,8 +213,9 @@ def _is_runtime_error_at_a_line(exc: BaseException) -> bool:
 def _load_and_run(path: Path, budget: float, workdir: Path, monkeypatch) -> None:
     try:
         module = quiver.load(str(path))
-    except CheckFailed:
-        pytest.skip("the checker rejects it")
+    except CheckFailed as exc:  # (a fuzzed `# file:` program whose other file broke; a fixture of errors)
+        first = exc.diagnostics[0]
+        pytest.skip(f"the checker rejects {Path(exc.path).name}: {first.code} {first.message}")
     main = getattr(module, "main", None)
     if main is None or inspect.signature(main).parameters:
         return
