@@ -273,18 +273,7 @@ class Compiler:
 
     def spec(self, name: str, t: T.Type, loc: str, sizes: bool = False) -> str:
         if isinstance(t, T.TensorT):
-            dims = []
-            for d in t.dims:
-                v = T.dim_value(d)
-                if v is not None:
-                    dims.append(str(v))
-                elif isinstance(d, T.DimExpr):  # checked at run time once its generic dims are bound
-                    names = DX.generics(d.poly)
-                    linear = DX.linear(d.poly, next(iter(names))) if len(names) == 1 else None
-                    solve = (next(iter(names)), *linear) if linear is not None else None
-                    dims.append(f"rt.DimExpr({d.text!r}, {DX.tree(d.poly)!r}, {solve!r})")
-                else:
-                    dims.append(repr(str(d)))
+            dims = [_dim_spec(d) for d in t.dims]
             shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
             return f"rt.TensorArg({name!r}, {shape}, {elem_expr(t.elem, 'signature')}, {loc})"
         if isinstance(t, T.NumberT):
@@ -297,23 +286,19 @@ class Compiler:
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only
             if (self._fixed(t.dims) or not t.dims) and not generic_self:
                 return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
-            # an instance with generic dims: the family, its dims bound from the argument
-            dims = (
-                "("
-                + "".join(f"{T.dim_value(d)!r}, " if T.dim_value(d) is not None else f"{str(d)!r}, " for d in t.dims)
-                + ")"
-            )
-            options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
-            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}, dims={dims}, options={options})"
+            return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}{self.family_args(t)})"
         if isinstance(t, T.GradT):
             wrt = "" if t.wrt is None else f", wrt={self.wrt_order(t.model, t.wrt)!r}"
-            return f"rt.GradArg({name!r}, {self.fixed_class(t.of, name)}, {loc}{wrt})"
+            cls, family = self.model_of(t.of)
+            return f"rt.GradArg({name!r}, {cls}, {loc}{wrt}{family})"
         if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
             g = t.item
             wrt = "" if g.wrt is None else f", wrt={self.wrt_order(g.model, g.wrt)!r}"
-            return f"rt.GradArg({name!r}, {self.fixed_class(g.of, name)}, {loc}{wrt}, batch=True)"
+            cls, family = self.model_of(g.of)
+            return f"rt.GradArg({name!r}, {cls}, {loc}{wrt}, batch=True{family})"
         if isinstance(t, T.OptimT):
-            return f"rt.OptimArg({name!r}, rt.{t.kind}, {self.fixed_class(t.of, name)}, {loc})"
+            cls, family = self.model_of(t.of)
+            return f"rt.OptimArg({name!r}, rt.{t.kind}, {cls}, {loc}{family})"
         if isinstance(t, T.ModeT):
             return f"rt.ModeArg({name!r}, {loc})"
         if isinstance(t, T.ScheduleT):
@@ -330,14 +315,21 @@ class Compiler:
     def _fixed(dims: tuple[T.Dim, ...]) -> bool:
         return all(T.dim_value(d) is not None for d in dims)
 
-    def fixed_class(self, t: T.ModelT, what: str) -> str:
-        """The class of a gradient's or an optimizer's model: its dims known."""
-        if not self._fixed(t.dims):
-            raise CompileError(
-                f"{what}: a gradient or an optimizer of {t}, whose dims are generic, cannot be a parameter yet; "
-                "give the model's dims"
-            )
-        return self.model_class(t.name, t.dims, t.options)
+    def family_args(self, t: T.ModelT) -> str:
+        """The `dims=` and `options=` of a spec whose model is an instance
+        with generic dims (`Linear[i, o]`): the family's instance, its dims
+        bound from the argument."""
+        dims = "(" + "".join(f"{_dim_spec(d)}, " for d in t.dims) + ")"
+        options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
+        return f", dims={dims}, options={options}"
+
+    def model_of(self, t: T.ModelT) -> tuple[str, str]:
+        """The model of a gradient's or an optimizer's spec: its class where
+        its dims are known; else the family, with the `dims=` and `options=`
+        its instance is checked against."""
+        if self._fixed(t.dims):
+            return self.model_class(t.name, t.dims, t.options), ""
+        return py_name(t.name), self.family_args(t)
 
     def wrt_order(self, model: str, wrt: tuple[str, ...]) -> tuple[str, ...]:
         """A selection in the model's declaration order, as the runtime takes it."""
@@ -402,9 +394,10 @@ class Compiler:
         # Python first (docs/runtime.md, "What runs where").
         body_ident = unchecked_ident(ident) if fn.params else ident
         w.emit(0, f"def {body_ident}({defined}):", at)
-        # Generic dims the body uses as values, or as sizes of its run-time dim
-        # checks, get their size from the arguments.
-        used = {r.name for r in body.refs.values() if r.kind == "generic"}
+        # Generic dims the body names (as values, or in types such as
+        # `Linear[i, o].init(...)` and `zeros([b o])`), or that size its
+        # run-time dim checks, get their size from the arguments.
+        used = _written_names(decl.body)
         for checks in body.dim_checks.values():
             for check in checks:
                 for d in (*check.dims, *(check.count or ())):
@@ -450,27 +443,72 @@ def _refined(t: T.Type) -> bool:
     return False
 
 
+def _dim_spec(d: T.Dim) -> str:
+    """A dim of an argument's spec: its size, a generic dim's name, or an
+    `rt.DimExpr` checked at run time once its generic dims are bound (one
+    written `c*name+k` binds name)."""
+    v = T.dim_value(d)
+    if v is not None:
+        return str(v)
+    if isinstance(d, T.DimExpr):
+        names = DX.generics(d.poly)
+        linear = DX.linear(d.poly, next(iter(names))) if len(names) == 1 else None
+        solve = (next(iter(names)), *linear) if linear is not None else None
+        return f"rt.DimExpr({d.text!r}, {DX.tree(d.poly)!r}, {solve!r})"
+    return repr(str(d))
+
+
+def _written_names(stmts) -> set[str]:
+    """Every name a body writes, as a value or in a type (`i` of `Linear[i, o]`)."""
+    out: set[str] = set()
+    for s in stmts:
+        for n in A.walk(s):
+            if isinstance(n, (A.Name, A.DimName)):
+                out.add(n.name)
+    return out
+
+
+def _sized(fn: FnInfo) -> list[tuple[str, T.TensorT | T.ModelT]]:
+    """The values of a fn's arguments that have sizes, as Python reads them:
+    tensors (`x`, `t[0]` of a tuple) and model instances (`l`, the model of a
+    gradient `g._qv_model` or of an optimizer `opt._qv_cls`)."""
+    out: list[tuple[str, T.TensorT | T.ModelT]] = []
+
+    def add(py: str, t: T.Type) -> None:
+        if isinstance(t, T.StackT) and isinstance(t.item, T.GradT):
+            t = t.item
+        if isinstance(t, T.GradT):
+            py, t = f"{py}._qv_model", t.of
+        elif isinstance(t, T.OptimT):
+            py, t = f"{py}._qv_cls", t.of
+        if isinstance(t, (T.TensorT, T.ModelT)):
+            out.append((py, t))
+        elif isinstance(t, T.TupleT):
+            for k, item in enumerate(t.items):
+                add(f"{py}[{k}]", item)
+
+    for p in fn.params:
+        add(py_name(p.name), p.type)
+    return out
+
+
 def _dim_source(fn: FnInfo, g: str) -> str | None:
     """Python reading generic dim `g`'s size from an argument: `x.shape[1]`,
     or `(x.shape[1] - 1) // 2` from a dim written `(2*g+1)`; a model's dim
-    from an instance given (`self._qv_dims[0]` in a method of Linear[I, O])."""
-    for p in fn.params:
-        if isinstance(p.type, T.ModelT):
-            for i, d in enumerate(p.type.dims):
-                if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{py_name(p.name)}._qv_dims[{i}]"
-    for p in fn.params:
-        if isinstance(p.type, T.TensorT):
-            for i, d in enumerate(p.type.dims):
-                if isinstance(d, T.DimVar) and d.name == g:
-                    return f"{py_name(p.name)}.shape[{_position(p.type, i)}]"
-    for p in fn.params:
-        if isinstance(p.type, T.TensorT):
-            for i, d in enumerate(p.type.dims):
-                linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
-                if linear is not None:
-                    c, k = linear
-                    return f"({py_name(p.name)}.shape[{_position(p.type, i)}] - {k}) // {c}"
+    from an instance given (`self._qv_dims[0]` in a method of Linear[I, O]),
+    models first."""
+    sized = sorted(_sized(fn), key=lambda s: not isinstance(s[1], T.ModelT))
+    for py, t in sized:
+        for i, d in enumerate(t.dims):
+            if isinstance(d, T.DimVar) and d.name == g:
+                return f"{py}._qv_dims[{i}]" if isinstance(t, T.ModelT) else f"{py}.shape[{_position(t, i)}]"
+    for py, t in sized:
+        for i, d in enumerate(t.dims):
+            linear = DX.linear(d.poly, g) if isinstance(d, T.DimExpr) else None
+            if linear is not None:
+                c, k = linear
+                size = f"{py}._qv_dims[{i}]" if isinstance(t, T.ModelT) else f"{py}.shape[{_position(t, i)}]"
+                return f"({size} - {k}) // {c}"
     return None
 
 

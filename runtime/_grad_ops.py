@@ -11,8 +11,12 @@ from ._errors import GradError
 from ._grad_value import Grad, _layout, _operand_text, _selection
 from ._model import Model, ModelStack, model_class_of
 
-# The multi-tensor update torch.optim uses (one kernel launch for all params).
+# Multi-tensor ops (one kernel launch for all params). Never `_foreach_add_`
+# with `alpha=`: its kernel may fuse the multiply into the add (one rounding,
+# an FMA on AVX-512 CPUs and GPUs), where `m - lr * g` rounds twice.
 _foreach_add_ = torch._foreach_add_  # pyright: ignore[reportPrivateImportUsage]
+_foreach_sub_ = torch._foreach_sub_  # pyright: ignore[reportPrivateImportUsage]
+_foreach_mul = torch._foreach_mul  # pyright: ignore[reportPrivateImportUsage]
 
 
 def norm_of_grad(g: Grad) -> torch.Tensor:
@@ -131,8 +135,10 @@ def _leaf_owner(m, path):
 def model_update(m, g, alpha=1):
     """``m += g`` (alpha 1), ``m -= g`` (-1), ``m -= lr * g`` (-lr): every param of
     ``m`` (every selected one, for a gradient with ``wrt``) plus ``alpha`` times
-    its field of ``g``, in place and outside autograd, in one fused
-    multi-tensor step (``torch._foreach_add_``). Buffers are not touched. A
+    its field of ``g``, in place and outside autograd, in multi-tensor steps
+    that round as the written expression does: ``alpha * g`` (``_foreach_mul``),
+    then the sum (``_foreach_add_``), bit for bit what ``m + alpha * g`` gives
+    (``m - lr * g``: negating is exact). Buffers are not touched. A
     param with a refined element type (``NonNeg``...) is updated like an
     assignment, so its values are checked."""
     cls = type(m)
@@ -159,4 +165,9 @@ def model_update(m, g, alpha=1):
             fused_g.append(v.detach())
     if fused_p:
         with torch.no_grad():
-            _foreach_add_(fused_p, fused_g, alpha=alpha)
+            if alpha == 1:
+                _foreach_add_(fused_p, fused_g)
+            elif alpha == -1:
+                _foreach_sub_(fused_p, fused_g)
+            else:
+                _foreach_add_(fused_p, _foreach_mul(fused_g, alpha))

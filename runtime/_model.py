@@ -534,9 +534,9 @@ def field_add(m, name, value, alpha=1) -> None:
 
     The compiler may emit this for ``m.f = m.f + e``, ``m.f = m.f - e`` and
     ``m.f = m.f - s * e`` (alpha = 1, -1, -s, with ``s`` a plain number).  The
-    result, the checks and the errors are those of the plain assignment; the
-    difference is speed: one fused pass (``Tensor.add_(value, alpha=...)``)
-    instead of two temporaries and a copy.  Where the in-place form could
+    result (bit for bit), the checks and the errors are those of the plain
+    assignment; the difference is speed: the sum is written in place
+    (``Tensor.add_``), which saves a temporary and a copy.  Where the in-place form could
     differ it falls back to the plain assignment: a refined element type, an
     ``alpha`` that is not a plain number, a ``value`` that is neither a tensor
     nor a plain number, a ``value`` that overlaps the field's memory (torch
@@ -585,9 +585,9 @@ def field_add(m, name, value, alpha=1) -> None:
     try:
         if value.requires_grad or cur.requires_grad:
             with torch.no_grad():
-                cur.add_(value, alpha=alpha)
+                _add_in_place(cur, value, alpha)
         else:
-            cur.add_(value, alpha=alpha)
+            _add_in_place(cur, value, alpha)
     except RuntimeError as exc:
         if "single memory location" not in str(exc):
             raise
@@ -607,6 +607,19 @@ def _copy_fields(target, value) -> None:
                     _copy_fields(a, b)
         else:
             target.__setattr__(name, v[name])
+
+
+def _add_in_place(cur, value, alpha) -> None:
+    """`cur + alpha * value` into `cur`, rounded as written: the product, then
+    the sum. Never `add_(value, alpha=...)`, whose kernel may fuse the two
+    into one rounding (an FMA on AVX-512 CPUs and GPUs); negating is exact,
+    so `alpha = -s` is `cur - s * value` bit for bit."""
+    if alpha == 1:
+        cur.add_(value)
+    elif alpha == -1:
+        cur.sub_(value)
+    else:
+        cur.add_(value * alpha)
 
 
 def _plain_add(m, name, cur, value, alpha):

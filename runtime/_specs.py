@@ -268,7 +268,7 @@ class ModelArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, str) for d in self.dims)
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
         if self.dims is not None:
@@ -292,27 +292,50 @@ class ModelArg(ArgSpec):
             ):
                 found += _other_class(a)
             self._fail(sig, found)
-        if self.options is not None and any(cls._qv_options.get(k) != v for k, v in self.options.items()):
-            self._fail(sig, f"model {cls._qv_name}")
-        if env is not None:  # the element types of its DType options, for `[.. I] dtype` in the signature
-            for k, v in cls._qv_options.items():
-                if isinstance(v, Elem) and "~" + k not in env:
-                    env["~" + k] = (v, self.label)
-        for d, got in zip(self.dims, cls._qv_dims):
-            if isinstance(d, str):
-                prev = env.get(d) if env is not None else None
-                if prev is None:
-                    if env is not None:
-                        env[d] = (got, self.label)
-                elif prev[0] != got:
-                    raise CheckError(
-                        f"{sig.name}(): dim {d} is {prev[0]} in {prev[1]} but {got} in {self.label} "
-                        f"(expected {self.type_text()}, found model {cls._qv_name})",
-                        self.loc if self.loc is not None else sig.loc,
-                    )
-            elif d != got:
-                self._fail(sig, f"model {cls._qv_name}")
+        _bind_instance(self, cls, env, sig, f"model {cls._qv_name}")
         return cls._qv_torch_device.type != "cpu"
+
+
+def _family_text(family, dims) -> str:
+    """A family's instance as its type is written: `Linear[i, o]`."""
+    return f"{family._qv_name}[{', '.join(map(str, dims))}]"
+
+
+def _bind_instance(spec, cls, env, sig, found) -> None:
+    """An instance class of the spec's family against the spec's `dims` and
+    `options`: an int must be that size, a name (a generic dim of the
+    function) is bound from the instance's dims, consistently across the
+    arguments of one call; the element types of its DType options are bound
+    too, for `[.. I] dtype` in the signature."""
+    if spec.options is not None and any(cls._qv_options.get(k) != v for k, v in spec.options.items()):
+        spec._fail(sig, found)
+    if env is not None:
+        for k, v in cls._qv_options.items():
+            if isinstance(v, Elem) and "~" + k not in env:
+                env["~" + k] = (v, spec.label)
+    for d, got in zip(spec.dims, cls._qv_dims):
+        if isinstance(d, DimExpr):  # `Linear[(2*i), o]`: checked, or binds i
+            want = d.value(env)
+            if want is None and d.solve is not None and env is not None:
+                name, c, k = d.solve
+                if (got - k) % c:
+                    spec._fail(sig, f"{found}: its dim {got} is not {d} for any {name}")
+                env[name] = ((got - k) // c, spec.label)
+            elif want is not None and got != want:
+                spec._fail(sig, f"{found}: its dim {got} must be {d} = {want}")
+        elif isinstance(d, str):
+            prev = env.get(d) if env is not None else None
+            if prev is None:
+                if env is not None:
+                    env[d] = (got, spec.label)
+            elif prev[0] != got:
+                raise CheckError(
+                    f"{sig.name}(): dim {d} is {prev[0]} in {prev[1]} but {got} in {spec.label} "
+                    f"(expected {spec.type_text()}, found {found})",
+                    spec.loc if spec.loc is not None else sig.loc,
+                )
+        elif d != got:
+            spec._fail(sig, found)
 
 
 def _other_class(a) -> str:
@@ -325,27 +348,55 @@ def _other_class(a) -> str:
 class GradArg(ArgSpec):
     """A ``Grad[M]`` parameter: a gradient of model class M, fields of the params'
     shapes and dtypes; ``wrt`` (top-level param names) for ``Grad[M, wrt=[...]]``,
-    ``batch=True`` for a batched gradient ``[b] Grad[M]``."""
+    ``batch=True`` for a batched gradient ``[b] Grad[M]``. With ``dims``
+    (``Grad[Linear[i, o]]``), ``cls`` is the family (``rt.GenericModel``): a
+    gradient of any instance whose dims fit, as ``ModelArg`` takes them."""
 
-    __slots__ = ("cls", "layout")
+    __slots__ = ("cls", "layout", "wrt", "batch", "dims", "options")
 
-    def __init__(self, name, cls, loc=None, wrt=None, batch=False):
+    def __init__(self, name, cls, loc=None, wrt=None, batch=False, dims=None, options=None):
         super().__init__(name, loc)
         self.cls = cls
-        self.layout = _layout(cls, _selection(cls, wrt, f"rt.GradArg({name!r})"), bool(batch))
+        self.batch = bool(batch)
+        self.dims = tuple(dims) if dims is not None else None
+        self.options = dict(options) if options is not None else None
+        if self.dims is None:
+            self.wrt = None
+            self.layout = _layout(cls, _selection(cls, wrt, f"rt.GradArg({name!r})"), self.batch)
+        else:  # the layout is the instance's, known at the call
+            self.wrt = None if wrt is None else tuple(wrt)
+            self.layout = None
+
+    @property
+    def generic(self):
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
-        return self.layout.text
+        if self.layout is not None:
+            return self.layout.text
+        text = f"Grad[{_family_text(self.cls, self.dims)}" + (
+            "" if self.wrt is None else f", wrt=[{', '.join(self.wrt)}]"
+        )
+        return ("[b] " if self.batch else "") + text + "]"
 
     def _check(self, a, env, sig):
         if type(a) is not Grad:
             self._fail(sig, describe(a))
-        if a._qv_model is not self.cls:
+        lay = self.layout
+        if lay is None:
+            cls = a._qv_model
+            if getattr(cls, "_qv_generic", None) is not self.cls:
+                found = describe(a)
+                if getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name:
+                    found += " of another class of that name (from another load of the file)"
+                self._fail(sig, found)
+            _bind_instance(self, cls, env, sig, describe(a))
+            lay = _layout(cls, _selection(cls, self.wrt, f"rt.GradArg({self.name!r})"), self.batch)
+        elif a._qv_model is not self.cls:
             found = describe(a)
             if a._qv_model._qv_name == self.cls._qv_name:
                 found += " of another class of that name (from another load of the file)"
             self._fail(sig, found)
-        lay = self.layout
         if a._qv_layout is not lay:
             self._fail(sig, describe(a))
         if a._qv_trusted:
@@ -366,24 +417,41 @@ class GradArg(ArgSpec):
 
 class OptimArg(ArgSpec):
     """An optimizer parameter ``Adam[M]``: ``kind`` is ``rt.SGD``, ``rt.Adam`` or
-    ``rt.AdamW`` (exactly that kind: an AdamW is not an Adam), for model class M."""
+    ``rt.AdamW`` (exactly that kind: an AdamW is not an Adam), for model class M;
+    with ``dims`` (``Adam[Linear[i, o]]``), ``cls`` is the family and the
+    optimizer's model any instance whose dims fit, as ``ModelArg`` takes them."""
 
-    __slots__ = ("kind", "cls")
+    __slots__ = ("kind", "cls", "dims", "options")
 
-    def __init__(self, name, kind, cls, loc=None):
+    def __init__(self, name, kind, cls, loc=None, dims=None, options=None):
         super().__init__(name, loc)
         if not (isinstance(kind, type) and issubclass(kind, Optimizer) and kind is not Optimizer):
             raise TypeError(f"OptimArg kind must be rt.SGD, rt.Adam or rt.AdamW, found {kind!r}")
         self.kind = kind
         self.cls = cls
+        self.dims = tuple(dims) if dims is not None else None
+        self.options = dict(options) if options is not None else None
+
+    @property
+    def generic(self):
+        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
 
     def type_text(self) -> str:
-        return f"{self.kind._qv_kind}[{self.cls._qv_name}]"
+        of = self.cls._qv_name if self.dims is None else _family_text(self.cls, self.dims)
+        return f"{self.kind._qv_kind}[{of}]"
 
     def _check(self, a, env, sig):
         if type(a) is not self.kind:
             self._fail(sig, describe(a))
-        if a._qv_cls is not self.cls:
+        if self.dims is not None:
+            cls = a._qv_cls
+            if getattr(cls, "_qv_generic", None) is not self.cls:
+                found = describe(a)
+                if getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name:
+                    found += " of another class of that name (from another load of the file)"
+                self._fail(sig, found)
+            _bind_instance(self, cls, env, sig, describe(a))
+        elif a._qv_cls is not self.cls:
             found = describe(a)
             if a._qv_cls._qv_name == self.cls._qv_name:
                 found += " of another class of that name (from another load of the file)"
