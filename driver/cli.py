@@ -209,6 +209,7 @@ def cmd_run(args) -> int:
     from quiver import runtime as rt
     from quiver.runtime import _device, _dist
 
+    checks_before = rt.checks.enabled
     if args.no_checks:
         rt.checks.enabled = False
     started = time.perf_counter()
@@ -247,6 +248,7 @@ def cmd_run(args) -> int:
     finally:
         _end_metrics(shown)
         _device.restore(before)  # (for a caller in the same process: tests)
+        rt.checks.enabled = checks_before  # --no-checks holds for this run only
         if undo_compile is not None:  # --compile
             undo_compile()
     if args.timing and _dist.rank() == 0:

@@ -317,3 +317,14 @@ def test_an_internal_failure_of_quiver_exits_two_without_a_traceback(tmp_path: P
 def test_usage_errors_exit_two(capsys) -> None:
     assert run(capsys, "run")[0] == 2
     assert run(capsys, "nonsense")[0] == 2
+
+
+def test_no_checks_holds_for_its_run_only(tmp_path: Path, capsys) -> None:
+    # `quiver run --no-checks` called in-process (a notebook, a test) left every
+    # later program of the process unchecked
+    from quiver import runtime as rt
+
+    p = write(tmp_path, "fn main():\n    print(1)\n")
+    assert rt.checks.enabled
+    assert run(capsys, "run", str(p), "--no-checks")[0] == 0
+    assert rt.checks.enabled
