@@ -2905,6 +2905,9 @@ W0204 = _code(
     to `[b 28 28]` is not), in the order the products are written: `(NH*HD)`
     holds NH then HD, also in a model's field once its dims are put in;
     a factor that is not a name, such as `(H/PH)`, is compared as written.
+    A product in a param's own type (`param W: [I (Hd*Heads)]`) is a size,
+    not a layout: the weight's columns hold whatever the program reads them
+    as, so `reshape(h @ self.W, [n Heads Hd])` may split it in any order.
     Silence with `# quiver: ignore[W0204]`.
     """,
     """

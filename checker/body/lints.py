@@ -220,8 +220,17 @@ class Lints:
         dst_groups = [_factors(d) for d in dst.dims]
         fix = None
         if all(g is not None for g in src_groups + dst_groups):
-            src_f = [f for g in src_groups for f in g or ()]
             dst_f = [f for g in dst_groups for f in g or ()]
+            # A product written in a param's type (`W: [I (Hd*Heads)]`) is a size,
+            # not a layout: what the weight's columns hold is whatever the program
+            # reads them as, so `reshape(h @ W, [n Heads Hd])` (GAT's `.view`) is
+            # no reorder. Its factors take the target's order.
+            free = self._weight_products(x)
+            src_groups = [
+                _in_order_of(g, dst_f) if g is not None and len(g) > 1 and str(d) in free else g
+                for d, g in zip(src.dims, src_groups)
+            ]
+            src_f = [f for g in src_groups for f in g or ()]
             if src_f != dst_f and sorted(src_f) == sorted(dst_f):
                 if fixable:
                     fix = self._reshape_fix(call, x, shape_arg, src_groups, dst_groups, src_f, dst_f)
@@ -245,6 +254,27 @@ class Lints:
             fix = _permuted_fix(call, x, shape_arg, src.dims, dst.dims)
         order = " ".join(str(d) for d in src.dims)
         self.diags.append(C.W0204.at(call.span, source=str(src), target=str(dst), dim=moved, order=order, fix=fix))
+
+    def _weight_products(self, x: A.Expr, depth: int = 0) -> set[str]:
+        """The product dims (as printed) of the model params that `x` reads,
+        through locals assigned once: the dims whose factor order is free."""
+        out: set[str] = set()
+        if depth > 8:
+            return out
+        for node in A.walk(x):
+            if isinstance(node, A.Field):
+                obj = self.c.types.get(node.value)
+                model = self.c.g.model(obj) if isinstance(obj, T.ModelT) else None
+                f = model.field(node.name.text) if model is not None else None
+                if f is not None and f.kind == "param" and isinstance(f.type, T.TensorT):
+                    field_type = self.c.types.get(node)
+                    dims = field_type.dims if isinstance(field_type, T.TensorT) else f.type.dims
+                    out.update(str(d) for d in dims if isinstance(d, T.DimExpr))
+            elif isinstance(node, A.Name):
+                ref = self.c.refs.get(node)
+                if ref is not None and ref.kind == "local" and len(ref.defs) == 1 and ref.defs[0] in self.values:
+                    out |= self._weight_products(self.values[ref.defs[0]], depth + 1)
+        return out
 
     def _reshape_fix(self, call, x, shape_arg, src_groups, dst_groups, src_f, dst_f) -> Fix:
         split_src = all(len(g) <= 1 for g in src_groups)
@@ -667,6 +697,13 @@ def _very_negative(e: A.Node) -> bool:
         return True
     v = _number(e)
     return v is not None and v <= -1e4
+
+
+def _in_order_of(group: tuple[str, ...], order: list[str]) -> tuple[str, ...]:
+    """A product's factors in the order they appear in `order` (when each does)."""
+    if not all(f in order for f in group):
+        return group
+    return tuple(sorted(group, key=order.index))
 
 
 def _factors(d: T.Dim) -> tuple[str, ...] | None:
