@@ -286,6 +286,8 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         # so after a name followed by a type the colon is what is missing.
         expected = {"COLON"}
     hint = _bracket_hint(stack, token)
+    if hint is None and token.type == "COLON" and "EQUAL" in expected:
+        hint = ANNOTATION_HINT  # `x: [3] = ...`, a target with Python's annotation
     found = _found(token) if hint is None else f"{_found(token)} ({hint})"
     in_args = context in (
         " in the argument list",
@@ -298,6 +300,7 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
 
 UNEXPECTED_INDENT = "is indented more than its block"
 
+ANNOTATION_HINT = "an assignment takes no type: the name has its value's type, as in x = zeros([3])"
 ANY_RANK_HINT = "[..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D]"
 INDEX_HINT = (
     "indexing takes one index or one slice, of the first dim: x[i], x[i:j]; "

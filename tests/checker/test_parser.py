@@ -533,3 +533,15 @@ def test_mutated_programs_never_raise(data) -> None:
 @given(st.binary(max_size=200))
 def test_random_bytes_never_raise(data: bytes) -> None:
     assert not check_bytes(data).internal_errors
+
+
+def test_an_annotated_assignment_is_one_syntax_error_and_binds_its_name() -> None:
+    # `x: [3] = zeros([3])`, as Python writes a type: the statement is skipped,
+    # and its name is known after it (no E0101 at `print(x)`)
+    src = "fn main():\n    x: [3] = zeros([3])\n    print(x)\n"
+    (d,) = check_text(src).diagnostics
+    assert (d.code, src[d.span.start : d.span.end]) == ("E0003", ":")
+    assert d.message == (
+        "expected ',', '=' or the end of the line, found ':' "
+        "(an assignment takes no type: the name has its value's type, as in x = zeros([3]))"
+    )
