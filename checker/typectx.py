@@ -610,7 +610,6 @@ def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]
     return "[" + ", ".join(parts) + "]"
 
 
-
 def _divides(e: A.Expr) -> bool:
     """Whether a constant's expression divides with `/` (which makes a Float)."""
     return any(isinstance(n, A.Binary) and n.op == "/" for n in A.walk(e))
