@@ -390,6 +390,12 @@ class TypeContext:
         function's signature (`fn f(blk: Block[E, bias=bias])`), no option
         is generic, as a dim may be."""
         name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is not None and self.kind(name) == "const":
+            # a constant of another kind than the option's: say which (`bias=ONE`, an Int)
+            value = self.names.const_values.get(name)
+            kind = value[0] if isinstance(value, tuple) else None
+            word = {"Int": "an Int", "Float": "a Float", "Bool": "a Bool", "Str": "a string"}.get(kind or "")
+            return f", found '{name}', {word} constant" if word else ""
         if name is None or self.where != "signature" or self.kind(name) is not None:
             return ""
         example = "True" if isinstance(default, bool) else default if isinstance(default, str) else repr(default)
