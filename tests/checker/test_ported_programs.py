@@ -257,6 +257,20 @@ def test_a_literal_of_names_is_typed_and_checked() -> None:
     """)
 
 
+def test_torch_s_list_of_tensors_in_stack_or_concat_is_one_diagnostic() -> None:
+    # torch.stack([a, b]) and torch.cat([a, b], dim=0) ported as written: the
+    # list says what to write, and concat's count of arguments is not said too
+    check("""
+    fn main():
+        t = ones([3])
+        s = stack([t, t])
+    #             ^^^^^^ E0301: tensor literal: expected numbers, found t, tensor [3] (a list of tensors is not a value: stack(t, t) joins them along a new dim, concat(a, b, over=D) along one of theirs)
+        c = concat([t, t], over=0)
+    #              ^^^^^^ E0301: tensor literal: expected numbers, found t, tensor [3] (a list of tensors is not a value: stack(t, t) joins them along a new dim, concat(a, b, over=D) along one of theirs)
+        print(s, c)
+    """)
+
+
 def test_a_literal_of_names_uses_its_names() -> None:
     src = """
     fn main():
