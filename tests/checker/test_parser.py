@@ -228,6 +228,10 @@ def test_items_are_cut_at_column_zero() -> None:
             ("E0003", "expected 'from' after the extern signature, found the end of the line", "\n"),
         ),
         ("fn main():\n    x = 1 +* 2\n", ("E0003", "expected an expression, found '*'", "*")),
+        (
+            "fn c(x: [3] Index[2.5]) -> Int:\n    return 1\n",
+            ("E0003", "expected ',' or ']' in the brackets, found number 2.5 (a dim is a whole number)", "2.5"),
+        ),
         ("fn main():\n    print('a)\n", ("E0008", "unterminated string: the closing quote is missing", "'a)")),
         ("fn main():\n    x = 2 ? 3\n", ("E0002", "unexpected character '?'", "?")),
         (
