@@ -613,3 +613,25 @@ def dump(node: object) -> object:
     if isinstance(node, tuple):
         return tuple(dump(x) for x in node)
     return node
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def dim_text(d: Dim, parent: int = 0, right: bool = False) -> str:
+    """A dim as written, with the parentheses its operators need (without the
+    outer ones): `T*E`, `(H-K)/S+1`."""
+    if isinstance(d, DimName):
+        return d.name
+    if isinstance(d, DimInt):
+        return str(d.value)
+    prec = _PRECEDENCE.get(d.op, 2)
+    text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
+    # a - (b - c) and a / (b * c) keep their parentheses, and so does any
+    # part the user wrote in parentheses (`(H/PH)*W`)
+    return f"({text})" if parent and (d.parens or prec < parent or (prec == parent and right)) else text
+
+
+def written_dim(d: Dim) -> str:
+    """One dim of a shape as written: `b`, `64`, `(T*E)`."""
+    return f"({dim_text(d)})" if isinstance(d, DimBinary) else dim_text(d)

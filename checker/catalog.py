@@ -59,7 +59,7 @@ class Code:
     ) -> LocalDiagnostic:
         if set(args) != self.placeholders:
             raise TypeError(f"{self.code} needs {sorted(self.placeholders)}, got {sorted(args)}")
-        args = _shown(args)
+        args = _clipped(_shown(args))
         if fix is None:
             # A "did you mean" hint whose diagnostic is on the misspelt name:
             # replacing the name is the fix.
@@ -82,6 +82,23 @@ class Code:
         # W0001's bidirectional control, named rather than reordering the page around it
         text = re.sub("[\u202a-\u202e\u2066-\u2069]", lambda m: f"<U+{ord(m.group()):04X}>", text)
         return re.sub(r"\d{80,}", lambda m: f"{m.group()[:6]}...{m.group()[-6:]} ({len(m.group()):,} digits)", text)
+
+
+# The longest a text from the user may stand in a message: a 200,000-letter
+# name or f-string field is shown by its ends, not echoed whole in every reply.
+MAX_SHOWN = 1000
+
+
+def _clipped(args: dict[str, object]) -> dict[str, object]:
+    long = [k for k, v in args.items() if isinstance(v, str) and len(v) > MAX_SHOWN]
+    if not long:
+        return args
+    out = dict(args)
+    for k in long:
+        text = str(args[k])
+        head, tail = MAX_SHOWN // 2, MAX_SHOWN // 10
+        out[k] = f"{text[:head]} … ({len(text) - head - tail:,} characters) … {text[-tail:]}"
+    return out
 
 
 def _shown(args: dict[str, object]) -> dict[str, object]:

@@ -346,7 +346,7 @@ def model_divisions(item: A.ModelDecl, dims: tuple[str, ...]) -> Divisions:
                 and DX.value(den) is not None
             ):
                 continue
-            found.setdefault((num, den), f"({DX.render(num)}/{DX.render(den)})")
+            found.setdefault((num, den), A.written_dim(node))  # as written: (Ci/(M*G)), not (Ci/G*M)
     return tuple((text, num, den) for (num, den), text in found.items())
 
 

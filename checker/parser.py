@@ -748,8 +748,10 @@ def _lines(text: str):
         yield start, len(text)
 
 
+# `for x`, `x = `, `a, b = `, `x += `, and Python's annotated `x: T = `
 _BOUND = re.compile(
-    r"(?:^|(?<=\r))[ \t\f]*(?:for[ \t\f]+([^\W\d]\w*)|((?:[^\W\d]\w*[ \t\f]*,[ \t\f]*)*[^\W\d]\w*)[ \t\f]*(?:[-+*/]?=)(?!=))",
+    r"(?:^|(?<=\r))[ \t\f]*(?:for[ \t\f]+([^\W\d]\w*)|((?:[^\W\d]\w*[ \t\f]*,[ \t\f]*)*[^\W\d]\w*)[ \t\f]*"
+    r"(?::[^=\r\n]*)?(?:[-+*/]?=)(?!=))",
     re.M,
 )
 

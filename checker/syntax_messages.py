@@ -286,7 +286,15 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
         # so after a name followed by a type the colon is what is missing.
         expected = {"COLON"}
     hint = _bracket_hint(stack, token)
+    if hint is None and token.type == "COLON" and "EQUAL" in expected:
+        hint = ANNOTATION_HINT  # `x: [3] = ...`, a target with Python's annotation
     found = _found(token) if hint is None else f"{_found(token)} ({hint})"
+    digits = _digits_before(token, text)
+    if digits:
+        # `[2.5]`: where only an integer may stand, the lexer read `2` and then
+        # `.5`; the number the user wrote is `2.5`
+        span = Span(span.start - len(digits), span.end)
+        found = f"number {digits}{token} (a dim is a whole number)"
     in_args = context in (
         " in the argument list",
         " in the parameter list",
@@ -298,11 +306,29 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
 
 UNEXPECTED_INDENT = "is indented more than its block"
 
+ANNOTATION_HINT = "an assignment takes no type: the name has its value's type, as in x = zeros([3])"
 ANY_RANK_HINT = "[..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D]"
 INDEX_HINT = (
     "indexing takes one index or one slice, of the first dim: x[i], x[i:j]; "
     "to slice another dim, move it to the front with permute first"
 )
+
+
+def _digits_before(token: Token, text: str) -> str:
+    """The integer part the lexer cut off a `.5` it found (`2` of `2.5`)."""
+    if token.type != "FLOAT" or not str(token).startswith(".") or token.start_pos is None:
+        return ""
+    start = token.start_pos
+    while start > 0 and (text[start - 1].isdigit() or text[start - 1] == "_"):
+        start -= 1
+    if (
+        start == token.start_pos
+        or not text[start].isdigit()
+        or start
+        and (text[start - 1].isalpha() or text[start - 1] == "_")
+    ):
+        return ""  # nothing cut off, or the end of a name (`a1.5`)
+    return text[start : token.start_pos]
 
 
 def _bracket_hint(stack: list, token: Token) -> str | None:

@@ -11,6 +11,7 @@ from . import ast as A
 from . import catalog as C
 from . import dimexpr as DX
 from . import types as T
+from .ast import dim_text, written_dim
 from .diagnostics import LocalDiagnostic
 from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
 
@@ -363,7 +364,7 @@ class TypeContext:
                     span,
                     expr=text,
                     reason=f"in {written}{_bracket_text(args, options)} it is {n}/{d}, not a whole number: "
-                    f"{text[1:-1].rpartition('/')[2]} must divide {text[1:-1].rpartition('/')[0]}",
+                    "{1} must divide {0}".format(*_division_sides(text)),
                 )
             )
             return T.UNKNOWN
@@ -389,6 +390,12 @@ class TypeContext:
         function's signature (`fn f(blk: Block[E, bias=bias])`), no option
         is generic, as a dim may be."""
         name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is not None and self.kind(name) == "const":
+            # a constant of another kind than the option's: say which (`bias=ONE`, an Int)
+            value = self.names.const_values.get(name)
+            kind = value[0] if isinstance(value, tuple) else None
+            word = {"Int": "an Int", "Float": "a Float", "Bool": "a Bool", "Str": "a string"}.get(kind or "")
+            return f", found '{name}', {word} constant" if word else ""
         if name is None or self.where != "signature" or self.kind(name) is not None:
             return ""
         example = "True" if isinstance(default, bool) else default if isinstance(default, str) else repr(default)
@@ -564,6 +571,27 @@ def _inexact_division(sig: ModelSig, dims: list[T.Dim]) -> tuple[str, int, int] 
     return None
 
 
+def _division_sides(text: str) -> tuple[str, str]:
+    """`Ci` and `M*G` of `(Ci/(M*G))`: split at its last `/` outside
+    parentheses (the division's own), each side without its parentheses."""
+    inner, depth, at = text[1:-1], 0, 0
+    for i, ch in enumerate(inner):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "/" and depth == 0:
+            at = i
+    return _unwrapped(inner[:at]), _unwrapped(inner[at + 1 :])
+
+
+def _unwrapped(side: str) -> str:
+    """`M*G` of `(M*G)`; `(a+b)*(c+d)` as it is (its first parenthesis closes early)."""
+    depth = 0
+    for i, ch in enumerate(side):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return side[1:-1] if i == len(side) - 1 and side.startswith("(") else side
+    return side
+
+
 def _dims_wanted(sig: ModelSig) -> str:
     """`3 dims (I, O, K)`, `3 to 5 dims (Ci, Co, K, stride, padding)`."""
     n, least = len(sig.dims), len(sig.dims) - len(sig.defaults)
@@ -588,9 +616,6 @@ def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]
     return "[" + ", ".join(parts) + "]"
 
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
-
-
 def _divides(e: A.Expr) -> bool:
     """Whether a constant's expression divides with `/` (which makes a Float)."""
     return any(isinstance(n, A.Binary) and n.op == "/" for n in A.walk(e))
@@ -612,22 +637,3 @@ def _index_problem(e: A.ElemType) -> str:
             f"declare the dim (`dim K = {dim_text(e.args[0])}`) and write Index[K]"
         )
     return "Index takes one dim, its name or a number, as in Index[C]"
-
-
-def dim_text(d: A.Dim, parent: int = 0, right: bool = False) -> str:
-    """A dim as written, with the parentheses its operators need (without the
-    outer ones): `T*E`, `(H-K)/S+1`."""
-    if isinstance(d, A.DimName):
-        return d.name
-    if isinstance(d, A.DimInt):
-        return str(d.value)
-    prec = _PRECEDENCE.get(d.op, 2)
-    text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
-    # a - (b - c) and a / (b * c) keep their parentheses, and so does any
-    # part the user wrote in parentheses (`(H/PH)*W`)
-    return f"({text})" if parent and (d.parens or prec < parent or (prec == parent and right)) else text
-
-
-def written_dim(d: A.Dim) -> str:
-    """One dim of a shape as written: `b`, `64`, `(T*E)`."""
-    return f"({dim_text(d)})" if isinstance(d, A.DimBinary) else dim_text(d)

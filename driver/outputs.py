@@ -16,7 +16,8 @@ write into is usually the user's project, which is untrusted: a
   link's target), which then takes the name with `os.replace` (a rename
   replaces a link at the name, never what it points to). A reader sees the
   old file or the new one, never half of one; the file keeps the
-  permissions of the one it replaces.
+  read/write/execute permissions of the one it replaces (not its setuid,
+  setgid or sticky bit).
 - **Appending** opens with O_APPEND|O_NOFOLLOW, and a file written as a
   stream (a run's metrics) is first put in place empty, as above, and then
   written through that same descriptor.
@@ -82,7 +83,8 @@ def _mode_for(path: str, dir_fd: int | None, mode: int | None) -> int:
     if mode is not None:
         return mode
     try:
-        return stat.S_IMODE(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        # its read/write/execute bits only: never setuid, setgid or sticky from a file that may be planted
+        return stat.S_IMODE(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode) & 0o777
     except (OSError, ValueError):
         umask = os.umask(0)
         os.umask(umask)

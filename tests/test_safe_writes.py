@@ -58,6 +58,16 @@ def test_write_file_replaces_whole_and_keeps_the_permissions(tmp_path: Path) -> 
     assert os.listdir(tmp_path) == ["f.txt"]
 
 
+def test_a_replaced_file_s_setuid_setgid_and_sticky_bits_are_not_kept(tmp_path: Path) -> None:
+    # a file planted at the name (runs/prog/metrics.png, mode 6777) lends its
+    # read/write/execute bits, never setuid or setgid to the file Quiver writes
+    path = tmp_path / "metrics.png"
+    path.write_text("planted")
+    path.chmod(0o7755)
+    outputs.write_file(path, b"new")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o755
+
+
 def test_a_new_file_gets_the_umask_permissions(tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:

@@ -625,9 +625,17 @@ class CallRules:
         if rule.raw:
             return rule.check(self, node, b, args, env, paren)
         params = [(p.name, p.required, p.keyword_only) for p in b.params]
+        before = len(self.diags)
         matched = self.bind_args(b.name, params, args, paren, b.variadic)
         if matched is None:
+            counted = len(self.diags)
             self._eval_args(args, env)
+            # torch's list of tensors (`concat([a, b], over=D)`): the list's own
+            # E0301 says what to write, so the count of arguments is not said too
+            lists = {a.node.span for a in args if a.keyword is None and isinstance(a.node, A.NameList)}
+            said = any(d.code == "E0301" and d.span in lists for d in self.diags[counted:])
+            if said and counted == before + 1 and self.diags[before].code == "E0401":
+                del self.diags[before]
             return T.UNKNOWN
         bound, _ = matched
         outer, self.builtin_now = self.builtin_now, b.name

@@ -409,21 +409,30 @@ class ExpressionRules:
         """`[x, y]` of plain numbers is a `[2]` tensor: Float when one of them
         is a Float, else i64, as a literal of the numbers themselves."""
         kinds: list[str] = []
+        tensors: list[tuple[A.Name, T.TensorT]] = []
         for n in e.items:
             t = self.value(n, env)
             if isinstance(t, T.UnknownT):
                 kinds.append("?")
             elif isinstance(t, T.NumberT) and t.kind in ("Int", "Float"):
                 kinds.append(t.kind)
+            elif isinstance(t, T.TensorT):
+                tensors.append((n, t))
+                kinds.append("?")
             else:
-                if isinstance(t, T.TensorT):
-                    found = f"{T.describe(t)} (stack(...) joins tensors into one)"
-                else:
-                    found = T.describe(t)
                 self.diags.append(
-                    C.E0301.at(n.span, context="item of a tensor literal: ", expected="a number", found=found)
+                    C.E0301.at(n.span, context="item of a tensor literal: ", expected="a number", found=T.describe(t))
                 )
                 kinds.append("?")
+        if tensors:
+            # torch's list of tensors (`torch.stack([a, b])`): one mistake, said once, at the list
+            n, t = tensors[0]
+            names = ", ".join(i.name for i in e.items)
+            found = (
+                f"{n.name}, {T.describe(t)} (a list of tensors is not a value: stack({names}) "
+                f"joins them along a new dim, concat(a, b, over=D) along one of theirs)"
+            )
+            self.diags.append(C.E0301.at(e.span, context="tensor literal: ", expected="numbers", found=found))
         if "?" in kinds:
             return T.UNKNOWN
         return T.TensorT((T.DimLit(len(kinds)),), T.F32 if "Float" in kinds else T.I64)

@@ -999,3 +999,24 @@ def test_the_methods_of_a_second_model_of_a_name_see_its_own_options() -> None:
     ]
     assert incremental_equals_fresh(src, duplicated) == expected
     assert incremental_equals_fresh(duplicated, src) == []
+
+
+def test_e0212_of_an_instance_shows_the_division_as_written() -> None:
+    # `(Ci/(G*M))` printed as `(Ci/G*M)` read as (Ci/G)*M, another expression;
+    # a product keeps its written order, and a factor of 1 stays as written (issue 36)
+    src = (
+        "model Conv[Ci, M, G]:\n    param w: [(Ci/(M*G))] = zeros\n    param v: [(Ci/(G*1))] = zeros\n\n"
+        "fn use(a: Conv[5, 1, 2], b: Conv[5, 2, 1]) -> Int:\n    return 0\n"
+    )
+    assert spanned(src) == [
+        (
+            "E0212",
+            "dim expression (Ci/(M*G)): in Conv[5, 1, 2] it is 5/2, not a whole number: M*G must divide Ci",
+            "Conv[5, 1, 2]",
+        ),
+        (
+            "E0212",
+            "dim expression (Ci/(M*G)): in Conv[5, 2, 1] it is 5/2, not a whole number: M*G must divide Ci",
+            "Conv[5, 2, 1]",
+        ),
+    ]

@@ -101,7 +101,17 @@ def test_changing_the_constant_changes_the_type() -> None:
 
 def test_a_constant_of_another_kind_is_no_option_value() -> None:
     text = NORM + 'const TAG = "x"\n\nmodel Net:\n    param norm: RMSNorm[E, eps=TAG]\n'
-    assert diags(text) == [("E0911", "RMSNorm takes a number for its option eps", "eps=TAG")]
+    assert diags(text) == [
+        ("E0911", "RMSNorm takes a number for its option eps, found 'TAG', a string constant", "eps=TAG")
+    ]
+    # the message names what was given (an Int constant for a Bool option)
+    text = (
+        NORM
+        + "const ONE = 1\n\nmodel Lin[D, bias: Bool = True]:\n    param w: [D] = ones\n\nmodel Net:\n    param l: Lin[E, bias=ONE]\n"
+    )
+    assert diags(text) == [
+        ("E0911", "Lin takes True or False for its option bias, found 'ONE', an Int constant", "bias=ONE")
+    ]
 
 
 def test_a_function_is_not_generic_over_options() -> None:

@@ -228,6 +228,10 @@ def test_items_are_cut_at_column_zero() -> None:
             ("E0003", "expected 'from' after the extern signature, found the end of the line", "\n"),
         ),
         ("fn main():\n    x = 1 +* 2\n", ("E0003", "expected an expression, found '*'", "*")),
+        (
+            "fn c(x: [3] Index[2.5]) -> Int:\n    return 1\n",
+            ("E0003", "expected ',' or ']' in the brackets, found number 2.5 (a dim is a whole number)", "2.5"),
+        ),
         ("fn main():\n    print('a)\n", ("E0008", "unterminated string: the closing quote is missing", "'a)")),
         ("fn main():\n    x = 2 ? 3\n", ("E0002", "unexpected character '?'", "?")),
         (
@@ -533,3 +537,15 @@ def test_mutated_programs_never_raise(data) -> None:
 @given(st.binary(max_size=200))
 def test_random_bytes_never_raise(data: bytes) -> None:
     assert not check_bytes(data).internal_errors
+
+
+def test_an_annotated_assignment_is_one_syntax_error_and_binds_its_name() -> None:
+    # `x: [3] = zeros([3])`, as Python writes a type: the statement is skipped,
+    # and its name is known after it (no E0101 at `print(x)`)
+    src = "fn main():\n    x: [3] = zeros([3])\n    print(x)\n"
+    (d,) = check_text(src).diagnostics
+    assert (d.code, src[d.span.start : d.span.end]) == ("E0003", ":")
+    assert d.message == (
+        "expected ',', '=' or the end of the line, found ':' "
+        "(an assignment takes no type: the name has its value's type, as in x = zeros([3]))"
+    )

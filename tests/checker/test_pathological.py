@@ -434,3 +434,15 @@ def test_a_sum_just_under_the_limit_checks_and_compiles() -> None:
     a = check_text(src)
     assert a.diagnostics == [] and not a.internal_errors
     assert compile_program(a, "x.qv").source.count(" + ") >= MAX_CHAIN
+
+
+def test_a_huge_name_or_field_is_shown_by_its_ends_in_the_message() -> None:
+    # a 200,000-letter name was echoed whole in E0101's message (and an
+    # f-string's unreadable field in E0013's): 200 KB in every reply
+    name = "a" * 200_000
+    (d,) = check_text(f"fn main():\n    print({name})\n").diagnostics
+    assert d.code == "E0101"
+    assert d.message == f"unknown name '{'a' * 500} … (199,400 characters) … {'a' * 100}'"
+    field = "(" * 50_000 + "x" + ")" * 50_000
+    (d,) = check_text(f'fn main():\n    x = 1\n    print(f"{{{field}}}")\n').diagnostics
+    assert d.code == "E0013" and len(d.message) < 1200

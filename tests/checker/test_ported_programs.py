@@ -253,8 +253,21 @@ def test_a_literal_of_names_is_typed_and_checked() -> None:
     #             ^^^^ E0110: 'main' is a function, not a value
         t = ones([3])
         print(w, [t, t])
-    #             ^ E0301: item of a tensor literal: expected a number, found tensor [3] (stack(...) joins tensors into one)
-    #                ^ E0301: item of a tensor literal: expected a number, found tensor [3] (stack(...) joins tensors into one)
+    #            ^^^^^^ E0301: tensor literal: expected numbers, found t, tensor [3] (a list of tensors is not a value: stack(t, t) joins them along a new dim, concat(a, b, over=D) along one of theirs)
+    """)
+
+
+def test_torch_s_list_of_tensors_in_stack_or_concat_is_one_diagnostic() -> None:
+    # torch.stack([a, b]) and torch.cat([a, b], dim=0) ported as written: the
+    # list says what to write, and concat's count of arguments is not said too
+    check("""
+    fn main():
+        t = ones([3])
+        s = stack([t, t])
+    #             ^^^^^^ E0301: tensor literal: expected numbers, found t, tensor [3] (a list of tensors is not a value: stack(t, t) joins them along a new dim, concat(a, b, over=D) along one of theirs)
+        c = concat([t, t], over=0)
+    #              ^^^^^^ E0301: tensor literal: expected numbers, found t, tensor [3] (a list of tensors is not a value: stack(t, t) joins them along a new dim, concat(a, b, over=D) along one of theirs)
+        print(s, c)
     """)
 
 
