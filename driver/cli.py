@@ -436,7 +436,8 @@ def _worker_failed(args, program: Program, exc: BaseException | None, code: int,
 
 def cmd_compile(args) -> int:
     try:
-        program = compile_file(args.file)
+        # it runs nothing: a quiver.toml above the file's folder does not widen what it reads
+        program = compile_file(args.file, project_above=False)
     except OSError as e:
         return _cannot_read(args.file, e)
     except CheckFailed as e:

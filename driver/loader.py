@@ -45,7 +45,9 @@ class Program:
     qual: str = ""
 
 
-def compile_file(path: str, data: bytes | None = None, workspace: Workspace | None = None) -> Program:
+def compile_file(
+    path: str, data: bytes | None = None, workspace: Workspace | None = None, project_above: bool = True
+) -> Program:
     """Check and compile a .qv file and the modules it imports (raises
     OSError, CheckFailed for the first file with errors, CompileError); with
     `data`, that is the file's text (an editor's unsaved text), not what is
@@ -58,7 +60,8 @@ def compile_file(path: str, data: bytes | None = None, workspace: Workspace | No
         data = read_source(path)
     if workspace is None:
         # running executes the program anyway: its project folder above counts
-        workspace = Workspace(DiskHost(projects_above_roots=True), [os.path.dirname(path)])
+        # (`project_above`); `quiver compile`, which runs nothing, keeps to the file's folder
+        workspace = Workspace(DiskHost(projects_above_roots=project_above), [os.path.dirname(path)])
     text, problem = decode_source(data)
     workspace.set_overlay(path, DecodedText(text, problem))
     return _compile(workspace, path, {})

@@ -444,3 +444,16 @@ def test_the_project_above_a_file_counts_when_it_is_inside_the_roots(tmp_path: P
     for args in (["--root", str(proj), str(proj / "train" / "main.qv")], [str(proj)]):
         code, out, _ = run(capsys, "--no-cache", "--format", "text", *args)
         assert (code, out) == (0, ""), args
+
+
+def test_quiver_compile_does_not_widen_the_folder_either(repo: Path, capsys) -> None:
+    # `quiver compile` runs nothing: a quiver.toml above the folder is no project of it
+    from quiver.cli import main as quiver_main
+
+    (repo.parent / "quiver.toml").write_text("")
+    (repo / "tok.qv").symlink_to("../home/token.txt")
+    (repo / "train.qv").write_text("import tok\n\nfn main():\n    print(1)\n")
+    code = quiver_main(["compile", str(repo / "train.qv")])
+    out, err = capsys.readouterr()
+    assert code == 1 and "E0113" in err
+    assert SECRET.split()[0] not in out + err
