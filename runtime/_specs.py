@@ -385,18 +385,10 @@ class GradArg(ArgSpec):
         lay = self.layout
         if lay is None:
             cls = a._qv_model
-            if getattr(cls, "_qv_generic", None) is not self.cls:
-                found = describe(a)
-                if getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name:
-                    found += " of another class of that name (from another load of the file)"
-                self._fail(sig, found)
-            _bind_instance(self, cls, env, sig, describe(a))
+            _fit_family(self, cls, a, env, sig)
             lay = _layout(cls, _selection(cls, self.wrt, f"rt.GradArg({self.name!r})"), self.batch)
-        elif a._qv_model is not self.cls:
-            found = describe(a)
-            if a._qv_model._qv_name == self.cls._qv_name:
-                found += " of another class of that name (from another load of the file)"
-            self._fail(sig, found)
+        else:
+            _same_class(self, a._qv_model, a, sig)
         if a._qv_layout is not lay:
             self._fail(sig, describe(a))
         if a._qv_trusted:
@@ -413,6 +405,30 @@ class GradArg(ArgSpec):
                 want = f"{dims_text(('b', *f.shape))} {f.elem.name}" if lay.batch else f.type_text
                 self._fail(sig, f"{lay.text} whose field {path} is {describe(t)} instead of {want}")
         object.__setattr__(a, "_qv_trusted", True)
+
+
+_ANOTHER_LOAD = " of another class of that name (from another load of the file)"
+
+
+def _fit_family(spec, cls, a, env, sig) -> None:
+    """The model class `cls` of a gradient or optimizer argument `a` must be an
+    instance of `spec.cls`'s family; its dims are bound as a model argument's."""
+    family = getattr(cls, "_qv_generic", None)
+    if family is not spec.cls:
+        found = describe(a)
+        if getattr(family, "_qv_name", None) == spec.cls._qv_name:
+            found += _ANOTHER_LOAD
+        spec._fail(sig, found)
+    _bind_instance(spec, cls, env, sig, describe(a))
+
+
+def _same_class(spec, cls, a, sig) -> None:
+    """The model class `cls` of argument `a` must be exactly `spec.cls`."""
+    if cls is not spec.cls:
+        found = describe(a)
+        if cls._qv_name == spec.cls._qv_name:
+            found += _ANOTHER_LOAD
+        spec._fail(sig, found)
 
 
 class OptimArg(ArgSpec):
@@ -444,18 +460,9 @@ class OptimArg(ArgSpec):
         if type(a) is not self.kind:
             self._fail(sig, describe(a))
         if self.dims is not None:
-            cls = a._qv_cls
-            if getattr(cls, "_qv_generic", None) is not self.cls:
-                found = describe(a)
-                if getattr(getattr(cls, "_qv_generic", None), "_qv_name", None) == self.cls._qv_name:
-                    found += " of another class of that name (from another load of the file)"
-                self._fail(sig, found)
-            _bind_instance(self, cls, env, sig, describe(a))
-        elif a._qv_cls is not self.cls:
-            found = describe(a)
-            if a._qv_cls._qv_name == self.cls._qv_name:
-                found += " of another class of that name (from another load of the file)"
-            self._fail(sig, found)
+            _fit_family(self, a._qv_cls, a, env, sig)
+        else:
+            _same_class(self, a._qv_cls, a, sig)
 
 
 class ModeArg(ArgSpec):
