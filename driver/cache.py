@@ -307,7 +307,12 @@ def _open_dir(name: str, parent: int | None, create: bool) -> int | None:
 
 def _ignore_file(root: int) -> None:
     """`.gitignore` in the cache's folder, so that it is never committed by
-    accident (as ruff does); made only when missing, never through a link."""
+    accident (as ruff does); made only when missing, never through a link.
+    Looked for first: every entry written passes here, and making a file
+    only to find the name taken costs a write, a link and an unlink."""
+    with contextlib.suppress(OSError):
+        os.stat(".gitignore", dir_fd=root, follow_symlinks=False)
+        return  # there (whatever it is: a link there is left alone, never followed)
     with contextlib.suppress(FileExistsError):
         outputs.create_new(".gitignore", b"# made by Quiver\n*\n", mode=0o644, dir_fd=root)
 

@@ -18,7 +18,7 @@ import os
 import posixpath
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from urllib.parse import unquote, urlparse
 
@@ -86,6 +86,12 @@ def scan(roots: Iterable[str], limit: int = MAX_SCANNED_FILES) -> list[str]:
     return out
 
 
+# How long the event loop hands finished background analyses on before it
+# takes a request again, and how many may wait for it before the thread does.
+DRAIN_SECONDS = 0.005
+BACKLOG = 64
+
+
 class Background:
     """Analyses of files that are not open, one at a time on a thread of
     its own, in the order asked (a file asked again moves to the front
@@ -111,6 +117,11 @@ class Background:
         self._cond = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
+        # Finished analyses wait here for the event loop, which takes them a
+        # slice at a time (`_drain`), so a request is never queued behind
+        # thousands of them; past BACKLOG the thread waits for the loop.
+        self._results: deque[tuple[str, Analysis | None, ModuleExports | None]] = deque()
+        self._draining = False
         self._loop = None
         self.idle = threading.Event()
         self.idle.set()
@@ -182,11 +193,37 @@ class Background:
                 continue
             self._take(path, asked)
             loop = self._loop
-            if loop is not None and not loop.is_closed():
+            if loop is None or loop.is_closed():
+                continue
+            with self._cond:
+                self._results.append((path, analysis, exports))
+                schedule = not self._draining
+                self._draining = True
+            if schedule:
                 try:
-                    loop.call_soon_threadsafe(self._done, path, analysis, exports)
+                    loop.call_soon_threadsafe(self._drain)
                 except RuntimeError:  # the loop closed meanwhile
                     return
+            while len(self._results) > BACKLOG and not self._stopped and not loop.is_closed():
+                time.sleep(0.005)
+
+    def _drain(self) -> None:
+        """On the event loop: hand finished analyses to `done` for at most
+        DRAIN_SECONDS, then yield to whatever else is waiting (a hover) and
+        go on at the next turn."""
+        until = time.perf_counter() + DRAIN_SECONDS
+        while True:
+            with self._cond:
+                if not self._results:
+                    self._draining = False
+                    return
+                item = self._results.popleft()
+            self._done(*item)
+            if time.perf_counter() > until:
+                break
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon(self._drain)
 
     def _take(self, path: str, asked: int) -> None:
         """Done with `path`, unless it was asked for again meanwhile (its
