@@ -77,32 +77,33 @@ def refuse_link(path: str, dir_fd: int | None = None) -> None:
         )
 
 
-def _mode_for(path: str, dir_fd: int | None, mode: int | None) -> int:
-    """`mode` if given, else the permissions of the file being replaced, else
-    those a new file gets (0666 less the umask)."""
+def _mode_for(path: str, dir_fd: int | None, mode: int | None) -> int | None:
+    """`mode` if given, else the permissions of the file being replaced;
+    None for a new file, which gets 0666 less the umask (os.open applies it:
+    the umask is never read by setting it, which would race other threads)."""
     if mode is not None:
         return mode
     try:
         # its read/write/execute bits only: never setuid, setgid or sticky from a file that may be planted
         return stat.S_IMODE(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode) & 0o777
     except (OSError, ValueError):
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return None
 
 
-def _temp_beside(path: str, dir_fd: int | None, mode: int) -> tuple[int, str]:
-    """A new, empty file in the folder of `path`: (descriptor, its path)."""
+def _temp_beside(path: str, dir_fd: int | None, mode: int | None) -> tuple[int, str]:
+    """A new, empty file in the folder of `path`: (descriptor, its path), with
+    `mode` (None: 0666 less the umask, as any new file)."""
     folder, name = os.path.split(path)
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
     for _ in range(100):
         tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
         try:
-            fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+            fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666, dir_fd=dir_fd)
         except FileExistsError:
             continue
-        with contextlib.suppress(OSError, AttributeError):  # (no fchmod on Windows)
-            os.fchmod(fd, mode)  # (the umask applies to os.open's mode, not to this)
+        if mode is not None:
+            with contextlib.suppress(OSError, AttributeError):  # (no fchmod on Windows)
+                os.fchmod(fd, mode)  # (the umask applies to os.open's mode, not to this)
         return fd, tmp
     raise FileExistsError(f"cannot make a temporary file beside {path}")
 
