@@ -8,7 +8,7 @@ again after each round and the fixes still offered are applied, at most
 MAX_ROUNDS times (as ruff does). A file is written only when its fixed text
 parses cleanly (no syntax error); one that has a syntax error already, or a
 byte that is not UTF-8, is left alone. Files are written whole, never
-through a symbolic link (driver/fmt.py's write_in_place); a byte order mark
+through a symbolic link (driver/outputs.py); a byte order mark
 is kept. With --diff nothing is written: the change is printed as a
 unified diff.
 """
@@ -16,13 +16,13 @@ unified diff.
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from quiver.checker.diagnostics import Diagnostic, Fix
 from quiver.checker.workspace import DecodedText, Workspace
 
+from . import outputs
 from .inputs import read_source
 
 MAX_ROUNDS = 10
@@ -103,10 +103,8 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def write(path: str, text: str) -> None:
-    """Write the fixed text over the file, whole, keeping its byte order mark."""
-    from .fmt import write_in_place  # (fmt imports qlint, which imports this module)
-
-    if os.path.islink(path):
-        raise OSError("it is a symbolic link, and qlint --fix never writes through one")
+    """Write the fixed text over the file, whole, keeping its byte order mark;
+    never through a symbolic link (outputs.write_file refuses one, naming it)."""
+    outputs.refuse_link(path)  # before reading: read_source would follow it
     bom = b"\xef\xbb\xbf" if read_source(path).startswith(b"\xef\xbb\xbf") else b""
-    write_in_place(path, bom + text.encode("utf-8"))
+    outputs.write_file(path, bom + text.encode("utf-8"))

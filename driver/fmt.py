@@ -109,7 +109,8 @@ def run(paths: list[str], check: bool, diff: bool = False) -> int:
                 print(f"Would reformat: {path}")
         elif result.text != text:
             try:
-                write_in_place(path, bom + result.text.encode("utf-8"))
+                # whole, with its permissions, never through a link (driver/outputs.py)
+                outputs.write_file(path, bom + result.text.encode("utf-8"))
             except OSError as e:
                 print(f"quiver: cannot write {path}: {e.strerror or e}", file=sys.stderr)
                 failed += 1
@@ -119,12 +120,6 @@ def run(paths: list[str], check: bool, diff: bool = False) -> int:
     if failed or (not files and paths):
         return 2
     return 1 if check and changed else 0
-
-
-def write_in_place(path: str, data: bytes) -> None:
-    """Replace the file at `path` by `data`, whole or not at all, with its
-    permissions, never through a symbolic link (driver/outputs.py)."""
-    outputs.write_file(path, data)
 
 
 def _summary(done: int, changed: int, check: bool, failed: int) -> str:
