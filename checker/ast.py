@@ -615,7 +615,9 @@ def dump(node: object) -> object:
     return node
 
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+# How tightly the operators of dim arithmetic and of a `dim` declaration's
+# value bind (`**` groups from the right).
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "**": 3}
 
 
 def dim_text(d: Dim, parent: int = 0, right: bool = False) -> str:
@@ -625,7 +627,7 @@ def dim_text(d: Dim, parent: int = 0, right: bool = False) -> str:
         return d.name
     if isinstance(d, DimInt):
         return str(d.value)
-    prec = _PRECEDENCE.get(d.op, 2)
+    prec = PRECEDENCE.get(d.op, 2)
     text = f"{dim_text(d.left, prec)}{d.op}{dim_text(d.right, prec, True)}"
     # a - (b - c) and a / (b * c) keep their parentheses, and so does any
     # part the user wrote in parentheses (`(H/PH)*W`)
@@ -635,3 +637,35 @@ def dim_text(d: Dim, parent: int = 0, right: bool = False) -> str:
 def written_dim(d: Dim) -> str:
     """One dim of a shape as written: `b`, `64`, `(T*E)`."""
     return f"({dim_text(d)})" if isinstance(d, DimBinary) else dim_text(d)
+
+
+# --- the text of written dim arithmetic (`(PH*PW*C)`, `(Ci/(M*G))`) ---
+
+
+def wraps_whole(text: str) -> bool:
+    """Whether `text` is one parenthesised whole: `(a*b)`, not `(a)*(b)`."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return i == len(text) - 1 and text.startswith("(")
+    return False
+
+
+def unwrapped(text: str) -> str:
+    """`text` without the parentheses around all of it."""
+    while wraps_whole(text):
+        text = text[1:-1]
+    return text
+
+
+def top_level(text: str, op: str) -> list[str]:
+    """`text` cut at `op` outside parentheses."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == op and depth == 0:
+            pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    return pieces

@@ -103,9 +103,6 @@ def _declare_dim(item: A.DimDecl, names: Names) -> Declared:
     return Declared(DimInfo(item.name.text, value, item), tuple(diags), frozenset(refs))
 
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "**": 3}
-
-
 def _literal_text(e: A.Expr, parent: int = 0, right: bool = False) -> str:
     """A `dim` declaration's value as written, with the parentheses its
     operators need: `(E - K) / NH`, not `E - K / NH`."""
@@ -118,7 +115,7 @@ def _literal_text(e: A.Expr, parent: int = 0, right: bool = False) -> str:
     if isinstance(e, A.Name):
         return e.name
     if isinstance(e, A.Binary):
-        prec = _PRECEDENCE.get(e.op, 2)
+        prec = A.PRECEDENCE.get(e.op, 2)
         power = e.op == "**"  # `**` groups from the right
         text = f"{_literal_text(e.left, prec, power)} {e.op} {_literal_text(e.right, prec, not power)}"
         return f"({text})" if prec < parent or (prec == parent and right) else text

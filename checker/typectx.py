@@ -574,22 +574,8 @@ def _inexact_division(sig: ModelSig, dims: list[T.Dim]) -> tuple[str, int, int] 
 def _division_sides(text: str) -> tuple[str, str]:
     """`Ci` and `M*G` of `(Ci/(M*G))`: split at its last `/` outside
     parentheses (the division's own), each side without its parentheses."""
-    inner, depth, at = text[1:-1], 0, 0
-    for i, ch in enumerate(inner):
-        depth += (ch == "(") - (ch == ")")
-        if ch == "/" and depth == 0:
-            at = i
-    return _unwrapped(inner[:at]), _unwrapped(inner[at + 1 :])
-
-
-def _unwrapped(side: str) -> str:
-    """`M*G` of `(M*G)`; `(a+b)*(c+d)` as it is (its first parenthesis closes early)."""
-    depth = 0
-    for i, ch in enumerate(side):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:
-            return side[1:-1] if i == len(side) - 1 and side.startswith("(") else side
-    return side
+    pieces = A.top_level(A.unwrapped(text), "/")
+    return A.unwrapped("/".join(pieces[:-1])), A.unwrapped(pieces[-1])
 
 
 def _dims_wanted(sig: ModelSig) -> str:

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import dimexpr as DX
+from .ast import wraps_whole
 
 # the optimizers' and schedules' tables (pure data), re-exported: T.OPTIMIZERS, ...
 from .optim_tables import GROUP_OVERRIDABLE, GROUPED_OPTIMIZERS, OPTIMIZERS, SCHEDULES  # noqa: F401
@@ -269,13 +270,7 @@ def _operand_text(d: Dim) -> str:
     parenthesised expression."""
     if not isinstance(d, DimExpr):
         return str(d)
-    text = d.text
-    depth = 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:  # the parenthesis opened first closes here: the whole text only if last
-            return text if i == len(text) - 1 and text.startswith("(") else f"({text})"
-    return f"({text})"
+    return d.text if wraps_whole(d.text) else f"({d.text})"
 
 
 def run_apart_note(expected: Type | tuple[Dim, ...], found: Type | tuple[Dim, ...]) -> str:

@@ -31,7 +31,7 @@ from ..declarations import leaf_params, model_closure, suggest
 from ..results import Ref
 from .env import CallArg, Env
 from .rule_args import axes_value, keep_arg, number_arg, over_axes, quiet_over, without
-from .text import expr_text
+from .text import expr_text, takes_dims
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -674,8 +674,7 @@ class BuiltinRules:
                 C.E0910.at(
                     e.index.span,
                     model=written,
-                    problem=f"takes {len(dims)} dim{'s' if len(dims) != 1 else ''} ({', '.join(dims)}): "
-                    f"write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
+                    problem=f"{takes_dims(dims)}: write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
                 )
             )
         elif not isinstance(inner, T.UnknownT):

@@ -22,7 +22,7 @@ from . import size_hints
 from .builtin_rules import RULES
 from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
-from .text import cast_binding_note, expr_text, plural
+from .text import cast_binding_note, expr_text, plural, takes_dims
 
 if TYPE_CHECKING:
     from .core import BodyChecker
@@ -590,8 +590,8 @@ class CallRules:
                 C.E0910.at(
                     func.value.span,
                     model=written,
-                    problem=f"takes {len(dims)} dim{'s' if len(dims) != 1 else ''} ({', '.join(dims)}): "
-                    f"write {written}[{', '.join(dims)}].{func.name.text}(...) with the dims it is made for",
+                    problem=f"{takes_dims(dims)}: write {written}[{', '.join(dims)}].{func.name.text}(...) "
+                    "with the dims it is made for",
                 )
             )
             self._eval_args(args, env)

@@ -722,7 +722,7 @@ def _text_factors(text: str) -> tuple[str, ...] | None:
     """The factors of a product as written, in its order: `(PH*PW*C)` is PH,
     PW, C; a factor that is not a name, such as `(H/PH)`, is one factor, its
     text; None when a factor is a number other than 1."""
-    pieces = _top_level(_unwrapped(text), "*")
+    pieces = A.top_level(A.unwrapped(text), "*")
     if len(pieces) == 1:
         piece = pieces[0]
         if _NAME.fullmatch(piece):
@@ -737,34 +737,6 @@ def _text_factors(text: str) -> tuple[str, ...] | None:
             return None
         out.extend(inner)
     return tuple(out)
-
-
-def _unwrapped(text: str) -> str:
-    """`text` without parentheses around all of it."""
-    while text.startswith("(") and _closes_last(text):
-        text = text[1:-1]
-    return text
-
-
-def _closes_last(text: str) -> bool:
-    depth = 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:
-            return i == len(text) - 1
-    return False
-
-
-def _top_level(text: str, op: str) -> list[str]:
-    """`text` cut at `op` outside parentheses."""
-    pieces, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if ch == op and depth == 0:
-            pieces.append(text[start:i])
-            start = i + 1
-    pieces.append(text[start:])
-    return pieces
 
 
 def _alone(d: T.Dim) -> bool:

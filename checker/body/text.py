@@ -10,6 +10,11 @@ def plural(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
+def takes_dims(dims: tuple[str, ...] | list[str]) -> str:
+    """`takes 2 dims (I, O)`: what E0910 says of a model written without its dims."""
+    return f"takes {plural(len(dims), 'dim')} ({', '.join(dims)})"
+
+
 def cast_binding_note(e: A.Node, want: str) -> str:
     """For a value that should be a `want` number and is not: when it is
     `a / b as Int`, that `as` binds tighter than the operator, so the cast
