@@ -268,7 +268,7 @@ class ModelArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
+        return _generic(self.dims)
 
     def type_text(self) -> str:
         if self.dims is not None:
@@ -294,6 +294,11 @@ class ModelArg(ArgSpec):
             self._fail(sig, found)
         _bind_instance(self, cls, env, sig, f"model {cls._qv_name}")
         return cls._qv_torch_device.type != "cpu"
+
+
+def _generic(dims) -> bool:
+    """Whether a model's `dims` in a spec name a generic dim (bound at the call)."""
+    return dims is not None and any(isinstance(d, (str, DimExpr)) for d in dims)
 
 
 def _family_text(family, dims) -> str:
@@ -369,7 +374,7 @@ class GradArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
+        return _generic(self.dims)
 
     def type_text(self) -> str:
         if self.layout is not None:
@@ -450,7 +455,7 @@ class OptimArg(ArgSpec):
 
     @property
     def generic(self):
-        return self.dims is not None and any(isinstance(d, (str, DimExpr)) for d in self.dims)
+        return _generic(self.dims)
 
     def type_text(self) -> str:
         of = self.cls._qv_name if self.dims is None else _family_text(self.cls, self.dims)
