@@ -264,8 +264,6 @@ async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionPara
     uri = params.text_document.uri
     only = params.context.only if params.context is not None else None
     doc = ls.docs.get(uri)
-    # quick fixes edit this document: none for a file outside the workspace folders
-    may_edit = ls.editable(doc.path if doc is not None else None)
 
     def wanted(kind: str) -> bool:
         return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
@@ -275,8 +273,12 @@ async def text_document_code_action(ls: QuiverServer, params: lsp.CodeActionPara
         if span is None:
             return None
         out: list[lsp.CodeAction] = []
-        if wanted(lsp.CodeActionKind.QuickFix) and may_edit:
-            out += [convert.quick_fix(a, uri, lines, ls.codec, ls.docs_base) for a in ide.code_actions(analysis, span)]
+        if wanted(lsp.CodeActionKind.QuickFix):
+            fixes = ide.code_actions(analysis, span)
+            # they edit this document: none for a file outside the workspace folders (asked
+            # only when there are some: code actions are requested at every move of the cursor)
+            if fixes and ls.editable(doc.path if doc is not None else None):
+                out += [convert.quick_fix(a, uri, lines, ls.codec, ls.docs_base) for a in fixes]
         # The checker's rule for what can be run, the same that `quiver run` applies.
         if wanted(capabilities.RUN_ACTION_KIND) and ide.runnable(analysis):
             out.append(convert.run_action(uri, capabilities.RUN_ACTION_KIND))
