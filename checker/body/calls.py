@@ -624,18 +624,16 @@ class CallRules:
         rule = RULES[b.rule]  # every spec has its rule (tests/checker/test_builtins.py)
         if rule.raw:
             return rule.check(self, node, b, args, env, paren)
+        if any(a.keyword is None and _list_of_tensors(a.node, env) for a in args):
+            # torch's list of tensors (`concat([a, b], over=D)`, `stack([a, b])`):
+            # the list is no value, and its own E0301 says what to write; the
+            # arguments are not counted against the parameters as well
+            self._eval_args(args, env)
+            return T.UNKNOWN
         params = [(p.name, p.required, p.keyword_only) for p in b.params]
-        before = len(self.diags)
         matched = self.bind_args(b.name, params, args, paren, b.variadic)
         if matched is None:
-            counted = len(self.diags)
             self._eval_args(args, env)
-            # torch's list of tensors (`concat([a, b], over=D)`): the list's own
-            # E0301 says what to write, so the count of arguments is not said too
-            lists = {a.node.span for a in args if a.keyword is None and isinstance(a.node, A.NameList)}
-            said = any(d.code == "E0301" and d.span in lists for d in self.diags[counted:])
-            if said and counted == before + 1 and self.diags[before].code == "E0401":
-                del self.diags[before]
             return T.UNKNOWN
         bound, _ = matched
         outer, self.builtin_now = self.builtin_now, b.name
@@ -838,3 +836,12 @@ def _nonpositive_dim(declared: T.Type, result: T.Type) -> tuple[str, int] | None
             d = declared.dims[i] if same else r
             return (d.text if isinstance(d, T.DimExpr) else str(d)), r.value
     return None
+
+
+def _list_of_tensors(node: A.Node, env: Env) -> bool:
+    """`[a, b]` of local tensors, as torch's functions take them: a list that
+    is no value in Quiver (the literal's rule reports it, once, at the list)."""
+    if not isinstance(node, A.NameList) or not node.items:
+        return False
+    found = [env.vars.get(n.name) for n in node.items]
+    return all(v is not None for v in found) and any(isinstance(v.type, T.TensorT) for v in found if v is not None)
