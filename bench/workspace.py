@@ -37,13 +37,15 @@ imports one of them. Measured per N, one fresh server each:
   of a folder).
 
 Measured for issue 37 on the 2-core development machine, idle (load under
-0.1), `--big 5000 50000`: the first hover 0.84 s at 5,000 files and 0.69 s
-at 50,000; the hover after 3,000 changes 0.13 s at 5,000 and 0.17 s at
-50,000; peak memory 72 and 74 MiB when they are answered (222 and 318 MiB
-after 20 s more of indexing). Before the background's results were handed
-to the event loop a slice at a time (server/workspace.Background._drain),
-the hover after the changes waited behind every finished analysis: 17.3 s
-at 5,000 files and 71.8 s at 50,000, 224 and 736 MiB.
+1), `--big 5000 50000`, medians of three runs: the first hover 0.80 s at
+5,000 files and 0.71 s at 50,000; the hover after 3,000 changes 0.19 s at
+5,000 and 0.16 s at 50,000; peak memory 71 and 73 MiB when they are
+answered (221 and 316 MiB after 20 s more of indexing). The changes come
+1 s after the start, while the first indexing is under way (a few hundred
+files analysed). Before the background's results were handed to the event
+loop a slice at a time (server/workspace.Background._drain), the hover
+after the changes waited behind every finished analysis: 17.3 s at 5,000
+files and 71.8 s at 50,000, 224 and 736 MiB (one run each).
 """
 
 from __future__ import annotations
