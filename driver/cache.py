@@ -115,8 +115,10 @@ def signing_key() -> tuple[bytes | None, str | None]:
         return None, f"not using the cache: cannot make {folder} for its key: {e.strerror or e}"
     unsafe_folder = _owner_problem(folder)
     key, problem = _read_key(path)
-    if key is not None:
+    if key is not None and unsafe_folder is None:
         return key, None
+    if key is not None:  # the user's own key, in a folder others may write: it may have been swapped
+        return None, f"not using the cache: the folder of its key, {folder}, {unsafe_folder}"
     if problem is None:  # no key yet
         if unsafe_folder is not None:
             return None, f"not using the cache: the folder of its key, {folder}, {unsafe_folder}"

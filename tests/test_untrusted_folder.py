@@ -218,6 +218,20 @@ def test_a_key_writable_by_others_in_a_shared_folder_means_no_cache(
     assert key.read_bytes() == KNOWN  # left as it was
 
 
+def test_a_good_key_in_a_folder_others_can_write_is_not_used(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+    """The key itself is the user's and 0600, but anyone may rename another file
+    over it there (docs/runtime.md: the folder must be the user's too)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    key = _forge(repo, tmp_path / "xdg", mode=0o1777)
+    key.chmod(0o600)
+    code, out, err = run(capsys, "--format", "text", "bad.qv")
+    assert (code, out) == (1, E0203)  # the forged entry is not believed
+    assert err == (
+        f"qlint: note: not using the cache: the folder of its key, {key.parent}, "
+        "is writable by others (mode 1777)\n" + SUMMARY
+    )
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
 def test_a_key_of_another_user_is_not_used(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
