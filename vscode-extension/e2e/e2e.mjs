@@ -1083,6 +1083,18 @@ async function bundledScenarios(wb, session) {
   });
 }
 
+// The status bar gets its Restricted Mode entry some time after the window opens (on a
+// slow machine, after the first check ran): wait for it rather than read it once.
+async function expectRestrictedMode(wb) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const text = await wb.page.locator('.statusbar').innerText().catch(() => '');
+    if (text.includes('Restricted Mode')) return;
+    if (Date.now() > deadline) throw new Error(`the window is not in Restricted Mode; status bar: ${text.replace(/\s+/g, ' ').slice(0, 300)}`);
+    await wb.page.waitForTimeout(500);
+  }
+}
+
 async function restrictedScenarios(wb, session) {
   const page = wb.page;
   await scenario('restricted', wb, async () => {
@@ -1107,9 +1119,7 @@ async function restrictedScenarios(wb, session) {
     if (offered.some((t) => t.startsWith('Quiver: Run File'))) {
       throw new Error(`the palette offers Run File in Restricted Mode: ${offered.join(' | ')}`);
     }
-    if (!(await page.locator('.statusbar').innerText()).includes('Restricted Mode')) {
-      throw new Error('the window is not in Restricted Mode');
-    }
+    await expectRestrictedMode(wb);
     // VS Code hides the workspace values of the restrictedConfigurations from the
     // extension, and the extension itself only reads user values when untrusted: the
     // server must have come from the user's setting, never from .vscode/settings.json.
@@ -1145,9 +1155,7 @@ function prepareHostileSession() {
 
 async function hostileScenarios(wb, session) {
   await scenario('restricted-hostile', wb, async () => {
-    if (!(await wb.page.locator('.statusbar').innerText()).includes('Restricted Mode')) {
-      throw new Error('the window is not in Restricted Mode');
-    }
+    await expectRestrictedMode(wb);
     await wb.openFile('broken.qv');
     const diagnostic = await expectDiagnostic(wb, session);
     if (fs.existsSync(session.marker)) {
