@@ -32,7 +32,7 @@ from typing import Generic, TypeVar, cast
 from . import ast as A
 from . import catalog as C
 from . import suppressions
-from .body import check_body
+from .body.core import check_body
 from .declarations import (
     ALL_NAMES,
     Declared,

@@ -13,20 +13,18 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 # pyright: reportGeneralTypeIssues=false
 # (the methods of these parts annotate self with BodyChecker, the class they
 # are composed into, so each part sees the whole checker; pyright calls that
 # a general type issue.)
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
-from ..builtins import Builtin
+from ..builtins.registry import rule
+from ..builtins.spec import Builtin
 from ..declarations import leaf_params, model_closure, suggest
 from ..results import Ref
 from .env import CallArg, Env
@@ -39,26 +37,6 @@ if TYPE_CHECKING:
 
 # A call's arguments bound to the spec's parameters, by parameter name.
 Bound = dict[str, CallArg]
-
-
-@dataclass(frozen=True)
-class Rule:
-    check: Callable[..., T.Type]
-    raw: bool  # gets the arguments unbound: (node, b, args, env, paren)
-
-
-RULES: dict[str, Rule] = {}
-
-
-def rule(name: str, raw: bool = False):
-    """Registers the decorated method as the typing rule `name`."""
-
-    def register(fn):
-        assert name not in RULES, name
-        RULES[name] = Rule(fn, raw)
-        return fn
-
-    return register
 
 
 def _reduced(dims: tuple[T.Dim, ...], axis: int, keep: bool) -> tuple[T.Dim, ...]:

@@ -15,11 +15,11 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
+from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from . import size_hints
-from .builtin_rules import RULES
 from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
 from .text import cast_binding_note, expr_text, plural, takes_dims

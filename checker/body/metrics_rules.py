@@ -20,7 +20,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
-from .builtin_rules import RULES, rule
+from ..builtins.registry import RULES, rule
 from .env import CallArg, Env
 from .text import expr_text
 

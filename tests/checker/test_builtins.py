@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
-from quiver.checker.body.builtin_rules import RULES
+from quiver.checker.builtins.registry import RULES
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,14 +69,14 @@ def test_a_spec_is_consistent(b: Builtin) -> None:
 
 def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
     fake = Builtin(
-        "layer_norm",
-        (builtins.X, builtins.OVER),
-        "layer_norm(x: [..] Float, over=d) -> [..]",
-        "Made up.",
-        "h = layer_norm(x, over=D)",
-        "along",
-        "no-such-rule",
-        "layer_norm",
+        name="layer_norm",
+        params=(builtins.X, builtins.OVER),
+        signature="layer_norm(x: [..] Float, over=d) -> [..]",
+        doc="Made up.",
+        example="h = layer_norm(x, over=D)",
+        group="along",
+        rule="no-such-rule",
+        runtime="layer_norm",
     )
     monkeypatch.setitem(BUILTINS, "layer_norm", fake)
     analysis = check_text(HARNESS.format(body="    h = layer_norm(x, over=Q)\n"))
