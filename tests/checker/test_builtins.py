@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
-from quiver.checker.builtins.registry import RULES
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
+from quiver.checker.builtins.registry import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 
