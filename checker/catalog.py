@@ -44,6 +44,19 @@ class Code:
     # The language of the example and its fix: "quiver", or "toml" for a
     # problem in pyproject.toml's [tool.quiver] (E0014), reported by the tools.
     example_language: str = "quiver"
+    # The named texts of the message's free detail ({reason}, {problem}, ...):
+    # a call site picks one by name with `say`, so every word a user reads
+    # stands here, with the code, and none at the call sites.
+    variants: tuple[tuple[str, str], ...] = ()
+
+    def say(self, variant: str, **args: object) -> str:
+        """The text of the named variant, its placeholders filled in (types
+        and dims written out as in a message)."""
+        template = dict(self.variants)[variant]
+        wanted = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+        if set(args) != wanted:
+            raise TypeError(f"{self.code}/{variant} needs {sorted(wanted)}, got {sorted(args)}")
+        return template.format(**_shown(args))
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -130,6 +143,7 @@ def _code(
     unnecessary: bool = False,
     example_stands_for: bool = False,
     example_language: str = "quiver",
+    variants: dict[str, str] | None = None,
 ) -> Code:
     assert code not in CODES, code
     entry = Code(
@@ -143,6 +157,7 @@ def _code(
         unnecessary,
         example_stands_for,
         example_language,
+        tuple((variants or {}).items()),
     )
     CODES[code] = entry
     return entry
