@@ -12,6 +12,11 @@ Annotation lines are comments, so the fixture is the program the checker sees.
 `check_annotated` compares what the checker reports with the annotations and
 fails listing missing and unexpected diagnostics separately.
 
+The tests' one way to check a snippet: `check_annotated(source, prelude=...,
+dedent=...)` for annotated programs and `spanned(...)` (with the same
+options) for (code, message, underlined text) tuples; a module binds its own
+prelude once with functools.partial.
+
 Update mode: with QUIVER_UPDATE_FIXTURES=1 in the environment, `check_fixture`
 first writes a fixture's annotation lines again from what the checker reports
 (its other lines untouched), so that rewording a message or moving a range is
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +73,17 @@ def actual(analysis: Analysis) -> list[Expected]:
     return out
 
 
-def check_annotated(source: str) -> Analysis:
+def program(source: str, *, prelude: str = "", dedent: bool = False) -> str:
+    """The program a test checks: `prelude` (the dims and models it assumes)
+    then `source`; with `dedent`, `source` is a triple-quoted block indented
+    with the test's code: dedented, without the blank lines it starts with."""
+    return prelude + (textwrap.dedent(source).lstrip("\n") if dedent else source)
+
+
+def check_annotated(source: str, *, prelude: str = "", dedent: bool = False) -> Analysis:
+    """Check the annotated `program(source, prelude=, dedent=)`: exactly the
+    annotated diagnostics, with their ranges and messages."""
+    source = program(source, prelude=prelude, dedent=dedent)
     analysis = check_text(source)
     assert not analysis.internal_errors, analysis.internal_errors[0]
     want = parse_annotations(source)
@@ -152,9 +169,19 @@ def check_fixture(path: Path, *, update: bool | None = None) -> Analysis:
     return check_annotated(text)
 
 
-def spanned(src: str) -> list[tuple[str, str, str]]:
-    """(code, message, the text it underlines) of each diagnostic of `src`,
-    checked from scratch; the checker must not fail internally."""
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors[0]
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
+def spanned_in(analysis: Analysis, *, ignore: Collection[str] = ()) -> list[tuple[str, str, str]]:
+    """(code, message, the text it underlines) of each diagnostic of an
+    analysis (leaving out the codes in `ignore`); the checker must not have
+    failed internally."""
+    assert not analysis.internal_errors, analysis.internal_errors[0]
+    text = analysis.text
+    return [(d.code, d.message, text[d.span.start : d.span.end]) for d in analysis.diagnostics if d.code not in ignore]
+
+
+def spanned(
+    src: str, *, prelude: str = "", dedent: bool = False, ignore: Collection[str] = ()
+) -> list[tuple[str, str, str]]:
+    """(code, message, the text it underlines) of each diagnostic of
+    `program(src, prelude=, dedent=)`, checked from scratch (leaving out the
+    codes in `ignore`); the checker must not fail internally."""
+    return spanned_in(check_text(program(src, prelude=prelude, dedent=dedent)), ignore=ignore)

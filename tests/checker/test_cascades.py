@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from annotations import spanned
 
 from quiver.checker import catalog as C
 from quiver.checker import check_text
@@ -17,12 +18,6 @@ from quiver.checker.ast import Span
 from quiver.checker.pair_text import distinct
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def spanned(src: str) -> list[tuple[str, str, str]]:
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
 
 
 def local_types(src: str) -> dict[str, str]:
