@@ -109,7 +109,7 @@ def test_pretty_output_underlines_the_range(tree: Path, capsys) -> None:
 
 
 def test_related_locations_in_pretty_output(capsys, tmp_path: Path) -> None:
-    src = (ROOT / "tests" / "checker" / "diagnostics" / "W1101.qv").read_text()
+    src = CODES["W1101"].example  # a param never read: its note names where it is declared
     (tmp_path / "w.qv").write_text(src)
     _, out, _ = run(capsys, "--format", "pretty", "--color", "never", str(tmp_path / "w.qv"))
     assert "note: param b is declared here" in out
