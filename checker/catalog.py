@@ -1153,6 +1153,12 @@ E0212 = _code(
     dim NH = 4
     dim HD = E / NH
     """,
+    variants={
+        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * /)",
+        "division_by_zero": "division by zero",
+        "not_positive": "it is {value}; a dim is a positive integer",
+        "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",
+    },
 )
 
 E0213 = _code(
@@ -1409,6 +1415,12 @@ E0303 = _code(
     fn f(g: Grad[Lin]) -> [] NonNeg:
         return norm(g)
     """,
+    variants={
+        "optimizer_of_model": "an optimizer is of a model, as in {name}[Mlp]",
+        "grad_needs_model": "Grad needs a model, as in Grad[Mlp]",
+        "grad_option": "Grad takes wrt=[...], not {option}=",
+        "not_a_model": "{type} is not a model",
+    },
 )
 
 E0304 = _code(
@@ -1534,6 +1546,17 @@ E0309 = _code(
     fn f(x: [] f64) -> Int:
         return 1
     """,
+    variants={
+        "takes_no_argument": "{name} takes no argument",
+        "takes_no_option": "{name} takes no {option}=",
+        "vocab_needs_dim": "Vocab needs the dim its ids index, as in Vocab[V]",
+        "vocab_takes_dim": "Vocab takes the dim its ids index, as in Vocab[V]",
+        "not_a_type_alone": "it is not a type by itself; write [] {written} for a scalar tensor",
+        "stack_has_one_dim": "a stack of {model} has exactly one dim, as in [L] {model}",
+        "index_needs_dim": "Index needs the dim it indexes, as in Index[C]",
+        "index_dim_arithmetic": "Index takes a dim's name or a number, not dim arithmetic; for constants, declare the dim (`dim K = {dims}`) and write Index[K]",
+        "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
+    },
 )
 
 E0310 = _code(
@@ -2299,6 +2322,15 @@ E0910 = _code(
     fn f(l: Linear[D, H]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "takes_no_dims": "takes no dims, found {written}[...]",
+        "dims_count": "takes {wanted}, found {count}",
+        "dim_twice": "is given its dim {dim} twice",
+        "needs_dim": "needs its dim {dim}",
+        "needs_dims": "needs its dims {dims}",
+        "type_for_dim": "takes a dim for {param} here (a name, a number or (dim arithmetic)), found the type {type}",
+        "dim_as_option": "takes a dim for {param} (a name, a number or (dim arithmetic))",
+    },
 )
 
 E0911 = _code(
@@ -2338,6 +2370,17 @@ E0911 = _code(
     fn f(l: Linear[D, D, bias=False]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "no_such_option_hint": "has no option '{option}'{hint}",
+        "no_such_option": "has no option '{option}' (it takes by name: {listed})",
+        "no_options": "has no options, found {option}=",
+        "wants_bool": "takes True or False for its option {option}{found}",
+        "wants_dtype": "takes an element type (f32, f64, f16 or bf16) for its option {option}{found}",
+        "wants_number": "takes a number for its option {option}{found}",
+        "found_constant": ", found '{name}', {kind} constant",
+        "options_not_generic": ", found '{name}': a function is not generic over a model's options as it is over dims; its types give each option a value ({option}={example}), and only a model's own members pass its options on ({option}={option})",
+        "option_twice": "takes its option {option} once",
+    },
 )
 
 E0912 = _code(
