@@ -1990,6 +1990,10 @@ E0503 = _code(
     fn f(x: Int) -> Int:
         return x
     """,
+    variants={
+        "extern_fn": "an extern fn cannot take a mut parameter",
+        "not_mutable": "only a model, an optimizer or a schedule can be mut, and this is {type}",
+    },
 )
 
 E0504 = _code(
@@ -2487,6 +2491,12 @@ E0915 = _code(
         fn forward(self, x: [4]) -> [4]:
             return x * self.s
     """,
+    variants={
+        "method_without_self": "the first parameter of method {method} is self, without a type (it is the {model}), found none",
+        "method_first_not_self": "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'",
+        "self_outside_method": "only a method (a fn inside a model) has self, as its first parameter; {fn} is not one",
+        "self_not_first": "self is the first parameter of a method, and only the first",
+    },
 )
 
 E0916 = _code(
