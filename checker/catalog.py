@@ -2410,6 +2410,17 @@ E0912 = _code(
     model Linear[I, O, bias: Bool = True]:
         param w: [I O] = zeros
     """,
+    variants={
+        "declared_twice": "'{name}' is declared twice in {model}'s header",
+        "option_kind": "option {name} of {model} must be a Bool, a Float or a DType, as in {name}: Bool = True (found {found})",
+        "dtype_default": "option {name} of {model} is an element type whose default is f32, torch's default dtype: {name}: DType = f32",
+        "bool_default": "option {name} of {model} needs a default, True or False: {name}: Bool = True",
+        "float_default": "option {name} of {model} needs a number as its default: {name}: Float = 0.1",
+        "dim_after_option": "dim {name} comes after an option: a model's dims come first",
+        "dim_named_as_constant": "the model's dim {name} has the name of a dim constant: inside the model it would mean two things",
+        "dim_default": "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})",
+        "dim_default_missing": "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last",
+    },
 )
 
 E0913 = _code(
@@ -2432,6 +2443,13 @@ E0913 = _code(
         param w: [I O] = zeros
         param b: [O] = zeros if bias
     """,
+    variants={
+        "float_option": "'{flag}' is a Float option of {model}; a member's condition is a Bool option (its Bool options: {options})",
+        "float_option_no_bool": "'{flag}' is a Float option of {model}; a member's condition is a Bool option, and {model} has none",
+        "not_an_option_hint": "'{flag}' is not an option of {model}{hint}",
+        "not_an_option": "'{flag}' is not an option of {model} (its options: {options})",
+        "no_options": "'{flag}' is not an option of {model}, which has none",
+    },
 )
 
 E0914 = _code(
@@ -2496,6 +2514,7 @@ E0915 = _code(
         "method_first_not_self": "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'",
         "self_outside_method": "only a method (a fn inside a model) has self, as its first parameter; {fn} is not one",
         "self_not_first": "self is the first parameter of a method, and only the first",
+        "name_taken": "{model} already has a member or method '{name}'",
     },
 )
 
