@@ -265,6 +265,9 @@ E0005 = _code(
         x = 1
         print(x)
     """,
+    variants={
+        "dedent_to_no_block": "dedents to a column that no enclosing block uses",
+    },
 )
 
 E0006 = _code(
@@ -416,6 +419,9 @@ E0012 = _code(
     dim D = 4
     """,
     example_stands_for=True,
+    variants={
+        "too_large": "it is larger than {limit} ({size} bytes), the limit for a source file",
+    },
 )
 
 E0015 = _code(
@@ -751,6 +757,11 @@ E0113 = _code(
     model Lin:
         param w: [4] = zeros
     """,
+    variants={
+        "not_in_folders": " (no {path} in {folders})",
+        "unreadable": " ({target} cannot be read)",
+        "unreadable_because": " ({target} cannot be read: {why})",
+    },
 )
 
 E0114 = _code(

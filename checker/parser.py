@@ -400,7 +400,7 @@ class _Recovery:
                     start = _end(e.token) - len(_LAST_LINE.split(e.token)[-1])
                     diag = C.E0005.at(
                         A.Span(start, max(start + 1, _end(e.token))),
-                        problem="dedents to a column that no enclosing block uses",
+                        problem=C.E0005.say("dedent_to_no_block"),
                     )
                     self._recover(diag, _end(e.token))
                     continue
