@@ -243,6 +243,11 @@ E0004 = _code(
     fn main():
         print((1 + 2))
     """,
+    variants={
+        "no_opening": "has no opening bracket",
+        "mismatch": "does not match '{opener}'; expected '{closer}'",
+        "never_closed": "is never closed; expected '{closer}'",
+    },
 )
 
 E0005 = _code(
@@ -267,6 +272,7 @@ E0005 = _code(
     """,
     variants={
         "dedent_to_no_block": "dedents to a column that no enclosing block uses",
+        "indented_more": "is indented more than its block",
     },
 )
 
