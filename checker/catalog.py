@@ -1571,7 +1571,10 @@ E0309 = _code(
         "not_a_type_alone": "it is not a type by itself; write [] {written} for a scalar tensor",
         "stack_has_one_dim": "a stack of {model} has exactly one dim, as in [L] {model}",
         "index_needs_dim": "Index needs the dim it indexes, as in Index[C]",
-        "index_dim_arithmetic": "Index takes a dim's name or a number, not dim arithmetic; for constants, declare the dim (`dim K = {dims}`) and write Index[K]",
+        "index_dim_arithmetic": (
+            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
+            "declare the dim (`dim K = {dims}`) and write Index[K]"
+        ),
         "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
     },
 )
@@ -2399,7 +2402,11 @@ E0911 = _code(
         "wants_dtype": "takes an element type (f32, f64, f16 or bf16) for its option {option}{found}",
         "wants_number": "takes a number for its option {option}{found}",
         "found_constant": ", found '{name}', {kind} constant",
-        "options_not_generic": ", found '{name}': a function is not generic over a model's options as it is over dims; its types give each option a value ({option}={example}), and only a model's own members pass its options on ({option}={option})",
+        "options_not_generic": (
+            ", found '{name}': a function is not generic over a model's options as it is over dims; its types give "
+            "each option a value ({option}={example}), and only a model's own members pass its options on "
+            "({option}={option})"
+        ),
         "option_twice": "takes its option {option} once",
     },
 )
@@ -2429,14 +2436,25 @@ E0912 = _code(
     """,
     variants={
         "declared_twice": "'{name}' is declared twice in {model}'s header",
-        "option_kind": "option {name} of {model} must be a Bool, a Float or a DType, as in {name}: Bool = True (found {found})",
-        "dtype_default": "option {name} of {model} is an element type whose default is f32, torch's default dtype: {name}: DType = f32",
+        "option_kind": (
+            "option {name} of {model} must be a Bool, a Float or a DType, as in {name}: Bool = True (found {found})"
+        ),
+        "dtype_default": (
+            "option {name} of {model} is an element type whose default is f32, "
+            "torch's default dtype: {name}: DType = f32"
+        ),
         "bool_default": "option {name} of {model} needs a default, True or False: {name}: Bool = True",
         "float_default": "option {name} of {model} needs a number as its default: {name}: Float = 0.1",
         "dim_after_option": "dim {name} comes after an option: a model's dims come first",
-        "dim_named_as_constant": "the model's dim {name} has the name of a dim constant: inside the model it would mean two things",
-        "dim_default": "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})",
-        "dim_default_missing": "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last",
+        "dim_named_as_constant": (
+            "the model's dim {name} has the name of a dim constant: inside the model it would mean two things"
+        ),
+        "dim_default": (
+            "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})"
+        ),
+        "dim_default_missing": (
+            "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last"
+        ),
     },
 )
 
@@ -2461,8 +2479,12 @@ E0913 = _code(
         param b: [O] = zeros if bias
     """,
     variants={
-        "float_option": "'{flag}' is a Float option of {model}; a member's condition is a Bool option (its Bool options: {options})",
-        "float_option_no_bool": "'{flag}' is a Float option of {model}; a member's condition is a Bool option, and {model} has none",
+        "float_option": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option (its Bool options: {options})"
+        ),
+        "float_option_no_bool": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option, and {model} has none"
+        ),
         "not_an_option_hint": "'{flag}' is not an option of {model}{hint}",
         "not_an_option": "'{flag}' is not an option of {model} (its options: {options})",
         "no_options": "'{flag}' is not an option of {model}, which has none",
@@ -2527,8 +2549,12 @@ E0915 = _code(
             return x * self.s
     """,
     variants={
-        "method_without_self": "the first parameter of method {method} is self, without a type (it is the {model}), found none",
-        "method_first_not_self": "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'",
+        "method_without_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found none"
+        ),
+        "method_first_not_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'"
+        ),
         "self_outside_method": "only a method (a fn inside a model) has self, as its first parameter; {fn} is not one",
         "self_not_first": "self is the first parameter of a method, and only the first",
         "name_taken": "{model} already has a member or method '{name}'",

@@ -116,7 +116,10 @@ E0417 = _code(
         return x * times
     """,
     variants={
-        "after_a_default": "it has no default and '{before}' before it has one: give it a default, or move it before the parameters that have one",
+        "after_a_default": (
+            "it has no default and '{before}' before it has one: "
+            "give it a default, or move it before the parameters that have one"
+        ),
         "not_a_constant_type": "only an Int, Float, Bool or Str parameter has a default, and it is {type}",
     },
 )
