@@ -243,6 +243,11 @@ E0004 = _code(
     fn main():
         print((1 + 2))
     """,
+    variants={
+        "no_opening": "has no opening bracket",
+        "mismatch": "does not match '{opener}'; expected '{closer}'",
+        "never_closed": "is never closed; expected '{closer}'",
+    },
 )
 
 E0005 = _code(
@@ -265,6 +270,10 @@ E0005 = _code(
         x = 1
         print(x)
     """,
+    variants={
+        "dedent_to_no_block": "dedents to a column that no enclosing block uses",
+        "indented_more": "is indented more than its block",
+    },
 )
 
 E0006 = _code(
@@ -416,6 +425,9 @@ E0012 = _code(
     dim D = 4
     """,
     example_stands_for=True,
+    variants={
+        "too_large": "it is larger than {limit} ({size} bytes), the limit for a source file",
+    },
 )
 
 E0015 = _code(
@@ -751,6 +763,11 @@ E0113 = _code(
     model Lin:
         param w: [4] = zeros
     """,
+    variants={
+        "not_in_folders": " (no {path} in {folders})",
+        "unreadable": " ({target} cannot be read)",
+        "unreadable_because": " ({target} cannot be read: {why})",
+    },
 )
 
 E0114 = _code(
@@ -1153,6 +1170,12 @@ E0212 = _code(
     dim NH = 4
     dim HD = E / NH
     """,
+    variants={
+        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * /)",
+        "division_by_zero": "division by zero",
+        "not_positive": "it is {value}; a dim is a positive integer",
+        "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",
+    },
 )
 
 E0213 = _code(
@@ -1409,6 +1432,12 @@ E0303 = _code(
     fn f(g: Grad[Lin]) -> [] NonNeg:
         return norm(g)
     """,
+    variants={
+        "optimizer_of_model": "an optimizer is of a model, as in {name}[Mlp]",
+        "grad_needs_model": "Grad needs a model, as in Grad[Mlp]",
+        "grad_option": "Grad takes wrt=[...], not {option}=",
+        "not_a_model": "{type} is not a model",
+    },
 )
 
 E0304 = _code(
@@ -1534,6 +1563,20 @@ E0309 = _code(
     fn f(x: [] f64) -> Int:
         return 1
     """,
+    variants={
+        "takes_no_argument": "{name} takes no argument",
+        "takes_no_option": "{name} takes no {option}=",
+        "vocab_needs_dim": "Vocab needs the dim its ids index, as in Vocab[V]",
+        "vocab_takes_dim": "Vocab takes the dim its ids index, as in Vocab[V]",
+        "not_a_type_alone": "it is not a type by itself; write [] {written} for a scalar tensor",
+        "stack_has_one_dim": "a stack of {model} has exactly one dim, as in [L] {model}",
+        "index_needs_dim": "Index needs the dim it indexes, as in Index[C]",
+        "index_dim_arithmetic": (
+            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
+            "declare the dim (`dim K = {dims}`) and write Index[K]"
+        ),
+        "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
+    },
 )
 
 E0310 = _code(
@@ -1967,6 +2010,10 @@ E0503 = _code(
     fn f(x: Int) -> Int:
         return x
     """,
+    variants={
+        "extern_fn": "an extern fn cannot take a mut parameter",
+        "not_mutable": "only a model, an optimizer or a schedule can be mut, and this is {type}",
+    },
 )
 
 E0504 = _code(
@@ -2299,6 +2346,15 @@ E0910 = _code(
     fn f(l: Linear[D, H]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "takes_no_dims": "takes no dims, found {written}[...]",
+        "dims_count": "takes {wanted}, found {count}",
+        "dim_twice": "is given its dim {dim} twice",
+        "needs_dim": "needs its dim {dim}",
+        "needs_dims": "needs its dims {dims}",
+        "type_for_dim": "takes a dim for {param} here (a name, a number or (dim arithmetic)), found the type {type}",
+        "dim_as_option": "takes a dim for {param} (a name, a number or (dim arithmetic))",
+    },
 )
 
 E0911 = _code(
@@ -2338,6 +2394,21 @@ E0911 = _code(
     fn f(l: Linear[D, D, bias=False]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "no_such_option_hint": "has no option '{option}'{hint}",
+        "no_such_option": "has no option '{option}' (it takes by name: {listed})",
+        "no_options": "has no options, found {option}=",
+        "wants_bool": "takes True or False for its option {option}{found}",
+        "wants_dtype": "takes an element type (f32, f64, f16 or bf16) for its option {option}{found}",
+        "wants_number": "takes a number for its option {option}{found}",
+        "found_constant": ", found '{name}', {kind} constant",
+        "options_not_generic": (
+            ", found '{name}': a function is not generic over a model's options as it is over dims; its types give "
+            "each option a value ({option}={example}), and only a model's own members pass its options on "
+            "({option}={option})"
+        ),
+        "option_twice": "takes its option {option} once",
+    },
 )
 
 E0912 = _code(
@@ -2363,6 +2434,28 @@ E0912 = _code(
     model Linear[I, O, bias: Bool = True]:
         param w: [I O] = zeros
     """,
+    variants={
+        "declared_twice": "'{name}' is declared twice in {model}'s header",
+        "option_kind": (
+            "option {name} of {model} must be a Bool, a Float or a DType, as in {name}: Bool = True (found {found})"
+        ),
+        "dtype_default": (
+            "option {name} of {model} is an element type whose default is f32, "
+            "torch's default dtype: {name}: DType = f32"
+        ),
+        "bool_default": "option {name} of {model} needs a default, True or False: {name}: Bool = True",
+        "float_default": "option {name} of {model} needs a number as its default: {name}: Float = 0.1",
+        "dim_after_option": "dim {name} comes after an option: a model's dims come first",
+        "dim_named_as_constant": (
+            "the model's dim {name} has the name of a dim constant: inside the model it would mean two things"
+        ),
+        "dim_default": (
+            "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})"
+        ),
+        "dim_default_missing": (
+            "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last"
+        ),
+    },
 )
 
 E0913 = _code(
@@ -2385,6 +2478,17 @@ E0913 = _code(
         param w: [I O] = zeros
         param b: [O] = zeros if bias
     """,
+    variants={
+        "float_option": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option (its Bool options: {options})"
+        ),
+        "float_option_no_bool": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option, and {model} has none"
+        ),
+        "not_an_option_hint": "'{flag}' is not an option of {model}{hint}",
+        "not_an_option": "'{flag}' is not an option of {model} (its options: {options})",
+        "no_options": "'{flag}' is not an option of {model}, which has none",
+    },
 )
 
 E0914 = _code(
@@ -2444,6 +2548,17 @@ E0915 = _code(
         fn forward(self, x: [4]) -> [4]:
             return x * self.s
     """,
+    variants={
+        "method_without_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found none"
+        ),
+        "method_first_not_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'"
+        ),
+        "self_outside_method": "only a method (a fn inside a model) has self, as its first parameter; {fn} is not one",
+        "self_not_first": "self is the first parameter of a method, and only the first",
+        "name_taken": "{model} already has a member or method '{name}'",
+    },
 )
 
 E0916 = _code(

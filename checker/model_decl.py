@@ -90,7 +90,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     for fn in item.methods:
         if fn.name.text in taken:
             ctx.diagnostics.append(
-                C.E0915.at(fn.name.span, problem=f"{item.name.text} already has a member or method '{fn.name.text}'")
+                C.E0915.at(fn.name.span, problem=C.E0915.say("name_taken", model=item.name.text, name=fn.name.text))
             )
             continue
         taken.add(fn.name.text)
@@ -126,7 +126,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
         name = p.name.text
         if name in seen:
             ctx.diagnostics.append(
-                C.E0912.at(p.name.span, problem=f"'{name}' is declared twice in {item.name.text}'s header")
+                C.E0912.at(p.name.span, problem=C.E0912.say("declared_twice", name=name, model=item.name.text))
             )
             continue
         seen.add(name)
@@ -140,30 +140,28 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.type.span,
-                    problem=f"option {name} of {item.name.text} must be a Bool, a Float or a DType, "
-                    f"as in {name}: Bool = True (found {type_text(p.type)})",
+                    problem=C.E0912.say("option_kind", name=name, model=item.name.text, found=type_text(p.type)),
                 )
             )
         elif kind == "DType" and not (isinstance(p.default, A.Name) and p.default.name == T.DTYPE_DEFAULT):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} is an element type whose default is f32, "
-                    f"torch's default dtype: {name}: DType = f32",
+                    problem=C.E0912.say("dtype_default", name=name, model=item.name.text),
                 )
             )
         elif kind == "Bool" and not isinstance(p.default, A.BoolLit):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} needs a default, True or False: {name}: Bool = True",
+                    problem=C.E0912.say("bool_default", name=name, model=item.name.text),
                 )
             )
         elif kind == "Float" and (p.default is None or float_literal(p.default) is None):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} needs a number as its default: {name}: Float = 0.1",
+                    problem=C.E0912.say("float_default", name=name, model=item.name.text),
                 )
             )
         options.append((name, option_default(p)))
@@ -185,15 +183,12 @@ def _header_dim(
     name = p.name.text
     ctx.lookups.add(name)  # whether a dim constant has its name: looked up whatever the answer
     if after_option:
-        ctx.diagnostics.append(
-            C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
-        )
+        ctx.diagnostics.append(C.E0912.at(p.span, problem=C.E0912.say("dim_after_option", name=name)))
     elif names.kinds.get(name) == "dim":
         ctx.diagnostics.append(
             C.E0912.at(
                 p.name.span,
-                problem=f"the model's dim {name} has the name of a dim constant: "
-                "inside the model it would mean two things",
+                problem=C.E0912.say("dim_named_as_constant", name=name),
             )
         )
     if p.default is not None:
@@ -205,16 +200,14 @@ def _header_dim(
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.default.span,
-                    problem=f"the default of dim {name} must be a whole number or a dim before it, as in "
-                    f"{name} = 1 (found {expr_text(p.default)})",
+                    problem=C.E0912.say("dim_default", name=name, found=expr_text(p.default)),
                 )
             )
     elif defaults and not after_option:
         ctx.diagnostics.append(
             C.E0912.at(
                 p.span,
-                problem=f"dim {name} has no default but comes after {defaults[-1][0]}, which has one: "
-                "the dims with defaults come last",
+                problem=C.E0912.say("dim_default_missing", name=name, before=defaults[-1][0]),
             )
         )
 
@@ -233,16 +226,20 @@ def _condition(
         text = flag.name.text
         if text not in names:
             if text in dict(options):  # a Float or DType option
-                listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
                 problem = (
-                    f"'{text}' is a Float option of {item.name.text}; a member's condition is a Bool option" + listed
+                    C.E0913.say("float_option", flag=text, model=item.name.text, options=", ".join(names))
+                    if names
+                    else C.E0913.say("float_option_no_bool", flag=text, model=item.name.text)
                 )
             elif names:
                 hint = suggest(text, names)
-                listed = ", ".join(names)
-                problem = f"'{text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
+                problem = (
+                    C.E0913.say("not_an_option_hint", flag=text, model=item.name.text, hint=hint)
+                    if hint
+                    else C.E0913.say("not_an_option", flag=text, model=item.name.text, options=", ".join(names))
+                )
             else:
-                problem = f"'{text}' is not an option of {item.name.text}, which has none"
+                problem = C.E0913.say("no_options", flag=text, model=item.name.text)
             ctx.diagnostics.append(C.E0913.at(flag.name.span, problem=problem))
             return None
         when.append((text, not flag.negated))

@@ -342,12 +342,16 @@ def _problem_diagnostic(module: A.Ident, resolved: Resolved | None, env: Mapping
     where = ""
     if isinstance(resolved, ImportProblem) and resolved.kind == "missing" and resolved.detail:
         tail = module.text.replace(".", "/") + ".qv"
-        where = f" (no {tail} in " + ", ".join(resolved.detail) + ")"
+        where = C.E0113.say("not_in_folders", path=tail, folders=", ".join(resolved.detail))
     elif isinstance(resolved, ImportProblem) and resolved.kind == "unreadable":
         target, *why = resolved.detail
-        reason = f": {why[0]}" if why else ""
+        where = (
+            C.E0113.say("unreadable_because", target=target, why=why[0])
+            if why
+            else C.E0113.say("unreadable", target=target)
+        )
         # The module is there, only not usable: a suggestion would name it again.
-        return C.E0113.at(module.span, module=module.text, where=f" ({target} cannot be read{reason})", hint="")
+        return C.E0113.at(module.span, module=module.text, where=where, hint="")
     found = [s for s, r in env.items() if isinstance(r, ModuleExports)]
     if isinstance(resolved, ImportProblem):
         found += [m for m in resolved.nearby if m not in found and m != module.text]

@@ -155,6 +155,16 @@ def test_explain_every_code(capsys) -> None:
     assert run(capsys, "--explain", "E4242")[0] == 2
 
 
+def test_explain_lists_the_variants_of_the_detail(capsys) -> None:
+    status, out, _ = run(capsys, "--explain", "E0910")
+    assert status == 0
+    listed = out[out.index("The detail is one of:") : out.index("Example:")]
+    assert [line.split()[0] for line in listed.splitlines()[2:] if line] == [n for n, _ in CODES["E0910"].variants]
+    assert "    takes_no_dims  takes no dims, found <written>[...]\n" in listed
+    # a code without variants lists none
+    assert "The detail is one of:" not in run(capsys, "--explain", "E0101")[1]
+
+
 def test_list_codes(capsys) -> None:
     _, out, _ = run(capsys, "--list-codes")
     assert len(out.splitlines()) == len(CODES)
