@@ -28,50 +28,6 @@ if TYPE_CHECKING:
     from .core import BodyChecker
 
 
-# Built-ins that take a `[.. d]` operand: elementwise ones, and those that work
-# along named dims (or dims counted from the end); the others need every dim.
-REST_SAFE = frozenset(
-    {
-        "relu",
-        "tanh",
-        "sigmoid",
-        "exp",
-        "log",
-        "sqrt",
-        "abs",
-        "gelu",
-        "silu",
-        "softplus",
-        "log1p",
-        "leaky_relu",
-        "elu",
-        "clamp",
-        "maximum",
-        "minimum",
-        "where",
-        "stop_grad",
-        "dropout",
-        "softmax",
-        "log_softmax",
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "std",
-        "var",
-        "logsumexp",
-        "norm",
-        "layer_norm",
-        "linear",
-        "rms_norm",
-        "argmax",
-        "mse",
-        "smooth_l1",
-        "huber",
-    }
-)
-
-
 class CallRules:
     def pipe(self: BodyChecker, e: A.Pipe, env: Env) -> T.Type:
         target = e.target
@@ -669,7 +625,9 @@ class CallRules:
         if float_only and not t.elem.is_float:
             self.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
             return None
-        if T.has_rest(t) and self.builtin_now not in REST_SAFE:
+        # the built-in whose rule reads it may take a `[.. d]` operand (its spec's rest_ok)
+        now = BUILTINS.get(self.builtin_now) if self.builtin_now is not None else None
+        if T.has_rest(t) and not (now is not None and now.rest_ok):
             self.diags.append(
                 C.E0214.at(
                     a.node.span,

@@ -18,6 +18,7 @@ import pytest
 from quiver.checker import builtin_docs, builtins, check_text
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 from quiver.checker.builtins.registry import RULES
+from quiver.checker.builtins.spec import OVER, X
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +71,7 @@ def test_a_spec_is_consistent(b: Builtin) -> None:
 def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
     fake = Builtin(
         name="layer_norm",
-        params=(builtins.X, builtins.OVER),
+        params=(X, OVER),
         signature="layer_norm(x: [..] Float, over=d) -> [..]",
         doc="Made up.",
         example="h = layer_norm(x, over=D)",

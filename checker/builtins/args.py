@@ -1,7 +1,8 @@
-"""Argument readers shared by the rules written against `RuleContext`
-(checker/body/context.py): several dims for `over=`, numbers with a range,
-literal options (`reduction="sum"`), a mode, a dim given as a value (`k` of
-topk, `r` of pixel_shuffle), a buffer of a model."""
+"""Argument readers shared by the built-ins' typing rules, written against
+`RuleContext` (checker/body/context.py): several dims for `over=`, `keep=`,
+numbers with a range, literal options (`reduction="sum"`), a mode, a dim given
+as a value (`k` of topk, `r` of pixel_shuffle) or as an argument (`arange(n)`),
+a buffer of a model, `Grad[M]` as a shape."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
+from ..body.context import RuleContext
+from ..body.env import CallArg, Env
+from ..body.text import expr_text, takes_dims
+from ..declarations import dotted_text
 from ..results import Ref
-from .context import RuleContext
-from .env import CallArg, Env
-from .text import expr_text
+
+# A call's arguments bound to the spec's parameters, by parameter name.
+Bound = dict[str, CallArg]
 
 
 def literal_number(e: A.Expr) -> float | None:
@@ -272,3 +277,156 @@ def buffer_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, pname: str) -> T
         )
     )
     return None
+
+
+def quiet_dim(c: RuleContext, a: CallArg | None, env: Env) -> None:
+    """The ref of an `over=` dim whose operand could not be typed (one dim;
+    a tuple is left alone): navigation still works, nothing is reported."""
+    if a is None:
+        return
+    if isinstance(a.node, A.Name) and a.node.name in c.fn.generics:
+        c.refs[a.node] = Ref("generic", a.node.name, c.fn.name)
+    elif (const := c.dim_constant(a.node)) is not None:
+        c.refs[const[0]] = Ref("dim", const[1])
+
+
+def dim_of_arg(c: RuleContext, e: A.Expr, fn: str, what: str) -> T.Dim | None:
+    """A dim given as an argument: a dim constant, a generic dim or a literal."""
+    if isinstance(e, A.IntLit):
+        if e.value <= 0:
+            c.diags.append(C.E0208.at(e.span, value=e.value))
+            return None
+        return T.DimLit(e.value)
+    if isinstance(e, A.Name) and e.name in c.fn.generics:
+        c.refs[e] = Ref("generic", e.name, c.fn.name)
+        c.types[e] = T.INT
+        return T.DimVar(e.name)
+    const = c.dim_constant(e)
+    if const is not None:
+        c.refs[const[0]] = Ref("dim", const[1])
+        c.types[e] = T.INT
+        value = c.g.names.dim_values.get(const[1])
+        return T.DimConst(const[1], value) if value is not None else T.DimUnknown()
+    number = c.int_constant(e)
+    if number is not None:  # an Int constant: its number, as a shape reads it
+        c.refs[number[0]] = Ref("const", number[1])
+        c.types[e] = T.INT
+        if number[2] <= 0:
+            c.diags.append(C.E0208.at(e.span, value=number[2]))
+            return None
+        return T.DimLit(number[2])
+    if isinstance(e, A.Name) and e.name in c.run_dims and (c.env_now is None or e.name not in c.env_now.vars):
+        # a size read from a file (`[n D]`): arange(n), randperm(n, seed=0)
+        dim = c.run_dims[e.name]
+        c.refs[e] = Ref("size", dim.key, c.fn.name)
+        c.types[e] = T.INT
+        return dim
+    var = c.int_var(e.name) if isinstance(e, A.Name) else None
+    if isinstance(e, A.Name) and var is not None:
+        # an Int as a size: a dim known only at run time, `arange(n)` is [n] Index[n]
+        c.used.update(var.defs)
+        c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
+        c.types[e] = T.INT
+        return c.int_dim(e.name, var)
+    written = dim_expr(c, e) if isinstance(e, A.Binary) else None
+    if written is not None:  # dim arithmetic, as in a shape: arange((P+G))
+        ctx = c.type_context()
+        dim = ctx.dim(written)
+        c._take(ctx)
+        return None if isinstance(dim, T.DimUnknown) else dim
+    c.diags.append(
+        C.E0301.at(
+            e.span,
+            context=f"{what} of {fn}: ",
+            expected="a dim (a dim constant, a generic dim, a number or dim arithmetic of them)",
+            found=expr_text(e),
+        )
+    )
+    return None
+
+
+def dim_expr(c: RuleContext, e: A.Expr) -> A.Dim | None:
+    """A value expression of dims, generic dims and integer literals joined by
+    + - * / as the dim expression a shape would write (`(P+G)`), with the refs
+    of its names; None when something else is in it."""
+    if isinstance(e, A.IntLit):
+        c.types[e] = T.INT
+        return A.DimInt(e.span, e.value)
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+        left, right = dim_expr(c, e.left), dim_expr(c, e.right)
+        if left is None or right is None:
+            return None
+        c.types[e] = T.INT
+        return A.DimBinary(e.span, e.op, left, right)
+    if isinstance(e, A.Name) and e.name in c.fn.generics:
+        c.refs[e] = Ref("generic", e.name, c.fn.name)
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
+    var = c.int_var(e.name) if isinstance(e, A.Name) else None
+    if isinstance(e, A.Name) and var is not None:
+        # an Int: the shape's reader takes it as a size known only at run time
+        c.used.update(var.defs)
+        c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
+    if isinstance(e, A.Name) and e.name in c.run_dims and (c.env_now is None or e.name not in c.env_now.vars):
+        c.refs[e] = Ref("size", c.run_dims[e.name].key, c.fn.name)
+        c.types[e] = T.INT
+        return A.DimName(e.span, e.name)
+    const = c.dim_constant(e)
+    written = dotted_text(e)
+    if const is not None and written is not None:
+        c.refs[const[0]] = Ref("dim", const[1])
+        c.types[e] = T.INT
+        return A.DimName(e.span, written)
+    number = c.int_constant(e)
+    if number is not None and written is not None:  # an Int constant: its number, as a shape reads it
+        c.refs[number[0]] = Ref("const", number[1])
+        c.types[e] = T.INT
+        return A.DimName(e.span, written)
+    return None
+
+
+def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
+    """`Grad[M]` written as zeros' or randn's argument: the gradient type
+    (None when the argument is something else). The model is read as any
+    model named in an expression (`M`, `layers.M`, `Linear[D, H]`), so the
+    gradient holds its qualified name, the one every other type of that
+    model holds (`from layers import M` and `layers.M` are one type)."""
+    e = a.node
+    if not (
+        isinstance(e, A.Index)
+        and isinstance(e.value, A.Name)
+        and e.value.name == "Grad"
+        and "Grad" not in env.vars
+        and isinstance(e.index, (A.Name, A.Field, A.Index))
+    ):
+        return None
+    if isinstance(e.index, A.Name) and e.index.name not in env.vars:
+        kind = c.global_kind(e.index.name)
+        if kind is not None and kind.startswith("broken"):
+            return T.UNKNOWN
+        if kind != "model":
+            name = e.index.name
+            c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+            return T.UNKNOWN
+    inner = c.expr(e.index, env)
+    if isinstance(inner, T.ModelClassT) and inner.applied:
+        t = T.GradT(inner.name, None, inner.dims, inner.options)
+        c.types[e] = t
+        return t
+    if isinstance(inner, T.ModelClassT):
+        sig = c.g.names.model_sigs.get(inner.name)
+        dims = sig.dims if sig is not None else ()
+        written = expr_text(e.index)
+        c.diags.append(
+            C.E0910.at(
+                e.index.span,
+                model=written,
+                problem=f"{takes_dims(dims)}: write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
+            )
+        )
+    elif not isinstance(inner, T.UnknownT):
+        written = expr_text(e.index)
+        c.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=f"{written} is not a model"))
+    return T.UNKNOWN
