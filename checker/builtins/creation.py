@@ -29,6 +29,7 @@ from .spec import SHAPE, BParam, Builtin, Lowering, X
         example="z = zeros([D] i64)",
         group="create",
         runtime="zeros",
+        grad_runtime="zeros_grad",
         lowering=Lowering.SHAPE,
     ),
     Builtin(

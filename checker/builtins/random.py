@@ -27,6 +27,7 @@ from .spec import OVER, SEED, SHAPE, BParam, Builtin, Lowering
         example="r = randn([4 D] f64, seed=1)",
         group="create",
         runtime="randn",
+        grad_runtime="randn_grad",
         lowering=Lowering.SHAPE,
     ),
 )

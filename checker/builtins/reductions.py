@@ -80,6 +80,7 @@ def _softmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         example="s = sum(x, over=D)",
         group="along",
         runtime="sum",
+        grad_runtime="sum_grad",
         rest_ok=True,
     ),
     Builtin(
@@ -90,6 +91,7 @@ def _softmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         example="s = mean(x)",
         group="along",
         runtime="mean",
+        grad_runtime="mean_grad",
         rest_ok=True,
     ),
     Builtin(
