@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
+from quiver.checker.body import lints
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 from quiver.checker.builtins.registry import RULES
 from quiver.checker.builtins.spec import OVER, X
@@ -120,3 +121,21 @@ def test_overloads_split_at_the_top_level_only() -> None:
     assert BUILTINS["LinearLR"].overloads == [BUILTINS["LinearLR"].signature]
     assert "start_factor=1.0 / 3" in BUILTINS["LinearLR"].signature
     assert [s.split("(")[0] for s in BUILTINS["log"].overloads] == ["log", "log", "log"]
+
+
+def test_the_specs_facts_agree_with_the_name_tables_of_the_lints() -> None:
+    # checker/body/lints.py still names the built-ins by role in tables of its
+    # own; until it reads the specs' fields, the two must say the same.
+    by = {b.name: b for b in BUILTINS.values()}
+    makes = {role: {n for n, b in by.items() if b.role == role} for role in ("prob", "logprob")}
+    assert makes["prob"] == {"softmax", "sigmoid"}  # lints.Lints._flow: probabilities
+    assert makes["logprob"] == {"log_softmax", "nll", "cross_entropy"}  # (minus) log-probabilities
+    along = {
+        n: b.params[0].name
+        for n, b in by.items()
+        if b.role in ("prob", "logprob") and any(p.name == "over" for p in b.params)
+    }
+    assert along == lints._SOFTMAXES
+    assert {n: b.target_param for n, b in by.items() if b.target_param is not None} == lints._TARGET_LOSSES
+    assert {n for n, b in by.items() if b.symmetric} == lints._SYMMETRIC
+    assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}
