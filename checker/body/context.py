@@ -40,6 +40,8 @@ class RuleContext(Protocol):
 
     def value(self, e: A.Expr, env: Env) -> T.Type: ...
 
+    # The argument readers, as methods: checker/builtins/args.py's functions
+    # (which the family modules call), for the rules not in a family yet.
     def tensor_arg(
         self,
         a: CallArg,
@@ -113,6 +115,11 @@ class RuleContext(Protocol):
     def type_context(self, ints: bool = True) -> TypeContext: ...
 
     def _take(self, ctx: TypeContext) -> None: ...
+
+    # The built-in whose rule is running (its spec says whether an operand
+    # may have a rest of dims), and the `?` dims that an over= named.
+    builtin_now: str | None
+    over_named: dict[A.Node, T.Dim]
 
 
 if TYPE_CHECKING:

@@ -1,21 +1,23 @@
-"""The built-in functions: one declarative spec per built-in.
+"""The built-in functions: one declarative spec per built-in, beside its rule.
 
-A `Builtin` holds everything the tools know about one built-in: its parameters
-(how each argument is read, which are keyword-only or optional), the
-signature and one-line doc that hover, completion and signature help show, an
-example, the typing rule that checks a call (by name, in
-checker/body/builtin_rules.py; shared by built-ins of one family), the
-refinement an elementwise rule gives its result, and how a call compiles: the
-`rt` function it becomes and how its arguments map to that function.
+A `Builtin` (spec.py) holds everything the tools know about one built-in: its
+parameters (how each argument is read, which are keyword-only or optional),
+the signature and one-line doc that hover, completion and signature help
+show, an example, the refinement an elementwise rule gives its result, the
+facts the engine, lints and compiler read (rest_ok, role, dim_args, ...), and
+how a call compiles: the `rt` function it becomes and how its arguments map
+to that function. Its typing rule is the function that its family module
+decorates with `@builtin(spec, ...)` right below the spec (registry.py).
 
-From this table come: argument matching, hover, completion and signature help
-(checker/), the compiled call (checker/compiler.py), the built-in tables of
+The family modules imported below are the registry: importing one registers
+its built-ins and rules into `BUILTINS` and `RULES`. From that table come:
+argument matching, hover, completion and signature help (checker/), the
+compiled call (checker/compile_body.py), the built-in tables of
 docs/language.md and the TextMate grammar's list of built-ins
 (`scripts/gen-builtins` writes both; tests check they are in sync), and the
 tests that every spec has a typing rule and a runtime function that `rt`
-exports. Adding a built-in: its spec here, its rule (often an existing one),
-its runtime op in runtime/_ops.py (listed in its __all__, which rt
-re-exports), its tests.
+exports. Adding a built-in: its spec and rule (often an existing one) in its
+family module, its run-time function in runtime/_ops.py, its tests.
 """
 
 from __future__ import annotations

@@ -14,12 +14,186 @@ from .. import dimexpr as DX
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from ..body.text import expr_text, takes_dims
+from ..body.text import cast_binding_note, expr_text, plural, takes_dims
 from ..declarations import dotted_text
 from ..results import Ref
+from .registry import BUILTINS
 
 # A call's arguments bound to the spec's parameters, by parameter name.
 Bound = dict[str, CallArg]
+
+
+def expect_number(c: RuleContext, a: CallArg, env: Env, kind: str, what: str) -> bool:
+    t = c.value(a.node, env)
+    if isinstance(t, T.UnknownT):
+        return False
+    if isinstance(t, T.NumberT) and (t.kind == kind or (kind == "Float" and t.kind == "Int")):
+        return True
+    found = T.describe(t) + cast_binding_note(a.node, kind)
+    c.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=kind, found=found))
+    return False
+
+
+def tensor_arg(
+    c: RuleContext,
+    a: CallArg,
+    env: Env,
+    fn: str,
+    pname: str,
+    float_only: bool = True,
+    typed: T.Type | None = None,
+) -> T.TensorT | None:
+    """The argument's tensor type, or None after a diagnostic; `typed`
+    is its type when the caller has already checked the argument."""
+    t = c.value(a.node, env) if typed is None else typed
+    if isinstance(t, T.UnknownT):
+        return None
+    if isinstance(t, T.GradT):
+        c.diags.append(C.E1108.at(a.node.span, operation=f"{fn}({T.describe(t)})"))
+        return None
+    if not isinstance(t, T.TensorT):
+        c.diags.append(
+            C.E0301.at(a.node.span, context=f"argument '{pname}' of {fn}: ", expected="a tensor", found=T.describe(t))
+        )
+        return None
+    if float_only and not t.elem.is_float:
+        c.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
+        return None
+    # the built-in whose rule reads it may take a `[.. d]` operand (its spec's rest_ok)
+    now = BUILTINS.get(c.builtin_now) if c.builtin_now is not None else None
+    if T.has_rest(t) and not (now is not None and now.rest_ok):
+        c.diags.append(
+            C.E0214.at(
+                a.node.span,
+                operation=f"{fn}({expr_text(a.node)})",
+                reason=f"{t} has any number of leading dims, and {fn} needs to know them: "
+                "name the dims in the fn's signature",
+            )
+        )
+        return None
+    return t
+
+
+def dim_arg(
+    c: RuleContext,
+    a: CallArg,
+    env: Env,
+    operand: T.TensorT,
+    fn: str,
+    operand_arg: CallArg | None = None,
+    pname: str = "x",
+) -> int | None:
+    """Resolve `over=d` (a dim name) or `over=-1` (an axis position, an
+    integer literal counted from the end when negative) to a
+    non-negative axis of `operand` (None after an error). A dim name
+    that is no dim of the operand names its one dim known only at run
+    time (`?`), which is then checked at run time (`operand_arg` is the
+    operand's argument, `pname` its parameter; `named_over` gives the
+    operand with that name)."""
+    e = a.node
+    position = axis_position(e)
+    if position is not None and T.has_rest(operand) and not -operand.rank < position < 0:
+        c.value(e, env)
+        c.diags.append(
+            C.E0214.at(
+                e.span,
+                operation=f"{fn}(over={position})",
+                reason=f"{operand} has any number of leading dims: name the dim, "
+                f"or count it from the end (over=-1 ... over=-{operand.rank - 1})",
+            )
+        )
+        return None
+    if position is not None:
+        c.value(e, env)
+        rank = operand.rank
+        if not -rank <= position < rank:
+            needed = position + 1 if position >= 0 else -position
+            c.diags.append(
+                C.E0210.at(
+                    e.span,
+                    operation=f"{fn}(over={position})",
+                    needed=plural(needed, "dim") + (" or more" if needed > 1 else ""),
+                    found=str(operand),
+                )
+            )
+            return None
+        return position % rank
+    name = dotted_text(e)
+    if name is None or (isinstance(e, A.Field) and name.split(".")[0] in env.vars):
+        c.value(e, env)
+        c.diags.append(
+            C.E0301.at(e.span, context="over=: ", expected="a dim name or a position such as -1", found=expr_text(e))
+        )
+        return None
+    tc = c.type_context(ints=False)  # over=i with an Int i is no dim
+    dim = tc.dim(A.DimName(e.span, name))
+    c._take(tc)
+    if isinstance(dim, T.DimUnknown):
+        return None
+    ref_node = e.name if isinstance(e, A.Field) else e  # layers.C: the ref is on C
+    c.refs[ref_node] = (
+        Ref("generic", name, c.fn.name) if isinstance(dim, T.DimVar) else Ref("dim", c.g.names.canonical(name))
+    )
+    c.types[e] = T.NumberT("Int", True)
+    hits = [i for i, d in enumerate(operand.dims) if T.same_dim(d, dim)]
+    unknown = [i for i, d in enumerate(operand.dims) if isinstance(d, T.DimUnknown)]
+    if not hits and len(unknown) == 1 and operand_arg is not None:
+        (axis,) = unknown
+        c.over_named[a.node] = dim
+        given = T.TensorT(operand.dims[:axis] + (dim,) + operand.dims[axis + 1 :], operand.elem)
+        c.note_dims(operand_arg.node, given, operand, f"{fn}(over={name}): ", f"argument '{pname}'")
+        return axis
+    if not hits:
+        shown = str(operand)
+        if unknown:
+            shown += "; name its dims known only at run time (?) with a cast first, `... as [..]`"
+        c.diags.append(C.E0204.at(e.span, dim=name, operand=shown))
+        return None
+    if len(hits) > 1:
+        positions = " or ".join(f"over={i - operand.rank}" for i in hits)
+        c.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand), positions=positions))
+        return None
+    return hits[0]
+
+
+def named_over(c: RuleContext, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT:
+    """The operand `t` of `over=` (`a`) at `axis`, with the dim name taken
+    there by a dim known only at run time (see dim_arg)."""
+    dim = c.over_named.get(a.node)
+    if dim is None or not isinstance(t.dims[axis], T.DimUnknown):
+        return t
+    return T.TensorT(t.dims[:axis] + (dim,) + t.dims[axis + 1 :], t.elem)
+
+
+def shape_arg(c: RuleContext, a: CallArg, fn: str) -> T.TensorT | None:
+    if not isinstance(a.node, A.TensorType):
+        c.diags.append(
+            C.E0301.at(
+                a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]", found=expr_text(a.node)
+            )
+        )
+        return None
+    tc = c.type_context()
+    t = tc.resolve(a.node)
+    c._take(tc)
+    for d in (n for dim in a.node.dims for n in A.walk(dim)):  # names inside (t+1) too
+        if isinstance(d, A.DimName):
+            if d.name in c.fn.generics:
+                c.refs[d] = Ref("generic", d.name, c.fn.name)
+            elif c.g.names.kinds.get(d.name) == "dim":
+                c.refs[d] = Ref("dim", c.g.names.canonical(d.name))
+    c.types[a.node] = t
+    return t if isinstance(t, T.TensorT) else None
+
+
+def axis_position(e: A.Node) -> int | None:
+    """The axis position an `over=` argument gives: an integer literal, or a
+    negated one (`over=-1`); None for anything else."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Unary) and isinstance(e.operand, A.IntLit) and e.op in ("-", "+"):
+        return -e.operand.value if e.op == "-" else e.operand.value
+    return None
 
 
 def literal_number(e: A.Expr) -> float | None:
@@ -62,7 +236,7 @@ def over_axes(
     t = operand
     for e in items:
         item = a if e is a.node else CallArg(e, None, e.span)
-        axis = ctx.dim_arg(item, env, operand, fn, operand_arg, pname)
+        axis = dim_arg(ctx, item, env, operand, fn, operand_arg, pname)
         if axis is None:
             return None
         if axis in axes:
@@ -71,7 +245,7 @@ def over_axes(
             )
             return None
         axes.append(axis)
-        t = ctx.named_over(t, axis, item)
+        t = named_over(ctx, t, axis, item)
     if isinstance(a.node, A.TupleExpr):
         ctx.types[a.node] = T.TupleT(tuple(T.NumberT("Int", True) for _ in items))
     return tuple(axes), t
@@ -127,7 +301,7 @@ def number_arg(
     left out."""
     if a is None:
         return True
-    if not ctx.expect_number(a, env, kind, what):
+    if not expect_number(ctx, a, env, kind, what):
         return False
     v = literal_number(a.node)
     if v is None:
@@ -156,7 +330,7 @@ def bool_arg(ctx: RuleContext, a: CallArg | None, env: Env, what: str) -> bool |
     after an error, which is reported)."""
     if a is None:
         return None
-    ctx.expect_number(a, env, "Bool", what)
+    expect_number(ctx, a, env, "Bool", what)
     return a.node.value if isinstance(a.node, A.BoolLit) else None
 
 
@@ -255,7 +429,7 @@ def buffer_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str, pname: str) -> T
     statistics): it must be a buffer field of a model, `bn.running_mean`,
     so that the update is the model's. A plain tensor, or a param, is
     E0301."""
-    t = ctx.tensor_arg(a, env, fn, pname, float_only=False)
+    t = tensor_arg(ctx, a, env, fn, pname, float_only=False)
     if t is None:
         return None
     e = a.node

@@ -1,5 +1,12 @@
-"""Convolutions and pools: conv2d, conv1d, conv_transpose2d, max_pool2d and
-avg_pool2d, with their sizes, groups and dilation.
+"""Convolutions and pools: conv2d, max_pool2d, avg_pool2d, conv1d and
+conv_transpose2d. The sizes of the result are dim arithmetic
+(checker/dimexpr.py): `((H+2*p-d*(K-1)-1)/s+1)`, floored as torch floors
+them, so a 28 by 28 input and a 3 by 3 kernel give 26 by 26, and a generic
+`h` gives `(h-2)`; conv_transpose2d's `(H-1)*s-2*p+d*(KH-1)+op+1` has no
+division. With `groups=g` the kernels take `Ci/g` channels each (torch's
+grouped and depthwise convolutions). Weights are laid out as torch stores
+them: conv2d `[Co Ci/g KH KW]`, conv1d `[Co Ci/g K]`, conv_transpose2d
+`[Ci Co/g KH KW]`.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from .args import (
     dim_text,
     dim_value_arg,
     poly_dim,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import BParam, Builtin
@@ -143,9 +151,9 @@ def channels_reason(x: T.TensorT, w: T.TensorT, axis: int, groups: T.Dim) -> str
     ),
 )
 def _conv2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = c.tensor_arg(bound["x"], env, "conv2d", "x")
-    w = c.tensor_arg(bound["w"], env, "conv2d", "w")
-    bias = c.tensor_arg(bound["bias"], env, "conv2d", "bias") if "bias" in bound else None
+    x = tensor_arg(c, bound["x"], env, "conv2d", "x")
+    w = tensor_arg(c, bound["w"], env, "conv2d", "w")
+    bias = tensor_arg(c, bound["bias"], env, "conv2d", "bias") if "bias" in bound else None
     stride = size_arg(c, bound.get("stride"), env, "stride", "conv2d", 1, 1)
     padding = size_arg(c, bound.get("padding"), env, "padding", "conv2d", 0, 0)
     grouping = grouping_args(c, bound, env, "conv2d")
@@ -285,7 +293,7 @@ def _pool2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     out, as torch's), padded by padding (at most k/2, as torch requires).
     Both keep the element type: the largest or the mean of NonNeg (Prob)
     values is one (max pads with -inf, avg with zeros)."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x")
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
     k = size_arg(c, bound["k"], env, "k", b.name, 1, 1)
     stride_a = bound.get("stride")
     stride = size_arg(c, stride_a, env, "stride", b.name, 1, 1) if stride_a is not None else k
@@ -322,9 +330,9 @@ def _operands(
 ) -> tuple[T.TensorT, T.TensorT, T.TensorT | None, T.Dim, T.Dim, T.Dim, T.Dim] | None:
     """x, w, the bias (or None), stride, padding, dilation and groups, each
     checked; None after a diagnostic."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x")
-    w = c.tensor_arg(bound["w"], env, b.name, "w")
-    bias = c.tensor_arg(bound["bias"], env, b.name, "bias") if "bias" in bound else None
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
+    w = tensor_arg(c, bound["w"], env, b.name, "w")
+    bias = tensor_arg(c, bound["bias"], env, b.name, "bias") if "bias" in bound else None
     stride = size_arg(c, bound.get("stride"), env, "stride", b.name, 1, 1)
     padding = size_arg(c, bound.get("padding"), env, "padding", b.name, 0, 0)
     grouping = grouping_args(c, bound, env, b.name)

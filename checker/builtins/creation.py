@@ -1,5 +1,6 @@
-"""Creating tensors: zeros and ones (of a shape, or of `Grad[M]`), tril/triu,
-eye, full.
+"""Creating tensors: zeros and ones (of a shape, or `zeros(Grad[M])`, a
+gradient of zeros), `tril` and `triu` (the triangles of the last two dims,
+the operand's type kept), `eye(N)`, `full([..] T, v)` (v checked against T).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from ..body.text import expr_text
 from .args import (
     Bound,
     dim_of_arg,
+    expect_number,
     grad_type_arg,
     literal_number,
+    shape_arg,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import SHAPE, BParam, Builtin, Lowering, X
@@ -48,7 +52,7 @@ def _filled(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
         g = grad_type_arg(c, bound["shape"], env)
         if g is not None:
             return g
-    t = c.shape_arg(bound["shape"], b.name)
+    t = shape_arg(c, bound["shape"], b.name)
     if t is None:
         return T.UNKNOWN
     return t
@@ -79,9 +83,9 @@ def _filled(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
 def _triangle(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """tril, triu: zeros above (below) a diagonal; a zero is a NonNeg, a Prob
     and an Index, so the type stays the operand's."""
-    t = c.tensor_arg(bound["x"], env, b.name, "x", float_only=False)
+    t = tensor_arg(c, bound["x"], env, b.name, "x", float_only=False)
     if "diagonal" in bound:
-        c.expect_number(bound["diagonal"], env, "Int", f"diagonal of {b.name}")
+        expect_number(c, bound["diagonal"], env, "Int", f"diagonal of {b.name}")
     if t is None:
         return T.UNKNOWN
     if t.rank < 2:
@@ -125,7 +129,7 @@ def _eye(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
     ),
 )
 def _full(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.shape_arg(bound["shape"], "full")
+    t = shape_arg(c, bound["shape"], "full")
     e = bound["value"].node
     v = c.value(e, env)
     if t is None:

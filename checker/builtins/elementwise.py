@@ -1,5 +1,8 @@
-"""Elementwise built-ins: activations (relu ... softplus, leaky_relu, elu),
-sqrt/exp/sin/cos (of a tensor or a number), abs, clamp, maximum and minimum.
+"""Elementwise built-ins: the activations (relu ... softplus; leaky_relu and
+elu with their option, neither NonNeg since both are negative for negative x),
+sqrt/exp/sin/cos of a tensor or a number, abs, clamp, maximum and minimum.
+Each keeps its operand's shape; the refinement of the result (NonNeg, Prob)
+is the spec's `refine`, or follows from clamp's literal bounds.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .args import (
     Bound,
     literal_number,
     number_arg,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import BParam, Builtin, X
@@ -81,7 +85,7 @@ def _math(name: str, result: str, doc: str, refine: str | None = None, rest_ok: 
     ),
 )
 def _elementwise(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, b.name, "x", float_only=not b.ints)
+    t = tensor_arg(c, bound["x"], env, b.name, "x", float_only=not b.ints)
     if t is None:
         return T.UNKNOWN
     if b.ints and t.elem.is_bool:
@@ -157,7 +161,7 @@ def elementwise_or_number(c: RuleContext, node: A.Node, b: Builtin, bound: Bound
 def _activation(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """leaky_relu(x, negative_slope=0.01), elu(x, alpha=1.0): a float tensor
     of x's shape and dtype, unrefined."""
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     option = b.params[1].name
     ok = number_arg(c, bound.get(option), env, f"{option} of {b.name}")
     if t is None or not ok:
@@ -184,7 +188,7 @@ def _activation(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
     ),
 )
 def _clamp(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, "clamp", "x", float_only=False)
+    t = tensor_arg(c, bound["x"], env, "clamp", "x", float_only=False)
     lo, hi = bound.get("min"), bound.get("max")
     kinds: dict[str, T.Type] = {}  # the bounds' types
     for k, a in (("min", lo), ("max", hi)):

@@ -1,4 +1,8 @@
-"""Labels: arange(n), an Index[n] of each position, and one_hot."""
+"""The built-ins that make labels: `arange(T)` gives the positions of a dim as
+`[T] Index[T]`, and `one_hot(y, over=C)` turns `Index[C]` labels into a `C`
+dim. (Indexing a tensor by labels, an embedding, is `x[labels]`:
+checker/body/expressions.py.)
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from ..body.env import Env
 from .args import (
     Bound,
     dim_of_arg,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import BParam, Builtin
@@ -48,7 +53,7 @@ def _arange(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     ),
 )
 def _one_hot(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    labels = c.tensor_arg(bound["labels"], env, "one_hot", "labels", float_only=False)
+    labels = tensor_arg(c, bound["labels"], env, "one_hot", "labels", float_only=False)
     dim = dim_of_arg(c, bound["over"].node, "one_hot", "over")
     if labels is None or dim is None:
         return T.UNKNOWN

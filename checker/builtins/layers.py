@@ -1,4 +1,13 @@
-"""Layer operations: linear, scaled_dot_product_attention, dropout and dropout2d."""
+"""Layer operations: linear (x @ weight + bias in one kernel),
+scaled_dot_product_attention, dropout and dropout2d (whole channels; both
+keep NonNeg).
+
+Attention (torch's F.scaled_dot_product_attention): queries `[.. L E]`, keys
+`[.. S E]` and values `[.. S Ev]` give `[.. L Ev]`. A mask broadcasts to the
+scores `[.. L S]`: a Bool mask says where to attend (True, as torch), a float
+mask is added to the scores. Dropout of the attention weights draws from the
+mode's stream, so `dropout_p=` needs `mode=`.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +20,11 @@ from ..body.env import CallArg, Env
 from .args import (
     Bound,
     bool_arg,
+    expect_number,
     literal_number,
     mode_arg,
     number_arg,
+    tensor_arg,
 )
 from .norms import per_channel
 from .registry import builtin
@@ -36,9 +47,9 @@ from .spec import BParam, Builtin, X
 )
 def _linear(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """linear(x: [.. I], weight: [I O], bias: [O]): x @ weight + bias."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x")
-    w = c.tensor_arg(bound["weight"], env, b.name, "weight")
-    bias = c.tensor_arg(bound["bias"], env, b.name, "bias") if "bias" in bound else None
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
+    w = tensor_arg(c, bound["weight"], env, b.name, "weight")
+    bias = tensor_arg(c, bound["bias"], env, b.name, "bias") if "bias" in bound else None
     if x is None or w is None or ("bias" in bound and bias is None):
         return T.UNKNOWN
     if w.rank != 2:
@@ -94,11 +105,11 @@ FN = "scaled_dot_product_attention"
     ),
 )
 def _attention(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    q = c.tensor_arg(bound["q"], env, FN, "q")
-    k = c.tensor_arg(bound["k"], env, FN, "k")
-    v = c.tensor_arg(bound["v"], env, FN, "v")
+    q = tensor_arg(c, bound["q"], env, FN, "q")
+    k = tensor_arg(c, bound["k"], env, FN, "k")
+    v = tensor_arg(c, bound["v"], env, FN, "v")
     mask_a = bound.get("mask")
-    mask = c.tensor_arg(mask_a, env, FN, "mask", float_only=False) if mask_a is not None else None
+    mask = tensor_arg(c, mask_a, env, FN, "mask", float_only=False) if mask_a is not None else None
     causal = bool_arg(c, bound.get("is_causal"), env, f"is_causal of {FN}")
     drop_a = bound.get("dropout_p")
     ok = number_arg(c, drop_a, env, f"dropout_p of {FN}", 0.0, 1.0, hi_open=True)
@@ -187,8 +198,8 @@ def _mask_fits(c: RuleContext, e: A.Expr, mask: T.TensorT, q: T.TensorT, k: T.Te
     ),
 )
 def _dropout(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, "dropout", "x")
-    c.expect_number(bound["p"], env, "Float", "p")
+    t = tensor_arg(c, bound["x"], env, "dropout", "x")
+    expect_number(c, bound["p"], env, "Float", "p")
     mode = c.value(bound["mode"].node, env)
     if not isinstance(mode, (T.ModeT, T.UnknownT)):
         c.diags.append(
@@ -221,7 +232,7 @@ def _dropout(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
 )
 def _dropout2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """dropout2d(x, p, mode): x is [b C H W]; whole channels are zeroed."""
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     p_ok = number_arg(c, bound["p"], env, f"p of {b.name}", 0.0, 1.0, hi_open=True)
     mode_ok = mode_arg(c, bound["mode"], env, b.name)
     if t is None or not (p_ok and mode_ok):

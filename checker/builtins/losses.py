@@ -1,5 +1,8 @@
-"""Losses: cross_entropy and nll (labels along a dim), mse, smooth_l1 and huber,
-binary_cross_entropy (with logits) and kl_div.
+"""The losses: cross_entropy and nll (labels along a dim; ignore_index=,
+reduction=, label_smoothing=), mse, smooth_l1 and huber,
+binary_cross_entropy on probabilities, binary_cross_entropy_with_logits and
+kl_div. Every loss is >= 0, so its result is NonNeg: `[]` for
+reduction="mean" (the default) and "sum", the per-example shape for "none".
 """
 
 from __future__ import annotations
@@ -12,8 +15,12 @@ from ..body.env import Env
 from .args import (
     Bound,
     choice_arg,
+    dim_arg,
+    expect_number,
+    named_over,
     number_arg,
     quiet_over,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import OVER, BParam, Builtin
@@ -74,21 +81,21 @@ def _reduced(dims: tuple[T.Dim, ...], dtype: str, reduction: str | None) -> T.Ty
 def _cross_entropy(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """cross_entropy(logits, labels, over=C, ...) and nll(logp, labels, over=C, ...)."""
     first = b.params[0].name
-    logits = c.tensor_arg(bound[first], env, b.name, first)
+    logits = tensor_arg(c, bound[first], env, b.name, first)
     labels_t = c.value(bound["labels"].node, env)
     ignore = bound.get("ignore_index")
     if ignore is not None:
-        c.expect_number(ignore, env, "Int", f"ignore_index of {b.name}")
+        expect_number(c, ignore, env, "Int", f"ignore_index of {b.name}")
     reduction = choice_arg(c, bound.get("reduction"), env, f"reduction of {b.name}", REDUCTIONS)
     number_arg(c, bound.get("label_smoothing"), env, f"label_smoothing of {b.name}", 0.0, 1.0)
     if logits is None:
         quiet_over(c, bound.get("over"))
         return T.scalar(T.NONNEG) if reduction in ("mean", "sum") else T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, logits, b.name, bound[first], first)
+    axis = dim_arg(c, bound["over"], env, logits, b.name, bound[first], first)
     c.axes[node] = axis
     if axis is None:
         return T.scalar(T.Elem(logits.elem.dtype, "nonneg")) if reduction in ("mean", "sum") else T.UNKNOWN
-    logits = c.named_over(logits, axis, bound["over"])
+    logits = named_over(c, logits, axis, bound["over"])
     class_dim = logits.dims[axis]
     want_dims = logits.dims[:axis] + logits.dims[axis + 1 :]
     want = T.TensorT(want_dims, T.index_of(class_dim))
@@ -186,8 +193,8 @@ def _same_shape(
 def _robust_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """smooth_l1(input, target, beta=1.0) (beta >= 0) and huber(input,
     target, delta=1.0) (delta > 0): two float tensors of one shape."""
-    p = c.tensor_arg(bound["input"], env, b.name, "input")
-    t = c.tensor_arg(bound["target"], env, b.name, "target")
+    p = tensor_arg(c, bound["input"], env, b.name, "input")
+    t = tensor_arg(c, bound["target"], env, b.name, "target")
     option = b.params[2].name
     number_arg(c, bound.get(option), env, f"{option} of {b.name}", 0.0, lo_open=option == "delta")
     reduction = choice_arg(c, bound.get("reduction"), env, f"reduction of {b.name}", REDUCTIONS)
@@ -216,8 +223,8 @@ def _robust_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: En
 def _binary_cross_entropy(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """binary_cross_entropy(p, y): p is known to be in [0, 1] (Prob, as
     sigmoid gives); y has p's shape and element type."""
-    p = c.tensor_arg(bound["p"], env, b.name, "p")
-    y = c.tensor_arg(bound["y"], env, b.name, "y")
+    p = tensor_arg(c, bound["p"], env, b.name, "p")
+    y = tensor_arg(c, bound["y"], env, b.name, "y")
     reduction = choice_arg(c, bound.get("reduction"), env, f"reduction of {b.name}", REDUCTIONS)
     if p is None or y is None:
         return T.scalar(T.NONNEG) if reduction in ("mean", "sum") else T.UNKNOWN
@@ -252,8 +259,8 @@ def _binary_cross_entropy(c: RuleContext, node: A.Node, b: Builtin, bound: Bound
     ),
 )
 def _mse(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    p = c.tensor_arg(bound["pred"], env, "mse", "pred")
-    t = c.tensor_arg(bound["target"], env, "mse", "target")
+    p = tensor_arg(c, bound["pred"], env, "mse", "pred")
+    t = tensor_arg(c, bound["target"], env, "mse", "target")
     if p is None or t is None:
         return T.scalar(T.NONNEG)
     if p.rank != t.rank or not all(T.dims_equal(x, y) for x, y in zip(p.dims, t.dims)):
@@ -313,8 +320,8 @@ def _same_shape_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env
     """binary_cross_entropy_with_logits(z, y), kl_div(logp, q): two float tensors of one shape and
     element type give a [] NonNeg."""
     first, second = (p.name for p in b.params)
-    p = c.tensor_arg(bound[first], env, b.name, first)
-    t = c.tensor_arg(bound[second], env, b.name, second)
+    p = tensor_arg(c, bound[first], env, b.name, first)
+    t = tensor_arg(c, bound[second], env, b.name, second)
     if p is None or t is None:
         return T.scalar(T.NONNEG)
     if p.rank != t.rank or not all(T.dims_equal(x, y) for x, y in zip(p.dims, t.dims)):

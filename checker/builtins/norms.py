@@ -1,5 +1,15 @@
-"""Normalisations: layer_norm and rms_norm along a dim, batch_norm with its
-running statistics, group_norm over groups of channels.
+"""The normalisations: layer_norm and rms_norm along a dim, batch_norm
+(torch's F.batch_norm: batch statistics under Train, which also update the
+running statistics in place; the running statistics under Eval) and
+group_norm.
+
+batch_norm's running statistics must be buffers of a model
+(`bn.running_mean`): the run-time op updates them in place, outside
+autograd, and only a model's buffer makes that update visible to the
+program (a local tensor would change unseen). This is the one place a
+function that is not `mut` changes a model, as torch's BatchNorm does in
+training; the param-read analysis is unaffected, since buffers are not
+params.
 """
 
 from __future__ import annotations
@@ -12,11 +22,14 @@ from ..body.env import CallArg, Env
 from .args import (
     Bound,
     buffer_arg,
+    dim_arg,
     dim_value_arg,
     mode_arg,
+    named_over,
     number_arg,
     quiet_dim,
     quiet_over,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import EPS, OVER, BParam, Builtin, X
@@ -55,21 +68,21 @@ from .spec import EPS, OVER, BParam, Builtin, X
 def _normalize(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     # layer_norm, rms_norm: x's shape and plain float type (a normalised
     # value may be negative: not NonNeg, not Prob); eps= a number > 0
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     ok = number_arg(c, bound.get("eps"), env, f"eps of {b.name}", 0.0, lo_open=True)
     # layer_norm's weight= and bias=: [d] of x's element type
-    affine = [(bound[k], c.tensor_arg(bound[k], env, b.name, k)) for k in ("weight", "bias") if k in bound]
+    affine = [(bound[k], tensor_arg(c, bound[k], env, b.name, k)) for k in ("weight", "bias") if k in bound]
     if t is None or not ok:
         quiet_dim(c, bound.get("over"), env)
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, t, b.name, bound["x"])
+    axis = dim_arg(c, bound["over"], env, t, b.name, bound["x"])
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
     fits = [per_channel(c, node, a, at, b.name, t.dims[axis], t) for a, at in affine]  # each reported
     if not all(fits):
         return T.UNKNOWN
-    t = c.named_over(t, axis, bound["over"])
+    t = named_over(c, t, axis, bound["over"])
     return T.TensorT(t.dims, T.Elem(t.elem.dtype))
 
 
@@ -130,9 +143,9 @@ def a_name(a: CallArg) -> str:
 def _batch_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """batch_norm(x, running_mean, running_var, weight, bias, mode, over=C,
     momentum=0.1, eps=1e-5, num_batches_tracked=n)."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x")
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
     stats = [buffer_arg(c, bound[k], env, b.name, k) for k in ("running_mean", "running_var")]
-    affine = [c.tensor_arg(bound[k], env, b.name, k) for k in ("weight", "bias")]
+    affine = [tensor_arg(c, bound[k], env, b.name, k) for k in ("weight", "bias")]
     ok = mode_arg(c, bound["mode"], env, b.name)
     ok = number_arg(c, bound.get("momentum"), env, "momentum of batch_norm", 0.0, 1.0) and ok
     ok = number_arg(c, bound.get("eps"), env, "eps of batch_norm", 0.0, lo_open=True) and ok
@@ -156,11 +169,11 @@ def _batch_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
             C.E0210.at(bound["x"].node.span, operation=b.name, needed="2 dims or more (a batch and C)", found=str(x))
         )
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, x, b.name, bound["x"])
+    axis = dim_arg(c, bound["over"], env, x, b.name, bound["x"])
     c.axes[node] = axis
     if axis is None or not ok or (tracked_a is not None and tracked is None):
         return T.UNKNOWN
-    x = c.named_over(x, axis, bound["over"])
+    x = named_over(c, x, axis, bound["over"])
     channels = x.dims[axis]
     names = ("running_mean", "running_var", "weight", "bias")
     for k, t in zip(names, stats + affine):
@@ -192,9 +205,9 @@ def _batch_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
 def _group_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """group_norm(x: [b C ..], groups, weight=w, bias=b, eps=1e-5): each
     group of C/groups channels normalised over it and the dims after C."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x")
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
     groups = dim_value_arg(c, bound["groups"], env, b.name, "groups")
-    affine = {k: c.tensor_arg(bound[k], env, b.name, k) for k in ("weight", "bias") if k in bound}
+    affine = {k: tensor_arg(c, bound[k], env, b.name, k) for k in ("weight", "bias") if k in bound}
     ok = number_arg(c, bound.get("eps"), env, "eps of group_norm", 0.0, lo_open=True)
     if x is None or groups is None or not ok or any(t is None for t in affine.values()):
         return T.UNKNOWN

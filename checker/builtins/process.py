@@ -1,4 +1,6 @@
-"""The program's own built-ins: print, rank and world_size, range, Train."""
+"""The program's own built-ins: print (values, and all_ranks=), rank and
+world_size (Ints known only at run time), range, Train (a Mode).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from ..body.env import CallArg, Env
 from ..declarations import suggest
 from .args import (
     Bound,
+    expect_number,
 )
 from .registry import builtin
 from .spec import SEED, BParam, Builtin
@@ -48,7 +51,7 @@ def _print(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
                 c.diags.append(error)
                 continue
             seen.add(a.keyword)
-            c.expect_number(a, env, "Bool", "all_ranks")
+            expect_number(c, a, env, "Bool", "all_ranks")
             continue
         if seen:  # a value after all_ranks=
             c.diags.append(C.E0405.at(a.span))
@@ -100,7 +103,7 @@ def _process(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
 def _range(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     for k in ("start", "stop", "step"):
         if k in bound:
-            c.expect_number(bound[k], env, "Int", f"{k} of range")
+            expect_number(c, bound[k], env, "Int", f"{k} of range")
     return T.RangeT()
 
 
@@ -116,5 +119,5 @@ def _range(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     ),
 )
 def _train(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    c.expect_number(bound["seed"], env, "Int", "seed")
+    expect_number(c, bound["seed"], env, "Int", "seed")
     return T.MODE

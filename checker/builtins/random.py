@@ -1,5 +1,7 @@
-"""Random tensors: randn, randint, rand, multinomial and categorical; each takes
-seed=, so a run is deterministic.
+"""Random tensors, each deterministic for its `seed=`: randn (plain floats,
+or `randn(Grad[M], seed=s)`), randint (of an `Index[C]` element type), rand
+(uniform in [0, 1): a Prob), multinomial and categorical (one label drawn
+per slice, an Index).
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from ..body.context import RuleContext
 from ..body.env import Env
 from .args import (
     Bound,
+    dim_arg,
+    expect_number,
     grad_type_arg,
     quiet_dim,
+    shape_arg,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import OVER, SEED, SHAPE, BParam, Builtin, Lowering
@@ -34,10 +40,10 @@ from .spec import OVER, SEED, SHAPE, BParam, Builtin, Lowering
 def _randn(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     g = grad_type_arg(c, bound["shape"], env)
     if g is not None:
-        c.expect_number(bound["seed"], env, "Int", "seed")
+        expect_number(c, bound["seed"], env, "Int", "seed")
         return g
-    t = c.shape_arg(bound["shape"], "randn")
-    c.expect_number(bound["seed"], env, "Int", "seed")
+    t = shape_arg(c, bound["shape"], "randn")
+    expect_number(c, bound["seed"], env, "Int", "seed")
     if t is None:
         return T.UNKNOWN
     if not t.elem.is_float or t.elem.refine is not None:
@@ -65,8 +71,8 @@ def _randn(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     ),
 )
 def _randint(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.shape_arg(bound["shape"], "randint")
-    c.expect_number(bound["seed"], env, "Int", "seed")
+    t = shape_arg(c, bound["shape"], "randint")
+    expect_number(c, bound["seed"], env, "Int", "seed")
     if t is None:
         return T.UNKNOWN
     if t.elem.index is None:
@@ -94,8 +100,8 @@ def _randint(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     ),
 )
 def _rand(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.shape_arg(bound["shape"], "rand")
-    c.expect_number(bound["seed"], env, "Int", "seed")
+    t = shape_arg(c, bound["shape"], "rand")
+    expect_number(c, bound["seed"], env, "Int", "seed")
     if t is None:
         return T.UNKNOWN
     if not t.elem.is_float:
@@ -134,12 +140,12 @@ def _rand(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
     ),
 )
 def _multinomial(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    p = c.tensor_arg(bound["p"], env, b.name, "p")
-    c.expect_number(bound["seed"], env, "Int", "seed")
+    p = tensor_arg(c, bound["p"], env, b.name, "p")
+    expect_number(c, bound["seed"], env, "Int", "seed")
     if p is None:
         quiet_dim(c, bound.get("over"), env)
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, p, b.name, bound["p"], "p")
+    axis = dim_arg(c, bound["over"], env, p, b.name, bound["p"], "p")
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN

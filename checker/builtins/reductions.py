@@ -1,5 +1,10 @@
 """Built-ins along a dim: softmax and log_softmax, the reductions (sum mean
-max min, argmax, std var, logsumexp, norm), topk and sort.
+max min, argmax, std and var with torch's `correction=`, logsumexp, norm),
+topk and sort. `over=` names one dim or a tuple of them, which the result
+loses (or keeps as 1 with keep=True); without `over=` they are of every
+value. topk and sort give a pair (values, indices) whose indices are labels
+of the dim sorted along, `Index[D]`; topk's `k` is a size that becomes the
+new dim: `topk(x, K, over=D)` of `[b D]` is `([b K], [b K] Index[D])`.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from .args import (
     Bound,
     axes_value,
     bool_arg,
+    dim_arg,
     dim_value_arg,
     keep_arg,
+    named_over,
     number_arg,
     over_axes,
     quiet_dim,
     quiet_over,
+    tensor_arg,
     without,
 )
 from .registry import builtin
@@ -58,15 +66,15 @@ def _reduced(dims: tuple[T.Dim, ...], axis: int, keep: bool) -> tuple[T.Dim, ...
     ),
 )
 def _softmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     if t is None:
         quiet_dim(c, bound.get("over"), env)
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, t, b.name, bound["x"])
+    axis = dim_arg(c, bound["over"], env, t, b.name, bound["x"])
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
-    t = c.named_over(t, axis, bound["over"])
+    t = named_over(c, t, axis, bound["over"])
     return T.TensorT(t.dims, T.with_refine(t.elem, b.refine))
 
 
@@ -122,7 +130,7 @@ def _reduce(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     if T.is_example_grads(t0) and b.name in ("mean", "sum"):
         return _reduce_example_grads(c, node, b, bound, env, t0)
     float_only = b.name == "mean"
-    t = c.tensor_arg(bound["x"], env, b.name, "x", float_only=float_only, typed=t0)
+    t = tensor_arg(c, bound["x"], env, b.name, "x", float_only=float_only, typed=t0)
     keep = keep_arg(c, bound.get("keep"), env)
     if t is None:
         quiet_over(c, bound.get("over"))
@@ -189,16 +197,16 @@ def _reduce_example_grads(c: RuleContext, node: A.Node, b: Builtin, bound: Bound
     ),
 )
 def _argmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, "argmax", "x", float_only=False)
+    t = tensor_arg(c, bound["x"], env, "argmax", "x", float_only=False)
     keep = keep_arg(c, bound.get("keep"), env)
     if t is None:
         quiet_dim(c, bound.get("over"), env)
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, t, "argmax", bound["x"])
+    axis = dim_arg(c, bound["over"], env, t, "argmax", bound["x"])
     c.axes[node] = axis
     if axis is None or keep is None:
         return T.UNKNOWN
-    t = c.named_over(t, axis, bound["over"])
+    t = named_over(c, t, axis, bound["over"])
     return T.TensorT(_reduced(t.dims, axis, keep), T.index_of(t.dims[axis]))
 
 
@@ -220,7 +228,7 @@ def _argmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
 )
 def _spread(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """std(x, over=d, correction=1, keep=False), var(...): NonNeg."""
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     number_arg(c, bound.get("correction"), env, f"correction of {b.name}", 0, kind="Int")
     keep = keep_arg(c, bound.get("keep"), env)
     over = bound.get("over")
@@ -255,7 +263,7 @@ def _spread(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
 def _logsumexp(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """logsumexp(x, over=d, keep=False): log(sum(exp(x))) along d, computed
     stably; a plain float (it is negative when every value is small)."""
-    t = c.tensor_arg(bound["x"], env, b.name, "x")
+    t = tensor_arg(c, bound["x"], env, b.name, "x")
     keep = keep_arg(c, bound.get("keep"), env)
     if t is None:
         quiet_over(c, bound["over"])
@@ -331,7 +339,7 @@ def _grad_norm_elem(c: RuleContext, g: T.GradT) -> T.Elem:
 
 
 def _sortable(c: RuleContext, b: Builtin, bound: Bound, env: Env) -> T.TensorT | None:
-    t = c.tensor_arg(bound["x"], env, b.name, "x", float_only=False)
+    t = tensor_arg(c, bound["x"], env, b.name, "x", float_only=False)
     if t is not None and t.elem.is_bool:
         c.diags.append(C.E0306.at(bound["x"].node.span, op=b.name, left=T.describe(t), right="", detail=""))
         return None
@@ -360,11 +368,11 @@ def _topk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
     if t is None:
         quiet_over(c, bound["over"])
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, t, "topk", bound["x"])
+    axis = dim_arg(c, bound["over"], env, t, "topk", bound["x"])
     c.axes[node] = axis
     if axis is None or k is None:
         return T.UNKNOWN
-    t = c.named_over(t, axis, bound["over"])
+    t = named_over(c, t, axis, bound["over"])
     d = t.dims[axis]
     kv, dv = T.dim_value(k), T.dim_value(d)
     if kv is not None and dv is not None and kv > dv:
@@ -396,9 +404,9 @@ def _sort(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
     if t is None:
         quiet_over(c, bound["over"])
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, t, "sort", bound["x"])
+    axis = dim_arg(c, bound["over"], env, t, "sort", bound["x"])
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
-    t = c.named_over(t, axis, bound["over"])
+    t = named_over(c, t, axis, bound["over"])
     return T.TupleT((t, T.TensorT(t.dims, T.index_of(t.dims[axis]))))

@@ -1,5 +1,14 @@
-"""Shape operations: reshape, permute, transpose, concat, stack, chunk, pad,
-flip, pixel_shuffle and pixel_unshuffle.
+"""Shape operations: reshape, permute, transpose, concat, stack, chunk, and
+the ones that move values without computing on them: pad (constant padding
+of the last dims), flip, pixel_shuffle and pixel_unshuffle.
+
+Sizes are dim normal forms (checker/dimexpr.py), so `reshape(x, [b T NH
+HD])` of `[b T E]` checks when `NH*HD` is `E`, and `concat` over a dim gives
+`(A+B)` there, symbolically for generic dims. A reshape whose counts are
+equal when its floored divisions come out exact (`[b T NH (E/NH)]` of
+`[b T E]`, a layer's dims split into heads) is checked when it runs.
+`pad(x, (1, 2))` of `[b C H W]` is `[b C H (W+3)]`, `pixel_shuffle(x, 2)` of
+`[b (C*4) H W]` is `[b C (H*2) (W*2)]`.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from ..body.text import expr_text, plural
 from ..results import DimCheck
 from .args import (
     Bound,
+    dim_arg,
     dim_from,
     dim_text,
     dim_value_arg,
@@ -23,6 +33,8 @@ from .args import (
     over_axes,
     poly_dim,
     quiet_over,
+    shape_arg,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import OVER, BParam, Builtin, ParamKind, X
@@ -58,8 +70,8 @@ def _count(dims: tuple[T.Dim, ...]) -> DX.Poly | None:
     ),
 )
 def _reshape(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = c.tensor_arg(bound["x"], env, "reshape", "x", float_only=False)
-    target = c.shape_arg(bound["shape"], "reshape")
+    x = tensor_arg(c, bound["x"], env, "reshape", "x", float_only=False)
+    target = shape_arg(c, bound["shape"], "reshape")
     if x is None or target is None:
         return T.UNKNOWN
     have, want = _count(x.dims), _count(target.dims)
@@ -92,7 +104,7 @@ def _reshape(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     ),
 )
 def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = c.tensor_arg(bound["x"], env, "permute", "x", float_only=False)
+    x = tensor_arg(c, bound["x"], env, "permute", "x", float_only=False)
     order = bound["order"].node
     if not isinstance(order, A.TensorType):
         c.value(order, env)
@@ -105,7 +117,7 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
             )
         )
         return T.UNKNOWN
-    target = c.shape_arg(bound["order"], "permute")
+    target = shape_arg(c, bound["order"], "permute")
     if x is None or target is None:
         return T.UNKNOWN
     # A dim of x known only at run time (`?`) takes the one name of the
@@ -157,11 +169,11 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     ),
 )
 def _concat(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = c.tensor_arg(bound["a"], env, "concat", "a", float_only=False)
-    y = c.tensor_arg(bound["b"], env, "concat", "b", float_only=False)
+    x = tensor_arg(c, bound["a"], env, "concat", "a", float_only=False)
+    y = tensor_arg(c, bound["b"], env, "concat", "b", float_only=False)
     if x is None or y is None:
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, x, "concat", bound["a"], "a")
+    axis = dim_arg(c, bound["over"], env, x, "concat", bound["a"], "a")
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
@@ -207,7 +219,7 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
                 )
             )
             continue
-        tensors.append((a, c.tensor_arg(a, env, "stack", "a", float_only=False)))
+        tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False)))
     if not tensors:
         c.diags.append(C.E0401.at(paren, name="stack", expected="1 positional argument or more", found="0"))
         return T.UNKNOWN
@@ -241,7 +253,7 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
     ),
 )
 def _chunk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = c.tensor_arg(bound["x"], env, "chunk", "x", float_only=False)
+    x = tensor_arg(c, bound["x"], env, "chunk", "x", float_only=False)
     n_node = bound["n"].node
     c.value(n_node, env)
     if not isinstance(n_node, A.IntLit) or n_node.value < 1:
@@ -256,7 +268,7 @@ def _chunk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         return T.UNKNOWN
     if x is None:
         return T.UNKNOWN
-    axis = c.dim_arg(bound["over"], env, x, "chunk", bound["x"])
+    axis = dim_arg(c, bound["over"], env, x, "chunk", bound["x"])
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
@@ -290,7 +302,7 @@ def _chunk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     ),
 )
 def _transpose(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = c.tensor_arg(bound["x"], env, "transpose", "x", float_only=False)
+    t = tensor_arg(c, bound["x"], env, "transpose", "x", float_only=False)
     if t is None:
         return T.UNKNOWN
     if t.rank < 2:
@@ -314,7 +326,7 @@ def _transpose(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
 def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """pad(x, (left, right, ...), value=0.0): the pairs pad the last dim,
     then the one before it, ... as torch's F.pad (mode "constant")."""
-    x = c.tensor_arg(bound["x"], env, "pad", "x", float_only=False)
+    x = tensor_arg(c, bound["x"], env, "pad", "x", float_only=False)
     e = bound["pad"].node
     if not isinstance(e, A.TupleExpr):
         c.value(e, env)
@@ -436,7 +448,7 @@ def _padded_elem(elem: T.Elem, fill: float | bool) -> T.Elem:
 )
 def _flip(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """flip(x, over=d) or over=(d1, d2): the order of the values along those dims reversed."""
-    x = c.tensor_arg(bound["x"], env, "flip", "x", float_only=False)
+    x = tensor_arg(c, bound["x"], env, "flip", "x", float_only=False)
     if x is None:
         quiet_over(c, bound["over"])
         return T.UNKNOWN
@@ -474,7 +486,7 @@ def _flip(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
 def _pixel_shuffle(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """pixel_shuffle(x, r): [.. (C*r*r) H W] to [.. C (H*r) (W*r)];
     pixel_unshuffle(x, r) the other way."""
-    x = c.tensor_arg(bound["x"], env, b.name, "x", float_only=False)
+    x = tensor_arg(c, bound["x"], env, b.name, "x", float_only=False)
     r = dim_value_arg(c, bound["r"], env, b.name, "r")
     if x is None or r is None:
         return T.UNKNOWN

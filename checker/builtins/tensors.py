@@ -1,4 +1,8 @@
-"""Other tensor built-ins: where, stop_grad, item."""
+"""Other tensor built-ins: where, stop_grad, and item, a `[]` tensor as a
+plain number (the number type of its element type: a float tensor gives a
+Float, an integer or `Index` tensor an Int, a Bool tensor a Bool, as `x as
+Float` and its kin do).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from ..body.context import RuleContext
 from ..body.env import Env
 from .args import (
     Bound,
+    tensor_arg,
 )
 from .registry import builtin
 from .spec import BParam, Builtin, X
@@ -96,7 +101,7 @@ def _where(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
 def _stop_grad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     c.stop_grad_depth += 1
     try:
-        t = c.tensor_arg(bound["x"], env, "stop_grad", "x", float_only=False)
+        t = tensor_arg(c, bound["x"], env, "stop_grad", "x", float_only=False)
     finally:
         c.stop_grad_depth -= 1
     return t if t is not None else T.UNKNOWN
@@ -117,7 +122,7 @@ def _stop_grad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
 def _item(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """item(x): Float, Int or Bool, by x's element type."""
     a = bound["x"]
-    t = c.tensor_arg(a, env, b.name, "x", float_only=False)
+    t = tensor_arg(c, a, env, b.name, "x", float_only=False)
     if t is None:
         return T.UNKNOWN
     if t.rank != 0:
