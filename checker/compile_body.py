@@ -491,7 +491,7 @@ class _FnCompiler:
         return f"{self.name(func)}({rendered})"
 
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
-        """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
+        """A call to a built-in, lowered as its spec says (checker/builtins/)."""
         b = BUILTINS[name]
         if name in ("value_and_grad", "grad", "jvp"):
             return self.gradient_call(node, name, args)

@@ -1,4 +1,4 @@
-"""The built-in specs (checker/builtins.py) against everything derived from them.
+"""The built-in specs (checker/builtins/) against everything derived from them.
 
 Each spec has a typing rule, an example that checks clean, a docs row and a
 grammar entry; a spec without a rule is an internal error, not a silent
