@@ -18,13 +18,7 @@ from .. import types as T
 from ..body import size_hints
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from .args import (
-    Bound,
-    dim_text,
-    dim_value_arg,
-    poly_dim,
-    tensor_arg,
-)
+from .args import Bound, dim_text, dim_value_arg, poly_dim, tensor_arg
 from .registry import builtin
 from .spec import BParam, Builtin
 

@@ -11,15 +11,7 @@ from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
 from ..body.text import expr_text
-from .args import (
-    Bound,
-    dim_of_arg,
-    expect_number,
-    grad_type_arg,
-    literal_number,
-    shape_arg,
-    tensor_arg,
-)
+from .args import Bound, dim_of_arg, expect_number, grad_type_arg, literal_number, shape_arg, tensor_arg
 from .registry import builtin
 from .spec import SHAPE, BParam, Builtin, Lowering, X
 

@@ -13,12 +13,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
-from .args import (
-    Bound,
-    literal_number,
-    number_arg,
-    tensor_arg,
-)
+from .args import Bound, literal_number, number_arg, tensor_arg
 from .registry import builtin
 from .spec import BParam, Builtin, X
 

@@ -11,11 +11,7 @@ from .. import catalog as C
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
-from .args import (
-    Bound,
-    dim_of_arg,
-    tensor_arg,
-)
+from .args import Bound, dim_of_arg, tensor_arg
 from .registry import builtin
 from .spec import BParam, Builtin
 

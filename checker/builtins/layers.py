@@ -17,15 +17,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from .args import (
-    Bound,
-    bool_arg,
-    expect_number,
-    literal_number,
-    mode_arg,
-    number_arg,
-    tensor_arg,
-)
+from .args import Bound, bool_arg, expect_number, literal_number, mode_arg, number_arg, tensor_arg
 from .norms import per_channel
 from .registry import builtin
 from .spec import BParam, Builtin, X

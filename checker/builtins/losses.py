@@ -12,16 +12,7 @@ from .. import catalog as C
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
-from .args import (
-    Bound,
-    choice_arg,
-    dim_arg,
-    expect_number,
-    named_over,
-    number_arg,
-    quiet_over,
-    tensor_arg,
-)
+from .args import Bound, choice_arg, dim_arg, expect_number, named_over, number_arg, quiet_over, tensor_arg
 from .registry import builtin
 from .spec import OVER, BParam, Builtin
 

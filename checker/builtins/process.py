@@ -10,10 +10,7 @@ from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
 from ..declarations import suggest
-from .args import (
-    Bound,
-    expect_number,
-)
+from .args import Bound, expect_number
 from .registry import builtin
 from .spec import SEED, BParam, Builtin
 

@@ -11,15 +11,7 @@ from .. import catalog as C
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
-from .args import (
-    Bound,
-    dim_arg,
-    expect_number,
-    grad_type_arg,
-    quiet_dim,
-    shape_arg,
-    tensor_arg,
-)
+from .args import Bound, dim_arg, expect_number, grad_type_arg, quiet_dim, shape_arg, tensor_arg
 from .registry import builtin
 from .spec import OVER, SEED, SHAPE, BParam, Builtin, Lowering
 

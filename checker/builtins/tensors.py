@@ -12,10 +12,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import Env
-from .args import (
-    Bound,
-    tensor_arg,
-)
+from .args import Bound, tensor_arg
 from .registry import builtin
 from .spec import BParam, Builtin, X
 
