@@ -1,4 +1,4 @@
-"""Text generated from the built-in specs (checker/builtins.py): the built-in
+"""Text generated from the built-in specs (checker/builtins/): the built-in
 tables of docs/language.md and the TextMate grammar's list of built-ins.
 `scripts/gen-builtins` writes both; tests/checker/test_builtins.py checks they
 are in sync."""

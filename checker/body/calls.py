@@ -15,61 +15,18 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
+from ..builtins import args as readers
 from ..builtins.registry import RULES
-from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
+from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from . import size_hints
 from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
-from .text import cast_binding_note, expr_text, plural, takes_dims
+from .text import expr_text, plural, takes_dims
 
 if TYPE_CHECKING:
     from .core import BodyChecker
-
-
-# Built-ins that take a `[.. d]` operand: elementwise ones, and those that work
-# along named dims (or dims counted from the end); the others need every dim.
-REST_SAFE = frozenset(
-    {
-        "relu",
-        "tanh",
-        "sigmoid",
-        "exp",
-        "log",
-        "sqrt",
-        "abs",
-        "gelu",
-        "silu",
-        "softplus",
-        "log1p",
-        "leaky_relu",
-        "elu",
-        "clamp",
-        "maximum",
-        "minimum",
-        "where",
-        "stop_grad",
-        "dropout",
-        "softmax",
-        "log_softmax",
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "std",
-        "var",
-        "logsumexp",
-        "norm",
-        "layer_norm",
-        "linear",
-        "rms_norm",
-        "argmax",
-        "mse",
-        "smooth_l1",
-        "huber",
-    }
-)
 
 
 class CallRules:
@@ -606,15 +563,11 @@ class CallRules:
         self.expect_number(bound["seed"], env, "Int", "seed")
         return T.ModelT(recv.name, recv.dims, recv.options)
 
+    # The argument readers are checker/builtins/args.py's; these methods are
+    # for the engine and the rules not yet moved to a family module.
+
     def expect_number(self: BodyChecker, a: CallArg, env: Env, kind: str, what: str) -> bool:
-        t = self.value(a.node, env)
-        if isinstance(t, T.UnknownT):
-            return False
-        if isinstance(t, T.NumberT) and (t.kind == kind or (kind == "Float" and t.kind == "Int")):
-            return True
-        found = T.describe(t) + cast_binding_note(a.node, kind)
-        self.diags.append(C.E0301.at(a.node.span, context=f"{what}: ", expected=kind, found=found))
-        return False
+        return readers.expect_number(self, a, env, kind, what)
 
     # -- builtins
 
@@ -651,35 +604,7 @@ class CallRules:
         float_only: bool = True,
         typed: T.Type | None = None,
     ) -> T.TensorT | None:
-        """The argument's tensor type, or None after a diagnostic; `typed`
-        is its type when the caller has already checked the argument."""
-        t = self.value(a.node, env) if typed is None else typed
-        if isinstance(t, T.UnknownT):
-            return None
-        if isinstance(t, T.GradT):
-            self.diags.append(C.E1108.at(a.node.span, operation=f"{fn}({T.describe(t)})"))
-            return None
-        if not isinstance(t, T.TensorT):
-            self.diags.append(
-                C.E0301.at(
-                    a.node.span, context=f"argument '{pname}' of {fn}: ", expected="a tensor", found=T.describe(t)
-                )
-            )
-            return None
-        if float_only and not t.elem.is_float:
-            self.diags.append(C.E0310.at(a.node.span, what=f"{fn} of {T.describe(t)}", hint="; cast it with `as`"))
-            return None
-        if T.has_rest(t) and self.builtin_now not in REST_SAFE:
-            self.diags.append(
-                C.E0214.at(
-                    a.node.span,
-                    operation=f"{fn}({expr_text(a.node)})",
-                    reason=f"{t} has any number of leading dims, and {fn} needs to know them: "
-                    "name the dims in the fn's signature",
-                )
-            )
-            return None
-        return t
+        return readers.tensor_arg(self, a, env, fn, pname, float_only, typed)
 
     def dim_arg(
         self: BodyChecker,
@@ -690,109 +615,13 @@ class CallRules:
         operand_arg: CallArg | None = None,
         pname: str = "x",
     ) -> int | None:
-        """Resolve `over=d` (a dim name) or `over=-1` (an axis position, an
-        integer literal counted from the end when negative) to a
-        non-negative axis of `operand` (None after an error). A dim name
-        that is no dim of the operand names its one dim known only at run
-        time (`?`), which is then checked at run time (`operand_arg` is the
-        operand's argument, `pname` its parameter; `named_over` gives the
-        operand with that name)."""
-        e = a.node
-        position = axis_position(e)
-        if position is not None and T.has_rest(operand) and not -operand.rank < position < 0:
-            self.value(e, env)
-            self.diags.append(
-                C.E0214.at(
-                    e.span,
-                    operation=f"{fn}(over={position})",
-                    reason=f"{operand} has any number of leading dims: name the dim, "
-                    f"or count it from the end (over=-1 ... over=-{operand.rank - 1})",
-                )
-            )
-            return None
-        if position is not None:
-            self.value(e, env)
-            rank = operand.rank
-            if not -rank <= position < rank:
-                needed = position + 1 if position >= 0 else -position
-                self.diags.append(
-                    C.E0210.at(
-                        e.span,
-                        operation=f"{fn}(over={position})",
-                        needed=plural(needed, "dim") + (" or more" if needed > 1 else ""),
-                        found=str(operand),
-                    )
-                )
-                return None
-            return position % rank
-        name = dotted_text(e)
-        if name is None or (isinstance(e, A.Field) and name.split(".")[0] in env.vars):
-            self.value(e, env)
-            self.diags.append(
-                C.E0301.at(
-                    e.span, context="over=: ", expected="a dim name or a position such as -1", found=expr_text(e)
-                )
-            )
-            return None
-        ctx = self.type_context(ints=False)  # over=i with an Int i is no dim
-        dim = ctx.dim(A.DimName(e.span, name))
-        self._take(ctx)
-        if isinstance(dim, T.DimUnknown):
-            return None
-        ref_node = e.name if isinstance(e, A.Field) else e  # layers.C: the ref is on C
-        self.refs[ref_node] = (
-            Ref("generic", name, self.fn.name)
-            if isinstance(dim, T.DimVar)
-            else Ref("dim", self.g.names.canonical(name))
-        )
-        self.types[e] = T.NumberT("Int", True)
-        hits = [i for i, d in enumerate(operand.dims) if T.same_dim(d, dim)]
-        unknown = [i for i, d in enumerate(operand.dims) if isinstance(d, T.DimUnknown)]
-        if not hits and len(unknown) == 1 and operand_arg is not None:
-            (axis,) = unknown
-            self.over_named[a.node] = dim
-            given = T.TensorT(operand.dims[:axis] + (dim,) + operand.dims[axis + 1 :], operand.elem)
-            self.note_dims(operand_arg.node, given, operand, f"{fn}(over={name}): ", f"argument '{pname}'")
-            return axis
-        if not hits:
-            shown = str(operand)
-            if unknown:
-                shown += "; name its dims known only at run time (?) with a cast first, `... as [..]`"
-            self.diags.append(C.E0204.at(e.span, dim=name, operand=shown))
-            return None
-        if len(hits) > 1:
-            positions = " or ".join(f"over={i - operand.rank}" for i in hits)
-            self.diags.append(C.E0209.at(e.span, dim=name, operand=str(operand), positions=positions))
-            return None
-        return hits[0]
+        return readers.dim_arg(self, a, env, operand, fn, operand_arg, pname)
 
     def named_over(self: BodyChecker, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT:
-        """The operand `t` of `over=` (`a`) at `axis`, with the dim name taken
-        there by a dim known only at run time (see dim_arg)."""
-        dim = self.over_named.get(a.node)
-        if dim is None or not isinstance(t.dims[axis], T.DimUnknown):
-            return t
-        return T.TensorT(t.dims[:axis] + (dim,) + t.dims[axis + 1 :], t.elem)
+        return readers.named_over(self, t, axis, a)
 
     def shape_arg(self: BodyChecker, a: CallArg, fn: str) -> T.TensorT | None:
-        if not isinstance(a.node, A.TensorType):
-            self.diags.append(
-                C.E0301.at(
-                    a.node.span, context=f"shape of {fn}: ", expected="a shape such as [64 D]", found=expr_text(a.node)
-                )
-            )
-            return None
-        ctx = self.type_context()
-        t = ctx.resolve(a.node)
-        self._take(ctx)
-        for d in (n for dim in a.node.dims for n in A.walk(dim)):  # names inside (t+1) too
-            if isinstance(d, A.DimName):
-                if d.name in self.fn.generics:
-                    self.refs[d] = Ref("generic", d.name, self.fn.name)
-                elif self.g.names.kinds.get(d.name) == "dim":
-                    self.refs[d] = Ref("dim", self.g.names.canonical(d.name))
-        self.types[a.node] = t
-        return t if isinstance(t, T.TensorT) else None
+        return readers.shape_arg(self, a, fn)
 
 
 def _refined_f32_note(expected: T.Type, found: T.Type) -> str:
@@ -807,16 +636,6 @@ def _refined_f32_note(expected: T.Type, found: T.Type) -> str:
     article = "an" if f.dtype.startswith("f") else "a"
     plain = T.TensorT(found.dims, T.Elem(f.dtype))
     return f" ({word} is a refinement of f32; declare {article} {f.dtype} value as {plain})"
-
-
-def axis_position(e: A.Node) -> int | None:
-    """The axis position an `over=` argument gives: an integer literal, or a
-    negated one (`over=-1`); None for anything else."""
-    if isinstance(e, A.IntLit):
-        return e.value
-    if isinstance(e, A.Unary) and isinstance(e.operand, A.IntLit) and e.op in ("-", "+"):
-        return -e.operand.value if e.op == "-" else e.operand.value
-    return None
 
 
 def _nonpositive_dim(declared: T.Type, result: T.Type) -> tuple[str, int] | None:

@@ -23,9 +23,9 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..builtins.registry import rule
 from ..diagnostics import Fix, LocalDiagnostic, TextEdit
 from ..names import suggest
-from .builtin_rules import rule
 from .env import CallArg, Env
 from .text import expr_text
 

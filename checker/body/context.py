@@ -1,17 +1,15 @@
 """What a typing rule written as a plain function may touch.
 
-The rules of the newer built-in families (activation_rules, layout_rules,
-loss_rules, stat_rules, sort_rules, attention_rules, deconv_rules,
-norm_rules) are functions whose first parameter is the checker seen through
-`RuleContext`: a reader knows from this one protocol everything such a rule
-can read or change. `BodyChecker` is that context (the registry in
-builtin_rules calls `rule.check(checker, ...)`); pyright checks it conforms
-(`_conforms` below).
+The typing rules of the built-in families (checker/builtins/<family>.py) are
+functions whose first parameter is the checker seen through `RuleContext`: a
+reader knows from this one protocol everything such a rule can read or
+change. `BodyChecker` is that context (calls.builtin_call runs
+`rule.check(checker, ...)`); pyright checks it conforms (`_conforms` below).
 
 A rule reports through `diags`, records what tools read afterwards in
 `types`, `refs` and `axes` (the resolved `over=` positions the compiler
 passes on), and reads arguments through the shared readers (`value`,
-`tensor_arg`, `dim_arg`, `expect_number`, ...). It never looks at a global
+`tensor_arg`, `dim_arg`, `expect_number`, ... and checker/builtins/args.py). It never looks at a global
 except through `global_kind` / `dim_constant` and the model table `g`,
 which record the dependency, so incremental analysis stays exact.
 """
@@ -24,8 +22,10 @@ from .. import ast as A
 from .. import types as T
 from ..declarations import FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
-from ..results import Ref
-from .env import CallArg, Env
+from ..results import DimCheck, Ref
+from ..typectx import TypeContext
+from .env import CallArg, Env, Var
+from .size_hints import SizeSource
 
 
 class RuleContext(Protocol):
@@ -40,6 +40,8 @@ class RuleContext(Protocol):
 
     def value(self, e: A.Expr, env: Env) -> T.Type: ...
 
+    # The argument readers, as methods: checker/builtins/args.py's functions
+    # (which the family modules call), for the rules not in a family yet.
     def tensor_arg(
         self,
         a: CallArg,
@@ -77,6 +79,47 @@ class RuleContext(Protocol):
     def dim_constant(self, e: A.Expr) -> tuple[A.Node, str] | None: ...
 
     def int_constant(self, e: A.Expr) -> tuple[A.Node, str, int] | None: ...
+
+    # A shape written as an argument (`zeros([64 D] f64)`), checked.
+    def shape_arg(self, a: CallArg, fn: str) -> T.TensorT | None: ...
+
+    # An expression's type (`value` also rejects a model used as a value).
+    def expr(self, e: A.Expr, env: Env) -> T.Type: ...
+
+    # A model passed where it escapes the param-read analysis (print(m)).
+    def escape_if_model(self, e: A.Expr, env: Env, why: str) -> None: ...
+
+    # The value of an integer literal or of arithmetic of them; None otherwise.
+    def int_value(self, e: A.Expr) -> int | None: ...
+
+    # A dim equality known only at run time, checked by the compiled code.
+    def add_dim_check(self, node: A.Expr, check: DimCheck) -> None: ...
+
+    # Inside stop_grad(...): gradients do not flow (the depth of nesting).
+    stop_grad_depth: int
+
+    # The environment of the statement being checked (None between
+    # statements), and the definitions used.
+    @property
+    def env_now(self) -> Env | None: ...
+
+    used: set[A.Node]
+    # The convolutions of the body, by span, for the size hints (size_hints.py).
+    size_sources: dict[tuple[int, int], SizeSource]
+
+    # An Int variable by name (a size known only at run time), or None.
+    def int_var(self, name: str, env: Env | None = None) -> Var | None: ...
+
+    # Reading a type written in the body (dim arithmetic as a dim), and taking
+    # its diagnostics and dependencies afterwards.
+    def type_context(self, ints: bool = True) -> TypeContext: ...
+
+    def _take(self, ctx: TypeContext) -> None: ...
+
+    # The built-in whose rule is running (its spec says whether an operand
+    # may have a rest of dims), and the `?` dims that an over= named.
+    builtin_now: str | None
+    over_named: dict[A.Node, T.Dim]
 
 
 if TYPE_CHECKING:

@@ -10,23 +10,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic, Severity
 from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
-from . import (  # noqa: F401 - register their typing rules
-    activation_rules,
-    attention_rules,
-    conv_rules,
-    creation_rules,
-    deconv_rules,
-    label_rules,
-    layout_rules,
-    loss_rules,
-    metrics_rules,
-    norm_rules,
-    scalar_rules,
-    shape_rules,
-    sort_rules,
-    stat_rules,
-)
-from .builtin_rules import BuiltinRules
+from . import metrics_rules  # noqa: F401 - registers its typing rule
 from .calls import CallRules
 from .checkpoint_rules import CheckpointRules
 from .data_rules import DataRules
@@ -51,7 +35,6 @@ class BodyChecker(
     IndexingRules,
     SubscriptRules,
     CallRules,
-    BuiltinRules,
     GradRules,
     OptimRules,
     ScheduleRules,

@@ -14,11 +14,12 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..builtins.args import Bound
+from ..builtins.args import dim_of_arg as _dim_of_arg
+from ..builtins.registry import rule
 from ..names import suggest
 from ..results import DimCheck, RunDimOrigin
-from .builtin_rules import Bound, rule
 from .env import CallArg, Env
-from .label_rules import _dim_of_arg
 
 if TYPE_CHECKING:
     from .core import BodyChecker

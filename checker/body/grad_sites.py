@@ -14,10 +14,10 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..builtins import Builtin
+from ..builtins.registry import rule
 from ..declarations import FnInfo, ParamInfo, dotted_text, suggest
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import GradSite, Ref
-from .builtin_rules import rule
 from .env import CallArg, Env
 from .text import expr_text
 

@@ -20,7 +20,8 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
-from ..builtins.registry import RULES, rule
+from ..builtins.elementwise import elementwise_or_number
+from ..builtins.registry import rule
 from .env import CallArg, Env
 from .text import expr_text
 
@@ -43,7 +44,7 @@ def _log(c: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env
             return T.UNKNOWN
         outer, c.builtin_now = c.builtin_now, b.name
         try:
-            return RULES["elementwise_or_number"].check(c, node, b, matched[0], env)
+            return elementwise_or_number(c, node, b, matched[0], env)
         finally:
             c.builtin_now = outer
     _metrics(c, args, env, paren)

@@ -23,7 +23,8 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
-from .builtin_rules import Bound, rule
+from ..builtins.args import Bound
+from ..builtins.registry import rule
 from .env import CallArg, Env
 from .text import expr_text
 

@@ -19,13 +19,13 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..builtins.args import Bound, choice_arg
+from ..builtins.registry import rule
 from ..declarations import suggest
 from ..diagnostics import Fix, TextEdit
 from ..results import Ref
-from .builtin_rules import Bound, rule
 from .env import CallArg, Env
 from .optim_groups import GroupRules
-from .rule_args import choice_arg
 from .text import expr_text
 
 if TYPE_CHECKING:

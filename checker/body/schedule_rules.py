@@ -20,11 +20,11 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..builtins import Builtin
+from ..builtins.args import Bound, choice_arg, literal_number
+from ..builtins.registry import rule
 from ..declarations import suggest
 from ..results import Ref
-from .builtin_rules import Bound, rule
 from .env import CallArg, Env
-from .rule_args import choice_arg, literal_number
 
 if TYPE_CHECKING:
     from .core import BodyChecker

@@ -68,7 +68,13 @@ class Builtin:
     role: str | None = None  # "prob" / "logprob" (makes probabilities), "loss" (a loss)
     target_param: str | None = None  # a loss's parameter that takes the labels or targets
     symmetric: bool = False  # its two tensor arguments may be swapped (lints: swapped arguments)
-    dim_args: tuple[str, ...] = ()  # parameters that compile to an axis position
+    # Parameters that take a dim as a value (arange(n), one_hot(y, over=C)):
+    # dim arithmetic there compiles to the dim's size.
+    dim_args: tuple[str, ...] = ()
+    # The rt function a call compiles to when it is about gradients:
+    # zeros(Grad[M]), randn(Grad[M], seed=s) (the result a Grad), mean/sum
+    # over the examples of per-example gradients ([b] Grad[M]).
+    grad_runtime: str | None = None
 
     @property
     def overloads(self) -> list[str]:

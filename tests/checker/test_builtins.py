@@ -1,4 +1,4 @@
-"""The built-in specs (checker/builtins.py) against everything derived from them.
+"""The built-in specs (checker/builtins/) against everything derived from them.
 
 Each spec has a typing rule, an example that checks clean, a docs row and a
 grammar entry; a spec without a rule is an internal error, not a silent
@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
+from quiver.checker.body import lints
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 from quiver.checker.builtins.registry import RULES
+from quiver.checker.builtins.spec import OVER, X
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +72,7 @@ def test_a_spec_is_consistent(b: Builtin) -> None:
 def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
     fake = Builtin(
         name="layer_norm",
-        params=(builtins.X, builtins.OVER),
+        params=(X, OVER),
         signature="layer_norm(x: [..] Float, over=d) -> [..]",
         doc="Made up.",
         example="h = layer_norm(x, over=D)",
@@ -119,3 +121,21 @@ def test_overloads_split_at_the_top_level_only() -> None:
     assert BUILTINS["LinearLR"].overloads == [BUILTINS["LinearLR"].signature]
     assert "start_factor=1.0 / 3" in BUILTINS["LinearLR"].signature
     assert [s.split("(")[0] for s in BUILTINS["log"].overloads] == ["log", "log", "log"]
+
+
+def test_the_specs_facts_agree_with_the_name_tables_of_the_lints() -> None:
+    # checker/body/lints.py still names the built-ins by role in tables of its
+    # own; until it reads the specs' fields, the two must say the same.
+    by = {b.name: b for b in BUILTINS.values()}
+    makes = {role: {n for n, b in by.items() if b.role == role} for role in ("prob", "logprob")}
+    assert makes["prob"] == {"softmax", "sigmoid"}  # lints.Lints._flow: probabilities
+    assert makes["logprob"] == {"log_softmax", "nll", "cross_entropy"}  # (minus) log-probabilities
+    along = {
+        n: b.params[0].name
+        for n, b in by.items()
+        if b.role in ("prob", "logprob") and any(p.name == "over" for p in b.params)
+    }
+    assert along == lints._SOFTMAXES
+    assert {n: b.target_param for n, b in by.items() if b.target_param is not None} == lints._TARGET_LOSSES
+    assert {n for n, b in by.items() if b.symmetric} == lints._SYMMETRIC
+    assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}
