@@ -19,7 +19,6 @@ from . import (  # noqa: F401 - register their typing rules
     label_rules,
     layout_rules,
     loss_rules,
-    metrics_rules,
     norm_rules,
     scalar_rules,
     shape_rules,
@@ -28,18 +27,13 @@ from . import (  # noqa: F401 - register their typing rules
 )
 from .builtin_rules import BuiltinRules
 from .calls import CallRules
-from .checkpoint_rules import CheckpointRules
-from .data_rules import DataRules
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
-from .grad_sites import GradRules
 from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
-from .optim_rules import OptimRules
 from .run_dims import RunDimRules
-from .schedule_rules import ScheduleRules
 from .size_hints import SizeSource
 from .subscripts import SubscriptRules
 
@@ -52,12 +46,7 @@ class BodyChecker(
     SubscriptRules,
     CallRules,
     BuiltinRules,
-    GradRules,
-    OptimRules,
-    ScheduleRules,
     RunDimRules,
-    DataRules,
-    CheckpointRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
