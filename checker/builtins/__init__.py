@@ -20,6 +20,7 @@ re-exports), its tests.
 
 from __future__ import annotations
 
+from ..initializers import INITIALIZERS as INITIALIZERS  # of model fields: highlighted as built-ins
 from .registry import BUILTINS
 from .spec import EPS, KEEP, OVER, OVER_OPT, SEED, SHAPE, BParam, Builtin, Lowering, ParamKind, X
 
@@ -1000,10 +1001,6 @@ MODEL_METHODS = {
     ),
 }
 
-
-# Initialisers of model fields (`param w: [D H] = normal(0.0, 0.02)`): not
-# functions of a body, but highlighted as built-ins.
-INITIALIZERS = ("zeros", "ones", "normal", "uniform", "xavier")
 
 # The families whose modules declare each spec beside its typing rule:
 # importing one registers its built-ins (this import list is the registry).
