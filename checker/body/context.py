@@ -6,7 +6,10 @@ norm_rules) are functions whose first parameter is the checker seen through
 `RuleContext`: a reader knows from this one protocol everything such a rule
 can read or change. `BodyChecker` is that context (the registry in
 builtin_rules calls `rule.check(checker, ...)`); pyright checks it conforms
-(`_conforms` below).
+(`_conforms` below). The families declared beside their specs
+(checker/builtins/<family>.py) and the features (checker/body/features/:
+gradient sites, optimizers, schedules, checkpoints) see the checker only
+through it as well.
 
 A rule reports through `diags`, records what tools read afterwards in
 `types`, `refs` and `axes` (the resolved `over=` positions the compiler
