@@ -22,6 +22,9 @@ from ..text import expr_text
 def value_and_grad_call(
     c: RuleContext, node: A.Node, args: list[CallArg], env: Env, paren: A.Span, fn_name: str = "value_and_grad"
 ) -> T.Type:
+    """`value_and_grad(f, m, args...)` as `fn_name` writes it: the call
+    `f(m, args...)` checked, `(value, Grad[M])` (UNKNOWN after a diagnostic),
+    and the site recorded when the call is sound."""
     # wrt=[...] and batch=b are value_and_grad's own; the rest is f's call.
     wrt_arg = next((a for a in args if a.keyword == "wrt"), None)
     batch_arg = next((a for a in args if a.keyword == "batch"), None)
