@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from . import ast as A
 from . import dimexpr as DX
 from . import types as T
-from .body.checkpoint_rules import OPTIONS as CHECKPOINT_OPTIONS
-from .body.metrics_rules import is_metrics_call
+from .body.features.checkpoints import OPTIONS as CHECKPOINT_OPTIONS
 from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
+from .builtins.metrics import is_metrics_call
 from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name, unchecked_ident
 from .declarations import FnInfo
 from .results import BodyResult, DimCheck
@@ -499,7 +499,7 @@ class _FnCompiler:
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
             metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
-        if b.rule == "checkpoint":
+        if name in ("save", "load"):
             return self.checkpoint_call(node, b.runtime, args)
         result = self.type_of(node)
         if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):

@@ -13,6 +13,7 @@ from . import types as T
 from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
+from .initializers import INITIALIZERS
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
 from .typectx import TypeContext, type_text
 
@@ -258,31 +259,6 @@ def _literal_value(e: A.Expr) -> float | bool | None:
     return None
 
 
-# The initializers: each parameter (name, default; None: required) and what
-# it takes ("number": an expression of numbers and dims; a tuple: the words it
-# may be). A field's shape decides fans (runtime/init.py, torch's rules).
-INITIALIZERS: dict[str, tuple[tuple[str, object, object], ...]] = {
-    "zeros": (),
-    "ones": (),
-    "normal": (("mean", None, "number"), ("std", None, "number")),
-    "uniform": (("low", None, "number"), ("high", None, "number")),
-    "xavier": (),
-    "xavier_uniform": (("gain", 1.0, "number"),),
-    "xavier_normal": (("gain", 1.0, "number"),),
-    "kaiming_uniform": (
-        ("a", 0.0, "number"),
-        ("mode", "fan_in", ("fan_in", "fan_out")),
-        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
-    ),
-    "kaiming_normal": (
-        ("a", 0.0, "number"),
-        ("mode", "fan_in", ("fan_in", "fan_out")),
-        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
-    ),
-    "orthogonal": (("gain", 1.0, "number"),),
-    "trunc_normal": (("mean", 0.0, "number"), ("std", 1.0, "number"), ("a", -2.0, "number"), ("b", 2.0, "number")),
-}
-_NEEDS_RANK2 = ("xavier", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal")
 _NUMBER_FNS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log}
 _UNKNOWN = object()  # a number whose value depends on the model's dims
 
@@ -317,17 +293,18 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     elif isinstance(init, A.Call) and isinstance(init.func, A.Name):
         name = init.func.name
         args = init.args
-    if name not in INITIALIZERS:
+    spec = INITIALIZERS.get(name or "")
+    if name is None or spec is None:
         shown = name if name is not None else "this expression"
         bad(f"{shown} is not an initializer{suggest(name or '', INITIALIZERS)}")
         return
-    params = INITIALIZERS[name]
-    required = [p for p, default, _ in params if default is None]
-    example = {"normal": "normal(0.0, 0.02)", "uniform": "uniform(-0.1, 0.1)"}.get(name, name)
-    if name not in ("zeros", "ones") and not elem.is_float:
+    params = spec.params
+    required = [p.name for p in params if p.default is None]
+    example = spec.example
+    if spec.floats and not elem.is_float:
         bad(f"{name} needs a float {m.kind}, found {elem}")
         return
-    if name in _NEEDS_RANK2 and ty.rank < 2:
+    if spec.needs_2d and ty.rank < 2:
         bad(f"{name} needs at least 2 dims, found {ty}")
         return
     if isinstance(init, A.Name) and required:
@@ -335,7 +312,7 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         return
     # arguments by position, then by name
     values: dict[str, object] = {}
-    names = [p for p, _, _ in params]
+    names = [p.name for p in params]
     for i, a in enumerate(args):
         key = a.keyword.text if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None or key not in names:
@@ -345,8 +322,8 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         if key in values:
             ctx.diagnostics.append(C.E0903.at(a.span, what=f"{name} takes {key} once"))
             return
-        kind = next(k for p, _, k in params if p == key)
-        if kind == "number":
+        words = next(p.words for p in params if p.name == key)
+        if not words:
             v = _init_number(a.value, ctx)
             if v is None:
                 what = f"{name}'s {key} is a number, made of numbers, dims and sqrt/exp/log, found {expr_text(a.value)}"
@@ -354,8 +331,8 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
                 return
         else:
             v = a.value.value if isinstance(a.value, A.StrLit) else None
-            if v not in kind:  # type: ignore[operator]
-                choices = ", ".join(f'"{w}"' for w in kind)  # type: ignore[union-attr]
+            if v not in words:
+                choices = ", ".join(f'"{w}"' for w in words)
                 ctx.diagnostics.append(C.E0903.at(a.value.span, what=f"{name}'s {key} is one of {choices}"))
                 return
         values[key] = v
@@ -363,7 +340,7 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     if missing:
         bad(f"{name} takes {len(required)} numbers, as in {example}")
         return
-    known = lambda k: values.get(k, next(d for p, d, _ in params if p == k))
+    known = lambda k: values.get(k, next(p.default for p in params if p.name == k))
     if name == "zeros":
         _check_range(0, 0, elem, field, bad)
     elif name == "ones":

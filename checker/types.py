@@ -821,7 +821,7 @@ def is_savable(t: Type) -> bool:
     """Whether a value of type `t` has a state that `save` writes and `load`
     reads back in place (docs/language.md, "Checkpoints"): a model, an
     optimizer or a learning-rate schedule. Numbers are saved as themselves
-    (checker/body/checkpoint_rules)."""
+    (checker/builtins/checkpoint.py)."""
     return isinstance(t, (ModelT, OptimT, ScheduleT))
 
 

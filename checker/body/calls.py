@@ -21,8 +21,10 @@ from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from . import size_hints
-from .checkpoint_rules import checkpoint_hint
 from .env import CallArg, Env
+from .features.checkpoints import checkpoint_hint, checkpoint_method
+from .features.optimizers import optimizer_method
+from .features.schedules import schedule_method
 from .text import expr_text, plural, takes_dims
 
 if TYPE_CHECKING:
@@ -76,10 +78,10 @@ class CallRules:
                 return T.UNKNOWN
             if isinstance(recv, T.OptimT):
                 self.types[func] = recv
-                return self.optimizer_method(node, recv, func, call_args, env, paren)
+                return optimizer_method(self, node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ScheduleT):
                 self.types[func] = recv
-                return self.schedule_method(node, recv, func, call_args, env, paren)
+                return schedule_method(self, node, recv, func, call_args, env, paren)
             if isinstance(recv, T.ModelT):
                 method = func.name.text
                 self.global_kind(recv.name)
@@ -104,7 +106,7 @@ class CallRules:
                 elif field is not None:
                     reason = f"it is a {field.kind} of {recv}, not a function"
                 elif kind is None and method in ("save", "load"):  # m.save(path): save(path, m)
-                    self.diags.append(self.checkpoint_method(node, func, method, call_args))
+                    self.diags.append(checkpoint_method(node, func, method, call_args))
                     self._eval_args(call_args, env)
                     return T.UNKNOWN
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):

@@ -5,6 +5,8 @@ functions whose first parameter is the checker seen through `RuleContext`: a
 reader knows from this one protocol everything such a rule can read or
 change. `BodyChecker` is that context (calls.builtin_call runs
 `rule.check(checker, ...)`); pyright checks it conforms (`_conforms` below).
+The features (checker/body/features/: gradient sites, optimizers, schedules,
+checkpoints) see the checker only through it as well.
 
 A rule reports through `diags`, records what tools read afterwards in
 `types`, `refs` and `axes` (the resolved `over=` positions the compiler
@@ -16,13 +18,15 @@ which record the dependency, so incremental analysis stays exact.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from .. import ast as A
+from .. import shapes as S
 from .. import types as T
-from ..declarations import FnInfo, Globals
-from ..diagnostics import LocalDiagnostic
-from ..results import DimCheck, Ref
+from ..declarations import FnInfo, Globals, ParamInfo
+from ..diagnostics import Fix, LocalDiagnostic, SymbolRef
+from ..results import DimCheck, GradSite, Ref, RunDimOrigin
 from ..typectx import TypeContext
 from .env import CallArg, Env, Var
 from .size_hints import SizeSource
@@ -120,6 +124,53 @@ class RuleContext(Protocol):
     # may have a rest of dims), and the `?` dims that an over= named.
     builtin_now: str | None
     over_named: dict[A.Node, T.Dim]
+
+    # What the features (checker/body/features/) and their built-ins' rules
+    # read or change besides: calls and arguments, the facts of the read
+    # analysis, `mut`, and the run-time dims a reader binds.
+    sites: dict[A.Call, GradSite]  # the value_and_grad sites, for checker/reads.py
+    vag_bound: set[A.Node]  # value_and_grad calls bound to two names, or already reported (E0411)
+    reported_once: set[tuple[str, str]]  # (code, name) reported once per function
+    run_origins: dict[str, RunDimOrigin]  # where each run-time dim is bound, by key
+
+    def name(self, e: A.Name, env: Env) -> T.Type: ...
+
+    def _eval_args(self, args: list[CallArg], env: Env) -> None: ...
+
+    def bind_args(
+        self,
+        name: str,
+        params: list[tuple[str, bool, bool]],
+        args: list[CallArg],
+        paren: A.Span,
+        variadic: bool = False,
+    ) -> tuple[dict[str, CallArg], list[CallArg]] | None: ...
+
+    def check_call_args(
+        self, info: FnInfo, pairs: list[tuple[ParamInfo, CallArg]], env: Env, node: A.Node, first_index: int = 0
+    ) -> T.Type: ...
+
+    def checked_call(
+        self, info: FnInfo, pairs: list[tuple[ParamInfo, CallArg]], env: Env, node: A.Node, first_index: int = 0
+    ) -> tuple[T.Type, bool]: ...
+
+    def report_mismatch(self, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None) -> None: ...
+
+    def origin_of(self, e: A.Expr, env: Env) -> str | None: ...
+
+    def path_fact(self, kind: str, origin: str, target: str, span: A.Span, index: int = 0) -> None: ...
+
+    def require_mut(self, target: A.Expr, model: A.Expr, var: Var | None) -> bool: ...
+
+    def immutable_source(self, node: A.Expr, env: Env) -> ParamInfo | None: ...
+
+    def make_mut_fix(self, param: ParamInfo) -> Fix: ...
+
+    def binding(self, node: A.Node, what: str) -> AbstractContextManager[None]: ...
+
+    def bound_keys(self) -> list[str]: ...
+
+    def record_binds(self, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None: ...
 
 
 if TYPE_CHECKING:

@@ -10,20 +10,14 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic, Severity
 from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
-from . import metrics_rules  # noqa: F401 - registers its typing rule
 from .calls import CallRules
-from .checkpoint_rules import CheckpointRules
-from .data_rules import DataRules
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
-from .grad_sites import GradRules
 from .indexing import IndexingRules
 from .lints import lint_body
 from .operators import OperatorRules
-from .optim_rules import OptimRules
 from .run_dims import RunDimRules
-from .schedule_rules import ScheduleRules
 from .size_hints import SizeSource
 from .subscripts import SubscriptRules
 
@@ -35,12 +29,7 @@ class BodyChecker(
     IndexingRules,
     SubscriptRules,
     CallRules,
-    GradRules,
-    OptimRules,
-    ScheduleRules,
     RunDimRules,
-    DataRules,
-    CheckpointRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn

@@ -17,6 +17,8 @@ from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_t
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
 from .env import Env, Var
+from .features.optimizers import optimizer_field
+from .features.schedules import schedule_field
 from .fstring_rules import spec_problem
 from .fstring_rules import type_text as spec_type_text
 from .text import expr_text
@@ -321,9 +323,9 @@ class ExpressionRules:
                 self.path_fact("field", origin, name, e.span)
             return f.type
         if isinstance(obj, T.OptimT):
-            return self.optimizer_field(e, obj)
+            return optimizer_field(self, e, obj)
         if isinstance(obj, T.ScheduleT):
-            return self.schedule_field(e, obj)
+            return schedule_field(self, e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
             model = self.g.model(obj)

@@ -19,7 +19,9 @@ from ..declarations import kind_word, suggest
 from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
 from ..results import Ref
 from .env import Env, Loop, Var, fresh_name, same_state
-from .grad_sites import is_vag
+from .features.gradients import is_vag
+from .features.optimizers import assign_optimizer_field
+from .features.schedules import assign_schedule_field
 from .text import expr_text
 
 if TYPE_CHECKING:
@@ -240,10 +242,10 @@ class FlowRules:
             self.diags.append(C.E0505.at(target.span, model=obj_type.model))
             return
         if isinstance(obj_type, T.OptimT):
-            self.assign_optimizer_field(target, obj_type, t, value, env)
+            assign_optimizer_field(self, target, obj_type, t, value, env)
             return
         if isinstance(obj_type, T.ScheduleT):
-            self.assign_schedule_field(target, obj_type)
+            assign_schedule_field(self, target, obj_type)
             return
         if not isinstance(obj_type, T.ModelT):
             self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))

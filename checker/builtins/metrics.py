@@ -1,4 +1,4 @@
-"""The typing rule of `log`: the natural logarithm, and the metrics call.
+"""`log`: the natural logarithm, and the metrics call; its spec and rule.
 
 `log(x)` (one argument, no keywords) is the elementwise logarithm, checked by
 the rule of sqrt and exp. `log(step, loss=l, acc=a)` records metrics: `step`
@@ -14,19 +14,15 @@ step that is not an Int).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
-from ..builtins import Builtin
-from ..builtins.elementwise import elementwise_or_number
-from ..builtins.registry import rule
-from .env import CallArg, Env
-from .text import expr_text
-
-if TYPE_CHECKING:
-    from .core import BodyChecker
+from ..body.context import RuleContext
+from ..body.env import CallArg, Env
+from ..body.text import expr_text
+from .elementwise import elementwise_or_number
+from .registry import builtin
+from .spec import Builtin, X
 
 
 def is_metrics_call(args: list[CallArg] | list[tuple[str | None, A.Expr]]) -> bool:
@@ -36,8 +32,21 @@ def is_metrics_call(args: list[CallArg] | list[tuple[str | None, A.Expr]]) -> bo
     return bool(keywords) or len(args) > 1
 
 
-@rule("log", raw=True)
-def _log(c: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+@builtin(
+    Builtin(
+        name="log",
+        params=(X,),
+        signature="log(x: [..] Float) -> [..] Float / log(x: Float) -> Float / log(step: Int, name=value, ...)",
+        doc="Natural logarithm, elementwise; of a number, a number. With names, `log(step, loss=l)` records "
+        "metrics: see [Logging metrics](#logging-metrics).",
+        example="h = log(x)",
+        group="elementwise",
+        runtime="log",
+        number_runtime="log_of_number",
+    ),
+    raw=True,
+)
+def _log(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     if not is_metrics_call(args):  # log(x): the logarithm
         matched = c.bind_args(b.name, [(p.name, p.required, p.keyword_only) for p in b.params], args, paren)
         if matched is None:
@@ -51,7 +60,7 @@ def _log(c: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env
     return T.UNIT
 
 
-def _metrics(c: BodyChecker, args: list[CallArg], env: Env, paren: A.Span) -> None:
+def _metrics(c: RuleContext, args: list[CallArg], env: Env, paren: A.Span) -> None:
     positional = [a for a in args if a.keyword is None]
     named = [a for a in args if a.keyword is not None]
     first_named = next((i for i, a in enumerate(args) if a.keyword is not None), len(args))
@@ -86,7 +95,7 @@ def _metrics(c: BodyChecker, args: list[CallArg], env: Env, paren: A.Span) -> No
         _metric(c, name, a, env)
 
 
-def _metric(c: BodyChecker, name: str, a: CallArg, env: Env) -> None:
+def _metric(c: RuleContext, name: str, a: CallArg, env: Env) -> None:
     """One metric's value: an Int, a Float or a `[]` tensor."""
     t = c.value(a.node, env)
     if isinstance(t, T.UnknownT):
