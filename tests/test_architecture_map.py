@@ -45,6 +45,8 @@ def _named(parts: tuple[str, ...], rows: list[tuple[set[str], set[str]]]) -> boo
     folder = [row for first, row in rows if f"{package}/" in first or package in first]
     if rest == ("__init__",):  # the subpackage's own row
         return bool(folder)
+    if rest[-1] == "__init__":  # a package inside it (body/features/): named with its slash
+        return any("/".join(rest[:-1]) + "/" in row for row in folder)
     return any("/".join(rest) in row for row in folder)
 
 
