@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from . import types as T
 from .ast import Span
 from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
-from .pair_text import distinct
+from .types import distinct
 
 CODES: dict[str, Code] = {}
 
@@ -104,7 +104,7 @@ def _clipped(args: dict[str, object]) -> dict[str, object]:
 def _shown(args: dict[str, object]) -> dict[str, object]:
     """The arguments of a message with its types (and dims) written out: two
     that print the same but are not the same type are told apart
-    (`pair_text.distinct`), so a message never calls X and X different."""
+    (`types.distinct`), so a message never calls X and X different."""
     typed = [k for k, v in args.items() if isinstance(v, (T.Type, T.Elem, *T.DIM_CLASSES))]
     if not typed:
         return args

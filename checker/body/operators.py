@@ -17,7 +17,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..diagnostics import LocalDiagnostic
-from ..pair_text import distinct
+from ..types import distinct
 from .env import Env
 from .text import expr_text
 
