@@ -21,20 +21,15 @@ of their diagnostics; `names` holds the name tables they read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...diagnostics import LocalDiagnostic
 from . import masks, modes, probabilities, reshape, softmax, swapped, targets
-from .base import LintPass, order_by
-
-if TYPE_CHECKING:
-    from ..core import BodyChecker
+from .base import CheckedBody, LintPass, order_by
 
 THEMES = (softmax, reshape, probabilities, targets, masks, modes, swapped)
 order_by([m.__name__ for m in THEMES])
 
 
-def lint_body(c: BodyChecker) -> tuple[list[LocalDiagnostic], list[LocalDiagnostic]]:
+def lint_body(c: CheckedBody) -> tuple[list[LocalDiagnostic], list[LocalDiagnostic]]:
     """The body's warnings that stand on their own, and those that count only
     in a function `value_and_grad` differentiates."""
     return LintPass(c).run()

@@ -14,15 +14,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ... import ast as A
 from ... import types as T
 from ...builtins import BUILTINS
+from ...declarations import FnInfo, Globals
 from ...diagnostics import LocalDiagnostic
+from ...results import Ref
 
-if TYPE_CHECKING:
-    from ..core import BodyChecker
+
+class CheckedBody(Protocol):
+    """What the lints read of a body the engine has checked (the engine's
+    `BodyChecker` is one): nothing of the engine itself, so the lints sit
+    below it and the engine runs them at its end."""
+
+    @property
+    def fn(self) -> FnInfo: ...
+    @property
+    def g(self) -> Globals: ...
+    @property
+    def types(self) -> dict[A.Node, T.Type]: ...
+    @property
+    def refs(self) -> dict[A.Node, Ref]: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +89,7 @@ class LintPass:
     """One body's lint pass. It reads what the body check recorded (`c`'s
     types, refs, fn and globals) and never changes it."""
 
-    def __init__(self, c: BodyChecker) -> None:
+    def __init__(self, c: CheckedBody) -> None:
         self.c = c
         self.diags: list[LocalDiagnostic] = []
         self.loss_diags: list[LocalDiagnostic] = []
