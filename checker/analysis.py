@@ -359,7 +359,7 @@ class Analyzer:
             for d in (*slot.parse.diagnostics, *slot.lexical):
                 diagnostics.append(_absolute(d, slot.start, glob, slot_of_item))
         # the functions a value_and_grad of this file differentiates: their
-        # loss warnings hold (checker/body/lints.py)
+        # loss warnings hold (checker/body/lints/)
         differentiated = {site.f_name for body in bodies.values() for site in body.sites}
         for item in items:
             base = slot_of_item[item].start

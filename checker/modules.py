@@ -13,6 +13,10 @@ modules it imports in turn (their types can appear in its signatures), and
 the param-read summaries of its functions (for E1107/W1101 in importers).
 A module's private names (`_helper`) are exported too, since a public
 signature may mention them, but an importer cannot name them.
+
+`collect_names` builds a file's `Names` (names.py): its own definitions,
+then what its imports bind (`bind_imports`), then its dims' and constants'
+values. It is here, not in names.py, because binding reads the exports.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ in short (`expr_text`), a dotted name (`dotted_text`).
 
 These read only the syntax tree, so every layer can use them: the
 declarations (a constant's or an initialiser's argument in a message), the
-body checker and the lints. (They were in typectx.py, body/text.py and
-names.py, and the lower layers imported the body's on first use.)
+body checker and the lints. (typectx, body.text and names import them
+from here, and their importers may keep reading them there.)
 """
 
 from __future__ import annotations
