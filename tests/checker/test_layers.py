@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "shapes",
             "show",
             "legend",
+            "catalog_code",
             "catalog",
             "catalog_args",
             "catalog_docs",
@@ -126,8 +127,6 @@ LOAD_ON_FIRST_USE = {
 ALLOWED_CYCLES = [
     # a module's exports hold the analysis they stand for (types only)
     {"analysis", "modules"},
-    # the catalog imports its split-off codes back at its end
-    {"catalog", "catalog_args"},
     # the compiler hands its body compiler itself (types only)
     {"compile_body", "compiler"},
 ]
