@@ -1,10 +1,11 @@
 """The diagnostics of parameter defaults, `main`'s command-line parameters,
-constants and f-strings (registered in the one catalog: checker/catalog.py
-imports this module at its end)."""
+constants and f-strings (registered in the one catalog, `catalog_code.CODES`:
+checker/catalog.py imports this module at its end, so they come after its
+own codes)."""
 
 from __future__ import annotations
 
-from .catalog import _code
+from .catalog_code import _code
 
 E0013 = _code(
     "E0013",

@@ -11,9 +11,11 @@ from . import ast as A
 from . import catalog as C
 from . import dimexpr as DX
 from . import types as T
-from .ast import dim_text, written_dim
+from .ast import dim_text
+from .ast import written_dim as written_dim  # (re-exported: declarations reads it from here)
 from .diagnostics import LocalDiagnostic
 from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
+from .show import _bracket_text, type_text
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
 ELEM_TYPES = T.ELEM_TYPES
@@ -526,21 +528,6 @@ class TypeContext:
         return T.UNKNOWN
 
 
-def type_text(t: A.TypeExpr | A.TypeArg) -> str:
-    """A type (or what a type takes in brackets) as written, spaces normalised."""
-    if isinstance(t, (A.DimName, A.DimInt, A.DimBinary)):
-        return written_dim(t)
-    if isinstance(t, A.TensorType):
-        dims = " ".join(written_dim(d) for d in t.dims)
-        if t.rest:
-            dims = ".." + (" " + dims if dims else "")
-        elem = "" if t.elem is None else " " + t.elem.name.text + _bracket_text(t.elem.args, t.elem.options)
-        return f"[{dims}]{elem}"
-    if isinstance(t, A.TupleType):
-        return "(" + ", ".join(type_text(x) for x in t.items) + ")"
-    return t.name.text + _bracket_text(t.args, t.options)
-
-
 def _option_value(
     o: A.TypeOption,
     default: bool | float | str,
@@ -597,23 +584,6 @@ def _dims_wanted(sig: ModelSig) -> str:
     n, least = len(sig.dims), len(sig.dims) - len(sig.defaults)
     count = f"{least} to {n}" if least != n else str(n)
     return f"{count} dim{'s' if n != 1 else ''} ({', '.join(sig.dims)})"
-
-
-def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]) -> str:
-    if not args and not options:
-        return ""
-    parts = [type_text(a) for a in args]
-    for o in options:
-        if o.dim is not None:
-            value = type_text(o.dim)
-        elif o.number is not None:
-            value = repr(o.number)
-        elif o.value is None:
-            value = "[" + ", ".join(n.text for n in o.names) + "]"
-        else:
-            value = str(o.value)
-        parts.append(f"{o.name.text}={value}")
-    return "[" + ", ".join(parts) + "]"
 
 
 def _divides(e: A.Expr) -> bool:

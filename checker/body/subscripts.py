@@ -4,24 +4,18 @@ and index assignment (`x[:, :10] = 0.0`, `m.buf[t] = v`)."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
+from .engine_api import EngineBase
 from .env import Env
 from .text import cast_binding_note, expr_text
-
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
 
 @dataclass(slots=True)
@@ -33,8 +27,8 @@ class _Item:
     labels: T.TensorT | None = None
 
 
-class SubscriptRules:
-    def subscripts(self: BodyChecker, e: A.Index, t: T.Type, env: Env) -> T.Type:
+class SubscriptRules(EngineBase):
+    def subscripts(self, e: A.Index, t: T.Type, env: Env) -> T.Type:
         """`x[a, b:c, ..., labels]`: each subscript takes one dim (`...` the
         dims no other takes, and dims after the last subscript are kept).
         An Int drops its dim, a slice gives it its size, labels `Index[d]` of
@@ -166,10 +160,10 @@ class SubscriptRules:
                 placed = True
         return T.TensorT(tuple(dims), t.elem)
 
-    def _sub_text(self: BodyChecker, e: A.Index) -> str:
+    def _sub_text(self, e: A.Index) -> str:
         return f"{expr_text(e.value)}[{expr_text(e.index)}]"
 
-    def _slice_parts(self: BodyChecker, s: A.Slice, env: Env) -> bool:
+    def _slice_parts(self, s: A.Slice, env: Env) -> bool:
         """The bounds and step of a slice are Ints (E0301); a step written as
         a number is 1 or more (E0218); whether they are."""
         ok = True
@@ -189,7 +183,7 @@ class SubscriptRules:
                 ok = False
         return ok
 
-    def _slice_size(self: BodyChecker, s: A.Slice, d: T.Dim) -> T.Dim | None:
+    def _slice_size(self, s: A.Slice, d: T.Dim) -> T.Dim | None:
         """The size of `d` sliced by `s`: known when the bounds (and the step)
         are, `?` when one is known only at run time; None after E0213."""
         n = T.dim_poly(d)
@@ -224,7 +218,7 @@ class SubscriptRules:
         text = DX.render(size, T.shown_name)
         return T.dim_of_poly(size, text if _wrapped(text) else f"({text})")
 
-    def _index_in_range(self: BodyChecker, node: A.Expr, d: T.Dim) -> bool:
+    def _index_in_range(self, node: A.Expr, d: T.Dim) -> bool:
         """An index known statically lies in its dim when the dim's size is
         known (E0217): `-n <= i < n`."""
         n = T.dim_value(d)
@@ -239,7 +233,7 @@ class SubscriptRules:
     # ------------------------------------------------------------ assignment
 
     def assign_index(
-        self: BodyChecker,
+        self,
         target: A.Index,
         t: T.Type,
         value: A.Expr,

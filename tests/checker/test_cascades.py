@@ -15,7 +15,7 @@ from quiver.checker import check_text
 from quiver.checker import dimexpr as DX
 from quiver.checker import types as T
 from quiver.checker.ast import Span
-from quiver.checker.pair_text import distinct
+from quiver.checker.types import distinct
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Issue 24: bugs whose shapes are legal (checker/body/lints.py), each rule
+"""Issue 24: bugs whose shapes are legal (checker/body/lints/), each rule
 with its exact code, range and message, the programs it must leave alone,
 its quick fix applied and checked again, and the `# quiver: ignore[...]`
 comment that silences it."""
