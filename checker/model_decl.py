@@ -15,15 +15,8 @@ from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
 from .initializers import INITIALIZERS
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
+from .show import expr_text
 from .typectx import TypeContext, type_text
-
-
-def expr_text(e: A.Expr) -> str:
-    """An initializer's argument in a message."""
-    from .body.text import expr_text as text
-
-    return text(e)
-
 
 DEVICES = ("cpu", "cuda", "mps")
 # Names every compiled model has as methods (see runtime/_model.py); a field

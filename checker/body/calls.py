@@ -3,12 +3,7 @@ argument readers that built-in rules share (tensor, dim and shape arguments)."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
 import dataclasses
-from typing import TYPE_CHECKING
 
 from .. import ast as A
 from .. import catalog as C
@@ -21,18 +16,16 @@ from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from . import size_hints
+from .engine_api import EngineBase
 from .env import CallArg, Env
 from .features.checkpoints import checkpoint_hint, checkpoint_method
 from .features.optimizers import optimizer_method
 from .features.schedules import schedule_method
 from .text import expr_text, plural, takes_dims
 
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
-
-class CallRules:
-    def pipe(self: BodyChecker, e: A.Pipe, env: Env) -> T.Type:
+class CallRules(EngineBase):
+    def pipe(self, e: A.Pipe, env: Env) -> T.Type:
         target = e.target
         if isinstance(target, A.Call):
             return self.call(e, target.func, target.args, env, e.left, target)
@@ -49,7 +42,7 @@ class CallRules:
         return T.UNKNOWN
 
     def call(
-        self: BodyChecker,
+        self,
         node: A.Node,
         func: A.Expr,
         args: tuple[A.Arg, ...],
@@ -152,7 +145,7 @@ class CallRules:
         return self._call_global(node, func, ftype, call_args, env, paren)
 
     def _call_global(
-        self: BodyChecker,
+        self,
         node: A.Node,
         func: A.Name | A.Field,
         ftype: T.Type,
@@ -183,7 +176,7 @@ class CallRules:
         self._eval_args(call_args, env)
         return T.UNKNOWN
 
-    def immutable_source(self: BodyChecker, node: A.Expr, env: Env):
+    def immutable_source(self, node: A.Expr, env: Env):
         """The parameter, not `mut`, that a model or optimizer value comes from
         (`m`, `m.enc`, `m.blocks[i]`, or a local bound to a part of it): what
         may not be passed where it would change (E0502); None when it may."""
@@ -197,19 +190,19 @@ class CallRules:
             src = next((q for q in self.fn.params if q.name == root_name), None)
         return src if src is not None and not src.mut else None
 
-    def make_mut_fix(self: BodyChecker, param) -> Fix:
+    def make_mut_fix(self, param) -> Fix:
         """Make a parameter `mut` (the fix of E0502)."""
         at = param.decl.span.start
         return Fix(f"Make '{param.name}' mut", (TextEdit(A.Span(at, at), "mut "),))
 
-    def _eval_args(self: BodyChecker, args: list[CallArg], env: Env) -> None:
+    def _eval_args(self, args: list[CallArg], env: Env) -> None:
         for a in args:
             if isinstance(a.node, A.TensorType):
                 continue
             self.expr(a.node, env)
 
     def bind_args(
-        self: BodyChecker,
+        self,
         name: str,
         params: list[tuple[str, bool, bool]],
         args: list[CallArg],
@@ -280,9 +273,7 @@ class CallRules:
             return None
         return bound, extra
 
-    def user_call(
-        self: BodyChecker, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span
-    ) -> T.Type:
+    def user_call(self, node: A.Node, info: FnInfo, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
         params = [(p.name, not p.optional, False) for p in info.params]
         matched = self.bind_args(info.name, params, args, paren)
         if matched is None:
@@ -293,7 +284,7 @@ class CallRules:
         return self.check_call_args(info, [(p, bound[p.name]) for p in info.params if p.name in bound], env, node)
 
     def check_call_args(
-        self: BodyChecker,
+        self,
         info: FnInfo,
         pairs: list[tuple[ParamInfo, CallArg]],
         env: Env,
@@ -303,7 +294,7 @@ class CallRules:
         return self.checked_call(info, pairs, env, node, first_index)[0]
 
     def checked_call(
-        self: BodyChecker,
+        self,
         info: FnInfo,
         pairs: list[tuple[ParamInfo, CallArg]],
         env: Env,
@@ -395,7 +386,7 @@ class CallRules:
             return T.UNKNOWN, ok
         return result, ok
 
-    def note_dims(self: BodyChecker, node: A.Expr, expected: T.Type, found: T.Type, prefix: str, subject: str) -> None:
+    def note_dims(self, node: A.Expr, expected: T.Type, found: T.Type, prefix: str, subject: str) -> None:
         """A value of type `found` meets `expected`, which it fits: where
         `found` has a dim known only at run time (`?`) and `expected` a known
         one, the compiler checks that dim there at run time (docs/language.md,
@@ -409,7 +400,7 @@ class CallRules:
         if dims is not None:
             self.add_dim_check(node, DimCheck(prefix + subject, str(expected), dims))
 
-    def add_dim_check(self: BodyChecker, node: A.Expr, check: DimCheck) -> None:
+    def add_dim_check(self, node: A.Expr, check: DimCheck) -> None:
         if check.count is None:  # the sizes a run-time check can read here
             dims = tuple(self.checkable(d) for d in check.dims)
             if all(d is None for d in dims):
@@ -419,13 +410,11 @@ class CallRules:
         if check not in checks:
             self.dim_checks[node] = (*checks, check)
 
-    def report_mismatch(
-        self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None
-    ) -> None:
+    def report_mismatch(self, m: S.Mismatch, span: A.Span, context: str, symbol: SymbolRef | None = None) -> None:
         related = (LocalRelated("declared here", symbol=symbol),) if symbol is not None else ()
         self._report_mismatch(m, span, context, related)
 
-    def _report_mismatch(self: BodyChecker, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
+    def _report_mismatch(self, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
         expected, found = T.show_pair(m.expected, m.found)
         found += T.run_apart_note(m.expected, m.found)
         if m.kind == "binding":
@@ -465,7 +454,7 @@ class CallRules:
             )
 
     def check_assignable(
-        self: BodyChecker, expected: T.Type, found: T.Type, span: A.Span, context: str, related: tuple = ()
+        self, expected: T.Type, found: T.Type, span: A.Span, context: str, related: tuple = ()
     ) -> bool:
         """Report `found` where `expected` is declared unless it fits; whether it does."""
         m = S.assignable(expected, found)
@@ -474,7 +463,7 @@ class CallRules:
         return m is None
 
     def method_call(
-        self: BodyChecker,
+        self,
         node: A.Node,
         recv: A.Expr,
         info: FnInfo,
@@ -495,7 +484,7 @@ class CallRules:
         return self.check_call_args(info, pairs, env, node)
 
     def call_model_value(
-        self: BodyChecker,
+        self,
         node: A.Node,
         func: A.Expr,
         recv: T.Type,
@@ -518,7 +507,7 @@ class CallRules:
         return self.method_call(node, func, info, args, env, paren)
 
     def model_method(
-        self: BodyChecker,
+        self,
         node: A.Node,
         recv: T.ModelClassT,
         func: A.Field,
@@ -568,14 +557,12 @@ class CallRules:
     # The argument readers are checker/builtins/args.py's; these methods are
     # for the engine and the rules not yet moved to a family module.
 
-    def expect_number(self: BodyChecker, a: CallArg, env: Env, kind: str, what: str) -> bool:
+    def expect_number(self, a: CallArg, env: Env, kind: str, what: str) -> bool:
         return readers.expect_number(self, a, env, kind, what)
 
     # -- builtins
 
-    def builtin_call(
-        self: BodyChecker, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span
-    ) -> T.Type:
+    def builtin_call(self, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
         rule = RULES[b.rule]  # every spec has its rule (tests/checker/test_builtins.py)
         if rule.raw:
             return rule.check(self, node, b, args, env, paren)
@@ -598,7 +585,7 @@ class CallRules:
             self.builtin_now = outer
 
     def tensor_arg(
-        self: BodyChecker,
+        self,
         a: CallArg,
         env: Env,
         fn: str,
@@ -609,7 +596,7 @@ class CallRules:
         return readers.tensor_arg(self, a, env, fn, pname, float_only, typed)
 
     def dim_arg(
-        self: BodyChecker,
+        self,
         a: CallArg,
         env: Env,
         operand: T.TensorT,
@@ -619,10 +606,10 @@ class CallRules:
     ) -> int | None:
         return readers.dim_arg(self, a, env, operand, fn, operand_arg, pname)
 
-    def named_over(self: BodyChecker, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT:
+    def named_over(self, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT:
         return readers.named_over(self, t, axis, a)
 
-    def shape_arg(self: BodyChecker, a: CallArg, fn: str) -> T.TensorT | None:
+    def shape_arg(self, a: CallArg, fn: str) -> T.TensorT | None:
         return readers.shape_arg(self, a, fn)
 
 

@@ -4,9 +4,10 @@ The typing rules of the built-in families (checker/builtins/<family>.py) are
 functions whose first parameter is the checker seen through `RuleContext`: a
 reader knows from this one protocol everything such a rule can read or
 change. `BodyChecker` is that context (calls.builtin_call runs
-`rule.check(checker, ...)`); pyright checks it conforms (`_conforms` below).
-The features (checker/body/features/: gradient sites, optimizers, schedules,
-checkpoints) see the checker only through it as well.
+`rule.check(checker, ...)`); pyright checks it conforms (`_conforms` in
+body/core.py: this module imports nothing of the engine). The features
+(checker/body/features/: gradient sites, optimizers, schedules, checkpoints)
+and the lints see the checker only through an interface as well.
 
 A rule reports through `diags`, records what tools read afterwards in
 `types`, `refs` and `axes` (the resolved `over=` positions the compiler
@@ -19,7 +20,7 @@ which record the dependency, so incremental analysis stays exact.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .. import ast as A
 from .. import shapes as S
@@ -104,8 +105,7 @@ class RuleContext(Protocol):
 
     # The environment of the statement being checked (None between
     # statements), and the definitions used.
-    @property
-    def env_now(self) -> Env | None: ...
+    env_now: Env | None  # read only
 
     used: set[A.Node]
     # The convolutions of the body, by span, for the size hints (size_hints.py).
@@ -171,10 +171,3 @@ class RuleContext(Protocol):
     def bound_keys(self) -> list[str]: ...
 
     def record_binds(self, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None: ...
-
-
-if TYPE_CHECKING:
-    from .core import BodyChecker
-
-    def _conforms(c: BodyChecker) -> RuleContext:
-        return c

@@ -11,6 +11,7 @@ from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
 from ..diagnostics import LocalDiagnostic, Severity
 from ..results import BodyResult, DimCheck, GradSite, ReadFact, Ref, shared_if_empty
 from .calls import CallRules
+from .context import RuleContext
 from .env import Env, Loop, Var
 from .expressions import ExpressionRules
 from .flow import FlowRules
@@ -216,3 +217,8 @@ class BodyChecker(
 
 def check_body(fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> BodyResult:
     return BodyChecker(fn, glob, recovered, partial).run()
+
+
+def _conforms(c: BodyChecker) -> RuleContext:
+    """pyright checks here that the engine is the interface the rules see."""
+    return c

@@ -28,11 +28,12 @@ from ..declarations import FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
 from ..results import DimCheck, GradSite, ReadFact, Ref, RunDimOrigin
 from ..typectx import TypeContext
-from .env import CallArg, Env, Loop, Var
+from .context import RuleContext
+from .env import Env, Loop, Var
 from .size_hints import SizeSource
 
 
-class Engine(Protocol):
+class Engine(RuleContext, Protocol):
     # -------------------------------------------------------------- state (core.py)
 
     fn: FnInfo
@@ -64,7 +65,6 @@ class Engine(Protocol):
     run_dims: dict[str, T.DimRun]
     run_origins: dict[str, RunDimOrigin]
     run_binds: dict[A.Node, tuple[tuple[str, int, int], ...]]
-    env_now: Env | None
     _binding: tuple[str, list[str]] | None
 
     # -------------------------------------------------------------- methods, by the part that has them
@@ -137,23 +137,7 @@ class Engine(Protocol):
     def compare(self, e: A.Compare, env: Env) -> T.Type: ...
     # operators
     def unary(self, e: A.Unary, env: Env) -> T.Type: ...
-    # optim_rules
-    def assign_optimizer_field(self, target: A.Field, obj: T.OptimT, t: T.Type, value: A.Expr, env: Env) -> None: ...
-    # optim_rules
-    def optimizer_field(self, e: A.Field, obj: T.OptimT) -> T.Type: ...
-    # optim_rules
-    def optimizer_method(
-        self,
-        node: A.Node,
-        recv: T.OptimT,
-        func: A.Field,
-        args: list[CallArg],
-        env: Env,
-        paren: A.Span,
-    ) -> T.Type: ...
-
     # run_dims
-
     def binding(self, node: A.Node, what: str) -> AbstractContextManager[None]: ...
     # run_dims
     def bound_keys(self) -> list[str]: ...
@@ -169,14 +153,6 @@ class Engine(Protocol):
     def record_binds(self, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None: ...
     # run_dims
     def size_of_int(self, e: A.Expr, env: Env, call: A.Node, param: str) -> T.Dim: ...
-    # schedule_rules
-    def assign_schedule_field(self, target: A.Field, obj: T.ScheduleT) -> None: ...
-    # schedule_rules
-    def schedule_field(self, e: A.Field, obj: T.ScheduleT) -> T.Type: ...
-    # schedule_rules
-    def schedule_method(
-        self, node: A.Node, recv: T.ScheduleT, func: A.Field, args: list[CallArg], env: Env, paren: A.Span
-    ) -> T.Type: ...
     # subscripts
     def _index_in_range(self, node: A.Expr, d: T.Dim) -> bool: ...
     # subscripts

@@ -4,8 +4,13 @@ The checker is built in layers; a module imports only modules of its own
 layer or of lower ones, so a lower layer never depends, not even for its
 types, on what is built on it:
 
-    core < syntax < declarations < body.lints < body engine < body.context
-         < features < analysis < compile < ide < the package
+    core < syntax < declarations < body data < body interfaces
+         < features (body.features, the built-in families, the lints)
+         < body engine < analysis < compile < ide < the package
+
+The features see the engine only through its interface (`RuleContext`); the
+engine imports them to run them, as pyright's evaluator imports its feature
+modules, which see only its `TypeEvaluator` interface.
 
 `LAYERS` below is the map of every module (ARCHITECTURE.md's module map says
 what each holds). Three rules are checked over the graph of module-level
@@ -17,9 +22,8 @@ imports, those under `if TYPE_CHECKING:` included:
   `LOAD_ON_FIRST_USE`, which only reach down and exist for start-up time;
 - no import cycle, except the ones in `ALLOWED_CYCLES`, each inside one layer.
 
-`KNOWN_EXCEPTIONS` lists today's violations, in modules being rewritten as
-this test is written (the body's rule mixins). Each entry must still be a
-violation: the test fails when one is fixed, so the list only shrinks.
+`KNOWN_EXCEPTIONS` lists allowed violations (none). Each entry must still be
+a violation: the test fails when one is fixed, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -74,7 +78,8 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     # the global scope: names, written types, declared signatures and models,
-    # the built-ins' specs, a body's result as data
+    # the initializers, what a built-in is and the table the families fill, a
+    # body's result as data
     (
         "declarations",
         [
@@ -82,28 +87,34 @@ LAYERS: list[tuple[str, list[str]]] = [
             "consts",
             "typectx",
             "infos",
+            "initializers",
             "fn_decl",
             "model_decl",
             "declarations",
             "results",
-            "builtins",
             "builtins.spec",
             "builtins.registry",
-            "builtin_docs",
         ],
     ),
-    # the post-pass over a checked body: it reads it through its own protocol
-    # (`lints.base.CheckedBody`), so the engine can run it at its end
-    ("body.lints", ["body.lints", "body.lints."]),
-    # the engine: one class over a few files (`body.core.BodyChecker`)
-    ("body engine", ["body", "body."]),
-    # the one interface for everything outside the engine
-    ("body.context", ["body.context"]),
-    # language features and built-in families, functions of `RuleContext`
-    ("features", ["body.features", "body.features.", "builtins."]),
+    # what the interface of a body speaks of: its environment, text, the
+    # convolution size hints
+    ("body data", ["body", "body.env", "body.text", "body.size_hints", "body.fstring_rules"]),
+    # the one interface of everything outside the engine (`RuleContext`), and
+    # the engine's own (`engine_api.Engine`, what its parts see of each other)
+    ("body interfaces", ["body.context", "body.engine_api"]),
+    # language features, the built-in families (spec beside rule) and the
+    # lints: functions of the interfaces, none of which imports the engine
+    (
+        "features",
+        ["body.features", "body.features.", "builtins", "builtins.", "body.lints", "body.lints."],
+    ),
+    # the engine: one class over a few files (`body.core.BodyChecker`); it
+    # runs the rules, features and lints it imports, as pyright's evaluator
+    # imports its feature modules while they see only its interface
+    ("body engine", ["body."]),
     # a document, a program: the analysis and its caches, modules' exports,
-    # the param-read analysis, the workspace
-    ("analysis", ["reads", "modules", "analysis", "workspace"]),
+    # the param-read analysis, the workspace; the docs generated from the specs
+    ("analysis", ["reads", "modules", "analysis", "workspace", "builtin_docs"]),
     ("compile", ["compile_names", "compile_body", "compiler"]),
     ("ide", ["ide", "ide."]),
     # the package's entry points (loaded on first use)
@@ -131,47 +142,9 @@ ALLOWED_CYCLES = [
     {"compile_body", "compiler"},
 ]
 
-# Today's violations, all in modules being rewritten as this is written (the
-# body's rule mixins and rule modules, core.py, calls.py's argument readers,
-# model_decl.py): (importer, imported, why), "up" an import of a higher
-# layer, "cycle" one that closes a cycle, "function" one inside a function.
-# Empty it as they become functions of RuleContext; imports listed here are
-# left out of the graph when looking for cycles.
-KNOWN_EXCEPTIONS: set[tuple[str, str, str]] = {
-    # the mixins and calls.py annotate self with the composed BodyChecker (the
-    # parts in body.engine_api's Engine do not): core imports them, they
-    # import core
-    ("body.builtin_rules", "body.core", "cycle"),
-    ("body.calls", "body.core", "cycle"),
-    ("body.checkpoint_rules", "body.core", "cycle"),
-    ("body.conv_rules", "body.core", "cycle"),
-    ("body.creation_rules", "body.core", "cycle"),
-    ("body.data_rules", "body.core", "cycle"),
-    ("body.grad_sites", "body.core", "cycle"),
-    ("body.label_rules", "body.core", "cycle"),
-    ("body.metrics_rules", "body.core", "cycle"),
-    ("body.optim_groups", "body.core", "cycle"),
-    ("body.optim_rules", "body.core", "cycle"),
-    ("body.schedule_rules", "body.core", "cycle"),
-    ("body.shape_rules", "body.core", "cycle"),
-    # rule modules of RuleContext still in body/, where the engine imports them
-    ("body.activation_rules", "body.context", "up"),
-    ("body.attention_rules", "body.context", "up"),
-    ("body.conv_rules", "body.context", "up"),
-    ("body.deconv_rules", "body.context", "up"),
-    ("body.layout_rules", "body.context", "up"),
-    ("body.loss_rules", "body.context", "up"),
-    ("body.norm_rules", "body.context", "up"),
-    ("body.rule_args", "body.context", "up"),
-    ("body.scalar_rules", "body.context", "up"),
-    ("body.sort_rules", "body.context", "up"),
-    ("body.stat_rules", "body.context", "up"),
-    # builtin_rules._keep_arg reads norm_rules._per_channel (norm_rules imports
-    # builtin_rules)
-    ("body.builtin_rules", "body.norm_rules", "function"),
-    # model_decl.expr_text: show.expr_text is the same function, one layer down
-    ("model_decl", "body.text", "function"),
-}
+# Violations allowed for now, (importer, imported, why): none. Each entry
+# must still be a violation (the list only shrinks).
+KNOWN_EXCEPTIONS: set[tuple[str, str, str]] = set()
 
 
 def _module_name(path: pathlib.Path) -> str:
