@@ -18,6 +18,7 @@ import math
 from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
+from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
@@ -45,17 +46,6 @@ def _text(d: T.Dim) -> str:
     return d.text if isinstance(d, T.DimExpr) else str(d)
 
 
-def _count(dims: tuple[T.Dim, ...]) -> DX.Poly | None:
-    """The number of elements of a shape, as a normal form (None: unknown)."""
-    out = DX.const(1)
-    for d in dims:
-        p = T.dim_poly(d)
-        if p is None:
-            return None
-        out = DX.mul(out, p)
-    return out
-
-
 @builtin(
     Builtin(
         name="reshape",
@@ -74,7 +64,7 @@ def _reshape(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     target = shape_arg(c, bound["shape"], "reshape")
     if x is None or target is None:
         return T.UNKNOWN
-    have, want = _count(x.dims), _count(target.dims)
+    have, want = S.element_count(x.dims), S.element_count(target.dims)
     exact = have is not None and want is not None and have != want and DX.equal_if_exact(have, want)
     if have is not None and want is not None and have != want and not exact:
         # the shapes only: an element type or refinement is no part of a count

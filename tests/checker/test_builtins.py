@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
-from quiver.checker.body import lints
+from quiver.checker.body.lints import names as N
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
 from quiver.checker.builtins.registry import RULES
 from quiver.checker.builtins.spec import OVER, X
@@ -123,19 +123,13 @@ def test_overloads_split_at_the_top_level_only() -> None:
     assert [s.split("(")[0] for s in BUILTINS["log"].overloads] == ["log", "log", "log"]
 
 
-def test_the_specs_facts_agree_with_the_name_tables_of_the_lints() -> None:
-    # checker/body/lints.py still names the built-ins by role in tables of its
-    # own; until it reads the specs' fields, the two must say the same.
+def test_the_lints_find_the_built_ins_by_the_facts_of_their_specs() -> None:
+    # the lints read `role`, `target_param` and `symmetric`; these are the
+    # built-ins each lint then looks at (a spec that loses its fact drops out)
+    assert {"softmax", "sigmoid"} == N._MAKES_PROB
+    assert {"log_softmax", "nll", "cross_entropy"} == N._MAKES_LOGPROB
+    assert N._SOFTMAXES == {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
+    assert N._TARGET_LOSSES == {"mse": "target", "smooth_l1": "target", "huber": "target"}
+    assert {"mse", "maximum", "minimum"} == N._SYMMETRIC
     by = {b.name: b for b in BUILTINS.values()}
-    makes = {role: {n for n, b in by.items() if b.role == role} for role in ("prob", "logprob")}
-    assert makes["prob"] == {"softmax", "sigmoid"}  # lints.Lints._flow: probabilities
-    assert makes["logprob"] == {"log_softmax", "nll", "cross_entropy"}  # (minus) log-probabilities
-    along = {
-        n: b.params[0].name
-        for n, b in by.items()
-        if b.role in ("prob", "logprob") and any(p.name == "over" for p in b.params)
-    }
-    assert along == lints._SOFTMAXES
-    assert {n: b.target_param for n, b in by.items() if b.target_param is not None} == lints._TARGET_LOSSES
-    assert {n for n, b in by.items() if b.symmetric} == lints._SYMMETRIC
     assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}

@@ -1,16 +1,24 @@
-"""The name tables of the lints: which built-ins, parameters and user names
-each lint looks for. They are kept here as they were (the tables at the top,
-then the tuples the lints had written inline) until the built-in specs carry
-these facts themselves (a role, a target parameter, being symmetric)."""
+"""What the lints look for: the built-ins by the facts their specs state
+(`role`, `target_param`, `symmetric`: checker/builtins/spec.py), and the
+user names and the few lint-specific lists of built-ins that are no fact of
+one built-in (which ones a lint follows a value through)."""
 
 from __future__ import annotations
 
 import re
 
-_SOFTMAXES = {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
+from ...builtins import BUILTINS
+
+# Built-ins that make (log-)probabilities along an `over=` dim, by the
+# parameter that the dim must be the classes of.
+_SOFTMAXES = {
+    name: b.params[0].name
+    for name, b in BUILTINS.items()
+    if b.role in ("prob", "logprob") and any(p.name == "over" for p in b.params)
+}
 # Losses whose second argument is a target the prediction is pulled towards.
-_TARGET_LOSSES = {"mse": "target", "smooth_l1": "target", "huber": "target"}
-_SYMMETRIC = frozenset({"mse", "maximum", "minimum"})  # swapping their arguments changes nothing
+_TARGET_LOSSES = {name: b.target_param for name, b in BUILTINS.items() if b.target_param is not None}
+_SYMMETRIC = frozenset(name for name, b in BUILTINS.items() if b.symmetric)  # swapping their arguments changes nothing
 _EVALUATION = re.compile(r"^(eval|evaluate|test|valid|validate|validation|predict|infer|inference|generate|sample)")
 # locals named as log-probabilities (`log_prob`, `logp`, `log_pi`): a method's
 # log_softmax is not seen through the call
@@ -28,8 +36,8 @@ _PROB_EXPECTS = {  # W0302: the loss, its parameter, what it wants, the call to 
     "kl_div": ("logp", "log-probabilities, as log_softmax gives", None),
 }
 _DIFFERENTIATORS = ("value_and_grad", "grad")
-_MAKES_LOGPROB = ("log_softmax", "nll", "cross_entropy")  # (minus) log-probabilities
-_MAKES_PROB = ("softmax", "sigmoid")
+_MAKES_LOGPROB = frozenset(name for name, b in BUILTINS.items() if b.role == "logprob")  # (minus) log-probabilities
+_MAKES_PROB = frozenset(name for name, b in BUILTINS.items() if b.role == "prob")
 _KEEPS_FLOW = ("sum", "mean", "gather", "take", "reshape", "squeeze", "unsqueeze")
 _TRIANGLES = ("tril", "triu")
 _MASK_KEEPING = ("reshape", "stop_grad")
