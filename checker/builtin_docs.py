@@ -35,7 +35,7 @@ def docs_table(group: str) -> str:
 
 
 _GENERATED = re.compile(
-    r"(<!-- generated from checker/builtins.py by scripts/gen-builtins: (\w+) -->\n)"
+    r"(<!-- generated from checker/builtins/ by scripts/gen-builtins: (\w+) -->\n)"
     r"(.*?)(<!-- end generated -->)",
     re.S,
 )
