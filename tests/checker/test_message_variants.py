@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import catalog as C
+from quiver.checker.diagnostics import Severity
 
 CHECKER = Path(__file__).resolve().parents[2] / "checker"
 SLOTS = {"problem", "reason"}
@@ -98,7 +99,7 @@ def test_a_variant_names_its_placeholders_and_fills_them():
 
 
 def test_say_refuses_missing_or_extra_placeholders():
-    code = C.Code("E9999", "t", C.Severity.ERROR, "{reason}", "", "", None, variants=(("v", "of {x}"),))
+    code = C.Code("E9999", "t", Severity.ERROR, "{reason}", "", "", None, variants=(("v", "of {x}"),))
     assert code.say("v", x=3) == "of 3"
     with pytest.raises(TypeError):
         code.say("v")
