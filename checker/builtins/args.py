@@ -66,8 +66,7 @@ def tensor_arg(
             C.E0214.at(
                 a.node.span,
                 operation=f"{fn}({expr_text(a.node)})",
-                reason=f"{t} has any number of leading dims, and {fn} needs to know them: "
-                "name the dims in the fn's signature",
+                reason=C.E0214.say("rest_dims_unknown", type=t, fn=fn),
             )
         )
         return None
@@ -98,8 +97,7 @@ def dim_arg(
             C.E0214.at(
                 e.span,
                 operation=f"{fn}(over={position})",
-                reason=f"{operand} has any number of leading dims: name the dim, "
-                f"or count it from the end (over=-1 ... over=-{operand.rank - 1})",
+                reason=C.E0214.say("rest_dims_over", type=operand, last=operand.rank - 1),
             )
         )
         return None
@@ -241,7 +239,9 @@ def over_axes(
             return None
         if axis in axes:
             ctx.diags.append(
-                C.E0214.at(e.span, operation=fn, reason=f"over= names {operand.dims[axis]} (position {axis}) twice")
+                C.E0214.at(
+                    e.span, operation=fn, reason=C.E0214.say("over_twice", dim=str(operand.dims[axis]), axis=axis)
+                )
             )
             return None
         axes.append(axis)
@@ -582,7 +582,7 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
             return T.UNKNOWN
         if kind != "model":
             name = e.index.name
-            c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+            c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=C.E0303.say("not_a_model", type=name)))
             return T.UNKNOWN
     inner = c.expr(e.index, env)
     if isinstance(inner, T.ModelClassT) and inner.applied:
@@ -597,10 +597,10 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
             C.E0910.at(
                 e.index.span,
                 model=written,
-                problem=f"{takes_dims(dims)}: write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
+                problem=C.E0910.say("grad_dims", takes=takes_dims(dims), written=written, dims=", ".join(dims)),
             )
         )
     elif not isinstance(inner, T.UnknownT):
         written = expr_text(e.index)
-        c.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=f"{written} is not a model"))
+        c.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=C.E0303.say("not_a_model", type=written)))
     return T.UNKNOWN
