@@ -118,10 +118,7 @@ def dim_arg(
         return position % rank
     name = dotted_text(e)
     if name is None or (isinstance(e, A.Field) and name.split(".")[0] in env.vars):
-        c.value(e, env)
-        c.diags.append(
-            C.E0301.at(e.span, context="over=: ", expected="a dim name or a position such as -1", found=expr_text(e))
-        )
+        not_literal(c, e, env, "over=: ", "a dim name or a position such as -1")
         return None
     tc = c.type_context(ints=False)  # over=i with an Int i is no dim
     dim = tc.dim(A.DimName(e.span, name))
@@ -161,6 +158,16 @@ def named_over(c: RuleContext, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT
     if dim is None or not isinstance(t.dims[axis], T.DimUnknown):
         return t
     return T.TensorT(t.dims[:axis] + (dim,) + t.dims[axis + 1 :], t.elem)
+
+
+def not_literal(c: RuleContext, e: A.Expr, env: Env, context: str, expected: str, found: str | None = None) -> None:
+    """An argument that must be written in a literal form (a tuple, a shape, a
+    dim name) and is not: its value is still checked, then E0301 says which
+    form was expected (found: what it is, the text of `e` when not given)."""
+    c.value(e, env)
+    c.diags.append(
+        C.E0301.at(e.span, context=context, expected=expected, found=expr_text(e) if found is None else found)
+    )
 
 
 def shape_arg(c: RuleContext, a: CallArg, fn: str) -> T.TensorT | None:

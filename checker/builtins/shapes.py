@@ -21,7 +21,7 @@ from .. import dimexpr as DX
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from ..body.text import expr_text, plural
+from ..body.text import plural
 from ..results import DimCheck
 from .args import (
     Bound,
@@ -30,6 +30,7 @@ from .args import (
     dim_text,
     dim_value_arg,
     literal_number,
+    not_literal,
     over_axes,
     poly_dim,
     quiet_over,
@@ -111,14 +112,8 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     x = tensor_arg(c, bound["x"], env, "permute", "x", float_only=False)
     order = bound["order"].node
     if not isinstance(order, A.TensorType):
-        c.value(order, env)
-        c.diags.append(
-            C.E0301.at(
-                order.span,
-                context="order of permute: ",
-                expected="x's dims in a new order, such as [b H T D]",
-                found="an expression",
-            )
+        not_literal(
+            c, order, env, "order of permute: ", "x's dims in a new order, such as [b H T D]", found="an expression"
         )
         return T.UNKNOWN
     target = shape_arg(c, bound["order"], "permute")
@@ -339,15 +334,7 @@ def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
     x = tensor_arg(c, bound["x"], env, "pad", "x", float_only=False)
     e = bound["pad"].node
     if not isinstance(e, A.TupleExpr):
-        c.value(e, env)
-        c.diags.append(
-            C.E0301.at(
-                e.span,
-                context="pad of pad: ",
-                expected="a tuple of sizes (left, right, ...) for the last dims",
-                found=expr_text(e),
-            )
-        )
+        not_literal(c, e, env, "pad of pad: ", "a tuple of sizes (left, right, ...) for the last dims")
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     ok = True
