@@ -2654,7 +2654,11 @@ E1105 = _code(
         return g
     """),
     variants={
-        "not_a_fn": "f must be the name of a fn; {what}",
+        "a_value": "f must be the name of a fn; a value",
+        "local_value": "f must be the name of a fn; '{name}' is a local value",
+        "extern_fn": "f must be the name of a fn; '{name}' is an extern fn",
+        "builtin": "f must be the name of a fn; '{name}' is a built-in",
+        "not_a_fn": "f must be the name of a fn; '{name}' is {found}",
         "first_not_model": "the first parameter of {fn} must be a model, found {found}",
         "no_parameters": "the first parameter of {fn} must be a model; it has no parameters",
         "mut_param": "{fn} has a mut parameter '{param}'",

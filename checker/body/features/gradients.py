@@ -245,7 +245,7 @@ def batched_call_args(
 def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_and_grad") -> FnInfo | None:
     """The fn named by value_and_grad's first argument, or None after E1105."""
     e = f_arg.node
-    what = None
+    problem = None
     written = dotted_text(e)
     qualified = isinstance(e, A.Field) and written is not None and written.split(".")[0] not in env.vars
     if qualified:  # layers.loss
@@ -253,7 +253,11 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
         if isinstance(t, T.UnknownT):
             return None
         if not isinstance(t, T.FnRefT) or t.extern:
-            what = f"'{written}' is " + ("an extern fn" if isinstance(t, T.FnRefT) else T.describe(t))
+            problem = (
+                C.E1105.say("extern_fn", name=written)
+                if isinstance(t, T.FnRefT)
+                else C.E1105.say("not_a_fn", name=written, found=T.describe(t))
+            )
     elif not isinstance(e, A.Name) or e.name in env.vars:
         if not isinstance(e, A.Name):
             c.value(e, env)
@@ -262,19 +266,19 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
         t = c.types.get(e)
         if isinstance(t, T.UnknownT):
             return None
-        what = "a value" if not isinstance(e, A.Name) else f"'{e.name}' is a local value"
+        problem = C.E1105.say("a_value") if not isinstance(e, A.Name) else C.E1105.say("local_value", name=e.name)
     else:
         t = c.expr(e, env)
         if isinstance(t, T.UnknownT):
             return None
         if isinstance(t, T.FnRefT) and t.extern:
-            what = f"'{e.name}' is an extern fn"
+            problem = C.E1105.say("extern_fn", name=e.name)
         elif isinstance(t, T.BuiltinRefT):
-            what = f"'{e.name}' is a built-in"
+            problem = C.E1105.say("builtin", name=e.name)
         elif not isinstance(t, T.FnRefT):
-            what = f"'{e.name}' is {T.describe(t)}"
-    if what is not None:
-        c.diags.append(C.E1105.at(e.span, caller=caller, problem=C.E1105.say("not_a_fn", what=what)))
+            problem = C.E1105.say("not_a_fn", name=e.name, found=T.describe(t))
+    if problem is not None:
+        c.diags.append(C.E1105.at(e.span, caller=caller, problem=problem))
         return None
     fn_type = c.types.get(e)
     info = c.g.fns.get(fn_type.name) if isinstance(fn_type, T.FnRefT) else None
