@@ -1090,6 +1090,32 @@ E0214 = _code(
     fn heads(x: [b T E]) -> [b T NH 16]:
         return reshape(x, [b T NH 16])
     """,
+    variants={
+        "rest_dims_unknown": "{type} has any number of leading dims, and {fn} needs to know them: name the dims in the fn's signature",
+        "rest_dims_over": "{type} has any number of leading dims: name the dim, or count it from the end (over=-1 ... over=-{last})",
+        "over_twice": "over= names {dim} (position {axis}) twice",
+        "layout_rank": "{name} is {layout}, {rank} dims; found {type}",
+        "groups_output_channels": "{groups} groups do not divide the {channels} output channels (dim 0 of {w})",
+        "groups_input_channels": "{groups} groups do not divide the {channels} input channels (dim 1 of {x})",
+        "transposed_no_output": "padding {padding} leaves no output: ({size}-1)*{stride}-2*{padding}+{window}{extra} is below 1",
+        "qkv_leading_dims": "q, k and v have the same leading dims; q is {q}, {name} is {type}",
+        "queries_keys_dim": "the queries' last dim {q_dim} (of {q}) is not the keys' {k_dim} (of {k})",
+        "keys_values_dim": "the keys' {k_dim} (dim -2 of {k}) is not the values' {v_dim} (of {v})",
+        "mask_broadcast": "the mask {mask} does not broadcast to the scores {scores}",
+        "groups_channels": "{groups} groups do not divide the {channels} channels (dim 1 of {x})",
+        "k_above_size": "k={k} is more than the size of {dim} (dim {axis} of {type})",
+        "element_counts": "{x} has {have} elements and {target} has {want}",
+        "not_a_dim": "{dim} is not a dim of {type}",
+        "not_a_dim_unknown": "{dim} is not a dim of {type}; name its dims known only at run time (?) with a cast first, `... as [..]`",
+        "dim_ambiguous": "{dim} is more than one dim of {type}; give the dims different names",
+        "named_twice": "{dim} is named twice",
+        "missing_dims": "every dim of {type} is named once; missing: {missing}",
+        "concat_dims": "{a} and {b} must have the same dims but for the one joined (position {position})",
+        "stack_shapes": "every tensor has one shape: {first}, found {found}",
+        "chunk_parts": "{n} parts do not divide {whole} ({size} leaves {left})",
+        "pad_pairs": "the sizes come in pairs (left, right), from the last dim back; found {count}",
+        "does_not_divide": "{by} does not divide {dim} (dim {position} of {type})",
+    },
 )
 
 E0215 = _code(
@@ -1433,6 +1459,9 @@ E0309 = _code(
             "declare the dim (`dim K = {dims}`) and write Index[K]"
         ),
         "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
+        "randn_plain_float": "randn gives plain floats (Float, f16, bf16 or f64)",
+        "randint_index": "randint needs an Index[C] element type, as in [64] Index[C]",
+        "rand_float": "rand gives floats in [0, 1) (Float, f16, bf16 or f64)",
     },
 )
 
@@ -1678,6 +1707,10 @@ E0409 = _code(
         x = 3
         print(x + 1)
     """,
+    variants={
+        "model_method": "models have no methods; write {method}(path, {recv})",
+        "model_method_rewrite": "models have no methods; write {rewrite}",
+    },
 )
 
 E0410 = _code(
@@ -2211,6 +2244,7 @@ E0910 = _code(
         "needs_dims": "needs its dims {dims}",
         "type_for_dim": "takes a dim for {param} here (a name, a number or (dim arithmetic)), found the type {type}",
         "dim_as_option": "takes a dim for {param} (a name, a number or (dim arithmetic))",
+        "grad_dims": "{takes}: write Grad[{written}[{dims}]] with the dims of the instance",
     },
 )
 
@@ -2441,6 +2475,13 @@ E0916 = _code(
         opt = Adam(m, lr=0.01)
         save("ckpt.pt", model=m, opt=opt)
     """),
+    variants={
+        "nothing_given": "give what to {fn}: one model or optimizer, as in {fn}(path, m), or several by keyword, as in {fn}(path, model=m, opt=opt, step=step)",
+        "several_positional": "one value goes positionally ({fn}(path, m)); give several by keyword, as in {fn}(path, model=m, opt=opt)",
+        "positional_and_keyword": "give one value positionally or every value by keyword, not both (as in {fn}(path, model=m, opt=opt))",
+        "load_option_saved": "{keyword}= is an option of load, not a name to save under (choose another keyword)",
+        "map_needs_model": "{name}= maps a file's tensors to a model's fields: it needs one model given positionally, as in load(path, m, {name}=...)",
+    },
 )
 
 E1105 = _code(
@@ -2469,6 +2510,16 @@ E1105 = _code(
         l, g = value_and_grad(loss, m, x)
         return g
     """),
+    variants={
+        "a_value": "f must be the name of a fn; a value",
+        "local_value": "f must be the name of a fn; '{name}' is a local value",
+        "extern_fn": "f must be the name of a fn; '{name}' is an extern fn",
+        "builtin": "f must be the name of a fn; '{name}' is a built-in",
+        "not_a_fn": "f must be the name of a fn; '{name}' is {found}",
+        "first_not_model": "the first parameter of {fn} must be a model, found {found}",
+        "no_parameters": "the first parameter of {fn} must be a model; it has no parameters",
+        "mut_param": "{fn} has a mut parameter '{param}'",
+    },
 )
 
 E1106 = _code(
@@ -2595,6 +2646,14 @@ E1202 = _code(
     fn make(m: Lin) -> Adam[Lin]:
         return Adam(m, groups=Group(max_rank=1, lr=0.01))
     """),
+    variants={
+        "groups_type": "groups= of {kind} takes a Group(...) or a tuple of them; found {found}",
+        "no_hyper": "{kind} has no hyper-parameter {name} for a Group to set (a Group sets {settable})",
+        "names_form": "Group's names must be a glob on the params' paths as a string literal, such as names=\"*.bias\"; found {found}",
+        "rank_form": "Group's {name} must be an Int literal >= 0, such as {name}=1; found {found}",
+        "no_selector": "Group needs the params it selects: max_rank=, min_rank= or names= (a glob on their paths)",
+        "no_rank": "Group selects no rank: min_rank={lo} is above max_rank={hi}",
+    },
 )
 
 E1203 = _code(
@@ -2617,6 +2676,10 @@ E1203 = _code(
         opt = Adagrad(m, lr=0.1)
         return OneCycleLR(opt, max_lr=0.5, total_steps=100, cycle_momentum=False)
     """),
+    variants={
+        "onecycle_momentum": "OneCycleLR cycles the momentum, and {opt} has neither momentum nor betas; give cycle_momentum=False",
+        "warmup_range": "WarmupCosineLR needs 0 < warmup_steps < total_steps, found warmup_steps={warmup}, total_steps={total}",
+    },
 )
 
 E1204 = _code(
@@ -3310,6 +3373,12 @@ E1109 = _code(
     fn grads(m: Lin, x: [b D]) -> Grad[Lin, wrt=[b]]:
         return grad(loss, m, x, wrt=[b])
     """),
+    variants={
+        "not_a_list": "expected a list of param names, as in wrt=[w, b], found {found}",
+        "no_param": "{model} has no param '{name}'{hint}",
+        "buffer": "'{name}' is a buffer of {model}; only params are differentiated",
+        "named_twice": "'{name}' is named twice",
+    },
 )
 
 E1110 = _code(
@@ -3366,6 +3435,11 @@ E1111 = _code(
         ls, gs = value_and_grad(loss, m, xs, batch=n)
         return gs
     """),
+    variants={
+        "aux_not_batched": "aux outputs (f returning a tuple) are not batched",
+        "not_a_dim": "expected a dim: a generic dim of this function or a dim constant",
+        "no_leading_dim": "no argument of {fn} has a leading dim {dim}",
+    },
 )
 
 E1112 = _code(
@@ -3395,6 +3469,10 @@ E1112 = _code(
         y, dy = jvp(logits, m, t, x)
         return dy
     """),
+    variants={
+        "returns_not_float": "f must return a float tensor or a tuple of them, found {type}",
+        "returns_nothing": "f must return a float tensor or a tuple of them, found nothing",
+    },
 )
 
 

@@ -66,8 +66,7 @@ def tensor_arg(
             C.E0214.at(
                 a.node.span,
                 operation=f"{fn}({expr_text(a.node)})",
-                reason=f"{t} has any number of leading dims, and {fn} needs to know them: "
-                "name the dims in the fn's signature",
+                reason=C.E0214.say("rest_dims_unknown", type=t, fn=fn),
             )
         )
         return None
@@ -98,8 +97,7 @@ def dim_arg(
             C.E0214.at(
                 e.span,
                 operation=f"{fn}(over={position})",
-                reason=f"{operand} has any number of leading dims: name the dim, "
-                f"or count it from the end (over=-1 ... over=-{operand.rank - 1})",
+                reason=C.E0214.say("rest_dims_over", type=operand, last=operand.rank - 1),
             )
         )
         return None
@@ -120,10 +118,7 @@ def dim_arg(
         return position % rank
     name = dotted_text(e)
     if name is None or (isinstance(e, A.Field) and name.split(".")[0] in env.vars):
-        c.value(e, env)
-        c.diags.append(
-            C.E0301.at(e.span, context="over=: ", expected="a dim name or a position such as -1", found=expr_text(e))
-        )
+        not_literal(c, e, env, "over=: ", "a dim name or a position such as -1")
         return None
     tc = c.type_context(ints=False)  # over=i with an Int i is no dim
     dim = tc.dim(A.DimName(e.span, name))
@@ -163,6 +158,16 @@ def named_over(c: RuleContext, t: T.TensorT, axis: int, a: CallArg) -> T.TensorT
     if dim is None or not isinstance(t.dims[axis], T.DimUnknown):
         return t
     return T.TensorT(t.dims[:axis] + (dim,) + t.dims[axis + 1 :], t.elem)
+
+
+def not_literal(c: RuleContext, e: A.Expr, env: Env, context: str, expected: str, found: str | None = None) -> None:
+    """An argument that must be written in a literal form (a tuple, a shape, a
+    dim name) and is not: its value is still checked, then E0301 says which
+    form was expected (found: what it is, the text of `e` when not given)."""
+    c.value(e, env)
+    c.diags.append(
+        C.E0301.at(e.span, context=context, expected=expected, found=expr_text(e) if found is None else found)
+    )
 
 
 def shape_arg(c: RuleContext, a: CallArg, fn: str) -> T.TensorT | None:
@@ -241,7 +246,9 @@ def over_axes(
             return None
         if axis in axes:
             ctx.diags.append(
-                C.E0214.at(e.span, operation=fn, reason=f"over= names {operand.dims[axis]} (position {axis}) twice")
+                C.E0214.at(
+                    e.span, operation=fn, reason=C.E0214.say("over_twice", dim=str(operand.dims[axis]), axis=axis)
+                )
             )
             return None
         axes.append(axis)
@@ -582,7 +589,7 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
             return T.UNKNOWN
         if kind != "model":
             name = e.index.name
-            c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=f"{name} is not a model"))
+            c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=C.E0303.say("not_a_model", type=name)))
             return T.UNKNOWN
     inner = c.expr(e.index, env)
     if isinstance(inner, T.ModelClassT) and inner.applied:
@@ -597,10 +604,10 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
             C.E0910.at(
                 e.index.span,
                 model=written,
-                problem=f"{takes_dims(dims)}: write Grad[{written}[{', '.join(dims)}]] with the dims of the instance",
+                problem=C.E0910.say("grad_dims", takes=takes_dims(dims), written=written, dims=", ".join(dims)),
             )
         )
     elif not isinstance(inner, T.UnknownT):
         written = expr_text(e.index)
-        c.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=f"{written} is not a model"))
+        c.diags.append(C.E0303.at(e.span, type=f"Grad[{written}]", reason=C.E0303.say("not_a_model", type=written)))
     return T.UNKNOWN

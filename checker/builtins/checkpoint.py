@@ -91,25 +91,18 @@ def _checkpoint(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], e
     values = positional[1:]
     problem = None
     if not values and not entries:
-        problem = (
-            f"give what to {fn}: one model or optimizer, as in {fn}(path, m), or several by keyword, "
-            f"as in {fn}(path, model=m, opt=opt, step=step)"
-        )
+        problem = C.E0916.say("nothing_given", fn=fn)
     elif len(values) > 1:
-        problem = (
-            f"one value goes positionally ({fn}(path, m)); give several by keyword, as in {fn}(path, model=m, opt=opt)"
-        )
+        problem = C.E0916.say("several_positional", fn=fn)
     elif values and entries:
-        problem = (
-            f"give one value positionally or every value by keyword, not both (as in {fn}(path, model=m, opt=opt))"
-        )
+        problem = C.E0916.say("positional_and_keyword", fn=fn)
     if fn == "save" and options:
         a = next(iter(options.values()))
         c.diags.append(
             C.E0916.at(
                 a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
                 fn=fn,
-                problem=f"{a.keyword}= is an option of load, not a name to save under (choose another keyword)",
+                problem=C.E0916.say("load_option_saved", keyword=a.keyword),
             )
         )
         c._eval_args(args, env)
@@ -245,8 +238,7 @@ def _checkpoint_options(c: RuleContext, options: dict[str, CallArg], model: T.Ty
                 C.E0916.at(
                     a.arg.keyword.span if a.arg and a.arg.keyword else a.span,
                     fn="load",
-                    problem=f"{name}= maps a file's tensors to a model's fields: it needs one model "
-                    f"given positionally, as in load(path, m, {name}=...)",
+                    problem=C.E0916.say("map_needs_model", name=name),
                 )
             )
             c.value(a.node, env)

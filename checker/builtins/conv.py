@@ -37,7 +37,7 @@ def size_arg(c: RuleContext, a: CallArg | None, env: Env, what: str, fn: str, de
 def _four_dims(c: RuleContext, t: T.TensorT, a: CallArg, fn: str, name: str, layout: str, rank: int = 4) -> bool:
     if t.rank == rank:
         return True
-    reason = f"{name} is {layout}, {rank} dims; found {t}"
+    reason = C.E0214.say("layout_rank", name=name, layout=layout, rank=rank, type=t)
     c.diags.append(C.E0214.at(a.node.span, operation=fn, reason=reason))
     return False
 
@@ -217,7 +217,7 @@ def grouped_fit(c: RuleContext, bound: Bound, fn: str, x: T.TensorT, w: T.Tensor
         c.diags.append(C.E0214.at(bound["w"].node.span, operation=fn, reason=channels_reason(x, w, 1, groups)))
         return False
     if not divides(groups, w.dims[0]):
-        reason = f"{_shown(groups)} groups do not divide the {_shown(w.dims[0])} output channels (dim 0 of {w})"
+        reason = C.E0214.say("groups_output_channels", groups=_shown(groups), channels=_shown(w.dims[0]), w=w)
         c.diags.append(C.E0214.at(bound["groups"].node.span, operation=fn, reason=reason))
         return False
     return True
@@ -475,7 +475,7 @@ def _conv_transpose2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, en
         c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv_transpose2d", reason=reason))
         return T.UNKNOWN
     if not divides(groups, x.dims[1]):
-        reason = f"{_shown(groups)} groups do not divide the {_shown(x.dims[1])} input channels (dim 1 of {x})"
+        reason = C.E0214.say("groups_input_channels", groups=_shown(groups), channels=_shown(x.dims[1]), x=x)
         c.diags.append(C.E0214.at(bound["groups"].node.span, operation="conv_transpose2d", reason=reason))
         return T.UNKNOWN
     if not _same_elem(c, node, "conv_transpose2d", x, w):
@@ -485,11 +485,13 @@ def _conv_transpose2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, en
         out = _transposed_size(size, kernel, stride, padding, extra, dilation)
         if out is None:
             window = dim_text(kernel) if T.is_one(dilation) else f"{dim_text(dilation)}*({dim_text(kernel)}-1)+1"
-            reason = (
-                f"padding {dim_text(padding)} leaves no output: ({dim_text(size)}-1)*{dim_text(stride)}"
-                f"-2*{dim_text(padding)}+{window}"
-                + (f"+{dim_text(extra)}" if _known(extra) != 0 else "")
-                + " is below 1"
+            reason = C.E0214.say(
+                "transposed_no_output",
+                padding=dim_text(padding),
+                size=dim_text(size),
+                stride=dim_text(stride),
+                window=window,
+                extra=f"+{dim_text(extra)}" if _known(extra) != 0 else "",
             )
             c.diags.append(C.E0214.at(bound["w"].node.span, operation="conv_transpose2d", reason=reason))
             return T.UNKNOWN

@@ -130,8 +130,9 @@ def jvp(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env,
             C.E1112.at(
                 f_arg.node.span,
                 fn=info.name,
-                problem="f must return a float tensor or a tuple of them, found "
-                + (str(declared) if info.declared_ret else "nothing"),
+                problem=C.E1112.say("returns_not_float", type=str(declared))
+                if info.declared_ret
+                else C.E1112.say("returns_nothing"),
                 related=(
                     (LocalRelated("return type declared here", symbol=SymbolRef(("ret", info.name))),)
                     if info.declared_ret

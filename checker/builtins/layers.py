@@ -129,15 +129,15 @@ def _attention(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
     lead = q.dims[:-2]
     for t, a, name in ((k, bound["k"], "k"), (v, bound["v"], "v")):
         if t.rank != q.rank or not all(T.dims_equal(x, y) for x, y in zip(t.dims[:-2], lead)):
-            reason = f"q, k and v have the same leading dims; q is {q}, {name} is {t}"
+            reason = C.E0214.say("qkv_leading_dims", q=str(q), name=name, type=str(t))
             c.diags.append(C.E0214.at(a.node.span, operation=FN, reason=reason))
             return T.UNKNOWN
     if not T.dims_equal(q.dims[-1], k.dims[-1]):
-        reason = f"the queries' last dim {q.dims[-1]} (of {q}) is not the keys' {k.dims[-1]} (of {k})"
+        reason = C.E0214.say("queries_keys_dim", q_dim=str(q.dims[-1]), q=str(q), k_dim=str(k.dims[-1]), k=str(k))
         c.diags.append(C.E0214.at(bound["k"].node.span, operation=FN, reason=reason))
         return T.UNKNOWN
     if not T.dims_equal(k.dims[-2], v.dims[-2]):
-        reason = f"the keys' {k.dims[-2]} (dim -2 of {k}) is not the values' {v.dims[-2]} (of {v})"
+        reason = C.E0214.say("keys_values_dim", k_dim=str(k.dims[-2]), k=str(k), v_dim=str(v.dims[-2]), v=str(v))
         c.diags.append(C.E0214.at(bound["v"].node.span, operation=FN, reason=reason))
         return T.UNKNOWN
     if mask is not None and mask_a is not None:
@@ -170,7 +170,7 @@ def _mask_fits(c: RuleContext, e: A.Expr, mask: T.TensorT, q: T.TensorT, k: T.Te
         or len(joined) != len(scores)
         or not all(T.dims_equal(x, y) for x, y in zip(joined, scores))
     ):
-        reason = f"the mask {mask} does not broadcast to the scores {target}"
+        reason = C.E0214.say("mask_broadcast", mask=str(mask), scores=str(target))
         c.diags.append(C.E0214.at(e.span, operation=FN, reason=reason))
         return False
     return True
@@ -230,6 +230,12 @@ def _dropout2d(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
     if t is None or not (p_ok and mode_ok):
         return T.UNKNOWN
     if t.rank != 4:
-        c.diags.append(C.E0214.at(bound["x"].node.span, operation=b.name, reason=f"x is [b C H W], 4 dims; found {t}"))
+        c.diags.append(
+            C.E0214.at(
+                bound["x"].node.span,
+                operation=b.name,
+                reason=C.E0214.say("layout_rank", name="x", layout="[b C H W]", rank=4, type=t),
+            )
+        )
         return T.UNKNOWN
     return T.TensorT(t.dims, T.with_refine(t.elem, "nonneg" if t.elem.nonneg else None))

@@ -220,7 +220,7 @@ def _group_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
     cv, gv = T.dim_value(channels), T.dim_value(groups)
     if cv is not None and gv is not None and cv % gv:
         shown = f"{channels}={cv}" if not isinstance(channels, T.DimLit) else str(channels)
-        reason = f"{gv} groups do not divide the {shown} channels (dim 1 of {x})"
+        reason = C.E0214.say("groups_channels", groups=gv, channels=shown, x=x)
         c.diags.append(C.E0214.at(bound["groups"].node.span, operation="group_norm", reason=reason))
         return T.UNKNOWN
     for k, t in affine.items():

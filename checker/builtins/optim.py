@@ -120,12 +120,12 @@ def _group(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         e = a.node
         if name == "names":
             good = isinstance(e, A.StrLit) and e.value != ""
-            want = 'a glob on the params\' paths as a string literal, such as names="*.bias"'
+            problem = C.E1202.say("names_form", found=expr_text(e))
         else:
             good = isinstance(e, A.IntLit)
-            want = f"an Int literal >= 0, such as {name}=1"
+            problem = C.E1202.say("rank_form", name=name, found=expr_text(e))
         if not good:
-            c.diags.append(C.E1202.at(a.span, problem=f"Group's {name} must be {want}; found {expr_text(e)}"))
+            c.diags.append(C.E1202.at(a.span, problem=problem))
             ok = False
             continue
         assert isinstance(e, (A.StrLit, A.IntLit))
@@ -146,14 +146,14 @@ def _group(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         c.diags.append(
             C.E1202.at(
                 node.span,
-                problem="Group needs the params it selects: max_rank=, min_rank= or names= (a glob on their paths)",
+                problem=C.E1202.say("no_selector"),
             )
         )
         return T.UNKNOWN
     sel = dict(selectors)
     lo, hi = sel.get("min_rank"), sel.get("max_rank")
     if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
-        c.diags.append(C.E1202.at(node.span, problem=f"Group selects no rank: min_rank={lo} is above max_rank={hi}"))
+        c.diags.append(C.E1202.at(node.span, problem=C.E1202.say("no_rank", lo=lo, hi=hi)))
         return T.UNKNOWN
     return T.GroupT(tuple(selectors), tuple(overrides), tuple(spans))
 

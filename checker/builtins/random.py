@@ -43,7 +43,7 @@ def _randn(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
             C.E0309.at(
                 bound["shape"].node.span,
                 elem=str(t.elem),
-                reason="randn gives plain floats (Float, f16, bf16 or f64)",
+                reason=C.E0309.say("randn_plain_float"),
             )
         )
         return T.UNKNOWN
@@ -72,7 +72,7 @@ def _randint(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
             C.E0309.at(
                 bound["shape"].node.span,
                 elem=str(t.elem),
-                reason="randint needs an Index[C] element type, as in [64] Index[C]",
+                reason=C.E0309.say("randint_index"),
             )
         )
         return T.UNKNOWN
@@ -101,7 +101,7 @@ def _rand(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
             C.E0309.at(
                 bound["shape"].node.span,
                 elem=str(t.elem),
-                reason="rand gives floats in [0, 1) (Float, f16, bf16 or f64)",
+                reason=C.E0309.say("rand_float"),
             )
         )
         return T.UNKNOWN

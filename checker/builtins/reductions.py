@@ -377,7 +377,7 @@ def _topk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
     kv, dv = T.dim_value(k), T.dim_value(d)
     if kv is not None and dv is not None and kv > dv:
         shown = f"{d}={dv}" if not isinstance(d, T.DimLit) else str(d)
-        reason = f"k={kv} is more than the size of {shown} (dim {axis} of {t})"
+        reason = C.E0214.say("k_above_size", k=kv, dim=shown, axis=axis, type=t)
         c.diags.append(C.E0214.at(bound["k"].node.span, operation="topk", reason=reason))
         return T.UNKNOWN
     dims = t.dims[:axis] + (k,) + t.dims[axis + 1 :]

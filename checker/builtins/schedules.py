@@ -106,8 +106,7 @@ def _schedule(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) 
             c.diags.append(
                 C.E1203.at(
                     opt_arg.node.span,
-                    problem=f"OneCycleLR cycles the momentum, and {ot} has neither momentum nor betas; "
-                    "give cycle_momentum=False",
+                    problem=C.E1203.say("onecycle_momentum", opt=ot),
                 )
             )
             return T.UNKNOWN
@@ -118,8 +117,7 @@ def _schedule(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) 
             c.diags.append(
                 C.E1203.at(
                     w.span,
-                    problem=f"WarmupCosineLR needs 0 < warmup_steps < total_steps, "
-                    f"found warmup_steps={wv:g}, total_steps={tv:g}",
+                    problem=C.E1203.say("warmup_range", warmup=format(wv, "g"), total=format(tv, "g")),
                 )
             )
             return T.UNKNOWN

@@ -22,7 +22,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from ..body.text import expr_text, plural
+from ..body.text import plural
 from ..results import DimCheck
 from .args import (
     Bound,
@@ -31,6 +31,7 @@ from .args import (
     dim_text,
     dim_value_arg,
     literal_number,
+    not_literal,
     over_axes,
     poly_dim,
     quiet_over,
@@ -68,8 +69,12 @@ def _reshape(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     exact = have is not None and want is not None and have != want and DX.equal_if_exact(have, want)
     if have is not None and want is not None and have != want and not exact:
         # the shapes only: an element type or refinement is no part of a count
-        reason = (
-            f"{T.TensorT(x.dims)} has {DX.render(have)} elements and {T.TensorT(target.dims)} has {DX.render(want)}"
+        reason = C.E0214.say(
+            "element_counts",
+            x=str(T.TensorT(x.dims)),
+            have=DX.render(have),
+            target=str(T.TensorT(target.dims)),
+            want=DX.render(want),
         )
         c.diags.append(C.E0214.at(bound["shape"].node.span, operation="reshape", reason=reason))
         return T.UNKNOWN
@@ -97,14 +102,8 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     x = tensor_arg(c, bound["x"], env, "permute", "x", float_only=False)
     order = bound["order"].node
     if not isinstance(order, A.TensorType):
-        c.value(order, env)
-        c.diags.append(
-            C.E0301.at(
-                order.span,
-                context="order of permute: ",
-                expected="x's dims in a new order, such as [b H T D]",
-                found="an expression",
-            )
+        not_literal(
+            c, order, env, "order of permute: ", "x's dims in a new order, such as [b H T D]", found="an expression"
         )
         return T.UNKNOWN
     target = shape_arg(c, bound["order"], "permute")
@@ -124,13 +123,15 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
             named[unknown[0]] = d
         problem = None
         if not hits:
-            problem = f"{d} is not a dim of {x}"
-            if unknown:
-                problem += "; name its dims known only at run time (?) with a cast first, `... as [..]`"
+            problem = (
+                C.E0214.say("not_a_dim_unknown", dim=str(d), type=str(x))
+                if unknown
+                else C.E0214.say("not_a_dim", dim=str(d), type=str(x))
+            )
         elif len(hits) > 1:
-            problem = f"{d} is more than one dim of {x}; give the dims different names"
+            problem = C.E0214.say("dim_ambiguous", dim=str(d), type=str(x))
         elif hits[0] in positions:
-            problem = f"{d} is named twice"
+            problem = C.E0214.say("named_twice", dim=str(d))
         if problem is not None:
             c.diags.append(C.E0214.at(written.span, operation="permute", reason=problem))
             return T.UNKNOWN
@@ -138,7 +139,7 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     if len(positions) != x.rank:
         missing = " ".join(str(x.dims[i]) for i in range(x.rank) if i not in positions)
         c.diags.append(
-            C.E0214.at(order.span, operation="permute", reason=f"every dim of {x} is named once; missing: {missing}")
+            C.E0214.at(order.span, operation="permute", reason=C.E0214.say("missing_dims", type=x, missing=missing))
         )
         return T.UNKNOWN
     c.axes[node] = tuple(positions)
@@ -168,7 +169,7 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     if axis is None:
         return T.UNKNOWN
     if x.rank != y.rank or any(i != axis and not T.dims_equal(p, q) for i, (p, q) in enumerate(zip(x.dims, y.dims))):
-        reason = f"{x} and {y} must have the same dims but for the one joined (position {axis - x.rank})"
+        reason = C.E0214.say("concat_dims", a=str(x), b=str(y), position=axis - x.rank)
         c.diags.append(C.E0214.at(bound["b"].node.span, operation="concat", reason=reason))
         return T.UNKNOWN
     if x.elem.dtype != y.elem.dtype:
@@ -225,7 +226,11 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
             or t.elem.dtype != first.elem.dtype
         ):
             c.diags.append(
-                C.E0214.at(a.node.span, operation="stack", reason=f"every tensor has one shape: {first}, found {t}")
+                C.E0214.at(
+                    a.node.span,
+                    operation="stack",
+                    reason=C.E0214.say("stack_shapes", first=str(first), found=str(t)),
+                )
             )
             return T.UNKNOWN
     return T.TensorT((T.DimLit(len(tensors)),) + first.dims, first.elem)
@@ -270,7 +275,7 @@ def _chunk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         q = DX.div(p, DX.const(n))
         size = T.dim_value(whole)
         if size is not None and size % n:
-            reason = f"{n} parts do not divide {whole} ({size} leaves {size % n})"
+            reason = C.E0214.say("chunk_parts", n=n, whole=str(whole), size=size, left=size % n)
             c.diags.append(C.E0214.at(n_node.span, operation="chunk", reason=reason))
             return T.UNKNOWN
         if q is not None:
@@ -319,15 +324,7 @@ def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
     x = tensor_arg(c, bound["x"], env, "pad", "x", float_only=False)
     e = bound["pad"].node
     if not isinstance(e, A.TupleExpr):
-        c.value(e, env)
-        c.diags.append(
-            C.E0301.at(
-                e.span,
-                context="pad of pad: ",
-                expected="a tuple of sizes (left, right, ...) for the last dims",
-                found=expr_text(e),
-            )
-        )
+        not_literal(c, e, env, "pad of pad: ", "a tuple of sizes (left, right, ...) for the last dims")
         return T.UNKNOWN
     sizes: list[T.Dim] = []
     ok = True
@@ -342,7 +339,7 @@ def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
     if x is None or not ok or fill is None:
         return T.UNKNOWN
     if len(sizes) % 2:
-        reason = f"the sizes come in pairs (left, right), from the last dim back; found {len(sizes)}"
+        reason = C.E0214.say("pad_pairs", count=len(sizes))
         c.diags.append(C.E0214.at(e.span, operation="pad", reason=reason))
         return T.UNKNOWN
     pairs = len(sizes) // 2
@@ -533,7 +530,7 @@ def _divided(
     stays a floored division, `(h/2)`, which torch checks at run time."""
     size, div = DX.value(p), DX.value(q)
     if size is not None and div is not None and size % div:
-        reason = f"{by} does not divide {_dim_shown(d)} (dim {position} of {x})"
+        reason = C.E0214.say("does_not_divide", by=str(by), dim=_dim_shown(d), position=position, type=str(x))
         c.diags.append(C.E0214.at(bound["r"].node.span, operation=fn, reason=reason))
         return None
     quotient = DX.div(p, q)

@@ -20,7 +20,7 @@ from quiver.checker.diagnostics import Severity
 CHECKER = Path(__file__).resolve().parents[2] / "checker"
 SLOTS = {"problem", "reason"}
 # Literal texts for a {reason} / {problem} left at call sites in checker/.
-BUDGET = 85
+BUDGET = 30
 
 
 def _literal(v: ast.expr) -> bool:

@@ -27,12 +27,12 @@ def checkpoint_method(node: A.Node, func: A.Field, method: str, args: list[CallA
     """E0409 for `m.save(path)` / `m.load(path)`: the built-in takes the path
     first and the model after it; with the path alone, the rewrite is the fix."""
     recv = expr_text(func.value)
-    reason = f"models have no methods; write {method}(path, {recv})"
+    reason = C.E0409.say("model_method", method=method, recv=recv)
     fix = None
     path = _exact_text(args[0].node) if len(args) == 1 and args[0].keyword is None else None
     if path is not None and isinstance(node, A.Call) and _exact_text(func.value) is not None:
         text = f"{method}({path}, {recv})"
-        reason = f"models have no methods; write {text}"
+        reason = C.E0409.say("model_method_rewrite", rewrite=text)
         fix = Fix(f"Change to {text}", (TextEdit(node.span, text),))
     return C.E0409.at(func.span, callee=expr_text(func), reason=reason, fix=fix)
 

@@ -113,9 +113,7 @@ def value_and_grad_call(
         )
         return T.UNKNOWN
     if batch is not None and aux and batch_arg is not None:
-        c.diags.append(
-            C.E1111.at(batch_arg.span, dim=str(batch), problem="aux outputs (f returning a tuple) are not batched")
-        )
+        c.diags.append(C.E1111.at(batch_arg.span, dim=str(batch), problem=C.E1111.say("aux_not_batched")))
         return T.UNKNOWN
     grad: T.Type = T.grad_of(instance, selection if selection else None)
     if selection == ():
@@ -143,9 +141,7 @@ def wrt_selection(c: RuleContext, a: CallArg, model_type: T.ModelT) -> tuple[str
     model = c.g.model(model_type)
     e = a.node
     if not isinstance(e, A.NameList):
-        c.diags.append(
-            C.E1109.at(e.span, problem=f"expected a list of param names, as in wrt=[w, b], found {expr_text(e)}")
-        )
+        c.diags.append(C.E1109.at(e.span, problem=C.E1109.say("not_a_list", found=expr_text(e))))
         return ()
     if model is None:
         return None
@@ -156,18 +152,18 @@ def wrt_selection(c: RuleContext, a: CallArg, model_type: T.ModelT) -> tuple[str
         if f is None:
             if not model.partial:
                 hint = suggest(n.name, [x.name for x in model.params])
-                c.diags.append(C.E1109.at(n.span, problem=f"{model_name} has no param '{n.name}'{hint}"))
+                c.diags.append(
+                    C.E1109.at(n.span, problem=C.E1109.say("no_param", model=model_name, name=n.name, hint=hint))
+                )
             ok = False
             continue
         c.refs[n] = Ref("field", f.name, model_name)
         c.types[n] = f.type
         if f.kind == "buffer":
-            c.diags.append(
-                C.E1109.at(n.span, problem=f"'{n.name}' is a buffer of {model_name}; only params are differentiated")
-            )
+            c.diags.append(C.E1109.at(n.span, problem=C.E1109.say("buffer", name=n.name, model=model_name)))
             ok = False
         elif n.name in chosen:
-            c.diags.append(C.E1109.at(n.span, problem=f"'{n.name}' is named twice"))
+            c.diags.append(C.E1109.at(n.span, problem=C.E1109.say("named_twice", name=n.name)))
             ok = False
         else:
             chosen.append(n.name)
@@ -189,9 +185,7 @@ def batch_dim(c: RuleContext, a: CallArg) -> T.Dim | None:
         c.refs[const[0]] = Ref("dim", const[1])
         value = c.g.names.dim_values.get(const[1])
         return T.DimConst(const[1], value) if value is not None else None
-    c.diags.append(
-        C.E1111.at(e.span, dim=expr_text(e), problem="expected a dim: a generic dim of this function or a dim constant")
-    )
+    c.diags.append(C.E1111.at(e.span, dim=expr_text(e), problem=C.E1111.say("not_a_dim")))
     return None
 
 
@@ -240,7 +234,9 @@ def batched_call_args(
         return T.UNKNOWN
     if not any(in_dims):
         c.diags.append(
-            C.E1111.at(batch_arg.span, dim=str(batch), problem=f"no argument of {info.name} has a leading dim {batch}")
+            C.E1111.at(
+                batch_arg.span, dim=str(batch), problem=C.E1111.say("no_leading_dim", fn=info.name, dim=str(batch))
+            )
         )
         return T.UNKNOWN
     return bindings.result(info.ret)
@@ -249,7 +245,7 @@ def batched_call_args(
 def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_and_grad") -> FnInfo | None:
     """The fn named by value_and_grad's first argument, or None after E1105."""
     e = f_arg.node
-    what = None
+    problem = None
     written = dotted_text(e)
     qualified = isinstance(e, A.Field) and written is not None and written.split(".")[0] not in env.vars
     if qualified:  # layers.loss
@@ -257,7 +253,11 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
         if isinstance(t, T.UnknownT):
             return None
         if not isinstance(t, T.FnRefT) or t.extern:
-            what = f"'{written}' is " + ("an extern fn" if isinstance(t, T.FnRefT) else T.describe(t))
+            problem = (
+                C.E1105.say("extern_fn", name=written)
+                if isinstance(t, T.FnRefT)
+                else C.E1105.say("not_a_fn", name=written, found=T.describe(t))
+            )
     elif not isinstance(e, A.Name) or e.name in env.vars:
         if not isinstance(e, A.Name):
             c.value(e, env)
@@ -266,19 +266,19 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
         t = c.types.get(e)
         if isinstance(t, T.UnknownT):
             return None
-        what = "a value" if not isinstance(e, A.Name) else f"'{e.name}' is a local value"
+        problem = C.E1105.say("a_value") if not isinstance(e, A.Name) else C.E1105.say("local_value", name=e.name)
     else:
         t = c.expr(e, env)
         if isinstance(t, T.UnknownT):
             return None
         if isinstance(t, T.FnRefT) and t.extern:
-            what = f"'{e.name}' is an extern fn"
+            problem = C.E1105.say("extern_fn", name=e.name)
         elif isinstance(t, T.BuiltinRefT):
-            what = f"'{e.name}' is a built-in"
+            problem = C.E1105.say("builtin", name=e.name)
         elif not isinstance(t, T.FnRefT):
-            what = f"'{e.name}' is {T.describe(t)}"
-    if what is not None:
-        c.diags.append(C.E1105.at(e.span, caller=caller, problem=f"f must be the name of a fn; {what}"))
+            problem = C.E1105.say("not_a_fn", name=e.name, found=T.describe(t))
+    if problem is not None:
+        c.diags.append(C.E1105.at(e.span, caller=caller, problem=problem))
         return None
     fn_type = c.types.get(e)
     info = c.g.fns.get(fn_type.name) if isinstance(fn_type, T.FnRefT) else None
@@ -288,8 +288,10 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
         first = info.params[0].type if info.params else None
         if isinstance(first, T.UnknownT):
             return None
-        problem = f"the first parameter of {info.name} must be a model" + (
-            f", found {T.describe(first)}" if first is not None else "; it has no parameters"
+        problem = (
+            C.E1105.say("first_not_model", fn=info.name, found=T.describe(first))
+            if first is not None
+            else C.E1105.say("no_parameters", fn=info.name)
         )
         c.diags.append(
             C.E1105.at(
@@ -306,7 +308,7 @@ def vag_function(c: RuleContext, f_arg: CallArg, env: Env, caller: str = "value_
             C.E1105.at(
                 e.span,
                 caller=caller,
-                problem=f"{info.name} has a mut parameter '{muts[0].name}'",
+                problem=C.E1105.say("mut_param", fn=info.name, param=muts[0].name),
                 related=(
                     LocalRelated("mut parameter declared here", symbol=SymbolRef(("param", info.name, muts[0].name))),
                 ),

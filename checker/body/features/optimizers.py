@@ -178,7 +178,7 @@ def groups_value(c: RuleContext, a: CallArg, env: Env, kind: str) -> list[T.Grou
         c.diags.append(
             C.E1202.at(
                 a.node.span,
-                problem=f"groups= of {kind} takes a Group(...) or a tuple of them; found {T.describe(t)}",
+                problem=C.E1202.say("groups_type", kind=kind, found=T.describe(t)),
             )
         )
         return None
@@ -197,8 +197,12 @@ def check_groups(c: RuleContext, groups: list[T.GroupT], m: T.ModelT, kind: str)
                 c.diags.append(
                     C.E1202.at(
                         spans.get(name, spans["call"]),
-                        problem=f"{kind} has no hyper-parameter {name} for a Group to set "
-                        f"(a Group sets {', '.join(n for n, _, _ in T.OPTIMIZERS[kind][0] if n in T.GROUP_OVERRIDABLE)})",
+                        problem=C.E1202.say(
+                            "no_hyper",
+                            kind=kind,
+                            name=name,
+                            settable=", ".join(n for n, _, _ in T.OPTIMIZERS[kind][0] if n in T.GROUP_OVERRIDABLE),
+                        ),
                     )
                 )
                 ok = False
