@@ -1032,6 +1032,7 @@ E0212 = _code(
         "division_by_zero": "division by zero",
         "not_positive": "it is {value}; a dim is a positive integer",
         "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",
+        "not_positive_in_result": "in the result of {fn} it is {value} for these arguments; a dim is a positive integer",
     },
 )
 
@@ -1059,6 +1060,11 @@ E0213 = _code(
     fn f(x: [T]) -> [4]:
         return x[4:8]
     """,
+    variants={
+        "keeps_none": "it keeps {value} of {dim}",
+        "past_end": "it reaches past the end of {dim}",
+        "before_start": "it starts {count} before the start of {dim}",
+    },
 )
 
 E0214 = _code(
@@ -1115,6 +1121,7 @@ E0214 = _code(
         "chunk_parts": "{n} parts do not divide {whole} ({size} leaves {left})",
         "pad_pairs": "the sizes come in pairs (left, right), from the last dim back; found {count}",
         "does_not_divide": "{by} does not divide {dim} (dim {position} of {type})",
+        "literal_rows": "every item is {want}; this is {found}",
     },
 )
 
@@ -1147,6 +1154,11 @@ E0215 = _code(
     fn last(x: [B D]) -> [B]:
         return x[..., -1]
     """,
+    variants={
+        "ellipsis_twice": "'...' may appear only once",
+        "option": "an option (name=value) is for a model's type, not a tensor's subscripts",
+        "labels_broadcast": "label tensors index together and must broadcast: {shown} do not ({left} and {right})",
+    },
 )
 
 E0217 = _code(
@@ -1173,6 +1185,9 @@ E0217 = _code(
     fn f(x: [T D]) -> [T]:
         return x[:, 3]
     """,
+    variants={
+        "entries": "it has {n} entries, 0 to {last} (or -{n} to -1)",
+    },
 )
 
 E0218 = _code(
@@ -1320,6 +1335,7 @@ E0303 = _code(
         "grad_needs_model": "Grad needs a model, as in Grad[Mlp]",
         "grad_option": "Grad takes wrt=[...], not {option}=",
         "not_a_model": "{type} is not a model",
+        "cast_to_grad": "a value cannot be cast to a gradient type",
     },
 )
 
@@ -1710,6 +1726,16 @@ E0409 = _code(
     variants={
         "model_method": "models have no methods; write {method}(path, {recv})",
         "model_method_rewrite": "models have no methods; write {rewrite}",
+        "pipe_target": "the right side of |> must be a function or a call, as in x |> f(y)",
+        "a_stack": "it is a stack, {stack}; call one of them, as in {written}[i](...)",
+        "a_field": "it is a {kind} of {model}, not a function",
+        "model_method_call": "models have no methods; write {method}({model}, ...)",
+        "no_such_function": "models have no methods, and no function is called '{method}'",
+        "not_callable": "only a function can be called",
+        "not_a_function": "it is {what}, not a function",
+        "a_model": "it is a model; create one with {written}.init(seed=0)",
+        "a_mode": "it is a mode, not a function; write Eval",
+        "no_forward": "model {model} has no method forward (a fn forward(self, ...) inside the model)",
     },
 )
 
@@ -2245,6 +2271,9 @@ E0910 = _code(
         "type_for_dim": "takes a dim for {param} here (a name, a number or (dim arithmetic)), found the type {type}",
         "dim_as_option": "takes a dim for {param} (a name, a number or (dim arithmetic))",
         "grad_dims": "{takes}: write Grad[{written}[{dims}]] with the dims of the instance",
+        "method_dims": "{takes}: write {written}[{dims}].{method}(...) with the dims it is made for",
+        "dims_here": "takes dims here (a name, a number or (dim arithmetic)), found {found}",
+        "has_dims": "has its dims already",
     },
 )
 
@@ -3028,6 +3057,10 @@ W0205 = _code(
         return where(mask == 1, scores, -inf)
     """,
     warning=True,
+    variants={
+        "attends_future": "lets each position attend to the positions after it (the future)",
+        "blocks_itself": "blocks each position from itself: the first position attends to nothing (a softmax of NaN)",
+    },
 )
 
 W0301 = _code(
@@ -3378,6 +3411,7 @@ E1109 = _code(
         "no_param": "{model} has no param '{name}'{hint}",
         "buffer": "'{name}' is a buffer of {model}; only params are differentiated",
         "named_twice": "'{name}' is named twice",
+        "every_param": "it selects every param of {model}; write Grad[{model}]",
     },
 )
 

@@ -36,7 +36,7 @@ class CallRules(EngineBase):
             C.E0409.at(
                 target.span,
                 callee=expr_text(target),
-                reason="the right side of |> must be a function or a call, as in x |> f(y)",
+                reason=C.E0409.say("pipe_target"),
             )
         )
         return T.UNKNOWN
@@ -95,17 +95,17 @@ class CallRules(EngineBase):
                     return self.call_model_value(node, func, ftype, call_args, env, paren)
                 kind = self.global_kind(method)
                 if field is not None and isinstance(field.type, T.StackT):
-                    reason = f"it is a stack, {field.type}; call one of them, as in {expr_text(func)}[i](...)"
+                    reason = C.E0409.say("a_stack", stack=str(field.type), written=expr_text(func))
                 elif field is not None:
-                    reason = f"it is a {field.kind} of {recv}, not a function"
+                    reason = C.E0409.say("a_field", kind=field.kind, model=str(recv))
                 elif kind is None and method in ("save", "load"):  # m.save(path): save(path, m)
                     self.diags.append(checkpoint_method(node, func, method, call_args))
                     self._eval_args(call_args, env)
                     return T.UNKNOWN
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
-                    reason = f"models have no methods; write {method}({expr_text(func.value)}, ...)"
+                    reason = C.E0409.say("model_method_call", method=method, model=expr_text(func.value))
                 else:  # m.save(...): no function of that name to suggest either
-                    reason = f"models have no methods, and no function is called '{method}'"
+                    reason = C.E0409.say("no_such_function", method=method)
                 self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             else:
                 self.field_access(func, env)
@@ -118,7 +118,7 @@ class CallRules(EngineBase):
             if isinstance(ftype, T.UnknownT):
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
-            self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason="only a function can be called"))
+            self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=C.E0409.say("not_callable")))
             self._eval_args(call_args, env)
             return T.UNKNOWN
         var = env.vars.get(func.name)
@@ -129,7 +129,9 @@ class CallRules(EngineBase):
             if not isinstance(var.type, T.UnknownT):
                 self.diags.append(
                     C.E0409.at(
-                        func.span, callee=f"'{func.name}'", reason=f"it is {T.describe(var.type)}, not a function"
+                        func.span,
+                        callee=f"'{func.name}'",
+                        reason=C.E0409.say("not_a_function", what=T.describe(var.type)),
                     )
                 )
             self._eval_args(call_args, env)
@@ -164,15 +166,15 @@ class CallRules(EngineBase):
             return self.builtin_call(node, BUILTINS[ftype.name], call_args, env, paren)
         if isinstance(ftype, T.ModelClassT):
             written = expr_text(func)
-            self.diags.append(
-                C.E0409.at(func.span, callee=written, reason=f"it is a model; create one with {written}.init(seed=0)")
-            )
+            self.diags.append(C.E0409.at(func.span, callee=written, reason=C.E0409.say("a_model", written=written)))
         elif isinstance(ftype, (T.ModuleT, T.NumberT)):
             self.diags.append(
-                C.E0409.at(func.span, callee=expr_text(func), reason=f"it is {T.describe(ftype)}, not a function")
+                C.E0409.at(
+                    func.span, callee=expr_text(func), reason=C.E0409.say("not_a_function", what=T.describe(ftype))
+                )
             )
         elif isinstance(ftype, T.ModeT):
-            self.diags.append(C.E0409.at(func.span, callee="Eval", reason="it is a mode, not a function; write Eval"))
+            self.diags.append(C.E0409.at(func.span, callee="Eval", reason=C.E0409.say("a_mode")))
         self._eval_args(call_args, env)
         return T.UNKNOWN
 
@@ -381,7 +383,7 @@ class CallRules(EngineBase):
         bad = _nonpositive_dim(info.ret, result) if ok else None
         if bad is not None:  # a layer's kernel larger than the input it is applied to
             expr, value = bad
-            reason = f"in the result of {info.name} it is {value} for these arguments; a dim is a positive integer"
+            reason = C.E0212.say("not_positive_in_result", fn=info.name, value=str(value))
             self.diags.append(C.E0212.at(node.span, expr=expr, reason=reason))
             return T.UNKNOWN, ok
         return result, ok
@@ -500,7 +502,7 @@ class CallRules(EngineBase):
         info = self.g.fns.get(found.name) if found is not None else None
         if info is None:
             if model is not None:
-                reason = f"model {recv} has no method forward (a fn forward(self, ...) inside the model)"
+                reason = C.E0409.say("no_forward", model=str(recv))
                 self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             self._eval_args(args, env)
             return T.UNKNOWN
@@ -538,8 +540,13 @@ class CallRules(EngineBase):
                 C.E0910.at(
                     func.value.span,
                     model=written,
-                    problem=f"{takes_dims(dims)}: write {written}[{', '.join(dims)}].{func.name.text}(...) "
-                    "with the dims it is made for",
+                    problem=C.E0910.say(
+                        "method_dims",
+                        takes=takes_dims(dims),
+                        written=written,
+                        dims=", ".join(dims),
+                        method=func.name.text,
+                    ),
                 )
             )
             self._eval_args(args, env)

@@ -162,21 +162,17 @@ class BodyChecker(
                 f = model.field(n.text)
                 if f is None:
                     hint = suggest(n.text, [x.name for x in model.params])
-                    self.diags.append(C.E1109.at(n.span, problem=f"{model.name} has no param '{n.text}'{hint}"))
-                elif f.kind == "buffer":
                     self.diags.append(
-                        C.E1109.at(
-                            n.span, problem=f"'{n.text}' is a buffer of {model.name}; only params are differentiated"
-                        )
+                        C.E1109.at(n.span, problem=C.E1109.say("no_param", model=model.name, name=n.text, hint=hint))
                     )
+                elif f.kind == "buffer":
+                    self.diags.append(C.E1109.at(n.span, problem=C.E1109.say("buffer", name=n.text, model=model.name)))
                 elif n.text in seen:
-                    self.diags.append(C.E1109.at(n.span, problem=f"'{n.text}' is named twice"))
+                    self.diags.append(C.E1109.at(n.span, problem=C.E1109.say("named_twice", name=n.text)))
                 seen.add(n.text)
             if seen >= {p.name for p in model.params} and len(seen) == len(node.names):
                 # one spelling per type: a selection of everything is the whole gradient
-                self.diags.append(
-                    C.E1109.at(node.span, problem=f"it selects every param of {model.name}; write Grad[{model.name}]")
-                )
+                self.diags.append(C.E1109.at(node.span, problem=C.E1109.say("every_param", model=model.name)))
 
     # -------------------------------------------------------------- globals
 

@@ -446,7 +446,7 @@ class ExpressionRules(EngineBase):
             if s != first:
                 want = "a number" if first == () else f"a row of shape [{' '.join(map(str, first))}]"
                 found = "a number" if s == () else f"a row of shape [{' '.join(map(str, s))}]"
-                reason = f"every item is {want}; this is {found}"
+                reason = C.E0214.say("literal_rows", want=want, found=found)
                 self.diags.append(C.E0214.at(item.span, operation="tensor literal", reason=reason))
                 return None
         assert first is not None
@@ -456,9 +456,7 @@ class ExpressionRules(EngineBase):
         src = self.value(e.value, env)
         target_expr = e.type
         if isinstance(target_expr, A.NamedType) and target_expr.name.text == "Grad":
-            self.diags.append(
-                C.E0303.at(e.type.span, type=type_text(e.type), reason="a value cannot be cast to a gradient type")
-            )
+            self.diags.append(C.E0303.at(e.type.span, type=type_text(e.type), reason=C.E0303.say("cast_to_grad")))
             return T.UNKNOWN
         # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
         elem_only = isinstance(target_expr, A.NamedType) and (

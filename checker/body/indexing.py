@@ -65,14 +65,15 @@ class IndexingRules(EngineBase):
                     C.E0910.at(
                         item.span,
                         model=t.name,
-                        problem="takes dims here (a name, a number or (dim arithmetic)), "
-                        f"found {expr_text(item) if not isinstance(item, A.Slice) else 'a slice'}",
+                        problem=C.E0910.say(
+                            "dims_here", found=expr_text(item) if not isinstance(item, A.Slice) else "a slice"
+                        ),
                     )
                 )
                 return T.UNKNOWN
             args.append(arg)
         if t.dims or t.options:
-            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem="has its dims already"))
+            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem=C.E0910.say("has_dims")))
             return T.UNKNOWN
         ctx = self.type_context()
         name_node = A.Ident(e.value.span, dotted_text(e.value) or expr_text(e.value))  # `nn.Linear` as written

@@ -43,7 +43,7 @@ class SubscriptRules(EngineBase):
             if isinstance(node, A.EllipsisItem):
                 if ellipsis is not None and not failed:
                     self.diags.append(
-                        C.E0215.at(node.span, what=self._sub_text(e), problem="'...' may appear only once")
+                        C.E0215.at(node.span, what=self._sub_text(e), problem=C.E0215.say("ellipsis_twice"))
                     )
                     failed = True
                 ellipsis = ellipsis or node
@@ -51,7 +51,7 @@ class SubscriptRules(EngineBase):
             elif isinstance(node, A.Arg):
                 self.value(node.value, env)
                 if not failed and not isinstance(t, T.UnknownT):
-                    problem = "an option (name=value) is for a model's type, not a tensor's subscripts"
+                    problem = C.E0215.say("option")
                     self.diags.append(C.E0215.at(node.span, what=self._sub_text(e), problem=problem))
                 failed = True
             elif isinstance(node, A.Slice):
@@ -138,7 +138,7 @@ class SubscriptRules(EngineBase):
             b = S.broadcast(gathered, more)
             if isinstance(b, S.DimClash):
                 shown = " and ".join(str(T.TensorT(x)) for x in label_dims)
-                problem = f"label tensors index together and must broadcast: {shown} do not ({b.left} and {b.right})"
+                problem = C.E0215.say("labels_broadcast", shown=shown, left=str(b.left), right=str(b.right))
                 self.diags.append(C.E0215.at(i.node.span, what=self._sub_text(e), problem=problem))
                 return T.UNKNOWN
             gathered = b
@@ -197,11 +197,11 @@ class SubscriptRules(EngineBase):
         lo, hi = DX.value(start), DX.value(end)
         problem = None
         if value is not None and value <= 0:
-            problem = f"it keeps {value} of {d}"
+            problem = C.E0213.say("keeps_none", value=str(value), dim=str(d))
         elif whole is not None and ((lo is not None and lo > whole) or (hi is not None and hi > whole)):
-            problem = f"it reaches past the end of {d}"
+            problem = C.E0213.say("past_end", dim=str(d))
         elif lo is not None and lo < 0:
-            problem = f"it starts {-lo} before the start of {d}"
+            problem = C.E0213.say("before_start", count=str(-lo), dim=str(d))
         if problem is not None:
             self.diags.append(C.E0213.at(s.span, dim=str(d), reason=problem))
             return None
@@ -225,7 +225,7 @@ class SubscriptRules(EngineBase):
         i = self.int_value(node)
         if n is None or i is None or -n <= i < n:
             return True
-        reason = f"it has {n} entries, 0 to {n - 1} (or -{n} to -1)"
+        reason = C.E0217.say("entries", n=str(n), last=str(n - 1))
         dim = str(d) if str(d) != str(n) else f"a dim of {n}"
         self.diags.append(C.E0217.at(node.span, index=str(i), dim=dim, reason=reason))
         return False

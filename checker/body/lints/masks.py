@@ -65,9 +65,9 @@ def mask_use(p: LintPass, e: A.Expr, blocked: bool, use: A.Call) -> None:
         return
     side, k = m.allowed(blocked)
     if side == "upper" or k >= 1:
-        problem = "lets each position attend to the positions after it (the future)"
+        problem = C.W0205.say("attends_future")
     elif k <= -1:
-        problem = "blocks each position from itself: the first position attends to nothing (a softmax of NaN)"
+        problem = C.W0205.say("blocks_itself")
     else:
         return
     how = "blocks" if blocked else "keeps"
