@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from . import types as T
 from .ast import Span
 from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
-from .types import distinct
+from .type_pairs import distinct
 
 CODES: dict[str, Code] = {}
 
@@ -113,7 +113,7 @@ def _clipped(args: dict[str, object]) -> dict[str, object]:
 def _shown(args: dict[str, object]) -> dict[str, object]:
     """The arguments of a message with its types (and dims) written out: two
     that print the same but are not the same type are told apart
-    (`types.distinct`), so a message never calls X and X different."""
+    (`type_pairs.distinct`), so a message never calls X and X different."""
     typed = [k for k, v in args.items() if isinstance(v, (T.Type, T.Elem, *T.DIM_CLASSES))]
     if not typed:
         return args

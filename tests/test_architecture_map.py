@@ -41,13 +41,20 @@ def _modules() -> list[tuple[str, ...]]:
 def _named(parts: tuple[str, ...], rows: list[tuple[set[str], set[str]]]) -> bool:
     if len(parts) == 1:  # checker/X.py: a row's first cell names X
         return any(parts[0] in first for first, _ in rows)
-    package, rest = parts[0], parts[1:]
-    folder = [row for first, row in rows if f"{package}/" in first or package in first]
-    if rest == ("__init__",):  # the subpackage's own row
-        return bool(folder)
-    if rest[-1] == "__init__":  # a package inside it (body/features/): named with its slash
-        return any("/".join(rest[:-1]) + "/" in row for row in folder)
-    return any("/".join(rest) in row for row in folder)
+    # checker/P/.../X.py: a row whose first cell names a folder above it
+    # (`body/`, `body/lints/`) names the rest of its path (`core`, `features/gradients`)
+    for cut in range(1, len(parts)):
+        folder, rest = "/".join(parts[:cut]), parts[cut:]
+        for first, row in rows:
+            if f"{folder}/" not in first and folder not in first:
+                continue
+            if rest == ("__init__",):  # the folder's own row
+                return True
+            if rest[-1] == "__init__" and "/".join(rest[:-1]) + "/" in row:
+                return True
+            if "/".join(rest) in row:
+                return True
+    return False
 
 
 def test_every_checker_module_is_in_the_module_map() -> None:

@@ -15,6 +15,7 @@ from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
+from ..type_pairs import show_pair
 from . import size_hints
 from .engine_api import EngineBase
 from .env import CallArg, Env
@@ -417,7 +418,7 @@ class CallRules(EngineBase):
         self._report_mismatch(m, span, context, related)
 
     def _report_mismatch(self, m: S.Mismatch, span: A.Span, context: str, related: tuple) -> None:
-        expected, found = T.show_pair(m.expected, m.found)
+        expected, found = show_pair(m.expected, m.found)
         found += T.run_apart_note(m.expected, m.found)
         if m.kind == "binding":
             assert m.earlier is not None

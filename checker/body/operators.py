@@ -11,7 +11,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..diagnostics import LocalDiagnostic
-from ..types import distinct
+from ..type_pairs import distinct
 from .engine_api import EngineBase
 from .env import Env
 from .text import expr_text

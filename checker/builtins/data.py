@@ -14,6 +14,7 @@ from ..body.context import RuleContext
 from ..body.env import CallArg, Env
 from ..names import suggest
 from ..results import DimCheck, RunDimOrigin
+from ..type_pairs import show_pair
 from .args import Bound, dim_of_arg
 from .registry import builtin
 from .spec import PATH, SEED, SHAPE, BParam, Builtin, Lowering
@@ -243,7 +244,7 @@ def _batches(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env:
     for a, t in inputs[1:]:
         if first is not None and not T.dims_equal(t.dims[0], first):
             want = T.TensorT((first, *t.dims[1:]), t.elem)
-            expected, found = T.show_pair(want, t)
+            expected, found = show_pair(want, t)
             context = "batches(): the inputs share their first dim: "
             note = T.run_apart_note(want, t)
             c.diags.append(C.E0201.at(a.node.span, context=context, expected=expected, found=found + note))

@@ -15,7 +15,7 @@ from quiver.checker import check_text
 from quiver.checker import dimexpr as DX
 from quiver.checker import types as T
 from quiver.checker.ast import Span
-from quiver.checker.types import distinct
+from quiver.checker.type_pairs import distinct, show_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,7 +129,7 @@ def test_two_types_that_print_the_same_are_told_apart() -> None:
     generic = T.TensorT((T.DimVar("n"), T.DimVar("NH")))
     d = C.E0201.at(Span(0, 1), context="return value: ", expected=const, found=generic)
     assert d.message == "return value: expected [n NH] (NH: the dim constant NH = 2), found [n NH] (NH: a generic dim)"
-    assert T.show_pair(const, generic) == (
+    assert show_pair(const, generic) == (
         "[n NH] (NH: the dim constant NH = 2)",
         "[n NH] (NH: a generic dim)",
     )

@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "dimexpr",
             "optim_tables",
             "types",
+            "type_pairs",
             "shapes",
             "show",
             "legend",
