@@ -493,13 +493,13 @@ class _FnCompiler:
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
         """A call to a built-in, lowered as its spec says (checker/builtins/)."""
         b = BUILTINS[name]
-        if name in ("value_and_grad", "grad", "jvp"):
+        if b.lowering is Lowering.GRADIENT:
             return self.gradient_call(node, name, args)
-        if name == "log" and is_metrics_call(args):
+        if b.lowering is Lowering.METRICS and is_metrics_call(args):
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
             metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
-        if name in ("save", "load"):
+        if b.lowering is Lowering.CHECKPOINT:
             return self.checkpoint_call(node, b.runtime, args)
         result = self.type_of(node)
         if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):
@@ -515,7 +515,7 @@ class _FnCompiler:
         keywords = {k: v for k, v in args if k is not None}
         if b.lowering is Lowering.READER:
             return f"{func}({self.reader_args(node, b, positional, keywords)})"
-        if b.lowering is not Lowering.CALL:
+        if b.lowering in (Lowering.SHAPE, Lowering.SHAPE_INDEX):
             return f"{func}({self.creation_args(b, positional, keywords)})"
         # Parameters in order: keyword-only ones as name=value, a dim as the
         # axis the checker resolved; extra (variadic) arguments at the end.

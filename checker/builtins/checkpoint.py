@@ -25,7 +25,7 @@ from ..body.features.checkpoints import OPTIONS
 from ..diagnostics import Fix, TextEdit
 from ..names import suggest
 from .registry import builtin
-from .spec import PATH, BParam, Builtin
+from .spec import PATH, BParam, Builtin, Lowering
 
 NUMBERS = ("Int", "Float", "Bool")
 
@@ -40,6 +40,7 @@ NUMBERS = ("Int", "Float", "Bool")
         example='save("ckpt.pt", m)',
         group="data",
         runtime="save_checkpoint",
+        lowering=Lowering.CHECKPOINT,
         note="See [Checkpoints](#checkpoints).",
     ),
     Builtin(
@@ -58,6 +59,7 @@ NUMBERS = ("Int", "Float", "Bool")
         example='step = load("ckpt.pt", step=0)',
         group="data",
         runtime="load_checkpoint",
+        lowering=Lowering.CHECKPOINT,
         note="See [Checkpoints](#checkpoints).",
     ),
     raw=True,

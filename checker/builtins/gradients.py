@@ -13,7 +13,7 @@ from ..body.env import CallArg, Env
 from ..body.features.gradients import tangent_type, vag_function, value_and_grad_call
 from ..diagnostics import LocalRelated, SymbolRef
 from .registry import builtin
-from .spec import BParam, Builtin, ParamKind
+from .spec import BParam, Builtin, Lowering, ParamKind
 
 
 @builtin(
@@ -25,6 +25,7 @@ from .spec import BParam, Builtin, ParamKind
         example="l, g = value_and_grad(loss, m, x, y)",
         group="other",
         runtime="value_and_grad",
+        lowering=Lowering.GRADIENT,
         variadic=True,
         note="See [Gradients](#gradients).",
     ),
@@ -50,6 +51,7 @@ def value_and_grad(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg]
         example="g = grad(loss, m, x, y)",
         group="other",
         runtime="grad",
+        lowering=Lowering.GRADIENT,
         variadic=True,
         note="See [Gradients](#gradients).",
     ),
@@ -71,6 +73,7 @@ def grad(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env
         example="l, dl = jvp(loss, m, zeros(Grad[M]), x, y)",
         group="other",
         runtime="jvp",
+        lowering=Lowering.GRADIENT,
         variadic=True,
         note="See [Gradients](#gradients).",
     ),

@@ -22,7 +22,7 @@ from ..body.env import CallArg, Env
 from ..body.text import expr_text
 from .elementwise import elementwise_or_number
 from .registry import builtin
-from .spec import Builtin, X
+from .spec import Builtin, Lowering, X
 
 
 def is_metrics_call(args: list[CallArg] | list[tuple[str | None, A.Expr]]) -> bool:
@@ -42,6 +42,7 @@ def is_metrics_call(args: list[CallArg] | list[tuple[str | None, A.Expr]]) -> bo
         example="h = log(x)",
         group="elementwise",
         runtime="log",
+        lowering=Lowering.METRICS,
         number_runtime="log_of_number",
     ),
     raw=True,

@@ -35,6 +35,14 @@ class Lowering(enum.Enum):
     # rt.<runtime>(_src, line, col, values..., sizes, elem spec, name=value):
     # a reader of a file, checked against its shape where the call is.
     READER = "reader"
+    # rt.<runtime>(f, ...): a gradient form whose function is passed on
+    # (value_and_grad, grad, jvp: wrt=, batch=, the aux outputs).
+    GRADIENT = "gradient"
+    # rt.<runtime>(_src, ...): a checkpoint, read or written against the model.
+    CHECKPOINT = "checkpoint"
+    # A call as CALL, but a step with named values (`log(step, loss=l)`) is
+    # rt.log_metrics(step, {name: value}, _src).
+    METRICS = "metrics"
 
 
 @dataclass(frozen=True)
