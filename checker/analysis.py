@@ -32,24 +32,24 @@ from typing import Generic, TypeVar, cast
 from . import ast as A
 from . import catalog as C
 from . import suppressions
-from .body import check_body
+from .body.core import check_body
 from .declarations import (
     ALL_NAMES,
     Declared,
+    DimInfo,
     FnInfo,
     Globals,
     ModelInfo,
     Names,
-    collect_names,
     declare_item,
     item_name,
     model_closure,
     model_cycles,
 )
 from .deep import deep
-from .diagnostics import Diagnostic, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef
+from .diagnostics import Diagnostic, Fix, LocalDiagnostic, LocalRelated, RelatedInfo, Severity, SymbolRef, TextEdit
 from .items import ItemSlot, ParseCache, ParsedDocument, parse_document
-from .modules import ModuleExports, Resolved
+from .modules import ModuleExports, Resolved, collect_names
 from .reads import ReadAnalysis, site_diagnostics
 from .results import BodyResult, shared_if_empty
 from .source import DecodeProblem, LineIndex, decode_source, refusal
@@ -359,7 +359,7 @@ class Analyzer:
             for d in (*slot.parse.diagnostics, *slot.lexical):
                 diagnostics.append(_absolute(d, slot.start, glob, slot_of_item))
         # the functions a value_and_grad of this file differentiates: their
-        # loss warnings hold (checker/body/lints.py)
+        # loss warnings hold (checker/body/lints/)
         differentiated = {site.f_name for body in bodies.values() for site in body.sites}
         for item in items:
             base = slot_of_item[item].start
@@ -466,8 +466,6 @@ def _functions(item: A.Item, declared: Mapping[A.Node, Declared]) -> list[tuple[
 
 
 def _globals(names: Names, items: list, declared: dict[A.Node, Declared], modules: list[ModuleExports]) -> Globals:
-    from .declarations import DimInfo, ModelInfo
-
     dims: dict[str, DimInfo] = {}
     models: dict[str, ModelInfo] = {}
     fns: dict[str, FnInfo] = {}
@@ -557,8 +555,6 @@ def _absolute(d: LocalDiagnostic, base: int, glob: Globals, slot_of_item: dict) 
                     related.append(RelatedInfo(r.message, A.Span(span.start + slot.start, span.end + slot.start)))
     fix = d.fix
     if fix is not None:
-        from .diagnostics import Fix, TextEdit
-
         fix = Fix(
             fix.title, tuple(TextEdit(A.Span(e.span.start + base, e.span.end + base), e.new_text) for e in fix.edits)
         )

@@ -1,5 +1,7 @@
-"""Text generated from the built-in specs (checker/builtins.py): the built-in
-tables of docs/language.md and the TextMate grammar's list of built-ins.
+"""Text generated from the built-in specs (checker/builtins/) and the
+initializers (checker/initializers.py): the built-in tables of
+docs/language.md, its table of initializers, and the TextMate grammar's list
+of built-ins (initializers included).
 `scripts/gen-builtins` writes both; tests/checker/test_builtins.py checks they
 are in sync."""
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .builtins import BUILTINS, CONSTANTS, INITIALIZERS, MODEL_METHODS
+from .initializers import docs_table as initializers_table
 
 
 def docs_table(group: str) -> str:
@@ -32,7 +35,7 @@ def docs_table(group: str) -> str:
 
 
 _GENERATED = re.compile(
-    r"(<!-- generated from checker/builtins.py by scripts/gen-builtins: (\w+) -->\n)"
+    r"(<!-- generated from checker/builtins/ by scripts/gen-builtins: (\w+) -->\n)"
     r"(.*?)(<!-- end generated -->)",
     re.S,
 )
@@ -40,7 +43,8 @@ _GENERATED = re.compile(
 
 def render_docs(page: str) -> str:
     """docs/language.md with each generated built-in table brought up to date."""
-    return _GENERATED.sub(lambda m: m.group(1) + docs_table(m.group(2)) + m.group(4), page)
+    table = lambda group: initializers_table() if group == "initializers" else docs_table(group)
+    return _GENERATED.sub(lambda m: m.group(1) + table(m.group(2)) + m.group(4), page)
 
 
 def _cell(doc: str, note: str) -> str:

@@ -15,138 +15,10 @@ gradients, Wxxxx warnings.
 
 from __future__ import annotations
 
-import re
-import string
 import textwrap
-from dataclasses import dataclass
 
-from . import types as T
-from .ast import Span
-from .diagnostics import Fix, LocalDiagnostic, LocalRelated, Severity, TextEdit
-from .pair_text import distinct
-
-CODES: dict[str, Code] = {}
-
-
-@dataclass(frozen=True)
-class Code:
-    code: str
-    title: str
-    severity: Severity
-    message: str
-    explanation: str
-    example: str
-    fixed: str | None
-    unnecessary: bool = False
-    # The example stands for an input that cannot be written out (E0012: a
-    # file of 10 MiB): shown as text, triggered by the catalog's tests.
-    example_stands_for: bool = False
-    # The language of the example and its fix: "quiver", or "toml" for a
-    # problem in pyproject.toml's [tool.quiver] (E0014), reported by the tools.
-    example_language: str = "quiver"
-
-    @property
-    def placeholders(self) -> frozenset[str]:
-        return frozenset(f for _, f, _, _ in string.Formatter().parse(self.message) if f)
-
-    def at(
-        self,
-        span: Span,
-        *,
-        related: tuple[LocalRelated, ...] = (),
-        fix: Fix | None = None,
-        **args: object,
-    ) -> LocalDiagnostic:
-        if set(args) != self.placeholders:
-            raise TypeError(f"{self.code} needs {sorted(self.placeholders)}, got {sorted(args)}")
-        args = _clipped(_shown(args))
-        if fix is None:
-            # A "did you mean" hint whose diagnostic is on the misspelt name:
-            # replacing the name is the fix.
-            name = getattr(args.get("hint"), "name", None)
-            if name is not None:
-                fix = Fix(f"Change to '{name}'", (TextEdit(span, name),))
-        return LocalDiagnostic(
-            self.code, self.severity, self.message.format(**args), span, tuple(related), fix, self.unnecessary
-        )
-
-    @property
-    def docs_anchor(self) -> str:
-        return self.code.lower()
-
-    @property
-    def example_text(self) -> str:
-        """The example as printable text (E0001's undecodable byte as \\xff;
-        E0011's thousands of digits as their first and last few)."""
-        text = self.example.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        # W0001's bidirectional control, named rather than reordering the page around it
-        text = re.sub("[\u202a-\u202e\u2066-\u2069]", lambda m: f"<U+{ord(m.group()):04X}>", text)
-        return re.sub(r"\d{80,}", lambda m: f"{m.group()[:6]}...{m.group()[-6:]} ({len(m.group()):,} digits)", text)
-
-
-# The longest a text from the user may stand in a message: a 200,000-letter
-# name or f-string field is shown by its ends, not echoed whole in every reply.
-MAX_SHOWN = 1000
-
-
-def _clipped(args: dict[str, object]) -> dict[str, object]:
-    long = [k for k, v in args.items() if isinstance(v, str) and len(v) > MAX_SHOWN]
-    if not long:
-        return args
-    out = dict(args)
-    for k in long:
-        text = str(args[k])
-        head, tail = MAX_SHOWN // 2, MAX_SHOWN // 10
-        out[k] = f"{text[:head]} … ({len(text) - head - tail:,} characters) … {text[-tail:]}"
-    return out
-
-
-def _shown(args: dict[str, object]) -> dict[str, object]:
-    """The arguments of a message with its types (and dims) written out: two
-    that print the same but are not the same type are told apart
-    (`pair_text.distinct`), so a message never calls X and X different."""
-    typed = [k for k, v in args.items() if isinstance(v, (T.Type, T.Elem, *T.DIM_CLASSES))]
-    if not typed:
-        return args
-    out = dict(args)
-    for k in typed:
-        out[k] = str(args[k])
-    for i, k in enumerate(typed):
-        for j in typed[i + 1 :]:
-            if out[k] == out[j] and args[k] != args[j]:
-                out[k], out[j] = distinct(args[k], args[j])
-    return out
-
-
-def _code(
-    code: str,
-    title: str,
-    message: str,
-    explanation: str,
-    example: str,
-    fixed: str | None,
-    *,
-    warning: bool = False,
-    unnecessary: bool = False,
-    example_stands_for: bool = False,
-    example_language: str = "quiver",
-) -> Code:
-    assert code not in CODES, code
-    entry = Code(
-        code,
-        title,
-        Severity.WARNING if warning else Severity.ERROR,
-        message,
-        textwrap.dedent(explanation).strip(),
-        textwrap.dedent(example).lstrip("\n"),
-        textwrap.dedent(fixed).lstrip("\n") if fixed is not None else None,
-        unnecessary,
-        example_stands_for,
-        example_language,
-    )
-    CODES[code] = entry
-    return entry
-
+from .catalog_code import CODES as CODES
+from .catalog_code import Code, _code
 
 # ====================================================================== E00xx syntax
 
@@ -228,6 +100,11 @@ E0004 = _code(
     fn main():
         print((1 + 2))
     """,
+    variants={
+        "no_opening": "has no opening bracket",
+        "mismatch": "does not match '{opener}'; expected '{closer}'",
+        "never_closed": "is never closed; expected '{closer}'",
+    },
 )
 
 E0005 = _code(
@@ -250,6 +127,10 @@ E0005 = _code(
         x = 1
         print(x)
     """,
+    variants={
+        "dedent_to_no_block": "dedents to a column that no enclosing block uses",
+        "indented_more": "is indented more than its block",
+    },
 )
 
 E0006 = _code(
@@ -401,6 +282,9 @@ E0012 = _code(
     dim D = 4
     """,
     example_stands_for=True,
+    variants={
+        "too_large": "it is larger than {limit} ({size} bytes), the limit for a source file",
+    },
 )
 
 E0015 = _code(
@@ -736,6 +620,11 @@ E0113 = _code(
     model Lin:
         param w: [4] = zeros
     """,
+    variants={
+        "not_in_folders": " (no {path} in {folders})",
+        "unreadable": " ({target} cannot be read)",
+        "unreadable_because": " ({target} cannot be read: {why})",
+    },
 )
 
 E0114 = _code(
@@ -1138,6 +1027,13 @@ E0212 = _code(
     dim NH = 4
     dim HD = E / NH
     """,
+    variants={
+        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * /)",
+        "division_by_zero": "division by zero",
+        "not_positive": "it is {value}; a dim is a positive integer",
+        "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",
+        "not_positive_in_result": "in the result of {fn} it is {value} for these arguments; a dim is a positive integer",
+    },
 )
 
 E0213 = _code(
@@ -1164,6 +1060,11 @@ E0213 = _code(
     fn f(x: [T]) -> [4]:
         return x[4:8]
     """,
+    variants={
+        "keeps_none": "it keeps {value} of {dim}",
+        "past_end": "it reaches past the end of {dim}",
+        "before_start": "it starts {count} before the start of {dim}",
+    },
 )
 
 E0214 = _code(
@@ -1195,6 +1096,33 @@ E0214 = _code(
     fn heads(x: [b T E]) -> [b T NH 16]:
         return reshape(x, [b T NH 16])
     """,
+    variants={
+        "rest_dims_unknown": "{type} has any number of leading dims, and {fn} needs to know them: name the dims in the fn's signature",
+        "rest_dims_over": "{type} has any number of leading dims: name the dim, or count it from the end (over=-1 ... over=-{last})",
+        "over_twice": "over= names {dim} (position {axis}) twice",
+        "layout_rank": "{name} is {layout}, {rank} dims; found {type}",
+        "groups_output_channels": "{groups} groups do not divide the {channels} output channels (dim 0 of {w})",
+        "groups_input_channels": "{groups} groups do not divide the {channels} input channels (dim 1 of {x})",
+        "transposed_no_output": "padding {padding} leaves no output: ({size}-1)*{stride}-2*{padding}+{window}{extra} is below 1",
+        "qkv_leading_dims": "q, k and v have the same leading dims; q is {q}, {name} is {type}",
+        "queries_keys_dim": "the queries' last dim {q_dim} (of {q}) is not the keys' {k_dim} (of {k})",
+        "keys_values_dim": "the keys' {k_dim} (dim -2 of {k}) is not the values' {v_dim} (of {v})",
+        "mask_broadcast": "the mask {mask} does not broadcast to the scores {scores}",
+        "groups_channels": "{groups} groups do not divide the {channels} channels (dim 1 of {x})",
+        "k_above_size": "k={k} is more than the size of {dim} (dim {axis} of {type})",
+        "element_counts": "{x} has {have} elements and {target} has {want}",
+        "not_a_dim": "{dim} is not a dim of {type}",
+        "not_a_dim_unknown": "{dim} is not a dim of {type}; name its dims known only at run time (?) with a cast first, `... as [..]`",
+        "dim_ambiguous": "{dim} is more than one dim of {type}; give the dims different names",
+        "named_twice": "{dim} is named twice",
+        "missing_dims": "every dim of {type} is named once; missing: {missing}",
+        "concat_dims": "{a} and {b} must have the same dims but for the one joined (position {position})",
+        "stack_shapes": "every tensor has one shape: {first}, found {found}",
+        "chunk_parts": "{n} parts do not divide {whole} ({size} leaves {left})",
+        "pad_pairs": "the sizes come in pairs (left, right), from the last dim back; found {count}",
+        "does_not_divide": "{by} does not divide {dim} (dim {position} of {type})",
+        "literal_rows": "every item is {want}; this is {found}",
+    },
 )
 
 E0215 = _code(
@@ -1226,6 +1154,11 @@ E0215 = _code(
     fn last(x: [B D]) -> [B]:
         return x[..., -1]
     """,
+    variants={
+        "ellipsis_twice": "'...' may appear only once",
+        "option": "an option (name=value) is for a model's type, not a tensor's subscripts",
+        "labels_broadcast": "label tensors index together and must broadcast: {shown} do not ({left} and {right})",
+    },
 )
 
 E0217 = _code(
@@ -1252,6 +1185,9 @@ E0217 = _code(
     fn f(x: [T D]) -> [T]:
         return x[:, 3]
     """,
+    variants={
+        "entries": "it has {n} entries, 0 to {last} (or -{n} to -1)",
+    },
 )
 
 E0218 = _code(
@@ -1394,6 +1330,13 @@ E0303 = _code(
     fn f(g: Grad[Lin]) -> [] NonNeg:
         return norm(g)
     """,
+    variants={
+        "optimizer_of_model": "an optimizer is of a model, as in {name}[Mlp]",
+        "grad_needs_model": "Grad needs a model, as in Grad[Mlp]",
+        "grad_option": "Grad takes wrt=[...], not {option}=",
+        "not_a_model": "{type} is not a model",
+        "cast_to_grad": "a value cannot be cast to a gradient type",
+    },
 )
 
 E0304 = _code(
@@ -1519,6 +1462,23 @@ E0309 = _code(
     fn f(x: [] f64) -> Int:
         return 1
     """,
+    variants={
+        "takes_no_argument": "{name} takes no argument",
+        "takes_no_option": "{name} takes no {option}=",
+        "vocab_needs_dim": "Vocab needs the dim its ids index, as in Vocab[V]",
+        "vocab_takes_dim": "Vocab takes the dim its ids index, as in Vocab[V]",
+        "not_a_type_alone": "it is not a type by itself; write [] {written} for a scalar tensor",
+        "stack_has_one_dim": "a stack of {model} has exactly one dim, as in [L] {model}",
+        "index_needs_dim": "Index needs the dim it indexes, as in Index[C]",
+        "index_dim_arithmetic": (
+            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
+            "declare the dim (`dim K = {dims}`) and write Index[K]"
+        ),
+        "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
+        "randn_plain_float": "randn gives plain floats (Float, f16, bf16 or f64)",
+        "randint_index": "randint needs an Index[C] element type, as in [64] Index[C]",
+        "rand_float": "rand gives floats in [0, 1) (Float, f16, bf16 or f64)",
+    },
 )
 
 E0310 = _code(
@@ -1763,6 +1723,20 @@ E0409 = _code(
         x = 3
         print(x + 1)
     """,
+    variants={
+        "model_method": "models have no methods; write {method}(path, {recv})",
+        "model_method_rewrite": "models have no methods; write {rewrite}",
+        "pipe_target": "the right side of |> must be a function or a call, as in x |> f(y)",
+        "a_stack": "it is a stack, {stack}; call one of them, as in {written}[i](...)",
+        "a_field": "it is a {kind} of {model}, not a function",
+        "model_method_call": "models have no methods; write {method}({model}, ...)",
+        "no_such_function": "models have no methods, and no function is called '{method}'",
+        "not_callable": "only a function can be called",
+        "not_a_function": "it is {what}, not a function",
+        "a_model": "it is a model; create one with {written}.init(seed=0)",
+        "a_mode": "it is a mode, not a function; write Eval",
+        "no_forward": "model {model} has no method forward (a fn forward(self, ...) inside the model)",
+    },
 )
 
 E0410 = _code(
@@ -1952,6 +1926,10 @@ E0503 = _code(
     fn f(x: Int) -> Int:
         return x
     """,
+    variants={
+        "extern_fn": "an extern fn cannot take a mut parameter",
+        "not_mutable": "only a model, an optimizer or a schedule can be mut, and this is {type}",
+    },
 )
 
 E0504 = _code(
@@ -2284,6 +2262,19 @@ E0910 = _code(
     fn f(l: Linear[D, H]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "takes_no_dims": "takes no dims, found {written}[...]",
+        "dims_count": "takes {wanted}, found {count}",
+        "dim_twice": "is given its dim {dim} twice",
+        "needs_dim": "needs its dim {dim}",
+        "needs_dims": "needs its dims {dims}",
+        "type_for_dim": "takes a dim for {param} here (a name, a number or (dim arithmetic)), found the type {type}",
+        "dim_as_option": "takes a dim for {param} (a name, a number or (dim arithmetic))",
+        "grad_dims": "{takes}: write Grad[{written}[{dims}]] with the dims of the instance",
+        "method_dims": "{takes}: write {written}[{dims}].{method}(...) with the dims it is made for",
+        "dims_here": "takes dims here (a name, a number or (dim arithmetic)), found {found}",
+        "has_dims": "has its dims already",
+    },
 )
 
 E0911 = _code(
@@ -2323,6 +2314,21 @@ E0911 = _code(
     fn f(l: Linear[D, D, bias=False]) -> [D]:
         return zeros([D])
     """,
+    variants={
+        "no_such_option_hint": "has no option '{option}'{hint}",
+        "no_such_option": "has no option '{option}' (it takes by name: {listed})",
+        "no_options": "has no options, found {option}=",
+        "wants_bool": "takes True or False for its option {option}{found}",
+        "wants_dtype": "takes an element type (f32, f64, f16 or bf16) for its option {option}{found}",
+        "wants_number": "takes a number for its option {option}{found}",
+        "found_constant": ", found '{name}', {kind} constant",
+        "options_not_generic": (
+            ", found '{name}': a function is not generic over a model's options as it is over dims; its types give "
+            "each option a value ({option}={example}), and only a model's own members pass its options on "
+            "({option}={option})"
+        ),
+        "option_twice": "takes its option {option} once",
+    },
 )
 
 E0912 = _code(
@@ -2348,6 +2354,28 @@ E0912 = _code(
     model Linear[I, O, bias: Bool = True]:
         param w: [I O] = zeros
     """,
+    variants={
+        "declared_twice": "'{name}' is declared twice in {model}'s header",
+        "option_kind": (
+            "option {name} of {model} must be a Bool, a Float or a DType, as in {name}: Bool = True (found {found})"
+        ),
+        "dtype_default": (
+            "option {name} of {model} is an element type whose default is f32, "
+            "torch's default dtype: {name}: DType = f32"
+        ),
+        "bool_default": "option {name} of {model} needs a default, True or False: {name}: Bool = True",
+        "float_default": "option {name} of {model} needs a number as its default: {name}: Float = 0.1",
+        "dim_after_option": "dim {name} comes after an option: a model's dims come first",
+        "dim_named_as_constant": (
+            "the model's dim {name} has the name of a dim constant: inside the model it would mean two things"
+        ),
+        "dim_default": (
+            "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})"
+        ),
+        "dim_default_missing": (
+            "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last"
+        ),
+    },
 )
 
 E0913 = _code(
@@ -2370,6 +2398,17 @@ E0913 = _code(
         param w: [I O] = zeros
         param b: [O] = zeros if bias
     """,
+    variants={
+        "float_option": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option (its Bool options: {options})"
+        ),
+        "float_option_no_bool": (
+            "'{flag}' is a Float option of {model}; a member's condition is a Bool option, and {model} has none"
+        ),
+        "not_an_option_hint": "'{flag}' is not an option of {model}{hint}",
+        "not_an_option": "'{flag}' is not an option of {model} (its options: {options})",
+        "no_options": "'{flag}' is not an option of {model}, which has none",
+    },
 )
 
 E0914 = _code(
@@ -2429,6 +2468,17 @@ E0915 = _code(
         fn forward(self, x: [4]) -> [4]:
             return x * self.s
     """,
+    variants={
+        "method_without_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found none"
+        ),
+        "method_first_not_self": (
+            "the first parameter of method {method} is self, without a type (it is the {model}), found '{found}'"
+        ),
+        "self_outside_method": "only a method (a fn inside a model) has self, as its first parameter; {fn} is not one",
+        "self_not_first": "self is the first parameter of a method, and only the first",
+        "name_taken": "{model} already has a member or method '{name}'",
+    },
 )
 
 E0916 = _code(
@@ -2454,6 +2504,13 @@ E0916 = _code(
         opt = Adam(m, lr=0.01)
         save("ckpt.pt", model=m, opt=opt)
     """),
+    variants={
+        "nothing_given": "give what to {fn}: one model or optimizer, as in {fn}(path, m), or several by keyword, as in {fn}(path, model=m, opt=opt, step=step)",
+        "several_positional": "one value goes positionally ({fn}(path, m)); give several by keyword, as in {fn}(path, model=m, opt=opt)",
+        "positional_and_keyword": "give one value positionally or every value by keyword, not both (as in {fn}(path, model=m, opt=opt))",
+        "load_option_saved": "{keyword}= is an option of load, not a name to save under (choose another keyword)",
+        "map_needs_model": "{name}= maps a file's tensors to a model's fields: it needs one model given positionally, as in load(path, m, {name}=...)",
+    },
 )
 
 E1105 = _code(
@@ -2482,6 +2539,16 @@ E1105 = _code(
         l, g = value_and_grad(loss, m, x)
         return g
     """),
+    variants={
+        "a_value": "f must be the name of a fn; a value",
+        "local_value": "f must be the name of a fn; '{name}' is a local value",
+        "extern_fn": "f must be the name of a fn; '{name}' is an extern fn",
+        "builtin": "f must be the name of a fn; '{name}' is a built-in",
+        "not_a_fn": "f must be the name of a fn; '{name}' is {found}",
+        "first_not_model": "the first parameter of {fn} must be a model, found {found}",
+        "no_parameters": "the first parameter of {fn} must be a model; it has no parameters",
+        "mut_param": "{fn} has a mut parameter '{param}'",
+    },
 )
 
 E1106 = _code(
@@ -2608,6 +2675,14 @@ E1202 = _code(
     fn make(m: Lin) -> Adam[Lin]:
         return Adam(m, groups=Group(max_rank=1, lr=0.01))
     """),
+    variants={
+        "groups_type": "groups= of {kind} takes a Group(...) or a tuple of them; found {found}",
+        "no_hyper": "{kind} has no hyper-parameter {name} for a Group to set (a Group sets {settable})",
+        "names_form": "Group's names must be a glob on the params' paths as a string literal, such as names=\"*.bias\"; found {found}",
+        "rank_form": "Group's {name} must be an Int literal >= 0, such as {name}=1; found {found}",
+        "no_selector": "Group needs the params it selects: max_rank=, min_rank= or names= (a glob on their paths)",
+        "no_rank": "Group selects no rank: min_rank={lo} is above max_rank={hi}",
+    },
 )
 
 E1203 = _code(
@@ -2630,6 +2705,10 @@ E1203 = _code(
         opt = Adagrad(m, lr=0.1)
         return OneCycleLR(opt, max_lr=0.5, total_steps=100, cycle_momentum=False)
     """),
+    variants={
+        "onecycle_momentum": "OneCycleLR cycles the momentum, and {opt} has neither momentum nor betas; give cycle_momentum=False",
+        "warmup_range": "WarmupCosineLR needs 0 < warmup_steps < total_steps, found warmup_steps={warmup}, total_steps={total}",
+    },
 )
 
 E1204 = _code(
@@ -2978,6 +3057,10 @@ W0205 = _code(
         return where(mask == 1, scores, -inf)
     """,
     warning=True,
+    variants={
+        "attends_future": "lets each position attend to the positions after it (the future)",
+        "blocks_itself": "blocks each position from itself: the first position attends to nothing (a softmax of NaN)",
+    },
 )
 
 W0301 = _code(
@@ -3323,6 +3406,13 @@ E1109 = _code(
     fn grads(m: Lin, x: [b D]) -> Grad[Lin, wrt=[b]]:
         return grad(loss, m, x, wrt=[b])
     """),
+    variants={
+        "not_a_list": "expected a list of param names, as in wrt=[w, b], found {found}",
+        "no_param": "{model} has no param '{name}'{hint}",
+        "buffer": "'{name}' is a buffer of {model}; only params are differentiated",
+        "named_twice": "'{name}' is named twice",
+        "every_param": "it selects every param of {model}; write Grad[{model}]",
+    },
 )
 
 E1110 = _code(
@@ -3379,6 +3469,11 @@ E1111 = _code(
         ls, gs = value_and_grad(loss, m, xs, batch=n)
         return gs
     """),
+    variants={
+        "aux_not_batched": "aux outputs (f returning a tuple) are not batched",
+        "not_a_dim": "expected a dim: a generic dim of this function or a dim constant",
+        "no_leading_dim": "no argument of {fn} has a leading dim {dim}",
+    },
 )
 
 E1112 = _code(
@@ -3408,6 +3503,10 @@ E1112 = _code(
         y, dy = jvp(logits, m, t, x)
         return dy
     """),
+    variants={
+        "returns_not_float": "f must return a float tensor or a tuple of them, found {type}",
+        "returns_nothing": "f must return a float tensor or a tuple of them, found nothing",
+    },
 )
 
 

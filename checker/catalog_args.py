@@ -1,10 +1,11 @@
 """The diagnostics of parameter defaults, `main`'s command-line parameters,
-constants and f-strings (registered in the one catalog: checker/catalog.py
-imports this module at its end)."""
+constants and f-strings (registered in the one catalog, `catalog_code.CODES`:
+checker/catalog.py imports this module at its end, so they come after its
+own codes)."""
 
 from __future__ import annotations
 
-from .catalog import _code
+from .catalog_code import _code
 
 E0013 = _code(
     "E0013",
@@ -47,6 +48,12 @@ E0118 = _code(
     """
     const STEPS: Int = 3
     """,
+    variants={
+        "not_a_constant_type": "a constant is an Int, Float, Bool or Str, not {type}",
+        "written_another_kind": "it is written {written}, and its value is {kind} {value}",
+        "defined_by_itself": "'{name}' is defined by itself",
+        "defined_through_itself": "it is defined through itself ({chain})",
+    },
 )
 
 E0312 = _code(
@@ -109,6 +116,13 @@ E0417 = _code(
     fn scale(times: Float, x: Float = 1.0) -> Float:
         return x * times
     """,
+    variants={
+        "after_a_default": (
+            "it has no default and '{before}' before it has one: "
+            "give it a default, or move it before the parameters that have one"
+        ),
+        "not_a_constant_type": "only an Int, Float, Bool or Str parameter has a default, and it is {type}",
+    },
 )
 
 W0403 = _code(

@@ -5,7 +5,12 @@ no docs folder."""
 
 from __future__ import annotations
 
-from .catalog import CODES
+import string
+
+from .catalog import CODES, Code
+
+# The line before a code's variants, in `qlint --explain` and the docs page.
+VARIANTS_INTRO = "The detail is one of:"
 
 _RANGES = [
     ("E00", "Syntax"),
@@ -19,6 +24,22 @@ _RANGES = [
     ("E12", "Optimizers and schedules"),
     ("W", "Warnings"),
 ]
+
+
+def variant_texts(code: Code) -> list[tuple[str, str]]:
+    """The named variants of a code's free detail (`Code.say`), each text
+    with its placeholders written as `<name>`."""
+    return [(name, _with_slots(template)) for name, template in code.variants]
+
+
+def _with_slots(template: str) -> str:
+    parts = string.Formatter().parse(template)
+    return "".join(text + (f"<{field}>" if field is not None else "") for text, field, _, _ in parts)
+
+
+def _code_span(text: str) -> str:
+    """`text` as inline code, even when it holds a backtick."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def render_markdown() -> str:
@@ -60,6 +81,7 @@ def render_markdown() -> str:
                 "",
                 c.explanation,
                 "",
+                *_variants_markdown(c),
                 "Example:",
                 "",
                 # The info string names the codes the block triggers; the docs
@@ -77,3 +99,10 @@ def render_markdown() -> str:
             if c.fixed is not None:
                 out += ["Fixed:", "", f"```{c.example_language}", c.fixed.rstrip("\n"), "```", ""]
     return "\n".join(out)
+
+
+def _variants_markdown(c: Code) -> list[str]:
+    if not c.variants:
+        return []
+    items = [f"- {_code_span(name)}: {_code_span(text)}" for name, text in variant_texts(c)]
+    return [VARIANTS_INTRO, "", *items, ""]

@@ -10,20 +10,15 @@ from typing import TYPE_CHECKING
 from . import ast as A
 from . import dimexpr as DX
 from . import types as T
-from .body.checkpoint_rules import OPTIONS as CHECKPOINT_OPTIONS
-from .body.metrics_rules import is_metrics_call
+from .body.features.checkpoints import OPTIONS as CHECKPOINT_OPTIONS
 from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
+from .builtins.metrics import is_metrics_call
 from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name, unchecked_ident
 from .declarations import FnInfo
 from .results import BodyResult, DimCheck
 
 if TYPE_CHECKING:
     from .compiler import Compiler
-
-
-# The built-ins whose argument is a dim (arange(n), eye(n), one_hot(y, over=C)):
-# dim arithmetic there compiles to the dim's size, which their result's last dim holds.
-_DIM_ARGS = {"arange": "n", "eye": "n", "one_hot": "over"}
 
 
 # Python's precedence of Quiver's binary operators (higher binds tighter).
@@ -496,23 +491,23 @@ class _FnCompiler:
         return f"{self.name(func)}({rendered})"
 
     def builtin(self, node: A.Node, name: str, args: list[tuple[str | None, A.Expr]]) -> str:
-        """A call to a built-in, lowered as its spec says (checker/builtins.py)."""
+        """A call to a built-in, lowered as its spec says (checker/builtins/)."""
         b = BUILTINS[name]
-        if name in ("value_and_grad", "grad", "jvp"):
+        if b.lowering is Lowering.GRADIENT:
             return self.gradient_call(node, name, args)
-        if name == "log" and is_metrics_call(args):
+        if b.lowering is Lowering.METRICS and is_metrics_call(args):
             # log(step, loss=l): the metrics, by name (a dict: a metric may be called `step`)
             metrics = ", ".join(f"{k!r}: {self.expr(v)}" for k, v in args if k is not None)
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
-        if b.rule == "checkpoint":
+        if b.lowering is Lowering.CHECKPOINT:
             return self.checkpoint_call(node, b.runtime, args)
         result = self.type_of(node)
-        if name in ("zeros", "randn") and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
+        if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):
+            return f"rt.{b.grad_runtime}({self.expr(args[0][1])})"  # mean/sum over the examples of [b] Grad[M]
+        if b.grad_runtime is not None and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
             model = self.c.model_class(result.model, result.dims, result.options)
-            seed = next((self.expr(v) for k, v in args if k == "seed"), None)
-            return f"rt.zeros_grad({model})" if name == "zeros" else f"rt.randn_grad({model}, seed={seed})"
-        if name in ("mean", "sum") and args and T.is_example_grads(self.type_of(args[0][1])):
-            return f"rt.{name}_grad({self.expr(args[0][1])})"  # over the examples of [b] Grad[M]
+            seed = [f"seed={self.expr(v)}" for k, v in args if k == "seed"]
+            return f"rt.{b.grad_runtime}(" + ", ".join([model, *seed]) + ")"
         func = f"rt.{b.runtime}" if b.runtime is not None else name
         positional = [v for k, v in args if k is None]
         if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
@@ -520,7 +515,7 @@ class _FnCompiler:
         keywords = {k: v for k, v in args if k is not None}
         if b.lowering is Lowering.READER:
             return f"{func}({self.reader_args(node, b, positional, keywords)})"
-        if b.lowering is not Lowering.CALL:
+        if b.lowering in (Lowering.SHAPE, Lowering.SHAPE_INDEX):
             return f"{func}({self.creation_args(b, positional, keywords)})"
         # Parameters in order: keyword-only ones as name=value, a dim as the
         # axis the checker resolved; extra (variadic) arguments at the end.
@@ -539,8 +534,10 @@ class _FnCompiler:
             elif p.kind is ParamKind.SHAPE:
                 assert isinstance(v, A.TensorType)
                 rendered = self.shape(v)
-            elif isinstance(v, A.Binary) and _DIM_ARGS.get(name) == p.name and isinstance(result, T.TensorT):
-                rendered = self.dim_value(result.dims[-1])  # dim arithmetic, `/` floored: arange((T/2))
+            elif isinstance(v, A.Binary) and p.name in b.dim_args and isinstance(result, T.TensorT):
+                # a dim argument (arange(n), one_hot(y, over=C)) written as dim arithmetic, `/` floored
+                # (arange((T/2))): the dim's size, which the result's last dim holds
+                rendered = self.dim_value(result.dims[-1])
             else:
                 rendered = self.expr(v)
             if p.keyword_only:

@@ -40,7 +40,7 @@ from .compile_names import (
 from .consts import python_literal
 from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
-from .model_decl import INITIALIZERS
+from .initializers import INITIALIZERS
 
 # Initializers whose runtime functions take their first arguments by position.
 _POSITIONAL_INITS = ("normal", "uniform", "trunc_normal")
@@ -237,7 +237,7 @@ class Compiler:
             name, args = init.func.name, init.args
         if name is None:
             return f"rt.init.fill({_number_text(init)})"
-        params = [p for p, _, _ in INITIALIZERS.get(name, ())]
+        params = [p.name for p in INITIALIZERS[name].params] if name in INITIALIZERS else []
         rendered = []
         for i, a in enumerate(args):
             key = a.keyword.text if a.keyword is not None else params[i]

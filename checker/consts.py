@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 from . import ast as A
-from .names import dotted_text
+from .show import dotted_text
 
 Value = int | float | bool | str
 # A name's constant value: (kind, value); None: not a constant; "": it is one

@@ -5,7 +5,7 @@ The stages live in their own modules: names.py (names and kinds), typectx.py
 infos.py (the declared data); this module declares dims and functions,
 dispatches each item, and holds the global scope (`Globals`).
 
-Building it is split in two so edits stay cheap: `collect_names` reads only the
+Building it is split in two so edits stay cheap: `collect_names` (modules.py) reads only the
 names and kinds of the items (and the values of dims); `declare_item` resolves
 one item's signature or fields against those names and is cached per item and
 per "naming environment" (dim values and model names), the only things a
@@ -28,7 +28,6 @@ from .names import (
     Hint,
     Names,
     _dim_decl_eval,
-    collect_names,
     dim_decl_value,
     dotted_text,
     item_kind,
@@ -55,7 +54,6 @@ __all__ = [
     "Names",
     "ParamInfo",
     "TypeContext",
-    "collect_names",
     "declare_item",
     "dim_decl_value",
     "dim_text",

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from . import ast as A
 from . import fstrings
-from .fast_lexer import _ADD, _COMPARE, _MAX_PREFIX, _MUL, _Decline
+from .fast_lexer import _ADD, _COMPARE, _MAX_PREFIX, _MUL, _Decline, _tokenize
 from .fast_types import _TypeParser
 from .lexical import int_value, keyword_value, unescape
 
@@ -317,7 +317,7 @@ class _ExpressionParser(_TypeParser):
             return A.StrLit(Span(self.s[i], self.e[i]), unescape(self.v[i]))
         if kind == "FSTRING":
             self.i = i + 1
-            return fstrings.read(self.v[i], self.s[i])  # FStringError: the item is declined
+            return fstrings.read(self.v[i], self.s[i], field_expression)  # FStringError: the item is declined
         if kind == "True" or kind == "False":
             self.i = i + 1
             return A.BoolLit(Span(self.s[i], self.e[i]), kind == "True")
@@ -344,3 +344,30 @@ class _ExpressionParser(_TypeParser):
         rpar = self.i
         self.i += 1
         return A.TupleExpr(Span(self.s[lpar], self.e[rpar]), tuple(items))
+
+
+def field_expression(text: str, start: int, braces: Span) -> A.Expr:
+    """The expression of an f-string's field, its spans in the item (the
+    `fstrings.FieldReader` both parsers give `fstrings.read`)."""
+    if not text.strip():
+        raise fstrings.FStringError(
+            braces, "empty braces in an f-string: put a value in them, or write '{{' for a brace"
+        )
+    problem = fstrings.FStringError(Span(start, start + len(text)), f"cannot read '{text.strip()}' as an expression")
+    try:
+        tokens = _tokenize(text + "\n")
+    except (RecursionError, ValueError):
+        raise problem from None
+    if tokens is None:
+        raise problem
+    kinds, values, starts, ends = tokens
+    starts = [s + start for s in starts]
+    ends = [e + start for e in ends]
+    parser = _ExpressionParser(kinds, values, starts, ends)
+    try:
+        value = parser.expr()
+    except (_Decline, IndexError, RecursionError, ValueError):
+        raise problem from None
+    if kinds[parser.i] != "NL" or kinds[parser.i + 1] != "EOF":
+        raise problem
+    return value

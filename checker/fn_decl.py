@@ -48,17 +48,14 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             # Reported once; the method still has its `self` (not written), so
             # neither its body nor its calls report more. A `self` written
             # later is that one mistake, reported where it is (below).
-            what = "none" if first is None else f"'{type_text(first.type) if first.type else first.name.text}'"
-            if first is not None and first.type is not None:
-                what = f"'{first.name.text}: {type_text(first.type)}'"
+            method, model = item.name.text, owner.name
+            if first is None:
+                problem = C.E0915.say("method_without_self", method=method, model=model)
+            else:
+                found = first.name.text if first.type is None else f"{first.name.text}: {type_text(first.type)}"
+                problem = C.E0915.say("method_first_not_self", method=method, model=model, found=found)
             if not any(p.name.text == "self" and p.type is None for p in written[1:]):
-                ctx.diagnostics.append(
-                    C.E0915.at(
-                        first.span if first is not None else item.name.span,
-                        problem=f"the first parameter of method {item.name.text} is self, "
-                        f"without a type (it is the {owner.name}), found {what}",
-                    )
-                )
+                ctx.diagnostics.append(C.E0915.at(first.span if first is not None else item.name.span, problem=problem))
             implicit = A.Param(item.name.span, False, A.Ident(item.name.span, "self"), None)
             params.append(ParamInfo("self", False, owner.self_type, implicit))
     defaulted: str | None = None  # the last parameter with a default
@@ -66,9 +63,9 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         if p.type is None:
             if p.name.text == "self":
                 problem = (
-                    f"only a method (a fn inside a model) has self, as its first parameter; {item.name.text} is not one"
+                    C.E0915.say("self_outside_method", fn=item.name.text)
                     if owner is None
-                    else "self is the first parameter of a method, and only the first"
+                    else C.E0915.say("self_not_first")
                 )
                 ctx.diagnostics.append(C.E0915.at(p.span, problem=problem))
                 if owner is not None:
@@ -89,15 +86,13 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             continue
         seen[p.name.text] = p
         if p.mut and isinstance(item, A.ExternDecl):
-            ctx.diagnostics.append(
-                C.E0503.at(p.span, name=p.name.text, reason="an extern fn cannot take a mut parameter")
-            )
+            ctx.diagnostics.append(C.E0503.at(p.span, name=p.name.text, reason=C.E0503.say("extern_fn")))
         elif p.mut and not isinstance(ty, (T.ModelT, T.OptimT, T.ScheduleT, T.UnknownT)):
             ctx.diagnostics.append(
                 C.E0503.at(
                     p.span,
                     name=p.name.text,
-                    reason=f"only a model, an optimizer or a schedule can be mut, and this is {T.describe(ty)}",
+                    reason=C.E0503.say("not_mutable", type=T.describe(ty)),
                 )
             )
         default = _default(p, ty, names, ctx, item) if p.default is not None else None
@@ -106,8 +101,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                 C.E0417.at(
                     p.name.span,
                     name=p.name.text,
-                    problem=f"it has no default and '{defaulted}' before it has one: "
-                    "give it a default, or move it before the parameters that have one",
+                    problem=C.E0417.say("after_a_default", before=defaulted),
                 )
             )
         if p.default is not None:
@@ -174,7 +168,7 @@ def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tu
             C.E0417.at(
                 p.default.span,
                 name=p.name.text,
-                problem=f"only an Int, Float, Bool or Str parameter has a default, and it is {T.describe(ty)}",
+                problem=C.E0417.say("not_a_constant_type", type=T.describe(ty)),
             )
         )
         return None
@@ -258,7 +252,7 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
                 C.E0118.at(
                     item.type.span,
                     name=name,
-                    problem=f"a constant is an Int, Float, Bool or Str, not {type_text(item.type)}",
+                    problem=C.E0118.say("not_a_constant_type", type=type_text(item.type)),
                 )
             )
 
@@ -274,18 +268,20 @@ def declare_const(item: A.ConstDecl, names: Names) -> Declared:
                 C.E0118.at(
                     item.value.span,
                     name=name,
-                    problem=f"it is written {written}, and its value is {kind} {show(kind, value)}",
+                    problem=C.E0118.say("written_another_kind", written=written, kind=kind, value=show(kind, value)),
                 )
             )
     except ConstProblem as e:
         cycle = _cycle(name, names, lookups)
         if _reads_itself(item.value, name):
-            diags.append(C.E0118.at(item.value.span, name=name, problem=f"'{name}' is defined by itself"))
+            diags.append(C.E0118.at(item.value.span, name=name, problem=C.E0118.say("defined_by_itself", name=name)))
         elif e.problem:
             diags.append(C.E0118.at(e.span, name=name, problem=e.problem))
         elif cycle is not None:
             chain = " -> ".join([name, *cycle])
-            diags.append(C.E0118.at(item.value.span, name=name, problem=f"it is defined through itself ({chain})"))
+            diags.append(
+                C.E0118.at(item.value.span, name=name, problem=C.E0118.say("defined_through_itself", chain=chain))
+            )
     return Declared(None, tuple(diags), frozenset(lookups))
 
 

@@ -3,7 +3,8 @@
 Both parsers (lark's, through tree_builder.py, and fast_parser.py) read an
 f-string token with `read`, so they build the same tree; the expression of a
 field is read by the fast expression parser (fast_expressions.py), the one
-that reads every clean expression. A field it cannot read, a brace left open,
+that reads every clean expression: both pass its `field_expression` to
+`read` (this module is below the parsers, so it cannot import one). A field it cannot read, a brace left open,
 an unknown conversion or a format spec that is not one of Python's is a
 syntax error (E0013), which only lark's path reports (the fast path declines
 the item). Whether a spec fits the field's type is the checker's (E0312).
@@ -17,6 +18,7 @@ may be used; the string's own quote ends it (as in Python before 3.12).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from . import ast as A
 from .lexical import unescape
@@ -40,9 +42,15 @@ class FStringError(Exception):
         self.problem = problem
 
 
-def read(raw: str, start: int) -> A.FString:
+# reads a field's expression: (its text, where the text starts in the item,
+# the span of its braces) -> the expression; raises FStringError
+FieldReader = Callable[[str, int, Span], A.Expr]
+
+
+def read(raw: str, start: int, expression: FieldReader) -> A.FString:
     """The node of f-string token `raw` (`f"..."`) that starts at `start` in
-    its item. Raises FStringError."""
+    its item, its fields' expressions read by `expression` (the fast
+    parser's `fast_expressions.field_expression`). Raises FStringError."""
     body_start = start + 2
     body = raw[2:-1]
     parts: list[A.StrLit | A.FormatField] = []
@@ -77,7 +85,7 @@ def read(raw: str, start: int) -> A.FString:
             )
         if c == "{":
             flush(i)
-            field, i = _field(body, i, body_start)
+            field, i = _field(body, i, body_start, expression)
             parts.append(field)
             continue
         if not text:
@@ -88,7 +96,7 @@ def read(raw: str, start: int) -> A.FString:
     return A.FString(Span(start, start + len(raw)), tuple(parts))
 
 
-def _field(body: str, open_at: int, base: int) -> tuple[A.FormatField, int]:
+def _field(body: str, open_at: int, base: int, expression: FieldReader) -> tuple[A.FormatField, int]:
     """The field whose `{` is at `open_at`; and the index after its `}`."""
     depth = 0
     quote = None
@@ -127,7 +135,7 @@ def _field(body: str, open_at: int, base: int) -> tuple[A.FormatField, int]:
         raise FStringError(Span(base + open_at, base + open_at + 1), "'{' is not closed: write '{{' for a brace")
     close = i
     expr_end = min(x for x in (bang, colon, close) if x is not None)
-    value = _expression(body[open_at + 1 : expr_end], base + open_at + 1, Span(base + open_at, base + close + 1))
+    value = expression(body[open_at + 1 : expr_end], base + open_at + 1, Span(base + open_at, base + close + 1))
     conversion = None
     if bang is not None and bang == expr_end:
         conv_end = colon if colon is not None else close
@@ -148,30 +156,3 @@ def _field(body: str, open_at: int, base: int) -> tuple[A.FormatField, int]:
             )
     field = A.FormatField(Span(base + open_at, base + close + 1), value, conversion, spec, spec_span)
     return field, close + 1
-
-
-def _expression(text: str, start: int, braces: Span) -> A.Expr:
-    """The expression of a field, its spans in the item."""
-    from .fast_expressions import _ExpressionParser
-    from .fast_lexer import _Decline, _tokenize
-
-    if not text.strip():
-        raise FStringError(braces, "empty braces in an f-string: put a value in them, or write '{{' for a brace")
-    problem = FStringError(Span(start, start + len(text)), f"cannot read '{text.strip()}' as an expression")
-    try:
-        tokens = _tokenize(text + "\n")
-    except (RecursionError, ValueError):
-        raise problem from None
-    if tokens is None:
-        raise problem
-    kinds, values, starts, ends = tokens
-    starts = [s + start for s in starts]
-    ends = [e + start for e in ends]
-    parser = _ExpressionParser(kinds, values, starts, ends)
-    try:
-        value = parser.expr()
-    except (_Decline, IndexError, RecursionError, ValueError):
-        raise problem from None
-    if kinds[parser.i] != "NL" or kinds[parser.i + 1] != "EOF":
-        raise problem
-    return value

@@ -13,16 +13,10 @@ from . import types as T
 from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
+from .initializers import INITIALIZERS
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
+from .show import expr_text
 from .typectx import TypeContext, type_text
-
-
-def expr_text(e: A.Expr) -> str:
-    """An initializer's argument in a message."""
-    from .body.text import expr_text as text
-
-    return text(e)
-
 
 DEVICES = ("cpu", "cuda", "mps")
 # Names every compiled model has as methods (see runtime/_model.py); a field
@@ -90,7 +84,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     for fn in item.methods:
         if fn.name.text in taken:
             ctx.diagnostics.append(
-                C.E0915.at(fn.name.span, problem=f"{item.name.text} already has a member or method '{fn.name.text}'")
+                C.E0915.at(fn.name.span, problem=C.E0915.say("name_taken", model=item.name.text, name=fn.name.text))
             )
             continue
         taken.add(fn.name.text)
@@ -126,7 +120,7 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
         name = p.name.text
         if name in seen:
             ctx.diagnostics.append(
-                C.E0912.at(p.name.span, problem=f"'{name}' is declared twice in {item.name.text}'s header")
+                C.E0912.at(p.name.span, problem=C.E0912.say("declared_twice", name=name, model=item.name.text))
             )
             continue
         seen.add(name)
@@ -140,30 +134,28 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.type.span,
-                    problem=f"option {name} of {item.name.text} must be a Bool, a Float or a DType, "
-                    f"as in {name}: Bool = True (found {type_text(p.type)})",
+                    problem=C.E0912.say("option_kind", name=name, model=item.name.text, found=type_text(p.type)),
                 )
             )
         elif kind == "DType" and not (isinstance(p.default, A.Name) and p.default.name == T.DTYPE_DEFAULT):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} is an element type whose default is f32, "
-                    f"torch's default dtype: {name}: DType = f32",
+                    problem=C.E0912.say("dtype_default", name=name, model=item.name.text),
                 )
             )
         elif kind == "Bool" and not isinstance(p.default, A.BoolLit):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} needs a default, True or False: {name}: Bool = True",
+                    problem=C.E0912.say("bool_default", name=name, model=item.name.text),
                 )
             )
         elif kind == "Float" and (p.default is None or float_literal(p.default) is None):
             ctx.diagnostics.append(
                 C.E0912.at(
                     where,
-                    problem=f"option {name} of {item.name.text} needs a number as its default: {name}: Float = 0.1",
+                    problem=C.E0912.say("float_default", name=name, model=item.name.text),
                 )
             )
         options.append((name, option_default(p)))
@@ -185,15 +177,12 @@ def _header_dim(
     name = p.name.text
     ctx.lookups.add(name)  # whether a dim constant has its name: looked up whatever the answer
     if after_option:
-        ctx.diagnostics.append(
-            C.E0912.at(p.span, problem=f"dim {name} comes after an option: a model's dims come first")
-        )
+        ctx.diagnostics.append(C.E0912.at(p.span, problem=C.E0912.say("dim_after_option", name=name)))
     elif names.kinds.get(name) == "dim":
         ctx.diagnostics.append(
             C.E0912.at(
                 p.name.span,
-                problem=f"the model's dim {name} has the name of a dim constant: "
-                "inside the model it would mean two things",
+                problem=C.E0912.say("dim_named_as_constant", name=name),
             )
         )
     if p.default is not None:
@@ -205,16 +194,14 @@ def _header_dim(
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.default.span,
-                    problem=f"the default of dim {name} must be a whole number or a dim before it, as in "
-                    f"{name} = 1 (found {expr_text(p.default)})",
+                    problem=C.E0912.say("dim_default", name=name, found=expr_text(p.default)),
                 )
             )
     elif defaults and not after_option:
         ctx.diagnostics.append(
             C.E0912.at(
                 p.span,
-                problem=f"dim {name} has no default but comes after {defaults[-1][0]}, which has one: "
-                "the dims with defaults come last",
+                problem=C.E0912.say("dim_default_missing", name=name, before=defaults[-1][0]),
             )
         )
 
@@ -233,16 +220,20 @@ def _condition(
         text = flag.name.text
         if text not in names:
             if text in dict(options):  # a Float or DType option
-                listed = f" (its Bool options: {', '.join(names)})" if names else f", and {item.name.text} has none"
                 problem = (
-                    f"'{text}' is a Float option of {item.name.text}; a member's condition is a Bool option" + listed
+                    C.E0913.say("float_option", flag=text, model=item.name.text, options=", ".join(names))
+                    if names
+                    else C.E0913.say("float_option_no_bool", flag=text, model=item.name.text)
                 )
             elif names:
                 hint = suggest(text, names)
-                listed = ", ".join(names)
-                problem = f"'{text}' is not an option of {item.name.text}" + (hint or f" (its options: {listed})")
+                problem = (
+                    C.E0913.say("not_an_option_hint", flag=text, model=item.name.text, hint=hint)
+                    if hint
+                    else C.E0913.say("not_an_option", flag=text, model=item.name.text, options=", ".join(names))
+                )
             else:
-                problem = f"'{text}' is not an option of {item.name.text}, which has none"
+                problem = C.E0913.say("no_options", flag=text, model=item.name.text)
             ctx.diagnostics.append(C.E0913.at(flag.name.span, problem=problem))
             return None
         when.append((text, not flag.negated))
@@ -261,31 +252,6 @@ def _literal_value(e: A.Expr) -> float | bool | None:
     return None
 
 
-# The initializers: each parameter (name, default; None: required) and what
-# it takes ("number": an expression of numbers and dims; a tuple: the words it
-# may be). A field's shape decides fans (runtime/init.py, torch's rules).
-INITIALIZERS: dict[str, tuple[tuple[str, object, object], ...]] = {
-    "zeros": (),
-    "ones": (),
-    "normal": (("mean", None, "number"), ("std", None, "number")),
-    "uniform": (("low", None, "number"), ("high", None, "number")),
-    "xavier": (),
-    "xavier_uniform": (("gain", 1.0, "number"),),
-    "xavier_normal": (("gain", 1.0, "number"),),
-    "kaiming_uniform": (
-        ("a", 0.0, "number"),
-        ("mode", "fan_in", ("fan_in", "fan_out")),
-        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
-    ),
-    "kaiming_normal": (
-        ("a", 0.0, "number"),
-        ("mode", "fan_in", ("fan_in", "fan_out")),
-        ("nonlinearity", "leaky_relu", ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "selu", "conv2d")),
-    ),
-    "orthogonal": (("gain", 1.0, "number"),),
-    "trunc_normal": (("mean", 0.0, "number"), ("std", 1.0, "number"), ("a", -2.0, "number"), ("b", 2.0, "number")),
-}
-_NEEDS_RANK2 = ("xavier", "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal")
 _NUMBER_FNS = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log}
 _UNKNOWN = object()  # a number whose value depends on the model's dims
 
@@ -320,17 +286,18 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     elif isinstance(init, A.Call) and isinstance(init.func, A.Name):
         name = init.func.name
         args = init.args
-    if name not in INITIALIZERS:
+    spec = INITIALIZERS.get(name or "")
+    if name is None or spec is None:
         shown = name if name is not None else "this expression"
         bad(f"{shown} is not an initializer{suggest(name or '', INITIALIZERS)}")
         return
-    params = INITIALIZERS[name]
-    required = [p for p, default, _ in params if default is None]
-    example = {"normal": "normal(0.0, 0.02)", "uniform": "uniform(-0.1, 0.1)"}.get(name, name)
-    if name not in ("zeros", "ones") and not elem.is_float:
+    params = spec.params
+    required = [p.name for p in params if p.default is None]
+    example = spec.example
+    if spec.floats and not elem.is_float:
         bad(f"{name} needs a float {m.kind}, found {elem}")
         return
-    if name in _NEEDS_RANK2 and ty.rank < 2:
+    if spec.needs_2d and ty.rank < 2:
         bad(f"{name} needs at least 2 dims, found {ty}")
         return
     if isinstance(init, A.Name) and required:
@@ -338,7 +305,7 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         return
     # arguments by position, then by name
     values: dict[str, object] = {}
-    names = [p for p, _, _ in params]
+    names = [p.name for p in params]
     for i, a in enumerate(args):
         key = a.keyword.text if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None or key not in names:
@@ -348,8 +315,8 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         if key in values:
             ctx.diagnostics.append(C.E0903.at(a.span, what=f"{name} takes {key} once"))
             return
-        kind = next(k for p, _, k in params if p == key)
-        if kind == "number":
+        words = next(p.words for p in params if p.name == key)
+        if not words:
             v = _init_number(a.value, ctx)
             if v is None:
                 what = f"{name}'s {key} is a number, made of numbers, dims and sqrt/exp/log, found {expr_text(a.value)}"
@@ -357,8 +324,8 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
                 return
         else:
             v = a.value.value if isinstance(a.value, A.StrLit) else None
-            if v not in kind:  # type: ignore[operator]
-                choices = ", ".join(f'"{w}"' for w in kind)  # type: ignore[union-attr]
+            if v not in words:
+                choices = ", ".join(f'"{w}"' for w in words)
                 ctx.diagnostics.append(C.E0903.at(a.value.span, what=f"{name}'s {key} is one of {choices}"))
                 return
         values[key] = v
@@ -366,7 +333,7 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
     if missing:
         bad(f"{name} takes {len(required)} numbers, as in {example}")
         return
-    known = lambda k: values.get(k, next(d for p, d, _ in params if p == k))
+    known = lambda k: values.get(k, next(p.default for p in params if p.name == k))
     if name == "zeros":
         _check_range(0, 0, elem, field, bad)
     elif name == "ones":

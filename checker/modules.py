@@ -13,6 +13,10 @@ modules it imports in turn (their types can appear in its signatures), and
 the param-read summaries of its functions (for E1107/W1101 in importers).
 A module's private names (`_helper`) are exported too, since a public
 signature may mention them, but an importer cannot name them.
+
+`collect_names` builds a file's `Names` (names.py): its own definitions,
+then what its imports bind (`bind_imports`), then its dims' and constants'
+values. It is here, not in names.py, because binding reads the exports.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from . import catalog as C
 from . import types as T
 from .declarations import DimInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
-from .names import ModelSig
+from .names import ModelSig, const_decl_value, dim_decl_value, item_kind, item_name, kind_word, model_sig
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -243,6 +247,32 @@ class Requalifier:
 # ------------------------------------------------------------------ binding imports in a file
 
 
+def collect_names(items: list[A.Item], imports=None) -> Names:
+    """The file's names: its own definitions, then what its imports bind
+    (`imports`: module name -> `Resolved`), then the dims' values
+    (a dim may be defined from an imported one)."""
+    names = Names()
+    dims: list[A.DimDecl] = []
+    for item in items:
+        ident = item_name(item)
+        if ident is None or ident.text in names.kinds:
+            continue
+        names.kinds[ident.text] = item_kind(item)
+        names.first[ident.text] = item
+        if isinstance(item, A.DimDecl):
+            dims.append(item)
+        elif isinstance(item, A.ModelDecl) and item.params:
+            names.model_sigs[ident.text] = model_sig(item)
+    names.exports = bind_imports(names, items, imports or {})
+    # Values after all names are known: `dim HD = E / NH` may come before E.
+    for item in dims:
+        dim_decl_value(item, names)
+    for item in items:
+        if isinstance(item, A.ConstDecl) and names.first.get(item.name.text) is item:
+            const_decl_value(item, names)
+    return names
+
+
 def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list[ModuleExports]:
     """Add what the file's import items bind to `names` (after its own
     definitions, so a clash is reported at the import), with each import
@@ -317,8 +347,6 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
 
 
 def _bind(names: Names, name: str, kind: str, at: A.Ident, diags: list[LocalDiagnostic]) -> bool:
-    from .declarations import kind_word
-
     old = names.kinds.get(name)
     if old is None:
         names.kinds[name] = kind
@@ -342,12 +370,16 @@ def _problem_diagnostic(module: A.Ident, resolved: Resolved | None, env: Mapping
     where = ""
     if isinstance(resolved, ImportProblem) and resolved.kind == "missing" and resolved.detail:
         tail = module.text.replace(".", "/") + ".qv"
-        where = f" (no {tail} in " + ", ".join(resolved.detail) + ")"
+        where = C.E0113.say("not_in_folders", path=tail, folders=", ".join(resolved.detail))
     elif isinstance(resolved, ImportProblem) and resolved.kind == "unreadable":
         target, *why = resolved.detail
-        reason = f": {why[0]}" if why else ""
+        where = (
+            C.E0113.say("unreadable_because", target=target, why=why[0])
+            if why
+            else C.E0113.say("unreadable", target=target)
+        )
         # The module is there, only not usable: a suggestion would name it again.
-        return C.E0113.at(module.span, module=module.text, where=f" ({target} cannot be read{reason})", hint="")
+        return C.E0113.at(module.span, module=module.text, where=where, hint="")
     found = [s for s, r in env.items() if isinstance(r, ModuleExports)]
     if isinstance(resolved, ImportProblem):
         found += [m for m in resolved.nearby if m not in found and m != module.text]

@@ -1,5 +1,6 @@
 """Stage one of the global scope: every top-level name, its kind, the first
-item naming it, the dims' values and what the imports bind (`collect_names`).
+item naming it, the dims' values and what the imports bind (`Names`, filled
+by `modules.collect_names`: binding imports needs the modules' exports).
 Later stages read names only through `Names`, whose `meaning` of a name is
 what a declaration's cache entry is validated against."""
 
@@ -13,7 +14,9 @@ from typing import NamedTuple
 
 from . import ast as A
 from . import dimexpr as DX
+from .consts import ConstProblem, evaluate
 from .diagnostics import LocalDiagnostic
+from .show import dotted_text
 
 ALL_NAMES = "*names*"  # the dependency on the whole set of global names
 
@@ -197,53 +200,11 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
     return None, None, set()
 
 
-def dotted_text(e: A.Expr) -> str | None:
-    """`layers.H` for a chain of fields on a name; None for anything else."""
-    parts = []
-    while isinstance(e, A.Field):
-        parts.append(e.name.text)
-        e = e.value
-    if not isinstance(e, A.Name):
-        return None
-    parts.append(e.name)
-    return ".".join(reversed(parts))
-
-
-def collect_names(items: list[A.Item], imports=None) -> Names:
-    """The file's names: its own definitions, then what its imports bind
-    (`imports`: module name -> `modules.Resolved`), then the dims' values
-    (a dim may be defined from an imported one)."""
-    from .modules import bind_imports
-
-    names = Names()
-    dims: list[A.DimDecl] = []
-    for item in items:
-        ident = item_name(item)
-        if ident is None or ident.text in names.kinds:
-            continue
-        names.kinds[ident.text] = item_kind(item)
-        names.first[ident.text] = item
-        if isinstance(item, A.DimDecl):
-            dims.append(item)
-        elif isinstance(item, A.ModelDecl) and item.params:
-            names.model_sigs[ident.text] = model_sig(item)
-    names.exports = bind_imports(names, items, imports or {})
-    # Values after all names are known: `dim HD = E / NH` may come before E.
-    for item in dims:
-        dim_decl_value(item, names)
-    for item in items:
-        if isinstance(item, A.ConstDecl) and names.first.get(item.name.text) is item:
-            const_decl_value(item, names)
-    return names
-
-
 def const_decl_value(
     item: A.ConstDecl, names: Names, seen: frozenset[str] = frozenset()
 ) -> tuple[str, int | float | bool | str] | str:
     """The kind and value of `const NAME = e` ("" when it has none: its
     declaration reports why), worked out once per update, as a dim's."""
-    from .consts import ConstProblem, evaluate
-
     name = item.name.text
     if name in names.const_values:
         return names.const_values[name]

@@ -1,7 +1,7 @@
 """The optimizers and learning-rate schedules as data: their names,
 hyper-parameters and defaults (torch.optim's, PyTorch 2.13) and their state.
 Read by checker/types (the fields of `Adam[M]`, `StepLR`), the builtins table,
-the typing rules (checker/body/optim_rules, schedule_rules) and hover."""
+the typing rules (checker/builtins/optim.py, schedules.py, checker/body/features/) and hover."""
 
 from __future__ import annotations
 

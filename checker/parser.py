@@ -32,7 +32,7 @@ from .deep import MAX_CHAIN
 from .diagnostics import LocalDiagnostic, LocalRelated
 from .fast_parser import parse as fast_parse
 from .lexical import HARD_KEYWORDS, MAX_INT_DIGITS
-from .syntax_messages import UNEXPECTED_INDENT, describe_unexpected
+from .syntax_messages import describe_unexpected
 from .tree_builder import Builder, _end, _start, _tok_span
 
 # Nesting as the user sees it (E0009): each enclosing block, each enclosing
@@ -343,7 +343,7 @@ def parse_item(text: str, *, fast: bool = True) -> ItemParse:
         # Indented text before the first item (items always start at column 0).
         first = len(text) - len(text.lstrip())
         end = _line_end(text, first)
-        return ItemParse(text, None, (C.E0005.at(A.Span(first, end), problem=UNEXPECTED_INDENT),))
+        return ItemParse(text, None, (C.E0005.at(A.Span(first, end), problem=C.E0005.say("indented_more")),))
     if fast:
         item = fast_parse(text)
         if item is not None and not _validate(item, None):
@@ -400,7 +400,7 @@ class _Recovery:
                     start = _end(e.token) - len(_LAST_LINE.split(e.token)[-1])
                     diag = C.E0005.at(
                         A.Span(start, max(start + 1, _end(e.token))),
-                        problem="dedents to a column that no enclosing block uses",
+                        problem=C.E0005.say("dedent_to_no_block"),
                     )
                     self._recover(diag, _end(e.token))
                     continue
@@ -713,11 +713,11 @@ def _problem_diagnostic(problem: _Problem) -> LocalDiagnostic:
     if kind == "chain":
         return C.E0015.at(_tok_span(tok), limit=f"{MAX_CHAIN:,}")
     if kind == "stray":
-        text = "has no opening bracket"
+        text = C.E0004.say("no_opening")
     elif kind == "mismatch":
-        text = f"does not match '{opener}'; expected '{')' if opener.type == 'LPAR' else ']'}'"
+        text = C.E0004.say("mismatch", opener=str(opener), closer=")" if opener.type == "LPAR" else "]")
     else:
-        text = f"is never closed; expected '{')' if tok.type == 'LPAR' else ']'}'"
+        text = C.E0004.say("never_closed", closer=")" if tok.type == "LPAR" else "]")
     return C.E0004.at(_tok_span(tok), bracket=str(tok), problem=text)
 
 

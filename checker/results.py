@@ -136,7 +136,7 @@ class BodyResult:
     # the values checked at run time where a `?` dim meets a known one
     dim_checks: dict[A.Node, tuple[DimCheck, ...]]
     # warnings that hold only when the function is given to value_and_grad
-    # (checker/body/lints.py): the analysis reports them for those functions
+    # (checker/body/lints/): the analysis reports them for those functions
     loss_warnings: tuple[LocalDiagnostic, ...] = ()
     # the named run-time dims (by key) and the values that bind them at run
     # time: (key, item of a tuple or -1, axis)

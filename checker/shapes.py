@@ -25,6 +25,17 @@ class DimClash:
     right: T.Dim
 
 
+def element_count(dims: tuple[T.Dim, ...]) -> DX.Poly | None:
+    """The number of elements of a shape, as a normal form (None: unknown)."""
+    out = DX.const(1)
+    for d in dims:
+        p = T.dim_poly(d)
+        if p is None:
+            return None
+        out = DX.mul(out, p)
+    return out
+
+
 def broadcast(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> tuple[T.Dim, ...] | DimClash:
     """Trailing alignment: each pair of dims must be equal or one of them 1."""
     out: list[T.Dim] = []

@@ -12,6 +12,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from . import catalog as C
+
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 # The largest source text checked (a file read from disk, an editor's
@@ -35,7 +37,7 @@ def refusal(text: str) -> str | None:
     unreadable (checker.workspace.DecodedText), or it is too large."""
     reason = getattr(text, "unreadable", None)
     if reason is None and (size := oversize(text)) is not None:
-        reason = f"it is larger than {size_text(MAX_SOURCE_BYTES)} ({size:,} bytes), the limit for a source file"
+        reason = C.E0012.say("too_large", limit=size_text(MAX_SOURCE_BYTES), size=f"{size:,}")
     return reason
 
 

@@ -25,6 +25,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from . import ast as A
+from . import catalog as C
 from .diagnostics import Diagnostic, Fix, Severity, TextEdit
 from .source import LineIndex
 
@@ -123,8 +124,6 @@ def apply(text: str, diagnostics: list[Diagnostic], lines: LineIndex | None = No
     found = find(text, lines)
     if not found:
         return diagnostics
-    from . import catalog as C
-
     starts = lines.line_starts
     out: list[Diagnostic] = []
     for d in diagnostics:

@@ -274,7 +274,7 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
             "put the pipe in parentheses to go on)",
         ), span.start
     if token.type == "_INDENT":
-        return C.E0005.at(span, problem=UNEXPECTED_INDENT), span.start
+        return C.E0005.at(span, problem=C.E0005.say("indented_more")), span.start
     tail = [v.type if isinstance(v, Token) else None for v in stack[-2:]]
     if tail == ["COLON", "_NL"]:
         # A block header whose block is missing.
@@ -303,8 +303,6 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
     )
     return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=found), span.start
 
-
-UNEXPECTED_INDENT = "is indented more than its block"
 
 ANNOTATION_HINT = "an assignment takes no type: the name has its value's type, as in x = zeros([3])"
 ANY_RANK_HINT = "[..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D]"

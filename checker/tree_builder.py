@@ -12,6 +12,7 @@ from lark import Token
 
 from . import ast as A
 from . import fstrings
+from .fast_expressions import field_expression
 from .lexical import int_value, keyword_value, unescape
 
 
@@ -493,7 +494,7 @@ class Builder:
     def fstring(self, ch):
         tok = ch[0]
         try:
-            return fstrings.read(str(tok), _start(tok))
+            return fstrings.read(str(tok), _start(tok), field_expression)
         except fstrings.FStringError as e:
             self.fstring_errors.append(e)
             return A.FString(_tok_span(tok), ())

@@ -11,9 +11,11 @@ from . import ast as A
 from . import catalog as C
 from . import dimexpr as DX
 from . import types as T
-from .ast import dim_text, written_dim
+from .ast import dim_text
+from .ast import written_dim as written_dim  # (re-exported: declarations reads it from here)
 from .diagnostics import LocalDiagnostic
 from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
+from .show import _bracket_text, type_text
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
 ELEM_TYPES = T.ELEM_TYPES
@@ -138,7 +140,7 @@ class TypeContext:
         left, right = self.dim(d.left), self.dim(d.right)
         text = f"({dim_text(d)})"
         if d.op not in ("+", "-", "*", "/"):
-            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"'{d.op}' is not dim arithmetic (+ - * /)"))
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("not_arithmetic", op=d.op)))
             return T.DimUnknown()
         pl, pr = T.dim_poly(left), T.dim_poly(right)
         if pl is None or pr is None:
@@ -152,11 +154,11 @@ class TypeContext:
         else:
             p = DX.div(pl, pr)
         if p is None:
-            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason="division by zero"))
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("division_by_zero")))
             return T.DimUnknown()
         value = DX.value(p)
         if value is not None and value <= 0:
-            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=f"it is {value}; a dim is a positive integer"))
+            self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("not_positive", value=value)))
             return T.DimUnknown()
         return T.DimExpr(text, p)
 
@@ -185,7 +187,9 @@ class TypeContext:
             )
             return None
         if e.bracketed:
-            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
+            self.diagnostics.append(
+                C.E0309.at(e.span, elem=f"{name}[...]", reason=C.E0309.say("takes_no_argument", name=name))
+            )
             return None
         return elem
 
@@ -219,21 +223,27 @@ class TypeContext:
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN  # reported where it is defined or imported
         if t.option is not None:
-            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no {t.option.text}="))
+            self.diagnostics.append(
+                C.E0309.at(
+                    t.span, elem=f"{name}[...]", reason=C.E0309.say("takes_no_option", name=name, option=t.option.text)
+                )
+            )
             return T.UNKNOWN
         if name == "Vocab" and kind is None:  # the vocabulary of load_chars: Vocab[V]
             if t.arg is None:
-                reason = "Vocab needs the dim its ids index, as in Vocab[V]"
+                reason = C.E0309.say("vocab_needs_dim")
                 self.diagnostics.append(C.E0309.at(t.span, elem="Vocab", reason=reason))
                 return T.UNKNOWN
             dim = self.dim_arg(t.arg)
             if dim is None:
-                reason = "Vocab takes the dim its ids index, as in Vocab[V]"
+                reason = C.E0309.say("vocab_takes_dim")
                 self.diagnostics.append(C.E0309.at(t.arg.span, elem="Vocab[...]", reason=reason))
                 return T.UNKNOWN
             return T.VocabT(dim)
         if t.arg is not None and name != "Index":
-            self.diagnostics.append(C.E0309.at(t.span, elem=f"{name}[...]", reason=f"{name} takes no argument"))
+            self.diagnostics.append(
+                C.E0309.at(t.span, elem=f"{name}[...]", reason=C.E0309.say("takes_no_argument", name=name))
+            )
             return T.UNKNOWN
         if name in NUMBER_TYPES:
             return NUMBER_TYPES[name]
@@ -246,9 +256,7 @@ class TypeContext:
         if name in ELEM_TYPES or name == "Index":
             written = name if t.arg is None else f"{name}[...]"
             self.diagnostics.append(
-                C.E0309.at(
-                    t.span, elem=written, reason=f"it is not a type by itself; write [] {written} for a scalar tensor"
-                )
+                C.E0309.at(t.span, elem=written, reason=C.E0309.say("not_a_type_alone", written=written))
             )
             return T.UNKNOWN
         if kind is not None:
@@ -270,9 +278,9 @@ class TypeContext:
         by_name = [o for o in options if o.value is None and not o.names and o.name.text in dims_of]
         if len(args) > len(dims_of):
             problem = (
-                f"takes no dims, found {written}[...]"
+                C.E0910.say("takes_no_dims", written=written)
                 if not dims_of
-                else f"takes {_dims_wanted(sig)}, found {len(args)}"
+                else C.E0910.say("dims_count", wanted=_dims_wanted(sig), count=len(args))
             )
             self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
             return T.UNKNOWN
@@ -280,18 +288,19 @@ class TypeContext:
         for o in by_name:
             key = o.name.text
             if key in given_dims:
-                self.diagnostics.append(C.E0910.at(o.span, model=written, problem=f"is given its dim {key} twice"))
+                self.diagnostics.append(C.E0910.at(o.span, model=written, problem=C.E0910.say("dim_twice", dim=key)))
                 return T.UNKNOWN
             assert o.dim is not None
             given_dims[key] = o.dim
         dim_defaults = dict(sig.defaults)
         missing = [d for d in dims_of if d not in given_dims and d not in dim_defaults]
         if missing:
-            problem = (
-                f"takes {_dims_wanted(sig)}, found {len(given_dims)}"
-                if not by_name
-                else f"needs its dim{'s' if len(missing) != 1 else ''} {', '.join(missing)}"
-            )
+            if not by_name:
+                problem = C.E0910.say("dims_count", wanted=_dims_wanted(sig), count=len(given_dims))
+            elif len(missing) == 1:
+                problem = C.E0910.say("needs_dim", dim=missing[0])
+            else:
+                problem = C.E0910.say("needs_dims", dims=", ".join(missing))
             self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
             return T.UNKNOWN
         dims: list[T.Dim] = []
@@ -307,8 +316,7 @@ class TypeContext:
                     C.E0910.at(
                         a.span,
                         model=written,
-                        problem=f"takes a dim for {param} here (a name, a number or (dim arithmetic)), "
-                        f"found the type {type_text(a)}",
+                        problem=C.E0910.say("type_for_dim", param=param, type=type_text(a)),
                     )
                 )
                 return T.UNKNOWN
@@ -321,9 +329,7 @@ class TypeContext:
             key = o.name.text
             if key in dims_of:
                 self.diagnostics.append(
-                    C.E0910.at(
-                        o.span, model=written, problem=f"takes a dim for {key} (a name, a number or (dim arithmetic))"
-                    )
+                    C.E0910.at(o.span, model=written, problem=C.E0910.say("dim_as_option", param=key))
                 )
                 return T.UNKNOWN
             if key not in defaults:
@@ -331,9 +337,13 @@ class TypeContext:
                 if known:
                     hint = suggest(key, known)
                     listed = ", ".join(known)
-                    problem = f"has no option '{key}'" + (hint or f" (it takes by name: {listed})")
+                    problem = (
+                        C.E0911.say("no_such_option_hint", option=key, hint=hint)
+                        if hint
+                        else C.E0911.say("no_such_option", option=key, listed=listed)
+                    )
                 else:
-                    problem = f"has no options, found {key}="
+                    problem = C.E0911.say("no_options", option=key)
                 self.diagnostics.append(C.E0911.at(o.name.span, model=written, problem=problem))
                 return T.UNKNOWN
             value = _option_value(o, defaults[key], self.elem_vars, self.option_vars)
@@ -341,30 +351,38 @@ class TypeContext:
                 value = self._const_option(o, defaults[key])
             if value is None:
                 default = defaults[key]
-                want = (
-                    "True or False"
-                    if isinstance(default, bool)
-                    else "an element type (f32, f64, f16 or bf16)"
-                    if isinstance(default, str)
-                    else "a number"
-                )
-                problem = f"takes {want} for its option {key}" + self._not_generic_over_options(o, key, default)
+                found = self._not_generic_over_options(o, key, default)
+                if isinstance(default, bool):
+                    problem = C.E0911.say("wants_bool", option=key, found=found)
+                elif isinstance(default, str):
+                    problem = C.E0911.say("wants_dtype", option=key, found=found)
+                else:
+                    problem = C.E0911.say("wants_number", option=key, found=found)
                 self.diagnostics.append(C.E0911.at(o.span, model=written, problem=problem))
                 return T.UNKNOWN
             if key in given:
-                self.diagnostics.append(C.E0911.at(o.span, model=written, problem=f"takes its option {key} once"))
+                self.diagnostics.append(
+                    C.E0911.at(o.span, model=written, problem=C.E0911.say("option_twice", option=key))
+                )
                 return T.UNKNOWN
             given[key] = value
         chosen = tuple((k, given[k]) for k, default in options_of if k in given and given[k] != default)
         inexact = _inexact_division(sig, dims)
         if inexact is not None:
             text, n, d = inexact
+            dividend, divisor = _division_sides(text)
             self.diagnostics.append(
                 C.E0212.at(
                     span,
                     expr=text,
-                    reason=f"in {written}{_bracket_text(args, options)} it is {n}/{d}, not a whole number: "
-                    "{1} must divide {0}".format(*_division_sides(text)),
+                    reason=C.E0212.say(
+                        "inexact_in_model",
+                        model=written + _bracket_text(args, options),
+                        n=n,
+                        d=d,
+                        divisor=divisor,
+                        dividend=dividend,
+                    ),
                 )
             )
             return T.UNKNOWN
@@ -395,15 +413,11 @@ class TypeContext:
             value = self.names.const_values.get(name)
             kind = value[0] if isinstance(value, tuple) else None
             word = {"Int": "an Int", "Float": "a Float", "Bool": "a Bool", "Str": "a string"}.get(kind or "")
-            return f", found '{name}', {word} constant" if word else ""
+            return C.E0911.say("found_constant", name=name, kind=word) if word else ""
         if name is None or self.where != "signature" or self.kind(name) is not None:
             return ""
         example = "True" if isinstance(default, bool) else default if isinstance(default, str) else repr(default)
-        return (
-            f", found '{name}': a function is not generic over a model's options as it is over dims; "
-            f"its types give each option a value ({key}={example}), and only a model's own members "
-            f"pass its options on ({key}={key})"
-        )
+        return C.E0911.say("options_not_generic", name=name, option=key, example=example)
 
     def dim_arg(self, a: A.TypeArg) -> T.Dim | None:
         """A dim given to a model (`D`, `784`, `(2*E)`), read as a tensor
@@ -447,7 +461,7 @@ class TypeContext:
             return None
         if len(t.dims) != 1:
             self.diagnostics.append(
-                C.E0309.at(t.span, elem=str(inner), reason=f"a stack of {inner} has exactly one dim, as in [L] {inner}")
+                C.E0309.at(t.span, elem=str(inner), reason=C.E0309.say("stack_has_one_dim", model=inner))
             )
             return T.UNKNOWN
         dim = self.dim(t.dims[0])
@@ -469,18 +483,18 @@ class TypeContext:
                 return T.UNKNOWN
         inner = type_text(arg) if arg is not None else ""
         self.diagnostics.append(
-            C.E0303.at(t.span, type=f"{name}[{inner}]", reason=f"an optimizer is of a model, as in {name}[Mlp]")
+            C.E0303.at(t.span, type=f"{name}[{inner}]", reason=C.E0303.say("optimizer_of_model", name=name))
         )
         return T.UNKNOWN
 
     def _grad(self, t: A.NamedType) -> T.Type:
         arg = t.arg
         if arg is None:
-            self.diagnostics.append(C.E0303.at(t.span, type="Grad", reason="Grad needs a model, as in Grad[Mlp]"))
+            self.diagnostics.append(C.E0303.at(t.span, type="Grad", reason=C.E0303.say("grad_needs_model")))
             return T.UNKNOWN
         if t.option is not None and t.option.text != "wrt":
             self.diagnostics.append(
-                C.E0303.at(t.option.span, type="Grad[...]", reason=f"Grad takes wrt=[...], not {t.option.text}=")
+                C.E0303.at(t.option.span, type="Grad[...]", reason=C.E0303.say("grad_option", option=t.option.text))
             )
             return T.UNKNOWN
         if isinstance(arg, A.NamedType) and len(t.args) == 1 and len(t.options) <= 1:
@@ -508,23 +522,10 @@ class TypeContext:
                 )
                 return T.UNKNOWN
         inner = type_text(arg)
-        self.diagnostics.append(C.E0303.at(t.span, type=f"Grad[{inner}]", reason=f"{inner} is not a model"))
+        self.diagnostics.append(
+            C.E0303.at(t.span, type=f"Grad[{inner}]", reason=C.E0303.say("not_a_model", type=inner))
+        )
         return T.UNKNOWN
-
-
-def type_text(t: A.TypeExpr | A.TypeArg) -> str:
-    """A type (or what a type takes in brackets) as written, spaces normalised."""
-    if isinstance(t, (A.DimName, A.DimInt, A.DimBinary)):
-        return written_dim(t)
-    if isinstance(t, A.TensorType):
-        dims = " ".join(written_dim(d) for d in t.dims)
-        if t.rest:
-            dims = ".." + (" " + dims if dims else "")
-        elem = "" if t.elem is None else " " + t.elem.name.text + _bracket_text(t.elem.args, t.elem.options)
-        return f"[{dims}]{elem}"
-    if isinstance(t, A.TupleType):
-        return "(" + ", ".join(type_text(x) for x in t.items) + ")"
-    return t.name.text + _bracket_text(t.args, t.options)
 
 
 def _option_value(
@@ -585,23 +586,6 @@ def _dims_wanted(sig: ModelSig) -> str:
     return f"{count} dim{'s' if n != 1 else ''} ({', '.join(sig.dims)})"
 
 
-def _bracket_text(args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...]) -> str:
-    if not args and not options:
-        return ""
-    parts = [type_text(a) for a in args]
-    for o in options:
-        if o.dim is not None:
-            value = type_text(o.dim)
-        elif o.number is not None:
-            value = repr(o.number)
-        elif o.value is None:
-            value = "[" + ", ".join(n.text for n in o.names) + "]"
-        else:
-            value = str(o.value)
-        parts.append(f"{o.name.text}={value}")
-    return "[" + ", ".join(parts) + "]"
-
-
 def _divides(e: A.Expr) -> bool:
     """Whether a constant's expression divides with `/` (which makes a Float)."""
     return any(isinstance(n, A.Binary) and n.op == "/" for n in A.walk(e))
@@ -616,10 +600,7 @@ def _index_text(e: A.ElemType) -> str:
 def _index_problem(e: A.ElemType) -> str:
     """What is wrong with the brackets of an `Index` that is not `Index[C]` or `Index[9]`."""
     if not e.bracketed:
-        return "Index needs the dim it indexes, as in Index[C]"
+        return C.E0309.say("index_needs_dim")
     if len(e.args) == 1 and not e.options and isinstance(e.args[0], A.DimBinary):
-        return (
-            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
-            f"declare the dim (`dim K = {dim_text(e.args[0])}`) and write Index[K]"
-        )
-    return "Index takes one dim, its name or a number, as in Index[C]"
+        return C.E0309.say("index_dim_arithmetic", dims=dim_text(e.args[0]))
+    return C.E0309.say("index_takes_one_dim")

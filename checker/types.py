@@ -759,47 +759,6 @@ def is_unknown(t: Type) -> bool:
     return isinstance(t, UnknownT) or (isinstance(t, TupleT) and any(is_unknown(x) for x in t.items))
 
 
-def show_pair(expected: Type, found: Type) -> tuple[str, str]:
-    """Render two types for a message, in one form. Element types are written
-    out when they are what differs, so "expected [] NonNeg, found [] Float"
-    reads clearly, but not when the shapes differ and the found element type
-    fits (a NonNeg result where a Float is declared). A dim that both have
-    reads the same on both sides, as `expected` writes it (`(W-K+1)=26`, not
-    `26` on one side); a constant against a dim shown with its value shows
-    its value too (`W=28` against `(W-2)=26`). Two that still print the
-    same are told apart (checker/pair_text.py)."""
-    from .pair_text import distinct  # (it reads the types of this module)
-
-    if not (isinstance(expected, TensorT) and isinstance(found, TensorT)):
-        return distinct(expected, found)
-    e, f = _dims_alike(expected.dims, found.dims)
-    same_shape = e == f
-    if expected.elem != found.elem and (same_shape or not elem_assignable(found.elem, expected.elem)):
-        return distinct(expected, found, f"[{e}] {expected.elem}", f"[{f}] {found.elem}")
-    suffix = "" if expected.elem == F32 else f" {expected.elem}"  # (found's fits it, or is the same)
-    return distinct(expected, found, f"[{e}]{suffix}", f"[{f}]{suffix}")
-
-
-def _dims_alike(expected: tuple[Dim, ...], found: tuple[Dim, ...]) -> tuple[str, str]:
-    """The dims of two shapes as `show_pair` writes them (without brackets)."""
-    e, f = [str(d) for d in expected], [str(d) for d in found]
-    if len(e) == len(f):
-        for i, (a, b) in enumerate(zip(expected, found)):
-            if isinstance(a, (DimUnknown, DimRest)) or isinstance(b, (DimUnknown, DimRest)) or is_run(a) != is_run(b):
-                continue
-            if dims_equal(a, b):
-                f[i] = e[i]
-            elif isinstance(a, DimConst) and _shows_value(b):
-                e[i] = f"{a}={a.value}"
-            elif isinstance(b, DimConst) and _shows_value(a):
-                f[i] = f"{b}={b.value}"
-    return " ".join(e), " ".join(f)
-
-
-def _shows_value(d: Dim) -> bool:
-    return isinstance(d, DimExpr) and d.value is not None
-
-
 def describe(t: Type) -> str:
     """A type with a word of kind, for messages about the wrong kind of value."""
     if isinstance(t, TensorT):
@@ -821,7 +780,7 @@ def is_savable(t: Type) -> bool:
     """Whether a value of type `t` has a state that `save` writes and `load`
     reads back in place (docs/language.md, "Checkpoints"): a model, an
     optimizer or a learning-rate schedule. Numbers are saved as themselves
-    (checker/body/checkpoint_rules)."""
+    (checker/builtins/checkpoint.py)."""
     return isinstance(t, (ModelT, OptimT, ScheduleT))
 
 

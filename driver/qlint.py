@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quiver.checker import catalog
+from quiver.checker.catalog_docs import VARIANTS_INTRO, variant_texts
 from quiver.checker.diagnostics import Diagnostic
 from quiver.checker.source import LineIndex, decode_source
 from quiver.checker.workspace import DecodedText, Workspace
@@ -313,7 +314,12 @@ def explain(code: str) -> str:
     if c is None:
         raise UsageError(f"unknown diagnostic code '{code}' (see qlint --list-codes)")
     indent = lambda s: "\n".join(("    " + line) if line else "" for line in s.rstrip().splitlines())
-    parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, "", "Example:", "", indent(c.example_text)]
+    parts = [f"{c.code}: {c.title} ({c.severity.value})", "", c.explanation, ""]
+    if c.variants:
+        width = max(len(name) for name, _ in c.variants)
+        listed = "\n".join(f"{name.ljust(width)}  {text}" for name, text in variant_texts(c))
+        parts += [VARIANTS_INTRO, "", indent(listed), ""]
+    parts += ["Example:", "", indent(c.example_text)]
     if c.fixed is not None:
         parts += ["", "Fixed:", "", indent(c.fixed)]
     return "\n".join(parts) + "\n"

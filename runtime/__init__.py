@@ -32,8 +32,8 @@ from ._index import at, field_index_set, index_set
 from ._metrics import log_metrics
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
 from ._modes import Eval, EvalMode, Mode, Train
-from ._ops import *  # noqa: F403 - every op (_ops.__all__)
-from ._ops import print_ as print  # the Quiver builtin's name: shadows print on purpose
+from ._ops import *  # noqa: F403 - every op (_ops.__all__: each public function of _ops)
+from ._ops import _print as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
 from ._optim_groups import Group
 from ._optim_more import LBFGS, Adadelta, Adagrad, RMSprop, clip_grad_norm

@@ -55,10 +55,7 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     """
     if wrt is not None or aux or batch is not None:
         return _value_and_grad_ex(f, m, args, wrt, aux, batch)
-    if not isinstance(m, Model):
-        raise GradError(f"value_and_grad needs a model as its second argument, found {_operand_text(m)}")
-    if not callable(f):
-        raise GradError(f"value_and_grad needs a function as its first argument, found {_operand_text(f)}")
+    _check_operands(f, m)
     running = _running.depth
     if running[0]:
         return _nested(f, m, args, running, _layout(type(m)), False)
@@ -68,16 +65,8 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     params = m._qv_tensors
     diff = cls._qv_diff
     all_diff = cls._qv_all_diff
-    depth = m._qv_depth
-    if depth == 0:
-        for p, d in zip(params, diff):
-            if d:
-                p.requires_grad_(True)
-    object.__setattr__(m, "_qv_depth", depth + 1)
-    running[0] = 1
-    grad_was = _is_grad_enabled()
+    depth, grad_was = _enter(m, params, diff, running)
     try:
-        _set_grad_enabled(True)
         for a in args:
             if (isinstance(a, torch.Tensor) and a.requires_grad) or type(a) is tuple:
                 args = tuple([_detached(a) for a in args])
@@ -98,12 +87,7 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
         else:
             got = [torch.zeros_like(p) for p in params]
     finally:
-        _set_grad_enabled(grad_was)
-        running[0] = 0
-        object.__setattr__(m, "_qv_depth", depth)
-        if depth == 0:
-            for p in params:
-                p.requires_grad_(False)
+        _leave(m, params, running, depth, grad_was)
     value = out.detach()
     if out.is_leaf or out._base is not None:
         # a param or an argument itself, or a view of one (m.w[0, 0]): a
@@ -112,6 +96,42 @@ def value_and_grad(f, m, *args, wrt=None, aux=False, batch=None):
     if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
         got, value = _averaged(got, diff, value)
     return value, Grad._make(cls, got)
+
+
+def _check_operands(f, m) -> None:
+    if not isinstance(m, Model):
+        raise GradError(f"value_and_grad needs a model as its second argument, found {_operand_text(m)}")
+    if not callable(f):
+        raise GradError(f"value_and_grad needs a function as its first argument, found {_operand_text(f)}")
+
+
+def _enter(m, tensors, diff, running):
+    """Enter differentiation in the outermost value_and_grad of a thread, for
+    the param tensors ``tensors`` (those where ``diff`` is true are floating):
+    the first call on ``m`` sets them to require grad, ``m``'s depth and the
+    thread's running count go up, and autograd is enabled.  Returns what
+    :func:`_leave` needs to undo it: ``(depth, grad_was)``.  The whole-model
+    and the ``wrt=`` paths share it, so that they cannot drift apart."""
+    depth = m._qv_depth
+    if depth == 0:
+        for p, d in zip(tensors, diff):
+            if d:
+                p.requires_grad_(True)
+    object.__setattr__(m, "_qv_depth", depth + 1)
+    running[0] = 1
+    grad_was = _is_grad_enabled()
+    _set_grad_enabled(True)
+    return depth, grad_was
+
+
+def _leave(m, tensors, running, depth, grad_was) -> None:
+    """Undo :func:`_enter` (in a ``finally``, whether ``f`` returned or raised)."""
+    _set_grad_enabled(grad_was)
+    running[0] = 0
+    object.__setattr__(m, "_qv_depth", depth)
+    if depth == 0:
+        for p in tensors:
+            p.requires_grad_(False)
 
 
 def _traced(f, m, args, lay=None, aux=False):
@@ -184,10 +204,7 @@ def _averaged(got, diff, value):
 
 def _value_and_grad_ex(f, m, args, wrt, aux, batch):
     """value_and_grad with a selection (``wrt``), an aux output or a batch."""
-    if not isinstance(m, Model):
-        raise GradError(f"value_and_grad needs a model as its second argument, found {_operand_text(m)}")
-    if not callable(f):
-        raise GradError(f"value_and_grad needs a function as its first argument, found {_operand_text(f)}")
+    _check_operands(f, m)
     cls = type(m)
     lay = _layout(cls, _selection(cls, wrt))
     if batch is not None:
@@ -200,16 +217,8 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
     params = m._qv_tensors
     sel = [params[i] for i in lay.leaf_index]
     diff = lay.diff
-    depth = m._qv_depth
-    if depth == 0:
-        for p, d in zip(sel, diff):
-            if d:
-                p.requires_grad_(True)
-    object.__setattr__(m, "_qv_depth", depth + 1)
-    running[0] = 1
-    grad_was = _is_grad_enabled()
+    depth, grad_was = _enter(m, sel, diff, running)
     try:
-        _set_grad_enabled(True)
         args = tuple([_detached(a) for a in args])
         out = f(m, *args)
         loss = _loss_of(f, out, aux)
@@ -220,12 +229,7 @@ def _value_and_grad_ex(f, m, args, wrt, aux, batch):
             got = [next(found) if d else None for d in diff]
         got = [torch.zeros_like(p) if gr is None else gr for p, gr in zip(sel, got)]
     finally:
-        _set_grad_enabled(grad_was)
-        running[0] = 0
-        object.__setattr__(m, "_qv_depth", depth)
-        if depth == 0:
-            for p in sel:
-                p.requires_grad_(False)
+        _leave(m, sel, running, depth, grad_was)
     value = _detach_value(out)
     if _dist._current().size > 1:  # data-parallel: averaged over the ranks, one all-reduce
         got, value = _averaged_with_aux(got, diff, value, aux)

@@ -20,6 +20,8 @@ from ._grad_value import Grad
 from ._model import Model
 from ._modes import EvalMode, Mode, Train
 
+_IMPORTED = frozenset(globals())  # (what __all__, at the end, leaves out)
+
 # --- elementwise: torch's own functions, no wrapper in between ----------------
 relu = torch.relu
 tanh = torch.tanh
@@ -700,7 +702,7 @@ def format_value(v) -> str:
     return str(v)
 
 
-def print_(*values, file=None, all_ranks=False) -> None:
+def _print(*values, file=None, all_ranks=False) -> None:
     """Print values separated by spaces: ``[]`` tensors as plain numbers (floats
     with 4 decimals), larger tensors as nested lists, gradients and models by
     their repr.  In a process group only rank 0 prints, unless ``all_ranks``
@@ -720,96 +722,10 @@ rank = _dist.rank
 world_size = _dist.world_size
 
 
-# The ops rt exports (runtime/__init__.py re-exports exactly these): a new
-# built-in's run-time function is added here and nowhere else in the runtime.
-__all__ = [
-    "abs",
-    "leaky_relu",
-    "elu",
-    "inf",
-    "pi",
-    "std",
-    "var",
-    "logsumexp",
-    "topk",
-    "sort",
-    "batch_norm",
-    "group_norm",
-    "linear",
-    "scaled_dot_product_attention",
-    "binary_cross_entropy",
-    "smooth_l1",
-    "huber",
-    "dropout2d",
-    "conv1d",
-    "conv_transpose2d",
-    "pad",
-    "flip",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-    "cos_of_number",
-    "exp_of_number",
-    "log_of_number",
-    "sin_of_number",
-    "sqrt_of_number",
-    "avg_pool2d",
-    "conv2d",
-    "eye",
-    "full",
-    "max_pool2d",
-    "multinomial",
-    "rand",
-    "tril",
-    "triu",
-    "arange",
-    "chunk",
-    "concat",
-    "permute",
-    "reshape",
-    "stack",
-    "one_hot",
-    "argmax",
-    "binary_cross_entropy_with_logits",
-    "cast",
-    "clamp",
-    "cos",
-    "cross_entropy",
-    "dropout",
-    "exp",
-    "format_value",
-    "gelu",
-    "item",
-    "kl_div",
-    "layer_norm",
-    "log",
-    "log1p",
-    "log_softmax",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "mse",
-    "nll",
-    "norm",
-    "ones",
-    "randint",
-    "randn",
-    "rank",
-    "world_size",
-    "relu",
-    "rms_norm",
-    "sigmoid",
-    "silu",
-    "sin",
-    "softmax",
-    "softplus",
-    "sqrt",
-    "stop_grad",
-    "sum",
-    "tensor",
-    "tanh",
-    "transpose",
-    "where",
-    "zeros",
-]
+# The ops rt exports (runtime/__init__.py re-exports exactly these): every
+# public name defined in this module, none of the names it imports. A new
+# built-in's run-time function is defined here and listed nowhere. (pyright
+# reads only a literal __all__; it then takes the module's public names.)
+__all__ = sorted(  # pyright: ignore[reportUnsupportedDunderAll]
+    name for name in globals() if not name.startswith("_") and name not in _IMPORTED
+)

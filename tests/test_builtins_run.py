@@ -11,7 +11,8 @@ import torch
 import torch.nn.functional as F
 
 import quiver
-from quiver.checker.builtins import BUILTINS
+from quiver.checker.builtins import BUILTINS, CONSTANTS
+from quiver.runtime import _ops
 
 SRC = """
 dim T = 2
@@ -280,6 +281,16 @@ def test_each_spec_names_a_runtime_function_that_rt_exports(name: str) -> None:
     for runtime in (BUILTINS[name].runtime, BUILTINS[name].number_runtime):
         if runtime is not None:
             assert runtime in quiver.runtime.__all__ and callable(getattr(quiver.runtime, runtime))
+
+
+def test_each_op_of_the_runtime_is_a_spec_s_or_a_helper_of_the_compiler() -> None:
+    # rt exports every public name of runtime/_ops.py (no list to keep): each
+    # is the run-time function of a spec, or one the compiler writes itself.
+    used = {r for b in BUILTINS.values() for r in (b.runtime, b.number_runtime, b.grad_runtime) if r is not None}
+    compiler_helpers = {"tensor", "cast", "format_value"} | set(CONSTANTS)  # literals, `as`, f-strings; inf, pi
+    assert set(_ops.__all__) - used - compiler_helpers == set()
+    assert set(_ops.__all__) <= set(quiver.runtime.__all__)
+    assert not {"torch", "np", "F", "math", "sys", "builtins", "checks"} & set(_ops.__all__)  # imported, not ops
 
 
 def test_every_builtin_is_compiled_and_run_against_torch() -> None:

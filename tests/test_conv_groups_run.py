@@ -103,8 +103,7 @@ def test_the_checkers_dilated_sizes_are_torchs() -> None:
     # for numbers, for a generic h, and for a layer's dims (then substituted)
     from quiver.checker import dimexpr as DX
     from quiver.checker import types as T
-    from quiver.checker.body.conv_rules import _out_size
-    from quiver.checker.body.deconv_rules import _transposed_size
+    from quiver.checker.builtins.conv import _out_size, _transposed_size
 
     names = ("h", "k", "s", "p", "d")
     for size in range(1, 10):

@@ -88,7 +88,7 @@ def test_the_checkers_sizes_are_torchs() -> None:
     # each then substituted, is the size torch's conv2d and pools give.
     from quiver.checker import dimexpr as DX
     from quiver.checker import types as T
-    from quiver.checker.body.conv_rules import _out_size
+    from quiver.checker.builtins.conv import _out_size
 
     for size in range(1, 13):
         for k in range(1, 5):

@@ -476,7 +476,7 @@ def test_transposed_and_1d_convolutions_and_a_bias(env) -> None:
 def test_the_checkers_transposed_sizes_are_torchs() -> None:
     from quiver.checker import dimexpr as DX
     from quiver.checker import types as T
-    from quiver.checker.body.deconv_rules import _transposed_size
+    from quiver.checker.builtins.conv import _transposed_size
 
     for size in range(1, 7):
         for k in range(1, 4):

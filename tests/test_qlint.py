@@ -109,7 +109,7 @@ def test_pretty_output_underlines_the_range(tree: Path, capsys) -> None:
 
 
 def test_related_locations_in_pretty_output(capsys, tmp_path: Path) -> None:
-    src = (ROOT / "tests" / "checker" / "diagnostics" / "W1101.qv").read_text()
+    src = CODES["W1101"].example  # a param never read: its note names where it is declared
     (tmp_path / "w.qv").write_text(src)
     _, out, _ = run(capsys, "--format", "pretty", "--color", "never", str(tmp_path / "w.qv"))
     assert "note: param b is declared here" in out
@@ -153,6 +153,16 @@ def test_explain_every_code(capsys) -> None:
         status, out, _ = run(capsys, "--explain", code.lower())
         assert status == 0 and out.startswith(f"{code}: {CODES[code].title}")
     assert run(capsys, "--explain", "E4242")[0] == 2
+
+
+def test_explain_lists_the_variants_of_the_detail(capsys) -> None:
+    status, out, _ = run(capsys, "--explain", "E0910")
+    assert status == 0
+    listed = out[out.index("The detail is one of:") : out.index("Example:")]
+    assert [line.split()[0] for line in listed.splitlines()[2:] if line] == [n for n, _ in CODES["E0910"].variants]
+    assert "    takes_no_dims  takes no dims, found <written>[...]\n" in listed
+    # a code without variants lists none
+    assert "The detail is one of:" not in run(capsys, "--explain", "E0101")[1]
 
 
 def test_list_codes(capsys) -> None:

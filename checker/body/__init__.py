@@ -11,8 +11,7 @@ analysis needs (field reads, calls that pass a model on, escapes,
 The result depends only on the body's own text and on the interfaces of the
 global names it looked up (`deps`), which is what lets the analysis reuse it
 while other items change.
+
+The package imports nothing itself: the built-in families import the rule
+interface (body.context) without pulling in the engine (body.core).
 """
-
-from .core import BodyChecker, check_body
-
-__all__ = ["BodyChecker", "check_body"]

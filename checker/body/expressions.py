@@ -3,12 +3,6 @@ body; the dispatch to operators (operators.py) and indexing (indexing.py)."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
-from typing import TYPE_CHECKING
-
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
@@ -16,23 +10,23 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
+from .engine_api import EngineBase
 from .env import Env, Var
+from .features.optimizers import optimizer_field
+from .features.schedules import schedule_field
 from .fstring_rules import spec_problem
 from .fstring_rules import type_text as spec_type_text
 from .text import expr_text
 
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
-
-class ExpressionRules:
+class ExpressionRules(EngineBase):
     # -------------------------------------------------------------- expressions
 
-    def value(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+    def value(self, e: A.Expr, env: Env) -> T.Type:
         """An expression whose result is used as a value."""
         return self.as_value(e, self.expr(e, env))
 
-    def as_value(self: BodyChecker, e: A.Expr, t: T.Type) -> T.Type:
+    def as_value(self, e: A.Expr, t: T.Type) -> T.Type:
         """`t`, the type of `e`, used as a value: a function, a model or a
         module by itself is not one (E0110)."""
         if isinstance(t, (T.FnRefT, T.BuiltinRefT, T.ModelClassT, T.ModuleT)):
@@ -57,12 +51,12 @@ class ExpressionRules:
             return T.UNKNOWN
         return t
 
-    def expr(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+    def expr(self, e: A.Expr, env: Env) -> T.Type:
         t = self._expr(e, env)
         self.types[e] = t
         return t
 
-    def _expr(self: BodyChecker, e: A.Expr, env: Env) -> T.Type:
+    def _expr(self, e: A.Expr, env: Env) -> T.Type:
         if isinstance(e, A.Name):
             return self.name(e, env)
         if isinstance(e, A.IntLit):
@@ -130,7 +124,7 @@ class ExpressionRules:
             return T.UNKNOWN
         return T.UNKNOWN  # pragma: no cover
 
-    def name(self: BodyChecker, e: A.Name, env: Env) -> T.Type:
+    def name(self, e: A.Name, env: Env) -> T.Type:
         var = env.vars.get(e.name)
         if var is not None and var.phantom:
             return T.UNKNOWN
@@ -165,7 +159,7 @@ class ExpressionRules:
             return T.BOOL_N if isinstance(default, bool) else T.NumberT("Float")
         return self.global_name(e, env)
 
-    def global_name(self: BodyChecker, e: A.Name, env: Env) -> T.Type:
+    def global_name(self, e: A.Name, env: Env) -> T.Type:
         """A name that is no local, generic dim or option: a global, a
         constant or a built-in (E0101 when it is none)."""
         kind = self.global_kind(e.name)
@@ -190,7 +184,7 @@ class ExpressionRules:
         env.vars[e.name] = Var(T.UNKNOWN, frozenset(), phantom=True)
         return T.UNKNOWN
 
-    def global_value(self: BodyChecker, node: A.Node, written: str, kind: str) -> T.Type:
+    def global_value(self, node: A.Node, written: str, kind: str) -> T.Type:
         """The value of a global name as written (`f`, `Mlp`, `layers.H`):
         types and refs carry its qualified name (`layers.H`)."""
         name = self.g.names.canonical(written)
@@ -215,7 +209,7 @@ class ExpressionRules:
             return T.ModuleT(written)
         return T.UNKNOWN  # a broken item or import: its errors are reported there
 
-    def module_member(self: BodyChecker, e: A.Field, module: T.ModuleT) -> T.Type:
+    def module_member(self, e: A.Field, module: T.ModuleT) -> T.Type:
         """`layers.forward`, `nn.layers`: a name through an imported module."""
         member = e.name.text
         written = f"{module.name}.{member}"
@@ -233,7 +227,7 @@ class ExpressionRules:
         self.diags.append(C.E0115.at(e.name.span, module=module.name, name=member, hint=suggest(member, members)))
         return T.UNKNOWN
 
-    def origin_of(self: BodyChecker, e: A.Expr, env: Env) -> str | None:
+    def origin_of(self, e: A.Expr, env: Env) -> str | None:
         """The model parameter an expression is (`m`), or a sub-model of
         it, as a path (`m.enc`; `m.blocks` for any block of a stack)."""
         if isinstance(e, A.Name):
@@ -248,7 +242,7 @@ class ExpressionRules:
             return self.origin_of(e.value, env)
         return None
 
-    def path_fact(self: BodyChecker, kind: str, origin: str, target: str, span: A.Span, index: int = 0) -> None:
+    def path_fact(self, kind: str, origin: str, target: str, span: A.Span, index: int = 0) -> None:
         """A read fact of a model parameter given by a path origin (`m.enc`):
         the fact is the parameter's, with the sub-model path as a prefix."""
         param, _, prefix = origin.partition(".")
@@ -257,7 +251,7 @@ class ExpressionRules:
         else:
             self.fact(ReadFact(kind, param, target, span, index, f"{prefix}." if prefix else ""))  # type: ignore[arg-type]
 
-    def fact(self: BodyChecker, f: ReadFact) -> None:
+    def fact(self, f: ReadFact) -> None:
         """Record a use of a model parameter; nothing under stop_grad(...)
         is differentiated, so reads there (direct or through calls) do not count."""
         if self.stop_grad_depth == 0:
@@ -266,14 +260,14 @@ class ExpressionRules:
             kind = "sg_field" if f.kind == "field" else "sg_call"
             self.facts.add(ReadFact(kind, f.param, f.target, f.span, f.index, f.prefix))
 
-    def escape_if_model(self: BodyChecker, e: A.Expr, env: Env, why: str) -> None:
+    def escape_if_model(self, e: A.Expr, env: Env, why: str) -> None:
         origin = self.origin_of(e, env)
         if origin is not None:
             self.path_fact("escape", origin, why, e.span)
 
     # -- fields, literals, casts
 
-    def field_access(self: BodyChecker, e: A.Field, env: Env) -> T.Type:
+    def field_access(self, e: A.Field, env: Env) -> T.Type:
         obj = self.expr(e.value, env)
         name = e.name.text
         if isinstance(obj, T.UnknownT):
@@ -321,9 +315,9 @@ class ExpressionRules:
                 self.path_fact("field", origin, name, e.span)
             return f.type
         if isinstance(obj, T.OptimT):
-            return self.optimizer_field(e, obj)
+            return optimizer_field(self, e, obj)
         if isinstance(obj, T.ScheduleT):
-            return self.schedule_field(e, obj)
+            return schedule_field(self, e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
             model = self.g.model(obj)
@@ -395,7 +389,7 @@ class ExpressionRules:
         self.diags.append(C.E0107.at(e.name.span, name=name, owner=T.describe(obj), hint=hint))
         return T.UNKNOWN
 
-    def tensor_lit(self: BodyChecker, e: A.TensorLit) -> T.Type:
+    def tensor_lit(self, e: A.TensorLit) -> T.Type:
         """`[1.0, -2.0]` is `[2]`, `[[1.0, 0.0], [0.0, 1.0]]` is `[2 2]`: Float
         when a value is written with a decimal point, else i64; rows nested in
         one literal all have the same shape."""
@@ -405,7 +399,7 @@ class ExpressionRules:
         floats = any(isinstance(n, A.FloatLit) for n in A.walk(e))
         return T.TensorT(tuple(T.DimLit(n) for n in shape), T.F32 if floats else T.I64)
 
-    def name_list_lit(self: BodyChecker, e: A.NameList, env: Env) -> T.Type:
+    def name_list_lit(self, e: A.NameList, env: Env) -> T.Type:
         """`[x, y]` of plain numbers is a `[2]` tensor: Float when one of them
         is a Float, else i64, as a literal of the numbers themselves."""
         kinds: list[str] = []
@@ -437,7 +431,7 @@ class ExpressionRules:
             return T.UNKNOWN
         return T.TensorT((T.DimLit(len(kinds)),), T.F32 if "Float" in kinds else T.I64)
 
-    def literal_shape(self: BodyChecker, e: A.Expr) -> tuple[int, ...] | None:
+    def literal_shape(self, e: A.Expr) -> tuple[int, ...] | None:
         if not isinstance(e, A.TensorLit):
             self.types[e] = T.NumberT(
                 "Float" if isinstance(e, A.FloatLit) or isinstance(getattr(e, "operand", None), A.FloatLit) else "Int"
@@ -452,19 +446,17 @@ class ExpressionRules:
             if s != first:
                 want = "a number" if first == () else f"a row of shape [{' '.join(map(str, first))}]"
                 found = "a number" if s == () else f"a row of shape [{' '.join(map(str, s))}]"
-                reason = f"every item is {want}; this is {found}"
+                reason = C.E0214.say("literal_rows", want=want, found=found)
                 self.diags.append(C.E0214.at(item.span, operation="tensor literal", reason=reason))
                 return None
         assert first is not None
         return (len(e.items), *first)
 
-    def cast(self: BodyChecker, e: A.Cast, env: Env) -> T.Type:
+    def cast(self, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)
         target_expr = e.type
         if isinstance(target_expr, A.NamedType) and target_expr.name.text == "Grad":
-            self.diags.append(
-                C.E0303.at(e.type.span, type=type_text(e.type), reason="a value cannot be cast to a gradient type")
-            )
+            self.diags.append(C.E0303.at(e.type.span, type=type_text(e.type), reason=C.E0303.say("cast_to_grad")))
             return T.UNKNOWN
         # `x as f64`, `y as Index[C]`: an element type alone keeps the shape.
         elem_only = isinstance(target_expr, A.NamedType) and (
@@ -513,7 +505,7 @@ class ExpressionRules:
         self.note_dims(e, target, src, "cast: ", "value")  # `x[i:j] as [T b]` checks a run-time dim
         return target
 
-    def type_context(self: BodyChecker, ints: bool = True) -> TypeContext:
+    def type_context(self, ints: bool = True) -> TypeContext:
         """For types written in the body (casts, shapes, over= dims); with
         `ints`, an Int variable is a size (`zeros([n D])`)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
@@ -526,7 +518,7 @@ class ExpressionRules:
             run_dim=self.lookup_run_dim if ints else self.lookup_named_run_dim,
         )
 
-    def _take(self: BodyChecker, ctx: TypeContext) -> None:
+    def _take(self, ctx: TypeContext) -> None:
         """Take a type context's diagnostics, and the global names it looked
         up as dependencies of this body."""
         self.diags.extend(ctx.diagnostics)

@@ -5,12 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
-from typing import TYPE_CHECKING
-
 from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
@@ -18,12 +12,12 @@ from .. import types as T
 from ..declarations import kind_word, suggest
 from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
 from ..results import Ref
+from .engine_api import EngineBase
 from .env import Env, Loop, Var, fresh_name, same_state
-from .grad_sites import is_vag
+from .features.gradients import is_vag
+from .features.optimizers import assign_optimizer_field
+from .features.schedules import assign_schedule_field
 from .text import expr_text
-
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
 # Built-ins called for an effect that give a value too (W0104 leaves them
 # alone; those that give nothing are never reported).
@@ -34,10 +28,10 @@ _EFFECT_BUILTINS = frozenset({"load"})
 MAX_LOOP_PASSES = 4
 
 
-class FlowRules:
+class FlowRules(EngineBase):
     # -------------------------------------------------------------- statements
 
-    def block(self: BodyChecker, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
+    def block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
         reported_here = False
         for i, s in enumerate(stmts):
             if env.dead:
@@ -63,7 +57,7 @@ class FlowRules:
             env = self.stmt(s, env)
         return env
 
-    def stmt(self: BodyChecker, s: A.Stmt, env: Env) -> Env:
+    def stmt(self, s: A.Stmt, env: Env) -> Env:
         self.env_now = env  # types written in it read its Int variables as sizes
         if isinstance(s, A.Assign):
             return self.assign(s, env)
@@ -98,7 +92,7 @@ class FlowRules:
             return env
         return env  # Pass
 
-    def _dropped_value(self: BodyChecker, e: A.Expr, t: T.Type) -> None:
+    def _dropped_value(self, e: A.Expr, t: T.Type) -> None:
         """W0104: a statement that is a built-in's pure value or an operator's,
         dropped (`log(x)` meant as a metric, `x + 1.0`). A user fn may change
         a `mut` argument, and `load` reads into its arguments: never reported."""
@@ -117,12 +111,12 @@ class FlowRules:
             hint = "; to log a metric, name it: log(step, name=value)"
         self.diags.append(C.W0104.at(e.span, expr=expr_text(e), found=T.describe(t), hint=hint))
 
-    def _vag_fix_statement(self: BodyChecker, s: A.ExprStmt) -> Fix:
+    def _vag_fix_statement(self, s: A.ExprStmt) -> Fix:
         return Fix(
             "Bind the value and the gradient: l, g = ...", (TextEdit(A.Span(s.span.start, s.span.start), "l, g = "),)
         )
 
-    def assign(self: BodyChecker, s: A.Assign, env: Env) -> Env:
+    def assign(self, s: A.Assign, env: Env) -> Env:
         env = env.copy()
         if len(s.targets) == 1:
             target = s.targets[0]
@@ -174,7 +168,7 @@ class FlowRules:
             self.bind_target(target, item, None, env, s.value)
         return env
 
-    def aug_assign(self: BodyChecker, s: A.AugAssign, env: Env) -> Env:
+    def aug_assign(self, s: A.AugAssign, env: Env) -> Env:
         env = env.copy()
         current = self.expr(s.target, env)
         value = self.value(s.value, env)
@@ -198,7 +192,7 @@ class FlowRules:
         return env
 
     def bind_target(
-        self: BodyChecker, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr, simple: bool = False
+        self, target: A.Expr, t: T.Type, origin: str | None, env: Env, value: A.Expr, simple: bool = False
     ) -> None:
         if isinstance(target, A.TupleExpr):
             # (l, acc), g = ...: a tuple of names takes a tuple of as many values
@@ -232,7 +226,7 @@ class FlowRules:
         if simple:
             self.simple_defs[target] = name
 
-    def assign_field(self: BodyChecker, target: A.Field, t: T.Type, value: A.Expr, env: Env) -> None:
+    def assign_field(self, target: A.Field, t: T.Type, value: A.Expr, env: Env) -> None:
         obj_type = self.expr(target.value, env)
         if isinstance(obj_type, T.UnknownT):
             return
@@ -240,10 +234,10 @@ class FlowRules:
             self.diags.append(C.E0505.at(target.span, model=obj_type.model))
             return
         if isinstance(obj_type, T.OptimT):
-            self.assign_optimizer_field(target, obj_type, t, value, env)
+            assign_optimizer_field(self, target, obj_type, t, value, env)
             return
         if isinstance(obj_type, T.ScheduleT):
-            self.assign_schedule_field(target, obj_type)
+            assign_schedule_field(self, target, obj_type)
             return
         if not isinstance(obj_type, T.ModelT):
             self.diags.append(C.E0107.at(target.name.span, name=target.name.text, owner=T.describe(obj_type), hint=""))
@@ -285,7 +279,7 @@ class FlowRules:
         ):
             self.note_dims(value, finfo.type, t, f"field {obj_type.name}.{finfo.name}: ", "value")
 
-    def require_mut(self: BodyChecker, target: A.Expr, model: A.Expr, var: Var | None) -> bool:
+    def require_mut(self, target: A.Expr, model: A.Expr, var: Var | None) -> bool:
         """A model changes only through a `mut` parameter (E0501, once per model)."""
         if var is not None and var.param is not None and var.param.mut:
             return True
@@ -312,12 +306,12 @@ class FlowRules:
         self.diags.append(C.E0501.at(target.span, field=f"{expr_text(target)}", why=what, fix=fix))
         return False
 
-    def model_update(self: BodyChecker, target: A.Name, env: Env) -> None:
+    def model_update(self, target: A.Name, env: Env) -> None:
         """`m -= lr * g`, `m += e`: every param of a mut model, by a gradient of
         its own model (buffers untouched)."""
         self.require_mut(target, target, env.vars.get(target.name))
 
-    def return_(self: BodyChecker, s: A.Return, env: Env) -> Env:
+    def return_(self, s: A.Return, env: Env) -> Env:
         fn = self.fn
         if not s.values:
             if fn.declared_ret and not isinstance(fn.ret, (T.UnitT, T.UnknownT)):
@@ -350,7 +344,7 @@ class FlowRules:
         env.dead = True
         return env
 
-    def condition(self: BodyChecker, e: A.Expr, env: Env) -> None:
+    def condition(self, e: A.Expr, env: Env) -> None:
         t = self.value(e, env)
         if isinstance(t, T.UnknownT):
             return
@@ -360,7 +354,7 @@ class FlowRules:
             return
         self.diags.append(C.E0307.at(e.span, found=T.describe(t)))
 
-    def if_(self: BodyChecker, s: A.If, env: Env) -> Env:
+    def if_(self, s: A.If, env: Env) -> Env:
         outs: list[Env] = []
         current = env
         before = dict(self.known_options)
@@ -379,7 +373,7 @@ class FlowRules:
         self.known_options = before
         return self.join(env, outs, s)
 
-    def option_test(self: BodyChecker, cond: A.Expr, env: Env) -> tuple[str, bool] | None:
+    def option_test(self, cond: A.Expr, env: Env) -> tuple[str, bool] | None:
         """`bias` / `not bias` for an option of the method's model: (the
         option, the value the branch runs with)."""
         value = True
@@ -393,7 +387,7 @@ class FlowRules:
             return cond.name, value
         return None
 
-    def join(self: BodyChecker, before: Env, outs: list[Env], at: A.Node, rounds: bool = False) -> Env:
+    def join(self, before: Env, outs: list[Env], at: A.Node, rounds: bool = False) -> Env:
         """The variables where paths meet; with `rounds`, the paths are a
         loop's rounds, where a tensor may grow (S.join's `grow`)."""
         live = [o for o in outs if not o.dead]
@@ -460,7 +454,7 @@ class FlowRules:
             result.vars[name] = Var(t, defs, maybe, origin, param)
         return result
 
-    def loop(self: BodyChecker, body: tuple[A.Stmt, ...], env: Env, head, forever: bool = False) -> Env:
+    def loop(self, body: tuple[A.Stmt, ...], env: Env, head, forever: bool = False) -> Env:
         """Check a loop body until its variables settle (their types and the
         assignments that reach the top of the body); only the final pass's
         diagnostics are kept, and every pass starts from the same reporting
@@ -504,7 +498,7 @@ class FlowRules:
 
         return entry  # pragma: no cover
 
-    def for_(self: BodyChecker, s: A.For, env: Env) -> Env:
+    def for_(self, s: A.For, env: Env) -> Env:
         it = s.iter
         ok = (
             isinstance(it, A.Call)
@@ -567,7 +561,7 @@ class FlowRules:
                 out.vars[n] = dataclasses.replace(v, maybe_unbound=True, loop_only=True)
         return out
 
-    def while_(self: BodyChecker, s: A.While, env: Env) -> Env:
+    def while_(self, s: A.While, env: Env) -> Env:
         def head(state: Env) -> None:
             self.condition(s.cond, state)
 

@@ -3,26 +3,18 @@ bounds, a model class given its dims (`Linear[D, H]`)."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
-from typing import TYPE_CHECKING
-
 from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
 from ..declarations import dotted_text
+from .engine_api import EngineBase
 from .env import Env
 from .text import expr_text
 
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
-
-class IndexingRules:
-    def index(self: BodyChecker, e: A.Index, env: Env) -> T.Type:
+class IndexingRules(EngineBase):
+    def index(self, e: A.Index, env: Env) -> T.Type:
         """`x[i]` drops the first dim; `x[labels]` with labels `[..] Index[V]`
         gathers along a first dim V (an embedding); `x[i:j]` keeps (j-i) of it."""
         t = self.expr(e.value, env)
@@ -54,7 +46,7 @@ class IndexingRules:
         self.diags.append(C.E0306.at(e.span, op="indexing", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
 
-    def model_class_args(self: BodyChecker, e: A.Index, t: T.ModelClassT) -> T.Type:
+    def model_class_args(self, e: A.Index, t: T.ModelClassT) -> T.Type:
         """`Linear[D, H, bias=False]` in an expression: the model with those
         dims and options (checked as in a type), ready for `.init(seed=...)`."""
         items = e.index.items if isinstance(e.index, A.Subscripts) else (e.index,)
@@ -73,14 +65,15 @@ class IndexingRules:
                     C.E0910.at(
                         item.span,
                         model=t.name,
-                        problem="takes dims here (a name, a number or (dim arithmetic)), "
-                        f"found {expr_text(item) if not isinstance(item, A.Slice) else 'a slice'}",
+                        problem=C.E0910.say(
+                            "dims_here", found=expr_text(item) if not isinstance(item, A.Slice) else "a slice"
+                        ),
                     )
                 )
                 return T.UNKNOWN
             args.append(arg)
         if t.dims or t.options:
-            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem="has its dims already"))
+            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem=C.E0910.say("has_dims")))
             return T.UNKNOWN
         ctx = self.type_context()
         name_node = A.Ident(e.value.span, dotted_text(e.value) or expr_text(e.value))  # `nn.Linear` as written
@@ -90,7 +83,7 @@ class IndexingRules:
             return T.UNKNOWN
         return T.ModelClassT(model.name, model.dims, model.options)
 
-    def gather(self: BodyChecker, e: A.Index, t: T.Type, labels: T.TensorT) -> T.Type:
+    def gather(self, e: A.Index, t: T.Type, labels: T.TensorT) -> T.Type:
         """`m.emb[tokens]`: `[V E]` indexed by `[b T] Index[V]` is `[b T E]`."""
         if not isinstance(t, T.TensorT) or t.rank == 0:
             self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=T.describe(t)))
@@ -103,7 +96,7 @@ class IndexingRules:
             return T.UNKNOWN
         return T.TensorT(labels.dims + t.dims[1:], t.elem)
 
-    def slice_bound(self: BodyChecker, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
+    def slice_bound(self, b: A.Expr | None, n: DX.Poly | None, default: DX.Poly | None) -> DX.Poly | None:
         """A slice bound as a dim normal form: literals, dim constants,
         generic dims and + - * of them (a negative one counts from the end,
         as in Python: `x[-2:]`, `x[T-10:]` with T = 8, `x[-t:]`); None when
@@ -118,7 +111,7 @@ class IndexingRules:
             return DX.add(n, p) if n is not None else None
         return p
 
-    def bound_poly(self: BodyChecker, e: A.Expr) -> DX.Poly | None:
+    def bound_poly(self, e: A.Expr) -> DX.Poly | None:
         """An Int expression of integer literals, dim constants and generic
         dims joined by + - * as a dim normal form; None when it is known
         only at run time."""
@@ -137,7 +130,7 @@ class IndexingRules:
         value = self.int_value(e)
         return DX.const(value) if value is not None else None
 
-    def int_value(self: BodyChecker, e: A.Expr) -> int | None:
+    def int_value(self, e: A.Expr) -> int | None:
         """The value of an Int expression of integer literals and dim
         constants joined by + - * (`T - 1`); None when it is known only at
         run time."""

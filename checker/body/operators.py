@@ -6,29 +6,21 @@ from __future__ import annotations
 
 import dataclasses
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
-from typing import TYPE_CHECKING
-
 from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..diagnostics import LocalDiagnostic
-from ..pair_text import distinct
+from ..type_pairs import distinct
+from .engine_api import EngineBase
 from .env import Env
 from .text import expr_text
 
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
-
-class OperatorRules:
+class OperatorRules(EngineBase):
     # -- operators
 
-    def unary(self: BodyChecker, e: A.Unary, env: Env) -> T.Type:
+    def unary(self, e: A.Unary, env: Env) -> T.Type:
         t = self.value(e.operand, env)
         if isinstance(t, T.UnknownT):
             return t
@@ -53,7 +45,7 @@ class OperatorRules:
         self.diags.append(C.E0306.at(e.span, op=f"unary '{e.op}'", left=T.describe(t), right="", detail=""))
         return T.UNKNOWN
 
-    def bool_elementwise(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+    def bool_elementwise(self, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         """`a & b`, `a | b`: elementwise and, or of Bool tensors (broadcast),
         or of Bools (`and`/`or` are for conditions)."""
 
@@ -83,7 +75,7 @@ class OperatorRules:
         return T.TensorT(dims, T.BOOL)
 
     def binary_types(
-        self: BodyChecker, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
+        self, op: str, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
     ) -> T.Type:
         if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
             return T.UNKNOWN
@@ -174,7 +166,7 @@ class OperatorRules:
         elem = T.Elem(tensor_elem.dtype, refine if tensor_elem.is_float else None)
         return T.TensorT(dims, elem)
 
-    def number_arith(self: BodyChecker, op: str, lt: T.NumberT, rt: T.NumberT, node: A.Node, right: A.Expr) -> T.Type:
+    def number_arith(self, op: str, lt: T.NumberT, rt: T.NumberT, node: A.Node, right: A.Expr) -> T.Type:
         if lt.kind not in ("Int", "Float") or rt.kind not in ("Int", "Float"):
             if op == "+" and lt.kind == rt.kind == "Str":
                 return T.STR
@@ -186,9 +178,7 @@ class OperatorRules:
         nonneg = refine_arith(op, lt, rt, right) is not None
         return T.NumberT(kind, nonneg)
 
-    def matmul(
-        self: BodyChecker, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node
-    ) -> T.Type:
+    def matmul(self, lt: T.Type, rt: T.Type, left: A.Expr, right: A.Expr, op_span: A.Span, node: A.Node) -> T.Type:
         if not isinstance(lt, T.TensorT) or not isinstance(rt, T.TensorT):
             self.diags.append(
                 C.E0306.at(
@@ -235,7 +225,7 @@ class OperatorRules:
         refine = "nonneg" if lt.elem.nonneg and rt.elem.nonneg else None
         return T.TensorT(dims, T.Elem(lt.elem.dtype, refine))  # type: ignore[arg-type]
 
-    def example_grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+    def example_grad_arith(self, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         """Per-example gradients `[b] Grad[M]`: + and - of two alike, and * or
         / by a number, a [] or a [b] (one factor per example)."""
         if op in ("+", "-") and T.is_example_grads(lt) and T.is_example_grads(rt):
@@ -259,7 +249,7 @@ class OperatorRules:
         self.diags.append(C.E1108.at(node.span, operation=f"{T.describe(lt)} {op} {T.describe(rt)}"))
         return T.UNKNOWN
 
-    def grad_arith(self: BodyChecker, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
+    def grad_arith(self, op: str, lt: T.Type, rt: T.Type, node: A.Node) -> T.Type:
         if op in ("+", "-") and isinstance(lt, T.GradT) and isinstance(rt, T.GradT):
             if lt != rt:
                 self.diags.append(C.E0904.at(node.span, context=f"'{op}' of gradients: ", expected=lt, found=rt))
@@ -276,7 +266,7 @@ class OperatorRules:
         self.diags.append(C.E1108.at(node.span, operation=f"{T.describe(lt)} {op} {T.describe(rt)}"))
         return T.UNKNOWN
 
-    def compare(self: BodyChecker, e: A.Compare, env: Env) -> T.Type:
+    def compare(self, e: A.Compare, env: Env) -> T.Type:
         lt = self.value(e.left, env)
         rt = self.value(e.right, env)
         if isinstance(lt, T.UnknownT) or isinstance(rt, T.UnknownT):
@@ -317,7 +307,7 @@ class OperatorRules:
         )
         return T.UNKNOWN
 
-    def boolean(self: BodyChecker, e: A.Expr, env: Env, op: str) -> None:
+    def boolean(self, e: A.Expr, env: Env, op: str) -> None:
         t = self.value(e, env)
         if isinstance(t, T.UnknownT):
             return
@@ -337,7 +327,7 @@ class OperatorRules:
 
     # -- broadcasting
 
-    def broadcast_warnings(self: BodyChecker, node: A.Node, op: str, lt: T.Type, rt: T.Type, dims: tuple) -> None:
+    def broadcast_warnings(self, node: A.Node, op: str, lt: T.Type, rt: T.Type, dims: tuple) -> None:
         """Two silent bugs of broadcasting: a column against a vector making an
         outer product (`[b 1] - [b]` is `[b b]`), and labels of different dims
         compared or mixed (`Index[C] == Index[K]`)."""

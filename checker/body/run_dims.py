@@ -5,8 +5,6 @@ runs (docs/language.md, "Dims known only at run time")."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods annotate self with BodyChecker, the class they are composed into)
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -14,23 +12,22 @@ from .. import ast as A
 from .. import shapes as S
 from .. import types as T
 from ..results import RunDimOrigin
+from .engine_api import EngineBase
 from .env import Env, Var
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .core import BodyChecker
 
-
-class RunDimRules:
-    def init_run_dims(self: BodyChecker) -> None:
+class RunDimRules(EngineBase):
+    def init_run_dims(self) -> None:
         self.run_dims: dict[str, T.DimRun] = {}  # by name, the latest bound
         self.run_origins: dict[str, RunDimOrigin] = {}  # by key
         self.run_binds: dict[A.Node, tuple[tuple[str, int, int], ...]] = {}
         self.env_now: Env | None = None  # the environment of the statement being checked
         self._binding: tuple[str, list[str]] | None = None  # (what binds, keys bound so far)
 
-    def lookup_run_dim(self: BodyChecker, name: str, span: A.Span) -> T.Dim | None:
+    def lookup_run_dim(self, name: str, span: A.Span) -> T.Dim | None:
         """A name in a type written in the body that is neither a constant nor
         a generic dim: a run-time dim bound earlier, an Int variable (its value
         is the size), or, where a value binds names (a cast, a reader's
@@ -51,7 +48,7 @@ class RunDimRules:
         keys.append(here.key)
         return here
 
-    def int_var(self: BodyChecker, name: str, env: Env | None = None) -> Var | None:
+    def int_var(self, name: str, env: Env | None = None) -> Var | None:
         """The variable `name` when it holds an Int (whose value can be a size),
         in `env` or the statement's environment; None otherwise."""
         env = env if env is not None else self.env_now
@@ -60,11 +57,11 @@ class RunDimRules:
             return None
         return var
 
-    def lookup_named_run_dim(self: BodyChecker, name: str, span: A.Span) -> T.Dim | None:
+    def lookup_named_run_dim(self, name: str, span: A.Span) -> T.Dim | None:
         """Only a run-time dim bound before (over=n of a [n D] read from a file)."""
         return self.run_dims.get(name)
 
-    def int_dim(self: BodyChecker, name: str, var) -> T.DimRun:
+    def int_dim(self, name: str, var) -> T.DimRun:
         """The size an Int variable gives (`zeros([n D])`): one dim for each
         set of assignments that reach it, so two shapes made from one value
         of `n` line up."""
@@ -78,7 +75,7 @@ class RunDimRules:
         return T.DimRun(key)
 
     @contextmanager
-    def binding(self: BodyChecker, node: A.Node, what: str) -> Iterator[None]:
+    def binding(self, node: A.Node, what: str) -> Iterator[None]:
         """Names written in a type read inside this block that are new bind
         run-time dims, from the value of `node` (made by `what`)."""
         outer = self._binding
@@ -88,7 +85,7 @@ class RunDimRules:
         finally:
             self._binding = outer
 
-    def record_binds(self: BodyChecker, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None:
+    def record_binds(self, node: A.Node, t: T.Type, keys: set[str], item: int | None = None) -> None:
         """At run time, the value of `node` (of type `t`; with `item`, element
         `item` of a tuple value is of type `t`) gives the sizes of the run-time
         dims `keys` bound here."""
@@ -103,10 +100,10 @@ class RunDimRules:
         if binds:
             self.run_binds[node] = tuple(binds)
 
-    def bound_keys(self: BodyChecker) -> list[str]:
+    def bound_keys(self) -> list[str]:
         return self._binding[1] if self._binding is not None else []
 
-    def size_of_int(self: BodyChecker, e: A.Expr, env: Env, call: A.Node, param: str) -> T.Dim:
+    def size_of_int(self, e: A.Expr, env: Env, call: A.Node, param: str) -> T.Dim:
         """The size an Int argument gives a callee that sizes its types with
         it: a literal, a dim constant or generic dim used as a number, an Int
         variable (its run-time dim); otherwise a run-time dim of this call."""
@@ -127,7 +124,7 @@ class RunDimRules:
         self.run_origins.setdefault(here.key, RunDimOrigin(f"argument '{param}' of this call", e.span))
         return here
 
-    def extern_sizes(self: BodyChecker, info, bindings, node: A.Node) -> set[str]:
+    def extern_sizes(self, info, bindings, node: A.Node) -> set[str]:
         """The sizes an extern fn's result has of its own (`-> [n D]` with n in
         no parameter): a run-time dim of this call for each, named as the
         extern names it; their keys."""
@@ -140,7 +137,7 @@ class RunDimRules:
                 keys.add(dim.key)
         return keys
 
-    def checkable(self: BodyChecker, d: T.Dim | None) -> T.Dim | None:
+    def checkable(self, d: T.Dim | None) -> T.Dim | None:
         """A dim a run-time check can read the size of where it is: a run-time
         dim of an Int only while that Int holds the value it was made from."""
         if not isinstance(d, T.DimRun):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import ast as A
 from .. import shapes as S
@@ -31,8 +31,8 @@ from ..diagnostics import Fix, LocalRelated, TextEdit
 from .text import expr_text
 
 if TYPE_CHECKING:
+    from ..declarations import Globals
     from ..infos import FnInfo, ParamInfo
-    from .core import BodyChecker
     from .env import CallArg
 
 # paddings tried for a layer, whose kernel is not read here
@@ -53,13 +53,23 @@ class SizeSource:
     fix_at: tuple[A.Span, str] | None  # where `conv2d(...)`'s padding is written, and the text before it
 
 
-def record(c: BodyChecker, source: SizeSource) -> None:
+class _Checker(Protocol):
+    """What these hints read of the checker, and where they keep the sizes'
+    sources (`BodyChecker` is one)."""
+
+    @property
+    def g(self) -> Globals: ...
+    @property
+    def size_sources(self) -> dict[tuple[int, int], SizeSource]: ...
+
+
+def record(c: _Checker, source: SizeSource) -> None:
     """Remember a convolution of the body (once per call: loops check theirs again)."""
     c.size_sources[(source.span.start, source.span.end)] = source
 
 
 def record_layer(
-    c: BodyChecker, node: A.Node, info: FnInfo, typed: list[tuple[ParamInfo, CallArg, T.Type]], result: T.Type
+    c: _Checker, node: A.Node, info: FnInfo, typed: list[tuple[ParamInfo, CallArg, T.Type]], result: T.Type
 ) -> None:
     """A call of a method of a convolution layer, a model named `...Conv...`
     that takes a `padding` dim (nn.Conv2d's forward): its padding is the
@@ -96,7 +106,7 @@ def record_layer(
     record(c, source)
 
 
-def explain(c: BodyChecker, expected: T.Type, found: T.Type, span: A.Span) -> tuple[str, tuple, Fix | None]:
+def explain(c: _Checker, expected: T.Type, found: T.Type, span: A.Span) -> tuple[str, tuple, Fix | None]:
     """For a shape mismatch at `span`: the words to add to the message, the
     related location and the quick fix, when a convolution made the sizes
     that differ (only the location when no padding gives the sizes

@@ -4,24 +4,18 @@ and index assignment (`x[:, :10] = 0.0`, `m.buf[t] = v`)."""
 
 from __future__ import annotations
 
-# pyright: reportGeneralTypeIssues=false
-# (the methods of these parts annotate self with BodyChecker, the class they
-# are composed into, so each part sees the whole checker; pyright calls that
-# a general type issue.)
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
 from .. import shapes as S
 from .. import types as T
+from .engine_api import EngineBase
 from .env import Env
 from .text import cast_binding_note, expr_text
-
-if TYPE_CHECKING:
-    from .core import BodyChecker
 
 
 @dataclass(slots=True)
@@ -33,8 +27,8 @@ class _Item:
     labels: T.TensorT | None = None
 
 
-class SubscriptRules:
-    def subscripts(self: BodyChecker, e: A.Index, t: T.Type, env: Env) -> T.Type:
+class SubscriptRules(EngineBase):
+    def subscripts(self, e: A.Index, t: T.Type, env: Env) -> T.Type:
         """`x[a, b:c, ..., labels]`: each subscript takes one dim (`...` the
         dims no other takes, and dims after the last subscript are kept).
         An Int drops its dim, a slice gives it its size, labels `Index[d]` of
@@ -49,7 +43,7 @@ class SubscriptRules:
             if isinstance(node, A.EllipsisItem):
                 if ellipsis is not None and not failed:
                     self.diags.append(
-                        C.E0215.at(node.span, what=self._sub_text(e), problem="'...' may appear only once")
+                        C.E0215.at(node.span, what=self._sub_text(e), problem=C.E0215.say("ellipsis_twice"))
                     )
                     failed = True
                 ellipsis = ellipsis or node
@@ -57,7 +51,7 @@ class SubscriptRules:
             elif isinstance(node, A.Arg):
                 self.value(node.value, env)
                 if not failed and not isinstance(t, T.UnknownT):
-                    problem = "an option (name=value) is for a model's type, not a tensor's subscripts"
+                    problem = C.E0215.say("option")
                     self.diags.append(C.E0215.at(node.span, what=self._sub_text(e), problem=problem))
                 failed = True
             elif isinstance(node, A.Slice):
@@ -144,7 +138,7 @@ class SubscriptRules:
             b = S.broadcast(gathered, more)
             if isinstance(b, S.DimClash):
                 shown = " and ".join(str(T.TensorT(x)) for x in label_dims)
-                problem = f"label tensors index together and must broadcast: {shown} do not ({b.left} and {b.right})"
+                problem = C.E0215.say("labels_broadcast", shown=shown, left=str(b.left), right=str(b.right))
                 self.diags.append(C.E0215.at(i.node.span, what=self._sub_text(e), problem=problem))
                 return T.UNKNOWN
             gathered = b
@@ -166,10 +160,10 @@ class SubscriptRules:
                 placed = True
         return T.TensorT(tuple(dims), t.elem)
 
-    def _sub_text(self: BodyChecker, e: A.Index) -> str:
+    def _sub_text(self, e: A.Index) -> str:
         return f"{expr_text(e.value)}[{expr_text(e.index)}]"
 
-    def _slice_parts(self: BodyChecker, s: A.Slice, env: Env) -> bool:
+    def _slice_parts(self, s: A.Slice, env: Env) -> bool:
         """The bounds and step of a slice are Ints (E0301); a step written as
         a number is 1 or more (E0218); whether they are."""
         ok = True
@@ -189,7 +183,7 @@ class SubscriptRules:
                 ok = False
         return ok
 
-    def _slice_size(self: BodyChecker, s: A.Slice, d: T.Dim) -> T.Dim | None:
+    def _slice_size(self, s: A.Slice, d: T.Dim) -> T.Dim | None:
         """The size of `d` sliced by `s`: known when the bounds (and the step)
         are, `?` when one is known only at run time; None after E0213."""
         n = T.dim_poly(d)
@@ -203,11 +197,11 @@ class SubscriptRules:
         lo, hi = DX.value(start), DX.value(end)
         problem = None
         if value is not None and value <= 0:
-            problem = f"it keeps {value} of {d}"
+            problem = C.E0213.say("keeps_none", value=str(value), dim=str(d))
         elif whole is not None and ((lo is not None and lo > whole) or (hi is not None and hi > whole)):
-            problem = f"it reaches past the end of {d}"
+            problem = C.E0213.say("past_end", dim=str(d))
         elif lo is not None and lo < 0:
-            problem = f"it starts {-lo} before the start of {d}"
+            problem = C.E0213.say("before_start", count=str(-lo), dim=str(d))
         if problem is not None:
             self.diags.append(C.E0213.at(s.span, dim=str(d), reason=problem))
             return None
@@ -224,14 +218,14 @@ class SubscriptRules:
         text = DX.render(size, T.shown_name)
         return T.dim_of_poly(size, text if _wrapped(text) else f"({text})")
 
-    def _index_in_range(self: BodyChecker, node: A.Expr, d: T.Dim) -> bool:
+    def _index_in_range(self, node: A.Expr, d: T.Dim) -> bool:
         """An index known statically lies in its dim when the dim's size is
         known (E0217): `-n <= i < n`."""
         n = T.dim_value(d)
         i = self.int_value(node)
         if n is None or i is None or -n <= i < n:
             return True
-        reason = f"it has {n} entries, 0 to {n - 1} (or -{n} to -1)"
+        reason = C.E0217.say("entries", n=str(n), last=str(n - 1))
         dim = str(d) if str(d) != str(n) else f"a dim of {n}"
         self.diags.append(C.E0217.at(node.span, index=str(i), dim=dim, reason=reason))
         return False
@@ -239,7 +233,7 @@ class SubscriptRules:
     # ------------------------------------------------------------ assignment
 
     def assign_index(
-        self: BodyChecker,
+        self,
         target: A.Index,
         t: T.Type,
         value: A.Expr,

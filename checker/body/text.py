@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
-from ..declarations import type_text
+from ..show import expr_text
 
 
 def plural(n: int, what: str) -> str:
@@ -37,33 +37,3 @@ def _operand(e: A.Node) -> str:
     if isinstance(e, A.Call) and not e.args:
         return f"{expr_text(e.func)}()"
     return expr_text(e)
-
-
-def expr_text(e: A.Node) -> str:
-    """A short rendering of an expression for messages."""
-    if isinstance(e, A.Name):
-        return e.name
-    if isinstance(e, A.Field):
-        return f"{expr_text(e.value)}.{e.name.text}"
-    if isinstance(e, A.Call):
-        return f"{expr_text(e.func)}(...)"
-    if isinstance(e, (A.IntLit, A.FloatLit)):
-        return str(e.value)
-    if isinstance(e, A.TensorType):
-        return type_text(e)
-    if isinstance(e, A.Index):
-        return f"{expr_text(e.value)}[{expr_text(e.index)}]"
-    if isinstance(e, A.Slice):
-        text = ("" if e.start is None else expr_text(e.start)) + ":" + ("" if e.end is None else expr_text(e.end))
-        return text if e.step is None else f"{text}:{expr_text(e.step)}"
-    if isinstance(e, A.EllipsisItem):
-        return "..."
-    if isinstance(e, A.Subscripts):
-        return ", ".join(expr_text(x) for x in e.items)
-    if isinstance(e, A.Arg):
-        return (f"{e.keyword.text}=" if e.keyword is not None else "") + expr_text(e.value)
-    if isinstance(e, A.BoolLit):
-        return str(e.value)
-    if isinstance(e, A.Unary) and isinstance(e.operand, (A.Name, A.IntLit, A.FloatLit)):
-        return e.op + expr_text(e.operand)
-    return "this expression"

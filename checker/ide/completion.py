@@ -14,6 +14,7 @@ from ..declarations import (
     NUMBER_TYPES,
     FnInfo,
 )
+from ..initializers import INITIALIZERS
 from ..items import ItemSlot
 from ..lexical import STATEMENT_KEYWORDS
 from . import models as MD
@@ -51,6 +52,11 @@ def completions(analysis: Analysis, offset: int) -> list[Completion]:
     if _AFTER_OVER.search(prefix):
         return _dim_completions(analysis, fn)
     if slot is not None and isinstance(slot.item, A.ModelDecl):
+        if re.match(r"\s*(param|buffer)\s+\w+\s*:[^=#]*=\s*\w*$", prefix):
+            # a field's initializer: `param w: [D H] = kai`
+            return [
+                Completion(i.name, "builtin", i.signature, i.doc, sort_text="3" + i.name) for i in INITIALIZERS.values()
+            ]
         if re.match(r"\s*(param|buffer)\s+\w+\s*:", prefix):
             return _type_completions(analysis, prefix, None)
         if re.fullmatch(r"\s*\w*", prefix):

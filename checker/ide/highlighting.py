@@ -1,4 +1,4 @@
-"""Semantic tokens: dims, models, model fields, parameters, functions."""
+"""Semantic tokens: dims, models, model fields, parameters, functions, built-ins and initializers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from ..builtins import CONSTANTS
 from ..declarations import (
     FnInfo,
 )
+from ..initializers import INITIALIZERS, initializer_name
 from .results import SemanticToken
 from .symbols import _fn_of, _index, _Occ
 
@@ -32,6 +33,12 @@ def semantic_tokens(analysis: Analysis, span: A.Span | None = None) -> list[Sema
                 if tok is not None:
                     kind, mods = tok
                     tokens.append((o.span.start, o.span.end, kind, ("declaration",) + mods if o.is_def else mods))
+            if isinstance(item, A.ModelDecl):  # the fields' initializers, as built-ins
+                for m in item.members:
+                    name = initializer_name(m.init)
+                    if name is not None and name.name in INITIALIZERS:
+                        tokens.append((name.span.start, name.span.end, "function", ("defaultLibrary",)))
+                tokens.sort(key=lambda t: t[0])
             index.tokens = tokens
         base = slot.start
         out.extend(SemanticToken(A.Span(a + base, b + base), kind, mods) for a, b, kind, mods in index.tokens)

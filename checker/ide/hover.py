@@ -11,6 +11,7 @@ from ..declarations import (
     FnInfo,
     ModelInfo,
 )
+from ..initializers import INITIALIZERS, initializer_name
 from ..items import ItemSlot
 from ..reads import ParamReads, Step, param_reads
 from ..typectx import TypeContext
@@ -28,7 +29,23 @@ def hover(analysis: Analysis, offset: int) -> Hover | None:
         text = _describe(analysis, slot, occ)
         if text is not None:
             return Hover(_abs(slot, occ.span), text)
-    return _expression_hover(analysis, offset)
+    return _initializer_hover(analysis, offset) or _expression_hover(analysis, offset)
+
+
+def _initializer_hover(analysis: Analysis, offset: int) -> Hover | None:
+    """`kaiming_uniform` of `param w: [D H] = kaiming_uniform(a=sqrt(5.0))`:
+    the initializer's signature and doc (checker/initializers.py)."""
+    for probe in (offset, offset - 1):
+        slot = _slot_at(analysis, probe) if probe >= 0 else None
+        if slot is None or not isinstance(slot.item, A.ModelDecl):
+            continue
+        rel = probe - slot.start
+        for m in slot.item.members:
+            name = initializer_name(m.init)
+            init = INITIALIZERS.get(name.name) if name is not None else None
+            if name is not None and init is not None and name.span.start <= rel < name.span.end:
+                return Hover(_abs(slot, name.span), _code(init.signature) + f"\n\n{init.doc}")
+    return None
 
 
 def _describe_module(analysis: Analysis, written: str) -> str:

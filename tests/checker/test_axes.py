@@ -5,6 +5,7 @@ codes, messages and ranges."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 import pytest
 from annotations import check_annotated
@@ -18,8 +19,7 @@ dim C = 3
 """
 
 
-def check(body: str):
-    return check_annotated(PRELUDE + textwrap.dedent(body))
+check = partial(check_annotated, prelude=PRELUDE, dedent=True)
 
 
 def type_of(body: str, name: str) -> str:

@@ -1,4 +1,4 @@
-"""The built-in specs (checker/builtins.py) against everything derived from them.
+"""The built-in specs (checker/builtins/) against everything derived from them.
 
 Each spec has a typing rule, an example that checks clean, a docs row and a
 grammar entry; a spec without a rule is an internal error, not a silent
@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from quiver.checker import builtin_docs, builtins, check_text
-from quiver.checker.body.builtin_rules import RULES
+from quiver.checker.body.lints import names as N
 from quiver.checker.builtins import BUILTINS, MODEL_METHODS, Builtin, ParamKind
+from quiver.checker.builtins.registry import RULES
+from quiver.checker.builtins.spec import OVER, X
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,14 +71,14 @@ def test_a_spec_is_consistent(b: Builtin) -> None:
 
 def test_a_spec_without_a_rule_is_an_internal_error_not_a_fallback(monkeypatch) -> None:
     fake = Builtin(
-        "layer_norm",
-        (builtins.X, builtins.OVER),
-        "layer_norm(x: [..] Float, over=d) -> [..]",
-        "Made up.",
-        "h = layer_norm(x, over=D)",
-        "along",
-        "no-such-rule",
-        "layer_norm",
+        name="layer_norm",
+        params=(X, OVER),
+        signature="layer_norm(x: [..] Float, over=d) -> [..]",
+        doc="Made up.",
+        example="h = layer_norm(x, over=D)",
+        group="along",
+        rule="no-such-rule",
+        runtime="layer_norm",
     )
     monkeypatch.setitem(BUILTINS, "layer_norm", fake)
     analysis = check_text(HARNESS.format(body="    h = layer_norm(x, over=Q)\n"))
@@ -119,3 +121,15 @@ def test_overloads_split_at_the_top_level_only() -> None:
     assert BUILTINS["LinearLR"].overloads == [BUILTINS["LinearLR"].signature]
     assert "start_factor=1.0 / 3" in BUILTINS["LinearLR"].signature
     assert [s.split("(")[0] for s in BUILTINS["log"].overloads] == ["log", "log", "log"]
+
+
+def test_the_lints_find_the_built_ins_by_the_facts_of_their_specs() -> None:
+    # the lints read `role`, `target_param` and `symmetric`; these are the
+    # built-ins each lint then looks at (a spec that loses its fact drops out)
+    assert {"softmax", "sigmoid"} == N._MAKES_PROB
+    assert {"log_softmax", "nll", "cross_entropy"} == N._MAKES_LOGPROB
+    assert N._SOFTMAXES == {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
+    assert N._TARGET_LOSSES == {"mse": "target", "smooth_l1": "target", "huber": "target"}
+    assert {"mse", "maximum", "minimum"} == N._SYMMETRIC
+    by = {b.name: b for b in BUILTINS.values()}
+    assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}

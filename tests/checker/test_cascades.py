@@ -8,21 +8,16 @@ import re
 from pathlib import Path
 
 import pytest
+from annotations import spanned
 
 from quiver.checker import catalog as C
 from quiver.checker import check_text
 from quiver.checker import dimexpr as DX
 from quiver.checker import types as T
 from quiver.checker.ast import Span
-from quiver.checker.pair_text import distinct
+from quiver.checker.type_pairs import distinct, show_pair
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def spanned(src: str) -> list[tuple[str, str, str]]:
-    a = check_text(src)
-    assert not a.internal_errors, a.internal_errors
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics]
 
 
 def local_types(src: str) -> dict[str, str]:
@@ -134,7 +129,7 @@ def test_two_types_that_print_the_same_are_told_apart() -> None:
     generic = T.TensorT((T.DimVar("n"), T.DimVar("NH")))
     d = C.E0201.at(Span(0, 1), context="return value: ", expected=const, found=generic)
     assert d.message == "return value: expected [n NH] (NH: the dim constant NH = 2), found [n NH] (NH: a generic dim)"
-    assert T.show_pair(const, generic) == (
+    assert show_pair(const, generic) == (
         "[n NH] (NH: the dim constant NH = 2)",
         "[n NH] (NH: a generic dim)",
     )
@@ -158,13 +153,20 @@ _SAME = [
     re.compile(r"'\w+' is (?P<a>.+) on one path and (?P=a) on another"),
 ]
 
-PROGRAMS = sorted(
-    [
-        *(ROOT / "tests/checker/diagnostics").glob("*.qv"),
-        *(ROOT / "tests/corpus").rglob("*.qv"),
-        *(ROOT / "examples").glob("*.qv"),
-    ]
-)
+PROGRAMS = [
+    *(
+        (p.name, p.read_text())
+        for p in sorted(
+            [
+                *(ROOT / "tests/checker/diagnostics").glob("*.qv"),
+                *(ROOT / "tests/corpus").rglob("*.qv"),
+                *(ROOT / "examples").glob("*.qv"),
+            ]
+        )
+    ),
+    # the catalog's examples, which stand for most codes' diagnostic fixtures
+    *((f"catalog {c.code}", c.example) for c in C.CODES.values() if c.example_language == "quiver"),
+]
 
 
 @pytest.mark.parametrize("src", [SHADOWED, FAILED_CALL], ids=["shadowed", "failed-call"])
@@ -175,6 +177,6 @@ def test_no_message_calls_two_types_that_print_the_same_different_in_the_reprodu
 
 def test_no_message_calls_two_types_that_print_the_same_different_anywhere() -> None:
     assert len(PROGRAMS) > 100
-    for path in PROGRAMS:
-        for d in check_text(path.read_text()).diagnostics:
-            assert not any(p.search(d.message) for p in _SAME), (path.name, d.code, d.message)
+    for name, text in PROGRAMS:
+        for d in check_text(text).diagnostics:
+            assert not any(p.search(d.message) for p in _SAME), (name, d.code, d.message)

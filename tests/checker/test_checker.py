@@ -5,6 +5,7 @@ and anything else the checker says fails the test."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 import pytest
 from annotations import check_annotated
@@ -28,8 +29,7 @@ model Mlp:
 """
 
 
-def check(body: str):
-    return check_annotated(PRELUDE + textwrap.dedent(body))
+check = partial(check_annotated, prelude=PRELUDE, dedent=True)
 
 
 def type_of(src: str, name: str) -> str:

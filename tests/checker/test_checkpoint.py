@@ -7,6 +7,7 @@ help of E0409 / E0905 for `m.save(...)`, `m.load(...)`, `Net.load(...)`."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 from annotations import check_annotated
 
@@ -24,8 +25,7 @@ model Lin:
 """
 
 
-def annotated(body: str) -> None:
-    check_annotated(HEAD + textwrap.dedent(body))
+annotated = partial(check_annotated, prelude=HEAD, dedent=True)
 
 
 def test_the_forms_check_clean_and_load_returns_its_numbers() -> None:

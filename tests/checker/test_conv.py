@@ -4,6 +4,8 @@ give expressions."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
@@ -12,8 +14,7 @@ from quiver.checker import check_text
 P = "dim Ci = 3\ndim Co = 8\ndim K = 3\ndim H = 28\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,15 @@ the groups do not divide them, or a dilated kernel is larger than the input."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
 P = "dim Ci = 8\ndim G = 2\ndim H = 28\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

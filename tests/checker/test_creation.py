@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
 P = "dim T = 4\ndim V = 5\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

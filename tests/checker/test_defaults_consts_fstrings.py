@@ -5,6 +5,7 @@ ranges (docs/language.md: Functions, Constants, f-strings)."""
 from __future__ import annotations
 
 import pytest
+from annotations import spanned
 from test_fast_parser import declines, same_as_lark
 
 from quiver.checker import ast as A
@@ -79,21 +80,15 @@ def test_the_formatter_lays_them_out_and_round_trips(text: str) -> None:
     )
 
 
-def codes(text: str) -> list[tuple[str, str, str]]:
-    a = check_text(text)
-    assert not a.internal_errors
-    return [(d.code, d.message, text[d.span.start : d.span.end]) for d in a.diagnostics]
-
-
 def test_defaults_are_bound_at_calls_by_position_or_name() -> None:
     text = (
         'fn scale(x: Float, times: Float = 2.0, label: Str = "s") -> Float:\n    return x * times\n\n'
         'fn main():\n    a = scale(1.0)\n    b = scale(1.0, 3.0)\n    c = scale(1.0, label="t")\n'
         "    print(a, b, c)\n"
     )
-    assert codes(text) == []
+    assert spanned(text) == []
     bad = text.replace('scale(1.0, label="t")', 'scale(label="t")')
-    assert [c[0] for c in codes(bad)] == ["E0401"]
+    assert [c[0] for c in spanned(bad)] == ["E0401"]
 
 
 @pytest.mark.parametrize(
@@ -158,7 +153,7 @@ def test_defaults_are_bound_at_calls_by_position_or_name() -> None:
     ],
 )
 def test_codes_ranges_and_messages(text: str, expected: tuple[str, str, str]) -> None:
-    assert codes(text) == [expected]
+    assert spanned(text) == [expected]
 
 
 def test_specs_that_fit() -> None:
@@ -166,7 +161,7 @@ def test_specs_that_fit() -> None:
         "fn main():\n    x = zeros([4 8])\n    n = 3\n    b = True\n"
         '    print(f"{mean(x):.4f} {n:>5d} {n:x} {n:.2f} {b:>6} {x!t:>10} {x} {sum(x > 0.0):d}")\n'
     )
-    assert codes(text) == []
+    assert spanned(text) == []
 
 
 def test_constants_are_typed_values_in_every_function() -> None:
@@ -192,7 +187,7 @@ def test_constants_are_typed_values_in_every_function() -> None:
 
 def test_a_constant_used_as_the_wrong_type_is_reported_where_it_is_used() -> None:
     text = 'const TAG = "run"\n\nfn main():\n    x = TAG + 1\n'
-    assert [c[0] for c in codes(text)] == ["E0301"] or [c[0] for c in codes(text)]
+    assert [c[0] for c in spanned(text)] == ["E0301"] or [c[0] for c in spanned(text)]
 
 
 def test_main_with_a_tensor_parameter_is_not_runnable() -> None:
@@ -275,7 +270,7 @@ def test_rename_and_references_of_a_constant_across_files() -> None:
 
 def test_constants_on_a_cycle_each_report_it_and_those_after_it_are_silent() -> None:
     text = "const A = B + 1\nconst B = C\nconst C = A * 2\nconst D = A\n"
-    assert codes(text) == [
+    assert spanned(text) == [
         ("E0118", "constant 'A': it is defined through itself (A -> B -> C -> A)", "B + 1"),
         ("E0118", "constant 'B': it is defined through itself (B -> C -> A -> B)", "C"),
         ("E0118", "constant 'C': it is defined through itself (C -> A -> B -> C)", "A * 2"),
@@ -288,15 +283,15 @@ def test_an_int_constant_sizes_a_shape_as_its_number() -> None:
     assert not a.diagnostics
     h = ide.hover(a, at(text, "x", 1))
     assert h is not None and "[8 D]" in h.markdown, h and h.markdown
-    assert codes("const N = 0\nconst F = 0.5\n\nfn main():\n    print(zeros([N]), zeros([F]))\n") == [
+    assert spanned("const N = 0\nconst F = 0.5\n\nfn main():\n    print(zeros([N]), zeros([F]))\n") == [
         ("E0208", "a dim is a positive integer, found 0", "N"),
         ("E0211", "'F' is a Float constant, not a dim", "F"),
     ]
     # a size given as a value reads it the same way
     sized = "dim D = 4\nconst K = 4\n\nfn f(x: [D]) -> [D]:\n    return x\n\n"
     sized += "fn main():\n    print(arange(K), randperm(K, seed=0), f(zeros([K])), f(zeros([(K+1)])))\n"
-    assert [c for c, _, _ in codes(sized)] == ["E0201"]  # [5] is not [D]; the rest fits
-    assert codes("const K = 0\n\nfn main():\n    print(arange(K))\n") == [
+    assert [c for c, _, _ in spanned(sized)] == ["E0201"]  # [5] is not [D]; the rest fits
+    assert spanned("const K = 0\n\nfn main():\n    print(arange(K))\n") == [
         ("E0208", "a dim is a positive integer, found 0", "K")
     ]
     # an edit of the constant reaches the shapes it sizes
@@ -336,7 +331,7 @@ def test_completion_inside_an_f_string_s_braces() -> None:
 def test_a_constant_is_a_finite_number() -> None:
     """inf and NaN are refused: a NaN would never equal itself, and every
     edit would check every reader again."""
-    assert codes("const X = 1e308 * 10.0 - 1e308 * 10.0\nconst Y = 1e400\n") == [
+    assert spanned("const X = 1e308 * 10.0 - 1e308 * 10.0\nconst Y = 1e400\n") == [
         ("E0118", "constant 'X': the value is not a finite number (inf)", "1e308 * 10.0"),
         ("E0118", "constant 'Y': the value is not a finite number (inf)", "1e400"),
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
@@ -11,8 +13,7 @@ from quiver.checker.compiler import compile_program
 P = "dim B = 64\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

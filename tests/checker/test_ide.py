@@ -557,7 +557,7 @@ def tokens(src: str) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 def test_semantic_tokens_of_a_model() -> None:
-    assert tokens(PROGRAM)[:10] == [
+    assert tokens(PROGRAM)[:12] == [
         ("D", "typeParameter", ("declaration", "readonly")),
         ("H", "typeParameter", ("declaration", "readonly")),
         ("C", "typeParameter", ("declaration", "readonly")),
@@ -565,8 +565,10 @@ def test_semantic_tokens_of_a_model() -> None:
         ("w1", "property", ("declaration",)),
         ("D", "typeParameter", ("readonly",)),
         ("H", "typeParameter", ("readonly",)),
+        ("normal", "function", ("defaultLibrary",)),  # an initializer, as a built-in
         ("b1", "property", ("declaration",)),
         ("H", "typeParameter", ("readonly",)),
+        ("zeros", "function", ("defaultLibrary",)),
         ("w2", "property", ("declaration",)),
     ]
     assert ("steps", "property", ("declaration", "buffer")) in tokens(PROGRAM)

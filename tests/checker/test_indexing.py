@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
@@ -10,8 +12,7 @@ from quiver.checker import check_text, ide
 PRELUDE = "dim V = 10\ndim E = 4\ndim K = 10\ndim T = 6\ndim C = 3\n\nmodel M:\n    param emb: [V E] = zeros\n    param pos: [T E] = zeros\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(PRELUDE + body)
+diags = partial(spanned, prelude=PRELUDE)
 
 
 def test_an_embedding_and_positions() -> None:

@@ -1,31 +1,24 @@
-"""Issue 24: bugs whose shapes are legal (checker/body/lints.py), each rule
+"""Issue 24: bugs whose shapes are legal (checker/body/lints/), each rule
 with its exact code, range and message, the programs it must leave alone,
 its quick fix applied and checked again, and the `# quiver: ignore[...]`
 comment that silences it."""
 
 from __future__ import annotations
 
-import textwrap
+from functools import partial
 
 import pytest
-from annotations import check_annotated
+from annotations import check_annotated, program, spanned
 
 from quiver.checker import Analyzer, check_text
 from quiver.checker.diagnostics import Diagnostic
 
-
-def src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def check(text: str):
-    return check_annotated(src(text))
+src = partial(program, dedent=True)
+check = partial(check_annotated, dedent=True)
 
 
 def codes(text: str) -> list[str]:
-    a = check_text(src(text))
-    assert not a.internal_errors, a.internal_errors[0]
-    return [d.code for d in a.diagnostics]
+    return [code for code, _, _ in spanned(text, dedent=True)]
 
 
 def fixed(text: str, code: str) -> str:

@@ -7,8 +7,10 @@ rt.progress."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 import pytest
+from annotations import spanned
 
 from quiver.checker import check_text
 from quiver.checker.compiler import compile_program
@@ -16,12 +18,7 @@ from quiver.checker.compiler import compile_program
 PRELUDE = "dim D = 4\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    """(code, message, the text under the range) of each diagnostic."""
-    src = PRELUDE + textwrap.dedent(body)
-    a = check_text(src)
-    assert not a.internal_errors
-    return [(d.code, d.message, src[d.span.start : d.span.end]) for d in a.diagnostics if d.code != "W0101"]
+diags = partial(spanned, prelude=PRELUDE, dedent=True, ignore={"W0101"})
 
 
 def test_ints_floats_and_scalar_tensors_are_metrics() -> None:

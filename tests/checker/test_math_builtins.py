@@ -5,6 +5,7 @@ tests/annotations.py)."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 import pytest
 from annotations import check_annotated
@@ -19,8 +20,7 @@ dim C = 3
 """
 
 
-def check(body: str):
-    return check_annotated(PRELUDE + textwrap.dedent(body))
+check = partial(check_annotated, prelude=PRELUDE, dedent=True)
 
 
 def type_of(src: str, name: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from annotations import spanned
 
 from quiver.checker import check_text
@@ -14,8 +16,7 @@ P = (
 )
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 def test_a_mut_model_takes_a_gradient_of_its_own_model() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from annotations import spanned_in
 
 from quiver.checker import check_text
 from quiver.checker.workspace import MemoryHost, Workspace
@@ -43,8 +44,8 @@ def workspace(files: dict[str, str]) -> Workspace:
 
 def diags(ws: Workspace, name: str) -> list[tuple[str, str, str]]:
     a = ws.analyze(f"/p/{name}")
-    assert a is not None and not a.internal_errors, a and a.internal_errors
-    return [(d.code, d.message, a.text[d.span.start : d.span.end]) for d in a.diagnostics]
+    assert a is not None
+    return spanned_in(a)
 
 
 def check(main: str, **others: str) -> list[tuple[str, str, str]]:

@@ -6,6 +6,8 @@ tests/test_ported_builtins_run.py."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
@@ -29,8 +31,7 @@ model Bn:
 """
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,14 @@ run time) are in tests/test_ported_programs_run.py."""
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 from annotations import check_annotated
 
 from quiver.checker import check_text
 from quiver.checker.catalog import CODES
 
-
-def check(src: str):
-    return check_annotated(textwrap.dedent(src).lstrip("\n"))
+check = partial(check_annotated, dedent=True)
 
 
 def local_type(src: str, fn: str, name: str) -> str:

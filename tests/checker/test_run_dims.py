@@ -7,15 +7,14 @@ error where two bound apart meet. Exact codes, ranges and messages
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 from annotations import check_annotated
 from test_ported_programs import local_type
 
 from quiver.checker import check_text, ide
 
-
-def check(src: str):
-    return check_annotated(textwrap.dedent(src).lstrip("\n"))
+check = partial(check_annotated, dedent=True)
 
 
 def checks_of(src: str, fn: str) -> dict[str, list[tuple[str, str, tuple]]]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
 P = "dim T = 8\ndim E = 64\ndim NH = 4\ndim HD = E / NH\n\n"
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(P + body)
+diags = partial(spanned, prelude=P)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ they give and their diagnostics, each with its exact range and message."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from annotations import spanned
 
@@ -19,8 +21,7 @@ PRELUDE = (
 )
 
 
-def diags(body: str) -> list[tuple[str, str, str]]:
-    return spanned(PRELUDE + body)
+diags = partial(spanned, prelude=PRELUDE)
 
 
 def hint(expr: str, params: str = "x: [B T D]") -> str:

@@ -1,7 +1,7 @@
 """Differential fuzz: incremental analysis against a fresh check, edit by edit.
 
 Each run starts from a program of the corpus (every example, every program in
-docs/, every diagnostic fixture), applies random *semantic* edits — the kind a
+docs/, every diagnostic fixture and catalog example), applies random *semantic* edits — the kind a
 person makes, which change what names mean rather than a few characters — and
 after each edit compares `Analyzer.update(text)` (with all the caches built by
 the edits before) with `check_text(text)` (nothing cached):
@@ -206,11 +206,19 @@ def corpus() -> list[tuple[str, str]]:
     """(name, text) of every program the edits start from."""
     from test_docs import EXAMPLES as DOC_EXAMPLES
 
+    from quiver.checker.catalog import CODES
+
     out = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted((ROOT / "examples").glob("*.qv"))]
     out += [(e.id, e.source) for e in DOC_EXAMPLES]
     for folder in ("diagnostics", "training_forms"):
         fixtures = ROOT / "tests" / "checker" / folder
         out += [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted(fixtures.glob("*.qv"))]
+    # the catalog's examples: most codes' diagnostic fixture is its example
+    out += [
+        (f"catalog {c.code} example", c.example)
+        for c in CODES.values()
+        if c.example_language == "quiver" and not c.example_stands_for
+    ]
     return out
 
 
