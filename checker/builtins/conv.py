@@ -120,18 +120,18 @@ def channels_reason(x: T.TensorT, w: T.TensorT, axis: int, groups: T.Dim) -> str
     return found if T.is_one(groups) else f"{found} in each of {_shown(groups)} groups"
 
 
+# The parameters every convolution starts with, and its keyword options.
+_CONV_HEAD = (BParam(name="x"), BParam(name="w"), BParam(name="bias", required=False))
+
+
+def _options(*names: str) -> tuple[BParam, ...]:
+    return tuple(BParam(name=n, required=False, keyword_only=True) for n in names)
+
+
 @builtin(
     Builtin(
         name="conv2d",
-        params=(
-            BParam(name="x"),
-            BParam(name="w"),
-            BParam(name="bias", required=False),
-            BParam(name="stride", required=False, keyword_only=True),
-            BParam(name="padding", required=False, keyword_only=True),
-            BParam(name="dilation", required=False, keyword_only=True),
-            BParam(name="groups", required=False, keyword_only=True),
-        ),
+        params=(*_CONV_HEAD, *_options("stride", "padding", "dilation", "groups")),
         signature="conv2d(x: [b Ci H W] Float, w: [Co (Ci/g) KH KW] Float, bias: [Co], stride=s, padding=p, dilation=d, "
         "groups=g) -> [b Co ((H+2*p-d*(KH-1)-1)/s+1) ((W+2*p-d*(KW-1)-1)/s+1)]",
         doc="2-D convolution (cross-correlation, as torch's conv2d) of x by the kernels w, plus an optional bias per "
@@ -349,15 +349,7 @@ def _same_elem(c: RuleContext, node: A.Node, fn: str, x: T.TensorT, w: T.TensorT
 @builtin(
     Builtin(
         name="conv1d",
-        params=(
-            BParam(name="x"),
-            BParam(name="w"),
-            BParam(name="bias", required=False),
-            BParam(name="stride", required=False, keyword_only=True),
-            BParam(name="padding", required=False, keyword_only=True),
-            BParam(name="dilation", required=False, keyword_only=True),
-            BParam(name="groups", required=False, keyword_only=True),
-        ),
+        params=(*_CONV_HEAD, *_options("stride", "padding", "dilation", "groups")),
         signature="conv1d(x: [b Ci L] Float, w: [Co (Ci/g) K] Float, bias: [Co], stride=s, padding=p, dilation=d, groups=g) "
         "-> [b Co ((L+2*p-d*(K-1)-1)/s+1)]",
         doc="1-D convolution (cross-correlation, as torch's conv1d) of x by the kernels w, plus an optional bias; "
@@ -421,16 +413,7 @@ def _known(d: T.Dim) -> int | None:
 @builtin(
     Builtin(
         name="conv_transpose2d",
-        params=(
-            BParam(name="x"),
-            BParam(name="w"),
-            BParam(name="bias", required=False),
-            BParam(name="stride", required=False, keyword_only=True),
-            BParam(name="padding", required=False, keyword_only=True),
-            BParam(name="output_padding", required=False, keyword_only=True),
-            BParam(name="groups", required=False, keyword_only=True),
-            BParam(name="dilation", required=False, keyword_only=True),
-        ),
+        params=(*_CONV_HEAD, *_options("stride", "padding", "output_padding", "groups", "dilation")),
         signature="conv_transpose2d(x: [b Ci H W] Float, w: [Ci (Co/g) KH KW] Float, bias: [Co], stride=s, padding=p, "
         "output_padding=op, groups=g, dilation=d) -> [b Co ((H-1)*s-2*p+d*(KH-1)+op+1) ((W-1)*s-2*p+d*(KW-1)+op+1)]",
         doc="Transposed 2-D convolution (torch's conv_transpose2d: the gradient of conv2d with respect to its input), "

@@ -32,17 +32,6 @@ RULES: dict[str, Rule] = {}
 BUILTINS: dict[str, Builtin] = {}
 
 
-def rule(name: str, raw: bool = False):
-    """Registers the decorated function as the typing rule `name`."""
-
-    def register(fn):
-        assert name not in RULES, name
-        RULES[name] = Rule(fn, raw)
-        return fn
-
-    return register
-
-
 def builtin(*specs: Builtin, raw: bool = False):
     """Registers `specs` and the decorated function as their typing rule."""
 
