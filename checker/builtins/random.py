@@ -6,6 +6,8 @@ per slice, an Index).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
@@ -14,6 +16,22 @@ from ..body.env import Env
 from .args import Bound, dim_arg, expect_number, grad_type_arg, quiet_dim, shape_arg, tensor_arg
 from .registry import builtin
 from .spec import OVER, SEED, SHAPE, BParam, Builtin, Lowering
+
+
+def _seeded_shape(
+    c: RuleContext, b: Builtin, bound: Bound, env: Env, elem_ok: Callable[[T.Elem], bool], why: Callable[[], str]
+) -> T.TensorT | None:
+    """The shape of a random creation (randn, randint, rand) and its seed,
+    checked; None (reported, unless the shape was) when its element type is
+    not one the function makes (E0309 with the reason `why` says)."""
+    t = shape_arg(c, bound["shape"], b.name)
+    expect_number(c, bound["seed"], env, "Int", "seed")
+    if t is None:
+        return None
+    if not elem_ok(t.elem):
+        c.diags.append(C.E0309.at(bound["shape"].node.span, elem=str(t.elem), reason=why()))
+        return None
+    return t
 
 
 @builtin(
@@ -34,20 +52,10 @@ def _randn(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     if g is not None:
         expect_number(c, bound["seed"], env, "Int", "seed")
         return g
-    t = shape_arg(c, bound["shape"], "randn")
-    expect_number(c, bound["seed"], env, "Int", "seed")
-    if t is None:
-        return T.UNKNOWN
-    if not t.elem.is_float or t.elem.refine is not None:
-        c.diags.append(
-            C.E0309.at(
-                bound["shape"].node.span,
-                elem=str(t.elem),
-                reason=C.E0309.say("randn_plain_float"),
-            )
-        )
-        return T.UNKNOWN
-    return t
+    t = _seeded_shape(
+        c, b, bound, env, lambda e: e.is_float and e.refine is None, lambda: C.E0309.say("randn_plain_float")
+    )
+    return t if t is not None else T.UNKNOWN
 
 
 @builtin(
@@ -63,20 +71,8 @@ def _randn(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     ),
 )
 def _randint(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = shape_arg(c, bound["shape"], "randint")
-    expect_number(c, bound["seed"], env, "Int", "seed")
-    if t is None:
-        return T.UNKNOWN
-    if t.elem.index is None:
-        c.diags.append(
-            C.E0309.at(
-                bound["shape"].node.span,
-                elem=str(t.elem),
-                reason=C.E0309.say("randint_index"),
-            )
-        )
-        return T.UNKNOWN
-    return t
+    t = _seeded_shape(c, b, bound, env, lambda e: e.index is not None, lambda: C.E0309.say("randint_index"))
+    return t if t is not None else T.UNKNOWN
 
 
 @builtin(
@@ -92,20 +88,8 @@ def _randint(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     ),
 )
 def _rand(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t = shape_arg(c, bound["shape"], "rand")
-    expect_number(c, bound["seed"], env, "Int", "seed")
-    if t is None:
-        return T.UNKNOWN
-    if not t.elem.is_float:
-        c.diags.append(
-            C.E0309.at(
-                bound["shape"].node.span,
-                elem=str(t.elem),
-                reason=C.E0309.say("rand_float"),
-            )
-        )
-        return T.UNKNOWN
-    return T.TensorT(t.dims, T.with_refine(t.elem, "prob"))
+    t = _seeded_shape(c, b, bound, env, lambda e: e.is_float, lambda: C.E0309.say("rand_float"))
+    return T.TensorT(t.dims, T.with_refine(t.elem, "prob")) if t is not None else T.UNKNOWN
 
 
 @builtin(

@@ -134,3 +134,25 @@ def test_creations_that_check(sig: str, expr: str) -> None:
 )
 def test_creations_that_do_not_check(body: str, expected: tuple[str, str, str]) -> None:
     assert diags(body) == [expected]
+
+
+def test_a_random_creation_names_the_element_types_it_makes():
+    # randn, randint and rand share their reader: each says what it makes, on the shape
+    src = (
+        "fn main():\n"
+        "    a = randn([4 V] Index[V], seed=1)\n"
+        "    b = randint([4 V], seed=1)\n"
+        "    c = rand([4 V] Index[V], seed=1)\n"
+        "    d = randn([4 V] Prob, seed=1)\n"
+        "    print(a, b, c, d)\n"
+    )
+    assert diags(src) == [
+        (
+            "E0309",
+            "element type Index[V]: randn gives plain floats (Float, f16, bf16 or f64)",
+            "[4 V] Index[V]",
+        ),
+        ("E0309", "element type Float: randint needs an Index[C] element type, as in [64] Index[C]", "[4 V]"),
+        ("E0309", "element type Index[V]: rand gives floats in [0, 1) (Float, f16, bf16 or f64)", "[4 V] Index[V]"),
+        ("E0309", "element type Prob: randn gives plain floats (Float, f16, bf16 or f64)", "[4 V] Prob"),
+    ]
