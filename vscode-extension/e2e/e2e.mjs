@@ -428,6 +428,29 @@ async function expectDiagnostic(wb, session) {
   return `${row.match(DIAGNOSTIC_CODE)[0]}: ${row}`;
 }
 
+/**
+ * The text of the hover widget now showing, once it matches `wanted`. A hover is built
+ * in parts: the diagnostic under the cursor shows at once, the server's answer when it
+ * arrives, so the whole widget is read again until it matches or `patienceMs` passes.
+ * Throws with what the hover showed, so a timeout says what was seen instead.
+ */
+async function hoverMatching(page, wanted, patienceMs = 5000) {
+  const widget = page.locator('.monaco-hover:not(.hidden)').first();
+  await widget.locator('.monaco-hover-content, .hover-contents').first().waitFor({ state: 'visible', timeout: 3000 });
+  const end = Date.now() + patienceMs;
+  let text = '';
+  for (;;) {
+    text = (await widget.innerText()).replace(/\s+/g, ' ').trim();
+    if (wanted(text)) {
+      return text;
+    }
+    if (Date.now() > end) {
+      throw new Error(`the hover showed "${text.slice(0, 160)}"`);
+    }
+    await page.waitForTimeout(200);
+  }
+}
+
 /** Hovers the gradient `g` in `lr * g.w1` and waits for Grad[Mlp]'s fields. */
 async function expectGradHover(wb, session) {
   const page = wb.page;
@@ -441,10 +464,7 @@ async function expectGradHover(wb, session) {
     await wb.gotoLine(line, col);
     await page.keyboard.press('Control+K');
     await page.keyboard.press('Control+I');
-    const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
-    await h.waitFor({ state: 'visible', timeout: 3000 });
-    const t = (await h.innerText()).replace(/\s+/g, ' ');
-    return /Grad/.test(t) && ['w1', 'b1', 'w2', 'b2'].every((f) => new RegExp(`\\b${f}\\b`).test(t)) ? t : false;
+    return hoverMatching(page, (t) => /Grad/.test(t) && ['w1', 'b1', 'w2', 'b2'].every((f) => new RegExp(`\\b${f}\\b`).test(t)));
   }, 60_000, 1000);
   await page.waitForTimeout(500); // let the hover finish fading in for the screenshot
   return `hover on g at ${line}:${col}: ${hover.slice(0, 240)}`;
@@ -729,10 +749,8 @@ async function notebookScenario(wb, session) {
       await word.click();
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+I');
-      const h = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
-      await h.waitFor({ state: 'visible', timeout: 3000 });
-      const t = (await h.innerText()).replace(/\s+/g, ' ');
-      return t.match(/fn apply\(x: \[D\]\) -> \[D\]/)?.[0] ?? false;
+      const signature = /fn apply\(x: \[D\]\) -> \[D\]/;
+      return (await hoverMatching(page, (t) => signature.test(t))).match(signature)[0];
     }, 60_000, 1000);
     await page.waitForTimeout(500);
     await wb.shot('notebook-hover');
