@@ -125,7 +125,9 @@ def execute(program: Program) -> types.ModuleType:
         # modules it imports under the names it imports them as (`prog.nn`)
         module.__dict__["__quiver_names__"] = public_names(program.analysis)
         module.__dict__["__quiver_imports__"] = {
-            spelling: imports[qual] for spelling, qual in program.analysis.globals.names.modules.items() if qual in imports
+            spelling: imports[qual]
+            for spelling, qual in program.analysis.globals.names.modules.items()
+            if qual in imports
         }
         _LOADED[key] = module
     # in sys.modules under its name: torch.compile and pickle look classes and fns up there

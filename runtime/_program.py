@@ -45,7 +45,7 @@ class Program(types.ModuleType):
         raw = self.__dict__.get(_MODULE)
         source = getattr(raw, "__quiver_source__", None) if raw is not None else None
         if source is None:
-            return f"Quiver package {self.__name__.removeprefix('quiver_compiled.')!r}"
+            return f"Quiver package {self.__name__!r}"
         return f"Quiver program {source!r}"
 
     def __repr__(self) -> str:
@@ -73,7 +73,7 @@ def python_view(module: types.ModuleType) -> Program:
     for name, py in names.items():
         if py in space:
             out.__dict__[name] = _public(space[py])
-    for name, value in _imports_tree(space.get("__quiver_imports__") or {}, module.__name__).items():
+    for name, value in _imports_tree(space.get("__quiver_imports__") or {}).items():
         out.__dict__[name] = value
     _VIEWS[id(module)] = (module, out)
     return out
@@ -99,7 +99,7 @@ def _public(value):
 _BOUND: dict[int, tuple[types.FunctionType, object]] = {}
 
 
-def _imports_tree(imports: dict[str, types.ModuleType], owner: str) -> dict[str, types.ModuleType]:
+def _imports_tree(imports: dict[str, types.ModuleType]) -> dict[str, types.ModuleType]:
     """The views of the imported modules by the first part of the name they
     are imported as: `import nn.layers` gives `nn`, a package whose `layers`
     is the module's view (with `import nn` too, `nn`'s own names and `layers`)."""
@@ -109,7 +109,7 @@ def _imports_tree(imports: dict[str, types.ModuleType], owner: str) -> dict[str,
         for part in spelling.split("."):
             node = node.setdefault(part, {})
         node[""] = imports[spelling]
-    return {name: _node_view(node, f"{owner}.{name}") for name, node in tree.items()}
+    return {name: _node_view(node, name) for name, node in tree.items()}
 
 
 def _node_view(node: dict, name: str) -> types.ModuleType:

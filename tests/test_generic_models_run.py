@@ -305,7 +305,10 @@ def test_save_and_load_round_trip(mod, tmp_path) -> None:
 
 def test_the_class_of_an_instance_from_python(mod) -> None:
     Block = mod.Block
-    assert isinstance(Block, rt.GenericModel) and repr(Block) == "<model Block[E, scale: Float = 1.0, gated: Bool = False]>"
+    assert (
+        isinstance(Block, rt.GenericModel)
+        and repr(Block) == "<model Block[E, scale: Float = 1.0, gated: Bool = False]>"
+    )
     one = Block.of(6)
     assert Block.of(6) is one and Block[6] is one and Block.of(6, scale=1.0) is one  # the defaults: one class
     assert Block.of(6, scale=2) is Block.of(6, scale=2.0)

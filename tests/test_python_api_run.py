@@ -149,7 +149,10 @@ def test_a_model_with_options_from_python(prog) -> None:
         (lambda p: p.GCN[4, 8, 2, 1], "model GCN takes 3 dims (FIN, H, C), found 4"),
         (lambda p: p.GCN[4, -8, 2], "model GCN: dim H must be an Int >= 0, found -8"),
         (lambda p: p.GCN[4, 8.0, 2], "model GCN: dim H must be an Int >= 0, found 8.0"),
-        (lambda p: p.nn.Linear.of(4, 1, dtype=torch.int64), "model Linear: option dtype must be a float element type (f32, f64, ...)"),
+        (
+            lambda p: p.nn.Linear.of(4, 1, dtype=torch.int64),
+            "model Linear: option dtype must be a float element type (f32, f64, ...)",
+        ),
         (
             lambda p: p.GCN.init(seed=0),
             "model GCN takes dims (FIN, H, C) and options (use_bias, dropout_p): create one with "
@@ -160,7 +163,10 @@ def test_a_model_with_options_from_python(prog) -> None:
             "model GCN takes dims (FIN, H, C) and options (use_bias, dropout_p): create one with "
             "GCN[FIN, H, C].init(seed=...) or GCN.of(FIN, H, C, use_bias=...).init(seed=...)",
         ),
-        (lambda p: p.nn.Dropout.init(seed=0), "model Dropout takes options (p, dtype): create one with Dropout.of(p=...).init(seed=...)"),
+        (
+            lambda p: p.nn.Dropout.init(seed=0),
+            "model Dropout takes options (p, dtype): create one with Dropout.of(p=...).init(seed=...)",
+        ),
         (lambda p: p.GCN[4, 8, 2][3], "model GCN[4, 8, 2] has its dims already: create one with .init(seed=...)"),
     ],
 )
@@ -174,14 +180,16 @@ def test_a_model_that_takes_no_dims_says_so(tmp_path) -> None:
     (tmp_path / "plain.qv").write_text("model Net:\n    param w: [3] = zeros\n")
     prog = quiver.load(str(tmp_path / "plain.qv"))
     with pytest.raises(rt.ModelError) as info:
-        prog.Net[3]  # noqa: B018
+        prog.Net[3]
     assert str(info.value) == "model Net takes no dims: create one with Net.init(seed=...)"
     assert dir(prog) == ["Net"]
 
 
 def test_a_wrong_instance_is_a_check_error_naming_both(prog) -> None:
     other = prog.nn.Linear[3, 1].init(seed=0)
-    with pytest.raises(rt.CheckError, match=r"loss\(\): argument 'm' expected model Linear\[4, 1\], found model Linear\[3, 1\]"):
+    with pytest.raises(
+        rt.CheckError, match=r"loss\(\): argument 'm' expected model Linear\[4, 1\], found model Linear\[3, 1\]"
+    ):
         prog.loss(other, torch.randn(2, 4), torch.randn(2, 1))
 
 
@@ -208,8 +216,8 @@ def test_a_model_made_in_python_trained_by_the_program_saved_and_loaded(prog, tm
     want = torch.nn.functional.cross_entropy(torch.relu(x @ w1) @ w2, y)
     want.backward()
     assert w1.grad is not None and w2.grad is not None
-    l = prog.gcn_step(m, x, y)
-    assert torch.allclose(l, want.detach())
+    value = prog.gcn_step(m, x, y)
+    assert torch.allclose(value, want.detach())
     assert torch.allclose(m.w1, w1.detach() - 0.5 * w1.grad) and torch.allclose(m.w2, w2.detach() - 0.5 * w2.grad)
     path = tmp_path / "gcn.pt"
     m.save(path)
@@ -228,3 +236,24 @@ def test_a_trained_layer_of_nn_takes_the_programs_step(prog) -> None:
     before = prog.loss(layer, x, y)
     assert torch.equal(prog.step(layer, x, y), before)
     assert prog.loss(layer, x, y) < before
+
+
+def test_a_module_in_a_folder_is_reached_through_its_package(tmp_path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg.qv").write_text("dim A = 2\n")
+    (tmp_path / "pkg" / "sub.qv").write_text("dim B = 3\n\nfn f(x: [B]) -> []:\n    return sum(x)\n")
+    (tmp_path / "one.qv").write_text("import pkg.sub\n\nfn g(x: [pkg.sub.B]) -> []:\n    return pkg.sub.f(x)\n")
+    (tmp_path / "two.qv").write_text(
+        "import pkg\nimport pkg.sub\n\nfn g(x: [pkg.sub.B]) -> [pkg.A]:\n    return zeros([pkg.A]) + pkg.sub.f(x)\n"
+    )
+    one = quiver.load(str(tmp_path / "one.qv"))
+    # `import pkg.sub` alone: `pkg` holds only `sub`
+    assert dir(one) == ["g", "pkg"] and dir(one.pkg) == ["sub"] and repr(one.pkg) == "<Quiver package 'pkg'>"
+    assert one.pkg.sub.f(torch.ones(3)).item() == 3.0 and one.pkg.sub.B == 3
+    with pytest.raises(AttributeError) as info:
+        one.pkg.zz  # noqa: B018
+    assert str(info.value) == "Quiver package 'pkg' has no name 'zz' (its names: sub)"
+    # `import pkg` and `import pkg.sub`: `pkg`'s own names and `sub`
+    two = quiver.load(str(tmp_path / "two.qv"))
+    assert dir(two.pkg) == ["A", "sub"] and two.pkg.A == 2 and two.pkg.sub is one.pkg.sub
+    assert torch.equal(two.g(torch.ones(3)), torch.full((2,), 3.0))
