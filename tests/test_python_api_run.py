@@ -92,6 +92,8 @@ def test_imported_modules_are_the_same_objects_everywhere(prog) -> None:
     assert prog.nn is prog.lib.nn  # one module per file and text, one view of it
     assert prog.run_layer is prog.lib.apply  # `apply as run_layer`, bound once
     assert prog.nn.Linear[4, 1] is prog.lib.nn.Linear.of(4, 1, bias=True)
+    # loading the imported file itself gives the same object
+    assert quiver.load(prog.lib.__quiver_source__) is prog.lib
 
 
 def test_compiled_internals_are_still_reachable_by_name(prog) -> None:
