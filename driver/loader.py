@@ -153,9 +153,11 @@ def public_names(analysis: Analysis) -> dict[str, str]:
 
 
 def load(path: str) -> types.ModuleType:
-    """Check, compile and import a .qv file; returns its module object. The
-    modules it imports are loaded once per process and text: a model is the
-    same class in every program that imports its file."""
+    """Check, compile and import a .qv file; returns the program as Python
+    sees it (an `rt.Program`, runtime/_program.py: its own names and the
+    modules it imports, `prog.nn.Linear[4, 1]`). The modules it imports are
+    loaded once per process and text: a model is the same class in every
+    program that imports its file."""
     from quiver import runtime as rt  # torch is imported here, not before
 
     module = execute(compile_file(path))
