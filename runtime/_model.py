@@ -9,11 +9,10 @@ field never changes: assigning the field writes the new values into it.
 
 from __future__ import annotations
 
-import difflib
-
 import torch
 
 from . import _device
+from . import _model_texts as _texts
 from . import init as _init
 from ._checks import checks, seed_problem
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
@@ -736,7 +735,7 @@ class GenericModel:
         chosen = dict(self._qv_option_defaults)
         for k, v in options.items():
             if k not in chosen:
-                raise ModelError(self._no_option(k))
+                raise ModelError(_texts.no_option(self, k))
             if isinstance(chosen[k], bool) and not isinstance(v, bool):
                 raise ModelError(f"model {self._qv_name}: option {k} must be True or False, found {v!r}")
             if isinstance(chosen[k], Elem):  # a DType option: rt.f64 or torch.float64
@@ -772,16 +771,6 @@ class GenericModel:
         options with `of`)."""
         return self.of(*(key if isinstance(key, tuple) else (key,)))
 
-    def _no_option(self, name) -> str:
-        known = list(self._qv_option_defaults)
-        dims = [n for n in self._qv_dim_names if n in self._qv_dim_defaults]
-        if not known and not dims:
-            return f"model {self._qv_name} has no options, found {name}="
-        close = difflib.get_close_matches(str(name), known + dims, n=1)
-        if close:
-            return f"model {self._qv_name} has no option {name!r}; did you mean {close[0]!r}?"
-        return f"model {self._qv_name} has no option {name!r} (it takes by name: {', '.join(dims + known)})"
-
     def __instancecheck__(self, value) -> bool:
         """`isinstance(m, Linear)`: m is an instance of the family, whatever its dims and options."""
         return isinstance(value, Model) and getattr(type(value), "_qv_generic", None) is self
@@ -791,7 +780,7 @@ class GenericModel:
         return isinstance(cls, type) and getattr(cls, "_qv_generic", None) is self
 
     def __call__(self, *args, **kwargs):  # a message for Python callers who write Linear(4, 1)
-        raise ModelError(self._how())
+        raise ModelError(_texts.how_to_make(self))
 
     def add_methods(self, **methods) -> None:
         """The model's methods (the compiled functions), on every class of the family."""
@@ -801,33 +790,11 @@ class GenericModel:
                 setattr(cls, k, fn)
 
     def init(self, seed):  # a message for Python callers
-        raise ModelError(self._how())
-
-    def _how(self) -> str:
-        """`model GCN takes dims (FIN, H, C) and options (use_bias, dropout_p): create
-        one with GCN[FIN, H, C].init(seed=...) or GCN.of(FIN, H, C, use_bias=...).init(seed=...)`."""
-        name, dims, options = self._qv_name, ", ".join(self._qv_dim_names), list(self._qv_option_defaults)
-        if not options:
-            return f"model {name} takes dims ({dims}): create one with {name}[{dims}].init(seed=...)"
-        example = ", ".join([*self._qv_dim_names, f"{options[0]}=..."])
-        made = f"{name}.of({example}).init(seed=...)"
-        if not dims:
-            return f"model {name} takes options ({', '.join(options)}): create one with {made}"
-        return (
-            f"model {name} takes dims ({dims}) and options ({', '.join(options)}): "
-            f"create one with {name}[{dims}].init(seed=...) or {made}"
-        )
+        raise ModelError(_texts.how_to_make(self))
 
     def __repr__(self) -> str:
         """`<model Linear[I, O, bias: Bool = True, dtype: DType = f32]>`: what it takes, as declared."""
-        parts = []
-        for n in self._qv_dim_names:
-            default = self._qv_dim_defaults.get(n)
-            parts.append(n if default is None else f"{n} = {default}")
-        for k, v in self._qv_option_defaults.items():
-            kind = "Bool" if isinstance(v, bool) else "DType" if isinstance(v, Elem) else "Float"
-            parts.append(f"{k}: {kind} = {v.name if isinstance(v, Elem) else v}")
-        return f"<model {self._qv_name}[{', '.join(parts)}]>"
+        return _texts.family_repr(self)
 
 
 def add_methods(cls, **methods) -> None:
