@@ -13,6 +13,7 @@ import types
 from dataclasses import dataclass, field
 
 from quiver.checker.analysis import Analysis
+from quiver.checker.compile_names import py_name
 from quiver.checker.compiler import CompiledModule, compile_program
 from quiver.checker.source import decode_source
 from quiver.checker.workspace import DecodedText, Workspace
@@ -120,16 +121,43 @@ def execute(program: Program) -> types.ModuleType:
         name = "quiver_compiled." + "".join(c if c.isalnum() or c == "." else "_" for c in program.qual)
         module = rt.load_compiled(program.compiled.source, program.path, name, imports)
         module.__dict__["__quiver_program__"] = program
+        # what Python users of the program see (runtime/_program.py): its names, and the
+        # modules it imports under the names it imports them as (`prog.nn`)
+        module.__dict__["__quiver_names__"] = public_names(program.analysis)
+        module.__dict__["__quiver_imports__"] = {
+            spelling: imports[qual]
+            for spelling, qual in program.analysis.globals.names.modules.items()
+            if qual in imports
+        }
         _LOADED[key] = module
     # in sys.modules under its name: torch.compile and pickle look classes and fns up there
     rt.register_compiled(module)
     return module
 
 
+# the kinds of names a program shows Python (`prog.Mlp`, `prog.loss`); the
+# modules it imports are added by the runtime's view
+_PUBLIC_KINDS = ("dim", "const", "model", "fn", "extern")
+
+
+def public_names(analysis: Analysis) -> dict[str, str]:
+    """The names a program shows Python: its own dims, constants, models, fns
+    and extern fns, and those its `from` imports bind, except the names that
+    start with `_` (private to the file), each with the Python name the
+    compiled code gives it (`min` -> `min_q`)."""
+    return {
+        name: py_name(name)
+        for name, kind in analysis.globals.names.kinds.items()
+        if kind in _PUBLIC_KINDS and "." not in name and not name.startswith("_")
+    }
+
+
 def load(path: str) -> types.ModuleType:
-    """Check, compile and import a .qv file; returns its module object. The
-    modules it imports are loaded once per process and text: a model is the
-    same class in every program that imports its file."""
+    """Check, compile and import a .qv file; returns the program as Python
+    sees it (an `rt.Program`, runtime/_program.py: its own names and the
+    modules it imports, `prog.nn.Linear[4, 1]`). The modules it imports are
+    loaded once per process and text: a model is the same class in every
+    program that imports its file."""
     from quiver import runtime as rt  # torch is imported here, not before
 
     module = execute(compile_file(path))

@@ -37,6 +37,7 @@ from ._ops import _print as print  # the Quiver builtin's name: shadows print on
 from ._optim import SGD, Adam, AdamW, Optimizer
 from ._optim_groups import Group
 from ._optim_more import LBFGS, Adadelta, Adagrad, RMSprop, clip_grad_norm
+from ._program import Program, python_view
 from ._progress import progress
 from ._schedules import (
     CosineAnnealingLR,
@@ -59,7 +60,6 @@ from ._source import (
     imported,
     load_compiled,
     mapped_filename,
-    python_view,
     qv_location,
     qv_traceback,
     run_main,
@@ -176,6 +176,7 @@ __all__ = [
     "format_error",
     "imported",
     "load_compiled",
+    "Program",
     "python_view",
     "qv_location",
     "qv_traceback",

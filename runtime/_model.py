@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from . import _device
+from . import _model_texts as _texts
 from . import init as _init
 from ._checks import checks, seed_problem
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
@@ -215,6 +216,12 @@ class Model:
         if forward is None:
             raise ModelError(f"model {type(self)._qv_name} has no method forward, so it cannot be called")
         return forward(self, *args, **kwargs)
+
+    def __class_getitem__(cls, key):
+        """`Mlp[4]` from Python: only a model that takes dims has a class per dims."""
+        if getattr(cls, "_qv_generic", None) is not None:
+            raise ModelError(f"model {cls._qv_name} has its dims already: create one with .init(seed=...)")
+        raise ModelError(f"model {cls._qv_name} takes no dims: create one with {cls._qv_name}.init(seed=...)")
 
     @classmethod
     def _qv_device_or_error(cls) -> torch.device:
@@ -728,7 +735,7 @@ class GenericModel:
         chosen = dict(self._qv_option_defaults)
         for k, v in options.items():
             if k not in chosen:
-                raise ModelError(f"model {self._qv_name} has no option {k!r}")
+                raise ModelError(_texts.no_option(self, k))
             if isinstance(chosen[k], bool) and not isinstance(v, bool):
                 raise ModelError(f"model {self._qv_name}: option {k} must be True or False, found {v!r}")
             if isinstance(chosen[k], Elem):  # a DType option: rt.f64 or torch.float64
@@ -748,6 +755,7 @@ class GenericModel:
         if cls is None:
             cls = self._make(*dims, **chosen)
             cls._qv_generic = self
+            cls.__qualname__ = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
             cls._qv_dims = tuple(dims)
             cls._qv_options = dict(chosen)
             for k, v in chosen.items():
@@ -758,7 +766,21 @@ class GenericModel:
         return cls
 
     def __getitem__(self, key) -> type[Model]:
+        """`Linear[784, 128]`: the class of the instance with these dims and
+        the default options (Python's subscript takes no `name=value`: give
+        options with `of`)."""
         return self.of(*(key if isinstance(key, tuple) else (key,)))
+
+    def __instancecheck__(self, value) -> bool:
+        """`isinstance(m, Linear)`: m is an instance of the family, whatever its dims and options."""
+        return isinstance(value, Model) and getattr(type(value), "_qv_generic", None) is self
+
+    def __subclasscheck__(self, cls) -> bool:
+        """`issubclass(Linear[4, 1], Linear)`."""
+        return isinstance(cls, type) and getattr(cls, "_qv_generic", None) is self
+
+    def __call__(self, *args, **kwargs):  # a message for Python callers who write Linear(4, 1)
+        raise ModelError(_texts.how_to_make(self))
 
     def add_methods(self, **methods) -> None:
         """The model's methods (the compiled functions), on every class of the family."""
@@ -768,13 +790,11 @@ class GenericModel:
                 setattr(cls, k, fn)
 
     def init(self, seed):  # a message for Python callers
-        raise ModelError(
-            f"model {self._qv_name} takes dims ({', '.join(self._qv_dim_names)}): "
-            f"create one with {self._qv_name}.of(...).init(seed=...)"
-        )
+        raise ModelError(_texts.how_to_make(self))
 
     def __repr__(self) -> str:
-        return f"<model {self._qv_name}[{', '.join(self._qv_dim_names)}]>"
+        """`<model Linear[I, O, bias: Bool = True, dtype: DType = f32]>`: what it takes, as declared."""
+        return _texts.family_repr(self)
 
 
 def add_methods(cls, **methods) -> None:

@@ -267,50 +267,6 @@ def load_compiled(
     return module
 
 
-def python_view(module: types.ModuleType) -> types.ModuleType:
-    """The module as Python callers see it (`quiver.load`): the same names,
-    but each compiled fn binds its arguments first, so a call with too few,
-    too many or unknown arguments raises CheckError at the fn's `.qv` line
-    instead of Python's bare TypeError. Calls inside compiled code go to
-    the fns themselves (the module's own globals), at no cost."""
-    view = _VIEWS.get(id(module))
-    if view is not None and view[0] is module:
-        return view[1]
-    out = types.ModuleType(module.__name__, module.__doc__)
-    space = module.__dict__
-    for name, value in space.items():
-        sig = space.get(f"_sig_{getattr(value, '__name__', '')}")
-        if isinstance(value, types.FunctionType) and not name.startswith("_") and sig is not None:
-            value = _bound(value, sig)
-        out.__dict__[name] = value
-    _VIEWS[id(module)] = (module, out)
-    return out
-
-
-_VIEWS: dict[int, tuple[types.ModuleType, types.ModuleType]] = {}
-
-
-def _bound(fn, sig):
-    import functools
-
-    from ._torch_compile import in_graph_failure, report_eagerly, top_frame_only
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if kwargs or len(args) != sig._n:
-            args = sig.arguments(args, kwargs)
-        try:
-            return fn(*args)
-        except RuntimeError as exc:
-            # torch.compile(prog.fn): a check failed in the graph (fn was
-            # compiled, this frame was not: top_frame_only)
-            if not in_graph_failure(exc):
-                raise
-            report_eagerly(exc, lambda: fn(*args), f"in fn {fn.__name__}, compiled by torch.compile", sig.loc)
-
-    return top_frame_only(call)
-
-
 def _compile_at_qv_lines(code: str, qv_path: str):
     """The code object of compiled ``code``: at ``.qv`` lines when its line
     map can be read, else at its own lines under :func:`mapped_filename`."""

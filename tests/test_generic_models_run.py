@@ -305,7 +305,10 @@ def test_save_and_load_round_trip(mod, tmp_path) -> None:
 
 def test_the_class_of_an_instance_from_python(mod) -> None:
     Block = mod.Block
-    assert isinstance(Block, rt.GenericModel) and repr(Block) == "<model Block[E]>"
+    assert (
+        isinstance(Block, rt.GenericModel)
+        and repr(Block) == "<model Block[E, scale: Float = 1.0, gated: Bool = False]>"
+    )
     one = Block.of(6)
     assert Block.of(6) is one and Block[6] is one and Block.of(6, scale=1.0) is one  # the defaults: one class
     assert Block.of(6, scale=2) is Block.of(6, scale=2.0)
@@ -330,11 +333,15 @@ def test_the_class_of_an_instance_from_python(mod) -> None:
         (lambda B: B.of(-1), "model Block: dim E must be an Int >= 0, found -1"),
         (lambda B: B.of(True), "model Block: dim E must be an Int >= 0, found True"),
         (lambda B: B.of(6.0), "model Block: dim E must be an Int >= 0, found 6.0"),
-        (lambda B: B.of(6, nope=True), "model Block has no option 'nope'"),
+        (lambda B: B.of(6, nope=True), "model Block has no option 'nope' (it takes by name: scale, gated)"),
         (lambda B: B.of(6, gated=1), "model Block: option gated must be True or False, found 1"),
         (lambda B: B.of(6, scale="x"), "model Block: option scale must be a number, found 'x'"),
         (lambda B: B.of(6, scale=True), "model Block: option scale must be a number, found True"),
-        (lambda B: B.init(seed=0), "model Block takes dims (E): create one with Block.of(...).init(seed=...)"),
+        (
+            lambda B: B.init(seed=0),
+            "model Block takes dims (E) and options (scale, gated): "
+            "create one with Block[E].init(seed=...) or Block.of(E, scale=...).init(seed=...)",
+        ),
     ],
 )
 def test_python_side_errors_of_a_generic_model(mod, make, message) -> None:

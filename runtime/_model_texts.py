@@ -1,0 +1,51 @@
+"""What a model family (`rt.GenericModel`) says to a Python caller: its repr
+and the messages of a mistake made in Python (docs/runtime.md, "Using a
+program from Python")."""
+
+from __future__ import annotations
+
+import difflib
+
+from ._elems import Elem
+
+
+def family_repr(family) -> str:
+    """`<model Linear[I, O, bias: Bool = True, dtype: DType = f32]>`: what it takes, as declared."""
+    parts = []
+    for n in family._qv_dim_names:
+        default = family._qv_dim_defaults.get(n)
+        parts.append(n if default is None else f"{n} = {default}")
+    for k, v in family._qv_option_defaults.items():
+        kind = "Bool" if isinstance(v, bool) else "DType" if isinstance(v, Elem) else "Float"
+        parts.append(f"{k}: {kind} = {v.name if isinstance(v, Elem) else v}")
+    return f"<model {family._qv_name}[{', '.join(parts)}]>"
+
+
+def no_option(family, name: str) -> str:
+    """An option the family does not take: the closest it does, else all of
+    them (dims with defaults included: they are given by name too)."""
+    known = list(family._qv_option_defaults)
+    dims = [n for n in family._qv_dim_names if n in family._qv_dim_defaults]
+    if not known and not dims:
+        return f"model {family._qv_name} has no options, found {name}="
+    close = difflib.get_close_matches(str(name), known + dims, n=1)
+    if close:
+        return f"model {family._qv_name} has no option {name!r}; did you mean {close[0]!r}?"
+    return f"model {family._qv_name} has no option {name!r} (it takes by name: {', '.join(dims + known)})"
+
+
+def how_to_make(family) -> str:
+    """`model GCN takes dims (FIN, H, C) and options (use_bias, dropout_p): create
+    one with GCN[FIN, H, C].init(seed=...) or GCN.of(FIN, H, C, use_bias=...).init(seed=...)`:
+    for `GCN.init(...)` and `GCN(...)`, which need the class of an instance."""
+    name, dims, options = family._qv_name, ", ".join(family._qv_dim_names), list(family._qv_option_defaults)
+    if not options:
+        return f"model {name} takes dims ({dims}): create one with {name}[{dims}].init(seed=...)"
+    example = ", ".join([*family._qv_dim_names, f"{options[0]}=..."])
+    made = f"{name}.of({example}).init(seed=...)"
+    if not dims:
+        return f"model {name} takes options ({', '.join(options)}): create one with {made}"
+    return (
+        f"model {name} takes dims ({dims}) and options ({', '.join(options)}): "
+        f"create one with {name}[{dims}].init(seed=...) or {made}"
+    )
