@@ -245,3 +245,29 @@ def test_the_defaults_are_torchs(tmp_path) -> None:
     assert list(ours) == list(theirs)
     assert all(ours[k].shape == (v.T if v.dim() == 2 else v).shape for k, v in theirs.items())
     assert model.encoder.layers[0].self_attn.in_proj_weight.shape == (512, 1536)
+
+
+MASKS = """
+import nn
+
+dim T = 4
+
+fn mask(n: Int) -> [n n] Bool:
+    return nn.generate_square_subsequent_mask(n)
+
+fn of_a_batch(tgt: [b t E]) -> [t t] Bool:
+    return nn.generate_square_subsequent_mask(t)
+
+fn of_a_dim() -> [T T] Bool:
+    return nn.generate_square_subsequent_mask(T)
+"""
+
+
+def test_generate_square_subsequent_mask_is_torchs_as_a_bool_mask(tmp_path) -> None:
+    # True exactly where torch's float mask has -inf
+    mod = load(MASKS, tmp_path)
+    for n in range(1, 6):
+        want = torch.nn.Transformer.generate_square_subsequent_mask(n) == -torch.inf
+        assert torch.equal(mod.mask(n), want), n
+    assert torch.equal(mod.of_a_batch(torch.zeros(2, 3, 5)), torch.nn.Transformer.generate_square_subsequent_mask(3) < 0)
+    assert mod.of_a_dim().shape == (4, 4) and mod.of_a_dim().dtype == torch.bool
