@@ -269,5 +269,7 @@ def test_generate_square_subsequent_mask_is_torchs_as_a_bool_mask(tmp_path) -> N
     for n in range(1, 6):
         want = torch.nn.Transformer.generate_square_subsequent_mask(n) == -torch.inf
         assert torch.equal(mod.mask(n), want), n
-    assert torch.equal(mod.of_a_batch(torch.zeros(2, 3, 5)), torch.nn.Transformer.generate_square_subsequent_mask(3) < 0)
+    assert torch.equal(
+        mod.of_a_batch(torch.zeros(2, 3, 5)), torch.nn.Transformer.generate_square_subsequent_mask(3) < 0
+    )
     assert mod.of_a_dim().shape == (4, 4) and mod.of_a_dim().dtype == torch.bool
