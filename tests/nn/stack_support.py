@@ -1,0 +1,135 @@
+"""What the tests of nn.TransformerEncoder, nn.TransformerDecoder and
+nn.Transformer share: a Quiver program with, for each configuration and each
+way of applying it (`forward`, `masked` and their `batch_first` forms), a
+function that applies it, one that takes the loss sum(out * w), and one that
+takes that loss's gradient with Quiver's own `grad`; inputs and masks; the
+Quiver arguments and torch's call of each form. The torch modules are built
+by the test (test_transformer_stacks.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+E, NH, F, L, S, B = 8, 2, 16, 3, 5, 2
+DIMS = f"dim E = {E}\ndim NH = {NH}\ndim F = {F}\ndim L = {L}\ndim S = {S}\ndim B = {B}\n"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: its Quiver type (without the dtype option), the
+    torch layer's constructor arguments and the stack's (`num_layers`,
+    `norm`; for the transformer `num_encoder_layers`, ...)."""
+
+    name: str
+    kind: str  # "enc" | "dec" | "tr"
+    quiver: str  # `nn.TransformerEncoder[E, NH, 2, F, dropout=0.0]`
+    layer_kwargs: dict = field(default_factory=dict)
+    stack_kwargs: dict = field(default_factory=dict)
+    forms: tuple[str, ...] = ("forward", "masked", "batch_first", "batch_first_masked")
+
+    def type(self, dt: torch.dtype) -> str:
+        return self.quiver if dt == torch.float32 else self.quiver[:-1] + ", dtype=f64]"
+
+    @property
+    def dropout(self) -> float:
+        return float(self.layer_kwargs.get("dropout", 0.1))
+
+
+_SRC, _SRCB = ("src", "[S B E]", False), ("src", "[B S E]", False)
+_TGT, _TGTB = ("tgt", "[L B E]", False), ("tgt", "[B L E]", False)
+_MEM, _MEMB = ("memory", "[S B E]", False), ("memory", "[B S E]", False)
+_SRC_MASK, _SRC_PAD = ("src_mask", "[S S]", True), ("src_key_padding_mask", "[B S]", True)
+_TGT_MASK, _MEM_MASK = ("tgt_mask", "[L L]", True), ("memory_mask", "[L S]", True)
+_TGT_PAD, _MEM_PAD = ("tgt_key_padding_mask", "[B L]", True), ("memory_key_padding_mask", "[B S]", True)
+_DEC_MASKS = (_TGT_MASK, _MEM_MASK, _TGT_PAD, _MEM_PAD)
+_TR_MASKS = (_SRC_MASK, _TGT_MASK, _MEM_MASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
+# kind -> form -> (inputs, the method's name ("" for a call of the model), output)
+FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] = {
+    "enc": {
+        "forward": ((_SRC,), "", "[S B E]"),
+        "masked": ((_SRC, _SRC_MASK, _SRC_PAD), "masked", "[S B E]"),
+        "batch_first": ((_SRCB,), "batch_first", "[B S E]"),
+        "batch_first_masked": ((_SRCB, _SRC_MASK, _SRC_PAD), "batch_first_masked", "[B S E]"),
+    },
+    "dec": {
+        "forward": ((_TGT, _MEM), "", "[L B E]"),
+        "masked": ((_TGT, _MEM, *_DEC_MASKS), "masked", "[L B E]"),
+        "batch_first": ((_TGTB, _MEMB), "batch_first", "[B L E]"),
+        "batch_first_masked": ((_TGTB, _MEMB, *_DEC_MASKS), "batch_first_masked", "[B L E]"),
+    },
+    "tr": {
+        "forward": ((_SRC, _TGT), "", "[L B E]"),
+        "masked": ((_SRC, _TGT, *_TR_MASKS), "masked", "[L B E]"),
+        "batch_first": ((_SRCB, _TGTB), "batch_first", "[B L E]"),
+        "batch_first_masked": ((_SRCB, _TGTB, *_TR_MASKS), "batch_first_masked", "[B L E]"),
+    },
+}
+
+
+def program(configs: tuple[Config, ...], dt: torch.dtype) -> str:
+    """The Quiver program: `make_<c>`, and for each form `<c>_<form>`,
+    `loss_<c>_<form>` and `grads_<c>_<form>`."""
+    f = "" if dt == torch.float32 else " f64"
+    out = ["import nn\n", DIMS]
+    for c in configs:
+        t = c.type(dt)
+        out.append(f"fn make_{c.name}(seed: Int) -> {t}:\n    return {t}.init(seed=seed)\n")
+        for form in c.forms:
+            ins, method, result = FORMS[c.kind][form]
+            params = ", ".join(f"{n}: {s}{' Bool' if b else f}" for n, s, b in ins)
+            args = ", ".join(n for n, _, _ in ins)
+            call = f"m.{method}({args}, mode)" if method else f"m({args}, mode)"
+            name = f"{c.name}_{form}"
+            out.append(f"fn {name}(m: {t}, {params}, mode: Mode) -> {result}{f}:\n    return {call}\n")
+            out.append(
+                f"fn loss_{name}(m: {t}, {params}, mode: Mode, w: {result}{f}) -> []{f}:\n    return sum({call} * w)\n"
+            )
+            out.append(
+                f"fn grads_{name}(m: {t}, {params}, mode: Mode, w: {result}{f}) -> Grad[{t}]:\n"
+                f"    return grad(loss_{name}, m, {args}, mode, w)\n"
+            )
+    return "\n".join(out)
+
+
+_SHAPE = {"L": L, "S": S, "B": B, "E": E}
+
+
+def inputs(c: Config, form: str, dt: torch.dtype, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Random inputs of a form, and masks that leave every query a key: the
+    causal triangle, two entries of the memory mask, the last positions of
+    the second sequence as padding."""
+    gen = torch.Generator().manual_seed(seed)
+    out: dict[str, torch.Tensor] = {}
+    for name, shape, is_bool in FORMS[c.kind][form][0]:
+        sizes = [_SHAPE[d] for d in shape.strip("[]").split()]
+        if not is_bool:
+            out[name] = torch.randn(*sizes, generator=gen, dtype=dt)
+        elif name in ("src_mask", "tgt_mask"):
+            out[name] = torch.ones(*sizes, dtype=torch.bool).triu(diagonal=1)  # True: not allowed
+        elif name == "memory_mask":
+            m = torch.zeros(*sizes, dtype=torch.bool)
+            m[1, 0] = m[2, 3] = True
+            out[name] = m
+        else:  # a key padding mask: the last positions of the second sequence
+            m = torch.zeros(*sizes, dtype=torch.bool)
+            m[1, -2:] = True
+            out[name] = m
+    return out
+
+
+def quiver_args(c: Config, form: str, x: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    return [x[n] for n, _, _ in FORMS[c.kind][form][0]]
+
+
+def torch_call(c: Config, ref: torch.nn.Module, x: dict[str, torch.Tensor]) -> torch.Tensor:
+    """torch's output of a form: the inputs positionally, the masks by their
+    torch names (the encoder's src_mask is its `mask`)."""
+    if c.kind == "enc":
+        masks = {"mask": x["src_mask"], "src_key_padding_mask": x["src_key_padding_mask"]} if "src_mask" in x else {}
+        return ref(x["src"], **masks)
+    masks = {k: v for k, v in x.items() if k.endswith("mask")}
+    if c.kind == "dec":
+        return ref(x["tgt"], x["memory"], **masks)
+    return ref(x["src"], x["tgt"], **masks)
