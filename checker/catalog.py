@@ -3564,6 +3564,10 @@ from .catalog_args import E0312 as E0312  # noqa: E402
 from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
+# computed and non-persistent buffers
+from .catalog_buffers import E0928 as E0928  # noqa: E402
+from .catalog_buffers import E0929 as E0929  # noqa: E402
+from .catalog_buffers import E0930 as E0930  # noqa: E402
 
 
 def get(code: str) -> Code | None:
