@@ -2064,9 +2064,10 @@ E0903 = _code(
     A field's initializer is a number (every value set to it), `zeros`, `ones`,
     `normal(mean, std)`, `uniform(low, high)` or `xavier` (Glorot uniform, for
     matrices). Random initializers need a float field and draw from the seed given
-    to `M.init(seed=...)`. Their arguments are literal numbers: an initializer
-    cannot compute one yet (`normal(0.0, 0.02 / sqrt(2 * L))`), so write the
-    value itself.
+    to `M.init(seed=...)`. Their arguments are numbers made of literals, dims
+    and `sqrt`, `exp`, `log` (`normal(0.0, 0.02 / sqrt(2 * L))`). A buffer may
+    instead be computed by an expression of the model's dims and options
+    (`tril(ones([T T] Bool))`, E0928).
     """,
     """
     model Lin:
