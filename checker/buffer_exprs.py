@@ -139,14 +139,15 @@ def computed_result(info: FnInfo, result: BodyResult, models: Mapping[str, Model
     expr = decl.body[0]
     assert isinstance(expr, A.Return)
     value = expr.values[0]
-    field = next(
-        (f for f in model.fields if f.name == decl.buffer and f.decl.init is value),
-        None,
-    ) if model is not None else None
+    fields = model.fields if model is not None else ()
+    field = next((f for f in fields if f.name == decl.buffer and f.decl.init is value), None)
     found = result.types.get(value)
     if field is None or found is None or isinstance(found, T.UnknownT) or isinstance(field.type, T.UnknownT):
         return result
-    if any(d.span.start >= value.span.start and d.span.end <= value.span.end and d.code[0] == "E" for d in result.diagnostics):
+    if any(
+        d.span.start >= value.span.start and d.span.end <= value.span.end and d.code[0] == "E"
+        for d in result.diagnostics
+    ):
         return result  # one mistake, one diagnostic: the expression's own error stands
     if S.assignable(field.type, found) is None:
         return result

@@ -3565,6 +3565,7 @@ from .catalog_args import E0312 as E0312  # noqa: E402
 from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
+
 # computed and non-persistent buffers
 from .catalog_buffers import E0928 as E0928  # noqa: E402
 from .catalog_buffers import E0929 as E0929  # noqa: E402

@@ -80,7 +80,9 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
         persistent = member_persistence(m, ctx)
         if m.init is not None and isinstance(ty, T.TensorT) and m.kind == "buffer" and not is_initializer(m.init):
-            fn_info, fn_lookups = computed_fn(m, names, owner, ctx) if len(ctx.diagnostics) == before else (None, ())
+            fn_info, fn_lookups = (
+                computed_fn(m, names, owner, ctx) if len(ctx.diagnostics) == before else (None, frozenset())
+            )
             if fn_info is not None:
                 computed.append(fn_info)
                 computed_lookups |= fn_lookups
