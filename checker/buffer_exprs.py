@@ -4,7 +4,7 @@ expression of the model's dims, options and constants, and the keyword
 
 ```
 model Rotary[T, D, theta: Float = 10000.0]:
-    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D/2)) as f32) / (D as Float))
+    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D / 2)) as f32) / (D as Float))
     buffer mask: [T T] Bool = tril(ones([T T] Bool)), persistent=False
 ```
 

@@ -25,15 +25,15 @@ model Causal[T]:
     buffer mask: [T T] Bool = tril(ones([T T] Bool)), persistent=False
 
 model Rotary[D, theta: Float = 10000.0]:
-    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D/2)) as f32) / (D as Float))
+    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D / 2)) as f32) / (D as Float))
 
 model PositionalEncoding[L, D]:
     param scale: [D] = normal(0.0, 1.0)
     buffer pe: [L 1 D] = reshape(
         permute(
             stack(
-                sin(reshape(arange(L) as f32, [L 1]) * exp(2.0 * (arange((D/2)) as f32) * (NEG_LOG_BASE / (D as Float)))),
-                cos(reshape(arange(L) as f32, [L 1]) * exp(2.0 * (arange((D/2)) as f32) * (NEG_LOG_BASE / (D as Float))))
+                sin(reshape(arange(L) as f32, [L 1]) * exp(2.0 * (arange((D / 2)) as f32) * (NEG_LOG_BASE / (D as Float)))),
+                cos(reshape(arange(L) as f32, [L 1]) * exp(2.0 * (arange((D / 2)) as f32) * (NEG_LOG_BASE / (D as Float))))
             ),
             [L (D/2) 2]
         ),
@@ -61,6 +61,10 @@ model Net:
 model Plain:
     param scale: [6] = normal(0.0, 1.0)
     param after: [6] = normal(0.0, 1.0)
+
+model Masked[T, causal: Bool = True, fill: Float = -1e9]:
+    buffer mask: [T T] Bool = tril(ones([T T] Bool)), persistent=False if causal
+    buffer floor: [T] = ones([T]) * fill
 
 model Typed[D, dtype: DType = f32]:
     buffer pos: [D] dtype = tril(ones([D D] dtype)) @ ones([D] dtype), persistent=False
@@ -203,3 +207,11 @@ def test_dtype_option(prog) -> None:
     m = prog.Typed.of(5, dtype=rt.f64).init(seed=0)
     assert m.pos.dtype == torch.float64 and torch.equal(m.pos, torch.arange(1, 6, dtype=torch.float64))
     assert prog.Typed[3].init(seed=0).pos.dtype == torch.float32
+
+
+def test_under_a_condition_and_with_options(prog) -> None:
+    m = prog.Masked[3].init(seed=0)
+    assert torch.equal(m.mask, torch.tril(torch.ones(3, 3, dtype=torch.bool)))
+    assert list(m.state_dict()) == ["floor"] and torch.equal(m.floor, torch.full((3,), -1e9))
+    plain = prog.Masked.of(3, causal=False, fill=2.0).init(seed=0)
+    assert not hasattr(plain, "mask") and torch.equal(plain.floor, torch.full((3,), 2.0))

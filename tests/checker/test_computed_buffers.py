@@ -18,7 +18,7 @@ GOOD = """\
 const BASE = 10000.0
 
 model Rotary[T, D, theta: Float = 10000.0]:
-    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D/2)) as f32) / (D as Float))
+    buffer inv_freq: [(D/2)] = 1.0 / theta ** (2.0 * (arange((D / 2)) as f32) / (D as Float))
     buffer mask: [T T] Bool = tril(ones([T T] Bool)), persistent=False
     buffer base: [D] = ones([D]) * BASE
     buffer count: [] i64 = 0, persistent=True
