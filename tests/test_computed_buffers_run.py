@@ -9,6 +9,7 @@ computed again by `load`."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -183,6 +184,10 @@ def test_state_dict_leaves_non_persistent_buffers_out(prog) -> None:
     assert torch.equal(net.attn.w, torch.zeros(6, 6))
     twin.load_state_dict(module.state_dict())
     assert torch.equal(net.attn.mask, torch.tril(torch.ones(4, 4, dtype=torch.bool)))
+    # a copy of the module computes the buffer its state does not hold
+    twin_copy = copy.deepcopy(module)
+    assert sorted(n for n, _ in twin_copy.named_buffers()) == sorted(n for n, _ in twin.named_buffers())
+    assert torch.equal(twin_copy.model.attn.mask, net.attn.mask)
 
 
 def test_save_and_load_compute_it_again(prog, tmp_path) -> None:
