@@ -33,6 +33,7 @@ from . import ast as A
 from . import catalog as C
 from . import suppressions
 from .body.core import check_body
+from .buffer_exprs import computed_result
 from .declarations import (
     ALL_NAMES,
     Declared,
@@ -437,6 +438,8 @@ class Analyzer:
                 return entry.result
         try:
             result = deep(lambda: check_body(info, glob, recovered, partial))
+            if isinstance(item, A.ComputedBuffer):
+                result = computed_result(info, result, glob.models)
         except Exception:  # pragma: no cover - a checker bug; never the user's problem
             internal.append(traceback.format_exc())
             return None
@@ -460,8 +463,9 @@ def _functions(item: A.Item, declared: Mapping[A.Node, Declared]) -> list[tuple[
     info = d.info if d is not None else None
     if isinstance(item, A.FnDecl) and isinstance(info, FnInfo):
         return [(item, info)]
-    if isinstance(item, A.ModelDecl) and isinstance(info, ModelInfo) and info.methods:
-        return [(m.decl, m) for m in info.methods if isinstance(m.decl, A.FnDecl)]
+    if isinstance(item, A.ModelDecl) and isinstance(info, ModelInfo) and (info.methods or info.computed):
+        # (and the functions of its computed buffers: checker/buffer_exprs.py)
+        return [(m.decl, m) for m in info.methods + info.computed if isinstance(m.decl, A.FnDecl)]
     return []
 
 

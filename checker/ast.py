@@ -481,12 +481,21 @@ class MemberCond(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class MemberOption(Node):
+    """`, persistent=False` after a member's initializer: a keyword and its value."""
+
+    name: Ident
+    value: Expr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class Member(Node):
     kind: Literal["param", "buffer"]
     name: Ident
     type: TypeExpr
     init: Expr | None
     cond: MemberCond | None = None
+    options: tuple[MemberOption, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -531,6 +540,16 @@ class FnDecl(Node):
     body: tuple[Stmt, ...]
     # From `fn` to the `:` that ends the signature.
     header_span: Span
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ComputedBuffer(FnDecl):
+    """Not parsed: the function the checker makes of a buffer whose
+    initializer is an expression (`buffer mask: [T T] Bool = tril(...)`),
+    `fn mask(self): return EXPR`, checked and compiled as a method that
+    never reads `self` but for the model's dims and options."""
+
+    buffer: str = ""  # the buffer's name
 
 
 @dataclass(frozen=True, eq=False, slots=True)

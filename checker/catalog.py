@@ -2064,9 +2064,10 @@ E0903 = _code(
     A field's initializer is a number (every value set to it), `zeros`, `ones`,
     `normal(mean, std)`, `uniform(low, high)` or `xavier` (Glorot uniform, for
     matrices). Random initializers need a float field and draw from the seed given
-    to `M.init(seed=...)`. Their arguments are literal numbers: an initializer
-    cannot compute one yet (`normal(0.0, 0.02 / sqrt(2 * L))`), so write the
-    value itself.
+    to `M.init(seed=...)`. Their arguments are numbers made of literals, dims
+    and `sqrt`, `exp`, `log` (`normal(0.0, 0.02 / sqrt(2 * L))`). A buffer may
+    instead be computed by an expression of the model's dims and options
+    (`tril(ones([T T] Bool))`, E0928).
     """,
     """
     model Lin:
@@ -3564,6 +3565,11 @@ from .catalog_args import E0312 as E0312  # noqa: E402
 from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
+
+# computed and non-persistent buffers
+from .catalog_buffers import E0928 as E0928  # noqa: E402
+from .catalog_buffers import E0929 as E0929  # noqa: E402
+from .catalog_buffers import E0930 as E0930  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -38,7 +38,7 @@ from .compile_names import (
     unchecked_ident,
 )
 from .consts import python_literal
-from .declarations import FnInfo, ModelInfo, dotted_text, sub_model
+from .declarations import FieldInfo, FnInfo, ModelInfo, dotted_text, sub_model
 from .deep import deep
 from .initializers import INITIALIZERS
 
@@ -81,7 +81,7 @@ class Compiler:
         slot = self.a.slot_of_item.get(item)
         if slot is None:
             for model in self.a.globals.models.values():
-                if any(m.decl is item for m in model.methods) and model.decl in self.a.slot_of_item:
+                if any(m.decl is item for m in model.methods + model.computed) and model.decl in self.a.slot_of_item:
                     slot = self.a.slot_of_item[model.decl]
                     break
         assert slot is not None
@@ -127,6 +127,8 @@ class Compiler:
                     self.function(info)
             elif isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
                 model = g.models[item.name.text]
+                for m in model.computed:  # the functions of its computed buffers, which init calls
+                    self.function(m)
                 for m in model.methods:
                     self.function(g.fns.get(m.name, m))
                 if model.methods:
@@ -203,11 +205,12 @@ class Compiler:
                     continue
                 assert isinstance(f.type, T.TensorT)
                 shape = "(" + ", ".join(dim_py(d) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
-                init = self.initializer(f.decl.init)
+                init = self.buffer_init(m, f) or self.initializer(f.decl.init)
+                keep = "" if f.persistent else ", persistent=False"
                 w.emit(
                     level + 2,
                     f"rt.Field({f.name!r}, {shape}, {elem_expr(f.type.elem, 'factory')}, {init}, "
-                    f"{self.loc(base + f.decl.span.start)}){when},",
+                    f"{self.loc(base + f.decl.span.start)}{keep}){when},",
                     base + f.decl.span.start,
                 )
             w.emit(level + 1, ") if f is not None)" if conditional else ")")
@@ -224,6 +227,15 @@ class Compiler:
                 + (f", defaults={m.defaults!r})" if m.defaults else ")"),
                 base,
             )
+
+    def buffer_init(self, m: ModelInfo, f: FieldInfo) -> str | None:
+        """A computed buffer's initializer: its function, called by `init`
+        with the model's class (whose dims and options it reads), or None."""
+        fn = next((c for c in m.computed if isinstance(c.decl, A.ComputedBuffer) and c.decl.buffer == f.name), None)
+        if fn is None:
+            return None
+        body = unchecked_ident(fn_ident(fn.name, fn.owner))
+        return f"rt.init.computed(lambda cls: {body}(cls))"
 
     def initializer(self, init: A.Expr | None) -> str:
         """A field's initializer: `rt.init.zeros`, `rt.init.normal(0.0, 0.02)`,

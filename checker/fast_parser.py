@@ -236,6 +236,14 @@ class _Parser(_ExpressionParser):
         if self.k[self.i] == "=":
             self.i += 1
             init = self.expr()
+        options: list[A.MemberOption] = []
+        while self.k[self.i] == ",":
+            at = self.i
+            self.i += 1
+            key = self.ident()
+            self.expect("=")
+            value = self.expr()
+            options.append(A.MemberOption(Span(self.s[at], value.span.end), key, value))
         cond = None
         if self.k[self.i] == "if":
             at = self.i
@@ -254,8 +262,9 @@ class _Parser(_ExpressionParser):
             first = flags[0]
             cond = A.MemberCond(Span(self.s[at], flags[-1].span.end), first.name, first.negated, tuple(flags[1:]))
         self.expect("NL")
-        end = (cond or init or type_).span.end
-        return A.Member(Span(self.s[i], end), "param" if word == "param" else "buffer", name, type_, init, cond)
+        end = (cond or (options[-1] if options else None) or init or type_).span.end
+        kind = "param" if word == "param" else "buffer"
+        return A.Member(Span(self.s[i], end), kind, name, type_, init, cond, tuple(options))
 
     def signature(self) -> tuple[A.Ident, tuple[A.Param, ...], A.TypeExpr | None]:
         name = self.ident()

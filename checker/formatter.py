@@ -131,6 +131,8 @@ class _Spacer:
         self.prev: str | None = None
         self.before_prev: str | None = None
         self.prev_unary = False
+        self.first: str | None = None  # the line's first token: `buffer` of a member
+        self.option_eq = False  # the `=` of a member's `, persistent=False` was the last token
 
     def _operand_end(self) -> bool:
         p = self.prev
@@ -156,6 +158,10 @@ class _Spacer:
             return "" if inner == "index" else " "
         if inner is not None and inner != "params" and (tok == "=" or prev == "="):  # a keyword argument, `wrt=`
             return ""
+        if inner is None and self.first in ("param", "buffer") and (tok == "=" and self.before_prev == ","):
+            return ""  # a member's keyword: `, persistent=False`
+        if self.option_eq:
+            return ""
         if inner == "dim" and (tok in _ARITH or prev in _ARITH):
             return ""
         if tok in _OPEN:
@@ -167,6 +173,11 @@ class _Spacer:
     def push(self, tok: str) -> None:
         """Account for `tok`, written after the space `space(tok)` gave."""
         unary = tok == "~" or (tok in ("-", "+") and not self._operand_end())
+        if self.prev is None:
+            self.first = tok
+        self.option_eq = (
+            tok == "=" and not self.brackets and self.first in ("param", "buffer") and self.before_prev == ","
+        )
         if tok in _OPEN:
             inner = self.brackets[-1] if self.brackets else None
             if inner in ("list", "dim") and tok == "(":

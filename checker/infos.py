@@ -31,6 +31,8 @@ class FieldInfo:
     # value, `if a and not b` when each is (None: always; an instance's fields
     # are those that exist).
     when: tuple[tuple[str, bool], ...] | None = None
+    # `, persistent=False`: a buffer left out of checkpoints and state_dict
+    persistent: bool = True
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,9 @@ class ModelInfo:
     # the divisions of its own dims that each instance must make exact
     # (names.model_divisions): `(Ci/groups)`, `(E/NH)`
     divisions: tuple = ()
+    # the functions that compute its buffers with an expression as their
+    # initializer (A.ComputedBuffer decls; checker/buffer_exprs.py)
+    computed: tuple[FnInfo, ...] = ()
 
     @property
     def takes(self) -> bool:

@@ -10,6 +10,7 @@ from . import ast as A
 from . import catalog as C
 from . import shapes as S
 from . import types as T
+from .buffer_exprs import computed_fn, is_initializer, member_persistence
 from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
@@ -34,6 +35,10 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     ctx.option_vars = {o: d for o, d in options if not isinstance(d, str)}
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
+    self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)
+    owner = Owner(item.name.text, self_type, dims, elems, tuple(options))
+    computed: list[FnInfo] = []  # the functions of buffers computed by an expression
+    computed_lookups: set[str] = set()
     device = "cpu"
     if item.device is not None:
         device = item.device.name
@@ -73,13 +78,19 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             ty = T.UNKNOWN
         if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
             ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
-        if m.init is not None and isinstance(ty, T.TensorT):
+        persistent = member_persistence(m, ctx)
+        if m.init is not None and isinstance(ty, T.TensorT) and m.kind == "buffer" and not is_initializer(m.init):
+            fn_info, fn_lookups = (
+                computed_fn(m, names, owner, ctx) if len(ctx.diagnostics) == before else (None, frozenset())
+            )
+            if fn_info is not None:
+                computed.append(fn_info)
+                computed_lookups |= fn_lookups
+        elif m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
-        fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx)))
-    self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)
-    owner = Owner(item.name.text, self_type, dims, elems, tuple(options))
+        fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx), persistent))
     methods = []
-    lookups = set(ctx.lookups)
+    lookups = set(ctx.lookups) | computed_lookups
     taken = {f.name for f in fields}
     for fn in item.methods:
         if fn.name.text in taken:
@@ -104,6 +115,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         tuple(methods),
         defaults=defaults,
         divisions=divisions,
+        computed=tuple(computed),
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(lookups))
 

@@ -204,14 +204,18 @@ class Builder:
         text = unescape(t) if t.type == "STRING" else str(t)
         return A.Device(_span(ch), text)
 
+    def member_option(self, ch):
+        return A.MemberOption(_span(ch), _ident(_tokens(ch, "NAME")[0]), _nodes(ch)[0])
+
     def member(self, ch):
         kind = ch[0]
         name = _tokens(ch, "NAME")[0]
-        nodes = [c for c in _nodes(ch) if not isinstance(c, A.MemberCond)]
+        nodes = [c for c in _nodes(ch) if not isinstance(c, (A.MemberCond, A.MemberOption))]
         cond = next((c for c in ch if isinstance(c, A.MemberCond)), None)
+        options = tuple(c for c in ch if isinstance(c, A.MemberOption))
         init = nodes[1] if len(nodes) > 1 else None
         member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two
-        return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init, cond)
+        return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init, cond, options)
 
     def fn_decl(self, ch):
         name = _tokens(ch, "NAME")[0]

@@ -54,7 +54,7 @@ def model_rows(m) -> list[list[str]]:
     cls = type(m)
     n_params = len(cls._qv_leaf_paths)
     rows = []
-    for i, (path, t) in enumerate(zip(cls._qv_state_fields, m._qv_state_tensors())):
+    for i, (path, t) in enumerate(zip(cls._qv_all_fields, m._qv_all_tensors())):
         kind = "param" if i < n_params else "buffer"
         rows.append([path, kind, _shape(t), dtype_name(t.dtype), str(t.numel()), _value(t)])
     return rows

@@ -24,16 +24,19 @@ _FORMAT_VERSION = 1
 
 
 class Field:
-    """A declared param or buffer: name, shape (ints), element type, initialiser."""
+    """A declared param or buffer: name, shape (ints), element type,
+    initialiser; ``persistent=False`` for a buffer left out of ``save``,
+    checkpoints and ``state_dict`` (computed again by ``init`` and ``load``)."""
 
-    __slots__ = ("name", "shape", "elem", "init", "loc")
+    __slots__ = ("name", "shape", "elem", "init", "loc", "persistent")
 
-    def __init__(self, name, shape, elem, init=None, loc=None):
+    def __init__(self, name, shape, elem, init=None, loc=None, persistent=True):
         self.name = name
         self.shape = tuple(shape)
         self.elem = elem_of(elem)
         self.init = _init.zeros if init is None else init
         self.loc = loc
+        self.persistent = bool(persistent)
 
     @property
     def type_text(self) -> str:
@@ -134,6 +137,8 @@ class Model:
                 raise ModelError(f"model {cls._qv_name}: field {f.name!r} declared twice{_where(f.loc)}")
             if f.name.startswith(_RESERVED_PREFIX) or f.name.startswith("__"):
                 raise ModelError(f"model {cls._qv_name}: field name {f.name!r} is reserved{_where(f.loc)}")
+            if isinstance(f, Field) and not f.persistent and f in params:
+                raise ModelError(f"model {cls._qv_name}: param {f.name!r} cannot be persistent=False{_where(f.loc)}")
             if isinstance(f, SubModel):
                 sub = f.cls
                 if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
@@ -184,13 +189,19 @@ class Model:
             for pre in prefixes:
                 buffer_paths.extend(pre + p for p in sub._qv_buffer_paths)
                 buffer_fields.extend(sub._qv_buffer_fields)
+        # which buffers are saved (`persistent=False` ones are not), in buffer order
+        cls._qv_buffer_saved = tuple(f.persistent for f in buffer_fields)
+        cls._qv_all_saved = all(cls._qv_buffer_saved)
         cls._qv_leaf_paths = tuple(leaf_paths)
         cls._qv_leaf_fields = tuple(leaf_fields)
         cls._qv_buffer_paths = tuple(buffer_paths)
         cls._qv_buffer_fields = tuple(buffer_fields)
         cls._qv_param_slices = slices
         cls._qv_param_layout = tuple(layout)
-        cls._qv_state_fields = dict(zip(leaf_paths + buffer_paths, leaf_fields + buffer_fields))
+        # every field, and those that state_dict, save and load hold (the params
+        # and the persistent buffers), in the order of the leaves, then the buffers
+        cls._qv_all_fields = dict(zip(leaf_paths + buffer_paths, leaf_fields + buffer_fields))
+        cls._qv_state_fields = {p: f for p, f in cls._qv_all_fields.items() if f.persistent}
         cls._qv_grad_layouts = {}
         # Differentiable leaves: floating (or complex) element types.
         cls._qv_diff = tuple(f.elem.dtype.is_floating_point or f.elem.dtype.is_complex for f in leaf_fields)
@@ -244,8 +255,10 @@ class Model:
         """A new instance whose fields are ``values[prefix + path]``."""
         m = object.__new__(cls)
         d = m.__dict__
-        for name in cls._qv_fields:
-            d[name] = values[prefix + name]
+        for name, f in cls._qv_fields.items():
+            key = prefix + name
+            # a buffer that is not saved: computed again, as init does
+            d[name] = values[key] if f.persistent or key in values else cls._qv_unsaved_value(f)
         if cls._qv_nested:
             for name, f in cls._qv_subs.items():
                 sub = f.cls
@@ -326,7 +339,15 @@ class Model:
         return out
 
     def _qv_state_tensors(self) -> list:
-        """Every field tensor, in ``_qv_state_fields`` order (leaves, then buffers)."""
+        """The saved field tensors, in ``_qv_state_fields`` order (leaves, then
+        the persistent buffers)."""
+        buffers = self._qv_buffer_tensors()
+        if not type(self)._qv_all_saved:
+            buffers = [t for t, keep in zip(buffers, type(self)._qv_buffer_saved) if keep]
+        return list(self._qv_tensors) + buffers
+
+    def _qv_all_tensors(self) -> list:
+        """Every field tensor, in ``_qv_all_fields`` order (leaves, then buffers)."""
         return list(self._qv_tensors) + self._qv_buffer_tensors()
 
     # --- creation -------------------------------------------------------------
@@ -358,21 +379,37 @@ class Model:
                     for k in range(f.count):
                         f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
                 continue
-            where = text + f.name
-            try:
+            values[prefix + f.name] = cls._qv_field_value(f, gen, device, text + f.name)
+
+    @classmethod
+    def _qv_unsaved_value(cls, f) -> torch.Tensor:
+        """A buffer that is not saved (``persistent=False``), for a model made
+        from a checkpoint or a state: computed as ``init`` computes it (a random
+        initialiser draws from a generator seeded with 0)."""
+        gen = torch.Generator()
+        gen.manual_seed(0)
+        return cls._qv_field_value(f, gen, cls._qv_device_or_error(), f"{cls._qv_name}.{f.name}")
+
+    @classmethod
+    def _qv_field_value(cls, f, gen, device, where) -> torch.Tensor:
+        """The initial value of field ``f``, checked, on ``device``."""
+        try:
+            if isinstance(f.init, _init.Computed):
+                t = f.init.of_class(cls, f.shape, f.elem.dtype)
+            else:
                 t = f.init(f.shape, f.elem.dtype, gen)
-            except (ValueError, TypeError, RuntimeError) as exc:
-                raise ModelError(f"cannot initialise {where} ({f.type_text}) with {f.init!r}: {exc}", f.loc) from None
-            if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
-                raise ModelError(
-                    f"initialiser {f.init!r} of {where} gave {_describe(t)}, expected {f.type_text}",
-                    f.loc,
-                )
-            if checks.enabled and f.elem.refinement is not None:
-                problem = f.elem.value_problem(t)
-                if problem is not None:
-                    raise ModelError(f"{f.init!r} gives {where} ({f.type_text}) {problem}", f.loc)
-            values[prefix + f.name] = t.to(device).detach()
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise ModelError(f"cannot initialise {where} ({f.type_text}) with {f.init!r}: {exc}", f.loc) from None
+        if not isinstance(t, torch.Tensor) or tuple(t.shape) != f.shape or t.dtype != f.elem.dtype:
+            raise ModelError(
+                f"initialiser {f.init!r} of {where} gave {_describe(t)}, expected {f.type_text}",
+                f.loc,
+            )
+        if checks.enabled and f.elem.refinement is not None:
+            problem = f.elem.value_problem(t)
+            if problem is not None:
+                raise ModelError(f"{f.init!r} gives {where} ({f.type_text}) {problem}", f.loc)
+        return t.to(device).detach()
 
     # --- field assignment ---------------------------------------------------------
 
@@ -517,7 +554,7 @@ class Model:
         cls = type(self)
         parts = []
         n_params = len(cls._qv_leaf_paths)
-        for i, (path, t) in enumerate(zip(cls._qv_state_fields, self._qv_state_tensors())):
+        for i, (path, t) in enumerate(zip(cls._qv_all_fields, self._qv_all_tensors())):
             kind = "param" if i < n_params else "buffer"
             text = f"{kind} {path}: {tensor_text(t)}"
             if t.dim() == 0:

@@ -69,7 +69,8 @@ class QuiverModule(nn.Module):
             else:
                 self.add_module(f.name, nn.ModuleList([QuiverModule(inst) for inst in d[f.name]._qv_items]))
         for name in cls._qv_buffer_names:
-            self.register_buffer(name, d[name])
+            # a persistent=False buffer is left out of state_dict(), as torch's own
+            self.register_buffer(name, d[name], persistent=cls._qv_fields[name].persistent)
 
     # --- what the module and the model share -------------------------------------
 

@@ -34,6 +34,8 @@ __all__ = [
     "kaiming_normal",
     "orthogonal",
     "trunc_normal",
+    "Computed",
+    "computed",
 ]
 
 
@@ -256,3 +258,30 @@ class _TruncNormal(_Random):
 def trunc_normal(mean=0.0, std=1.0, a=-2.0, b=2.0) -> Initializer:
     """N(mean, std**2) truncated to [a, b] (torch's trunc_normal_)."""
     return _TruncNormal(mean, std, a, b)
+
+
+class Computed(Initializer):
+    """A buffer computed by an expression of its model's dims and options
+    (``buffer mask: [T T] Bool = tril(ones([T T] Bool))``): ``fn(cls)`` is
+    the compiled expression, called with the model's class, whose dims and
+    options it reads. :meth:`Model.init` calls it through :meth:`of_class`,
+    as torch computes such a buffer in ``__init__``; it draws nothing from
+    the generator."""
+
+    name = "computed"
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def of_class(self, cls, shape, dtype):
+        t = self.fn(cls)
+        if isinstance(t, torch.Tensor) and t.dtype != dtype and tuple(t.shape) == tuple(shape):
+            t = t.to(dtype)
+        return t.detach().cpu() if isinstance(t, torch.Tensor) else t
+
+    def __call__(self, shape, dtype, generator):
+        raise TypeError("a computed buffer is computed with its model's class (Computed.of_class)")
+
+
+def computed(fn) -> Initializer:
+    return Computed(fn)

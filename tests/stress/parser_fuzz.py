@@ -656,7 +656,9 @@ def gen_item(rng: random.Random) -> str:
         for _ in range(rng.choice([1, 2, 3])):
             init = f" = {expr(rng)}" if rng.random() < 0.6 else ""
             cond = f" if {rng.choice(['', 'not '])}{_name(rng)}" if rng.random() < 0.15 else ""
-            members.append(f"    {rng.choice(['param', 'buffer'])} {_name(rng)}: {gen_type(rng)}{init}{cond}\n")
+            # `, persistent=False` after some initializers (no draw: the stream stays the same)
+            keep = ", persistent=False" if init and len(init) % 4 == 0 else ""
+            members.append(f"    {rng.choice(['param', 'buffer'])} {_name(rng)}: {gen_type(rng)}{init}{keep}{cond}\n")
         if rng.random() < 0.25:  # a method
             ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
             head = f"    fn {_name(rng)}({_params(rng, method=True)}){ret}:"
