@@ -10,6 +10,7 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..declarations import kind_word, suggest
+from ..model_lists import is_model_list
 from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
 from ..results import Ref
 from .engine_api import EngineBase
@@ -514,6 +515,9 @@ class FlowRules(EngineBase):
             # `for block in m.blocks:` runs over a stack of sub-models (or of
             # their gradients), one model at a time
             t = self.value(it, env)
+            if is_model_list(t) and len(s.targets) == 1:  # a list of sub-models: once per element
+                assert isinstance(t, T.TupleT)
+                return self.for_models(s, env, t, self.origin_of(it, env))
             if isinstance(t, T.StackT) and not t.per_example:
                 item = t.item
                 origin = self.origin_of(it, env)  # each block reads m.blocks' params
