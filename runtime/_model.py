@@ -112,7 +112,7 @@ class ModelStack:
         items = self._qv_items
         if isinstance(i, bool) or not isinstance(i, int):
             raise self._qv_error(f"{self._qv_what} needs an Int index, found {type(i).__name__}")
-        if not 0 <= i < len(items):
+        if not -len(items) <= i < len(items):  # (as Python's: -1 is the last)
             raise self._qv_error(f"index {i} is out of range for {self._qv_what}, a stack of {len(items)}")
         return items[i]
 
@@ -431,6 +431,17 @@ class Model:
     def _qv_assign_sub(self, name, value):
         cls = type(self)
         f = cls._qv_subs[name]
+        if isinstance(f.cls, tuple):  # a list of models: each element's fields, from the same list type
+            items = value._qv_items if isinstance(value, ModelStack) else None
+            if items is None or tuple(type(v) for v in items) != f.cls:
+                found = _value_text(value) if items is None else "(" + ", ".join(type(v)._qv_name for v in items) + ")"
+                raise ModelError(
+                    f"cannot assign {found} to {cls._qv_name}.{name}, which is {f.type_text}{_where(f.loc)}"
+                )
+            for target, v in zip(self.__dict__[name]._qv_items, items):
+                if v is not target:
+                    _copy_fields(target, v)
+            return
         if f.count is not None:
             raise ModelError(
                 f"cannot assign {cls._qv_name}.{name} ({f.type_text}): a stack of models is read-only; "

@@ -190,3 +190,38 @@ def test_an_optimizer_over_the_whole_net(tmp_path):
     opt.step()
     for k, layer in enumerate(ref.layers):
         torch.testing.assert_close(net.layers[k].weight, layer.weight.detach(), rtol=1e-5, atol=1e-6)
+
+
+LISTS = """\
+import nn
+
+model Net:
+    param layers: (nn.Linear[4, 8], nn.Tanh, nn.Linear[8, 2])
+
+    fn forward(self, x: [b 4]) -> [b 2]:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    fn by_index(self, x: [b 4]) -> [b 2]:
+        return self.layers[-1](self.layers[1](self.layers[0](x)))
+
+fn copy(mut net: Net, other: Net):
+    net.layers = other.layers
+"""
+
+
+def test_a_loop_over_models_of_different_kinds_runs_each_ones_forward(tmp_path):
+    path = tmp_path / "lists.qv"
+    path.write_text(LISTS, encoding="utf-8")
+    q = quiver.load(str(path))
+    net = q.Net.init(seed=0)
+    other = q.Net.init(seed=1)
+    x = torch.randn(3, 4)
+    want = torch.tanh(x @ net.layers[0].weight + net.layers[0].bias) @ net.layers[2].weight + net.layers[2].bias
+    torch.testing.assert_close(net(x), want, rtol=0, atol=1e-6)
+    torch.testing.assert_close(net.by_index(x), want, rtol=0, atol=1e-6)
+    assert list(net.state_dict()) == ["layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias"]
+    q.copy(net, other)
+    torch.testing.assert_close(net(x), other(x), rtol=0, atol=0)
+    assert net.layers[0].weight is not other.layers[0].weight

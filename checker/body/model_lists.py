@@ -97,9 +97,9 @@ class ModelListRules(EngineBase):
                 )
             )
             return T.UNKNOWN
-        if not self._index_in_range(e.index, T.DimLit(len(t.items))) or k < 0:
+        if not self._index_in_range(e.index, T.DimLit(len(t.items))):
             return T.UNKNOWN
-        return t.items[k]
+        return t.items[k]  # (-1: the last, as Python's)
 
     def call_chain(self, node: A.Node, func: A.Expr, t: T.TupleT, args: list[CallArg], env: Env) -> T.Type:
         """`self.main(x)`, `self.main(x, mode)`: each element's `forward` on
