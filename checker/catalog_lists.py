@@ -43,19 +43,27 @@ E0939 = _code(
     `mode: Mode`, and each output must fit the next element's input.
     """,
     """
-    import nn
+    model Linear[I, O]:
+        param weight: [I O]
+
+        fn forward(self, x: [b I]) -> [b O]:
+            return x @ self.weight
 
     model Net:
-        param main: (nn.Linear[4, 8], nn.Linear[6, 2])
+        param main: (Linear[4, 8], Linear[6, 2])
 
         fn forward(self, x: [b 4]) -> [b 2]:
             return self.main(x)
     """,
     """
-    import nn
+    model Linear[I, O]:
+        param weight: [I O]
+
+        fn forward(self, x: [b I]) -> [b O]:
+            return x @ self.weight
 
     model Net:
-        param main: (nn.Linear[4, 8], nn.Linear[8, 2])
+        param main: (Linear[4, 8], Linear[8, 2])
 
         fn forward(self, x: [b 4]) -> [b 2]:
             return self.main(x)
@@ -80,19 +88,27 @@ E0940 = _code(
     it is allowed only when every element has the same type.
     """,
     """
-    import nn
+    model Linear[I, O]:
+        param weight: [I O]
+
+        fn forward(self, x: [b I]) -> [b O]:
+            return x @ self.weight
 
     model Net:
-        param layers: (nn.Linear[4, 8], nn.Linear[8, 8])
+        param layers: (Linear[4, 8], Linear[8, 8])
 
         fn last(self, x: [b 8], i: Int) -> [b 8]:
             return self.layers[i](x)
     """,
     """
-    import nn
+    model Linear[I, O]:
+        param weight: [I O]
+
+        fn forward(self, x: [b I]) -> [b O]:
+            return x @ self.weight
 
     model Net:
-        param layers: (nn.Linear[4, 8], nn.Linear[8, 8])
+        param layers: (Linear[4, 8], Linear[8, 8])
 
         fn last(self, x: [b 8]) -> [b 8]:
             return self.layers[1](x)

@@ -35,6 +35,8 @@ def model_list_type(m: A.Member, ty: T.TupleT, diags: list[LocalDiagnostic], bef
     assert isinstance(m.type, A.TupleType)
     if len(diags) > before:
         return T.UNKNOWN
+    if any(isinstance(item, T.UnknownT) for item in ty.items):
+        return T.UNKNOWN  # (reported where it was written, or through an import that failed)
     for k, (node, item) in enumerate(zip(m.type.items, ty.items)):
         if not isinstance(item, T.ModelT):
             diags.append(C.E0938.at(node.span, index=k, member=m.name.text, found=T.describe(item)))

@@ -162,14 +162,14 @@ class Model:
             if f.name.startswith(_RESERVED_PREFIX) or f.name.startswith("__"):
                 raise ModelError(f"model {cls._qv_name}: field name {f.name!r} is reserved{_where(f.loc)}")
             if isinstance(f, SubModel):
-                for sub in f.classes:
-                    if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
-                        raise ModelError(f"model {cls._qv_name}: param {f.name!r} needs a model class, found {sub!r}")
                 count = f.count
                 if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
                     raise ModelError(
                         f"model {cls._qv_name}: param {f.name!r} needs a fixed stack size, found {count!r}"
                     )
+                for sub in f.classes:
+                    if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
+                        raise ModelError(f"model {cls._qv_name}: param {f.name!r} needs a model class, found {sub!r}")
                 subs[f.name] = f
                 continue
             if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in f.shape):
