@@ -3565,10 +3565,11 @@ from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
 
-
-def get(code: str) -> Code | None:
-    return CODES.get(code.upper())
 # lists of sub-models (nn.ModuleList, nn.Sequential)
 from .catalog_lists import E0938 as E0938  # noqa: E402
 from .catalog_lists import E0939 as E0939  # noqa: E402
 from .catalog_lists import E0940 as E0940  # noqa: E402
+
+
+def get(code: str) -> Code | None:
+    return CODES.get(code.upper())

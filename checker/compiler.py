@@ -38,10 +38,10 @@ from .compile_names import (
     unchecked_ident,
 )
 from .consts import python_literal
-from .model_lists import chain_kind
 from .declarations import FieldInfo, FnInfo, ModelInfo, dotted_text, sub_model, sub_models
 from .deep import deep
 from .initializers import INITIALIZERS
+from .model_lists import chain_kind
 
 # Initializers whose runtime functions take their first arguments by position.
 _POSITIONAL_INITS = ("normal", "uniform", "trunc_normal")

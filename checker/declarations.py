@@ -22,8 +22,8 @@ from . import types as T
 from .diagnostics import LocalDiagnostic, SymbolRef
 from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
-from .model_lists import is_model_list, list_models
 from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance
+from .model_lists import is_model_list, list_models
 from .names import (
     ALL_NAMES,
     Hint,

@@ -109,9 +109,11 @@ class _Layout:
                 self.own[name] = pos
             else:
                 # each model's class and its leaves' place in this gradient's values
-                parts = tuple((c, pos + lo - start, pos + hi - start) for c, lo, hi in cls._qv_elems[name]) if (
-                    sub.count is not None
-                ) else ((sub.cls, pos, pos + len(sub.cls._qv_leaf_paths)),)
+                parts = (
+                    tuple((c, pos + lo - start, pos + hi - start) for c, lo, hi in cls._qv_elems[name])
+                    if (sub.count is not None)
+                    else ((sub.cls, pos, pos + len(sub.cls._qv_leaf_paths)),)
+                )
                 self.subs[name] = (sub.count, parts)
             leaf_index.extend(range(start, stop))
         self.leaf_index = tuple(leaf_index)

@@ -325,7 +325,10 @@ class Model:
             else:
                 stack = d[name]
                 d[name] = ModelStack(
-                    [inst._qv_shallow(tensors[lo:hi]) for inst, (_c, lo, hi) in zip(stack._qv_items, cls._qv_elems[name])],
+                    [
+                        inst._qv_shallow(tensors[lo:hi])
+                        for inst, (_c, lo, hi) in zip(stack._qv_items, cls._qv_elems[name])
+                    ],
                     f"{cls._qv_name}.{name}",
                     ModelError,
                     stack._qv_modes,

@@ -13,8 +13,8 @@ from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..builtins import args as readers
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
-from ..model_lists import is_model_list
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..model_lists import is_model_list
 from ..results import DimCheck, Ref
 from ..type_pairs import show_pair
 from . import size_hints

@@ -242,7 +242,7 @@ class ExpressionRules(EngineBase):
             return self.origin_of(e.value, env)
         if isinstance(e, A.Index) and isinstance(self.types.get(e.value), T.TupleT):
             base = self.origin_of(e.value, env)  # m.layers.1: that element's params
-            k = self.int_value(e.index)
+            k = self.int_value(e.index) if not isinstance(e.index, (A.Slice, A.Subscripts)) else None
             return None if base is None else base if k is None else f"{base}.{k}"
         return None
 

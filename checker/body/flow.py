@@ -10,8 +10,8 @@ from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
 from ..declarations import kind_word, suggest
-from ..model_lists import is_model_list
 from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
+from ..model_lists import is_model_list
 from ..results import Ref
 from .engine_api import EngineBase
 from .env import Env, Loop, Var, fresh_name, same_state

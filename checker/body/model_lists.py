@@ -84,20 +84,22 @@ class ModelListRules(EngineBase):
     def index_models(self, e: A.Index, t: T.TupleT, env: Env) -> T.Type:
         """`self.layers[1]`: that element; an index known only at run time
         reads a list of one type as a stack (E0940 for different types)."""
-        k = self.int_value(e.index)
+        index = e.index
+        assert not isinstance(index, (A.Slice, A.Subscripts))  # (IndexingRules.index took those)
+        k = self.int_value(index)
         if k is None:
             if one_type(t):
                 return t.items[0]
             self.diags.append(
                 C.E0940.at(
-                    e.index.span,
+                    index.span,
                     member=expr_text(e.value),
                     types=", ".join(str(x) for x in t.items),
                     last=len(t.items) - 1,
                 )
             )
             return T.UNKNOWN
-        if not self._index_in_range(e.index, T.DimLit(len(t.items))):
+        if not self._index_in_range(index, T.DimLit(len(t.items))):
             return T.UNKNOWN
         return t.items[k]  # (-1: the last, as Python's)
 
