@@ -72,6 +72,8 @@ E0939 = _code(
         "mismatch": "element {index} ({layer}) takes {expected}, but element {before} ({previous}) gives {found}",
         "first": "element 0 ({layer}) takes {expected}, found {found}",
         "no_forward": "element {index} ({layer}) has no forward of one tensor argument (and a Mode), so it cannot be chained",
+        "call_args": "a list of models is called with its input and, for layers that take one, a Mode: "
+        "{member}(x) or {member}(x, mode)",
         "needs_mode": "element {index} ({layer}) takes a Mode: call {member}(x, mode)",
     },
 )

@@ -108,9 +108,12 @@ class ModelListRules(EngineBase):
         what the one before gave, as torch's nn.Sequential (E0939 at the first
         element that does not take it)."""
         member = expr_text(func)
-        positional = [a for a in args if a.keyword is None]
-        if len(args) != len(positional) or not 1 <= len(args) <= 2:
-            self.diags.append(C.E0409.at(func.span, callee=member, reason=C.E0409.say("not_callable")))
+        shape_ok = 1 <= len(args) <= 2 and args[0].keyword is None
+        if len(args) == 2 and args[1].keyword not in (None, "mode"):
+            shape_ok = False
+        if not shape_ok:
+            problem = C.E0939.say("call_args", member=member)
+            self.diags.append(C.E0939.at(func.span, member=member, problem=problem))
             self._eval_args(args, env)
             return T.UNKNOWN
         cur = self.value(args[0].node, env)

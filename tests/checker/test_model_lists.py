@@ -224,3 +224,31 @@ fn main():
         ("W1101", "first_only never reads param layers.1.lin.bias of Net: its gradient is always zero"),
         ("W1101", "first_only never reads param layers.1.lin.weight of Net: its gradient is always zero"),
     ]
+
+
+def test_a_chain_called_with_other_arguments():
+    check("""\
+    model Net:
+        param main: (nn.Linear[4, 8], nn.Dropout)
+
+        fn forward(self, x: [b 4], mode: Mode) -> [b 8]:
+            y = self.main(x, mode=mode)
+            print(y)
+            return self.main(x, mode, 3)
+    #              ^^^^^^^^^ E0939: self.main: a list of models is called with its input and, for layers that take one, a Mode: self.main(x) or self.main(x, mode)
+
+        fn other(self, x: [b 4]) -> [b 8]:
+            return self.main(x, scale=2.0)
+    #              ^^^^^^^^^ E0939
+    """)
+
+
+def test_a_mode_that_is_not_a_mode():
+    check("""\
+    model Net:
+        param main: (nn.Linear[4, 8], nn.Dropout)
+
+        fn forward(self, x: [b 4]) -> [b 8]:
+            return self.main(x, 1.0)
+    #                           ^^^ E0301: self.main: expected Mode, found number Float
+    """)
