@@ -225,3 +225,10 @@ def test_a_loop_over_models_of_different_kinds_runs_each_ones_forward(tmp_path):
     q.copy(net, other)
     torch.testing.assert_close(net(x), other(x), rtol=0, atol=0)
     assert net.layers[0].weight is not other.layers[0].weight
+
+
+def test_to_module_has_torch_module_list_keys(tmp_path):
+    q, net, ref, x_pos, _ = _setup(tmp_path)
+    module = quiver.to_module(net, q.Net.goodness)
+    assert list(module.state_dict()) == list(ref.state_dict())
+    torch.testing.assert_close(module(x_pos), ref.goodness(x_pos), rtol=0, atol=1e-6)
