@@ -3570,6 +3570,10 @@ from .catalog_args import W0403 as W0403  # noqa: E402
 from .catalog_buffers import E0928 as E0928  # noqa: E402
 from .catalog_buffers import E0929 as E0929  # noqa: E402
 from .catalog_buffers import E0930 as E0930  # noqa: E402
+# lists of sub-models (nn.ModuleList, nn.Sequential)
+from .catalog_lists import E0938 as E0938  # noqa: E402
+from .catalog_lists import E0939 as E0939  # noqa: E402
+from .catalog_lists import E0940 as E0940  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -38,9 +38,10 @@ from .compile_names import (
     unchecked_ident,
 )
 from .consts import python_literal
-from .declarations import FieldInfo, FnInfo, ModelInfo, dotted_text, sub_model
+from .declarations import FieldInfo, FnInfo, ModelInfo, dotted_text, sub_model, sub_models
 from .deep import deep
 from .initializers import INITIALIZERS
+from .model_lists import chain_kind
 
 # Initializers whose runtime functions take their first arguments by position.
 _POSITIONAL_INITS = ("normal", "uniform", "trunc_normal")
@@ -146,10 +147,10 @@ class Compiler:
             return
         done.add(m.name)
         for f in m.params:
-            sub = sub_model(f.type)
             # (a model of another module is compiled with that module)
-            if sub is not None and sub.name in self.a.globals.models and sub.name in self.a.globals.names.first:
-                self.model_and_parts(self.a.globals.models[sub.name], done)
+            for sub in sub_models(f.type):
+                if sub.name in self.a.globals.models and sub.name in self.a.globals.names.first:
+                    self.model_and_parts(self.a.globals.models[sub.name], done)
         self.model(m)
 
     def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method") -> str:
@@ -193,6 +194,9 @@ class Compiler:
                 if f.when is not None:
                     test = " and ".join(f"{'' if value else 'not '}{py_name(opt)}" for opt, value in f.when)
                     when = f" if {test} else None"
+                if isinstance(f.type, T.TupleT):  # a list of sub-models (nn.ModuleList)
+                    w.emit(level + 2, f"{self.model_list(f, base)}{when},", base + f.decl.span.start)
+                    continue
                 sub = sub_model(f.type)
                 if sub is not None:
                     count = dim_py(f.type.dim) if isinstance(f.type, T.StackT) else None
@@ -236,6 +240,21 @@ class Compiler:
             return None
         body = unchecked_ident(fn_ident(fn.name, fn.owner))
         return f"rt.init.computed(lambda cls: {body}(cls))"
+
+    def model_list(self, f: FieldInfo, base: int) -> str:
+        """`rt.SubModel('layers', (A, B), 2, loc, modes=(False, True))`: the
+        element classes, and which elements' forward takes the Mode of a
+        chained call (`self.main(x, mode)`)."""
+        models = sub_models(f.type)
+        classes = "".join(self.model_class(t.name, t.dims, t.options, "factory") + ", " for t in models)
+        modes = []
+        for t in models:
+            info = self.a.globals.model(t)
+            found = info.method("forward") if info is not None else None
+            fn = self.a.globals.fns.get(found.name) if found is not None else None
+            modes.append(fn is not None and chain_kind(fn.params[1:]) == "mode")
+        where = self.loc(base + f.decl.span.start)
+        return f"rt.SubModel({f.name!r}, ({classes}), {len(models)}, {where}, modes={tuple(modes)!r})"
 
     def initializer(self, init: A.Expr | None) -> str:
         """A field's initializer: `rt.init.zeros`, `rt.init.normal(0.0, 0.02)`,

@@ -23,6 +23,7 @@ from .diagnostics import LocalDiagnostic, SymbolRef
 from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
 from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance
+from .model_lists import is_model_list, list_models
 from .names import (
     ALL_NAMES,
     Hint,
@@ -62,6 +63,8 @@ __all__ = [
     "item_name",
     "kind_word",
     "leaf_params",
+    "is_model_list",
+    "sub_models",
     "model_closure",
     "model_cycles",
     "sub_model",
@@ -200,6 +203,15 @@ def sub_model(t: T.Type) -> T.ModelT | None:
     return None
 
 
+def sub_models(t: T.Type) -> tuple[T.ModelT, ...]:
+    """The models of a sub-model field's type: one (`Encoder`, `[L] Block`),
+    or each element of a list (`(Layer[784, 500], Layer[500, 500])`)."""
+    if is_model_list(t):
+        return list_models(t)
+    one = sub_model(t)
+    return () if one is None else (one,)
+
+
 def leaf_params(
     glob: Globals, model: T.ModelT | str, _seen: frozenset[str] = frozenset()
 ) -> list[tuple[str, str, FieldInfo]]:
@@ -214,6 +226,10 @@ def leaf_params(
         return []
     out: list[tuple[str, str, FieldInfo]] = []
     for f in info.params:
+        if is_model_list(f.type):  # layers.0.w, layers.1.w: each element its own
+            for k, one in enumerate(sub_models(f.type)):
+                out.extend((f"{f.name}.{k}.{p}", m, x) for p, m, x in leaf_params(glob, one, _seen | {name}))
+            continue
         sub = sub_model(f.type)
         if sub is None:
             out.append((f.name, name, f))
@@ -230,9 +246,9 @@ def model_closure(glob: Globals, model: T.ModelT | str) -> list[T.ModelT | str]:
         info = glob.model(out[i])
         i += 1
         for f in info.params if info is not None else ():
-            sub = sub_model(f.type)
-            if sub is not None and sub not in out:
-                out.append(sub)
+            for sub in sub_models(f.type):
+                if sub not in out:
+                    out.append(sub)
     return out
 
 
@@ -244,14 +260,13 @@ def model_cycles(glob: Globals) -> dict[str, list[LocalDiagnostic]]:
         if name not in glob.names.first:
             continue  # an imported model: its own file reports its cycles
         for f in info.params:
-            t = sub_model(f.type)
-            if t is None:
-                continue
-            sub = t.name
-            path = _path_to(glob, sub, name, {sub})
-            if path is not None:
-                chain = " -> ".join([name, *path])
-                out.setdefault(name, []).append(C.E0909.at(f.decl.type.span, model=name, chain=chain))
+            for t in sub_models(f.type):
+                sub = t.name
+                path = _path_to(glob, sub, name, {sub})
+                if path is not None:
+                    chain = " -> ".join([name, *path])
+                    out.setdefault(name, []).append(C.E0909.at(f.decl.type.span, model=name, chain=chain))
+                    break
     return out
 
 
@@ -262,11 +277,11 @@ def _path_to(glob: Globals, start: str, goal: str, seen: set[str]) -> list[str] 
     if info is None:
         return None
     for f in info.params:
-        t = sub_model(f.type)
-        sub = t.name if t is not None else None
-        if sub is not None and sub not in seen:
-            seen.add(sub)
-            rest = _path_to(glob, sub, goal, seen)
-            if rest is not None:
-                return [start, *rest]
+        for t in sub_models(f.type):
+            sub = t.name
+            if sub not in seen:
+                seen.add(sub)
+                rest = _path_to(glob, sub, goal, seen)
+                if rest is not None:
+                    return [start, *rest]
     return None

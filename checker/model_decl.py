@@ -15,6 +15,7 @@ from .diagnostics import LocalRelated
 from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
 from .initializers import INITIALIZERS
+from .model_lists import is_model_list, model_list_type
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
 from .show import expr_text
 from .typectx import TypeContext, type_text
@@ -64,7 +65,13 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         seen[m.name.text] = m
         before = len(ctx.diagnostics)
         ty = ctx.resolve(m.type)
-        sub_model = isinstance(ty, T.ModelT) or (isinstance(ty, T.StackT) and isinstance(ty.item, T.ModelT))
+        if isinstance(m.type, A.TupleType) and isinstance(ty, T.TupleT):  # a list of sub-models
+            ty = model_list_type(m, ty, ctx.diagnostics, before)
+        sub_model = (
+            isinstance(ty, T.ModelT)
+            or (isinstance(ty, T.StackT) and isinstance(ty.item, T.ModelT))
+            or is_model_list(ty)
+        )
         if sub_model and m.kind == "buffer":
             ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
             ty = T.UNKNOWN

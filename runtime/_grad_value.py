@@ -108,7 +108,13 @@ class _Layout:
             if sub is None:
                 self.own[name] = pos
             else:
-                self.subs[name] = (sub.cls, sub.count, pos, len(sub.cls._qv_leaf_paths))
+                # each model's class and its leaves' place in this gradient's values
+                parts = (
+                    tuple((c, pos + lo - start, pos + hi - start) for c, lo, hi in cls._qv_elems[name])
+                    if (sub.count is not None)
+                    else ((sub.cls, pos, pos + len(sub.cls._qv_leaf_paths)),)
+                )
+                self.subs[name] = (sub.count, parts)
             leaf_index.extend(range(start, stop))
         self.leaf_index = tuple(leaf_index)
         self.flat = not self.subs
@@ -211,17 +217,17 @@ class Grad:
                     raise GradError(f"{lay.text} field {n!r} must be a tensor, found {type(v).__name__}")
                 tensors.append(v)
                 continue
-            want = _layout(sub.cls)
             if sub.count is None:
                 items = [v]
             else:
                 items = list(v) if isinstance(v, (tuple, list, ModelStack)) else None
                 if items is None or len(items) != sub.count:
                     raise GradError(
-                        f"{lay.text} field {n!r} must be a sequence of {sub.count} Grad[{sub.cls._qv_name}], "
+                        f"{lay.text} field {n!r} must be a sequence of {sub.count} Grad[{sub.classes[0]._qv_name}], "
                         f"found {_operand_text(v)}"
                     )
-            for item in items:
+            for item, sub_cls in zip(items, sub.classes):
+                want = _layout(sub_cls)
                 if type(item) is not Grad or item._qv_layout is not want:
                     raise GradError(f"{lay.text} field {n!r} must be {want.text}, found {_operand_text(item)}")
                 tensors.extend(item._qv_values)
@@ -268,15 +274,15 @@ class Grad:
 
     def _qv_sub(self, name):
         lay = self._qv_layout
-        sub_cls, count, pos, size = lay.subs[name]
-        sub_lay = _layout(sub_cls, None, lay.batch)
+        count, parts = lay.subs[name]
         values = self._qv_values
         trusted = self._qv_trusted
         if count is None:
-            v = Grad._new(sub_lay, values[pos : pos + size], trusted)
+            sub_cls, lo, hi = parts[0]
+            v = Grad._new(_layout(sub_cls, None, lay.batch), values[lo:hi], trusted)
         else:
             v = ModelStack(
-                [Grad._new(sub_lay, values[pos + k * size : pos + (k + 1) * size], trusted) for k in range(count)],
+                [Grad._new(_layout(c, None, lay.batch), values[lo:hi], trusted) for c, lo, hi in parts],
                 f"{lay.text}.{name}",
                 GradError,
             )

@@ -47,19 +47,37 @@ class Field:
 
 
 class SubModel:
-    """A param that is a model: ``param enc: Encoder`` (``count=None``) or a
-    stack ``param blocks: [L] Block`` (``count=L``)."""
+    """A param that is a model: ``param enc: Encoder`` (``count=None``), a
+    stack ``param blocks: [L] Block`` (``count=L``) or a list of models of
+    different classes ``param layers: (Layer[784, 500], Layer[500, 500])``
+    (``cls`` a tuple of classes, ``count`` their number; ``modes``: which
+    elements' forward takes the Mode of a chained call, as torch's
+    nn.Sequential)."""
 
-    __slots__ = ("name", "cls", "count", "loc")
+    __slots__ = ("name", "cls", "count", "loc", "modes")
 
-    def __init__(self, name, cls, count=None, loc=None):
+    def __init__(self, name, cls, count=None, loc=None, modes=None):
         self.name = name
         self.cls = cls
-        self.count = count
+        self.count = len(cls) if isinstance(cls, tuple) else count
         self.loc = loc
+        self.modes = modes
+
+    @property
+    def classes(self) -> tuple:
+        """The class of each model the field holds (one for a single sub-model)."""
+        if isinstance(self.cls, tuple):
+            return self.cls
+        return (self.cls,) if self.count is None else (self.cls,) * self.count
+
+    @property
+    def prefixes(self) -> list:
+        return [f"{self.name}."] if self.count is None else [f"{self.name}.{k}." for k in range(self.count)]
 
     @property
     def type_text(self) -> str:
+        if isinstance(self.cls, tuple):
+            return "(" + ", ".join(getattr(c, "_qv_name", repr(c)) for c in self.cls) + ")"
         name = getattr(self.cls, "_qv_name", repr(self.cls))
         return name if self.count is None else f"[{self.count}] {name}"
 
@@ -71,12 +89,22 @@ class ModelStack:
     """``m.blocks`` for ``param blocks: [L] Block``: a read-only sequence of L
     models (also used for the matching field of a gradient)."""
 
-    __slots__ = ("_qv_items", "_qv_what", "_qv_error")
+    __slots__ = ("_qv_items", "_qv_what", "_qv_error", "_qv_modes")
 
-    def __init__(self, items, what, error):
+    def __init__(self, items, what, error, modes=None):
         object.__setattr__(self, "_qv_items", tuple(items))
         object.__setattr__(self, "_qv_what", what)
         object.__setattr__(self, "_qv_error", error)
+        object.__setattr__(self, "_qv_modes", modes)
+
+    def __call__(self, x, mode=None):
+        """``m.main(x)``, ``m.main(x, mode)`` for a list of models: each
+        one's forward on what the one before gave (torch's nn.Sequential);
+        the mode goes to those whose forward takes one."""
+        modes = self._qv_modes or (False,) * len(self._qv_items)
+        for item, takes in zip(self._qv_items, modes):
+            x = item(x, mode) if takes else item(x)
+        return x
 
     def __len__(self):
         return len(self._qv_items)
@@ -88,7 +116,7 @@ class ModelStack:
         items = self._qv_items
         if isinstance(i, bool) or not isinstance(i, int):
             raise self._qv_error(f"{self._qv_what} needs an Int index, found {type(i).__name__}")
-        if not 0 <= i < len(items):
+        if not -len(items) <= i < len(items):  # (as Python's: -1 is the last)
             raise self._qv_error(f"index {i} is out of range for {self._qv_what}, a stack of {len(items)}")
         return items[i]
 
@@ -140,14 +168,14 @@ class Model:
             if isinstance(f, Field) and not f.persistent and f in params:
                 raise ModelError(f"model {cls._qv_name}: param {f.name!r} cannot be persistent=False{_where(f.loc)}")
             if isinstance(f, SubModel):
-                sub = f.cls
-                if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
-                    raise ModelError(f"model {cls._qv_name}: param {f.name!r} needs a model class, found {sub!r}")
                 count = f.count
                 if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
                     raise ModelError(
                         f"model {cls._qv_name}: param {f.name!r} needs a fixed stack size, found {count!r}"
                     )
+                for sub in f.classes:
+                    if not (isinstance(sub, type) and issubclass(sub, Model)) or sub is Model:
+                        raise ModelError(f"model {cls._qv_name}: param {f.name!r} needs a model class, found {sub!r}")
                 subs[f.name] = f
                 continue
             if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in f.shape):
@@ -166,6 +194,7 @@ class Model:
         # per top-level param: (name, count, first leaf, leaves per model, sub-model class);
         # a Field is (name, None, its leaf, 1, None)
         layout = []
+        elems = {}  # a stack's or list's name -> (class, first leaf, end) of each model
         for f in params:
             start = len(leaf_paths)
             if isinstance(f, Field):
@@ -173,20 +202,19 @@ class Model:
                 leaf_paths.append(f.name)
                 leaf_fields.append(f)
             else:
-                sub = f.cls
-                prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]
-                for pre in prefixes:
+                parts = []
+                for pre, sub in zip(f.prefixes, f.classes):
+                    parts.append((sub, len(leaf_paths), len(leaf_paths) + len(sub._qv_leaf_paths)))
                     leaf_paths.extend(pre + p for p in sub._qv_leaf_paths)
                     leaf_fields.extend(sub._qv_leaf_fields)
-                layout.append((f.name, f.count, start, len(sub._qv_leaf_paths), sub))
+                layout.append((f.name, f.count, start, len(f.classes[0]._qv_leaf_paths) if f.classes else 0, f.cls))
+                elems[f.name] = tuple(parts)
             slices[f.name] = (start, len(leaf_paths))
         for f in buffers:
             buffer_paths.append(f.name)
             buffer_fields.append(f)
         for f in subs.values():
-            sub = f.cls
-            prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]
-            for pre in prefixes:
+            for pre, sub in zip(f.prefixes, f.classes):
                 buffer_paths.extend(pre + p for p in sub._qv_buffer_paths)
                 buffer_fields.extend(sub._qv_buffer_fields)
         # which buffers are saved (`persistent=False` ones are not), in buffer order
@@ -198,6 +226,7 @@ class Model:
         cls._qv_buffer_fields = tuple(buffer_fields)
         cls._qv_param_slices = slices
         cls._qv_param_layout = tuple(layout)
+        cls._qv_elems = elems
         # every field, and those that state_dict, save and load hold (the params
         # and the persistent buffers), in the order of the leaves, then the buffers
         cls._qv_all_fields = dict(zip(leaf_paths + buffer_paths, leaf_fields + buffer_fields))
@@ -261,14 +290,14 @@ class Model:
             d[name] = values[key] if f.persistent or key in values else cls._qv_unsaved_value(f)
         if cls._qv_nested:
             for name, f in cls._qv_subs.items():
-                sub = f.cls
                 if f.count is None:
-                    d[name] = sub._qv_from_tensors(values, f"{prefix}{name}.")
+                    d[name] = f.cls._qv_from_tensors(values, f"{prefix}{name}.")
                 else:
                     d[name] = ModelStack(
-                        [sub._qv_from_tensors(values, f"{prefix}{name}.{k}.") for k in range(f.count)],
+                        [sub._qv_from_tensors(values, prefix + pre) for pre, sub in zip(f.prefixes, f.classes)],
                         f"{cls._qv_name}.{name}",
                         ModelError,
+                        f.modes,
                     )
             object.__setattr__(m, "_qv_tensors", tuple(values[prefix + p] for p in cls._qv_leaf_paths))
         else:
@@ -292,8 +321,8 @@ class Model:
             elif count is None:
                 d[name]._qv_install(tensors[start : start + size])
             else:
-                for k, inst in enumerate(d[name]._qv_items):
-                    inst._qv_install(tensors[start + k * size : start + (k + 1) * size])
+                for inst, (_c, lo, hi) in zip(d[name]._qv_items, cls._qv_elems[name]):
+                    inst._qv_install(tensors[lo:hi])
 
     def _qv_shallow(self, tensors) -> Model:
         """A new instance of this class sharing this one's buffers, whose param
@@ -314,13 +343,15 @@ class Model:
             elif count is None:
                 d[name] = d[name]._qv_shallow(tensors[start : start + size])
             else:
+                stack = d[name]
                 d[name] = ModelStack(
                     [
-                        inst._qv_shallow(tensors[start + k * size : start + (k + 1) * size])
-                        for k, inst in enumerate(d[name]._qv_items)
+                        inst._qv_shallow(tensors[lo:hi])
+                        for inst, (_c, lo, hi) in zip(stack._qv_items, cls._qv_elems[name])
                     ],
                     f"{cls._qv_name}.{name}",
                     ModelError,
+                    stack._qv_modes,
                 )
         object.__setattr__(m, "_qv_tensors", tuple(tensors))
         return m
@@ -376,8 +407,8 @@ class Model:
                 if f.count is None:
                     f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values)
                 else:
-                    for k in range(f.count):
-                        f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
+                    for k, sub in enumerate(f.classes):
+                        sub._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
                 continue
             values[prefix + f.name] = cls._qv_field_value(f, gen, device, text + f.name)
 
@@ -447,12 +478,23 @@ class Model:
     def _qv_assign_sub(self, name, value):
         cls = type(self)
         f = cls._qv_subs[name]
+        if isinstance(f.cls, tuple):  # a list of models: each element's fields, from the same list type
+            items = value._qv_items if isinstance(value, ModelStack) else None
+            if items is None or tuple(type(v) for v in items) != f.cls:
+                found = _value_text(value) if items is None else "(" + ", ".join(type(v)._qv_name for v in items) + ")"
+                raise ModelError(
+                    f"cannot assign {found} to {cls._qv_name}.{name}, which is {f.type_text}{_where(f.loc)}"
+                )
+            for target, v in zip(self.__dict__[name]._qv_items, items):
+                if v is not target:
+                    _copy_fields(target, v)
+            return
         if f.count is not None:
             raise ModelError(
                 f"cannot assign {cls._qv_name}.{name} ({f.type_text}): a stack of models is read-only; "
                 f"assign the fields of {cls._qv_name}.{name}[i] instead{_where(f.loc)}"
             )
-        if type(value) is not f.cls:
+        if type(value) is not f.cls:  # (a stack or list was refused above)
             found = f"model {type(value)._qv_name}" if isinstance(value, Model) else _value_text(value)
             raise ModelError(f"cannot assign {found} to {cls._qv_name}.{name}, which is {f.type_text}{_where(f.loc)}")
         target = self.__dict__[name]

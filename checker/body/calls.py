@@ -14,6 +14,7 @@ from ..builtins import args as readers
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..model_lists import is_model_list
 from ..results import DimCheck, Ref
 from ..type_pairs import show_pair
 from . import size_hints
@@ -94,6 +95,14 @@ class CallRules(EngineBase):
                     ftype = self.field_access(func, env)
                     self.types[func] = ftype
                     return self.call_model_value(node, func, ftype, call_args, env, paren)
+                if field is not None and is_model_list(field.type):
+                    # m.main(x): a list of sub-models called, as torch's nn.Sequential
+                    ftype = self.field_access(func, env)
+                    self.types[func] = ftype
+                    if isinstance(ftype, T.TupleT):
+                        return self.call_chain(node, func, ftype, call_args, env)
+                    self._eval_args(call_args, env)
+                    return T.UNKNOWN
                 kind = self.global_kind(method)
                 if field is not None and isinstance(field.type, T.StackT):
                     reason = C.E0409.say("a_stack", stack=str(field.type), written=expr_text(func))

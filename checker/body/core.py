@@ -17,6 +17,7 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .indexing import IndexingRules
 from .lints import lint_body
+from .model_lists import ModelListRules
 from .operators import OperatorRules
 from .run_dims import RunDimRules
 from .size_hints import SizeSource
@@ -31,6 +32,7 @@ class BodyChecker(
     SubscriptRules,
     CallRules,
     RunDimRules,
+    ModelListRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn

@@ -235,11 +235,15 @@ class ExpressionRules(EngineBase):
             if var is not None:
                 return var.origin
             return None
-        if isinstance(e, A.Field) and isinstance(self.types.get(e.name), (T.ModelT, T.StackT)):
+        if isinstance(e, A.Field) and isinstance(self.types.get(e.name), (T.ModelT, T.StackT, T.TupleT)):
             base = self.origin_of(e.value, env)
             return f"{base}.{e.name.text}" if base is not None else None
         if isinstance(e, A.Index) and isinstance(self.types.get(e.value), T.StackT):
             return self.origin_of(e.value, env)
+        if isinstance(e, A.Index) and isinstance(self.types.get(e.value), T.TupleT):
+            base = self.origin_of(e.value, env)  # m.layers.1: that element's params
+            k = self.int_value(e.index) if not isinstance(e.index, (A.Slice, A.Subscripts)) else None
+            return None if base is None else base if k is None else f"{base}.{k}"
         return None
 
     def path_fact(self, kind: str, origin: str, target: str, span: A.Span, index: int = 0) -> None:

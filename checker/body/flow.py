@@ -11,6 +11,7 @@ from .. import shapes as S
 from .. import types as T
 from ..declarations import kind_word, suggest
 from ..diagnostics import Fix, LocalRelated, Severity, SymbolRef, TextEdit
+from ..model_lists import is_model_list
 from ..results import Ref
 from .engine_api import EngineBase
 from .env import Env, Loop, Var, fresh_name, same_state
@@ -514,6 +515,9 @@ class FlowRules(EngineBase):
             # `for block in m.blocks:` runs over a stack of sub-models (or of
             # their gradients), one model at a time
             t = self.value(it, env)
+            if is_model_list(t) and len(s.targets) == 1:  # a list of sub-models: once per element
+                assert isinstance(t, T.TupleT)
+                return self.for_models(s, env, t, self.origin_of(it, env))
             if isinstance(t, T.StackT) and not t.per_example:
                 item = t.item
                 origin = self.origin_of(it, env)  # each block reads m.blocks' params

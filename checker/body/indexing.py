@@ -8,6 +8,7 @@ from .. import catalog as C
 from .. import dimexpr as DX
 from .. import types as T
 from ..declarations import dotted_text
+from ..model_lists import is_model_list
 from .engine_api import EngineBase
 from .env import Env
 from .text import expr_text
@@ -36,6 +37,9 @@ class IndexingRules(EngineBase):
             return t
         if isinstance(t, T.StackT) and not t.per_example:
             return t.item
+        if is_model_list(t):  # self.layers[1]
+            assert isinstance(t, T.TupleT)
+            return self.index_models(e, t, env)
         if isinstance(t, T.TensorT):
             if t.rank == 0:
                 self.diags.append(C.E0210.at(e.span, operation="indexing", needed="1 dim or more", found=str(t)))

@@ -23,6 +23,7 @@ from ..body.context import RuleContext
 from ..body.env import CallArg, Env
 from ..body.features.checkpoints import OPTIONS
 from ..diagnostics import Fix, TextEdit
+from ..model_lists import is_model_list, list_models
 from ..names import suggest
 from .registry import builtin
 from .spec import PATH, BParam, Builtin, Lowering
@@ -170,6 +171,12 @@ def _state_paths(c: RuleContext, t: T.ModelT, prefix: str = "") -> dict[str, T.T
                 return None
             for i in range(count):
                 inner = _state_paths(c, ft.item, f"{path}.{i}.")
+                if inner is None:
+                    return None
+                out.update(inner)
+        elif is_model_list(ft):  # a list of sub-models: layers.0.weight, layers.1.weight
+            for i, item in enumerate(list_models(ft)):
+                inner = _state_paths(c, item, f"{path}.{i}.")
                 if inner is None:
                     return None
                 out.update(inner)

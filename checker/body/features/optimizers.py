@@ -23,6 +23,7 @@ from ... import types as T
 from ...builtins.args import choice_arg
 from ...declarations import suggest
 from ...diagnostics import Fix, TextEdit
+from ...model_lists import is_model_list, list_models
 from ...results import Ref
 from ..context import RuleContext
 from ..env import CallArg, Env
@@ -249,6 +250,12 @@ def model_leaves(c: RuleContext, m: T.ModelT, prefix: str = "", depth: int = 0) 
             if sub is None:
                 return None
             out.extend(sub)
+        elif is_model_list(t):  # a list of sub-models: layers.0.weight, layers.1.weight
+            for k, item in enumerate(list_models(t)):
+                sub = model_leaves(c, item, f"{prefix}{f.name}.{k}.", depth + 1)
+                if sub is None:
+                    return None
+                out.extend(sub)
         elif isinstance(t, T.StackT) and isinstance(t.item, T.ModelT):
             n = T.dim_value(t.dim)
             if n is None:
