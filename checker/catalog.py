@@ -3565,6 +3565,11 @@ from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
 
+# members' conditions over dims and options, same-name members
+from .catalog_presence import E0931 as E0931  # noqa: E402
+from .catalog_presence import E0932 as E0932  # noqa: E402
+from .catalog_presence import E0933 as E0933  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

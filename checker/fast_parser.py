@@ -238,21 +238,8 @@ class _Parser(_ExpressionParser):
             init = self.expr()
         cond = None
         if self.k[self.i] == "if":
-            at = self.i
             self.i += 1
-            flags: list[A.MemberCond] = []
-            while True:
-                start = self.i
-                negated = self.k[self.i] == "not"
-                if negated:
-                    self.i += 1
-                flag = self.ident()
-                flags.append(A.MemberCond(Span(self.s[start], flag.span.end), flag, negated))
-                if self.k[self.i] != "and":
-                    break
-                self.i += 1
-            first = flags[0]
-            cond = A.MemberCond(Span(self.s[at], flags[-1].span.end), first.name, first.negated, tuple(flags[1:]))
+            cond = self.expr()
         self.expect("NL")
         end = (cond or init or type_).span.end
         return A.Member(Span(self.s[i], end), "param" if word == "param" else "buffer", name, type_, init, cond)

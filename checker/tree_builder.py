@@ -34,6 +34,13 @@ class _TypeArgs(_Seq):
     """What a type holds in its brackets (`type_args`)."""
 
 
+class _MemberCond:
+    """A member's `if ...`, before the member is made: its expression."""
+
+    def __init__(self, expr):
+        self.expr = expr
+
+
 class _SliceAt:
     """A slice among subscripts, before its node is made: `span` covers what
     was written (`a:b`; for `:` alone, the colon)."""
@@ -192,12 +199,8 @@ class Builder:
         default = next((n for n in nodes if n is not type_), None)
         return A.ModelParam(_span(ch), _ident(ch[0]), type_, default)
 
-    def member_flag(self, ch):
-        return A.MemberCond(_span(ch), _ident(_tokens(ch, "NAME")[0]), bool(_tokens(ch, "NOT")))
-
     def member_cond(self, ch):
-        first, *also = (c for c in ch if isinstance(c, A.MemberCond))
-        return A.MemberCond(_span(ch), first.name, first.negated, tuple(also))
+        return _MemberCond(_nodes(ch)[0])
 
     def device(self, ch):
         t = ch[1]
@@ -207,8 +210,8 @@ class Builder:
     def member(self, ch):
         kind = ch[0]
         name = _tokens(ch, "NAME")[0]
-        nodes = [c for c in _nodes(ch) if not isinstance(c, A.MemberCond)]
-        cond = next((c for c in ch if isinstance(c, A.MemberCond)), None)
+        nodes = [c for c in _nodes(ch) if not isinstance(c, _MemberCond)]
+        cond = next((c.expr for c in ch if isinstance(c, _MemberCond)), None)
         init = nodes[1] if len(nodes) > 1 else None
         member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two
         return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init, cond)

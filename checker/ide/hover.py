@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
+from .. import member_conditions as MC
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
@@ -120,7 +121,7 @@ def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | No
         return None
     word = "Bool" if isinstance(default, bool) else "DType" if isinstance(default, str) else "Float"
     text = _code(f"(option) {model.name}.{name}: {word} = {default}")
-    under = [f.name for f in model.fields if f.when is not None and any(opt == name for opt, _ in f.when)]
+    under = [f.name for f in model.fields if f.when is not None and name in MC.options_named(f.when)]
     what = f"given by name, as in `{model.name}[..., {name}={not default if isinstance(default, bool) else default}]`"
     text += f"\n\nAn option of `{MD.header(model)[6:]}`, {what}; part of the instance's type."
     if under:
