@@ -28,7 +28,6 @@ E0931 = _code(
         param w: [Ci Co] = zeros
         param skip: [Ci Co] = zeros if stride != 1
     """,
-    variants={},
 )
 
 E0932 = _code(
@@ -52,6 +51,10 @@ E0932 = _code(
         param w: [Ci Co] = zeros
         param skip: [Ci Co] = zeros if stride != 1
     """,
+    variants={
+        "a_dim": "the dim {name}, a number: compare it, as in `{name} != 1`",
+        "written": "{text}",
+    },
 )
 
 E0933 = _code(

@@ -104,7 +104,11 @@ def read(e: A.Expr, scope: Scope, diags: list[LocalDiagnostic]) -> Cond | None:
             return Opt(e.name)
         diags.append(C.E0913.at(e.span, problem=_not_an_option(e.name, scope)))
         return None
-    diags.append(C.E0932.at(e.span, model=scope.model, found=expr_text(e)))
+    if isinstance(e, A.Name):
+        found = C.E0932.say("a_dim", name=e.name)
+    else:
+        found = C.E0932.say("written", text=expr_text(e))
+    diags.append(C.E0932.at(e.span, model=scope.model, found=found))
     return None
 
 
@@ -146,7 +150,7 @@ def _dim(e: A.Expr, scope: Scope, diags: list[LocalDiagnostic]) -> DX.Poly | Non
                 return q
         else:
             return {"+": DX.add, "-": DX.sub, "*": DX.mul}[e.op](left, right)
-    diags.append(C.E0932.at(e.span, model=scope.model, found=expr_text(e)))
+    diags.append(C.E0932.at(e.span, model=scope.model, found=C.E0932.say("written", text=expr_text(e))))
     return None
 
 

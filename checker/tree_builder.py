@@ -39,6 +39,7 @@ class _MemberCond:
 
     def __init__(self, expr):
         self.expr = expr
+        self.span = expr.span
 
 
 class _SliceAt:
@@ -92,7 +93,7 @@ def _span_of(x) -> A.Span | None:
         if x.type.startswith("_"):
             return None
         return _tok_span(x)
-    if isinstance(x, (A.Node, _Else, _SliceAt)):
+    if isinstance(x, (A.Node, _Else, _SliceAt, _MemberCond)):
         return x.span
     if isinstance(x, _Seq):
         return x.span

@@ -34,6 +34,13 @@ class FlowRules(EngineBase):
     # -------------------------------------------------------------- statements
 
     def block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
+        facts = self.known_facts  # what an `if` that returns proves holds to the block's end
+        self.known_facts = list(facts)
+        env = self._block(stmts, env)
+        self.known_facts = facts
+        return env
+
+    def _block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
         reported_here = False
         for i, s in enumerate(stmts):
             if env.dead:
@@ -360,19 +367,23 @@ class FlowRules(EngineBase):
         outs: list[Env] = []
         current = env
         before = list(self.known_facts)
+        # `if concat: ... return` with no else: after it, `not concat` holds
+        leaves = s.orelse is None
         for b in s.branches:
             self.condition(b.cond, current)
             test = self.option_test(b.cond, current)
             if test is not None:
                 self.known_facts.append(test)
             outs.append(self.block(b.body, current.copy()))
+            leaves = leaves and test is not None and outs[-1].dead
             if test is not None:  # the next branches run where it does not hold
                 self.known_facts[-1] = MC.Not(test)
         if s.orelse is not None:
             outs.append(self.block(s.orelse, current.copy()))
         else:
             outs.append(current.copy())
-        self.known_facts = before
+        if not leaves:
+            self.known_facts = before
         return self.join(env, outs, s)
 
     def option_test(self, cond: A.Expr, env: Env) -> MC.Cond | None:
