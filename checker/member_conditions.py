@@ -107,9 +107,16 @@ def read(e: A.Expr, scope: Scope, diags: list[LocalDiagnostic]) -> Cond | None:
     if isinstance(e, A.Name):
         found = C.E0932.say("a_dim", name=e.name)
     else:
-        found = C.E0932.say("written", text=expr_text(e))
+        found = C.E0932.say("written", text=_written(e))
     diags.append(C.E0932.at(e.span, model=scope.model, found=found))
     return None
+
+
+def _written(e: A.Expr) -> str:
+    """What a condition wrote, for a message (`Ci + 1`)."""
+    if isinstance(e, A.Binary):
+        return f"{_written(e.left)} {e.op} {_written(e.right)}"
+    return expr_text(e)
 
 
 def _not_an_option(text: str, scope: Scope) -> str:
@@ -150,7 +157,7 @@ def _dim(e: A.Expr, scope: Scope, diags: list[LocalDiagnostic]) -> DX.Poly | Non
                 return q
         else:
             return {"+": DX.add, "-": DX.sub, "*": DX.mul}[e.op](left, right)
-    diags.append(C.E0932.at(e.span, model=scope.model, found=C.E0932.say("written", text=expr_text(e))))
+    diags.append(C.E0932.at(e.span, model=scope.model, found=C.E0932.say("written", text=_written(e))))
     return None
 
 
@@ -256,12 +263,11 @@ def implies(facts: Iterable[Cond], c: Cond) -> bool:
     facts = tuple(facts)
     if c in facts or c == Lit(True):
         return True
-    known = _known_values(facts)
-    if known:
-        c = substitute(c, known, {})
-        facts = tuple(substitute(f, known, {}) for f in facts)
-        if c == Lit(True) or Lit(False) in facts:
-            return True
+    known = _known_values(facts)  # (and comparisons of numbers decided)
+    c = substitute(c, known, {})
+    facts = tuple(substitute(f, known, {}) for f in facts)
+    if c == Lit(True) or Lit(False) in facts:
+        return True
     choices = _choices((*facts, c))
     if choices is None:
         return False

@@ -234,8 +234,7 @@ def _condition(
         tuple(o for o, default in options if not isinstance(default, bool)),
         value,
     )
-    cond = MC.read(m.cond, scope, ctx.diagnostics)
-    return MC.substitute(cond, {}, {}) if cond is not None else None  # `if D > 2` of constants: decided
+    return MC.read(m.cond, scope, ctx.diagnostics)
 
 
 def _declared_again(
