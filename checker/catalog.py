@@ -2385,8 +2385,9 @@ E0913 = _code(
     """
     `param b: [O] = zeros if bias` makes a member exist only when the model's
     option `bias` is True (`if not bias`: when it is False; `if affine and
-    bias`: when both are). Each name after `if` must be one of the model's own
-    Bool options.
+    bias`: when both are). Each name after `if` that is not compared must be
+    one of the model's own Bool options; the model's dims are compared
+    (`if stride != 1 or Ci != Co`).
     """,
     """
     model Linear[I, O, bias: Bool = True]:

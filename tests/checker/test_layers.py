@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_code",
             "catalog",
             "catalog_args",
+            "catalog_presence",
             "catalog_docs",
         ],
     ),
@@ -85,6 +86,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "declarations",
         [
             "names",
+            "member_conditions",
             "consts",
             "typectx",
             "infos",
