@@ -111,10 +111,13 @@ class _Collector:
                 self.add(m.name, m.name.span, Sym("member", m.name.text, model), True)
                 self.type_expr(m.type, None, model_dims=model)
                 if m.cond is not None:  # `if bias`, `if stride != 1 or not bias`
-                    kinds = {mp.name.text: "generic" if mp.type is None else "option" for mp in item.params}
+                    dims = {mp.name.text for mp in item.params if mp.type is None}
+                    options = {mp.name.text for mp in item.params if mp.type is not None}
                     for n in names_in(m.cond):
-                        if n.name in kinds:
-                            self.add(n, n.span, Sym(kinds[n.name], n.name, model))
+                        if n.name in dims:
+                            self.add(n, n.span, Sym("generic", n.name, model))
+                        elif n.name in options:
+                            self.add(n, n.span, Sym("option", n.name, model))
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)

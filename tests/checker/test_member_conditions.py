@@ -6,11 +6,11 @@ an option (`param W: [I OUT] if concat`, `param W: [I (K*OUT)] if not concat`)."
 
 from __future__ import annotations
 
+from annotations import check_annotated
+
 from quiver.checker import check_text
 from quiver.checker import member_conditions as MC
 from quiver.checker.dimexpr import const, var
-
-from annotations import check_annotated
 
 BLOCK = """\
 dim D = 4
