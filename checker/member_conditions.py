@@ -114,8 +114,10 @@ def read(e: A.Expr, scope: Scope, diags: list[LocalDiagnostic]) -> Cond | None:
 
 def _written(e: A.Expr) -> str:
     """What a condition wrote, for a message (`Ci + 1`)."""
-    if isinstance(e, A.Binary):
+    if isinstance(e, (A.Binary, A.Compare, A.BoolOp)):
         return f"{_written(e.left)} {e.op} {_written(e.right)}"
+    if isinstance(e, A.Not):
+        return f"not {_written(e.operand)}"
     return expr_text(e)
 
 

@@ -371,6 +371,12 @@ class ExpressionRules(EngineBase):
                         )
                     )
                 return T.UNKNOWN
+            if f.when is not None:  # Grad[Block[i, o]].skip: under the condition the instance leaves
+                f = next((g for g in model.fields if g.name == name and self.proves(g.when)), f)
+                if f.when is not None and not self.proves(f.when):
+                    cond = f"{MC.text(f.when, flags=True)}; read it under {MC.under_test(f.when)}"
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
+                    return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
             # A gradient has the param's shape and dtype, but no refinement:
             # the gradient of a NonNeg param can be negative. A sub-model's

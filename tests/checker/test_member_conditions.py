@@ -186,3 +186,34 @@ def test_implication_and_exclusion_rules() -> None:
     assert not MC.exclusive(MC.Opt("concat"), MC.Opt("bias"))
     assert MC.text(down) == "stride != 1 or Ci != Co"
     assert MC.python(down, lambda n: "_" + n) == "(((_stride) != (1)) or ((_Ci) != (_Co)))"
+
+
+def test_a_function_generic_over_dims_reads_the_member_under_the_condition_it_leaves() -> None:
+    check_annotated(
+        """\
+model B[Ci, Co]:
+    param w: [Ci] = ones if Ci * 2 > Co
+
+fn g(b: B[i, o], x: [i]) -> [i]:
+    if i * 2 > o:
+        return b.w
+    return b.w
+#            ^ E0914: B[i, o] has no field 'w': it exists only when 2*i > o; read it under `if 2*i > o:`
+"""
+    )
+
+
+def test_a_gradient_of_an_instance_generic_over_dims_has_the_member_under_its_condition() -> None:
+    check_annotated(
+        """\
+model B[Ci, Co]:
+    param w: [Ci] = ones if Ci != Co
+    param v: [Co] = ones
+
+fn g(gr: Grad[B[i, o]]) -> [i]:
+    if i != o:
+        return gr.w
+    return gr.w
+#             ^ E0914: Grad[B[i, o]] has no field 'w': it exists only when i != o; read it under `if i != o:`
+"""
+    )
