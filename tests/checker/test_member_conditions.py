@@ -217,3 +217,30 @@ fn g(gr: Grad[B[i, o]]) -> [i]:
 #             ^ E0914: Grad[B[i, o]] has no field 'w': it exists only when i != o; read it under `if i != o:`
 """
     )
+
+
+def test_hover_shows_the_declaration_read_or_declared_there() -> None:
+    from quiver.checker import ide
+
+    src = """\
+model G[I, OUT, concat: Bool = True]:
+    param W: [I OUT] = xavier if concat
+    param W: [I (2*OUT)] = xavier if not concat
+
+    fn forward(self, h: [n I]) -> [n OUT]:
+        if concat:
+            return h @ self.W
+        return mean(reshape(h @ self.W, [n 2 OUT]), over=1)
+"""
+    a = check_text(src)
+    assert a.diagnostics == []
+
+    def shown(offset: int) -> str:
+        h = ide.hover(a, offset)
+        assert h is not None
+        return h.markdown
+
+    assert shown(src.index("W: [I OUT]")) == "```quiver\nparam G.W: [I OUT] if concat\n```"
+    assert shown(src.index("W: [I (2")) == "```quiver\nparam G.W: [I (2*OUT)] if not concat\n```"
+    assert shown(src.index("self.W\n") + 5) == "```quiver\nparam G.W: [I OUT] if concat\n```"
+    assert shown(src.index("self.W,") + 5) == "```quiver\nparam G.W: [I (2*OUT)] if not concat\n```"
