@@ -466,21 +466,6 @@ class ConstDecl(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class MemberCond(Node):
-    """`if bias` / `if not bias` after a member: it exists only then; `if
-    elementwise_affine and bias`: only when every one of the flags holds
-    (the first is `name`, the others are `also`)."""
-
-    name: Ident
-    negated: bool
-    also: tuple[MemberCond, ...] = ()
-
-    @property
-    def flags(self) -> tuple[MemberCond, ...]:
-        return (self, *self.also)
-
-
-@dataclass(frozen=True, eq=False, slots=True)
 class MemberOption(Node):
     """`, persistent=False` after a member's initializer: a keyword and its value."""
 
@@ -494,7 +479,9 @@ class Member(Node):
     name: Ident
     type: TypeExpr
     init: Expr | None
-    cond: MemberCond | None = None
+    # `if bias`, `if stride != 1 or Ci != Co`: the member exists only when
+    # this Boolean expression of the model's dims and Bool options holds
+    cond: Expr | None = None
     options: tuple[MemberOption, ...] = ()
 
 

@@ -2386,8 +2386,9 @@ E0913 = _code(
     """
     `param b: [O] = zeros if bias` makes a member exist only when the model's
     option `bias` is True (`if not bias`: when it is False; `if affine and
-    bias`: when both are). Each name after `if` must be one of the model's own
-    Bool options.
+    bias`: when both are). Each name after `if` that is not compared must be
+    one of the model's own Bool options; the model's dims are compared
+    (`if stride != 1 or Ci != Co`).
     """,
     """
     model Linear[I, O, bias: Bool = True]:
@@ -3574,6 +3575,10 @@ from .catalog_buffers import E0930 as E0930  # noqa: E402
 from .catalog_lists import E0938 as E0938  # noqa: E402
 from .catalog_lists import E0939 as E0939  # noqa: E402
 from .catalog_lists import E0940 as E0940  # noqa: E402
+# members' conditions over dims and options, same-name members
+from .catalog_presence import E0931 as E0931  # noqa: E402
+from .catalog_presence import E0932 as E0932  # noqa: E402
+from .catalog_presence import E0933 as E0933  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from . import ast as A
 from . import dimexpr as DX
+from . import member_conditions as MC
 from . import types as T
 from .analysis import Analysis
 from .compile_body import _FnCompiler
@@ -192,8 +193,8 @@ class Compiler:
             for f in fields:
                 when = ""
                 if f.when is not None:
-                    test = " and ".join(f"{'' if value else 'not '}{py_name(opt)}" for opt, value in f.when)
-                    when = f" if {test} else None"
+                    # a Python expression of the factory's dims and options
+                    when = f" if {MC.python(f.when, py_name)} else None"
                 if isinstance(f.type, T.TupleT):  # a list of sub-models (nn.ModuleList)
                     w.emit(level + 2, f"{self.model_list(f, base)}{when},", base + f.decl.span.start)
                     continue

@@ -246,21 +246,8 @@ class _Parser(_ExpressionParser):
             options.append(A.MemberOption(Span(self.s[at], value.span.end), key, value))
         cond = None
         if self.k[self.i] == "if":
-            at = self.i
             self.i += 1
-            flags: list[A.MemberCond] = []
-            while True:
-                start = self.i
-                negated = self.k[self.i] == "not"
-                if negated:
-                    self.i += 1
-                flag = self.ident()
-                flags.append(A.MemberCond(Span(self.s[start], flag.span.end), flag, negated))
-                if self.k[self.i] != "and":
-                    break
-                self.i += 1
-            first = flags[0]
-            cond = A.MemberCond(Span(self.s[at], flags[-1].span.end), first.name, first.negated, tuple(flags[1:]))
+            cond = self.expr()
         self.expect("NL")
         end = (cond or (options[-1] if options else None) or init or type_).span.end
         kind = "param" if word == "param" else "buffer"

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import ast as A
 from . import types as T
 from .consts import show as show_const
 from .diagnostics import LocalDiagnostic
+
+if TYPE_CHECKING:
+    from .member_conditions import Cond
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,10 @@ class FieldInfo:
     kind: Literal["param", "buffer"]
     type: T.Type
     decl: A.Member
-    # `param b: [O] if bias`: the field exists only when the option is this
-    # value, `if a and not b` when each is (None: always; an instance's fields
-    # are those that exist).
-    when: tuple[tuple[str, bool], ...] | None = None
+    # `param b: [O] if bias`, `if stride != 1 or Ci != Co`: the field exists
+    # only when this condition holds (None: always; an instance's fields are
+    # those that exist, each with what its instance leaves undecided).
+    when: Cond | None = None
     # `, persistent=False`: a buffer left out of checkpoints and state_dict
     persistent: bool = True
 

@@ -8,6 +8,8 @@ import math
 
 from . import ast as A
 from . import catalog as C
+from . import dimexpr as DX
+from . import member_conditions as MC
 from . import shapes as S
 from . import types as T
 from .buffer_exprs import computed_fn, is_initializer, member_persistence
@@ -48,21 +50,22 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if not ok:
             ctx.diagnostics.append(C.E0906.at(item.device.span, device=device))
             device = "cpu"
+    unsure: set[str] = set()  # members whose condition is reported
     for m in item.members:
         if m.name.text in RESERVED_FIELDS or m.name.text.startswith("_"):
             ctx.diagnostics.append(C.E0908.at(m.name.span, name=m.name.text))
             continue
-        if m.name.text in seen:
-            ctx.diagnostics.append(
-                C.E0106.at(
-                    m.name.span,
-                    name=m.name.text,
-                    model=item.name.text,
-                    related=(LocalRelated("first declared here", span=seen[m.name.text].name.span),),
-                )
-            )
+        before = len(ctx.diagnostics)
+        when = _condition(m, item, dims, options, ctx)
+        if m.cond is not None and when is None and len(ctx.diagnostics) > before:
+            if m.name.text in seen:
+                continue  # its condition is reported: not a second declaration too
+            unsure.add(m.name.text)
+        elif m.name.text in unsure:
+            continue  # declared again after a condition that is reported
+        if m.name.text in seen and not _declared_again(m, when, seen[m.name.text], fields, item, ctx):
             continue
-        seen[m.name.text] = m
+        seen.setdefault(m.name.text, m)
         before = len(ctx.diagnostics)
         ty = ctx.resolve(m.type)
         if isinstance(m.type, A.TupleType) and isinstance(ty, T.TupleT):  # a list of sub-models
@@ -95,7 +98,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
                 computed_lookups |= fn_lookups
         elif m.init is not None and isinstance(ty, T.TensorT):
             _check_init(m, ty, ctx)
-        fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx), persistent))
+        fields.append(FieldInfo(m.name.text, m.kind, ty, m, when, persistent))
     methods = []
     lookups = set(ctx.lookups) | computed_lookups
     taken = {f.name for f in fields}
@@ -226,37 +229,62 @@ def _header_dim(
 
 
 def _condition(
-    m: A.Member, item: A.ModelDecl, options: tuple[tuple[str, bool | float | str], ...], ctx: TypeContext
-) -> tuple[tuple[str, bool], ...] | None:
-    """`if bias`: ((the option, the value for which the member exists),);
-    `if elementwise_affine and bias`: one pair per flag, all of which must hold."""
-    cond = m.cond
-    if cond is None:
+    m: A.Member,
+    item: A.ModelDecl,
+    dims: tuple[str, ...],
+    options: tuple[tuple[str, bool | float | str], ...],
+    ctx: TypeContext,
+) -> MC.Cond | None:
+    """A member's `if ...` (`if bias`, `if stride != 1 or Ci != Co`): a
+    Boolean expression of the model's dims and Bool options (None when the
+    member has none, or, reported, when it is not one)."""
+    if m.cond is None:
         return None
-    names = [o for o, default in options if isinstance(default, bool)]
-    when: list[tuple[str, bool]] = []
-    for flag in cond.flags:
-        text = flag.name.text
-        if text not in names:
-            if text in dict(options):  # a Float or DType option
-                problem = (
-                    C.E0913.say("float_option", flag=text, model=item.name.text, options=", ".join(names))
-                    if names
-                    else C.E0913.say("float_option_no_bool", flag=text, model=item.name.text)
+
+    def value(name: str) -> int | None:
+        if ctx.kind(name, m.cond.span if m.cond is not None else m.span) == "dim":
+            return ctx.names.dim_values.get(name)
+        return None
+
+    scope = MC.Scope(
+        item.name.text,
+        dims,
+        tuple(o for o, default in options if isinstance(default, bool)),
+        tuple(o for o, default in options if not isinstance(default, bool)),
+        value,
+    )
+    return MC.read(m.cond, scope, ctx.diagnostics)
+
+
+def _declared_again(
+    m: A.Member, when: MC.Cond | None, first: A.Member, fields: list[FieldInfo], item: A.ModelDecl, ctx: TypeContext
+) -> bool:
+    """A member declared again under a condition that excludes each earlier
+    one's (`if concat`, `if not concat`: an instance has one of them); any
+    other second declaration is reported (E0106 when either has no
+    condition, E0933 when both could hold) and left out."""
+    earlier = [f for f in fields if f.name == m.name.text]
+    if not earlier:  # the first has a reported problem: not a second declaration
+        return False
+    related = (LocalRelated("first declared here", span=first.name.span),)
+    if when is None or any(f.when is None for f in earlier):
+        ctx.diagnostics.append(C.E0106.at(m.name.span, name=m.name.text, model=item.name.text, related=related))
+        return False
+    for f in earlier:
+        assert f.when is not None
+        if not MC.exclusive(f.when, when):
+            ctx.diagnostics.append(
+                C.E0933.at(
+                    m.name.span,
+                    model=item.name.text,
+                    name=m.name.text,
+                    first=MC.text(f.when),
+                    second=MC.text(when),
+                    related=(LocalRelated("first declared here", span=f.decl.name.span),),
                 )
-            elif names:
-                hint = suggest(text, names)
-                problem = (
-                    C.E0913.say("not_an_option_hint", flag=text, model=item.name.text, hint=hint)
-                    if hint
-                    else C.E0913.say("not_an_option", flag=text, model=item.name.text, options=", ".join(names))
-                )
-            else:
-                problem = C.E0913.say("no_options", flag=text, model=item.name.text)
-            ctx.diagnostics.append(C.E0913.at(flag.name.span, problem=problem))
-            return None
-        when.append((text, not flag.negated))
-    return tuple(when)
+            )
+            return False
+    return True
 
 
 def _an(word: str) -> str:
@@ -462,6 +490,26 @@ def instance_bindings(info: ModelInfo, t: T.ModelT) -> S.Bindings:
     return bindings
 
 
+def _instance_condition(c: MC.Cond, info: ModelInfo, t: T.ModelT) -> MC.Cond:
+    """A member's condition in instance `t`: its dims put in, and the
+    options `t` gives (with the defaults, except for `self`, whose options
+    are not known); what stays is what `t` leaves open (a dim of a
+    function's `Block[i, o]`, an option given as the enclosing model's)."""
+    dims: dict[str, DX.Poly] = {}
+    for name, d in zip(info.dims, t.dims):
+        p = T.dim_poly(d)
+        if p is not None:
+            dims[name] = p
+    chosen: dict[str, object] = {} if t.generic else dict(info.options)
+    chosen.update(t.options)
+    options = {
+        k: (v.name if isinstance(v, T.OptionRef) else v)
+        for k, v in chosen.items()
+        if isinstance(v, (bool, T.OptionRef))
+    }
+    return MC.substitute(c, dims, options)
+
+
 def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     """The model `t` is of (`Linear[D, H, bias=False]`): its declaration's
     fields with the declaration's dims replaced by `t`'s, and only the members
@@ -475,24 +523,16 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     hit = info.instances.get(key)
     if hit is not None:
         return hit
-    chosen: dict[str, bool | float | str | T.OptionRef] = dict(info.options)
-    chosen.update(t.options)
     bindings = instance_bindings(info, t)
     fields = []
     for f in info.fields:
-        when = f.when if t.generic else None
-        if f.when is not None and not t.generic:
-            kept = []  # the flags decided by the enclosing model's options (OptionRef)
-            present = True
-            for o, v in f.when:
-                value = chosen.get(o)
-                if isinstance(value, T.OptionRef):
-                    kept.append((value.name, v))
-                elif value != v:
-                    present = False
-            if not present:
+        when = f.when
+        if when is not None:
+            when = _instance_condition(when, info, t)
+            if when == MC.Lit(False):
                 continue
-            when = tuple(kept) or None
+            if when == MC.Lit(True):
+                when = None
         fields.append(dataclasses.replace(f, type=bindings.subst(f.type), when=when))
     out = dataclasses.replace(
         info,

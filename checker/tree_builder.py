@@ -34,6 +34,14 @@ class _TypeArgs(_Seq):
     """What a type holds in its brackets (`type_args`)."""
 
 
+class _MemberCond:
+    """A member's `if ...`, before the member is made: its expression."""
+
+    def __init__(self, expr):
+        self.expr = expr
+        self.span = expr.span
+
+
 class _SliceAt:
     """A slice among subscripts, before its node is made: `span` covers what
     was written (`a:b`; for `:` alone, the colon)."""
@@ -85,7 +93,7 @@ def _span_of(x) -> A.Span | None:
         if x.type.startswith("_"):
             return None
         return _tok_span(x)
-    if isinstance(x, (A.Node, _Else, _SliceAt)):
+    if isinstance(x, (A.Node, _Else, _SliceAt, _MemberCond)):
         return x.span
     if isinstance(x, _Seq):
         return x.span
@@ -192,12 +200,8 @@ class Builder:
         default = next((n for n in nodes if n is not type_), None)
         return A.ModelParam(_span(ch), _ident(ch[0]), type_, default)
 
-    def member_flag(self, ch):
-        return A.MemberCond(_span(ch), _ident(_tokens(ch, "NAME")[0]), bool(_tokens(ch, "NOT")))
-
     def member_cond(self, ch):
-        first, *also = (c for c in ch if isinstance(c, A.MemberCond))
-        return A.MemberCond(_span(ch), first.name, first.negated, tuple(also))
+        return _MemberCond(_nodes(ch)[0])
 
     def device(self, ch):
         t = ch[1]
@@ -210,8 +214,8 @@ class Builder:
     def member(self, ch):
         kind = ch[0]
         name = _tokens(ch, "NAME")[0]
-        nodes = [c for c in _nodes(ch) if not isinstance(c, (A.MemberCond, A.MemberOption))]
-        cond = next((c for c in ch if isinstance(c, A.MemberCond)), None)
+        nodes = [c for c in _nodes(ch) if not isinstance(c, (_MemberCond, A.MemberOption))]
+        cond = next((c.expr for c in ch if isinstance(c, _MemberCond)), None)
         options = tuple(c for c in ch if isinstance(c, A.MemberOption))
         init = nodes[1] if len(nodes) > 1 else None
         member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from .. import catalog as C
+from .. import member_conditions as MC
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, FnInfo, Globals, dotted_text, suggest
@@ -66,14 +67,21 @@ class BodyChecker(
         # (its own model's header: a second model of the same name, E0104,
         # is not the one the globals hold)
         self.model_options: dict[str, bool | float | str] = dict(fn.owner_options)
-        self.known_options: dict[str, bool] = {}
+        # what the `if`s around the statement being checked prove (`if
+        # bias:`, `if stride != 1 or Ci != Co:`): a member under a condition
+        # they imply may be read
+        self.known_facts: list[MC.Cond] = []
         self.builtin_now: str | None = None  # the built-in whose rule is running
         self.size_sources: dict[tuple[int, int], SizeSource] = {}  # the convolutions, by span (size_hints)
         self.init_run_dims()
 
     def known_option(self, name: str, value: bool) -> bool:
         """Whether the method being checked is where option `name` is `value`."""
-        return self.known_options.get(name) == value
+        return self.proves(MC.Opt(name) if value else MC.Not(MC.Opt(name)))
+
+    def proves(self, cond: MC.Cond | None) -> bool:
+        """Whether the `if`s around the statement being checked imply `cond`."""
+        return cond is None or MC.implies(self.known_facts, cond)
 
     # -------------------------------------------------------------- entry
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .. import ast as A
 from .. import dimexpr as DX
+from .. import member_conditions as MC
 from .. import types as T
 from ..declarations import FnInfo, Globals
 from ..diagnostics import LocalDiagnostic
@@ -58,7 +59,7 @@ class Engine(RuleContext, Protocol):
     reported_unreachable: set[int]
     vag_bound: set[A.Node]
     model_options: dict[str, bool | float | str]
-    known_options: dict[str, bool]
+    known_facts: list[MC.Cond]
     builtin_now: str | None
     size_sources: dict[tuple[int, int], SizeSource]
     # (run_dims.py: set by init_run_dims)
@@ -95,6 +96,8 @@ class Engine(RuleContext, Protocol):
     def global_kind(self, name: str) -> str | None: ...
     # core
     def known_option(self, name: str, value: bool) -> bool: ...
+    # core
+    def proves(self, cond: MC.Cond | None) -> bool: ...
     # core
     def written_kind(self, name: str) -> str | None: ...
     # expressions

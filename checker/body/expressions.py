@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import ast as A
 from .. import catalog as C
+from .. import member_conditions as MC
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
@@ -287,7 +288,7 @@ class ExpressionRules(EngineBase):
             if f is None:
                 absent = model.generic.field(name) if model.generic is not None else None
                 if absent is not None and absent.when is not None:
-                    cond = " and ".join(f"{opt}={value}" for opt, value in absent.when)
+                    cond = MC.text(absent.when, flags=True)
                     self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
                 elif not model.partial:
                     self.diags.append(
@@ -299,16 +300,18 @@ class ExpressionRules(EngineBase):
                         )
                     )
                 return T.UNKNOWN
-            if f.when is not None and not all(self.known_option(*w) for w in f.when):
-                cond = " and ".join(f"{opt}={value}" for opt, value in f.when)
-                # `if bias:`; for `if a and b`, one test inside the other
-                test = ", inside it ".join(f"`if {'' if value else 'not '}{opt}:`" for opt, value in f.when)
+            if f.when is not None:
+                # the declaration of `name` whose condition the `if`s around prove
+                f = next((g for g in model.fields if g.name == name and self.proves(g.when)), f)
+            if f.when is not None and not self.proves(f.when):
+                under_test = MC.under_test
+                cond = MC.text(f.when, flags=True)
                 self.diags.append(
                     C.E0914.at(
                         e.name.span,
-                        owner=f"{obj} (self, any instance)",
+                        owner=f"{obj} (self, any instance)" if obj.generic else str(obj),
                         name=name,
-                        cond=f"{cond}; read it under {test}",
+                        cond=f"{cond}; read it under {under_test(f.when)}",
                     )
                 )
                 return T.UNKNOWN
@@ -360,7 +363,7 @@ class ExpressionRules(EngineBase):
                 absent = model.generic.field(name) if model.generic is not None else None
                 if absent is not None and absent.when is not None and absent.kind == "param":
                     # Grad[Linear[D, H, bias=False]].bias: the instance has no such param
-                    cond = " and ".join(f"{opt}={value}" for opt, value in absent.when)
+                    cond = MC.text(absent.when, flags=True)
                     self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
                 elif not model.partial:
                     self.diags.append(
@@ -372,6 +375,12 @@ class ExpressionRules(EngineBase):
                         )
                     )
                 return T.UNKNOWN
+            if f.when is not None:  # Grad[Block[i, o]].skip: under the condition the instance leaves
+                f = next((g for g in model.fields if g.name == name and self.proves(g.when)), f)
+                if f.when is not None and not self.proves(f.when):
+                    cond = f"{MC.text(f.when, flags=True)}; read it under {MC.under_test(f.when)}"
+                    self.diags.append(C.E0914.at(e.name.span, owner=str(obj), name=name, cond=cond))
+                    return T.UNKNOWN
             self.refs[e.name] = Ref("gradfield", name, obj.model)
             # A gradient has the param's shape and dtype, but no refinement:
             # the gradient of a NonNeg param can be negative. A sub-model's
@@ -456,6 +465,19 @@ class ExpressionRules(EngineBase):
         assert first is not None
         return (len(e.items), *first)
 
+    def proven_dims(self, src: T.TensorT, target: T.TensorT) -> T.TensorT:
+        """`x as [n Co]` of an `x: [n Ci]` where the `if`s around prove `Ci ==
+        Co` (under `if not (stride != 1 or Ci != Co):`, or its `else`): the
+        dims they prove equal are the target's."""
+        if src.rank != target.rank:
+            return src
+        dims = []
+        for a, b in zip(src.dims, target.dims):
+            pa, pb = T.dim_poly(a), T.dim_poly(b)
+            same = pa is not None and pb is not None and self.proves(MC.Cmp("==", pa, pb))
+            dims.append(b if same else a)
+        return T.TensorT(tuple(dims), src.elem)
+
     def cast(self, e: A.Cast, env: Env) -> T.Type:
         src = self.value(e.value, env)
         target_expr = e.type
@@ -502,6 +524,8 @@ class ExpressionRules(EngineBase):
                 tuple(t if isinstance(t, T.DimRun) and t.key in bound else d for d, t in zip(src.dims, target.dims)),
                 src.elem,
             )
+        if isinstance(src, T.TensorT) and isinstance(target, T.TensorT) and self.known_facts:
+            src = self.proven_dims(src, target)
         why = cast_problem(src, target)
         if why is not None:
             self.diags.append(C.E0308.at(e.span, source=T.describe(src), target=str(target), why=why))

@@ -7,6 +7,8 @@ import dataclasses
 
 from .. import ast as A
 from .. import catalog as C
+from .. import dimexpr as DX
+from .. import member_conditions as MC
 from .. import shapes as S
 from .. import types as T
 from ..declarations import kind_word, suggest
@@ -33,6 +35,13 @@ class FlowRules(EngineBase):
     # -------------------------------------------------------------- statements
 
     def block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
+        facts = self.known_facts  # what an `if` that returns proves holds to the block's end
+        self.known_facts = list(facts)
+        env = self._block(stmts, env)
+        self.known_facts = facts
+        return env
+
+    def _block(self, stmts: tuple[A.Stmt, ...], env: Env) -> Env:
         reported_here = False
         for i, s in enumerate(stmts):
             if env.dead:
@@ -358,34 +367,64 @@ class FlowRules(EngineBase):
     def if_(self, s: A.If, env: Env) -> Env:
         outs: list[Env] = []
         current = env
-        before = dict(self.known_options)
+        before = list(self.known_facts)
+        # `if concat: ... return` with no else: after it, `not concat` holds
+        leaves = s.orelse is None
         for b in s.branches:
             self.condition(b.cond, current)
             test = self.option_test(b.cond, current)
             if test is not None:
-                self.known_options[test[0]] = test[1]
+                self.known_facts.append(test)
             outs.append(self.block(b.body, current.copy()))
-            if test is not None:  # the next branches run where it is the other value
-                self.known_options[test[0]] = not test[1]
+            leaves = leaves and test is not None and outs[-1].dead
+            if test is not None:  # the next branches run where it does not hold
+                self.known_facts[-1] = MC.Not(test)
         if s.orelse is not None:
             outs.append(self.block(s.orelse, current.copy()))
         else:
             outs.append(current.copy())
-        self.known_options = before
+        if not leaves:
+            self.known_facts = before
         return self.join(env, outs, s)
 
-    def option_test(self, cond: A.Expr, env: Env) -> tuple[str, bool] | None:
-        """`bias` / `not bias` for an option of the method's model: (the
-        option, the value the branch runs with)."""
-        value = True
-        while isinstance(cond, A.Not):
-            cond, value = cond.operand, not value
+    def option_test(self, cond: A.Expr, env: Env) -> MC.Cond | None:
+        """An `if`'s test as a member's condition, when it is one: the Bool
+        options of the method's model (`bias`), comparisons of dims (`stride
+        != 1`), `and`, `or`, `not` of them; None for any other test."""
+        if isinstance(cond, A.Not):
+            inner = self.option_test(cond.operand, env)
+            return MC.Not(inner) if inner is not None else None
+        if isinstance(cond, A.BoolOp):
+            left, right = self.option_test(cond.left, env), self.option_test(cond.right, env)
+            return MC.Both(cond.op, left, right) if left is not None and right is not None else None
+        if isinstance(cond, A.BoolLit):
+            return MC.Lit(cond.value)
+        if isinstance(cond, A.Compare) and cond.op in MC.COMPARISONS:
+            left_dim, right_dim = self.test_dim(cond.left, env), self.test_dim(cond.right, env)
+            return MC.Cmp(cond.op, left_dim, right_dim) if left_dim is not None and right_dim is not None else None
         if (
             isinstance(cond, A.Name)
             and isinstance(self.model_options.get(cond.name), bool)
             and cond.name not in env.vars
         ):
-            return cond.name, value
+            return MC.Opt(cond.name)
+        return None
+
+    def test_dim(self, e: A.Expr, env: Env) -> DX.Poly | None:
+        """A side of a comparison in an `if`'s test, as a dim: a number, a
+        generic dim (the method's model's own), a dim constant, `+ - * /`."""
+        if isinstance(e, A.IntLit):
+            return DX.const(e.value)
+        if isinstance(e, A.Name) and e.name not in env.vars and e.name not in self.model_options:
+            value = self.g.names.dim_values.get(e.name) if self.written_kind(e.name) == "dim" else None
+            return DX.const(value) if value is not None else DX.var(e.name)
+        if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+            left, right = self.test_dim(e.left, env), self.test_dim(e.right, env)
+            if left is None or right is None:
+                return None
+            if e.op == "/":
+                return DX.div(left, right)
+            return {"+": DX.add, "-": DX.sub, "*": DX.mul}[e.op](left, right)
         return None
 
     def join(self, before: Env, outs: list[Env], at: A.Node, rounds: bool = False) -> Env:

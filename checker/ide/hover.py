@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
+from .. import member_conditions as MC
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
@@ -120,7 +121,8 @@ def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | No
         return None
     word = "Bool" if isinstance(default, bool) else "DType" if isinstance(default, str) else "Float"
     text = _code(f"(option) {model.name}.{name}: {word} = {default}")
-    under = [f.name for f in model.fields if f.when is not None and any(opt == name for opt, _ in f.when)]
+    # (a member declared under `if concat` and `if not concat` once)
+    under = list(dict.fromkeys(f.name for f in model.fields if f.when is not None and name in MC.options_named(f.when)))
     what = f"given by name, as in `{model.name}[..., {name}={not default if isinstance(default, bool) else default}]`"
     text += f"\n\nAn option of `{MD.header(model)[6:]}`, {what}; part of the instance's type."
     if under:
@@ -345,6 +347,9 @@ def _describe_member(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | Non
             + f"\n\nThe gradient with respect to param `{f.name}` of `{of}`."
         )
     used = body.types.get(occ.node) if body is not None else None
+    same = [g for g in model.fields if g.name == f.name]
+    if len(same) > 1:  # declared under `if concat` and `if not concat`: the one declared or read here
+        f = next((g for g in same if g.decl.name is occ.node or (used is not None and g.type == used)), f)
     if used is not None and not T.is_unknown(used) and used != f.type:  # of an instance: its dims
         owner_node = _owner_of(occ.node, slot.item)
         owner = body.types.get(owner_node) if body is not None and owner_node is not None else None

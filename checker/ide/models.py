@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import member_conditions as MC
 from .. import shapes as S
 from .. import types as T
 from ..declarations import FieldInfo, FnInfo, Globals, ModelInfo
@@ -35,7 +36,7 @@ def condition(f: FieldInfo) -> str:
     """` if bias` after a member that exists only under an option (`` when always)."""
     if f.when is None:
         return ""
-    return " if " + " and ".join(f"{'' if value else 'not '}{opt}" for opt, value in f.when)
+    return " if " + MC.text(f.when)
 
 
 def header(model: ModelInfo) -> str:

@@ -12,6 +12,7 @@ from ..declarations import (
     FnInfo,
 )
 from ..items import ItemSlot
+from ..member_conditions import names_in
 from ..results import BodyResult, Ref
 
 # A dim constant, a generic dim, a model, a function, a model member (param
@@ -109,8 +110,14 @@ class _Collector:
             for m in item.members:
                 self.add(m.name, m.name.span, Sym("member", m.name.text, model), True)
                 self.type_expr(m.type, None, model_dims=model)
-                if m.cond is not None:  # `if bias`
-                    self.add(m.cond.name, m.cond.name.span, Sym("option", m.cond.name.text, model))
+                if m.cond is not None:  # `if bias`, `if stride != 1 or not bias`
+                    dims = {mp.name.text for mp in item.params if mp.type is None}
+                    options = {mp.name.text for mp in item.params if mp.type is not None}
+                    for n in names_in(m.cond):
+                        if n.name in dims:
+                            self.add(n, n.span, Sym("generic", n.name, model))
+                        elif n.name in options:
+                            self.add(n, n.span, Sym("option", n.name, model))
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)

@@ -227,11 +227,11 @@ def test_member_conditions_are_e0913() -> None:
     assert spanned("model L[I, bias: Bool = True]:\n    param w: [I] = zeros if bais\n") == [
         ("E0913", "'bais' is not an option of L; did you mean 'bias'?", "bais")
     ]
-    assert spanned("model L[I]:\n    param w: [I] = zeros if I\n") == [
-        ("E0913", "'I' is not an option of L, which has none", "I")
+    assert spanned("model L[I]:\n    param w: [I] = zeros if bia\n") == [
+        ("E0913", "'bia' is not an option of L, which has none", "bia")
     ]
-    assert spanned("model L[I, bias: Bool = True, act: Bool = False]:\n    param w: [I] = zeros if I\n") == [
-        ("E0913", "'I' is not an option of L (its options: bias, act)", "I")
+    assert spanned("model L[I, bias: Bool = True, act: Bool = False]:\n    param w: [I] = zeros if J\n") == [
+        ("E0913", "'J' is not an option of L (its options: bias, act)", "J")
     ]
 
 

@@ -59,6 +59,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_args",
             "catalog_buffers",
             "catalog_lists",
+            "catalog_presence",
             "catalog_docs",
         ],
     ),
@@ -87,6 +88,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "declarations",
         [
             "names",
+            "member_conditions",
             "consts",
             "typectx",
             "infos",

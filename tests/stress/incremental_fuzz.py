@@ -175,6 +175,13 @@ SNIPPETS = [
     ".forward(x)",
     "import nn\n",
     "nn.Linear[D, C]",
+    # members under conditions over dims, same-name members (issue 39)
+    "model Blk[Ci, Co, stride = 1]:\n    param w: [Ci Co] = zeros\n    param skip: [Co Ci] = zeros if stride != 1 or Ci != Co\n\n"
+    "    fn forward(self, x: [b Ci]) -> [b Co]:\n        if stride != 1 or Ci != Co:\n"
+    "            return x @ transpose(self.skip)\n        return x as [b Co]\n",
+    "    param w: [I (2*O)] = zeros if not bias\n",
+    " if stride != 1 or Ci != Co",
+    "Blk[D, C, stride=2]",
     # dims known only at run time (issue 25): readers that bind them, casts
     # that name them, Ints as sizes, Int parameters that size a fn's types,
     # subscripts anywhere and index assignment
