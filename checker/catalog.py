@@ -3565,6 +3565,13 @@ from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
 
+# traits and functions generic over models
+from .catalog_traits import E0920 as E0920  # noqa: E402
+from .catalog_traits import E0921 as E0921  # noqa: E402
+from .catalog_traits import E0922 as E0922  # noqa: E402
+from .catalog_traits import E0923 as E0923  # noqa: E402
+from .catalog_traits import E0924 as E0924  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

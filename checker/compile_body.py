@@ -461,6 +461,11 @@ class _FnCompiler:
         method = self.method_of(func)
         if method is not None:  # l.forward(x), l(x): the method's function, with l as self
             info, recv = method
+            owner = self.c.a.globals.models.get(info.owner or "")
+            if owner is not None and owner.trait:  # m.forward(x) of m: M: the model's own method, checked
+                rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+                short = info.name.rpartition(".")[2]
+                return f"{self.expr(recv, 16)}.{short}({rendered})"
             rendered = ", ".join(
                 [self.expr(recv)] + [f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args]
             )

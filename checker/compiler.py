@@ -281,6 +281,10 @@ class Compiler:
             if sizes:  # an Int parameter that sizes the other parameters' types
                 return f"rt.NumberArg({name!r}, {kind}, {loc}, size=True)"
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
+        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.bound:  # `m: M` of `fn f[M: CharModel]`
+            param = t.name if isinstance(t, T.ModelT) else t.model
+            what = "'model'" if isinstance(t, T.ModelT) else "'grad'" if isinstance(t, T.GradT) else f"rt.{t.kind}"
+            return f"rt.TypeParamArg({name!r}, {param!r}, {' + '.join(t.bound)!r}, {loc}, {what})"
         if isinstance(t, T.ModelT):
             info = self.a.globals.models.get(t.name)
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only

@@ -14,7 +14,7 @@ signature's meaning depends on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import ast as A
 from . import catalog as C
@@ -35,6 +35,8 @@ from .names import (
     kind_word,
     suggest,
 )
+from .traits import declare_trait
+from .type_params import param_model
 from .typectx import ELEM_TYPES, NUMBER_TYPES, TypeContext, dim_text, type_text, written_dim
 
 # Re-exported: most of the checker reads the global scope through this module.
@@ -83,6 +85,8 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
         return declare_fn(item, names)
+    if isinstance(item, A.TraitDecl):
+        return declare_trait(item, names)
     return Declared(None, ())
 
 
@@ -126,6 +130,8 @@ class Globals:
     dims: dict[str, DimInfo]
     models: dict[str, ModelInfo]
     fns: dict[str, FnInfo]
+    # what each type parameter's traits make of it (param_model), by its traits
+    _params: dict = field(default_factory=dict, repr=False, compare=False)
 
     def model(self, t: T.ModelT | T.GradT | T.OptimT | str | None) -> ModelInfo | None:
         """The model a type is of, with its dims and options applied (an
@@ -136,6 +142,11 @@ class Globals:
             return self.models.get(t)
         if isinstance(t, (T.GradT, T.OptimT)):
             t = t.of
+        if t.bound:  # a type parameter (`M` of `fn f[M: CharModel]`): its traits' methods
+            hit = self._params.get(t.bound)
+            if hit is None or hit[0] != t.name:
+                hit = self._params[t.bound] = (t.name, param_model(self.models, t))
+            return hit[1]
         info = self.models.get(t.name)
         if info is None or not info.takes:
             return info
@@ -156,7 +167,7 @@ class Globals:
             return ("const", self.names.const_values.get(name), alias)
         # (a declaration that failed inside the checker has no info: its
         # error is recorded, and the name means nothing more)
-        if kind == "model":
+        if kind in ("model", "trait"):
             model = self.models.get(name)
             return (model.interface if model is not None else None, alias)
         if kind in ("fn", "extern"):
