@@ -53,5 +53,5 @@ class TypeParamArg(ArgSpec):
             if env is not None:
                 env[key] = (cls, self.label)
         elif earlier[0] is not cls:
-            self._fail(sig, f"{describe(a)}, of model {cls._qv_name} where {earlier[1]} is a {earlier[0]._qv_name}")
+            self._fail(sig, f"{describe(a)}, where {earlier[1]} is a model {earlier[0]._qv_name}")
         return cls._qv_torch_device.type != "cpu"
