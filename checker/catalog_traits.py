@@ -186,6 +186,7 @@ E0923 = _code(
         "method_twice": "trait {trait} declares method {method} twice",
         "type_param_args": "type parameter {param} is a whole model type and takes nothing in brackets",
         "in_method": "a model's method cannot be generic over models; write a top-level fn",
+        "not_in_params": "type parameter {param} is the model of a parameter (`m: {param}`), and no parameter of {fn} is one",
     },
 )
 

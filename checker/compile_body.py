@@ -398,6 +398,20 @@ class _FnCompiler:
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
 
+    def type_param_class(self, name: str) -> str:
+        """The model class a type parameter (`M` of `fn f[M: CharModel]`)
+        stands for in this call: that of the first parameter of type M,
+        Grad[M] or an optimizer of M (the checker binds M from it)."""
+        for p in self.fn.params:
+            t = p.type
+            if isinstance(t, T.ModelT) and t.bound and t.name == name:
+                return f"type({py_name(p.name)})"
+            if isinstance(t, T.GradT) and t.bound and t.model == name:
+                return f"{py_name(p.name)}._qv_model"
+            if isinstance(t, T.OptimT) and t.bound and t.model == name:
+                return f"{py_name(p.name)}._qv_cls"
+        raise CompileError(f"type parameter {name} has no parameter of its type")  # pragma: no cover
+
     def method_of(self, func: A.Expr) -> tuple[FnInfo, A.Expr] | None:
         """The method a call's callee names, and its receiver: `l.step` (typed
         as the method), or a model value `l` itself (its `forward`)."""
@@ -510,7 +524,11 @@ class _FnCompiler:
         if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):
             return f"rt.{b.grad_runtime}({self.expr(args[0][1])})"  # mean/sum over the examples of [b] Grad[M]
         if b.grad_runtime is not None and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
-            model = self.c.model_class(result.model, result.dims, result.options)
+            model = (
+                self.type_param_class(result.model)
+                if result.bound
+                else self.c.model_class(result.model, result.dims, result.options)
+            )
             seed = [f"seed={self.expr(v)}" for k, v in args if k == "seed"]
             return f"rt.{b.grad_runtime}(" + ", ".join([model, *seed]) + ")"
         func = f"rt.{b.runtime}" if b.runtime is not None else name

@@ -12,7 +12,7 @@ from .consts import ConstProblem, Value, evaluate, show
 from .diagnostics import LocalRelated
 from .infos import _NO_LOOKUPS, Declared, FnInfo, ParamInfo
 from .names import Names
-from .type_params import read_type_params
+from .type_params import read_type_params, unbound_type_params
 from .typectx import TypeContext, type_text
 
 
@@ -119,6 +119,8 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                         type=str(p.type),
                     )
                 )
+    if isinstance(item, A.FnDecl) and type_params:
+        unbound_type_params(item, type_params, [p.type for p in params], ctx)
     # An Int parameter may size the types (`fn mask(size: Int) -> [size size] Bool`):
     # a dim of its name is its value, bound at each call by the argument.
     sizes = {p.name for p in params if p.type == T.INT}

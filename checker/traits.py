@@ -107,21 +107,22 @@ def _shown(info: FnInfo, short: str) -> str:
 
 
 def _fits(g, given: T.ModelT, model_info: ModelInfo, found: FnInfo, wanted: FnInfo) -> bool:
-    """Whether method `found` of the model fits the trait's `wanted`: its
-    parameters take what the trait's do and its result is one the trait's
-    result accepts, each method's own generic dims renamed alike."""
+    """Whether method `found` of the model fits the trait's `wanted`: called
+    with arguments of the trait's parameter types (the trait's own generic
+    dims standing for any dims), it binds its own generic dims and returns
+    what the trait's result accepts (`[.. I] -> [.. O]` of `nn.Linear[E, E]`
+    fits `[b E] -> [b E]`)."""
     if len(found.params) != len(wanted.params):
         return False
-    if any(a.mut != b.mut for a, b in zip(found.params, wanted.params)):
+    if any(a.mut != b.mut for a, b in zip(found.params[1:], wanted.params[1:])):
         return False
-    inst = _instance_bindings(g, given, model_info)
-    own = [d for d in found.generics if d not in inst.bound]
-    f_b = _renamed(own, inst)
-    w_b = _renamed(list(wanted.generics), S.Bindings(()))
+    call = _instance_bindings(g, given, model_info)
+    call.generics = set(found.generics)
+    trait = _renamed(list(wanted.generics), S.Bindings(()))
     for a, b in zip(found.params[1:], wanted.params[1:]):
-        if S.assignable(f_b.subst(a.type), w_b.subst(b.type)) is not None:
+        if S.match(a.type, trait.subst(b.type), call, a.name, None) is not None:
             return False
-    return S.assignable(w_b.subst(wanted.ret), f_b.subst(found.ret)) is None
+    return S.assignable(trait.subst(wanted.ret), call.result(found.ret)) is None
 
 
 def _instance_bindings(g, given: T.ModelT, model_info: ModelInfo) -> S.Bindings:

@@ -92,3 +92,19 @@ def param_model(models: dict[str, ModelInfo], t: T.ModelT) -> ModelInfo | None:
 def method_names(info: ModelInfo) -> str:
     names = [m.name.rpartition(".")[2] for m in info.methods]
     return ", ".join(names) if names else "no method"
+
+
+def unbound_type_params(item: A.FnDecl, type_params, param_types: list[T.Type], ctx: TypeContext) -> None:
+    """E0923 for a type parameter that no parameter's type holds (`m: M`,
+    `g: Grad[M]`, `opt: AdamW[M]`): a call could not bind it."""
+    for tp in item.type_params:
+        bounds = dict(type_params).get(tp.name.text)
+        if not bounds:
+            continue
+        if not any(bound_of(t) and _model_name(t) == tp.name.text for t in param_types):
+            problem = C.E0923.say("not_in_params", param=tp.name.text, fn=item.name.text)
+            ctx.diagnostics.append(C.E0923.at(tp.name.span, problem=problem))
+
+
+def _model_name(t: T.Type) -> str:
+    return t.name if isinstance(t, T.ModelT) else t.model if isinstance(t, (T.GradT, T.OptimT)) else ""
