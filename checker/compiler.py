@@ -102,7 +102,7 @@ class Compiler:
         # What `from m import x as y` binds, for Python users of the module
         # (Quiver code names the definition itself).
         for written, q in sorted(g.names.aliases.items()):
-            if "." not in written and "." in q:
+            if "." not in written and "." in q and g.names.kind(q) != "trait":  # (a trait is nothing at run time)
                 w.emit(0, f"{py_name(written)} = {py_name(q)}")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
         for item in items:

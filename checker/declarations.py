@@ -178,6 +178,11 @@ class Globals:
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:
         """The declaration a symbolic reference names: (item, span in item)."""
         path = ref.path
+        if path[0] == "fn" and len(path) == 2 and path[1] not in self.names.first:
+            method = self.fns.get(path[1])  # a method (`CharModel.forward`): in its model's or trait's item
+            owner = self.names.first.get(method.owner) if method is not None and method.owner is not None else None
+            if owner is not None and method is not None and method.decl in getattr(owner, "methods", ()):
+                return (owner, method.decl.name.span)
         if path[0] in ("dim", "const", "model", "fn", "extern") and len(path) == 2:
             item = self.names.first.get(path[1])
             if item is None:
