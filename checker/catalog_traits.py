@@ -31,7 +31,7 @@ E0920 = _code(
 
     fn main():
         m = Bag.init(seed=0)
-        idx = randint([2 3], V, seed=0)
+        idx = randint([2 3] Index[V], seed=0)
         print(logits(m, idx))
     """,
     """
@@ -51,7 +51,7 @@ E0920 = _code(
 
     fn main():
         m = Bag.init(seed=0)
-        idx = randint([2 3], V, seed=0)
+        idx = randint([2 3] Index[V], seed=0)
         print(logits(m, idx))
     """,
 )
@@ -85,7 +85,7 @@ E0921 = _code(
 
     fn main():
         m = Bag.init(seed=0)
-        idx = randint([2 3], V, seed=0)
+        idx = randint([2 3] Index[V], seed=0)
         print(logits(m, idx))
     """,
     """
@@ -105,7 +105,7 @@ E0921 = _code(
 
     fn main():
         m = Bag.init(seed=0)
-        idx = randint([2 3], V, seed=0)
+        idx = randint([2 3] Index[V], seed=0)
         print(logits(m, idx))
     """,
 )
