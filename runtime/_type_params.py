@@ -32,7 +32,8 @@ class TypeParamArg(ArgSpec):
             return f"a model ({of})"
         if self.what == "grad":
             return f"Grad[{self.param}] ({of})"
-        return f"{self.what._qv_kind}[{self.param}] ({of})"
+        kind = getattr(self.what, "_qv_kind", self.what)
+        return f"{kind}[{self.param}] ({of})"
 
     def _check(self, a, env, sig):
         if self.what == "model":

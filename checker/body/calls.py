@@ -16,8 +16,8 @@ from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
 from ..results import DimCheck, Ref
 from ..traits import unmet
-from ..type_params import bound_of, method_names
 from ..type_pairs import show_pair
+from ..type_params import bound_of, method_names
 from . import size_hints
 from .engine_api import EngineBase
 from .env import CallArg, Env
@@ -87,10 +87,14 @@ class CallRules(EngineBase):
                     self.refs[func.name] = Ref("fn", info.name)
                     self.types[func] = T.FnRefT(info.name)
                     return self.method_call(node, func.value, info, call_args, env, paren)
-                if recv.bound and model is not None and method not in ("save", "load"):  # `m.name(x)` of `m: M`: only its traits' methods
+                if (
+                    recv.bound and model is not None and method not in ("save", "load")
+                ):  # `m.name(x)` of `m: M`: only its traits' methods
                     known = C.E0922.say("no_method", method=method, methods=method_names(model))
                     traits = " + ".join(recv.bound)
-                    self.diags.append(C.E0922.at(func.name.span, name=method, param=recv.name, traits=traits, known=known))
+                    self.diags.append(
+                        C.E0922.at(func.name.span, name=method, param=recv.name, traits=traits, known=known)
+                    )
                     self._eval_args(call_args, env)
                     return T.UNKNOWN
                 field = model.field(method) if model is not None else None

@@ -71,13 +71,10 @@ def test_one_loss_and_one_train_step_for_two_models_check_clean() -> None:
 
 
 def test_a_model_without_the_method_is_one_error_at_the_argument() -> None:
-    src = (
-        """
+    src = """
     model Bag:
         param w: [V] = 0.0
-    """
-        + in_main("print(loss(Bag.init(seed=0), x, y))")
-    )
+    """ + in_main("print(loss(Bag.init(seed=0), x, y))")
     assert check(src) == [
         (
             "E0920",
@@ -88,16 +85,13 @@ def test_a_model_without_the_method_is_one_error_at_the_argument() -> None:
 
 
 def test_a_method_of_another_signature_names_both_and_the_traits_declaration() -> None:
-    src = (
-        """
+    src = """
     model Flat:
         param table: [V V] = 0.0
 
         fn forward(self, idx: [b] Index[V]) -> [b V]:
             return self.table[idx]
-    """
-        + in_main("print(loss(Flat.init(seed=0), x, y))")
-    )
+    """ + in_main("print(loss(Flat.init(seed=0), x, y))")
     a = check_text(PRELUDE + __import__("textwrap").dedent(src).lstrip("\n"))
     assert spanned_in(a) == [
         (
@@ -338,11 +332,13 @@ def test_editing_a_trait_rechecks_its_users() -> None:
     user = "\nfn main():\n    x = randint([2 3] Index[V], seed=0)\n    print(loss(Bigram.init(seed=0), x, x))\n"
     a = analyzer.update(PRELUDE + user)
     assert a.diagnostics == []
-    edited = PRELUDE.replace("fn forward(self, idx: [b t] Index[V]) -> [b t V]\n", "fn forward(self, idx: [b t] Index[V]) -> [b t V]\n    fn size(self) -> []\n", 1)
+    edited = PRELUDE.replace(
+        "fn forward(self, idx: [b t] Index[V]) -> [b t V]\n",
+        "fn forward(self, idx: [b t] Index[V]) -> [b t V]\n    fn size(self) -> []\n",
+        1,
+    )
     a = analyzer.update(edited + user)
-    assert [(d.code, a.text[d.span.start : d.span.end]) for d in a.diagnostics] == [
-        ("E0920", "Bigram.init(seed=0)")
-    ]
+    assert [(d.code, a.text[d.span.start : d.span.end]) for d in a.diagnostics] == [("E0920", "Bigram.init(seed=0)")]
     assert a.diagnostics == check_text(edited + user).diagnostics
     a = analyzer.update(PRELUDE + user)
     assert a.diagnostics == []
