@@ -285,6 +285,8 @@ class Compiler:
             param = t.name if isinstance(t, T.ModelT) else t.model
             what = "'model'" if isinstance(t, T.ModelT) else "'grad'" if isinstance(t, T.GradT) else f"rt.{t.kind}"
             return f"rt.TypeParamArg({name!r}, {param!r}, {' + '.join(t.bound)!r}, {loc}, {what})"
+        if isinstance(t, T.StackT) and isinstance(t.item, T.GradT) and t.item.bound:  # [b] Grad[M]
+            return f"rt.TypeParamArg({name!r}, {t.item.model!r}, {' + '.join(t.item.bound)!r}, {loc}, 'grad')"
         if isinstance(t, T.ModelT):
             info = self.a.globals.models.get(t.name)
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only

@@ -520,6 +520,14 @@ class TypeContext:
                 model = self.model(arg.name, arg.args, arg.options, arg.span)
                 if not isinstance(model, T.ModelT):
                     return T.UNKNOWN
+                if t.option is not None and model.bound and t.names:  # Grad[M, wrt=[w]] of M: its fields are not known
+                    first = t.names[0]
+                    known = C.E0922.say("grad")
+                    traits = " + ".join(model.bound)
+                    self.diagnostics.append(
+                        C.E0922.at(first.span, name=first.text, param=f"Grad[{model.name}]", traits=traits, known=known)
+                    )
+                    return T.UNKNOWN
                 if t.option is not None:
                     # which names are params of the model is checked where the
                     # model's fields are known (the body, E1109)

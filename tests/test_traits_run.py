@@ -63,6 +63,13 @@ fn train_step[M: CharModel](mut m: M, mut opt: AdamW[M], x: [b t] Index[V], y: [
 fn generate[M: CharModel](m: M, idx: [b t] Index[V]) -> [b t] Index[V]:
     return argmax(m.forward(idx), over=V)
 
+fn per_example[M: CharModel](m: M, x: [b t] Index[V], y: [b t] Index[V]) -> Grad[M]:
+    l, g = value_and_grad(row_loss, m, x, y, batch=b)
+    return mean(g, over=b)
+
+fn row_loss[M: CharModel](m: M, x: [t] Index[V], y: [t] Index[V]) -> [] NonNeg:
+    return cross_entropy(m(reshape(x, [1 t])), reshape(y, [1 t]), over=V)
+
 fn train[M: CharModel](mut m: M, x: [b t] Index[V], y: [b t] Index[V]) -> [3]:
     opt = AdamW(m, lr=0.05)
     l0 = train_step(m, opt, x, y)
@@ -156,3 +163,17 @@ def test_two_models_for_one_type_parameter_are_refused_at_the_qv_line(prog) -> N
     assert "found AdamW[Bigram], where argument 'm' is a model Mlp" in msg
     line = SRC.splitlines().index(next(x for x in SRC.splitlines() if x.startswith("fn train_step"))) + 1
     assert f"makemore.qv:{line}:" in msg
+
+
+def test_per_example_gradients_of_a_generic_loss_average_to_the_batch_gradient(prog) -> None:
+    x, y = _data()
+    m = prog.Mlp.init(seed=2)
+    g = prog.per_example(m, x, y)
+    p = {k: v.detach().clone().requires_grad_(True) for k, v in m.state_dict().items()}
+    rows = [F.cross_entropy(_torch_forward("Mlp", p, x[i : i + 1]).reshape(-1, 7), y[i]) for i in range(4)]
+    torch.stack(rows).mean().backward()
+    for k, v in p.items():
+        got = g
+        for part in k.split("."):
+            got = getattr(got, part)
+        assert torch.allclose(got, v.grad, atol=1e-6), k

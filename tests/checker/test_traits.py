@@ -384,3 +384,26 @@ def test_both_parsers_read_the_new_items_alike_and_the_formatter_keeps_them() ->
     assert check("fn f[M: CharModel - CharModel](m: M, x: [V]) -> [V]:\n    return x\n") == [
         ("E0923", "the traits that bound a type parameter are joined with '+'", "-")
     ]
+
+
+def test_signature_help_of_a_method_of_a_type_parameter() -> None:
+    src = PRELUDE.replace(
+        "    return cross_entropy(m(x), y, over=V)", "    return cross_entropy(m.forward(x), y, over=V)"
+    )
+    at = src.index("m.forward(x") + len("m.forward(")
+    sh = ide.signature_help(check_text(src), at)
+    assert sh is not None and [s.label for s in sh.signatures] == ["M.forward(idx: [b t] Index[V]) -> [b t V]"]
+
+
+def test_a_selection_of_a_type_parameters_gradient_is_an_error() -> None:
+    src = """
+    fn f[M: CharModel](m: M, g: Grad[M, wrt=[table]], x: [V]) -> [V]:
+        return x
+    """
+    assert check(src) == [
+        (
+            "E0922",
+            "'table': Grad[M] stands for any model with trait CharModel; the fields of its gradient are not known",
+            "table",
+        )
+    ]
