@@ -398,6 +398,20 @@ class _FnCompiler:
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
 
+    def trait_args(self, info: FnInfo, args: list[tuple[str | None, A.Expr]]) -> list[str]:
+        """The arguments of a trait's method called on `m: M`, positional in
+        the trait's order (the model's method may name its parameters
+        otherwise); after a left-out parameter (its default), by keyword."""
+        given = [v for k, v in args if k is None]
+        named = {k: v for k, v in args if k is not None}
+        out: list[str] = []
+        for i, p in enumerate(info.params[1:]):
+            v = given[i] if i < len(given) else named.pop(p.name, None)
+            if v is None:
+                break
+            out.append(self.expr(v))
+        return out + [f"{py_name(k)}={self.expr(v)}" for k, v in named.items()]
+
     def type_param_class(self, name: str) -> str:
         """The model class a type parameter (`M` of `fn f[M: CharModel]`)
         stands for in this call: that of the first parameter of type M,
@@ -477,7 +491,7 @@ class _FnCompiler:
             info, recv = method
             owner = self.c.a.globals.models.get(info.owner or "")
             if owner is not None and owner.trait:  # m.forward(x) of m: M: the model's own method, checked
-                rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
+                rendered = ", ".join(self.trait_args(info, args))
                 short = info.name.rpartition(".")[2]
                 return f"{self.expr(recv, 16)}.{short}({rendered})"
             rendered = ", ".join(

@@ -116,6 +116,8 @@ def _fits(g, given: T.ModelT, model_info: ModelInfo, found: FnInfo, wanted: FnIn
         return False
     if any(a.mut != b.mut for a, b in zip(found.params[1:], wanted.params[1:])):
         return False
+    if any(b.optional and not a.optional for a, b in zip(found.params[1:], wanted.params[1:])):
+        return False  # a call may leave out what the trait gives a default: the model's method needs one too
     call = _instance_bindings(g, given, model_info)
     call.generics = set(found.generics)
     trait = _renamed(list(wanted.generics), S.Bindings(()))
