@@ -114,6 +114,8 @@ def _fits(g, given: T.ModelT, model_info: ModelInfo, found: FnInfo, wanted: FnIn
     fits `[b E] -> [b E]`)."""
     if len(found.params) != len(wanted.params):
         return False
+    if found.params[0].mut and not wanted.params[0].mut:
+        return False  # it changes the model where the trait's callers may hold it immutable
     if any(a.mut != b.mut for a, b in zip(found.params[1:], wanted.params[1:])):
         return False
     if any(b.optional and not a.optional for a, b in zip(found.params[1:], wanted.params[1:])):

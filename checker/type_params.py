@@ -96,7 +96,10 @@ def method_names(info: ModelInfo) -> str:
 
 def unbound_type_params(item: A.FnDecl, type_params, param_types: list[T.Type], ctx: TypeContext) -> None:
     """E0923 for a type parameter that no parameter's type holds (`m: M`,
-    `g: Grad[M]`, `opt: AdamW[M]`): a call could not bind it."""
+    `g: Grad[M]`, `opt: AdamW[M]`): a call could not bind it. (Not after a
+    parameter's type failed: it may have been the one, `m: M[3]`.)"""
+    if any(isinstance(t, T.UnknownT) for t in param_types):
+        return
     for tp in item.type_params:
         bounds = dict(type_params).get(tp.name.text)
         if not bounds:

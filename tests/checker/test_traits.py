@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+import pytest
 from annotations import spanned, spanned_in
 
 from quiver.checker import Analyzer, check_text, ide
@@ -407,3 +408,28 @@ def test_a_selection_of_a_type_parameters_gradient_is_an_error() -> None:
             "table",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("src", "codes"),
+    [
+        ("trait T:\n    fn a(self, x: [3]) -> [3]\n    fn a(self) -> []\n", ["E0923"]),
+        ("dim M = 3\ntrait T:\n    fn a(self)\nfn f[M: T](m: M):\n    pass\n", ["E0923"]),
+        ("trait T:\n    fn a(self)\nfn f[M: T](m: M[3]):\n    pass\n", ["E0923"]),
+        (
+            "trait T:\n    fn a(self)\nmodel Q:\n    param w: [3] = 0.0\n\n    fn f[M: T](self, m: M):\n        pass\n",
+            ["E0923"],
+        ),
+        ("trait T:\n    fn a(self):\n        pass\n", ["E0003"]),
+        ("trait T:\n    param w: [3]\n", ["E0003"]),
+        (
+            "trait T:\n    fn a(self)\nmodel Q:\n    param w: [3] = 0.0\n\n    fn a(mut self):\n        pass\n"
+            "fn f[M: T](m: M):\n    m.a()\nfn main():\n    f(Q.init(seed=0))\n",
+            ["E0921"],
+        ),
+    ],
+)
+def test_malformed_traits_and_type_parameters_are_one_error_each(src: str, codes: list[str]) -> None:
+    a = check_text(src)
+    assert not a.internal_errors
+    assert [d.code for d in a.diagnostics] == codes
