@@ -31,7 +31,7 @@ def read_type_params(item: A.FnDecl, ctx: TypeContext, method: bool) -> tuple[tu
             continue
         shadowed = ctx.names.kinds.get(name)
         if shadowed is not None:
-            problem = C.E0923.say("param_shadows", param=name, kind=kind_word(shadowed)[2:].lstrip())
+            problem = C.E0923.say("param_shadows", param=name, kind=kind_word(shadowed).split(" ", 1)[-1])
             ctx.diagnostics.append(C.E0923.at(tp.name.span, problem=problem))
             ctx.type_params[name] = T.UNKNOWN
             continue
