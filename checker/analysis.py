@@ -308,7 +308,7 @@ class Analyzer:
             for ex in modules:
                 external.update(ex.summaries)
         interfaces_changed = not same_modules or any(
-            n == ALL_NAMES or names.kind(n) in ("model", "fn", "extern", None) for n in since_reads
+            n == ALL_NAMES or names.kind(n) in ("model", "trait", "fn", "extern", None) for n in since_reads
         )
         erroneous = frozenset(
             home[fn][1].name
@@ -331,7 +331,8 @@ class Analyzer:
                 info = glob.fns.get(site.f_name)
                 if info is None or not info.params:
                     continue
-                summary = reads.summary(site.f_name, info.params[0].name)
+                # (of a function generic over models: its trait methods as the site's model has them)
+                summary = reads.for_model(reads.summary(site.f_name, info.params[0].name), site.model_type)
                 # The model's declaration object stands for its fields: it is
                 # the same object for as long as the model's text and names
                 # are. The entry keeps it alive, so its id is not reused.

@@ -520,6 +520,17 @@ class Param(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class TypeParam(Node):
+    """`M: CharModel` (or `M: A + B`) in `fn f[M: CharModel](m: M)`: a model
+    type the function is generic over, bounded by traits (checker/traits.py)."""
+
+    name: Ident
+    bounds: tuple[Ident, ...]
+    # `M: A - B`: the `-` (only `+` joins bounds; reported by the checker)
+    minus: Span | None = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class FnDecl(Node):
     name: Ident
     params: tuple[Param, ...]
@@ -527,6 +538,18 @@ class FnDecl(Node):
     body: tuple[Stmt, ...]
     # From `fn` to the `:` that ends the signature.
     header_span: Span
+    # `fn f[M: CharModel](...)`: the model types it is generic over
+    type_params: tuple[TypeParam, ...] = ()
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class TraitDecl(Node):
+    """`trait CharModel:` and the signatures of its methods (FnDecls without
+    bodies, `self` first): what a model must have to be given for a type
+    parameter it bounds."""
+
+    name: Ident
+    methods: tuple[FnDecl, ...]
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -580,11 +603,11 @@ class BrokenItem(Node):
     """An item whose header did not parse. Its kind and name, when they can be
     read, are kept so that references to it elsewhere stay silent."""
 
-    kind: str | None  # "dim", "const", "model", "fn", "extern" or None
+    kind: str | None  # "dim", "const", "model", "trait", "fn", "extern" or None
     name: Ident | None
 
 
-Item = DimDecl | ConstDecl | ModelDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
+Item = DimDecl | ConstDecl | ModelDecl | TraitDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
 
 
 def same_path(a: Node, b: Node) -> bool:

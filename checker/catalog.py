@@ -3579,6 +3579,12 @@ from .catalog_lists import E0940 as E0940  # noqa: E402
 from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402
 from .catalog_presence import E0933 as E0933  # noqa: E402
+# traits and functions generic over models
+from .catalog_traits import E0920 as E0920  # noqa: E402
+from .catalog_traits import E0921 as E0921  # noqa: E402
+from .catalog_traits import E0922 as E0922  # noqa: E402
+from .catalog_traits import E0923 as E0923  # noqa: E402
+from .catalog_traits import E0924 as E0924  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -398,6 +398,34 @@ class _FnCompiler:
             return py_name(ref.name)  # an imported name (`fwd`) as the qualified one
         return py_name(e.name)
 
+    def trait_args(self, info: FnInfo, args: list[tuple[str | None, A.Expr]]) -> list[str]:
+        """The arguments of a trait's method called on `m: M`, positional in
+        the trait's order (the model's method may name its parameters
+        otherwise); after a left-out parameter (its default), by keyword."""
+        given = [v for k, v in args if k is None]
+        named = {k: v for k, v in args if k is not None}
+        out: list[str] = []
+        for i, p in enumerate(info.params[1:]):
+            v = given[i] if i < len(given) else named.pop(p.name, None)
+            if v is None:
+                break
+            out.append(self.expr(v))
+        return out + [f"{py_name(k)}={self.expr(v)}" for k, v in named.items()]
+
+    def type_param_class(self, name: str) -> str:
+        """The model class a type parameter (`M` of `fn f[M: CharModel]`)
+        stands for in this call: that of the first parameter of type M,
+        Grad[M] or an optimizer of M (the checker binds M from it)."""
+        for p in self.fn.params:
+            t = p.type
+            if isinstance(t, T.ModelT) and t.bound and t.name == name:
+                return f"type({py_name(p.name)})"
+            if isinstance(t, T.GradT) and t.bound and t.model == name:
+                return f"{py_name(p.name)}._qv_model"
+            if isinstance(t, T.OptimT) and t.bound and t.model == name:
+                return f"{py_name(p.name)}._qv_cls"
+        raise CompileError(f"type parameter {name} has no parameter of its type")  # pragma: no cover
+
     def method_of(self, func: A.Expr) -> tuple[FnInfo, A.Expr] | None:
         """The method a call's callee names, and its receiver: `l.step` (typed
         as the method), or a model value `l` itself (its `forward`)."""
@@ -461,6 +489,11 @@ class _FnCompiler:
         method = self.method_of(func)
         if method is not None:  # l.forward(x), l(x): the method's function, with l as self
             info, recv = method
+            owner = self.c.a.globals.models.get(info.owner or "")
+            if owner is not None and owner.trait:  # m.forward(x) of m: M: the model's own method, checked
+                rendered = ", ".join(self.trait_args(info, args))
+                short = info.name.rpartition(".")[2]
+                return f"{self.expr(recv, 16)}.{short}({rendered})"
             rendered = ", ".join(
                 [self.expr(recv)] + [f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args]
             )
@@ -505,7 +538,11 @@ class _FnCompiler:
         if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):
             return f"rt.{b.grad_runtime}({self.expr(args[0][1])})"  # mean/sum over the examples of [b] Grad[M]
         if b.grad_runtime is not None and isinstance(result, T.GradT):  # zeros(Grad[M]), randn(Grad[M], seed=s)
-            model = self.c.model_class(result.model, result.dims, result.options)
+            model = (
+                self.type_param_class(result.model)
+                if result.bound
+                else self.c.model_class(result.model, result.dims, result.options)
+            )
             seed = [f"seed={self.expr(v)}" for k, v in args if k == "seed"]
             return f"rt.{b.grad_runtime}(" + ", ".join([model, *seed]) + ")"
         func = f"rt.{b.runtime}" if b.runtime is not None else name

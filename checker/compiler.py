@@ -104,7 +104,7 @@ class Compiler:
         # What `from m import x as y` binds, for Python users of the module
         # (Quiver code names the definition itself).
         for written, q in sorted(g.names.aliases.items()):
-            if "." not in written and "." in q:
+            if "." not in written and "." in q and g.names.kind(q) != "trait":  # (a trait is nothing at run time)
                 w.emit(0, f"{py_name(written)} = {py_name(q)}")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
         for item in items:
@@ -313,6 +313,12 @@ class Compiler:
             if sizes:  # an Int parameter that sizes the other parameters' types
                 return f"rt.NumberArg({name!r}, {kind}, {loc}, size=True)"
             return f"rt.NumberArg({name!r}, {kind}, {loc})"
+        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.bound:  # `m: M` of `fn f[M: CharModel]`
+            param = t.name if isinstance(t, T.ModelT) else t.model
+            what = "'model'" if isinstance(t, T.ModelT) else "'grad'" if isinstance(t, T.GradT) else f"rt.{t.kind}"
+            return f"rt.TypeParamArg({name!r}, {param!r}, {' + '.join(t.bound)!r}, {loc}, {what})"
+        if isinstance(t, T.StackT) and isinstance(t.item, T.GradT) and t.item.bound:  # [b] Grad[M]
+            return f"rt.TypeParamArg({name!r}, {t.item.model!r}, {' + '.join(t.item.bound)!r}, {loc}, 'grad')"
         if isinstance(t, T.ModelT):
             info = self.a.globals.models.get(t.name)
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only

@@ -14,7 +14,7 @@ signature's meaning depends on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import ast as A
 from . import catalog as C
@@ -36,6 +36,8 @@ from .names import (
     kind_word,
     suggest,
 )
+from .traits import declare_trait
+from .type_params import param_model
 from .typectx import ELEM_TYPES, NUMBER_TYPES, TypeContext, dim_text, type_text, written_dim
 
 # Re-exported: most of the checker reads the global scope through this module.
@@ -86,6 +88,8 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
         return declare_fn(item, names)
+    if isinstance(item, A.TraitDecl):
+        return declare_trait(item, names)
     return Declared(None, ())
 
 
@@ -129,6 +133,8 @@ class Globals:
     dims: dict[str, DimInfo]
     models: dict[str, ModelInfo]
     fns: dict[str, FnInfo]
+    # what each type parameter's traits make of it (param_model), by its traits
+    _params: dict = field(default_factory=dict, repr=False, compare=False)
 
     def model(self, t: T.ModelT | T.GradT | T.OptimT | str | None) -> ModelInfo | None:
         """The model a type is of, with its dims and options applied (an
@@ -139,6 +145,11 @@ class Globals:
             return self.models.get(t)
         if isinstance(t, (T.GradT, T.OptimT)):
             t = t.of
+        if t.bound:  # a type parameter (`M` of `fn f[M: CharModel]`): its traits' methods
+            hit = self._params.get(t.bound)
+            if hit is None or hit[0] != t.name:
+                hit = self._params[t.bound] = (t.name, param_model(self.models, t))
+            return hit[1]
         info = self.models.get(t.name)
         if info is None or not info.takes:
             return info
@@ -159,7 +170,7 @@ class Globals:
             return ("const", self.names.const_values.get(name), alias)
         # (a declaration that failed inside the checker has no info: its
         # error is recorded, and the name means nothing more)
-        if kind == "model":
+        if kind in ("model", "trait"):
             model = self.models.get(name)
             return (model.interface if model is not None else None, alias)
         if kind in ("fn", "extern"):
@@ -170,6 +181,11 @@ class Globals:
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:
         """The declaration a symbolic reference names: (item, span in item)."""
         path = ref.path
+        if path[0] == "fn" and len(path) == 2 and path[1] not in self.names.first:
+            method = self.fns.get(path[1])  # a method (`CharModel.forward`): in its model's or trait's item
+            owner = self.names.first.get(method.owner) if method is not None and method.owner is not None else None
+            if owner is not None and method is not None and method.decl in getattr(owner, "methods", ()):
+                return (owner, method.decl.name.span)
         if path[0] in ("dim", "const", "model", "fn", "extern") and len(path) == 2:
             item = self.names.first.get(path[1])
             if item is None:

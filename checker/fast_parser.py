@@ -99,6 +99,8 @@ class _Parser(_ExpressionParser):
                 node = self.const_decl()
             elif word == "model":
                 node = self.model_decl()
+            elif word == "trait":
+                node = self.trait_decl()
             else:
                 raise _Decline
         elif kind == "fn":
@@ -254,22 +256,7 @@ class _Parser(_ExpressionParser):
         return A.Member(Span(self.s[i], end), kind, name, type_, init, cond, tuple(options))
 
     def signature(self) -> tuple[A.Ident, tuple[A.Param, ...], A.TypeExpr | None]:
-        name = self.ident()
-        self.expect("(")
-        params = []
-        k = self.k
-        while k[self.i] != ")":
-            params.append(self.param())
-            if k[self.i] == ",":
-                self.i += 1
-            elif k[self.i] != ")":
-                raise _Decline
-        self.i += 1
-        ret = None
-        if k[self.i] == "->":
-            self.i += 1
-            ret = self.type()
-        return name, tuple(params), ret
+        return self._signature_after(self.ident())
 
     def param(self) -> A.Param:
         start = self.s[self.i]
@@ -290,10 +277,76 @@ class _Parser(_ExpressionParser):
     def fn_decl(self) -> A.FnDecl:
         """An item's or a method's `fn`, at the current token."""
         start = self.s[self.expect("fn")]
-        name, params, ret = self.signature()
+        type_params: tuple[A.TypeParam, ...] = ()
+        if self.k[self.i + 1] == "[":
+            name = self.ident()
+            type_params = self.type_params()
+            name, params, ret = self._signature_after(name)
+        else:
+            name, params, ret = self.signature()
         colon = self.expect(":")
         body, end = self.suite()
-        return A.FnDecl(Span(start, end), name, params, ret, body, Span(start, self.e[colon]))
+        return A.FnDecl(Span(start, end), name, params, ret, body, Span(start, self.e[colon]), type_params)
+
+    def _signature_after(self, name: A.Ident) -> tuple[A.Ident, tuple[A.Param, ...], A.TypeExpr | None]:
+        """The signature's parameters and result, its name (and type
+        parameters) already read."""
+        self.expect("(")
+        params = []
+        k = self.k
+        while k[self.i] != ")":
+            params.append(self.param())
+            if k[self.i] == ",":
+                self.i += 1
+            elif k[self.i] != ")":
+                raise _Decline
+        self.i += 1
+        ret = None
+        if k[self.i] == "->":
+            self.i += 1
+            ret = self.type()
+        return name, tuple(params), ret
+
+    def type_params(self) -> tuple[A.TypeParam, ...]:
+        """`[M: CharModel, N: A + B]` after a fn's name (a `-` between bounds: declined)."""
+        self.i += 1  # "["
+        k = self.k
+        out = []
+        while True:
+            name = self.ident()
+            self.expect(":")
+            bounds = [self.qualname()]
+            while k[self.i] == "+":
+                self.i += 1
+                bounds.append(self.qualname())
+            out.append(A.TypeParam(Span(name.span.start, bounds[-1].span.end), name, tuple(bounds)))
+            if k[self.i] == ",":
+                self.i += 1
+                if k[self.i] == "]":
+                    break
+            elif k[self.i] != "]":
+                raise _Decline
+            else:
+                break
+        self.expect("]")
+        return tuple(out)
+
+    def trait_decl(self) -> A.TraitDecl:
+        self.i = 1
+        name = self.ident()
+        self.expect(":")
+        self.expect("NL")
+        self.expect("INDENT")
+        methods: list[A.FnDecl] = []
+        while self.k[self.i] != "DEDENT":
+            start = self.s[self.expect("fn")]
+            mname, params, ret = self.signature()
+            end = ret.span.end if ret is not None else self.e[self.i - 1]
+            self.expect("NL")
+            span = Span(start, end)
+            methods.append(A.FnDecl(span, mname, params, ret, (), span))
+        self.i += 1
+        return A.TraitDecl(Span(self.s[0], methods[-1].span.end), name, tuple(methods))
 
     def extern_decl(self) -> A.ExternDecl:
         self.i = 1

@@ -12,6 +12,7 @@ from .consts import ConstProblem, Value, evaluate, show
 from .diagnostics import LocalRelated
 from .infos import _NO_LOOKUPS, Declared, FnInfo, ParamInfo
 from .names import Names
+from .type_params import read_type_params, unbound_type_params
 from .typectx import TypeContext, type_text
 
 
@@ -32,6 +33,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
     first parameter is `self`, the model with its dims (generic dims of the
     method, bound from `self`), its name `Model.name`."""
     ctx = TypeContext(names, "signature")
+    type_params = read_type_params(item, ctx, owner is not None) if isinstance(item, A.FnDecl) else ()
     if owner is not None:
         ctx.generics.extend(owner.dims)  # bound from `self`
         ctx.elem_vars = owner.elems
@@ -117,6 +119,8 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                         type=str(p.type),
                     )
                 )
+    if isinstance(item, A.FnDecl) and type_params:
+        unbound_type_params(item, type_params, [p.type for p in params], ctx)
     # An Int parameter may size the types (`fn mask(size: Int) -> [size size] Bool`):
     # a dim of its name is its value, bound at each call by the argument.
     sizes = {p.name for p in params if p.type == T.INT}
@@ -156,6 +160,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         tuple(unbound),
         owner.name if owner is not None else None,
         owner.options if owner is not None else (),
+        type_params,
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
 

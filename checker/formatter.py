@@ -133,6 +133,8 @@ class _Spacer:
         self.prev_unary = False
         self.first: str | None = None  # the line's first token: `buffer` of a member
         self.option_eq = False  # the `=` of a member's `, persistent=False` was the last token
+        # the `]` just written closed a fn's type parameters (`fn f[M: A](`)
+        self.closed_type_params = False
 
     def _operand_end(self) -> bool:
         p = self.prev
@@ -184,15 +186,19 @@ class _Spacer:
                 kind = "dim"
             elif tok == "[" and self.before_prev == "model":
                 kind = "params"  # model Linear[I, O, bias: Bool = True]
-            elif tok == "(" and self.before_prev == "fn":
-                kind = "params"  # fn main(lr: Float = 3e-4)
+            elif tok == "(" and (self.before_prev == "fn" or self.closed_type_params):
+                kind = "params"  # fn main(lr: Float = 3e-4), fn f[M: A](m: M)
+            elif tok == "[" and self.before_prev == "fn":
+                kind = "type_params"  # fn f[M: CharModel]
             elif self._operand_end():
                 kind = "call" if tok == "(" else "index"
             else:
                 kind = "group" if tok == "(" else "list"
             self.brackets.append(kind)
-        elif tok in _CLOSE and self.brackets:
-            self.brackets.pop()
+        closed = None
+        if tok in _CLOSE and self.brackets:
+            closed = self.brackets.pop()
+        self.closed_type_params = closed == "type_params"
         self.before_prev = self.prev
         self.prev = tok
         self.prev_unary = unary and not (self.brackets and self.brackets[-1] == "dim")

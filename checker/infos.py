@@ -68,6 +68,9 @@ class ModelInfo:
     # the functions that compute its buffers with an expression as their
     # initializer (A.ComputedBuffer decls; checker/buffer_exprs.py)
     computed: tuple[FnInfo, ...] = ()
+    # a `trait` (checker/traits.py): its methods are signatures only, it has
+    # no fields, and it is no model a value can be of
+    trait: bool = False
 
     @property
     def takes(self) -> bool:
@@ -97,7 +100,7 @@ class ModelInfo:
     @cached_property
     def interface(self) -> tuple:
         return (
-            "model",
+            "trait" if self.trait else "model",
             self.device,
             tuple((f.name, f.kind, f.type, f.when) for f in self.fields),
             self.partial,
@@ -144,6 +147,9 @@ class FnInfo:
     # A method's model's options with their defaults, from the header of the
     # model it is written in (a second model of the same name has its own)
     owner_options: tuple[tuple[str, bool | float | str], ...] = ()
+    # `fn f[M: CharModel]`: its type parameters, each with the qualified
+    # traits that bound it (checker/traits.py)
+    type_params: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # What users of the function see (its fingerprint): made once, with the info
     # (slots keep a file of many small functions small; no cached_property).
     interface: tuple = field(init=False, repr=False, compare=False)
@@ -159,6 +165,7 @@ class FnInfo:
                 self.ret,
                 self.owner,
                 self.owner_options,
+                self.type_params,
             ),
         )
 
@@ -170,7 +177,8 @@ class FnInfo:
             + (f" = {show_const(*p.default)}" if p.default is not None else "")
             for i, p in enumerate(self.params)
         )
-        head = f"{'extern fn' if self.extern else 'fn'} {self.name}({params})"
+        tps = ", ".join(f"{n}: {' + '.join(b)}" for n, b in self.type_params)
+        head = f"{'extern fn' if self.extern else 'fn'} {self.name}{f'[{tps}]' if tps else ''}({params})"
         return head + (f" -> {self.ret}" if self.declared_ret else "")
 
 

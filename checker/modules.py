@@ -205,8 +205,12 @@ class Requalifier:
             if not f.init:
                 continue
             v = getattr(x, f.name)
-            if isinstance(v, str):
-                nv = self.rename.get(v, v) if (cls, f.name) in _NAME_FIELDS else v
+            if f.name == "bound" and v:  # a type parameter: its traits are global names, its own name is not
+                nv = tuple(self.rename.get(b, b) for b in v)
+                nv = v if nv == v else nv
+            elif isinstance(v, str):
+                renamed = (cls, f.name) in _NAME_FIELDS and not getattr(x, "bound", ())
+                nv = self.rename.get(v, v) if renamed else v
             else:
                 nv = self.value(v)
             if nv is not v:
@@ -241,6 +245,8 @@ class Requalifier:
             info.decl,
             info.unbound,
             self.rename.get(info.owner, info.owner) if info.owner is not None else None,
+            info.owner_options,
+            tuple((n, tuple(self.rename.get(b, b) for b in bs)) for n, bs in info.type_params),
         )
 
 

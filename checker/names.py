@@ -123,7 +123,7 @@ class Names:
 
 
 def item_name(item: A.Item) -> A.Ident | None:
-    if isinstance(item, (A.DimDecl, A.ConstDecl, A.ModelDecl, A.FnDecl, A.ExternDecl)):
+    if isinstance(item, (A.DimDecl, A.ConstDecl, A.ModelDecl, A.TraitDecl, A.FnDecl, A.ExternDecl)):
         return item.name
     if isinstance(item, A.BrokenItem):
         return item.name
@@ -137,6 +137,8 @@ def item_kind(item: A.Item) -> str:
         return "const"
     if isinstance(item, A.ModelDecl):
         return "model"
+    if isinstance(item, A.TraitDecl):
+        return "trait"
     if isinstance(item, A.FnDecl):
         return "fn"
     if isinstance(item, A.ExternDecl):
@@ -378,6 +380,7 @@ def kind_word(kind: str) -> str:
         "dim": "a dim",
         "const": "a constant",
         "model": "a model",
+        "trait": "a trait",
         "fn": "a function",
         "extern": "an extern function",
     }.get(kind, kind)

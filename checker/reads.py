@@ -56,11 +56,16 @@ class Summary:
     # The function, or one it passes the model to, has errors: what it reads
     # is then a guess, and no E1107/W1101 is drawn from it.
     tainted: bool = False
+    # A parameter of a type parameter's model (`m: M` of `fn f[M: CharModel]`):
+    # the methods of its traits called on it (`m(x)`, or by a generic function
+    # it is passed to), by name, whose reads are the model's own methods'
+    # (resolved per model at each value_and_grad site: `ReadAnalysis.for_model`)
+    dispatch: dict[str, Reason] = field(default_factory=dict)
 
     def requalified(self, fn: str, model: str) -> Summary:
         """The same reads, for an importer that knows fn and its model by
         their qualified names (the witness chains stay in the module)."""
-        out = Summary(fn, self.param, model, self.reads, self.everything, self.stopped, self.tainted)
+        out = Summary(fn, self.param, model, self.reads, self.everything, self.stopped, self.tainted, self.dispatch)
         out.__dict__["_key"] = (model, *self.key()[1:])
         return out
 
@@ -75,6 +80,7 @@ class Summary:
                 frozenset(self.stopped),
                 self.everything is not None,
                 self.tainted,
+                frozenset(self.dispatch),
             )
         return key
 
@@ -169,6 +175,14 @@ class ReadAnalysis:
                 elif f.kind == "escape":
                     if s.everything is None:
                         s.everything = Reason("escape", f, fn_name)
+                elif f.kind in ("call", "sg_call") and self._trait_method(f.target):
+                    # m(x) of m: M: the method of the model given, known at a site
+                    reason = Reason(f.kind, f, fn_name)
+                    if f.prefix or f.kind == "sg_call":
+                        if s.everything is None:  # (of a sub-model, or under stop_grad: not followed)
+                            s.everything = reason
+                    else:
+                        s.dispatch.setdefault(f.target.rpartition(".")[2], reason)
                 elif f.kind in ("call", "sg_call"):
                     pname = self._param_name(f.target, f.index)
                     target = None
@@ -199,12 +213,52 @@ class ReadAnalysis:
             if target.tainted and not s.tainted:
                 s.tainted = True
                 grew = True
+            if target.dispatch and (prefix or stopped):
+                if s.everything is None:  # a generic function given a sub-model, or under stop_grad: not followed
+                    s.everything = reason
+                    grew = True
+            else:
+                for method in target.dispatch:
+                    if method not in s.dispatch:
+                        s.dispatch[method] = reason
+                        grew = True
             if grew:
                 for caller, r in edges.get((s.fn, s.param), ()):
                     pending.append((caller, s, r))
 
     def summary(self, fn: str, param: str) -> Summary | None:
         return self.summaries.get((fn, param)) or self.external.get((fn, param))
+
+    def _trait_method(self, fn: str) -> bool:
+        info = self.g.fns.get(fn)
+        owner = self.g.models.get(info.owner) if info is not None and info.owner is not None else None
+        return owner is not None and owner.trait
+
+    def for_model(self, s: Summary | None, model_type: T.ModelT) -> Summary | None:
+        """`s` at a value_and_grad site whose model is `model_type`: the
+        trait methods it calls (`dispatch`) replaced by what the model's own
+        methods read; unchanged for a summary with none, or at a site whose
+        model is itself a type parameter (it has no params to report)."""
+        if s is None or not s.dispatch:
+            return s
+        model = self.g.model(model_type)
+        if model is None or model.trait:
+            return s
+        out = Summary(s.fn, s.param, s.model, dict(s.reads), s.everything, dict(s.stopped), s.tainted)
+        for method, reason in s.dispatch.items():
+            found = model.method(method)
+            target = self.summary(found.name, found.params[0].name) if found is not None and found.params else None
+            if target is None or target.dispatch:  # (a method that is itself generic: not followed)
+                out.everything = out.everything or reason
+                continue
+            for name in target.reads:
+                out.reads.setdefault(name, reason)
+            for name in target.stopped:
+                out.stopped.setdefault(name, reason)
+            if target.everything is not None and out.everything is None:
+                out.everything = reason
+            out.tainted = out.tainted or target.tainted
+        return out
 
     def chain(self, fn: str, param: str, field: str) -> list[Step]:
         """The witness chain of `field` read by (fn, param)."""
@@ -284,11 +338,15 @@ class ParamReads:
     read: tuple[tuple[str, tuple[Step, ...]], ...]  # (field, witness chain) in declaration order
     unread: tuple[str, ...]
     everything: tuple[Step, ...] | None  # the chain to an escape, when it may read anything
+    # of `m: M`: the methods of M's traits it calls, which read what each model's own read
+    dispatch: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.everything is not None:
             return f"may read every param of {self.model} ({self.everything[-1].text})"
         names = [r[0] for r in self.read]
+        if self.dispatch and not names:
+            return "reads what the model's " + ", ".join(self.dispatch) + " read (per model, at each call)"
         text = "reads " + (", ".join(names) if names else "no param")
         if self.unread and names:
             text += " — never " + ", ".join(self.unread)
@@ -308,5 +366,5 @@ def param_reads(analysis: ReadAnalysis, fn: FnInfo, glob: Globals) -> list[Param
         read = tuple((name, tuple(analysis.chain(fn.name, p.name, name))) for name in params if name in s.reads)
         unread = tuple(name for name in params if name not in s.reads)
         everything = tuple(analysis.chain(fn.name, p.name, "*")) if s.everything is not None else None
-        out.append(ParamReads(p.name, p.type.name, read, unread, everything))
+        out.append(ParamReads(p.name, p.type.name, read, unread, everything, tuple(sorted(s.dispatch))))
     return out

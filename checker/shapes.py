@@ -106,11 +106,15 @@ class Bindings:
         # the Bool and Float options of the instance whose fields these are
         # (for a sub-model given one of them, `Linear[E, F, bias=bias]`)
         self.options: dict[str, bool | float | T.OptionRef] = {}
+        # a generic function's type parameters (`M` of `fn f[M: CharModel]`):
+        # the model each stands for at this call, bound by the first argument
+        self.models: dict[str, T.ModelT] = {}
 
     def copy(self) -> Bindings:
         out = Bindings(())
         out.generics = set(self.generics)
         out.bound, out.rest, out.elems, out.options = dict(self.bound), self.rest, dict(self.elems), dict(self.options)
+        out.models = dict(self.models)
         return out
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
@@ -172,6 +176,8 @@ class Bindings:
             return T.TupleT(tuple(self.subst(x, forget) for x in t.items))
         if isinstance(t, T.StackT):
             return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
+        if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.bound and self.models:
+            return _put_model(t, self.models)
         if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and (t.dims or t.options):
             options = t.options
             if self.options and any(isinstance(v, T.OptionRef) for _, v in options):
@@ -391,6 +397,8 @@ def _match_model(
     """One model (or its gradient, or its optimizer) for another: the same
     model with the same options, and its dims as a tensor's are matched,
     binding the callee's generic dims (`l: Linear[i, o]`)."""
+    if p.bound or a.bound:
+        return _match_param(p, a, param, arg, bindings)
     # `self` of a method takes every instance, whatever its options
     if p.name != a.name or (p.options != a.options and not p.generic) or len(p.dims) != len(a.dims):
         return Mismatch("model", param, arg)
@@ -403,6 +411,42 @@ def _match_model(
     if m is None:
         return None
     return Mismatch("binding" if m.kind == "binding" else "model", param, arg, m.dim, m.earlier, m.now)
+
+
+def _match_param(p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings: Bindings) -> Mismatch | None:
+    """A type parameter's model (`M` of `fn f[M: CharModel]`) on either side.
+    The callee's `M` takes the model of its first argument and then only that
+    one (whether that model has the traits' methods is checked by the caller,
+    checker/traits.py); a trait's own methods take a type parameter bounded
+    by it as their `self`; otherwise two type parameters are one when they
+    are the same."""
+    if p.bound and p.name not in bindings.models and p.bound == _declared_bound(p, bindings):
+        bindings.models[p.name] = a
+        return None
+    if p.bound and p.name in bindings.models:
+        return None if bindings.models[p.name] == a else Mismatch("model", bindings.subst(param), arg)
+    if a.bound and p.generic and not p.dims and p.name in a.bound:
+        return None  # `m.forward(x)`: a method of the trait, on m: M
+    return None if p == a else Mismatch("model", param, arg)
+
+
+def _declared_bound(p: T.ModelT, bindings: Bindings) -> tuple[str, ...] | None:
+    """The bound of `p` when it is a type parameter of the callee (its name
+    one of the callee's generics), else None."""
+    return p.bound if p.name in bindings.generics else None
+
+
+def _put_model(t: T.ModelT | T.GradT | T.OptimT, models: dict[str, T.ModelT]) -> T.Type:
+    """`t` with the model its type parameter stands for (`Grad[M]` -> `Grad[Bigram]`)."""
+    name = t.name if isinstance(t, T.ModelT) else t.model
+    m = models.get(name)
+    if m is None:
+        return t
+    if isinstance(t, T.ModelT):
+        return m
+    if isinstance(t, T.GradT):
+        return T.GradT(m.name, t.wrt, m.dims, m.options, m.bound)
+    return T.OptimT(t.kind, m.name, m.dims, m.options, t.groups, m.bound)
 
 
 def _bind(bindings: Bindings, name: str, dim: T.Dim, where: str, span: Span | None) -> None:

@@ -43,6 +43,7 @@ _KEYWORDS = {
     "DIM": "dim",
     "CONST": "const",
     "MODEL": "model",
+    "TRAIT": "trait",
     "PARAM": "param",
     "BUFFER": "buffer",
     "FN": "fn",
@@ -88,7 +89,7 @@ _CONTINUATIONS = {
     "BIT_OR",
     "BIT_AND",
 }
-_ITEM_START = {"DIM", "CONST", "MODEL", "FN", "EXTERN", "IMPORT", "FROM"}
+_ITEM_START = {"DIM", "CONST", "MODEL", "TRAIT", "FN", "EXTERN", "IMPORT", "FROM"}
 _STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
 
 

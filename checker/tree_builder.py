@@ -30,6 +30,10 @@ class _Params(_Seq):
     """A model's `model_params`."""
 
 
+class _TypeParams(_Seq):
+    """A function's `type_params` (`[M: CharModel]`)."""
+
+
 class _TypeArgs(_Seq):
     """What a type holds in its brackets (`type_args`)."""
 
@@ -221,8 +225,39 @@ class Builder:
         member_kind = "param" if str(kind) == "param" else "buffer"  # the grammar allows only these two
         return A.Member(_span(ch), member_kind, _ident(name), nodes[0], init, cond, options)
 
+    def type_params(self, ch):
+        seq = _TypeParams(c for c in ch if isinstance(c, A.TypeParam))
+        seq.span = _span(ch)
+        return seq
+
+    def type_param(self, ch):
+        names = _tokens(ch, "NAME")
+        minus = next((c for c in ch if isinstance(c, Token) and c.type == "ADD_OP" and str(c) == "-"), None)
+        bounds = tuple(_ident(n) for n in names[1:])
+        return A.TypeParam(_span(ch), _ident(names[0]), bounds, _tok_span(minus) if minus is not None else None)
+
+    def trait_decl(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        return A.TraitDecl(_span(ch), _ident(name), tuple(c for c in ch if isinstance(c, A.FnDecl)))
+
+    def trait_method(self, ch):
+        name = _tokens(ch, "NAME")[0]
+        params: tuple = ()
+        ret: A.TypeExpr | None = None
+        after_arrow = False
+        for c in ch:
+            if isinstance(c, _Seq) and c and isinstance(c[0], A.Param):
+                params = tuple(c)
+            elif isinstance(c, Token) and c.type == "ARROW":
+                after_arrow = True
+            elif after_arrow and isinstance(c, A.Node) and ret is None:
+                ret = cast(A.TypeExpr, c)
+        span = _span(ch)
+        return A.FnDecl(span, _ident(name), params, ret, (), span)
+
     def fn_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
+        type_params = next((tuple(c) for c in ch if isinstance(c, _TypeParams)), ())
         params: tuple = ()
         ret: A.TypeExpr | None = None
         body: tuple = ()
@@ -241,7 +276,7 @@ class Builder:
                 body = tuple(c)
         assert colon is not None  # the grammar requires it
         header = A.Span(_start(ch[0]), _end(colon))
-        return A.FnDecl(_span(ch), _ident(name), params, ret, body, header)
+        return A.FnDecl(_span(ch), _ident(name), params, ret, body, header, type_params)
 
     def extern_decl(self, ch):
         name = _tokens(ch, "NAME")[0]

@@ -48,10 +48,16 @@ class TypeContext:
     # an Int variable, or a new name a cast or a reader's shape binds). It
     # returns None for a name it does not take.
     run_dim: Callable[[str, A.Span], T.Dim | None] | None = None
+    # In a generic function's signature and body: its type parameters
+    # (`M` of `fn f[M: CharModel]`, checker/type_params.py), each a model
+    # type (unknown where its bound is wrong)
+    type_params: dict[str, T.Type] = field(default_factory=dict)
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
         span, a private name of a module (`layers._Hidden`) is reported."""
+        if name in self.type_params:
+            return "model"
         self.lookups.add(name)
         kind = self.names.kinds.get(name)
         if kind is None and "." in name:
@@ -222,6 +228,9 @@ class TypeContext:
             return self.model(t.name, t.args, t.options, t.span)
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN  # reported where it is defined or imported
+        if kind == "trait":
+            self.diagnostics.append(C.E0924.at(t.name.span, name=name, problem=C.E0924.say("as_type", name=name)))
+            return T.UNKNOWN
         if t.option is not None:
             self.diagnostics.append(
                 C.E0309.at(
@@ -270,7 +279,15 @@ class TypeContext:
         self, name: A.Ident, args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...], span: A.Span
     ) -> T.ModelT | T.UnknownT:
         """A model's type as written, with the dims and options it is given
-        (`Linear[D, H, bias=False]`), checked against its header (E0910, E0911)."""
+        (`Linear[D, H, bias=False]`), checked against its header (E0910, E0911);
+        a type parameter (`M`) as it is."""
+        if name.text in self.type_params:
+            param = self.type_params[name.text]
+            if args or options:
+                problem = C.E0923.say("type_param_args", param=name.text)
+                self.diagnostics.append(C.E0923.at(span, problem=problem))
+                return T.UNKNOWN
+            return param if isinstance(param, T.ModelT) else T.UNKNOWN
         qual = self.canon(name.text)
         sig = self.names.model_sigs.get(qual, NO_SIG)
         written = name.text
@@ -478,7 +495,7 @@ class TypeContext:
                 model = self.model(arg.name, arg.args, arg.options, arg.span)
                 if not isinstance(model, T.ModelT):
                     return T.UNKNOWN
-                return T.OptimT(name, model.name, model.dims, model.options)
+                return T.OptimT(name, model.name, model.dims, model.options, bound=model.bound)
             if kind is not None and kind.startswith("broken"):
                 return T.UNKNOWN
         inner = type_text(arg) if arg is not None else ""
@@ -502,6 +519,14 @@ class TypeContext:
             if kind == "model":
                 model = self.model(arg.name, arg.args, arg.options, arg.span)
                 if not isinstance(model, T.ModelT):
+                    return T.UNKNOWN
+                if t.option is not None and model.bound and t.names:  # Grad[M, wrt=[w]] of M: its fields are not known
+                    first = t.names[0]
+                    known = C.E0922.say("grad")
+                    traits = " + ".join(model.bound)
+                    self.diagnostics.append(
+                        C.E0922.at(first.span, name=first.text, param=f"Grad[{model.name}]", traits=traits, known=known)
+                    )
                     return T.UNKNOWN
                 if t.option is not None:
                     # which names are params of the model is checked where the

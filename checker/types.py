@@ -527,6 +527,9 @@ class ModelT(Type):
     # of `self`: the model's DType options, whose element types a call on an
     # instance binds (`dtype` of `Linear[D, H, dtype=f64]`)
     elems: tuple[str, ...] = field(default=(), compare=False)
+    # a type parameter of a generic function (`M` of `fn f[M: CharModel]`):
+    # the traits that bound it (qualified); its name is the parameter's
+    bound: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return _applied(self.name, self.dims, self.options)
@@ -542,10 +545,11 @@ class GradT(Type):
     wrt: tuple[str, ...] | None = None
     dims: tuple[Dim, ...] = ()
     options: Options = ()
+    bound: tuple[str, ...] = ()  # of a type parameter's model (ModelT.bound)
 
     @property
     def of(self) -> ModelT:
-        return ModelT(self.model, self.dims, self.options)
+        return ModelT(self.model, self.dims, self.options, bound=self.bound)
 
     def __str__(self) -> str:
         model = _applied(self.model, self.dims, self.options)
@@ -556,7 +560,7 @@ class GradT(Type):
 
 def grad_of(t: ModelT, wrt: tuple[str, ...] | None = None) -> GradT:
     """The gradient type of a model type."""
-    return GradT(t.name, wrt, t.dims, t.options)
+    return GradT(t.name, wrt, t.dims, t.options, t.bound)
 
 
 @dataclass(frozen=True, slots=True)
@@ -602,10 +606,11 @@ class OptimT(Type):
     options: Options = ()
     # the param groups of the value a call made (hover): "max_rank=1: weight_decay=0.0"
     groups: tuple[str, ...] = field(default=(), compare=False)
+    bound: tuple[str, ...] = ()  # of a type parameter's model (ModelT.bound)
 
     @property
     def of(self) -> ModelT:
-        return ModelT(self.model, self.dims, self.options)
+        return ModelT(self.model, self.dims, self.options, bound=self.bound)
 
     def __str__(self) -> str:
         return f"{self.kind}[{_applied(self.model, self.dims, self.options)}]"

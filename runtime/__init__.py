@@ -80,6 +80,7 @@ from ._specs import (
     expect_count,
     expect_dims,
 )
+from ._type_params import TypeParamArg
 
 __all__ = [
     "f_format",
@@ -192,6 +193,7 @@ __all__ = [
     "Signature",
     "TensorArg",
     "TupleArg",
+    "TypeParamArg",
     "bind_dims",
     "expect_count",
     "expect_dims",

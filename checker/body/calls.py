@@ -13,10 +13,12 @@ from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..builtins import args as readers
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
-from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
+from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
 from ..model_lists import is_model_list
 from ..results import DimCheck, Ref
+from ..traits import unmet
 from ..type_pairs import show_pair
+from ..type_params import bound_of, method_names
 from . import size_hints
 from .engine_api import EngineBase
 from .env import CallArg, Env
@@ -86,6 +88,16 @@ class CallRules(EngineBase):
                     self.refs[func.name] = Ref("fn", info.name)
                     self.types[func] = T.FnRefT(info.name)
                     return self.method_call(node, func.value, info, call_args, env, paren)
+                if (
+                    recv.bound and model is not None and method not in ("save", "load")
+                ):  # `m.name(x)` of `m: M`: only its traits' methods
+                    known = C.E0922.say("no_method", method=method, methods=method_names(model))
+                    traits = " + ".join(recv.bound)
+                    self.diags.append(
+                        C.E0922.at(func.name.span, name=method, param=recv.name, traits=traits, known=known)
+                    )
+                    self._eval_args(call_args, env)
+                    return T.UNKNOWN
                 field = model.field(method) if model is not None else None
                 if field is not None and isinstance(field.type, T.UnknownT):  # its type has an error already
                     self._eval_args(call_args, env)
@@ -320,6 +332,7 @@ class CallRules(EngineBase):
         a failure, the declared type when the arguments before it bound all
         its dims, else unknown (one mistake, one diagnostic)."""
         bindings = S.Bindings(info.generics)
+        bindings.generics.update(n for n, _ in info.type_params)
         ok = True
         typed: list[tuple[ParamInfo, CallArg, T.Type]] = []
         for index, (p, a) in enumerate(pairs, start=first_index):
@@ -336,6 +349,12 @@ class CallRules(EngineBase):
                 # an Int parameter that sizes the callee's types (`-> [size size]`): its value here
                 size = self.size_of_int(a.node, env, node, p.name)
                 bindings.bound[p.name] = S.Binding(size, p.name, a.node.span)
+            problem = self.unmet_bound(info, p, t, bindings, a.node.span)
+            if problem is not None:  # the model given for `M` lacks what M's traits require
+                ok = False
+                self.diags.append(problem)
+                bindings.bound, bindings.rest = before
+                continue
             mismatch = S.match(p.type, t, bindings, p.name, a.node.span)
             if mismatch is not None:
                 if mismatch.kind == "binding" and mismatch.earlier is not None and mismatch.earlier.where == "self":
@@ -397,6 +416,22 @@ class CallRules(EngineBase):
             self.diags.append(C.E0212.at(node.span, expr=expr, reason=reason))
             return T.UNKNOWN, ok
         return result, ok
+
+    def unmet_bound(
+        self, info: FnInfo, p: ParamInfo, given: T.Type, bindings: S.Bindings, span: A.Span
+    ) -> LocalDiagnostic | None:
+        """At the first argument that binds a type parameter of `info`
+        (`m: M`, `opt: AdamW[M]`), whether the model given has its traits'
+        methods (E0920, E0921)."""
+        bound = bound_of(p.type)
+        if not bound:
+            return None
+        name = p.type.name if isinstance(p.type, T.ModelT) else p.type.model  # type: ignore[union-attr]
+        if name not in dict(info.type_params) or name in bindings.models:
+            return None
+        for trait in bound:  # what the model must have: a dependency of this body
+            self.global_kind(trait)
+        return unmet(self.g, bound, given, name, span)
 
     def note_dims(self, node: A.Expr, expected: T.Type, found: T.Type, prefix: str, subject: str) -> None:
         """A value of type `found` meets `expected`, which it fits: where

@@ -89,6 +89,9 @@ class BodyChecker(
         decl = self.fn.decl
         assert isinstance(decl, A.FnDecl)
         env = Env({})
+        for _, bounds in self.fn.type_params:  # what `m.forward(x)` is checked against
+            for trait in bounds:
+                self.global_kind(trait)
         for p in self.fn.params:
             origin = p.name if isinstance(p.type, T.ModelT) else None
             env.vars[p.name] = Var(p.type, frozenset({p.decl}), origin=origin, param=p)

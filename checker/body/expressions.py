@@ -11,6 +11,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
+from ..type_params import method_names, param_types
 from .engine_api import EngineBase
 from .env import Env, Var
 from .features.optimizers import optimizer_field
@@ -208,6 +209,11 @@ class ExpressionRules(EngineBase):
         if kind in ("module", "package"):
             self.refs[node] = Ref("module", written)
             return T.ModuleT(written)
+        if kind == "trait":
+            self.refs[node] = Ref("model", name)
+            shown = written.rpartition(".")[2] if isinstance(node, A.Ident) else written
+            self.diags.append(C.E0924.at(node.span, name=shown, problem=C.E0924.say("as_value")))
+            return T.UNKNOWN
         return T.UNKNOWN  # a broken item or import: its errors are reported there
 
     def module_member(self, e: A.Field, module: T.ModuleT) -> T.Type:
@@ -279,6 +285,18 @@ class ExpressionRules(EngineBase):
             return T.UNKNOWN
         if isinstance(obj, T.ModuleT):
             return self.module_member(e, obj)
+        if isinstance(obj, (T.ModelT, T.GradT)) and obj.bound:  # `m.w` of `m: M`: only its traits' methods
+            model = self.g.model(obj)
+            if model is not None:
+                param = obj.name if isinstance(obj, T.ModelT) else str(obj)
+                traits = " + ".join(obj.bound)
+                known = (
+                    C.E0922.say("methods", methods=method_names(model))
+                    if isinstance(obj, T.ModelT)
+                    else C.E0922.say("grad")
+                )
+                self.diags.append(C.E0922.at(e.name.span, name=name, param=param, traits=traits, known=known))
+            return T.UNKNOWN
         if isinstance(obj, T.ModelT):
             self.global_kind(obj.name)
             model = self.g.model(obj)
@@ -544,6 +562,7 @@ class ExpressionRules(EngineBase):
             silent=self.fn.unbound,
             elem_vars=elems,
             run_dim=self.lookup_run_dim if ints else self.lookup_named_run_dim,
+            type_params=param_types(self.fn.type_params),
         )
 
     def _take(self, ctx: TypeContext) -> None:

@@ -584,6 +584,13 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
     ):
         return None
     if isinstance(e.index, A.Name) and e.index.name not in env.vars:
+        bounds = dict(c.fn.type_params).get(e.index.name)
+        if bounds is not None:  # `zeros(Grad[M])` of `fn f[M: CharModel]`
+            if not bounds:
+                return T.UNKNOWN  # its bound is wrong, reported at it
+            t = T.GradT(e.index.name, None, (), (), bounds)
+            c.types[e] = t
+            return t
         kind = c.global_kind(e.index.name)
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN

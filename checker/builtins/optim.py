@@ -84,7 +84,7 @@ def _optimizer(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
         return T.UNKNOWN
     if groups and not check_groups(c, groups, m, b.name):
         return T.UNKNOWN
-    return T.OptimT(b.name, m.name, m.dims, m.options, tuple(g.text() for g in groups)) if ok else T.UNKNOWN
+    return T.OptimT(b.name, m.name, m.dims, m.options, tuple(g.text() for g in groups), m.bound) if ok else T.UNKNOWN
 
 
 @builtin(

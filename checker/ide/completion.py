@@ -187,6 +187,18 @@ def _model_completions(analysis: Analysis, ty: T.ModelT) -> list[Completion]:
     members its options leave out), then its methods."""
     g = analysis.globals
     model, decl = g.model(ty), g.models.get(ty.name)
+    if ty.bound and model is not None:  # `m.` of m: M (`fn f[M: CharModel]`): its traits' methods
+        doc = f"Method of `{ty.name}: {' + '.join(ty.bound)}`"
+        return [
+            Completion(
+                m.name.rpartition(".")[2],
+                "method",
+                m.signature().replace(f"fn {m.name}(", f"fn {m.name.rpartition('.')[2]}(", 1),
+                doc + ("; calling the model itself runs it." if m.name.endswith(".forward") else "."),
+                sort_text=f"{i:04d}",
+            )
+            for i, m in enumerate(model.methods)
+        ]
     if model is None or decl is None:
         return []
     out = []

@@ -15,6 +15,7 @@ from ..declarations import (
 from ..initializers import INITIALIZERS, initializer_name
 from ..items import ItemSlot
 from ..reads import ParamReads, Step, param_reads
+from ..type_params import bound_of, method_names
 from ..typectx import TypeContext
 from . import models as MD
 from .results import Hover
@@ -90,7 +91,10 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         model = g.models.get(sym.name)
         if model is None:
             return None
-        return _code(MD.describe(g, _applied_at(analysis, slot, occ), model)) + _declared_as(model, occ)
+        text = MD.describe(g, _applied_at(analysis, slot, occ), model)
+        if model.trait:  # the methods a model given for a type parameter it bounds must have
+            return _code("trait" + text.removeprefix("model"))
+        return _code(text) + _declared_as(model, occ)
     if sym.kind == "member":
         text = _describe_member(analysis, slot, occ)
         return text + _layer_call(analysis, slot, occ) if text is not None else None
@@ -98,7 +102,8 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         info = g.fns.get(sym.name)
         if info is None:
             return None
-        return _describe_method_call(analysis, slot, occ, info) or describe_fn(analysis, info)
+        text = _describe_method_call(analysis, slot, occ, info) or describe_fn(analysis, info)
+        return text + _generic_call(analysis, slot, occ, info)
     if sym.kind == "builtin":
         return _describe_builtin(analysis, slot, occ)
     if sym.kind == "module":
@@ -145,7 +150,7 @@ def _describe_var(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return None
     what = "param" if is_param else "local"
     mut = "mut " if is_param and param is not None and param.mut else ""
-    text = _code(f"({what}) {mut}{occ.sym.name}: {ty}")
+    text = _code(f"({what}) {mut}{occ.sym.name}: {ty}") + _type_param_note(analysis, ty)
     runs = _run_dims(analysis, slot, body, ty) if body is not None else ""
     return text + runs + _type_details(analysis, ty) + _layer_call(analysis, slot, occ)
 
@@ -218,6 +223,42 @@ def _declared_as(model: ModelInfo, occ: _Occ) -> str:
     if occ.is_def or not model.takes:
         return ""
     return f"\n\nDeclared `{MD.header(model)}`."
+
+
+def _type_param_note(analysis: Analysis, ty: T.Type) -> str:
+    """Below `m: M` (`fn f[M: CharModel]`): what M stands for."""
+    bound = bound_of(ty)
+    if not bound:
+        return ""
+    name = ty.name if isinstance(ty, T.ModelT) else ty.model  # type: ignore[union-attr]
+    model = analysis.globals.model(T.ModelT(name, bound=bound))
+    methods = method_names(model) if model is not None else "no method"
+    return f"\n\n`{name}: {' + '.join(bound)}`: any model with the methods of its traits ({methods})."
+
+
+def _generic_call(analysis: Analysis, slot: ItemSlot, occ: _Occ, info: FnInfo) -> str:
+    """Below a call of a function generic over models: the models its type
+    parameters stand for there (`M = Bigram`)."""
+    if not info.type_params or occ.is_def:
+        return ""
+    body = _body_of(analysis, slot.item, occ.span.start)
+    item = analysis.function_at(slot.item, occ.span.start)[0]  # type: ignore[index]
+    call = next(
+        (n for n in A.walk(item) if isinstance(n, A.Call) and (n.func is occ.node or _names_node(n.func, occ.node))),
+        None,
+    )
+    if body is None or call is None:
+        return ""
+    chosen: dict[str, str] = {}
+    for p, a in zip(info.params, call.args):
+        bound = bound_of(p.type)
+        given = body.types.get(a.value)
+        if bound and a.keyword is None and isinstance(given, (T.ModelT, T.GradT, T.OptimT)):
+            name = p.type.name if isinstance(p.type, T.ModelT) else p.type.model  # type: ignore[union-attr]
+            chosen.setdefault(name, str(given.of if not isinstance(given, T.ModelT) else given))
+    if not chosen:
+        return ""
+    return "\n\nHere " + ", ".join(f"`{n} = {m}`" for n, m in chosen.items()) + "."
 
 
 def _callee_of(item: A.Node | None, node: A.Node) -> A.Node | None:

@@ -72,7 +72,7 @@ def methods(g: Globals, decl: ModelInfo, t: T.ModelT | None = None) -> list[Meth
 
 
 def method(g: Globals, t: T.ModelT, name: str) -> Method | None:
-    decl = g.models.get(t.name)
+    decl = g.model(t) if t.bound else g.models.get(t.name)  # of `m: M`: its traits' methods
     if decl is None:
         return None
     return next((m for m in methods(g, decl, t) if m.name == name), None)

@@ -118,9 +118,15 @@ class _Collector:
                             self.add(n, n.span, Sym("generic", n.name, model))
                         elif n.name in options:
                             self.add(n, n.span, Sym("option", n.name, model))
+        elif isinstance(item, A.TraitDecl):
+            self.add(item.name, item.name.span, Sym("model", item.name.text), True)
         elif isinstance(item, (A.FnDecl, A.ExternDecl)):
             fn = self.fn_name or item.name.text
             self.add(item.name, item.name.span, Sym("fn", fn), True)
+            for tp in item.type_params if isinstance(item, A.FnDecl) else ():
+                for b in tp.bounds:  # `M: CharModel`: the trait
+                    if b.text in self.g.models:
+                        self.add(b, b.span, Sym("model", b.text))
             generics_seen: set[str] = set()
             for p in item.params:
                 self.add(p.name, p.name.span, Sym("var", p.name.text, fn), True)

@@ -61,12 +61,23 @@ from quiver.checker.analysis import Cancelled  # noqa: E402
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9.])\d+(\.\d+)?(?![A-Za-z_0-9.])")
-_HEADER = re.compile(r"^(\s*)(dim|model|fn|extern fn|extern|param|buffer)\b", re.M)
-_ITEM_NAME = re.compile(r"^(dim|model|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+_HEADER = re.compile(r"^(\s*)(dim|model|trait|fn|extern fn|extern|param|buffer)\b", re.M)
+_ITEM_NAME = re.compile(r"^(dim|model|trait|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
-KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while"]
+KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while", "trait"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
+    # traits and functions generic over models (issue 39)
+    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b C]\n",
+    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b D]\n    fn size(self) -> []\n",
+    "fn run[M: Fwd](m: M, x: [b D]) -> [b C]:\n    return m(x)\n",
+    "fn step[M: Fwd](mut m: M, mut opt: AdamW[M], x: [b D]) -> [] Float:\n"
+    "    l, g = value_and_grad(lossg, m, x)\n    opt.step(m, g)\n    return l\n",
+    "fn lossg[M: Fwd](m: M, x: [b D]) -> [] Float:\n    return sum(m.forward(x))\n",
+    "fn twice[N: Fwd + Fwd](m: N, x: [b D]) -> [b C]:\n    return run(m, x)\n",
+    "    print(run(m, x), lossg(m, x))\n",
+    "    acc = zeros(Grad[M])\n",
+    "[M: Fwd]",
     # constants, parameter defaults and f-strings (issue 26)
     "const LR = 3e-4\n",
     "const C = 2.5\n",
@@ -461,6 +472,17 @@ PROJECT = {
     ),
 }
 PROJECT_SNIPPETS = [
+    # traits and functions generic over models (issue 39)
+    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b C]\n",
+    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b D]\n    fn size(self) -> []\n",
+    "fn run[M: Fwd](m: M, x: [b D]) -> [b C]:\n    return m(x)\n",
+    "fn step[M: Fwd](mut m: M, mut opt: AdamW[M], x: [b D]) -> [] Float:\n"
+    "    l, g = value_and_grad(lossg, m, x)\n    opt.step(m, g)\n    return l\n",
+    "fn lossg[M: Fwd](m: M, x: [b D]) -> [] Float:\n    return sum(m.forward(x))\n",
+    "fn twice[N: Fwd + Fwd](m: N, x: [b D]) -> [b C]:\n    return run(m, x)\n",
+    "    print(run(m, x), lossg(m, x))\n",
+    "    acc = zeros(Grad[M])\n",
+    "[M: Fwd]",
     "const H = 6\n",
     "from layers import H\n",
     "layers.LR",

@@ -62,9 +62,15 @@ def value_and_grad_call(
     model = first.type.name
     model_ok = True
     # the instance differentiated: the argument's (`Linear[D, H]`, when f takes any `Linear[i, o]`)
-    instance = m_type if isinstance(m_type, T.ModelT) and m_type.name == model else first.type
+    # f generic over models (`fn loss[M: CharModel](m: M, ...)`): any model its traits take, checked by the call
+    generic_f = bool(first.type.bound)
+    instance = m_type if isinstance(m_type, T.ModelT) and (m_type.name == model or generic_f) else first.type
+    if generic_f and isinstance(m_type, T.ModelT):
+        model = m_type.name
     if isinstance(m_type, T.UnknownT):
         model_ok = False
+    elif generic_f:
+        pass  # the call below checks the model against f's type parameter
     elif not (isinstance(m_type, T.ModelT) and m_type.name == model):
         c.diags.append(
             C.E0904.at(
@@ -88,7 +94,7 @@ def value_and_grad_call(
             c._eval_args([a for _, a in pairs], env)
             return T.UNKNOWN
     else:
-        if model_ok and first.type.dims:  # f's generic dims bound from the model too (`l: Linear[i, o]`)
+        if model_ok and (first.type.dims or generic_f):  # f's generic dims (`l: Linear[i, o]`) or M bound from m
             ret, call_ok = c.checked_call(info, [(first, m_arg), *pairs], env, node)
         else:
             ret, call_ok = c.checked_call(info, pairs, env, node, first_index=1)
