@@ -80,6 +80,7 @@ from ._specs import (
     expect_count,
     expect_dims,
 )
+from ._walks import init_param, modules, named_params, ndim, num_params, numel
 
 __all__ = [
     "f_format",
@@ -208,6 +209,7 @@ __all__ = [
     "load_safetensors",
 ]
 __all__ += _ops.__all__
+__all__ += ["init_param", "modules", "named_params", "ndim", "num_params", "numel"]  # walks
 
 # ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile
 from ._registry import register as register_compiled  # noqa: E402

@@ -11,6 +11,7 @@ from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin
 from ..builtins import args as readers
+from ..builtins import walks
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
@@ -76,6 +77,10 @@ class CallRules(EngineBase):
             if isinstance(recv, T.ScheduleT):
                 self.types[func] = recv
                 return schedule_method(self, node, recv, func, call_args, env, paren)
+            if isinstance(recv, T.TensorT) and func.name.text == "init":  # p.init(normal(0.0, 0.02)) in a walk
+                return walks.init_method(self, func, recv, call_args, env)
+            if recv == T.STR and (told := walks.str_method(self, func, call_args, env)) is not None:
+                return told  # name.endswith("bias")
             if isinstance(recv, T.ModelT):
                 method = func.name.text
                 self.global_kind(recv.name)
