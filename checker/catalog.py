@@ -3564,6 +3564,7 @@ from .catalog_args import E0312 as E0312  # noqa: E402
 from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
+
 # walks over a model: named_params, modules, num_params, p.init(...)
 from .catalog_walks import E0934 as E0934  # noqa: E402
 from .catalog_walks import E0935 as E0935  # noqa: E402

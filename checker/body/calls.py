@@ -9,9 +9,8 @@ from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
-from ..builtins import BUILTINS, MODEL_METHODS, Builtin
+from ..builtins import BUILTINS, MODEL_METHODS, Builtin, walks
 from ..builtins import args as readers
-from ..builtins import walks
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalRelated, SymbolRef, TextEdit
