@@ -115,7 +115,7 @@ E0936 = _code(
         "one_initializer": "init takes one initializer, as in p.init(normal(0.0, 0.02))",
         "needs_2d": "{name} needs at least 2 dims, found {type}",
         "needs_float": "{name} needs a float param, found {type}",
-        "arguments": "{name} takes at most {count} arguments",
+        "arguments": "{name} takes {count} at most",
         "no_keyword": "{name} takes no argument {key}=",
         "twice": "{name} takes {key} once",
         "a_word": "{name}'s {key} is one of {choices}",

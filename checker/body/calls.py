@@ -67,6 +67,8 @@ class CallRules(EngineBase):
                 ftype = self.field_access(func, env)
                 self.types[func] = ftype
                 return self._call_global(node, func, ftype, call_args, env, paren)
+            if isinstance(recv, (T.TensorT, T.UnknownT)) and func.name.text == "init":  # p.init(...) in a walk
+                return walks.init_method(self, func, recv, call_args, env)
             if isinstance(recv, T.UnknownT):
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
@@ -76,8 +78,6 @@ class CallRules(EngineBase):
             if isinstance(recv, T.ScheduleT):
                 self.types[func] = recv
                 return schedule_method(self, node, recv, func, call_args, env, paren)
-            if isinstance(recv, T.TensorT) and func.name.text == "init":  # p.init(normal(0.0, 0.02)) in a walk
-                return walks.init_method(self, func, recv, call_args, env)
             if recv == T.STR and (told := walks.str_method(self, func, call_args, env)) is not None:
                 return told  # name.endswith("bias")
             if isinstance(recv, T.ModelT):

@@ -17,7 +17,7 @@ from .. import catalog as C
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from ..body.text import expr_text
+from ..body.text import expr_text, plural
 from ..initializers import INITIALIZERS, initializer_name
 from ..names import suggest
 from .args import Bound, tensor_arg
@@ -171,9 +171,13 @@ def _root(e: A.Expr) -> A.Expr:
     return e
 
 
-def init_method(c: RuleContext, func: A.Field, recv: T.TensorT, args: list[CallArg], env: Env) -> T.Type:
+def init_method(c: RuleContext, func: A.Field, recv: T.Type, args: list[CallArg], env: Env) -> T.Type:
     """`p.init(INITIALIZER)`: a param of a walk (`p` of `named_params`, or
-    `layer.weight` of `modules`) written in place; the walk's model is `mut`."""
+    `layer.weight` of `modules`) written in place; the walk's model is `mut`.
+    Of a value whose type has an error already: its numbers only."""
+    if not isinstance(recv, T.TensorT):
+        _eval(c, args, env)
+        return T.UNIT
     target = func.value
     root = _root(target)
     var = env.vars.get(root.name) if isinstance(root, A.Name) else None
@@ -247,7 +251,7 @@ def _check_initializer(c: RuleContext, func: A.Field, recv: T.TensorT, args: lis
     for i, a in enumerate(init.args if isinstance(init, A.Call) else ()):
         key = a.keyword.text if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None:
-            bad(a.span, "arguments", name=name, count=len(names))
+            bad(a.span, "arguments", name=name, count=plural(len(names), "argument"))
             return
         if key not in names:
             bad(a.span, "no_keyword", name=name, key=key)
