@@ -86,27 +86,25 @@ E0936 = _code(
     `if ndim(p) >= 2:`, as torch's programs guard with `p.dim() > 1`.
     """,
     """
-    import nn
-
     dim D = 4
 
-    model Net:
-        param fc: nn.Linear[D, D]
+    model Layer:
+        param weight: [D D] = zeros
+        param bias: [D] = zeros
 
-    fn init_weights(mut m: Net):
-        for layer in modules(m, nn.Linear, seed=0):
+    fn init_weights(mut m: Layer):
+        for layer in modules(m, Layer, seed=0):
             layer.bias.init(xavier_uniform())
     """,
     """
-    import nn
-
     dim D = 4
 
-    model Net:
-        param fc: nn.Linear[D, D]
+    model Layer:
+        param weight: [D D] = zeros
+        param bias: [D] = zeros
 
-    fn init_weights(mut m: Net):
-        for layer in modules(m, nn.Linear, seed=0):
+    fn init_weights(mut m: Layer):
+        for layer in modules(m, Layer, seed=0):
             layer.weight.init(xavier_uniform())
             layer.bias.init(zeros)
     """,

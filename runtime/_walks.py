@@ -132,5 +132,7 @@ def init_param(p: torch.Tensor, initializer) -> None:
         value = initializer(tuple(p.shape), p.dtype, gen)
     except (ValueError, TypeError, RuntimeError) as exc:
         raise ModelError(f"cannot initialise {path} ({list(p.shape)}) with {initializer!r}: {exc}") from None
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(p.shape):
+        raise ModelError(f"{initializer!r} gave {path} a value of another shape")  # pragma: no cover
     with torch.no_grad():
         p.copy_(value.to(p.device))

@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_code",
             "catalog",
             "catalog_args",
+            "catalog_walks",
             "catalog_docs",
         ],
     ),

@@ -145,4 +145,3 @@ def test_walks_of_what_is_not_a_model() -> None:
                 pass
         """
     )
-
