@@ -42,6 +42,7 @@ def _model_arg(c: RuleContext, b: Builtin, a: CallArg, env: Env) -> T.ModelT | N
 
 def _leaves(c: RuleContext, t: T.ModelT, seen: frozenset[str] = frozenset()) -> list[T.Type]:
     """The types of every param tensor of `t`, sub-models' included."""
+    c.global_kind(t.name)  # what the walk's type depends on: a dependency of this body
     model = c.g.model(t)
     if model is None or t.name in seen:
         return []
@@ -71,7 +72,7 @@ def _param_type(c: RuleContext, t: T.ModelT) -> T.TensorT:
         signature="named_params(m: M, seed=Int) -> iterable of (Str, [..] Float)",
         doc="Each param of a model with its torch name (`blocks.0.attn.c_proj.weight`, the state_dict key), in "
         "state_dict order; `p.init(...)` in the loop draws from one generator seeded with `seed`.",
-        example="n = num_params(m)",
+        example="for name, p in named_params(m, seed=0):\n    print(name, numel(p))",
         group="other",
         runtime="named_params",
         note="See [Walking a model](#walking-a-model).",
@@ -93,7 +94,7 @@ def _named_params(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: E
         doc="Each sub-model of `m` of one kind (`nn.Linear`, `Block`: a model's name without dims), in "
         "state_dict order, typed as that model with dims unknown; `.init(...)` of its params in the loop draws "
         "from one generator seeded with `seed`.",
-        example="n = num_params(m)",
+        example="for layer in modules(m, M, seed=0):\n    print(layer.w)",
         group="other",
         runtime="modules",
         note="See [Walking a model](#walking-a-model).",
@@ -112,6 +113,7 @@ def _modules(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         return T.IterT(T.UNKNOWN)
     if t is None:
         return T.IterT(T.UNKNOWN)
+    c.global_kind(kind.name)
     info = c.g.model(kind.name)
     dims = tuple(T.DimUnknown() for _ in info.dims) if info is not None and info.takes else ()
     return T.IterT(T.ModelT(kind.name, dims, generic=bool(dims)))
@@ -189,7 +191,7 @@ def init_method(c: RuleContext, func: A.Field, recv: T.Type, args: list[CallArg]
     # `p` of named_params itself, or a field of a sub-model `modules` gives
     walked = var is not None and isinstance(target, A.Name) == isinstance(var.type, T.TensorT)
     if walk is None or not walked:
-        what = C.E0935.say("a_field" if through_model and walk is None else "a_value")
+        what = C.E0935.say("a_field") if through_model and walk is None else C.E0935.say("a_value")
         c.diags.append(C.E0935.at(func.span, target=expr_text(target), what=what))
         _eval(c, args, env)
         return T.UNIT
@@ -218,11 +220,11 @@ def _eval(c: RuleContext, args: list[CallArg], env: Env) -> None:
 def _check_initializer(c: RuleContext, func: A.Field, recv: T.TensorT, args: list[CallArg], env: Env) -> None:
     target = expr_text(func.value)
 
-    def bad(span: A.Span, variant: str, **kw: object) -> None:
-        c.diags.append(C.E0936.at(span, target=target, problem=C.E0936.say(variant, **kw)))
+    def bad(span: A.Span, problem: str) -> None:
+        c.diags.append(C.E0936.at(span, target=target, problem=problem))
 
     if len(args) != 1 or args[0].keyword is not None:
-        bad(func.span, "one_initializer")
+        bad(func.span, C.E0936.say("one_initializer"))
         _eval(c, args, env)
         return
     init = args[0].node
@@ -231,18 +233,18 @@ def _check_initializer(c: RuleContext, func: A.Field, recv: T.TensorT, args: lis
         # a number (or a Float variable): every value set to it
         t = c.value(init, env)
         if not isinstance(t, (T.NumberT, T.UnknownT)) or (isinstance(t, T.NumberT) and t.kind == "Str"):
-            bad(init.span, "not_an_initializer", name=expr_text(init), hint="")
+            bad(init.span, C.E0936.say("not_an_initializer", name=expr_text(init), hint=""))
         return
     name = name_node.name
     spec = INITIALIZERS.get(name)
     if spec is None:
-        bad(name_node.span, "not_an_initializer", name=name, hint=suggest(name, INITIALIZERS))
+        bad(name_node.span, C.E0936.say("not_an_initializer", name=name, hint=suggest(name, INITIALIZERS)))
         return
     if spec.floats and not recv.elem.is_float:
-        bad(init.span, "needs_float", name=name, type=recv)
+        bad(init.span, C.E0936.say("needs_float", name=name, type=recv))
         return
     if spec.needs_2d and not T.has_rest(recv) and recv.rank < 2:
-        bad(init.span, "needs_2d", name=name, type=recv)
+        bad(init.span, C.E0936.say("needs_2d", name=name, type=recv))
         return
     params = spec.params
     names = [p.name for p in params]
@@ -251,24 +253,24 @@ def _check_initializer(c: RuleContext, func: A.Field, recv: T.TensorT, args: lis
     for i, a in enumerate(init.args if isinstance(init, A.Call) else ()):
         key = a.keyword.text if a.keyword is not None else (names[i] if i < len(names) else None)
         if key is None:
-            bad(a.span, "arguments", name=name, count=plural(len(names), "argument"))
+            bad(a.span, C.E0936.say("arguments", name=name, count=plural(len(names), "argument")))
             return
         if key not in names:
-            bad(a.span, "no_keyword", name=name, key=key)
+            bad(a.span, C.E0936.say("no_keyword", name=name, key=key))
             return
         if key in given:
-            bad(a.span, "twice", name=name, key=key)
+            bad(a.span, C.E0936.say("twice", name=name, key=key))
             return
         given.add(key)
         words = next(p.words for p in params if p.name == key)
         if words:
             if not (isinstance(a.value, A.StrLit) and a.value.value in words):
-                bad(a.value.span, "a_word", name=name, key=key, choices=", ".join(f'"{w}"' for w in words))
+                bad(a.value.span, C.E0936.say("a_word", name=name, key=key, choices=", ".join(f'"{w}"' for w in words)))
                 return
         else:
             c.expect_number(CallArg(a.value, None, a.value.span), env, "Float", f"{name}'s {key}")
     if any(p not in given for p in required):
-        bad(init.span, "missing", name=name, count=len(required), example=spec.example)
+        bad(init.span, C.E0936.say("missing", name=name, count=len(required), example=spec.example))
 
 
 def str_method(c: RuleContext, func: A.Field, args: list[CallArg], env: Env) -> T.Type | None:
