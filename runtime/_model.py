@@ -112,6 +112,10 @@ class Model:
     _qv_device = "cpu"
     _qv_params: tuple = ()
     _qv_buffers: tuple = ()
+    _qv_ties: tuple = ()  # (tied path, source path) pairs: one tensor in two places
+    _qv_tie_paths: tuple = ()
+    _qv_tie_index: tuple = ()
+    _qv_tied: frozenset = frozenset()
 
     # --- class set-up ---------------------------------------------------------
 
@@ -185,6 +189,7 @@ class Model:
                 buffer_fields.extend(sub._qv_buffer_fields)
         cls._qv_leaf_paths = tuple(leaf_paths)
         cls._qv_leaf_fields = tuple(leaf_fields)
+        _set_ties(cls, params, leaf_paths, leaf_fields)
         cls._qv_buffer_paths = tuple(buffer_paths)
         cls._qv_buffer_fields = tuple(buffer_fields)
         cls._qv_param_slices = slices
@@ -234,7 +239,12 @@ class Model:
 
     @classmethod
     def _qv_from_tensors(cls, values, prefix="") -> Model:
-        """A new instance whose fields are ``values[prefix + path]``."""
+        """A new instance whose fields are ``values[prefix + path]`` (a tied
+        param, its source's tensor)."""
+        if cls._qv_tie_paths and not prefix:
+            values = dict(values)
+            for tied, source in cls._qv_tie_paths:
+                values[tied] = values[source]
         m = object.__new__(cls)
         d = m.__dict__
         for name in cls._qv_fields:
@@ -260,7 +270,7 @@ class Model:
         """Put ``tensors`` (one per leaf, in leaf order) in the param fields of
         this model and of its sub-models, and as their ``_qv_tensors``."""
         cls = type(self)
-        tensors = tuple(tensors)
+        tensors = tied_tensors(cls, tensors)
         object.__setattr__(self, "_qv_tensors", tensors)
         d = self.__dict__
         if not cls._qv_nested:
@@ -279,6 +289,7 @@ class Model:
         """A new instance of this class sharing this one's buffers, whose param
         leaves are ``tensors`` (for torch.func transforms)."""
         cls = type(self)
+        tensors = tied_tensors(cls, tensors)
         m = object.__new__(cls)
         d = m.__dict__
         d.update(self.__dict__)
@@ -592,6 +603,46 @@ def field_add(m, name, value, alpha=1) -> None:
         if "single memory location" not in str(exc):
             raise
         _plain_add(m, name, cur, value.clone(), alpha)
+
+
+def _set_ties(cls, params, leaf_paths, leaf_fields) -> None:
+    """Tied params (``_qv_ties``: ``(("lm_head", "wte"),)``, paths relative
+    to the class): one tensor that is the param of two places, as torch's
+    ``self.lm_head.weight = self.wte.weight``. Sets ``_qv_tie_paths`` (every
+    tie of the class and of its sub-models, full paths), ``_qv_tie_index``
+    ((tied leaf, source leaf) pairs) and ``_qv_tied`` (the tied leaves)."""
+    ties = [tuple(t) for t in cls.__dict__.get("_qv_ties", ())]
+    for f in params:
+        if isinstance(f, SubModel):
+            prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]
+            ties += [(pre + t, pre + s) for pre in prefixes for t, s in f.cls._qv_tie_paths]
+    index = {p: i for i, p in enumerate(leaf_paths)}
+    pairs = []
+    for tied, source in ties:
+        for p in (tied, source):
+            if p not in index:
+                raise ModelError(f"model {cls._qv_name}: tie {tied} = {source}: {p} is not a param path")
+        a, b = leaf_fields[index[tied]], leaf_fields[index[source]]
+        if a.shape != b.shape or a.elem.dtype != b.elem.dtype or tied == source:
+            raise ModelError(f"model {cls._qv_name}: cannot tie {tied} ({a.type_text}) to {source} ({b.type_text})")
+        pairs.append((index[tied], index[source]))
+    tied_set = {t for t, _ in pairs}
+    if any(s in tied_set for _, s in pairs) or len(tied_set) != len(pairs):
+        raise ModelError(f"model {cls._qv_name}: a tied param is tied once, to a param that is not tied itself")
+    cls._qv_tie_paths = tuple(ties)
+    cls._qv_tie_index = tuple(pairs)
+    cls._qv_tied = frozenset(tied_set)
+
+
+def tied_tensors(cls, tensors) -> tuple:
+    """``tensors`` (one per leaf) with each tied leaf given its source's."""
+    tensors = tuple(tensors)
+    if not cls._qv_tie_index:
+        return tensors
+    out = list(tensors)
+    for t, s in cls._qv_tie_index:
+        out[t] = out[s]
+    return tuple(out)
 
 
 def _copy_fields(target, value) -> None:

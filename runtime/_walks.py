@@ -43,8 +43,10 @@ def _walk(m: Model, seed):
     tensors = m._qv_tensors
     paths = type(m)._qv_leaf_paths
     saved = {id(t): _ACTIVE.get(id(t)) for t in tensors}
-    for t, p in zip(tensors, paths):
-        _ACTIVE[id(t)] = (gen, p)
+    tied = type(m)._qv_tied
+    for i, (t, p) in enumerate(zip(tensors, paths)):
+        if i not in tied:
+            _ACTIVE[id(t)] = (gen, p)
     return saved
 
 
@@ -59,8 +61,11 @@ def _end(saved) -> None:
 def named_params(m: Model, seed):
     """``(path, tensor)`` of every param of ``m``, in state_dict order."""
     saved = _walk(m, seed)
+    tied = type(m)._qv_tied
     try:
-        yield from zip(type(m)._qv_leaf_paths, m._qv_tensors)
+        for i, (path, t) in enumerate(zip(type(m)._qv_leaf_paths, m._qv_tensors)):
+            if i not in tied:  # a tied param once, under its source's name (torch's remove_duplicate)
+                yield path, t
     finally:
         _end(saved)
 
