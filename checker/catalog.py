@@ -3569,6 +3569,7 @@ from .catalog_args import W0403 as W0403  # noqa: E402
 from .catalog_walks import E0934 as E0934  # noqa: E402
 from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
+from .catalog_walks import E0937 as E0937  # noqa: E402
 
 
 def get(code: str) -> Code | None:

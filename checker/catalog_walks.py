@@ -120,3 +120,39 @@ E0936 = _code(
         "missing": "{name} takes {count} numbers, as in {example}",
     },
 )
+
+E0937 = _code(
+    "E0937",
+    "invalid tie",
+    "cannot tie {name}: {reason}",
+    """
+    `param head: [V E] = tied(wte)` makes `head` the same tensor as the
+    param `wte` declared before it in the model (weight tying, torch's
+    `self.lm_head.weight = self.wte.weight`); `param dec: Block = tied(enc)`
+    makes two sub-models one. The two must have the same type, dims and
+    element type included, and both exist always (not under an option).
+    """,
+    """
+    dim V = 8
+    dim E = 4
+
+    model Lm:
+        param wte: [V E] = normal(0.0, 0.02)
+        param head: [E V] = tied(wte)
+    """,
+    """
+    dim V = 8
+    dim E = 4
+
+    model Lm:
+        param wte: [V E] = normal(0.0, 0.02)
+        param head: [V E] = tied(wte)
+    """,
+    variants={
+        "different_types": "{name} is {type}, and {source} is {source_type}",
+        "unknown_source": "{source} is not a param declared before it in this model{hint}",
+        "not_a_name": "tied(...) takes the name of one param of this model, as in tied(wte)",
+        "a_buffer": "a tie makes one param of two; {what} is a buffer",
+        "conditional": "a tied param and its source exist always, and {what} exists only under an option",
+    },
+)

@@ -16,6 +16,7 @@ from .infos import Declared, FieldInfo, FnInfo, ModelInfo
 from .initializers import INITIALIZERS
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
 from .show import expr_text
+from .ties import check_tie, is_tie
 from .typectx import TypeContext, type_text
 
 DEVICES = ("cpu", "cuda", "mps")
@@ -63,6 +64,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if sub_model and m.kind == "buffer":
             ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
             ty = T.UNKNOWN
+        elif is_tie(m.init):  # `param head: [V E] = tied(wte)` (checker/ties.py)
+            check_tie(m, ty, fields, ctx)
         elif sub_model and m.init is not None:
             assert m.init is not None
             ctx.diagnostics.append(
@@ -73,7 +76,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             ty = T.UNKNOWN
         if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
             ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
-        if m.init is not None and isinstance(ty, T.TensorT):
+        if m.init is not None and isinstance(ty, T.TensorT) and not is_tie(m.init):
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m, _condition(m, item, options, ctx)))
     self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)

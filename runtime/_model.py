@@ -611,7 +611,16 @@ def _set_ties(cls, params, leaf_paths, leaf_fields) -> None:
     ``self.lm_head.weight = self.wte.weight``. Sets ``_qv_tie_paths`` (every
     tie of the class and of its sub-models, full paths), ``_qv_tie_index``
     ((tied leaf, source leaf) pairs) and ``_qv_tied`` (the tied leaves)."""
-    ties = [tuple(t) for t in cls.__dict__.get("_qv_ties", ())]
+    ties = []
+    subs = {f.name: f for f in params if isinstance(f, SubModel)}
+    for tied, source in cls.__dict__.get("_qv_ties", ()):
+        a, b = subs.get(tied), subs.get(source)
+        if a is not None and b is not None and a.cls is b.cls and a.count == b.count:
+            # two sub-models made one: each of their leaves
+            ks = [""] if a.count is None else [f"{k}." for k in range(a.count)]
+            ties += [(f"{tied}.{k}{p}", f"{source}.{k}{p}") for k in ks for p in a.cls._qv_leaf_paths]
+        else:
+            ties.append((tied, source))
     for f in params:
         if isinstance(f, SubModel):
             prefixes = [f"{f.name}."] if f.count is None else [f"{f.name}.{k}." for k in range(f.count)]

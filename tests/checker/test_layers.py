@@ -90,6 +90,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "typectx",
             "infos",
             "initializers",
+            "ties",
             "fn_decl",
             "model_decl",
             "declarations",

@@ -145,3 +145,40 @@ def test_walks_of_what_is_not_a_model() -> None:
                 pass
         """
     )
+
+
+def test_ties_check_clean() -> None:
+    annotated(
+        """
+        model Tied:
+            param wte: [4 D] = normal(0.0, 0.02)
+            param head: [4 D] = tied(wte)
+            param enc: Lin[D, D]
+            param dec: Lin[D, D] = tied(enc)
+            param again: Lin[D, D] = tied(dec)
+        """
+    )
+
+
+def test_ties_that_do_not_hold() -> None:
+    annotated(
+        """
+        model Bad[on: Bool = True]:
+            param wte: [4 D] = normal(0.0, 0.02)
+            param a: [D 4] = tied(wte)
+        #                    ^^^^^^^^^ E0937: cannot tie a: a is [D 4], and wte is [4 D]
+            param b: [4 D] = tied(wtf)
+        #                         ^^^ E0937: cannot tie b: wtf is not a param declared before it in this model; did you mean 'wte'?
+            param c: [4 D] = tied(wte.weight)
+        #                    ^^^^^^^^^^^^^^^^ E0937: cannot tie c: tied(...) takes the name of one param of this model, as in tied(wte)
+            buffer s: [4 D] = zeros
+            param d: [4 D] = tied(s)
+        #                         ^ E0937: cannot tie d: a tie makes one param of two; s is a buffer
+            param g: [4 D] = zeros if on
+            param h: [4 D] = tied(g)
+        #                    ^^^^^^^ E0937: cannot tie h: a tied param and its source exist always, and g exists only under an option
+            param enc: Lin[D, D]
+            param dec: Lin[D, L] = tied(enc)
+        #                          ^^^^^^^^^ E0937: cannot tie dec: dec is Lin[D, L], and enc is Lin[D, D]
+        """
+    )
