@@ -92,6 +92,10 @@ def test_ties_hold_one_tensor_and_torch_names(mod):
     assert set(t.state_dict()) == {"wte.weight", "enc.weight", "enc.bias", "dec.weight", "dec.bias", "head.weight"}
     assert mod.count(m) == sum(p.numel() for p in t.parameters()) == 9 * 6 + 6 * 6 + 6
     assert [n for n, _ in rt.named_params(m, 0)] == ["wte", "enc.weight", "enc.bias"]
+    twin = quiver.to_module(m)  # the torch twin: one nn.Parameter under both names
+    assert set(twin.state_dict()) == set(m.state_dict())
+    assert sum(p.numel() for p in twin.parameters()) == mod.count(m)
+    assert twin.get_parameter("head") is twin.get_parameter("wte")
 
 
 def test_loss_grads_and_three_adamw_steps_equal_torch(mod):
