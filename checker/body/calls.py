@@ -67,7 +67,7 @@ class CallRules(EngineBase):
                 ftype = self.field_access(func, env)
                 self.types[func] = ftype
                 return self._call_global(node, func, ftype, call_args, env, paren)
-            if isinstance(recv, (T.TensorT, T.UnknownT)) and func.name.text == "init":  # p.init(...) in a walk
+            if func.name.text == "init" and walks.is_init_of(recv, call_args):  # p.init(...) in a walk
                 return walks.init_method(self, func, recv, call_args, env)
             if isinstance(recv, T.UnknownT):
                 self._eval_args(call_args, env)

@@ -173,13 +173,25 @@ def _root(e: A.Expr) -> A.Expr:
     return e
 
 
+def is_init_of(recv: T.Type, args: list[CallArg]) -> bool:
+    """Whether `x.init(...)` is an initializer applied in place: `x` a tensor,
+    or of a type with an error already and given one initializer (not
+    `M.init(seed=...)` of a model written wrong)."""
+    if isinstance(recv, T.TensorT):
+        return True
+    if not isinstance(recv, T.UnknownT) or len(args) != 1 or args[0].keyword is not None:
+        return False
+    name = initializer_name(args[0].node)
+    return name is not None and name.name in INITIALIZERS
+
+
 def init_method(c: RuleContext, func: A.Field, recv: T.Type, args: list[CallArg], env: Env) -> T.Type:
     """`p.init(INITIALIZER)`: a param of a walk (`p` of `named_params`, or
     `layer.weight` of `modules`) written in place; the walk's model is `mut`.
     Of a value whose type has an error already: its numbers only."""
     if not isinstance(recv, T.TensorT):
         _eval(c, args, env)
-        return T.UNIT
+        return T.UNKNOWN
     target = func.value
     root = _root(target)
     var = env.vars.get(root.name) if isinstance(root, A.Name) else None
