@@ -13,6 +13,7 @@ from . import types as T
 from .body.features.checkpoints import OPTIONS as CHECKPOINT_OPTIONS
 from .builtins import BUILTINS, CONSTANTS, Builtin, Lowering, ParamKind
 from .builtins.metrics import is_metrics_call
+from .builtins.walks import initializer_text
 from .compile_names import CompileError, _literal_values, attr, dim_py, elem_expr, fn_ref, py_name, unchecked_ident
 from .declarations import FnInfo
 from .results import BodyResult, DimCheck
@@ -502,6 +503,9 @@ class _FnCompiler:
         if qualified is not None:  # layers.forward(m, x)
             rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)
             return f"{qualified}({rendered})"
+        if isinstance(func, A.Field) and func.name.text == "init" and isinstance(self.type_of(func.value), T.TensorT):
+            # p.init(normal(0.0, 0.02)): a walked param, in place (checker/builtins/walks.py)
+            return f"rt.init_param({self.expr(func.value)}, {initializer_text(args[0][1], self.expr)})"
         if isinstance(func, A.Field):  # Mlp.init(seed=...), opt.step(m, g)
             rendered = ", ".join(f"{k}={self.expr(v)}" if k else self.expr(v) for k, v in args)
             made = self.type_of(func)

@@ -43,6 +43,7 @@ from .declarations import FieldInfo, FnInfo, ModelInfo, dotted_text, sub_model, 
 from .deep import deep
 from .initializers import INITIALIZERS
 from .model_lists import chain_kind
+from .ties import is_tie, tie_pairs
 
 # Initializers whose runtime functions take their first arguments by position.
 _POSITIONAL_INITS = ("normal", "uniform", "trunc_normal")
@@ -210,7 +211,11 @@ class Compiler:
                     continue
                 assert isinstance(f.type, T.TensorT)
                 shape = "(" + ", ".join(dim_py(d) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
-                init = self.buffer_init(m, f) or self.initializer(f.decl.init)
+                init = (
+                    "rt.init.zeros"
+                    if is_tie(f.decl.init)
+                    else self.buffer_init(m, f) or self.initializer(f.decl.init)
+                )
                 keep = "" if f.persistent else ", persistent=False"
                 w.emit(
                     level + 2,
@@ -219,6 +224,9 @@ class Compiler:
                     base + f.decl.span.start,
                 )
             w.emit(level + 1, ") if f is not None)" if conditional else ")")
+        ties = tie_pairs(m.fields)
+        if ties:  # `param head: [V E] = tied(wte)`: one tensor in two places (runtime/_model.py)
+            w.emit(level + 1, f"_qv_ties = {ties!r}")
         if m.takes:
             w.emit(1, f"return {py_name(m.name)}")
             w.emit(0, "")

@@ -20,6 +20,7 @@ from .initializers import INITIALIZERS
 from .model_lists import is_model_list, model_list_type
 from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
 from .show import expr_text
+from .ties import check_tie, is_tie
 from .typectx import TypeContext, type_text
 
 DEVICES = ("cpu", "cuda", "mps")
@@ -78,6 +79,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if sub_model and m.kind == "buffer":
             ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
             ty = T.UNKNOWN
+        elif is_tie(m.init):  # `param head: [V E] = tied(wte)` (checker/ties.py)
+            check_tie(m, ty, fields, ctx)
         elif sub_model and m.init is not None:
             assert m.init is not None
             ctx.diagnostics.append(
@@ -89,14 +92,16 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
             ctx.diagnostics.append(C.E0902.at(m.type.span, name=m.name.text, found=str(ty)))
         persistent = member_persistence(m, ctx)
-        if m.init is not None and isinstance(ty, T.TensorT) and m.kind == "buffer" and not is_initializer(m.init):
+        if m.init is None or not isinstance(ty, T.TensorT) or is_tie(m.init):
+            pass  # no initializer, a sub-model's, or a tie (checked above)
+        elif m.kind == "buffer" and not is_initializer(m.init):
             fn_info, fn_lookups = (
                 computed_fn(m, names, owner, ctx) if len(ctx.diagnostics) == before else (None, frozenset())
             )
             if fn_info is not None:
                 computed.append(fn_info)
                 computed_lookups |= fn_lookups
-        elif m.init is not None and isinstance(ty, T.TensorT):
+        else:
             _check_init(m, ty, ctx)
         fields.append(FieldInfo(m.name.text, m.kind, ty, m, when, persistent))
     methods = []

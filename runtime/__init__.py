@@ -24,13 +24,14 @@ from ._errors import (
     ValueCheckError,
 )
 from ._extern import Extern, extern
+from ._field_add import field_add
 from ._format import f_format, f_show, f_type, fstring
 from ._grad import grad, jvp, value_and_grad
 from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
 from ._index import at, field_index_set, index_set
 from ._metrics import log_metrics
-from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name, field_add
+from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__: each public function of _ops)
 from ._ops import _print as print  # the Quiver builtin's name: shadows print on purpose
@@ -81,6 +82,7 @@ from ._specs import (
     expect_dims,
 )
 from ._type_params import TypeParamArg
+from ._walks import init_param, modules, named_params, ndim, num_params, numel
 
 __all__ = [
     "f_format",
@@ -211,6 +213,7 @@ __all__ = [
     "load_safetensors",
 ]
 __all__ += _ops.__all__
+__all__ += ["init_param", "modules", "named_params", "ndim", "num_params", "numel"]  # walks
 
 # ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile
 from ._registry import register as register_compiled  # noqa: E402

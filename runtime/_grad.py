@@ -13,7 +13,7 @@ from . import _checks, _dist
 from ._elems import tensor_text
 from ._errors import GradError
 from ._grad_value import Grad, _layout, _operand_text, _selection
-from ._model import Model
+from ._model import Model, tied_tensors
 
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -299,7 +299,7 @@ def _nested(f, m, args, running, lay, aux):
         if ok:
             p = params[i]
             stand[i] = p.view_as(p) if p.requires_grad else p.detach().requires_grad_(True)
-    stand_ins = tuple(stand)
+    stand_ins = tied_tensors(cls, stand)  # a tied param: its source's stand-in
     object.__setattr__(m, "_qv_depth", depth + 1)
     if cls._qv_nested:
         m._qv_install(stand_ins)

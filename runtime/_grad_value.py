@@ -125,6 +125,21 @@ class _Layout:
         self.text = "[b] " + text if batch else text
 
 
+def _untied(lay: _Layout, tensors) -> tuple:
+    """A gradient's values with zeros at each tied param (runtime/_model.py,
+    `_set_ties`): the gradient of a tied tensor, the sum of its uses, is its
+    source's, so that norms, updates and optimizers count it once."""
+    tensors = tuple(tensors)
+    tied = lay.model._qv_tied
+    if not tied:
+        return tensors
+    out = list(tensors)
+    for j, i in enumerate(lay.leaf_index):
+        if i in tied:
+            out[j] = torch.zeros_like(out[j])
+    return tuple(out)
+
+
 def _layout(cls, wrt=None, batch=False) -> _Layout:
     """The layout of a gradient of ``cls`` (``wrt`` already normalised)."""
     key = None if wrt is None and not batch else (wrt, batch)
@@ -248,14 +263,15 @@ class Grad:
         """A full gradient built by the runtime, known to have the right fields."""
         g = object.__new__(cls)
         lay = model_cls._qv_grad_layouts.get(None)
-        g._qv_init(_layout(model_cls) if lay is None else lay, tuple(tensors), True)
+        lay = _layout(model_cls) if lay is None else lay
+        g._qv_init(lay, _untied(lay, tensors), True)
         return g
 
     @classmethod
     def _new(cls, lay, tensors, trusted=True) -> Grad:
         """A gradient of layout ``lay`` built by the runtime."""
         g = object.__new__(cls)
-        g._qv_init(lay, tuple(tensors), trusted)
+        g._qv_init(lay, _untied(lay, tensors), trusted)
         return g
 
     @property

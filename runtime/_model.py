@@ -144,6 +144,10 @@ class Model:
     _qv_device = "cpu"
     _qv_params: tuple = ()
     _qv_buffers: tuple = ()
+    _qv_ties: tuple = ()  # (tied path, source path) pairs: one tensor in two places
+    _qv_tie_paths: tuple = ()
+    _qv_tie_index: tuple = ()
+    _qv_tied: frozenset = frozenset()
 
     # --- class set-up ---------------------------------------------------------
 
@@ -222,6 +226,7 @@ class Model:
         cls._qv_all_saved = all(cls._qv_buffer_saved)
         cls._qv_leaf_paths = tuple(leaf_paths)
         cls._qv_leaf_fields = tuple(leaf_fields)
+        _set_ties(cls, params, leaf_paths, leaf_fields)
         cls._qv_buffer_paths = tuple(buffer_paths)
         cls._qv_buffer_fields = tuple(buffer_fields)
         cls._qv_param_slices = slices
@@ -281,7 +286,12 @@ class Model:
 
     @classmethod
     def _qv_from_tensors(cls, values, prefix="") -> Model:
-        """A new instance whose fields are ``values[prefix + path]``."""
+        """A new instance whose fields are ``values[prefix + path]`` (a tied
+        param, its source's tensor)."""
+        if cls._qv_tie_paths and not prefix:
+            values = dict(values)
+            for tied, source in cls._qv_tie_paths:
+                values[tied] = values[source]
         m = object.__new__(cls)
         d = m.__dict__
         for name, f in cls._qv_fields.items():
@@ -309,7 +319,7 @@ class Model:
         """Put ``tensors`` (one per leaf, in leaf order) in the param fields of
         this model and of its sub-models, and as their ``_qv_tensors``."""
         cls = type(self)
-        tensors = tuple(tensors)
+        tensors = tied_tensors(cls, tensors)
         object.__setattr__(self, "_qv_tensors", tensors)
         d = self.__dict__
         if not cls._qv_nested:
@@ -328,6 +338,7 @@ class Model:
         """A new instance of this class sharing this one's buffers, whose param
         leaves are ``tensors`` (for torch.func transforms)."""
         cls = type(self)
+        tensors = tied_tensors(cls, tensors)
         m = object.__new__(cls)
         d = m.__dict__
         d.update(self.__dict__)
@@ -615,69 +626,54 @@ class Model:
         raise ModelError(f"a {type(self)._qv_name} cannot be pickled; use .save(path) / .load(path)")
 
 
-def field_add(m, name, value, alpha=1) -> None:
-    """``m.<name> = m.<name> + alpha * value``, computed in place.
-
-    The compiler may emit this for ``m.f = m.f + e``, ``m.f = m.f - e`` and
-    ``m.f = m.f - s * e`` (alpha = 1, -1, -s, with ``s`` a plain number).  The
-    result (bit for bit), the checks and the errors are those of the plain
-    assignment; the difference is speed: the sum is written in place
-    (``Tensor.add_``), which saves a temporary and a copy.  Where the in-place form could
-    differ it falls back to the plain assignment: a refined element type, an
-    ``alpha`` that is not a plain number, a ``value`` that is neither a tensor
-    nor a plain number, a ``value`` that overlaps the field's memory (torch
-    refuses the in-place op, then the plain form runs).
-    """
-    cls = type(m)
-    try:
-        field = cls._qv_fields.get(name)
-    except AttributeError:
-        raise ModelError(f"a field update needs a model, found {cls.__name__}") from None
-    if field is None:
-        return m.__setattr__(name, value)  # raises the unknown-field error
-    cur = m.__dict__[name]
-    ta = type(alpha)
-    tv = type(value)
-    if (ta is not int and ta is not float) or field.elem.refinement is not None:
-        return _plain_add(m, name, cur, value, alpha)
-    if tv is int or tv is float:
-        if checks.enabled and (tv is float or ta is float) and not cur.dtype.is_floating_point:
-            _dtype_error(cls, field, name, cur, torch.get_default_dtype())
-        cur.add_(value * alpha if alpha != 1 else value)
-        return
-    if not isinstance(value, torch.Tensor) or torch.compiler.is_compiling():
-        # traced: inductor (torch 2.13) miscompiles add_(g, alpha=) of a param after
-        # torch.func.grad_and_value over it; the copy of the plain form is right
-        return _plain_add(m, name, cur, value, alpha)
-    if checks.enabled:
-        if value.shape != cur.shape:
-            try:
-                shape = torch.broadcast_shapes(cur.shape, value.shape)
-            except RuntimeError:
-                shape = None
-            if shape != cur.shape:
-                raise ModelError(
-                    f"cannot update {cls._qv_name}.{name}, which is {field.type_text}, "
-                    f"with {tensor_text(value)}{_where(field.loc)}"
-                )
-        if value.dtype != cur.dtype:
-            result = torch.result_type(cur, value)
-            if ta is float and not result.is_floating_point:
-                result = torch.get_default_dtype()
-            if result != cur.dtype:
-                _dtype_error(cls, field, name, cur, result)
-        elif ta is float and not cur.dtype.is_floating_point:
-            _dtype_error(cls, field, name, cur, torch.get_default_dtype())
-    try:
-        if value.requires_grad or cur.requires_grad:
-            with torch.no_grad():
-                _add_in_place(cur, value, alpha)
+def _set_ties(cls, params, leaf_paths, leaf_fields) -> None:
+    """Tied params (``_qv_ties``: ``(("lm_head", "wte"),)``, paths relative
+    to the class): one tensor that is the param of two places, as torch's
+    ``self.lm_head.weight = self.wte.weight``. Sets ``_qv_tie_paths`` (every
+    tie of the class and of its sub-models, full paths), ``_qv_tie_index``
+    ((tied leaf, source leaf) pairs) and ``_qv_tied`` (the tied leaves)."""
+    ties = []
+    subs = {f.name: f for f in params if isinstance(f, SubModel)}
+    for tied, source in cls.__dict__.get("_qv_ties", ()):
+        a, b = subs.get(tied), subs.get(source)
+        if a is not None and b is not None and a.classes == b.classes and a.count == b.count:
+            # two sub-models made one: each of their leaves
+            ks = [""] if a.count is None else [f"{k}." for k in range(a.count)]
+            ties += [
+                (f"{tied}.{k}{p}", f"{source}.{k}{p}") for k, sub in zip(ks, a.classes) for p in sub._qv_leaf_paths
+            ]
         else:
-            _add_in_place(cur, value, alpha)
-    except RuntimeError as exc:
-        if "single memory location" not in str(exc):
-            raise
-        _plain_add(m, name, cur, value.clone(), alpha)
+            ties.append((tied, source))
+    for f in params:
+        if isinstance(f, SubModel):
+            ties += [(pre + t, pre + s) for pre, sub in zip(f.prefixes, f.classes) for t, s in sub._qv_tie_paths]
+    index = {p: i for i, p in enumerate(leaf_paths)}
+    pairs = []
+    for tied, source in ties:
+        for p in (tied, source):
+            if p not in index:
+                raise ModelError(f"model {cls._qv_name}: tie {tied} = {source}: {p} is not a param path")
+        a, b = leaf_fields[index[tied]], leaf_fields[index[source]]
+        if a.shape != b.shape or a.elem.dtype != b.elem.dtype or tied == source:
+            raise ModelError(f"model {cls._qv_name}: cannot tie {tied} ({a.type_text}) to {source} ({b.type_text})")
+        pairs.append((index[tied], index[source]))
+    tied_set = {t for t, _ in pairs}
+    if any(s in tied_set for _, s in pairs) or len(tied_set) != len(pairs):
+        raise ModelError(f"model {cls._qv_name}: a tied param is tied once, to a param that is not tied itself")
+    cls._qv_tie_paths = tuple(ties)
+    cls._qv_tie_index = tuple(pairs)
+    cls._qv_tied = frozenset(tied_set)
+
+
+def tied_tensors(cls, tensors) -> tuple:
+    """``tensors`` (one per leaf) with each tied leaf given its source's."""
+    tensors = tuple(tensors)
+    if not cls._qv_tie_index:
+        return tensors
+    out = list(tensors)
+    for t, s in cls._qv_tie_index:
+        out[t] = out[s]
+    return tuple(out)
 
 
 def _copy_fields(target, value) -> None:
@@ -693,30 +689,6 @@ def _copy_fields(target, value) -> None:
                     _copy_fields(a, b)
         else:
             target.__setattr__(name, v[name])
-
-
-def _add_in_place(cur, value, alpha) -> None:
-    """`cur + alpha * value` into `cur`, rounded as written: the product, then
-    the sum. Never `add_(value, alpha=...)`, whose kernel may fuse the two
-    into one rounding (an FMA on AVX-512 CPUs and GPUs); negating is exact,
-    so `alpha = -s` is `cur - s * value` bit for bit."""
-    if alpha == 1:
-        cur.add_(value)
-    elif alpha == -1:
-        cur.sub_(value)
-    else:
-        cur.add_(value * alpha)
-
-
-def _plain_add(m, name, cur, value, alpha):
-    m.__setattr__(name, cur + value if alpha == 1 else cur + alpha * value)
-
-
-def _dtype_error(cls, field, name, cur, result):
-    raise ModelError(
-        f"cannot assign {dims_text(tuple(cur.shape))} {dtype_name(result)} to "
-        f"{cls._qv_name}.{name}, which is {field.type_text}{_where(field.loc)}"
-    )
 
 
 def _describe(x) -> str:

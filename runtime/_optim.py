@@ -152,7 +152,8 @@ class Optimizer:
         if len(params) != len(diff):  # pragma: no cover - a model built by the runtime
             raise OptimError(f"rt.{kind}: model {cls._qv_name} has {len(params)} params but {len(diff)} kinds")
         fields = _leaf_fields(cls)
-        floating = tuple(i for i, d in enumerate(diff) if d)  # the params value_and_grad differentiates
+        # the params value_and_grad differentiates; a tied param is its source's tensor, stepped once
+        floating = tuple(i for i, d in enumerate(diff) if d and i not in cls._qv_tied)
         s = object.__setattr__
         s(self, "_qv_m", m)
         s(self, "_qv_cls", cls)

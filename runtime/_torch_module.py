@@ -47,7 +47,7 @@ def _signature(fn):
 class QuiverModule(nn.Module):
     """An ``nn.Module`` over a Quiver model (made by :func:`to_module`)."""
 
-    def __init__(self, model: Model, forward=None, seed: int = 0):
+    def __init__(self, model: Model, forward=None, seed: int = 0, _shared: dict | None = None):
         super().__init__()
         if not isinstance(model, Model):
             raise ModelError(f"quiver.to_module needs a Quiver model, found {type(model).__name__}")
@@ -60,14 +60,22 @@ class QuiverModule(nn.Module):
         # call), not on a tensor's; not a buffer, so not in the state dict
         self._qv_counter = torch.zeros((), dtype=torch.int64)
         d = model.__dict__
+        # a tied param (one tensor in two places) is one nn.Parameter under both names, as in torch
+        shared: dict = {} if _shared is None else _shared
         for f in cls._qv_param_fields:
             sub = cls._qv_subs.get(f.name)
             if sub is None:
-                self.register_parameter(f.name, nn.Parameter(d[f.name], requires_grad=f.elem.is_float))
+                t = d[f.name]
+                p = shared.get(id(t))
+                if p is None:
+                    p = shared[id(t)] = nn.Parameter(t, requires_grad=f.elem.is_float)
+                self.register_parameter(f.name, p)
             elif sub.count is None:
-                self.add_module(f.name, QuiverModule(d[f.name]))
+                self.add_module(f.name, QuiverModule(d[f.name], _shared=shared))
             else:
-                self.add_module(f.name, nn.ModuleList([QuiverModule(inst) for inst in d[f.name]._qv_items]))
+                self.add_module(
+                    f.name, nn.ModuleList([QuiverModule(inst, _shared=shared) for inst in d[f.name]._qv_items])
+                )
         for name in cls._qv_buffer_names:
             # a persistent=False buffer is left out of state_dict(), as torch's own
             self.register_buffer(name, d[name], persistent=cls._qv_fields[name].persistent)

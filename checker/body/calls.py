@@ -9,7 +9,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import shapes as S
 from .. import types as T
-from ..builtins import BUILTINS, MODEL_METHODS, Builtin
+from ..builtins import BUILTINS, MODEL_METHODS, Builtin, walks
 from ..builtins import args as readers
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
@@ -70,6 +70,8 @@ class CallRules(EngineBase):
                 ftype = self.field_access(func, env)
                 self.types[func] = ftype
                 return self._call_global(node, func, ftype, call_args, env, paren)
+            if func.name.text == "init" and walks.is_init_of(recv, call_args):  # p.init(...) in a walk
+                return walks.init_method(self, func, recv, call_args, env)
             if isinstance(recv, T.UnknownT):
                 self._eval_args(call_args, env)
                 return T.UNKNOWN
@@ -79,6 +81,8 @@ class CallRules(EngineBase):
             if isinstance(recv, T.ScheduleT):
                 self.types[func] = recv
                 return schedule_method(self, node, recv, func, call_args, env, paren)
+            if recv == T.STR and (told := walks.str_method(self, func, call_args, env)) is not None:
+                return told  # name.endswith("bias")
             if isinstance(recv, T.ModelT):
                 method = func.name.text
                 self.global_kind(recv.name)

@@ -131,6 +131,7 @@ class RuleContext(Protocol):
     sites: dict[A.Call, GradSite]  # the value_and_grad sites, for checker/reads.py
     vag_bound: set[A.Node]  # value_and_grad calls bound to two names, or already reported (E0411)
     reported_once: set[tuple[str, str]]  # (code, name) reported once per function
+    walk_vars: dict[A.Node, A.Expr]  # a walk's loop variable -> the model it walks (builtins/walks.py)
     run_origins: dict[str, RunDimOrigin]  # where each run-time dim is bound, by key
 
     def name(self, e: A.Name, env: Env) -> T.Type: ...

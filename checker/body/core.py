@@ -55,6 +55,8 @@ class BodyChecker(
         # (code, name) pairs already reported once per function: a variable's
         # E0103/E0311 (keyed "var"), a model's E0501.
         self.reported_once: set[tuple[str, str]] = set()
+        # the variables of walks (`for name, p in named_params(m, seed=0)`): the walked model
+        self.walk_vars: dict[A.Node, A.Expr] = {}
         self.locals: dict[str, T.Type] = {}
         self.dim_checks: dict[A.Node, tuple[DimCheck, ...]] = {}
         self.over_named: dict[A.Node, T.Dim] = {}  # over=T naming an operand's `?` dim

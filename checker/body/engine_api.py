@@ -52,6 +52,7 @@ class Engine(RuleContext, Protocol):
     simple_defs: dict[A.Node, str]
     loops: list[Loop]
     reported_once: set[tuple[str, str]]
+    walk_vars: dict[A.Node, A.Expr]
     locals: dict[str, T.Type]
     dim_checks: dict[A.Node, tuple[DimCheck, ...]]
     over_named: dict[A.Node, T.Dim]

@@ -587,8 +587,12 @@ class FlowRules(EngineBase):
             for n in fresh:
                 env.vars.pop(n, None)
 
+        walked = walk_model(it, self.refs)  # `for name, p in named_params(m, seed=0)`: m
+
         def head(state: Env) -> None:
             for var, t in zip(s.targets, items):
+                if walked is not None:
+                    self.walk_vars[var] = walked
                 state.vars[var.text] = Var(t, frozenset({var}), origin=origin)
                 self.types[var] = t
                 self.refs[var] = Ref("local", var.text, self.fn.name, (var,))
@@ -610,6 +614,16 @@ class FlowRules(EngineBase):
 
         forever = isinstance(s.cond, A.BoolLit) and s.cond.value
         return self.loop(s.body, env, head, forever=forever)
+
+
+def walk_model(it: A.Expr, refs: dict[A.Node, Ref]) -> A.Expr | None:
+    """The model a walk's `for` walks (`m` of `named_params(m, seed=0)`,
+    `modules(m, nn.Linear, seed=0)`: checker/builtins/walks.py), else None."""
+    if isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.args:
+        ref = refs.get(it.func)
+        if ref is not None and ref.kind == "builtin" and ref.name in ("named_params", "modules"):
+            return it.args[0].value
+    return None
 
 
 def number_fits_field(t: T.Type, field: T.Type) -> bool:

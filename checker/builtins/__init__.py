@@ -42,6 +42,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     schedules,
     shapes,
     tensors,
+    walks,
 )
 from .registry import BUILTINS
 from .spec import SEED, Builtin, Lowering, ParamKind
