@@ -11,6 +11,10 @@ Then the same size of program written with models that take dims and their
 methods (bench/generate.py --generic), checked from scratch interleaved with
 the plain one: the time per line of each (medians) and their ratio. Target
 (issue 23): generic models cost at most 1.2x the plain program's time per line.
+Last, a program of code generic over models (bench/generate.py --traits:
+traits, and functions with type parameters called for two models each), the
+same comparison; target (issue 39): at most 1.2x the plain program's time per
+line.
 """
 
 from __future__ import annotations
@@ -69,6 +73,19 @@ def main() -> None:
     ratio = per_generic / per_plain
     print(f"full check per line: plain {per_plain:.1f} us ({plain_lines} lines), generic models {per_generic:.1f} us")
     print(f"  ({generic_lines} lines): {ratio:.2f}x; target <= 1.2x: {'meets' if ratio <= 1.2 else 'MISSES'}")
+
+    trait_src = generate(args.lines, traits=True)
+    assert not Analyzer().update(trait_src).diagnostics
+    trait_lines = trait_src.count("\n")
+    plain_t, trait_t = [], []
+    for _ in range(max(3, args.repeat // 5)):
+        plain_t += measure(lambda: Analyzer().update(src), 1)
+        trait_t += measure(lambda: Analyzer().update(trait_src), 1)
+    per_plain = summary(plain_t)["median_ms"] / plain_lines * 1000
+    per_trait = summary(trait_t)["median_ms"] / trait_lines * 1000
+    ratio = per_trait / per_plain
+    print(f"full check per line: plain {per_plain:.1f} us, code generic over models {per_trait:.1f} us")
+    print(f"  ({trait_lines} lines): {ratio:.2f}x; target <= 1.2x: {'meets' if ratio <= 1.2 else 'MISSES'}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ The program is a stack of models and the functions a user writes around them
 same mix of items as in real code. With --generic each block is written with
 models that take dims (a layer `Lin{i}[I, O, bias: Bool = True]` with a
 `forward` method, used twice as sub-models and applied as `self.fc1(x)`), as
-code written with the nn library is.
+code written with the nn library is. With --traits each block is generic
+code (issue 39): two models of a trait, and the loss, accuracy, train step
+and loop written once as functions generic over the trait, called for both.
 """
 
 from __future__ import annotations
@@ -118,8 +120,61 @@ fn run{i}(steps: Int) -> [] Float:
 """
 
 
-def generate(lines: int, generic: bool = False) -> str:
-    block = GENERIC_BLOCK if generic else BLOCK
+TRAIT_BLOCK = """\
+trait Classifier{i}:
+    fn forward(self, x: [b D], mode: Mode) -> [b C]
+
+model A{i}:
+    param w1: [D H] = normal(0.0, 0.02)
+    param b1: [H] = zeros
+    param w2: [H C] = xavier
+
+    fn forward(self, x: [b D], mode: Mode) -> [b C]:
+        h = dropout(relu(x @ self.w1 + self.b1), 0.1, mode)
+        return h @ self.w2
+
+model B{i}:
+    param w: [D C] = xavier
+    param b: [C] = zeros
+
+    fn forward(self, x: [b D], mode: Mode) -> [b C]:
+        return x @ self.w + self.b
+
+fn loss{i}[M: Classifier{i}](m: M, x: [b D], y: [b] Index[C], mode: Mode) -> [] NonNeg:
+    return cross_entropy(m(x, mode), y, over=C)
+
+fn accuracy{i}[M: Classifier{i}](m: M, x: [b D], y: [b] Index[C]) -> [] Float:
+    guess = argmax(m(x, Eval), over=C)
+    hits = where(guess == y, ones([b]), zeros([b]))
+    return mean(hits)
+
+fn train_step{i}[M: Classifier{i}](mut m: M, mut opt: Adam[M], x: [b D], y: [b] Index[C], step: Int) -> [] NonNeg:
+    l, g = value_and_grad(loss{i}, m, x, y, Train(seed=step))
+    opt.step(m, g)
+    return l
+
+fn run{i}[M: Classifier{i}](mut m: M, steps: Int) -> [] Float:
+    opt = Adam(m, lr=0.01)
+    x = randn([16 D], seed=1)
+    y = randint([16] Index[C], seed=2)
+    total = 0.0
+    for s in range(steps):
+        l = train_step{i}(m, opt, x, y, s)
+        total = total + l
+        if s % 10 == 0:
+            print("model", {i}, "step", s, "loss", l, accuracy{i}(m, x, y))
+    return total
+
+fn both{i}(steps: Int) -> [] Float:
+    a = A{i}.init(seed={i})
+    b = B{i}.init(seed={i})
+    return run{i}(a, steps) + run{i}(b, steps)
+
+"""
+
+
+def generate(lines: int, generic: bool = False, traits: bool = False) -> str:
+    block = TRAIT_BLOCK if traits else GENERIC_BLOCK if generic else BLOCK
     out = [HEADER]
     n = 0
     count = HEADER.count("\n")
@@ -135,8 +190,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=5000)
     ap.add_argument("--generic", action="store_true", help="blocks written with models that take dims")
+    ap.add_argument("--traits", action="store_true", help="blocks written with functions generic over a trait")
     args = ap.parse_args()
-    print(generate(args.lines, args.generic), end="")
+    print(generate(args.lines, args.generic, args.traits), end="")
 
 
 if __name__ == "__main__":
