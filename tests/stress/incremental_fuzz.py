@@ -193,6 +193,18 @@ SNIPPETS = [
     "    param w: [I (2*O)] = zeros if not bias\n",
     " if stride != 1 or Ci != Co",
     "Blk[D, C, stride=2]",
+    # lists of sub-models, walks, tied params, computed buffers (issue 39)
+    "    param layers: (Lin[D, D], Lin[D, C])\n",
+    "    param main: (nn.Linear[D, D], nn.ReLU, nn.Linear[D, C])\n",
+    "        for layer in self.layers:\n            x = layer(x)\n",
+    "self.main(x)",
+    "    for name, p in named_params(m, seed=1):\n        if ndim(p) >= 2:\n            p.init(xavier_uniform())\n",
+    "    for layer in modules(m, Lin, seed=2):\n        layer.w.init(normal(0.0, 0.02))\n",
+    "num_params(m)",
+    "    param head: [D C] = tied(w)\n",
+    " = tied(w)",
+    "    buffer mask: [D D] Bool = tril(ones([D D] Bool)), persistent=False\n",
+    ", persistent=False",
     # dims known only at run time (issue 25): readers that bind them, casts
     # that name them, Ints as sizes, Int parameters that size a fn's types,
     # subscripts anywhere and index assignment
