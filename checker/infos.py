@@ -134,7 +134,9 @@ class FnInfo:
     # is `self`); None for a top-level fn.
     owner: str | None = None
     # A method's model's options with their defaults, from the header of the
-    # model it is written in (a second model of the same name has its own)
+    # model it is written in (a second model of the same name has its own);
+    # for a top-level fn, the options it is generic over (`m: Transformer[E,
+    # flash=fl]`: fl, with the option's default), each a value in its body
     owner_options: tuple[tuple[str, bool | float | str], ...] = ()
     # What users of the function see (its fingerprint): made once, with the info
     # (slots keep a file of many small functions small; no cached_property).

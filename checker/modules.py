@@ -241,6 +241,7 @@ class Requalifier:
             info.decl,
             info.unbound,
             self.rename.get(info.owner, info.owner) if info.owner is not None else None,
+            info.owner_options,
         )
 
 

@@ -48,6 +48,11 @@ class TypeContext:
     # an Int variable, or a new name a cast or a reader's shape binds). It
     # returns None for a name it does not take.
     run_dim: Callable[[str, A.Span], T.Dim | None] | None = None
+    # In a top-level fn's signature: a Bool or Float option given a new name
+    # (`Transformer[E, flash=fl]`) binds it, as a new dim name does (the
+    # options the fn is generic over, with their defaults' kinds)
+    bind_options: bool = False
+    bound_options: dict[str, bool | float] = field(default_factory=dict)
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
@@ -350,6 +355,8 @@ class TypeContext:
             if value is None:
                 value = self._const_option(o, defaults[key])
             if value is None:
+                value = self._bind_option(o, defaults[key])
+            if value is None:
                 default = defaults[key]
                 found = self._not_generic_over_options(o, key, default)
                 if isinstance(default, bool):
@@ -402,6 +409,18 @@ class TypeContext:
         if value[0] in ("Int", "Float") and isinstance(value[1], (int, float)):
             return float(value[1])
         return None
+
+    def _bind_option(self, o: A.TypeOption, default: bool | float | str) -> T.OptionRef | None:
+        """`flash=fl` in a top-level fn's signature, `fl` a new name: the fn is
+        generic over that option, `fl` bound at each call from the argument."""
+        name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if not self.bind_options or name is None or isinstance(default, str) or "." in name:
+            return None
+        if name in self.generics or name in self.option_vars or self.kind(name) is not None:
+            return None
+        self.bound_options[name] = default
+        self.option_vars[name] = default
+        return T.OptionRef(name, default)
 
     def _not_generic_over_options(self, o: A.TypeOption, key: str, default: bool | float | str) -> str:
         """Why a name that means nothing here is no option value: in a

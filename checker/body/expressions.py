@@ -302,7 +302,7 @@ class ExpressionRules(EngineBase):
                 self.diags.append(
                     C.E0914.at(
                         e.name.span,
-                        owner=f"{obj} (self, any instance)",
+                        owner=f"{obj} (self, any instance)" if obj.generic else str(obj),
                         name=name,
                         cond=f"{cond}; read it under {test}",
                     )
@@ -509,12 +509,15 @@ class ExpressionRules(EngineBase):
         """For types written in the body (casts, shapes, over= dims); with
         `ints`, an Int variable is a size (`zeros([n D])`)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
+        # a top-level fn's options (`flash=fl`) are given on as a model's own are
+        generic = {k: v for k, v in self.fn.owner_options if not isinstance(v, str)} if self.fn.owner is None else {}
         return TypeContext(
             self.g.names,
             "body",
             list(self.fn.generics),
             silent=self.fn.unbound,
             elem_vars=elems,
+            option_vars=generic,
             run_dim=self.lookup_run_dim if ints else self.lookup_named_run_dim,
         )
 
