@@ -44,6 +44,7 @@ E0925 = _code(
         "takes_no_dims": "takes no dims, found {name}[...]",
         "no_options": "takes no options (they were chosen where it is declared), found {option}=",
         "param_twice": "names its dim {dim} twice",
+        "type_for_dim": "takes dims (a name, a number or (dim arithmetic)), found the type {type}",
     },
 )
 

@@ -103,6 +103,8 @@ class Compiler:
         # What `from m import x as y` binds, for Python users of the module
         # (Quiver code names the definition itself).
         for written, q in sorted(g.names.aliases.items()):
+            if g.names.kinds.get(written) == "alias" and _class_alias(g.names.alias_sigs.get(q)) is None:
+                continue  # a type alias of no model instance: a type only, nothing at run time
             if "." not in written and "." in q:
                 w.emit(0, f"{py_name(written)} = {py_name(q)}")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
@@ -119,6 +121,11 @@ class Compiler:
         for item in items:
             if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
                 self.model_and_parts(g.models[item.name.text], done)
+        for item in items:  # an alias of a model instance's type: that instance's class, for Python
+            made = _class_alias(g.names.alias_sigs.get(item.name.text)) if isinstance(item, A.TypeAlias) else None
+            if made is not None and g.names.first.get(item.name.text) is item:
+                w.emit(0, "")
+                w.emit(0, f"{py_name(item.name.text)} = {self.model_class(made.name, made.dims, made.options)}")
         for item in items:
             if isinstance(item, (A.FnDecl, A.ExternDecl)) and g.names.first.get(item.name.text) is item:
                 info = g.fns[item.name.text]
@@ -438,6 +445,14 @@ class Compiler:
             w.emit(1, "if rt.checks.enabled:", at)
             w.emit(2, f"{sig}.check({params})", at)
             w.emit(1, f"return {body_ident}({params})")  # not a line of the program: no .qv location
+
+
+def _class_alias(sig) -> T.ModelT | None:
+    """The model instance a type alias that takes no dims stands for (`type
+    Gcn = GCN[FIN, H, C, use_bias=False]`), whose class the module defines."""
+    if sig is None or sig.broken or sig.params or not isinstance(sig.type, T.ModelT):
+        return None
+    return sig.type
 
 
 def _option_refs(t: T.ModelT) -> bool:

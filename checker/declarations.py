@@ -20,6 +20,7 @@ from . import ast as A
 from . import catalog as C
 from . import types as T
 from .diagnostics import LocalDiagnostic, SymbolRef
+from .aliases import declare_alias
 from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
 from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance
@@ -79,6 +80,8 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
         return _declare_dim(item, names)
     if isinstance(item, A.ConstDecl):
         return declare_const(item, names)
+    if isinstance(item, A.TypeAlias):
+        return declare_alias(item, names)
     if isinstance(item, A.ModelDecl):
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):

@@ -42,6 +42,7 @@ _PUNCT = {
 _KEYWORDS = {
     "DIM": "dim",
     "CONST": "const",
+    "TYPE": "type",
     "MODEL": "model",
     "PARAM": "param",
     "BUFFER": "buffer",

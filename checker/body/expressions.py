@@ -207,7 +207,23 @@ class ExpressionRules(EngineBase):
         if kind in ("module", "package"):
             self.refs[node] = Ref("module", written)
             return T.ModuleT(written)
+        if kind == "alias":
+            return self.alias_value(node, written, name)
         return T.UNKNOWN  # a broken item or import: its errors are reported there
+
+    def alias_value(self, node: A.Node, written: str, name: str) -> T.Type:
+        """A type alias as a value: one of a model's type that takes no dims
+        is that model instance's class (`Gcn.init(seed=0)`); any other alias
+        is a type only."""
+        sig = self.g.names.alias_sigs.get(name)
+        if sig is None or sig.broken:
+            return T.UNKNOWN  # reported at the alias
+        t = sig.type
+        if isinstance(t, T.ModelT) and not sig.params:
+            self.refs[node] = Ref("model", t.name)
+            return T.ModelClassT(t.name, t.dims, t.options, applied=bool(t.dims or t.options) or t.name not in self.g.names.model_sigs)
+        self.diags.append(C.E0110.at(node.span, name=written, kind="a type alias", use="a value"))
+        return T.UNKNOWN
 
     def module_member(self, e: A.Field, module: T.ModuleT) -> T.Type:
         """`layers.forward`, `nn.layers`: a name through an imported module."""

@@ -104,6 +104,12 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return _describe_module(analysis, sym.name)
     if sym.kind == "option":
         return _describe_option(analysis, sym.scope or "", sym.name)
+    if sym.kind == "alias":  # what it stands for
+        sig = g.names.alias_sigs.get(sym.name)
+        if sig is None or sig.broken:
+            return _code(f"type {sym.name}")
+        params = f"[{', '.join(sig.params)}]" if sig.params else ""
+        return _code(f"type {sym.name}{params} = {sig.type}")
     if sym.kind == "method":
         m = MODEL_METHODS.get(sym.name)
         if m is None:
