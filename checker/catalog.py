@@ -2289,9 +2289,12 @@ E0911 = _code(
     DType option as a float element type (`dtype=f64`); a Bool or Float option
     may also be given a constant of its kind (`eps=NORM_EPS`). They decide which of
     its members exist and what their types are, so they are part of the type
-    and known when the program is checked: a function is not generic over
-    them as it is over dims, so `fn f(blk: Block[E, bias=bias])` gives no
-    value (only a model's members pass its own options on, `bias=bias`). A dim
+    and known when the program is checked. A top-level function may be
+    generic over a Bool or Float option as it is over dims: a new name
+    there (`fn f(blk: Block[E, bias=b])`) is bound at each call from the
+    model given, and is a value in the body (`if b:`). A method or an
+    extern fn is not, nor is any fn over a DType option; a model's members
+    pass its own options on (`bias=bias`). A dim
     with a default may also be given by name (`Conv2d[C, 8, 3, stride=2]`).
     """,
     """
@@ -2323,9 +2326,9 @@ E0911 = _code(
         "wants_number": "takes a number for its option {option}{found}",
         "found_constant": ", found '{name}', {kind} constant",
         "options_not_generic": (
-            ", found '{name}': a function is not generic over a model's options as it is over dims; its types give "
-            "each option a value ({option}={example}), and only a model's own members pass its options on "
-            "({option}={option})"
+            ", found '{name}': only a top-level fn is generic over a model's Bool and Float options (a new name "
+            "there, `{option}=v`, is bound at each call); here give it a value ({option}={example}), or in a "
+            "model's members its own option ({option}={option})"
         ),
         "option_twice": "takes its option {option} once",
     },

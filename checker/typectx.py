@@ -525,7 +525,8 @@ class TypeContext:
             per_example = True
         elif (kind := self.kind(name, e.name.span)) in ("model", "alias"):
             if kind == "alias" and not isinstance(self._alias_type(name), T.ModelT):
-                return None  # an alias of another type: not an element type (E0309)
+                # reported at the alias; an alias of another type is no element type
+                return T.UNKNOWN if self._alias_type(name) is None else None
             model = (self.model if kind == "model" else self.alias)(e.name, e.args, e.options, e.span)
             if not isinstance(model, T.ModelT):
                 return T.UNKNOWN
