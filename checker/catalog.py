@@ -3560,17 +3560,17 @@ E0421 = _code(
         log(0, x=mean(x))
     """,
 )
-# parameter defaults, main's command-line parameters, constants, f-strings
+# type aliases and fns generic over options; parameter defaults, main's
+# command-line parameters, constants, f-strings
+from .catalog_aliases import E0925 as E0925  # noqa: E402
+from .catalog_aliases import E0926 as E0926  # noqa: E402
+from .catalog_aliases import E0927 as E0927  # noqa: E402
 from .catalog_args import E0013 as E0013  # noqa: E402
 from .catalog_args import E0118 as E0118  # noqa: E402
 from .catalog_args import E0312 as E0312  # noqa: E402
 from .catalog_args import E0416 as E0416  # noqa: E402
 from .catalog_args import E0417 as E0417  # noqa: E402
 from .catalog_args import W0403 as W0403  # noqa: E402
-# type aliases, functions generic over a model's options
-from .catalog_aliases import E0925 as E0925  # noqa: E402
-from .catalog_aliases import E0926 as E0926  # noqa: E402
-from .catalog_aliases import E0927 as E0927  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -122,8 +122,10 @@ class Compiler:
             if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
                 self.model_and_parts(g.models[item.name.text], done)
         for item in items:  # an alias of a model instance's type: that instance's class, for Python
-            made = _class_alias(g.names.alias_sigs.get(item.name.text)) if isinstance(item, A.TypeAlias) else None
-            if made is not None and g.names.first.get(item.name.text) is item:
+            if not isinstance(item, A.TypeAlias) or g.names.first.get(item.name.text) is not item:
+                continue
+            made = _class_alias(g.names.alias_sigs.get(item.name.text))
+            if made is not None:
                 w.emit(0, "")
                 w.emit(0, f"{py_name(item.name.text)} = {self.model_class(made.name, made.dims, made.options)}")
         for item in items:

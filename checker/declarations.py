@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from . import ast as A
 from . import catalog as C
 from . import types as T
-from .diagnostics import LocalDiagnostic, SymbolRef
 from .aliases import declare_alias
+from .diagnostics import LocalDiagnostic, SymbolRef
 from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
 from .model_decl import DEVICES, RESERVED_FIELDS, declare_model, instance

@@ -288,31 +288,37 @@ class AliasSig:
         return _subst(self.type, dict(zip(self.params, dims)))
 
 
-def _subst(t, env: dict[str, T.Dim]):
-    """`t` (a type, a dim, an element type) with the alias's dims replaced."""
-    if isinstance(t, T.DimVar):
-        return env.get(t.name, t)
-    if isinstance(t, T.DimExpr):
-        names = DX.generics(t.poly) & env.keys()
-        polys = {n: T.dim_poly(env[n]) for n in names}
+def _subst_dim(d: T.Dim, env: dict[str, T.Dim]) -> T.Dim:
+    """A dim with the alias's dims replaced."""
+    if isinstance(d, T.DimVar):
+        return env.get(d.name, d)
+    if isinstance(d, T.DimExpr):
+        names = DX.generics(d.poly) & env.keys()
         if not names:
-            return t
+            return d
+        polys = {n: T.dim_poly(env[n]) for n in names}
         if any(p is None for p in polys.values()):
             return T.DimUnknown()
-        p = DX.substitute(t.poly, polys)  # type: ignore[arg-type]
-        return T.substituted(t, {n: env[n] for n in names}, p) if p is not None else T.DimUnknown()
-    if isinstance(t, T.Elem):
-        return T.Elem(t.dtype, t.refine, _subst(t.index, env)) if t.index is not None else t
+        p = DX.substitute(d.poly, polys)  # type: ignore[arg-type]
+        return T.substituted(d, {n: env[n] for n in names}, p) if p is not None else T.DimUnknown()
+    return d
+
+
+def _subst(t: T.Type, env: dict[str, T.Dim]) -> T.Type:
+    """A type with the alias's dims replaced."""
     if isinstance(t, T.TensorT):
-        return T.TensorT(tuple(_subst(d, env) for d in t.dims), _subst(t.elem, env))
+        elem = t.elem
+        if elem.index is not None:
+            elem = T.Elem(elem.dtype, elem.refine, _subst_dim(elem.index, env))
+        return T.TensorT(tuple(_subst_dim(d, env) for d in t.dims), elem)
     if isinstance(t, T.TupleT):
         return T.TupleT(tuple(_subst(x, env) for x in t.items))
     if isinstance(t, T.StackT):
-        return T.StackT(_subst(t.dim, env), _subst(t.item, env), t.per_example)
+        return T.StackT(_subst_dim(t.dim, env), _subst(t.item, env), t.per_example)
     if isinstance(t, (T.ModelT, T.GradT, T.OptimT)):
-        return dataclasses.replace(t, dims=tuple(_subst(d, env) for d in t.dims))
+        return dataclasses.replace(t, dims=tuple(_subst_dim(d, env) for d in t.dims))
     if isinstance(t, T.VocabT):
-        return T.VocabT(_subst(t.index, env))
+        return T.VocabT(_subst_dim(t.index, env))
     return t
 
 

@@ -424,6 +424,8 @@ def _bind_options(p: T.ModelT, a: T.ModelT, bindings: Bindings) -> bool:
     for k, v in p.options:
         if isinstance(v, T.OptionRef) and v.name in generic:
             got = given.get(k, v.default)
+            if isinstance(got, str):  # (a DType option is never bound so)
+                return False
             earlier = bindings.options.get(v.name, bound.get(v.name))
             if earlier is not None and earlier != got:
                 return False

@@ -435,7 +435,7 @@ class TypeContext:
         return sig.type if sig is not None and not sig.broken else None
 
     def _model_kind(self, t: A.NamedType) -> str | None:
-        """"model" or "alias" for a model's name or an alias of a model's type
+        """ "model" or "alias" for a model's name or an alias of a model's type
         (`Grad[Gcn]`, `Adam[Gcn]`), else None."""
         kind = self.kind(t.name.text)
         if kind == "model" or kind == "alias" and isinstance(self._alias_type(t.name.text), T.ModelT):

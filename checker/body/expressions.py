@@ -221,7 +221,9 @@ class ExpressionRules(EngineBase):
         t = sig.type
         if isinstance(t, T.ModelT) and not sig.params:
             self.refs[node] = Ref("model", t.name)
-            return T.ModelClassT(t.name, t.dims, t.options, applied=bool(t.dims or t.options) or t.name not in self.g.names.model_sigs)
+            return T.ModelClassT(
+                t.name, t.dims, t.options, applied=bool(t.dims or t.options) or t.name not in self.g.names.model_sigs
+            )
         self.diags.append(C.E0110.at(node.span, name=written, kind="a type alias", use="a value"))
         return T.UNKNOWN
 
@@ -526,7 +528,9 @@ class ExpressionRules(EngineBase):
         `ints`, an Int variable is a size (`zeros([n D])`)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
         # a top-level fn's options (`flash=fl`) are given on as a model's own are
-        generic = {k: v for k, v in self.fn.owner_options if not isinstance(v, str)} if self.fn.owner is None else {}
+        generic: dict[str, bool | float] = {}
+        if self.fn.owner is None:  # (a top-level fn's: Bool and Float only)
+            generic = {k: v for k, v in self.fn.owner_options if not isinstance(v, str)}
         return TypeContext(
             self.g.names,
             "body",

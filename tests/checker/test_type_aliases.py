@@ -61,7 +61,9 @@ fn main():
 
 def test_an_alias_is_the_type_it_stands_for() -> None:
     # a message names the type (the alias's expansion), as a hover does
-    src = GCN + "\nfn f(m: Gcn) -> [C]:\n    return zeros([C])\n\nfn main():\n    print(f(GCN[FIN, H, C].init(seed=0)))\n"
+    src = (
+        GCN + "\nfn f(m: Gcn) -> [C]:\n    return zeros([C])\n\nfn main():\n    print(f(GCN[FIN, H, C].init(seed=0)))\n"
+    )
     assert spanned(src) == [
         (
             "E0904",
