@@ -2331,6 +2331,7 @@ E0911 = _code(
             "model's members its own option ({option}={option})"
         ),
         "option_twice": "takes its option {option} once",
+        "found_option_value": ", found '{name}', which this fn binds to a {kind} option",
     },
 )
 

@@ -139,7 +139,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             ctx.diagnostics.append(C.E0206.at(span, name=g))
         if unbound:
             ret = _forget_dims(ret, set(unbound))
-    for name in ctx.bound_options:
+    for name in ctx.bound_options if not ctx.diagnostics else ():  # (one mistake, one diagnostic)
         if not any(_binds_option(p.type, name) for p in params):
             span = _first_option_span(item, name)
             ctx.diagnostics.append(C.E0927.at(span, name=name))

@@ -124,6 +124,9 @@ class TypeContext:
                     )
             self.diagnostics.append(C.E0211.at(d.span, name=name, kind=what, why=why))
             return T.DimUnknown()
+        if name in self.bound_options:  # `m: M[flash=fl], x: [fl]`: a Bool or a Float
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind="an option's value", why=""))
+            return T.DimUnknown()
         if self.where == "signature" and "." not in name:  # `layers.X` is never generic
             if name not in self.generics:
                 self.generics.append(name)
@@ -480,6 +483,9 @@ class TypeContext:
         function's signature (`fn f(blk: Block[E, bias=bias])`), no option
         is generic, as a dim may be."""
         name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is not None and name in self.bound_options:  # `flash=fl, eps=fl`
+            kind = "Bool" if isinstance(self.bound_options[name], bool) else "Float"
+            return C.E0911.say("found_option_value", name=name, kind=kind)
         if name is not None and self.kind(name) == "const":
             # a constant of another kind than the option's: say which (`bias=ONE`, an Int)
             value = self.names.const_values.get(name)

@@ -229,3 +229,18 @@ fn main():
 #                 ^ E0904: argument 'b' of both: expected Net[E], found model Net[E, flash=True]
 """
     )
+
+
+def test_an_option_value_is_neither_a_dim_nor_an_option_of_another_kind() -> None:
+    check_annotated(
+        NET
+        + """
+fn f(m: Net[E, flash=fl], x: [fl]) -> [E]:
+#                             ^^ E0211: 'fl' is an option's value, not a dim
+    return m.w
+
+fn g(m: Net[E, flash=fl, eps=fl]) -> [E]:
+#                        ^^^^^^ E0911: Net takes a number for its option eps, found 'fl', which this fn binds to a Bool option
+    return m.w
+"""
+    )

@@ -67,6 +67,17 @@ _ITEM_NAME = re.compile(r"^(dim|model|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9_]*)",
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
+    # type aliases and fns generic over a model's options (issue 39)
+    "type A = Mlp\n",
+    "type A = [b D]\n",
+    "type T2[i] = [i C] f32\n",
+    "type B = A\n",
+    "type A = B\n",
+    "fn ua(m: A, g: Grad[A], x: T2[D]) -> [D C]:\n    return x\n",
+    "A.init(seed=0)",
+    "T2[D]",
+    "fn fo(m: Lin[D, C, bias=fl]) -> [C]:\n    if fl:\n        return m.b\n    return zeros([C])\n",
+    ", bias=fl",
     # constants, parameter defaults and f-strings (issue 26)
     "const LR = 3e-4\n",
     "const C = 2.5\n",
@@ -454,6 +465,9 @@ PROJECT = {
     ),
 }
 PROJECT_SNIPPETS = [
+    "type L4 = Lin[4, H, bias=False]\n",
+    "fn ul(l: layers.L4) -> [layers.H]:\n    return zeros([layers.H])\n",
+    "from layers import L4\n",
     "const H = 6\n",
     "from layers import H\n",
     "layers.LR",
