@@ -61,21 +61,21 @@ def resolve_aliases(items: list[A.Item], names: Names) -> None:
 def declare_alias(item: A.TypeAlias, names: Names) -> Declared:
     """An alias's diagnostics: the cycle it is defined through (at the first
     alias of the cycle the file declares), or the problems of its type."""
+    # (a second alias of the name, E0104, is declared as any duplicate item is)
     sig = names.alias_sigs.get(item.name.text)
-    if names.first.get(item.name.text) is not item:
-        return Declared(None, ())  # a second item of its name (E0104, reported by the names)
+    own = frozenset({item.name.text})  # whether it is on a cycle is what its name means
     if sig is not None and sig.cycle:
         shown = " -> ".join([*sig.cycle, sig.cycle[0]])
         first = min(sig.cycle, key=lambda n: _start(names, n))
         diags = [C.E0926.at(item.name.span, name=item.name.text, cycle=shown)] if first == item.name.text else []
-        return Declared(None, tuple(diags), frozenset(sig.cycle))
+        return Declared(None, tuple(diags), frozenset(sig.cycle) | own)
     twice = _params_twice(item)
     if twice is not None:
         problem = C.E0925.say("param_twice", dim=twice.text)
-        return Declared(None, (C.E0925.at(twice.span, name=item.name.text, problem=problem),))
+        return Declared(None, (C.E0925.at(twice.span, name=item.name.text, problem=problem),), own)
     ctx = _context(item, names)
     ctx.resolve(item.target)
-    return Declared(None, tuple(ctx.diagnostics), frozenset(ctx.lookups))
+    return Declared(None, tuple(ctx.diagnostics), frozenset(ctx.lookups) | own)
 
 
 def _context(item: A.TypeAlias, names: Names) -> TypeContext:
