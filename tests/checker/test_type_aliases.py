@@ -244,3 +244,22 @@ fn g(m: Net[E, flash=fl, eps=fl]) -> [E]:
     return m.w
 """
     )
+
+
+def test_an_alias_is_a_model_member_and_a_stack_of_them() -> None:
+    src = (
+        GCN
+        + """
+model Pair:
+    param a: Gcn
+    param more: [L] Gcn
+    param c: Lin[C, 2]
+
+    fn forward(self, x: [8 FIN]) -> [8 C]:
+        h = x @ self.a.w1 @ self.a.w2
+        for g in self.more:
+            h = h + x @ g.w1 @ g.w2
+        return h
+"""
+    )
+    assert spanned(src) == []
