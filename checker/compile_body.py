@@ -393,7 +393,7 @@ class _FnCompiler:
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
             return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
-        if ref is not None and ref.kind == "option" and ref.owner is not None:  # `bias` in a method
+        if ref is not None and ref.kind == "option" and self.fn.owner is not None:  # `bias` in a method
             return f"self._qv_opt_{e.name}"
         if ref is not None and ref.kind == "size":  # a run-time dim's size: `randperm(n, seed=0)`
             return self.run_size(T.DimRun(ref.name))

@@ -149,7 +149,8 @@ class ExpressionRules(EngineBase):
             self.refs[e] = Ref("size", self.run_dims[e.name].key, self.fn.name)
             return T.NumberT("Int", True)
         if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
-            self.refs[e] = Ref("option", e.name, self.fn.owner)
+            # (of a top-level fn generic over it, `flash=fl`: the fn's)
+            self.refs[e] = Ref("option", e.name, self.fn.owner if self.fn.owner is not None else self.fn.name)
             default = self.model_options[e.name]
             if isinstance(default, str):  # a DType option: an element type, as in `zeros([b H] dtype)`
                 self.diags.append(

@@ -119,7 +119,13 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
 
 
 def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | None:
-    """An option of a model: its type and default, and what it decides."""
+    """An option of a model: its type and default, and what it decides; in
+    a fn generic over options (`m: Net[E, flash=fl]`), the value it binds."""
+    fn = analysis.globals.fns.get(model_name)
+    if fn is not None and fn.owner is None and name in dict(fn.owner_options):
+        word = "Bool" if isinstance(dict(fn.owner_options)[name], bool) else "Float"
+        text = _code(f"(option value) {name}: {word}")
+        return text + f"\n\nBound at each call of `{fn.name}` to the option of the model given."
     model = analysis.globals.models.get(model_name)
     default = dict(model.options).get(name) if model is not None else None
     if model is None or default is None:

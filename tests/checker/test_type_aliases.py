@@ -263,3 +263,11 @@ model Pair:
 """
     )
     assert spanned(src) == []
+
+
+def test_hover_on_an_option_value_of_a_fn() -> None:
+    src = NET + "\nfn f(m: Net[E, flash=fl]) -> Bool:\n    return not fl\n"
+    h = ide.hover(check_text(src), src.rindex("not fl") + 4)
+    assert h is not None
+    assert "(option value) fl: Bool" in h.markdown
+    assert "Bound at each call of `f`" in h.markdown
