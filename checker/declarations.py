@@ -165,6 +165,8 @@ class Globals:
         if kind in ("fn", "extern"):
             fn = self.fns.get(name)
             return (fn.interface if fn is not None else None, alias)
+        if kind == "alias":  # what it stands for
+            return ("alias", self.names.alias_sigs.get(self.names.canonical(name)), alias)
         return (kind, alias)
 
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:

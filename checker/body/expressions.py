@@ -221,6 +221,7 @@ class ExpressionRules(EngineBase):
             return T.UNKNOWN  # reported at the alias
         t = sig.type
         if isinstance(t, T.ModelT) and not sig.params:
+            self.global_kind(t.name)  # (the body depends on the model too, as if it were written)
             self.refs[node] = Ref("model", t.name)
             return T.ModelClassT(
                 t.name, t.dims, t.options, applied=bool(t.dims or t.options) or t.name not in self.g.names.model_sigs

@@ -75,6 +75,8 @@ SNIPPETS = [
     "type A = B\n",
     "fn ua(m: A, g: Grad[A], x: T2[D]) -> [D C]:\n    return x\n",
     "A.init(seed=0)",
+    "    z = A.init(seed=0).w1\n",
+    " as T2[D]",
     "T2[D]",
     "fn fo(m: Lin[D, C, bias=fl]) -> [C]:\n    if fl:\n        return m.b\n    return zeros([C])\n",
     ", bias=fl",
