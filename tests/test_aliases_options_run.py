@@ -106,6 +106,10 @@ model GCN[I, HID, O, use_bias: Bool = True, dropout_p: Float = 0.5]:
         return log_softmax(self.gc2(h, adj), over=O)
 
 type Gcn = GCN[FIN, H, C, use_bias=False, dropout_p=0.5]
+type Layer[i, o] = GraphConv[i, o, use_bias=False]
+
+fn layer(x: [N i], seed: Int) -> Layer[i, H]:
+    return Layer[i, H].init(seed=seed)
 
 fn make(seed: Int) -> Gcn:
     return Gcn.init(seed=seed)
@@ -198,6 +202,9 @@ def test_a_gcn_written_through_its_alias_trains_as_torch(gcn) -> None:
     assert type(m) is gcn.Gcn  # the alias is the instance's class, for Python
     assert type(m) is gcn.GCN.of(5, 6, 3, use_bias=False)
     assert list(m.state_dict()) == ["gc1.weight", "gc2.weight"]
+    made = gcn.layer(torch.zeros(7, 5), 3)  # an alias that takes dims, given them in a body
+    assert type(made) is gcn.GraphConv.of(5, 6, use_bias=False)
+    assert torch.equal(made.weight, gcn.GraphConv.of(5, 6, use_bias=False).init(seed=3).weight)
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(7, 5, generator=gen)
     a = (torch.rand(7, 7, generator=gen) > 0.6).float() + torch.eye(7)
