@@ -206,6 +206,8 @@ def _typed_node(
             break
     else:
         return None
+    if isinstance(item, A.TypeAlias):  # `type Lin[i, o] = Linear[i, o, bias=False]`: its own dims
+        return n, "alias", tuple(p.text for p in item.params)
     if isinstance(item, A.ModelDecl):
         model = analysis.globals.models.get(item.name.text)
         dims = model.dims if model is not None else ()

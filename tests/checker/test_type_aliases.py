@@ -271,3 +271,11 @@ def test_hover_on_an_option_value_of_a_fn() -> None:
     assert h is not None
     assert "(option value) fl: Bool" in h.markdown
     assert "Bound at each call of `f`" in h.markdown
+
+
+def test_hover_on_the_model_an_alias_names() -> None:
+    src = GCN + "\nfn f(m: Gcn) -> [C]:\n    return zeros([C])\n"
+    a = check_text(src)
+    for probe in ("GCN[FIN, H, C, use", "GCN[i, i, o"):
+        h = ide.hover(a, src.index(probe) + 1)
+        assert h is not None and "GCN" in h.markdown
