@@ -466,6 +466,16 @@ class ConstDecl(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
+class TypeAlias(Node):
+    """`type Gcn = GCN[FIN, H, C, use_bias=False]`; with the dims it takes,
+    `type Lin[i, o] = Linear[i, o, bias=False]`: a name for a type."""
+
+    name: Ident
+    params: tuple[Ident, ...]
+    target: TypeExpr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
 class MemberOption(Node):
     """`, persistent=False` after a member's initializer: a keyword and its value."""
 
@@ -603,11 +613,13 @@ class BrokenItem(Node):
     """An item whose header did not parse. Its kind and name, when they can be
     read, are kept so that references to it elsewhere stay silent."""
 
-    kind: str | None  # "dim", "const", "model", "trait", "fn", "extern" or None
+    kind: str | None  # "dim", "const", "type", "model", "trait", "fn", "extern" or None
     name: Ident | None
 
 
-Item = DimDecl | ConstDecl | ModelDecl | TraitDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
+Item = (
+    DimDecl | ConstDecl | TypeAlias | ModelDecl | TraitDecl | FnDecl | ExternDecl | ImportDecl | FromImport | BrokenItem
+)
 
 
 def same_path(a: Node, b: Node) -> bool:

@@ -2290,9 +2290,12 @@ E0911 = _code(
     DType option as a float element type (`dtype=f64`); a Bool or Float option
     may also be given a constant of its kind (`eps=NORM_EPS`). They decide which of
     its members exist and what their types are, so they are part of the type
-    and known when the program is checked: a function is not generic over
-    them as it is over dims, so `fn f(blk: Block[E, bias=bias])` gives no
-    value (only a model's members pass its own options on, `bias=bias`). A dim
+    and known when the program is checked. A top-level function may be
+    generic over a Bool or Float option as it is over dims: a new name
+    there (`fn f(blk: Block[E, bias=b])`) is bound at each call from the
+    model given, and is a value in the body (`if b:`). A method or an
+    extern fn is not, nor is any fn over a DType option; a model's members
+    pass its own options on (`bias=bias`). A dim
     with a default may also be given by name (`Conv2d[C, 8, 3, stride=2]`).
     """,
     """
@@ -2324,11 +2327,12 @@ E0911 = _code(
         "wants_number": "takes a number for its option {option}{found}",
         "found_constant": ", found '{name}', {kind} constant",
         "options_not_generic": (
-            ", found '{name}': a function is not generic over a model's options as it is over dims; its types give "
-            "each option a value ({option}={example}), and only a model's own members pass its options on "
-            "({option}={option})"
+            ", found '{name}': only a top-level fn is generic over a model's Bool and Float options (a new name "
+            "there, `{option}=v`, is bound at each call); here give it a value ({option}={example}), or in a "
+            "model's members its own option ({option}={option})"
         ),
         "option_twice": "takes its option {option} once",
+        "found_option_value": ", found '{name}', which this fn binds to a {kind} option",
     },
 )
 
@@ -3559,7 +3563,11 @@ E0421 = _code(
         log(0, x=mean(x))
     """,
 )
-# parameter defaults, main's command-line parameters, constants, f-strings
+# type aliases and fns generic over options; parameter defaults, main's
+# command-line parameters, constants, f-strings
+from .catalog_aliases import E0925 as E0925  # noqa: E402
+from .catalog_aliases import E0926 as E0926  # noqa: E402
+from .catalog_aliases import E0927 as E0927  # noqa: E402
 from .catalog_args import E0013 as E0013  # noqa: E402
 from .catalog_args import E0118 as E0118  # noqa: E402
 from .catalog_args import E0312 as E0312  # noqa: E402
@@ -3571,20 +3579,24 @@ from .catalog_args import W0403 as W0403  # noqa: E402
 from .catalog_buffers import E0928 as E0928  # noqa: E402
 from .catalog_buffers import E0929 as E0929  # noqa: E402
 from .catalog_buffers import E0930 as E0930  # noqa: E402
+
 # lists of sub-models (nn.ModuleList, nn.Sequential)
 from .catalog_lists import E0938 as E0938  # noqa: E402
 from .catalog_lists import E0939 as E0939  # noqa: E402
 from .catalog_lists import E0940 as E0940  # noqa: E402
+
 # members' conditions over dims and options, same-name members
 from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402
 from .catalog_presence import E0933 as E0933  # noqa: E402
+
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402
 from .catalog_traits import E0921 as E0921  # noqa: E402
 from .catalog_traits import E0922 as E0922  # noqa: E402
 from .catalog_traits import E0923 as E0923  # noqa: E402
 from .catalog_traits import E0924 as E0924  # noqa: E402
+
 # walks over a model: named_params, modules, num_params, p.init(...)
 from .catalog_walks import E0934 as E0934  # noqa: E402
 from .catalog_walks import E0935 as E0935  # noqa: E402

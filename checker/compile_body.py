@@ -40,6 +40,9 @@ class _FnCompiler:
         self._loops = 0  # loops around the statement being written
         self.result_check = result_check  # the rt.ResultCheck of the fn's result, if it has one
         self.generic_sizes: set[str] = set()  # generic dims the body has as locals (read from arguments)
+        # an option of a model type in the body (`Net[E, flash=fl]`): a method
+        # reads the instance's (`self._qv_opt_flash`); a fn generic over it, its local
+        self.option_where = "factory" if fn.owner is None else "method"
         # run-time dims whose sizes the values that bind them record in `_qd`
         self.bound_run_keys = {k for binds in body.run_binds.values() for k, _, _ in binds}
         # each key's name in `_qd`: the dim's name, numbered in the order they are
@@ -342,7 +345,7 @@ class _FnCompiler:
         if isinstance(e, A.Index):
             t = self.type_of(e)
             if isinstance(t, T.ModelClassT):  # Linear[D, H]: the class of that instance
-                return self.c.model_class(t.name, t.dims, t.options), 16
+                return self.c.model_class(t.name, t.dims, t.options, self.option_where), 16
             return f"{self.expr(e.value, 16)}[{self.subscripts(e.index)}]", 16
         if isinstance(e, A.Cast):
             return self.cast(e), 16
@@ -391,7 +394,7 @@ class _FnCompiler:
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
             return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
-        if ref is not None and ref.kind == "option":  # `bias` in a method: the instance's option
+        if ref is not None and ref.kind == "option" and self.fn.owner is not None:  # `bias` in a method
             return f"self._qv_opt_{e.name}"
         if ref is not None and ref.kind == "size":  # a run-time dim's size: `randperm(n, seed=0)`
             return self.run_size(T.DimRun(ref.name))
@@ -513,7 +516,7 @@ class _FnCompiler:
                 # nn.Dropout.init(seed=0), a model that takes only dims with defaults: that instance's class
                 info = self.c.a.globals.models.get(made.name)
                 if info is not None and info.takes:
-                    return f"{self.c.model_class(made.name, made.dims, made.options)}.{func.name.text}({rendered})"
+                    return f"{self.c.model_class(made.name, made.dims, made.options, self.option_where)}.{func.name.text}({rendered})"
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
@@ -545,7 +548,7 @@ class _FnCompiler:
             model = (
                 self.type_param_class(result.model)
                 if result.bound
-                else self.c.model_class(result.model, result.dims, result.options)
+                else self.c.model_class(result.model, result.dims, result.options, self.option_where)
             )
             seed = [f"seed={self.expr(v)}" for k, v in args if k == "seed"]
             return f"rt.{b.grad_runtime}(" + ", ".join([model, *seed]) + ")"

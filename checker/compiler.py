@@ -30,6 +30,7 @@ from .compile_body import _FnCompiler
 from .compile_names import (
     CompileError,
     _number_text,
+    attr,
     dim_py,
     elem_expr,
     fn_ident,
@@ -105,6 +106,8 @@ class Compiler:
         # What `from m import x as y` binds, for Python users of the module
         # (Quiver code names the definition itself).
         for written, q in sorted(g.names.aliases.items()):
+            if g.names.kinds.get(written) == "alias" and _class_alias(g.names.alias_sigs.get(q)) is None:
+                continue  # a type alias of no model instance: a type only, nothing at run time
             if "." not in written and "." in q and g.names.kind(q) != "trait":  # (a trait is nothing at run time)
                 w.emit(0, f"{py_name(written)} = {py_name(q)}")
         items = [s.item for s in self.a.parsed.slots if s.item is not None]
@@ -121,6 +124,13 @@ class Compiler:
         for item in items:
             if isinstance(item, A.ModelDecl) and g.names.first.get(item.name.text) is item:
                 self.model_and_parts(g.models[item.name.text], done)
+        for item in items:  # an alias of a model instance's type: that instance's class, for Python
+            if not isinstance(item, A.TypeAlias) or g.names.first.get(item.name.text) is not item:
+                continue
+            made = _class_alias(g.names.alias_sigs.get(item.name.text))
+            if made is not None:
+                w.emit(0, "")
+                w.emit(0, f"{py_name(item.name.text)} = {self.model_class(made.name, made.dims, made.options)}")
         for item in items:
             if isinstance(item, (A.FnDecl, A.ExternDecl)) and g.names.first.get(item.name.text) is item:
                 info = g.fns[item.name.text]
@@ -212,9 +222,7 @@ class Compiler:
                 assert isinstance(f.type, T.TensorT)
                 shape = "(" + ", ".join(dim_py(d) for d in f.type.dims) + ("," if f.type.rank == 1 else "") + ")"
                 init = (
-                    "rt.init.zeros"
-                    if is_tie(f.decl.init)
-                    else self.buffer_init(m, f) or self.initializer(f.decl.init)
+                    "rt.init.zeros" if is_tie(f.decl.init) else self.buffer_init(m, f) or self.initializer(f.decl.init)
                 )
                 keep = "" if f.persistent else ", persistent=False"
                 w.emit(
@@ -330,7 +338,7 @@ class Compiler:
         if isinstance(t, T.ModelT):
             info = self.a.globals.models.get(t.name)
             generic_self = t.generic and info is not None and info.takes  # `self` of a model of options only
-            if (self._fixed(t.dims) or not t.dims) and not generic_self:
+            if (self._fixed(t.dims) or not t.dims) and not generic_self and not _option_refs(t):
                 return f"rt.ModelArg({name!r}, {self.model_class(t.name, t.dims, t.options)}, {loc})"
             return f"rt.ModelArg({name!r}, {py_name(t.name)}, {loc}{self.family_args(t)})"
         if isinstance(t, T.GradT):
@@ -366,14 +374,16 @@ class Compiler:
         with generic dims (`Linear[i, o]`): the family's instance, its dims
         bound from the argument."""
         dims = "(" + "".join(f"{_dim_spec(d)}, " for d in t.dims) + ")"
-        options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in t.options) + "}"
+        # an option the fn is generic over (`flash=fl`) takes any value here
+        chosen = [(k, v) for k, v in t.options if not isinstance(v, T.OptionRef)]
+        options = "None" if t.generic else "{" + ", ".join(f"{k!r}: {option_py(v)}" for k, v in chosen) + "}"
         return f", dims={dims}, options={options}"
 
     def model_of(self, t: T.ModelT) -> tuple[str, str]:
         """The model of a gradient's or an optimizer's spec: its class where
         its dims are known; else the family, with the `dims=` and `options=`
         its instance is checked against."""
-        if self._fixed(t.dims):
+        if self._fixed(t.dims) and not _option_refs(t):
             return self.model_class(t.name, t.dims, t.options), ""
         return py_name(t.name), self.family_args(t)
 
@@ -460,6 +470,11 @@ class Compiler:
             if source is not None:
                 w.emit(1, f"{py_name(g)} = {source}", at)
                 compiler.generic_sizes.add(g)
+        if fn.owner is None:  # the options it is generic over, from the model that binds each
+            for name, _ in fn.owner_options:
+                source = _option_source(fn, name)
+                if source is not None:
+                    w.emit(1, f"{py_name(name)} = {source}", at)
         if body.run_binds:  # the sizes of the run-time dims the body's values bind
             w.emit(1, "_qd = {}", at)
         compiler.block(decl.body, 1)
@@ -476,6 +491,31 @@ class Compiler:
             w.emit(1, "if rt.checks.enabled:", at)
             w.emit(2, f"{sig}.check({params})", at)
             w.emit(1, f"return {body_ident}({params})")  # not a line of the program: no .qv location
+
+
+def _class_alias(sig) -> T.ModelT | None:
+    """The model instance a type alias that takes no dims stands for (`type
+    Gcn = GCN[FIN, H, C, use_bias=False]`), whose class the module defines."""
+    if sig is None or sig.broken or sig.params or not isinstance(sig.type, T.ModelT):
+        return None
+    return sig.type
+
+
+def _option_refs(t: T.ModelT) -> bool:
+    """Whether a model type of a fn's signature has an option the fn is generic over."""
+    return any(isinstance(v, T.OptionRef) for _, v in t.options)
+
+
+def _option_source(fn: FnInfo, name: str) -> str | None:
+    """Where an option a fn is generic over (`flash=fl`) is read at run
+    time: the instance's option, of the first parameter that binds it."""
+    for p in fn.params:
+        t = p.type
+        if isinstance(t, T.ModelT):
+            for k, v in t.options:
+                if isinstance(v, T.OptionRef) and v.name == name:
+                    return attr(py_name(p.name), f"_qv_opt_{k}")
+    return None
 
 
 def _refined(t: T.Type) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from . import ast as A
 from . import catalog as C
 from . import types as T
+from .aliases import declare_alias
 from .diagnostics import LocalDiagnostic, SymbolRef
 from .fn_decl import declare_const, declare_fn
 from .infos import Declared, DimInfo, FieldInfo, FnInfo, ModelInfo, ParamInfo
@@ -84,6 +85,8 @@ def declare_item(item: A.Item, names: Names, partial: bool = False) -> Declared:
         return _declare_dim(item, names)
     if isinstance(item, A.ConstDecl):
         return declare_const(item, names)
+    if isinstance(item, A.TypeAlias):
+        return declare_alias(item, names)
     if isinstance(item, A.ModelDecl):
         return declare_model(item, names, partial)
     if isinstance(item, (A.FnDecl, A.ExternDecl)):
@@ -176,6 +179,8 @@ class Globals:
         if kind in ("fn", "extern"):
             fn = self.fns.get(name)
             return (fn.interface if fn is not None else None, alias)
+        if kind == "alias":  # what it stands for
+            return ("alias", self.names.alias_sigs.get(self.names.canonical(name)), alias)
         return (kind, alias)
 
     def symbol_span(self, ref: SymbolRef) -> tuple[A.Item, A.Span] | None:

@@ -97,6 +97,8 @@ class _Parser(_ExpressionParser):
                 node: A.Item = self.dim_decl()
             elif word == "const":
                 node = self.const_decl()
+            elif word == "type":
+                node = self.type_alias()
             elif word == "model":
                 node = self.model_decl()
             elif word == "trait":
@@ -139,6 +141,24 @@ class _Parser(_ExpressionParser):
         value = self.expr()
         self.expect("NL")
         return A.ConstDecl(Span(self.s[0], value.span.end), name, type_, value)
+
+    def type_alias(self) -> A.TypeAlias:
+        self.i = 1
+        name = self.ident()
+        params: list[A.Ident] = []
+        if self.k[self.i] == "[":
+            self.i += 1
+            params.append(self.ident())
+            while self.k[self.i] == ",":
+                self.i += 1
+                if self.k[self.i] == "]":
+                    break
+                params.append(self.ident())
+            self.expect("]")
+        self.expect("=")
+        target = self.type()
+        self.expect("NL")
+        return A.TypeAlias(Span(self.s[0], target.span.end), name, tuple(params), target)
 
     def from_import(self) -> A.FromImport:
         self.i = 1

@@ -32,7 +32,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
     """A function's signature; with `owner`, a method of that model: its
     first parameter is `self`, the model with its dims (generic dims of the
     method, bound from `self`), its name `Model.name`."""
-    ctx = TypeContext(names, "signature")
+    ctx = TypeContext(names, "signature", bind_options=owner is None and isinstance(item, A.FnDecl))
     type_params = read_type_params(item, ctx, owner is not None) if isinstance(item, A.FnDecl) else ()
     if owner is not None:
         ctx.generics.extend(owner.dims)  # bound from `self`
@@ -143,6 +143,10 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
             ctx.diagnostics.append(C.E0206.at(span, name=g))
         if unbound:
             ret = _forget_dims(ret, set(unbound))
+    for name in ctx.bound_options if not ctx.diagnostics else ():  # (one mistake, one diagnostic)
+        if not any(_binds_option(p.type, name) for p in params):
+            span = _first_option_span(item, name)
+            ctx.diagnostics.append(C.E0927.at(span, name=name))
     target = None
     if isinstance(item, A.ExternDecl) and item.target is not None:
         target = item.target.value
@@ -159,7 +163,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         item,
         tuple(unbound),
         owner.name if owner is not None else None,
-        owner.options if owner is not None else (),
+        owner.options if owner is not None else tuple(ctx.bound_options.items()),
         type_params,
     )
     return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
@@ -207,6 +211,19 @@ def const_lookup(name: str, names: Names, lookups: set[str]):
     if kind is not None and kind.startswith("broken-"):
         return ""
     return None
+
+
+def _binds_option(t: T.Type, name: str) -> bool:
+    """Whether a parameter of type `t` is a model that gives the fn's option
+    `name` its value (`m: Transformer[E, flash=fl]`), read from it at run time."""
+    return isinstance(t, T.ModelT) and any(isinstance(v, T.OptionRef) and v.name == name for _, v in t.options)
+
+
+def _first_option_span(item: A.FnDecl | A.ExternDecl, name: str) -> A.Span:
+    for node in A.walk(item):
+        if isinstance(node, A.TypeOption) and isinstance(node.dim, A.DimName) and node.dim.name == name:
+            return node.span
+    return item.name.span
 
 
 def _forget_dims(t: T.Type, names: set[str]) -> T.Type:

@@ -145,7 +145,9 @@ class FnInfo:
     # is `self`); None for a top-level fn.
     owner: str | None = None
     # A method's model's options with their defaults, from the header of the
-    # model it is written in (a second model of the same name has its own)
+    # model it is written in (a second model of the same name has its own);
+    # for a top-level fn, the options it is generic over (`m: Transformer[E,
+    # flash=fl]`: fl, with the option's default), each a value in its body
     owner_options: tuple[tuple[str, bool | float | str], ...] = ()
     # `fn f[M: CharModel]`: its type parameters, each with the qualified
     # traits that bound it (checker/traits.py)

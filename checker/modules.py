@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 from . import ast as A
 from . import catalog as C
 from . import types as T
+from .aliases import resolve_aliases
 from .declarations import DimInfo, FnInfo, ModelInfo, Names, ParamInfo, suggest
 from .diagnostics import LocalDiagnostic, LocalRelated, SymbolRef
 from .names import ModelSig, const_decl_value, dim_decl_value, item_kind, item_name, kind_word, model_sig
@@ -69,6 +70,8 @@ class ModuleExports:
     sources: dict = field(repr=False, default_factory=dict)
     # its constants' kinds and values (Names.const_values), by qualified name
     const_values: dict = field(default_factory=dict)
+    # what its type aliases stand for (Names.alias_sigs), by qualified name
+    alias_sigs: dict = field(default_factory=dict)
 
     def qualified(self, name: str) -> str:
         return f"{self.qual}.{name}"
@@ -97,6 +100,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
     kinds: dict[str, str] = {}
     dim_values: dict[str, int | None] = {}
     const_values: dict = {}
+    alias_sigs: dict = {}
     dims: dict[str, DimInfo] = {}
     models: dict[str, ModelInfo] = {}
     fns: dict[str, FnInfo] = {}
@@ -109,6 +113,9 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
             dim_values[q] = names.dim_values[n]
         if n in names.const_values:
             const_values[q] = names.const_values[n]
+        if n in names.alias_sigs:
+            sig = names.alias_sigs[n]
+            alias_sigs[q] = replace(sig, type=requalify.type(sig.type), cycle=())
         if n in glob.dims:
             dims[q] = replace(glob.dims[n], name=q)
         elif n in glob.models:
@@ -125,6 +132,8 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
             dim_values[q] = names.dim_values[q]
         if q in names.const_values:
             const_values[q] = names.const_values[q]
+        if q in names.alias_sigs:
+            alias_sigs[q] = names.alias_sigs[q]
         if q in glob.dims:
             dims[q] = glob.dims[q]
         elif q in glob.models:
@@ -149,6 +158,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         tuple((q, i.interface) for q, i in sorted(fns.items())),
         tuple((k, s.key()) for k, s in sorted(summaries.items())),
         tuple(sorted(origin.items())),
+        tuple(sorted(alias_sigs.items(), key=lambda kv: kv[0])),
     )
     if old is not None and old.interface == interface and old.qual == qual:
         old.analysis = analysis
@@ -169,6 +179,7 @@ def build_exports(qual: str, path: str, analysis: Analysis, old: ModuleExports |
         interface,
         sources,
         const_values,
+        alias_sigs,
     )
 
 
@@ -276,6 +287,7 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
     for item in items:
         if isinstance(item, A.ConstDecl) and names.first.get(item.name.text) is item:
             const_decl_value(item, names)
+    resolve_aliases(items, names)  # after the values: an alias's type may be sized by dims
     return names
 
 
@@ -303,6 +315,8 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                     names.dim_values[q] = ex.dim_values[q]
                 if q in ex.const_values:
                     names.const_values[q] = ex.const_values[q]
+                if q in ex.alias_sigs:
+                    names.alias_sigs[q] = ex.alias_sigs[q]
             for q, model in ex.models.items():
                 if model.takes:
                     names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults, model.divisions)

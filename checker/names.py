@@ -6,6 +6,7 @@ what a declaration's cache entry is validated against."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from . import ast as A
 from . import dimexpr as DX
+from . import types as T
 from .consts import ConstProblem, evaluate
 from .diagnostics import LocalDiagnostic
 from .show import dotted_text
@@ -74,6 +76,8 @@ class Names:
     # their defaults (`Linear` -> (("I", "O"), (("bias", True),))); from the
     # header alone, so a type `Linear[D, H]` is checked without the fields
     model_sigs: dict[str, ModelSig] = field(default_factory=dict)
+    # what each type alias stands for, by qualified name (checker/aliases.py)
+    alias_sigs: dict[str, AliasSig] = field(default_factory=dict)
 
     def meaning(self, name: str) -> object:
         """What a declaration or a written type can learn about a global
@@ -89,6 +93,8 @@ class Names:
             return (kind, None, self.aliases.get(name), self.model_sigs.get(self.canonical(name)))
         if kind == "const":
             return (kind, self.const_values.get(name), self.aliases.get(name))
+        if kind == "alias":
+            return (kind, self.alias_sigs.get(self.canonical(name)), self.aliases.get(name))
         return (kind, self.dim_values.get(name), self.aliases.get(name))
 
     def kind(self, name: str) -> str | None:
@@ -116,6 +122,7 @@ class Names:
             or self.aliases != older.aliases
             or self.imported != older.imported
             or self.model_sigs != older.model_sigs
+            or self.alias_sigs != older.alias_sigs
         ):
             return False
         self.__dict__["_all_kinds"] = older.meaning(ALL_NAMES)
@@ -123,7 +130,7 @@ class Names:
 
 
 def item_name(item: A.Item) -> A.Ident | None:
-    if isinstance(item, (A.DimDecl, A.ConstDecl, A.ModelDecl, A.TraitDecl, A.FnDecl, A.ExternDecl)):
+    if isinstance(item, (A.DimDecl, A.ConstDecl, A.TypeAlias, A.ModelDecl, A.TraitDecl, A.FnDecl, A.ExternDecl)):
         return item.name
     if isinstance(item, A.BrokenItem):
         return item.name
@@ -135,6 +142,8 @@ def item_kind(item: A.Item) -> str:
         return "dim"
     if isinstance(item, A.ConstDecl):
         return "const"
+    if isinstance(item, A.TypeAlias):
+        return "alias"
     if isinstance(item, A.ModelDecl):
         return "model"
     if isinstance(item, A.TraitDecl):
@@ -261,6 +270,60 @@ class ModelSig(NamedTuple):
 NO_SIG = ModelSig()
 
 
+@dataclass(frozen=True)
+class AliasSig:
+    """What a type alias stands for (`type Lin[i, o] = Linear[i, o,
+    bias=False]`): the dims it takes and its type, in which each of them is
+    a generic dim (`DimVar`). `broken`: its declaration has an error (reported
+    there, so its uses stay silent); `cycle`: the aliases along the cycle it
+    is defined through, itself first."""
+
+    params: tuple[str, ...]
+    type: T.Type
+    broken: bool = False
+    cycle: tuple[str, ...] = ()
+
+    def applied(self, dims: tuple[T.Dim, ...]) -> T.Type:
+        """Its type with the dims it is given in place of its own."""
+        if not self.params:
+            return self.type
+        return _subst(self.type, dict(zip(self.params, dims)))
+
+
+def _subst_dim(d: T.Dim, env: dict[str, T.Dim]) -> T.Dim:
+    """A dim with the alias's dims replaced."""
+    if isinstance(d, T.DimVar):
+        return env.get(d.name, d)
+    if isinstance(d, T.DimExpr):
+        names = DX.generics(d.poly) & env.keys()
+        if not names:
+            return d
+        polys = {n: T.dim_poly(env[n]) for n in names}
+        if any(p is None for p in polys.values()):
+            return T.DimUnknown()
+        p = DX.substitute(d.poly, polys)  # type: ignore[arg-type]
+        return T.substituted(d, {n: env[n] for n in names}, p) if p is not None else T.DimUnknown()
+    return d
+
+
+def _subst(t: T.Type, env: dict[str, T.Dim]) -> T.Type:
+    """A type with the alias's dims replaced."""
+    if isinstance(t, T.TensorT):
+        elem = t.elem
+        if elem.index is not None:
+            elem = T.Elem(elem.dtype, elem.refine, _subst_dim(elem.index, env))
+        return T.TensorT(tuple(_subst_dim(d, env) for d in t.dims), elem)
+    if isinstance(t, T.TupleT):
+        return T.TupleT(tuple(_subst(x, env) for x in t.items))
+    if isinstance(t, T.StackT):
+        return T.StackT(_subst_dim(t.dim, env), _subst(t.item, env), t.per_example)
+    if isinstance(t, (T.ModelT, T.GradT, T.OptimT)):
+        return dataclasses.replace(t, dims=tuple(_subst_dim(d, env) for d in t.dims))
+    if isinstance(t, T.VocabT):
+        return T.VocabT(_subst_dim(t.index, env))
+    return t
+
+
 def model_sig(item: A.ModelDecl) -> ModelSig:
     """The dims and options of a model's header (`model Conv2d[Ci, Co, K,
     stride = 1, bias: Bool = True]`). A parameter with a type is an option;
@@ -379,6 +442,8 @@ def kind_word(kind: str) -> str:
     return {
         "dim": "a dim",
         "const": "a constant",
+        "alias": "a type alias",
+        "type": "a type alias",
         "model": "a model",
         "trait": "a trait",
         "fn": "a function",

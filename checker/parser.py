@@ -311,7 +311,7 @@ def _get_parsers() -> tuple[Lark, _PlainLexer]:
 # ------------------------------------------------------------------ items
 
 
-_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|trait|dim|const|import|from)\b\s*([^\W\d][\w.]*)?")
+_HEADER_RE = re.compile(r"(extern\s+fn|fn|model|trait|dim|const|type|import|from)\b\s*([^\W\d][\w.]*)?")
 
 
 @dataclass(frozen=True, slots=True)

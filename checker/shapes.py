@@ -109,12 +109,16 @@ class Bindings:
         # a generic function's type parameters (`M` of `fn f[M: CharModel]`):
         # the model each stands for at this call, bound by the first argument
         self.models: dict[str, T.ModelT] = {}
+        # the options a top-level fn is generic over (`flash=fl`): bound in
+        # `options` from the first model argument that gives them
+        self.option_generics: set[str] = set()
 
     def copy(self) -> Bindings:
         out = Bindings(())
         out.generics = set(self.generics)
         out.bound, out.rest, out.elems, out.options = dict(self.bound), self.rest, dict(self.elems), dict(self.options)
         out.models = dict(self.models)
+        out.option_generics = set(self.option_generics)
         return out
 
     def subst_dim(self, d: T.Dim, forget: bool = False) -> T.Dim:
@@ -400,8 +404,10 @@ def _match_model(
     if p.bound or a.bound:
         return _match_param(p, a, param, arg, bindings)
     # `self` of a method takes every instance, whatever its options
-    if p.name != a.name or (p.options != a.options and not p.generic) or len(p.dims) != len(a.dims):
+    if p.name != a.name or len(p.dims) != len(a.dims):
         return Mismatch("model", param, arg)
+    if p.options != a.options and not p.generic and not _bind_options(p, a, bindings):
+        return Mismatch("model", bindings.subst(param) if bindings.option_generics else param, arg)
     if p.generic and p.elems:  # the element types of its DType options, for the method's types
         given = dict(a.options)
         for option in p.elems:
@@ -447,6 +453,33 @@ def _put_model(t: T.ModelT | T.GradT | T.OptimT, models: dict[str, T.ModelT]) ->
     if isinstance(t, T.GradT):
         return T.GradT(m.name, t.wrt, m.dims, m.options, m.bound)
     return T.OptimT(t.kind, m.name, m.dims, m.options, t.groups, m.bound)
+
+
+def _bind_options(p: T.ModelT, a: T.ModelT, bindings: Bindings) -> bool:
+    """Whether `a`'s options fit `p`'s, where `p` gives some of them the
+    names of options its fn is generic over (`Transformer[E, flash=fl]`):
+    each binds at its first model and must be the same at the others."""
+    generic = bindings.option_generics
+    if not generic or not any(isinstance(v, T.OptionRef) and v.name in generic for _, v in p.options):
+        return False
+    given = dict(a.options)
+    wanted = dict(p.options)
+    bound: dict[str, bool | float | T.OptionRef] = {}
+    for k, v in p.options:
+        if isinstance(v, T.OptionRef) and v.name in generic:
+            got = given.get(k, v.default)
+            if isinstance(got, str):  # (a DType option is never bound so)
+                return False
+            earlier = bindings.options.get(v.name, bound.get(v.name))
+            if earlier is not None and earlier != got:
+                return False
+            bound[v.name] = got
+        elif given.get(k) != v:
+            return False
+    if any(k not in wanted for k in given):
+        return False
+    bindings.options.update(bound)
+    return True
 
 
 def _bind(bindings: Bindings, name: str, dim: T.Dim, where: str, span: Span | None) -> None:

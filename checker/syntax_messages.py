@@ -42,6 +42,7 @@ _PUNCT = {
 _KEYWORDS = {
     "DIM": "dim",
     "CONST": "const",
+    "TYPE": "type",
     "MODEL": "model",
     "TRAIT": "trait",
     "PARAM": "param",
@@ -89,7 +90,7 @@ _CONTINUATIONS = {
     "BIT_OR",
     "BIT_AND",
 }
-_ITEM_START = {"DIM", "CONST", "MODEL", "TRAIT", "FN", "EXTERN", "IMPORT", "FROM"}
+_ITEM_START = {"DIM", "CONST", "TYPE", "MODEL", "TRAIT", "FN", "EXTERN", "IMPORT", "FROM"}
 _STMT_START = {"RETURN", "PASS", "BREAK", "CONTINUE", "IF", "FOR", "WHILE", "RECOVERED"}
 
 
@@ -147,7 +148,7 @@ def expected_phrase(expected: set[str], in_args: bool = False) -> str:
         words.append("a type")
         rest -= _TYPE_START
     if len(rest & _ITEM_START) >= 3:
-        words.append("an item ('dim', 'const', 'model', 'fn', 'extern fn', 'import' or 'from')")
+        words.append("an item ('dim', 'const', 'type', 'model', 'fn', 'extern fn', 'import' or 'from')")
         rest -= _ITEM_START
     if len(rest & _STMT_START) >= 3 or ("RETURN" in rest and words == ["an expression"]):
         words = ["a statement"]

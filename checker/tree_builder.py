@@ -154,6 +154,14 @@ class Builder:
         type_ = nodes[0] if len(nodes) > 1 else None
         return A.ConstDecl(_span(ch), _ident(name), type_, nodes[-1])
 
+    def type_alias(self, ch):
+        names = _tokens(ch, "NAME")
+        params = next((c for c in ch if isinstance(c, tuple)), ())
+        return A.TypeAlias(_span(ch), _ident(names[0]), params, _nodes(ch)[-1])
+
+    def alias_params(self, ch):
+        return tuple(_ident(t) for t in _tokens(ch, "NAME"))
+
     def import_decl(self, ch):
         return A.ImportDecl(_span(ch), _ident(_tokens(ch, "NAME")[0]))
 

@@ -52,6 +52,11 @@ class TypeContext:
     # (`M` of `fn f[M: CharModel]`, checker/type_params.py), each a model
     # type (unknown where its bound is wrong)
     type_params: dict[str, T.Type] = field(default_factory=dict)
+    # In a top-level fn's signature: a Bool or Float option given a new name
+    # (`Transformer[E, flash=fl]`) binds it, as a new dim name does (the
+    # options the fn is generic over, with their defaults' kinds)
+    bind_options: bool = False
+    bound_options: dict[str, bool | float] = field(default_factory=dict)
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
@@ -124,6 +129,9 @@ class TypeContext:
                         f"(`dim {name} = ...`), whose `/` divides integers exactly"
                     )
             self.diagnostics.append(C.E0211.at(d.span, name=name, kind=what, why=why))
+            return T.DimUnknown()
+        if name in self.bound_options:  # `m: M[flash=fl], x: [fl]`: a Bool or a Float
+            self.diagnostics.append(C.E0211.at(d.span, name=name, kind="an option's value", why=""))
             return T.DimUnknown()
         if self.where == "signature" and "." not in name:  # `layers.X` is never generic
             if name not in self.generics:
@@ -208,7 +216,7 @@ class TypeContext:
             elem = self.elem(t.elem)
             if t.rest:
                 if self.where != "signature":
-                    where = "a model's field" if self.where == "model" else "a fn's body"
+                    where = {"model": "a model's field", "alias": "a type alias"}.get(self.where, "a fn's body")
                     self.diagnostics.append(C.E0216.at(t.span, type=type_text(t), where=where))
                     return T.UNKNOWN
                 dims = (T.REST, *dims)
@@ -226,6 +234,8 @@ class TypeContext:
         kind = self.kind(name, t.name.span)
         if kind == "model":
             return self.model(t.name, t.args, t.options, t.span)
+        if kind == "alias":
+            return self.alias(t.name, t.args, t.options, t.span)
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN  # reported where it is defined or imported
         if kind == "trait":
@@ -367,6 +377,8 @@ class TypeContext:
             if value is None:
                 value = self._const_option(o, defaults[key])
             if value is None:
+                value = self._bind_option(o, defaults[key])
+            if value is None:
                 default = defaults[key]
                 found = self._not_generic_over_options(o, key, default)
                 if isinstance(default, bool):
@@ -405,6 +417,57 @@ class TypeContext:
             return T.UNKNOWN
         return T.ModelT(qual, tuple(dims), chosen)
 
+    def alias(
+        self, name: A.Ident, args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...], span: A.Span
+    ) -> T.Type:
+        """A type alias as written (`Gcn`, `Lin[D, H]`): the type it stands
+        for, with the dims given in place of its own (E0925); silent when its
+        declaration has an error (reported there)."""
+        sig = self.names.alias_sigs.get(self.canon(name.text))
+        if sig is None or sig.broken:
+            return T.UNKNOWN
+        written = name.text
+        if options:
+            problem = C.E0925.say("no_options", option=options[0].name.text)
+            self.diagnostics.append(C.E0925.at(options[0].span, name=written, problem=problem))
+            return T.UNKNOWN
+        if len(args) != len(sig.params):
+            if not sig.params:
+                problem = C.E0925.say("takes_no_dims", name=written)
+            else:
+                n = len(sig.params)
+                wanted = f"{n} dim{'s' if n != 1 else ''} ({', '.join(sig.params)})"
+                problem = C.E0925.say("dims_count", wanted=wanted, count=len(args))
+            self.diagnostics.append(C.E0925.at(span, name=written, problem=problem))
+            return T.UNKNOWN
+        dims: list[T.Dim] = []
+        for a in args:
+            d = self.dim_arg(a)
+            if d is None:
+                problem = C.E0925.say("type_for_dim", type=type_text(a))
+                self.diagnostics.append(C.E0925.at(a.span, name=written, problem=problem))
+                return T.UNKNOWN
+            dims.append(d)
+        return sig.applied(tuple(dims))
+
+    def _alias_type(self, written: str) -> T.Type | None:
+        sig = self.names.alias_sigs.get(self.canon(written))
+        return sig.type if sig is not None and not sig.broken else None
+
+    def _model_kind(self, t: A.NamedType) -> str | None:
+        """ "model" or "alias" for a model's name or an alias of a model's type
+        (`Grad[Gcn]`, `Adam[Gcn]`), else None."""
+        kind = self.kind(t.name.text)
+        if kind == "model" or kind == "alias" and isinstance(self._alias_type(t.name.text), T.ModelT):
+            return kind
+        return None
+
+    def _model_of(self, t: A.NamedType) -> T.Type:
+        """The model type a model's name or an alias of one stands for."""
+        if self.kind(t.name.text) == "alias":
+            return self.alias(t.name, t.args, t.options, t.span)
+        return self.model(t.name, t.args, t.options, t.span)
+
     def _const_option(self, o: A.TypeOption, default: bool | float | str) -> bool | float | None:
         """An option given a constant of its kind (`eps=NORM_EPS` after
         `const NORM_EPS = 1e-5`, `bias=USE_BIAS`): its value, as if written."""
@@ -420,11 +483,26 @@ class TypeContext:
             return float(value[1])
         return None
 
+    def _bind_option(self, o: A.TypeOption, default: bool | float | str) -> T.OptionRef | None:
+        """`flash=fl` in a top-level fn's signature, `fl` a new name: the fn is
+        generic over that option, `fl` bound at each call from the argument."""
+        name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if not self.bind_options or name is None or isinstance(default, str) or "." in name:
+            return None
+        if name in self.generics or name in self.option_vars or self.kind(name) is not None:
+            return None
+        self.bound_options[name] = default
+        self.option_vars[name] = default
+        return T.OptionRef(name, default)
+
     def _not_generic_over_options(self, o: A.TypeOption, key: str, default: bool | float | str) -> str:
         """Why a name that means nothing here is no option value: in a
         function's signature (`fn f(blk: Block[E, bias=bias])`), no option
         is generic, as a dim may be."""
         name = o.dim.name if isinstance(o.dim, A.DimName) else None
+        if name is not None and name in self.bound_options:  # `flash=fl, eps=fl`
+            kind = "Bool" if isinstance(self.bound_options[name], bool) else "Float"
+            return C.E0911.say("found_option_value", name=name, kind=kind)
         if name is not None and self.kind(name) == "const":
             # a constant of another kind than the option's: say which (`bias=ONE`, an Int)
             value = self.names.const_values.get(name)
@@ -459,15 +537,20 @@ class TypeContext:
         name = e.name.text
         if name == "Grad":
             arg = e.args[0] if len(e.args) == 1 and not e.options else None
-            if not isinstance(arg, A.NamedType) or self.kind(arg.name.text, arg.name.span) != "model":
+            if not isinstance(arg, A.NamedType) or self.kind(arg.name.text, arg.name.span) not in ("model", "alias"):
                 return None  # reported as an element type
-            model = self.model(arg.name, arg.args, arg.options, arg.span)
+            if self._model_kind(arg) is None:
+                return T.UNKNOWN if self._alias_type(arg.name.text) is None else None
+            model = self._model_of(arg)
             if not isinstance(model, T.ModelT):
                 return T.UNKNOWN
             inner: T.Type = T.grad_of(model)
             per_example = True
-        elif (kind := self.kind(name, e.name.span)) == "model":
-            model = self.model(e.name, e.args, e.options, e.span)
+        elif (kind := self.kind(name, e.name.span)) in ("model", "alias"):
+            if kind == "alias" and not isinstance(self._alias_type(name), T.ModelT):
+                # reported at the alias; an alias of another type is no element type
+                return T.UNKNOWN if self._alias_type(name) is None else None
+            model = (self.model if kind == "model" else self.alias)(e.name, e.args, e.options, e.span)
             if not isinstance(model, T.ModelT):
                 return T.UNKNOWN
             inner = model
@@ -491,8 +574,10 @@ class TypeContext:
         arg = t.arg
         if isinstance(arg, A.NamedType) and len(t.args) == 1 and t.option is None:
             kind = self.kind(arg.name.text, arg.name.span)
-            if kind == "model":
-                model = self.model(arg.name, arg.args, arg.options, arg.span)
+            if kind == "alias" and self._alias_type(arg.name.text) is None:
+                return T.UNKNOWN  # reported at the alias
+            if self._model_kind(arg) is not None:
+                model = self._model_of(arg)
                 if not isinstance(model, T.ModelT):
                     return T.UNKNOWN
                 return T.OptimT(name, model.name, model.dims, model.options, bound=model.bound)
@@ -516,8 +601,10 @@ class TypeContext:
             return T.UNKNOWN
         if isinstance(arg, A.NamedType) and len(t.args) == 1 and len(t.options) <= 1:
             kind = self.kind(arg.name.text, arg.name.span)
-            if kind == "model":
-                model = self.model(arg.name, arg.args, arg.options, arg.span)
+            if kind == "alias" and self._alias_type(arg.name.text) is None:
+                return T.UNKNOWN  # reported at the alias
+            if self._model_kind(arg) is not None:
+                model = self._model_of(arg)
                 if not isinstance(model, T.ModelT):
                     return T.UNKNOWN
                 if t.option is not None and model.bound and t.names:  # Grad[M, wrt=[w]] of M: its fields are not known

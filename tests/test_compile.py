@@ -298,7 +298,9 @@ def test_quiver_run_compile(tmp_path: Path, capsys) -> None:
 def test_quiver_run_compile_names_the_fn_it_cannot_compile(tmp_path: Path, capsys) -> None:
     path = tmp_path / "run_bad.qv"
     path.write_text(RUN.replace("    return l\n", '    print("inside", l)\n    return l\n'))
-    code = quiver_main(["run", str(path), "--no-warnings", "--no-progress", "--compile", "--compile-backend", "aot_eager"])
+    code = quiver_main(
+        ["run", str(path), "--no-warnings", "--no-progress", "--compile", "--compile-backend", "aot_eager"]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert err.startswith(
@@ -342,7 +344,9 @@ def test_a_value_check_that_fails_in_the_graph_is_reported_as_eager_reports_it(t
     assert eager.err.startswith(
         f"{path}:7:5: error: cannot cast [] f32 to NonNeg: found values below 0 or NaN (min -2.7"
     ), eager.err
-    code = quiver_main(["run", str(path), "--no-warnings", "--no-progress", "--compile", "--compile-backend", "aot_eager"])
+    code = quiver_main(
+        ["run", str(path), "--no-warnings", "--no-progress", "--compile", "--compile-backend", "aot_eager"]
+    )
     assert code == 1
     compiled = capsys.readouterr()
     assert (compiled.out, compiled.err) == (eager.out, eager.err)

@@ -337,6 +337,8 @@ class CallRules(EngineBase):
         its dims, else unknown (one mistake, one diagnostic)."""
         bindings = S.Bindings(info.generics)
         bindings.generics.update(n for n, _ in info.type_params)
+        if info.owner is None and info.owner_options:  # the options the fn is generic over
+            bindings.option_generics = {k for k, _ in info.owner_options}
         ok = True
         typed: list[tuple[ParamInfo, CallArg, T.Type]] = []
         for index, (p, a) in enumerate(pairs, start=first_index):

@@ -151,7 +151,8 @@ class ExpressionRules(EngineBase):
             self.refs[e] = Ref("size", self.run_dims[e.name].key, self.fn.name)
             return T.NumberT("Int", True)
         if e.name in self.model_options:  # `bias` in a method of Linear[I, O, bias: Bool = True]
-            self.refs[e] = Ref("option", e.name, self.fn.owner)
+            # (of a top-level fn generic over it, `flash=fl`: the fn's)
+            self.refs[e] = Ref("option", e.name, self.fn.owner if self.fn.owner is not None else self.fn.name)
             default = self.model_options[e.name]
             if isinstance(default, str):  # a DType option: an element type, as in `zeros([b H] dtype)`
                 self.diags.append(
@@ -214,7 +215,26 @@ class ExpressionRules(EngineBase):
             shown = written.rpartition(".")[2] if isinstance(node, A.Ident) else written
             self.diags.append(C.E0924.at(node.span, name=shown, problem=C.E0924.say("as_value")))
             return T.UNKNOWN
+        if kind == "alias":
+            return self.alias_value(node, written, name)
         return T.UNKNOWN  # a broken item or import: its errors are reported there
+
+    def alias_value(self, node: A.Node, written: str, name: str) -> T.Type:
+        """A type alias as a value: one of a model's type that takes no dims
+        is that model instance's class (`Gcn.init(seed=0)`); any other alias
+        is a type only."""
+        sig = self.g.names.alias_sigs.get(name)
+        if sig is None or sig.broken:
+            return T.UNKNOWN  # reported at the alias
+        t = sig.type
+        if isinstance(t, T.ModelT) and not sig.params:
+            self.global_kind(t.name)  # (the body depends on the model too, as if it were written)
+            self.refs[node] = Ref("model", t.name)
+            return T.ModelClassT(
+                t.name, t.dims, t.options, applied=bool(t.dims or t.options) or t.name not in self.g.names.model_sigs
+            )
+        self.diags.append(C.E0110.at(node.span, name=written, kind="a type alias", use="a value"))
+        return T.UNKNOWN
 
     def module_member(self, e: A.Field, module: T.ModuleT) -> T.Type:
         """`layers.forward`, `nn.layers`: a name through an imported module."""
@@ -555,12 +575,17 @@ class ExpressionRules(EngineBase):
         """For types written in the body (casts, shapes, over= dims); with
         `ints`, an Int variable is a size (`zeros([n D])`)."""
         elems = tuple(k for k, v in self.model_options.items() if isinstance(v, str))
+        # a top-level fn's options (`flash=fl`) are given on as a model's own are
+        generic: dict[str, bool | float] = {}
+        if self.fn.owner is None:  # (a top-level fn's: Bool and Float only)
+            generic = {k: v for k, v in self.fn.owner_options if not isinstance(v, str)}
         return TypeContext(
             self.g.names,
             "body",
             list(self.fn.generics),
             silent=self.fn.unbound,
             elem_vars=elems,
+            option_vars=generic,
             run_dim=self.lookup_run_dim if ints else self.lookup_named_run_dim,
             type_params=param_types(self.fn.type_params),
         )

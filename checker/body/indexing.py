@@ -9,6 +9,7 @@ from .. import dimexpr as DX
 from .. import types as T
 from ..declarations import dotted_text
 from ..model_lists import is_model_list
+from ..results import Ref
 from .engine_api import EngineBase
 from .env import Env
 from .text import expr_text
@@ -18,6 +19,13 @@ class IndexingRules(EngineBase):
     def index(self, e: A.Index, env: Env) -> T.Type:
         """`x[i]` drops the first dim; `x[labels]` with labels `[..] Index[V]`
         gathers along a first dim V (an embedding); `x[i:j]` keeps (j-i) of it."""
+        written = dotted_text(e.value)
+        if (
+            written is not None
+            and not (isinstance(e.value, A.Name) and e.value.name in env.vars)
+            and self.written_kind(written) == "alias"
+        ):
+            return self.alias_class_args(e, written)
         t = self.expr(e.value, env)
         if isinstance(t, T.ModelClassT):
             return self.model_class_args(e, t)
@@ -53,6 +61,40 @@ class IndexingRules(EngineBase):
     def model_class_args(self, e: A.Index, t: T.ModelClassT) -> T.Type:
         """`Linear[D, H, bias=False]` in an expression: the model with those
         dims and options (checked as in a type), ready for `.init(seed=...)`."""
+        given = self._type_args(e, t.name)
+        if given is None:
+            return T.UNKNOWN
+        args, options = given
+        if t.dims or t.options:
+            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem=C.E0910.say("has_dims")))
+            return T.UNKNOWN
+        ctx = self.type_context()
+        name_node = A.Ident(e.value.span, dotted_text(e.value) or expr_text(e.value))  # `nn.Linear` as written
+        model = ctx.model(name_node, tuple(args), tuple(options), e.span)
+        self._take(ctx)
+        if not isinstance(model, T.ModelT):
+            return T.UNKNOWN
+        return T.ModelClassT(model.name, model.dims, model.options)
+
+    def alias_class_args(self, e: A.Index, written: str) -> T.Type:
+        """`Lin[D, H]` in an expression, `type Lin[i, o] = Linear[i, o,
+        bias=False]`: the class of the model instance it stands for."""
+        given = self._type_args(e, written)
+        if given is None:
+            return T.UNKNOWN
+        ctx = self.type_context()
+        t = ctx.alias(A.Ident(e.value.span, written), tuple(given[0]), tuple(given[1]), e.span)
+        self._take(ctx)
+        if isinstance(t, T.ModelT):
+            self.global_kind(t.name)  # (the body depends on the model too, as if it were written)
+            self.refs[e.value.name if isinstance(e.value, A.Field) else e.value] = Ref("model", t.name)
+            return T.ModelClassT(t.name, t.dims, t.options)
+        if not isinstance(t, T.UnknownT):
+            self.diags.append(C.E0110.at(e.value.span, name=written, kind="a type alias", use="a value"))
+        return T.UNKNOWN
+
+    def _type_args(self, e: A.Index, owner: str) -> tuple[list[A.TypeArg], list[A.TypeOption]] | None:
+        """The dims and options written in `Model[...]` in an expression (None when one is no dim)."""
         items = e.index.items if isinstance(e.index, A.Subscripts) else (e.index,)
         args: list[A.TypeArg] = []
         options: list[A.TypeOption] = []
@@ -68,24 +110,15 @@ class IndexingRules(EngineBase):
                 self.diags.append(
                     C.E0910.at(
                         item.span,
-                        model=t.name,
+                        model=owner,
                         problem=C.E0910.say(
                             "dims_here", found=expr_text(item) if not isinstance(item, A.Slice) else "a slice"
                         ),
                     )
                 )
-                return T.UNKNOWN
+                return None
             args.append(arg)
-        if t.dims or t.options:
-            self.diags.append(C.E0910.at(e.index.span, model=str(t)[6:], problem=C.E0910.say("has_dims")))
-            return T.UNKNOWN
-        ctx = self.type_context()
-        name_node = A.Ident(e.value.span, dotted_text(e.value) or expr_text(e.value))  # `nn.Linear` as written
-        model = ctx.model(name_node, tuple(args), tuple(options), e.span)
-        self._take(ctx)
-        if not isinstance(model, T.ModelT):
-            return T.UNKNOWN
-        return T.ModelClassT(model.name, model.dims, model.options)
+        return args, options
 
     def gather(self, e: A.Index, t: T.Type, labels: T.TensorT) -> T.Type:
         """`m.emb[tokens]`: `[V E]` indexed by `[b T] Index[V]` is `[b T E]`."""

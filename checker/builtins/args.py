@@ -594,7 +594,7 @@ def grad_type_arg(c: RuleContext, a: CallArg, env: Env) -> T.Type | None:
         kind = c.global_kind(e.index.name)
         if kind is not None and kind.startswith("broken"):
             return T.UNKNOWN
-        if kind != "model":
+        if kind not in ("model", "alias"):
             name = e.index.name
             c.diags.append(C.E0303.at(e.span, type=f"Grad[{name}]", reason=C.E0303.say("not_a_model", type=name)))
             return T.UNKNOWN

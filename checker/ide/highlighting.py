@@ -53,7 +53,7 @@ def _token(g, fn: FnInfo | None, o: _Occ) -> tuple[str, tuple[str, ...]] | None:
         return "variable", ("readonly",)
     if s.kind == "generic":
         return "typeParameter", ()
-    if s.kind == "model":
+    if s.kind in ("model", "alias"):
         return "class", ()
     if s.kind == "member":
         model = g.models.get(s.scope or "")

@@ -110,6 +110,12 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         return _describe_module(analysis, sym.name)
     if sym.kind == "option":
         return _describe_option(analysis, sym.scope or "", sym.name)
+    if sym.kind == "alias":  # what it stands for
+        sig = g.names.alias_sigs.get(sym.name)
+        if sig is None or sig.broken:
+            return _code(f"type {sym.name}")
+        params = f"[{', '.join(sig.params)}]" if sig.params else ""
+        return _code(f"type {sym.name}{params} = {sig.type}")
     if sym.kind == "method":
         m = MODEL_METHODS.get(sym.name)
         if m is None:
@@ -119,7 +125,13 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
 
 
 def _describe_option(analysis: Analysis, model_name: str, name: str) -> str | None:
-    """An option of a model: its type and default, and what it decides."""
+    """An option of a model: its type and default, and what it decides; in
+    a fn generic over options (`m: Net[E, flash=fl]`), the value it binds."""
+    fn = analysis.globals.fns.get(model_name)
+    if fn is not None and fn.owner is None and name in dict(fn.owner_options):
+        word = "Bool" if isinstance(dict(fn.owner_options)[name], bool) else "Float"
+        text = _code(f"(option value) {name}: {word}")
+        return text + f"\n\nBound at each call of `{fn.name}` to the option of the model given."
     model = analysis.globals.models.get(model_name)
     default = dict(model.options).get(name) if model is not None else None
     if model is None or default is None:
@@ -201,6 +213,8 @@ def _typed_node(
             break
     else:
         return None
+    if isinstance(item, A.TypeAlias):  # `type Lin[i, o] = Linear[i, o, bias=False]`: its own dims
+        return n, "alias", tuple(p.text for p in item.params)
     if isinstance(item, A.ModelDecl):
         model = analysis.globals.models.get(item.name.text)
         dims = model.dims if model is not None else ()

@@ -23,7 +23,7 @@ def _target(analysis: Analysis, sym: Sym) -> NavTarget | None:
         if slot is None or not isinstance(method.decl, A.FnDecl):
             return None  # a model of another file (checker/ide/workspace_nav.py)
         return NavTarget(_abs(slot, method.decl.span), _abs(slot, method.decl.name.span))
-    if sym.kind in ("dim", "const", "model", "fn"):
+    if sym.kind in ("dim", "const", "model", "fn", "alias"):
         item = g.names.first.get(sym.name)
         slot = analysis.slot_of_item.get(item) if item is not None else None
         if slot is None or not hasattr(item, "name") or item.name is None:  # type: ignore[union-attr]

@@ -19,7 +19,9 @@ from ..results import BodyResult, Ref
 # or buffer, and the gradient field of the same name), a local or parameter,
 # a built-in function, a model method, a module, a model's option (`bias`
 # of `model Linear[I, O, bias: Bool = True]`).
-SymKind = Literal["dim", "const", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option"]
+SymKind = Literal[
+    "dim", "const", "generic", "model", "fn", "member", "var", "builtin", "method", "module", "option", "alias"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,9 @@ class _Collector:
         elif isinstance(item, A.ConstDecl):
             self.add(item.name, item.name.span, Sym("const", item.name.text), True)
             self.constant_refs(item.value)
+        elif isinstance(item, A.TypeAlias):  # `type Gcn = GCN[FIN, H, C, use_bias=False]`
+            self.add(item.name, item.name.span, Sym("alias", item.name.text), True)
+            self.type_expr(item.target, None)
         elif isinstance(item, A.ModelDecl):
             model = item.name.text
             self.add(item.name, item.name.span, Sym("model", model), True)
@@ -153,6 +158,8 @@ class _Collector:
                 self.dim_name(node, node.name, node.span, fn, generics, generics_seen)
             elif isinstance(node, A.ElemType) and node.name.text in self.g.models:  # [L] Block[E]: a stack
                 self.add(node.name, node.name.span, Sym("model", node.name.text))
+            elif isinstance(node, (A.NamedType, A.ElemType)) and self.g.names.kind(node.name.text) == "alias":
+                self.add(node.name, node.name.span, Sym("alias", self.g.names.canonical(node.name.text)))
             elif isinstance(node, A.ElemType) and node.arg is not None:
                 self.dim_name(node.arg, node.arg.text, node.arg.span, fn, generics, generics_seen)
             elif isinstance(node, A.NamedType):

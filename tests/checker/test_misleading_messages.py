@@ -108,18 +108,20 @@ def test_a_constant_of_another_kind_is_no_option_value() -> None:
     ]
 
 
-def test_a_function_is_not_generic_over_options() -> None:
+def test_a_method_is_not_generic_over_options() -> None:
+    # a top-level fn is (`fn f(mut blk: Block[E, NH, bias=bias])` binds bias); a method is not
     text = (
         "dim E = 8\ndim NH = 2\n\nmodel Block[D, H, bias: Bool = True]:\n    param w: [D H] = zeros\n\n"
-        "fn f(mut blk: Block[E, NH, bias=bias]):\n    print(1)\n"
+        "fn f(mut blk: Block[E, NH, bias=bias]):\n    print(1)\n\n"
+        "model Net:\n    param w: [E] = zeros\n\n    fn g(self, blk: Block[E, NH, bias=b]):\n        print(1)\n"
     )
     assert spanned(text) == [
         (
             "E0911",
-            "Block takes True or False for its option bias, found 'bias': a function is not generic over a "
-            "model's options as it is over dims; its types give each option a value (bias=True), and only a "
-            "model's own members pass its options on (bias=bias)",
-            "bias=bias",
+            "Block takes True or False for its option bias, found 'b': only a top-level fn is generic over a "
+            "model's Bool and Float options (a new name there, `bias=v`, is bound at each call); here give it a "
+            "value (bias=True), or in a model's members its own option (bias=bias)",
+            "bias=b",
         )
     ]
 

@@ -219,7 +219,7 @@ def test_items_are_cut_at_column_zero() -> None:
             "x = 1\n",
             (
                 "E0003",
-                "expected an item ('dim', 'const', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'",
+                "expected an item ('dim', 'const', 'type', 'model', 'fn', 'extern fn', 'import' or 'from'), found name 'x'",
                 "x",
             ),
         ),

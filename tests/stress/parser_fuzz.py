@@ -665,8 +665,12 @@ def gen_item(rng: random.Random) -> str:
             members.insert(rng.randint(0, len(members)), head + "\n" + gen_block(rng, "        "))
         params = _model_params(rng) if rng.random() < 0.3 else ""
         return f"model {_name(rng)}{params}{device}:\n" + "".join(members)
-    if r < 0.8:
+    if r < 0.77:
         return f"dim {_name(rng)} = {expr(rng)}\n"
+    if r < 0.8:  # a type alias, taking dims or not (and a few malformed: no name, no `=`)
+        params = f"[{', '.join(_name(rng) for _ in range(rng.choice([1, 2])))}{rng.choice(['', ','])}]"
+        head = f"type {_name(rng) if rng.random() < 0.95 else ''}{params if rng.random() < 0.4 else ''}"
+        return f"{head}{' =' if rng.random() < 0.95 else ''} {gen_type(rng)}\n"
     if r < 0.87:
         ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
         target = rng.choice(STRINGS)
