@@ -1,7 +1,9 @@
 """Members whose presence or shape the checker knows from dims and options
 (issue 39), compiled and run: torchvision's BasicBlock as one model whose
-`downsample` exists exactly when `stride != 1 or Ci != Co`, used with and
-without it in a small two-stage ResNet, against the same network written with
+`downsample` (a list of two sub-models, torch's nn.Sequential, so its keys are
+torchvision's `downsample.0.weight`) exists exactly when `stride != 1 or Ci !=
+Co`, used with and without it in a small two-stage ResNet, with
+`zero_init_residual` as a walk over the blocks, against the same network written with
 torch.nn as torchvision writes it (forward, two SGD steps, the BatchNorm
 running statistics, `zero_init_residual`); and a graph attention layer whose
 `concat` option changes its members' shapes, as one model, against a torch
@@ -24,13 +26,6 @@ dim C1 = 4
 dim C2 = 8
 dim NC = 5
 
-model Downsample[Ci, Co, stride = 1]:
-    param conv: nn.Conv2d[Ci, Co, 1, stride=stride, bias=False]
-    param bn: nn.BatchNorm2d[Co]
-
-    fn forward(self, x: [b Ci h w], mode: Mode) -> [b Co ((h-1)/stride+1) ((w-1)/stride+1)]:
-        return self.bn(self.conv(x), mode)
-
 # torchvision's BasicBlock: the skip is downsampled exactly when the stride
 # or the channel count changes
 model BasicBlock[Ci, Co, stride = 1]:
@@ -38,7 +33,7 @@ model BasicBlock[Ci, Co, stride = 1]:
     param bn1: nn.BatchNorm2d[Co]
     param conv2: nn.Conv2d[Co, Co, 3, padding=1, bias=False]
     param bn2: nn.BatchNorm2d[Co]
-    param downsample: Downsample[Ci, Co, stride] if stride != 1 or Ci != Co
+    param downsample: (nn.Conv2d[Ci, Co, 1, stride=stride, bias=False], nn.BatchNorm2d[Co]) if stride != 1 or Ci != Co
 
     fn forward(self, x: [b Ci h w], mode: Mode) -> [b Co ((h-1)/stride+1) ((w-1)/stride+1)]:
         out = relu(self.bn1(self.conv1(x), mode))
@@ -62,10 +57,11 @@ model ResNet:
         return self.fc(mean(out, over=(2, 3)))
 
 # torchvision's zero_init_residual: each block's last BatchNorm starts at
-# zero, so each block starts as its skip
+# zero, so each block starts as its skip (`for m in self.modules(): if
+# isinstance(m, BasicBlock): nn.init.constant_(m.bn2.weight, 0)`)
 fn zero_init_residual(mut m: ResNet):
-    m.layer1.bn2.weight = zeros([C1])
-    m.layer2.bn2.weight = zeros([C2])
+    for block in modules(m, BasicBlock, seed=0):
+        block.bn2.weight.init(zeros)
 
 fn make(seed: Int, zero_init: Bool) -> ResNet:
     m = ResNet.init(seed=seed)
@@ -146,17 +142,11 @@ class _ResNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def _torch_key(key: str) -> str:
-    """A Quiver state_dict key as torchvision's: its Downsample's members are
-    the two entries of torchvision's nn.Sequential."""
-    return key.replace("downsample.conv.", "downsample.0.").replace("downsample.bn.", "downsample.1.")
-
-
 def _mirror(m, zero_init_residual: bool = False) -> _ResNet:
     """The torch network with the Quiver model's params and buffers (nn.Linear
     keeps its weight [I O], transposed from torch's)."""
     ref = _ResNet(zero_init_residual)
-    state = {_torch_key(k): v.detach().clone() for k, v in m.state_dict().items()}
+    state = {k: v.detach().clone() for k, v in m.state_dict().items()}
     state["fc.weight"] = state["fc.weight"].t().contiguous()
     ref.load_state_dict(state)
     return ref
@@ -177,8 +167,13 @@ def _images(n: int = 6):
 def test_the_blocks_have_a_downsample_exactly_when_torchvision_makes_one(resnet) -> None:
     m = resnet.make(0, False)
     assert not hasattr(m.layer1, "downsample")
-    assert type(m.layer2.downsample)._qv_name == "Downsample[4, 8, 2]"
-    keys = {_torch_key(k) for k in m.state_dict()}
+    # torch's nn.Sequential(conv1x1, BatchNorm2d), as a list of two sub-models
+    assert [type(d)._qv_name for d in m.layer2.downsample] == [
+        "Conv2d[4, 8, 1, 2, 0, 1, 1, bias=False]",
+        "BatchNorm2d[8]",
+    ]
+    keys = set(m.state_dict())
+    assert keys == set(_ResNet().state_dict())  # (torch orders a module's buffers among its params)
     assert keys == set(_ResNet().state_dict())
     assert not any(k.startswith("layer1.downsample") for k in keys)
     assert {k for k in keys if k.startswith("layer2.downsample")} == {
@@ -216,7 +211,7 @@ def test_forward_and_two_sgd_steps_equal_torchvision(resnet, zero_init) -> None:
         torch.testing.assert_close(ours, theirs.detach(), rtol=1e-5, atol=1e-5)
     theirs_state = ref.state_dict()
     for key, value in m.state_dict().items():
-        want = theirs_state[_torch_key(key)]
+        want = theirs_state[key]
         want = want.t() if key == "fc.weight" else want
         torch.testing.assert_close(value, want, rtol=1e-4, atol=1e-5, msg=key)
 
