@@ -1,7 +1,9 @@
 """Functions generic over models (`fn f[M: CharModel](m: M)`, docs/language.md
 "Traits: functions generic over models"), compiled and run: makemore's
-pattern of one loss, one training step and one `generate` shared by three
-models (a bigram table, an MLP of nn.Embedding and nn.Linear, a small RNN),
+pattern of one loss, one training step and one `generate` shared by six
+models (a bigram table, an MLP of nn.Embedding and nn.Linear, a small RNN,
+makemore's causal bag of words, a GRU of nn.GRUCell over the sequence, a
+Transformer of nn.TransformerEncoderLayer with a causal mask),
 each trained 3 AdamW steps against the same models written in torch with
 torch.optim.AdamW; the methods dispatch on the model given, and a call from
 Python with arguments of two models for one type parameter is refused at
@@ -22,6 +24,7 @@ import nn
 dim V = 7
 dim E = 5
 dim H = 6
+dim T = 8
 
 trait CharModel:
     fn forward(self, idx: [b t] Index[V]) -> [b t V]
@@ -50,6 +53,47 @@ model Rnn:
         x = self.wte(idx) @ self.wx
         h = tanh(x)
         h = tanh(x + h @ self.wh)
+        return self.head(h)
+
+# makemore's BoW: each position averages the embeddings of the positions up
+# to it (CausalBoW), then an MLP block with a residual, then the head
+model Bow:
+    param wte: nn.Embedding[V, E]
+    param fc: nn.Linear[E, H]
+    param proj: nn.Linear[H, E]
+    param head: nn.Linear[E, V]
+
+    fn forward(self, idx: [b t] Index[V]) -> [b t V]:
+        x = self.wte(idx)
+        keep = tril(ones([t t] Bool))
+        att = softmax(where(keep, zeros([t t]), -1e9), over=-1)
+        y = att @ x
+        y = y + self.proj(tanh(self.fc(y)))
+        return self.head(y)
+
+# makemore's RNN with cell_type='gru': a GRU cell over the sequence
+model Gru:
+    param wte: nn.Embedding[V, E]
+    param cell: nn.GRUCell[E, H]
+    param head: nn.Linear[H, V]
+
+    fn forward(self, idx: [b t] Index[V]) -> [b t V]:
+        xs = permute(self.wte(idx), [t b E])
+        hs = self.cell.sequence(xs, zeros([b H]))
+        return self.head(permute(hs, [b t H]))
+
+# makemore's Transformer: token and position embeddings, a pre-norm block of
+# causal self-attention and an MLP, the head
+model Tfm:
+    param wte: nn.Embedding[V, E]
+    param wpe: nn.Embedding[T, E]
+    param blk: nn.TransformerEncoderLayer[E, 1, H, dropout=0.0, norm_first=True, gelu=True]
+    param head: nn.Linear[E, V]
+
+    fn forward(self, idx: [b t] Index[V]) -> [b t V]:
+        x = self.wte(idx) + self.wpe(arange(t) as Index[T])
+        causal = nn.generate_square_subsequent_mask(t)
+        h = self.blk.batch_first_masked(x, causal, zeros([b t] Bool), Eval)
         return self.head(h)
 
 fn loss[M: CharModel](m: M, x: [b t] Index[V], y: [b t] Index[V]) -> [] NonNeg:
@@ -100,6 +144,41 @@ def _torch_forward(kind: str, p: dict, x: torch.Tensor) -> torch.Tensor:
     if kind == "Mlp":
         h = torch.tanh(F.embedding(x, p["wte.weight"]) @ p["fc.weight"] + p["fc.bias"])
         return h @ p["head.weight"] + p["head.bias"]
+    if kind == "Bow":
+        e = F.embedding(x, p["wte.weight"])
+        t = x.shape[1]
+        att = torch.zeros(t, t).masked_fill(torch.tril(torch.ones(t, t)) == 0, float("-inf")).softmax(-1)
+        y = att @ e
+        y = y + torch.tanh(y @ p["fc.weight"] + p["fc.bias"]) @ p["proj.weight"] + p["proj.bias"]
+        return y @ p["head.weight"] + p["head.bias"]
+    if kind == "Gru":
+        # torch.nn.GRUCell with the model's weights (torch keeps them [3H I],
+        # Quiver's transpose), called functionally so the gradients reach p
+        cell = torch.nn.GRUCell(5, 6)
+        weights = {
+            "weight_ih": p["cell.weight_ih"].t(),
+            "weight_hh": p["cell.weight_hh"].t(),
+            "bias_ih": p["cell.bias_ih"],
+            "bias_hh": p["cell.bias_hh"],
+        }
+        e = F.embedding(x, p["wte.weight"])
+        h = torch.zeros(x.shape[0], 6)
+        outs = []
+        for i in range(x.shape[1]):
+            h = torch.func.functional_call(cell, weights, (e[:, i], h))
+            outs.append(h)
+        return torch.stack(outs, 1) @ p["head.weight"] + p["head.bias"]
+    if kind == "Tfm":
+        # torch's layer with the block's weights (every 2-D weight transposed)
+        layer = torch.nn.TransformerEncoderLayer(
+            5, 1, 6, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"
+        )
+        weights = {k[4:]: (v.t() if v.dim() == 2 else v) for k, v in p.items() if k.startswith("blk.")}
+        t = x.shape[1]
+        e = F.embedding(x, p["wte.weight"]) + F.embedding(torch.arange(t), p["wpe.weight"])
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(t)
+        h = torch.func.functional_call(layer, weights, (e,), {"src_mask": causal, "is_causal": True})
+        return h @ p["head.weight"] + p["head.bias"]
     xe = F.embedding(x, p["wte.weight"]) @ p["wx"]
     h = torch.tanh(xe)
     h = torch.tanh(xe + h @ p["wh"])
@@ -120,8 +199,8 @@ def _torch_losses(kind: str, start: dict, x, y) -> list[float]:
     return out
 
 
-@pytest.mark.parametrize("kind", ["Bigram", "Mlp", "Rnn"])
-def test_one_train_step_for_three_models_equals_torch_adamw(prog, kind) -> None:
+@pytest.mark.parametrize("kind", ["Bigram", "Mlp", "Rnn", "Bow", "Gru", "Tfm"])
+def test_one_train_step_for_six_models_equals_torch_adamw(prog, kind) -> None:
     x, y = _data()
     m = getattr(prog, kind).init(seed=0)
     start = {k: v.detach().clone() for k, v in m.state_dict().items()}
@@ -133,7 +212,7 @@ def test_one_train_step_for_three_models_equals_torch_adamw(prog, kind) -> None:
     assert got.tolist() == pytest.approx(want, rel=1e-4, abs=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["Bigram", "Mlp", "Rnn"])
+@pytest.mark.parametrize("kind", ["Bigram", "Mlp", "Rnn", "Bow", "Gru", "Tfm"])
 def test_generate_dispatches_to_each_models_forward(prog, kind) -> None:
     x, _ = _data()
     m = getattr(prog, kind).init(seed=1)
