@@ -642,7 +642,12 @@ def gen_item(rng: random.Random) -> str:
     r = rng.random()
     if r < 0.45:
         ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
-        head = f"fn {_name(rng)}({_params(rng)}){ret}:"
+        # type parameters bounded by traits (`fn f[M: A + B, N: C]`), a few malformed
+        tparams = ""
+        if rng.random() < 0.1:
+            bounds = [f"{_name(rng)}: {' + '.join(_qualname(rng) for _ in range(rng.choice([1, 1, 2])))}"]
+            tparams = f"[{', '.join(bounds * rng.choice([1, 2]))}{rng.choice(['', '', ','])}]"
+        head = f"fn {_name(rng)}{tparams}({_params(rng)}){ret}:"
         if rng.random() < 0.1:
             return f"{head} {gen_simple_stmt(rng)}\n"
         return head + "\n" + gen_block(rng, rng.choice(["    ", "    ", "  ", "\t" if rng.random() < 0.1 else " "]))
@@ -656,6 +661,8 @@ def gen_item(rng: random.Random) -> str:
         for _ in range(rng.choice([1, 2, 3])):
             init = f" = {expr(rng)}" if rng.random() < 0.6 else ""
             cond = f" if {rng.choice(['', 'not '])}{_name(rng)}" if rng.random() < 0.15 else ""
+            if cond and rng.random() < 0.3:  # a condition over dims (`if stride != 1 or Ci != Co`)
+                cond = f" if {expr(rng)}"
             # `, persistent=False` after some initializers (no draw: the stream stays the same)
             keep = ", persistent=False" if init and len(init) % 4 == 0 else ""
             members.append(f"    {rng.choice(['param', 'buffer'])} {_name(rng)}: {gen_type(rng)}{init}{keep}{cond}\n")
@@ -671,6 +678,13 @@ def gen_item(rng: random.Random) -> str:
         params = f"[{', '.join(_name(rng) for _ in range(rng.choice([1, 2])))}{rng.choice(['', ','])}]"
         head = f"type {_name(rng) if rng.random() < 0.95 else ''}{params if rng.random() < 0.4 else ''}"
         return f"{head}{' =' if rng.random() < 0.95 else ''} {gen_type(rng)}\n"
+    if r < 0.82:  # a trait: method signatures without bodies (and a few with a stray body)
+        sigs = []
+        for _ in range(rng.choice([1, 1, 2])):
+            ret = f" -> {gen_type(rng)}" if rng.random() < 0.8 else ""
+            sig = f"    fn {_name(rng)}({_params(rng, method=True)}){ret}"
+            sigs.append(sig + (":\n" + gen_block(rng, "        ") if rng.random() < 0.05 else "\n"))
+        return f"trait {_name(rng)}:\n" + "".join(sigs)
     if r < 0.87:
         ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
         target = rng.choice(STRINGS)
