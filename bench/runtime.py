@@ -886,7 +886,9 @@ def _mapping_text(mapping: dict) -> str:
 def _heads(module, width: int) -> int | None:
     """The number of attention heads the example declares (a dim NH, HEADS...),
     in the module or the modules it imports; None when there is none."""
-    spaces = [module] + [v for k, v in vars(module).items() if k.startswith("_qv_mod_")]
+    # quiver.load gives a Program; the compiled module behind it holds the imported ones
+    compiled = getattr(module, "__quiver_module__", module)
+    spaces = [module] + [v for k, v in vars(compiled).items() if k.startswith("_qv_mod_")]
     for space in spaces:
         for name in ("NH", "HEADS", "N_HEAD", "N_HEADS", "H"):
             value = getattr(space, name, None)

@@ -1,6 +1,7 @@
 """examples/dcgan.qv trains exactly as the same DCGAN built from torch.nn modules.
 
-The twin is pytorch/examples' DCGAN at the example's size: a generator of
+The twin is pytorch/examples' DCGAN at the example's size (its `self.main =
+nn.Sequential(...)`, as the example's lists): a generator of
 nn.ConvTranspose2d, nn.BatchNorm2d, ReLU and Tanh, a discriminator of
 nn.Conv2d, nn.BatchNorm2d, LeakyReLU(0.2) and Sigmoid, nn.BCELoss, and two
 torch.optim.Adam with betas (0.5, 0.999). The Quiver models are initialised
@@ -33,30 +34,36 @@ ATOL = 1e-6
 class Generator(nn.Module):
     def __init__(self, nz: int = 8, ngf: int = 8, nc: int = 1) -> None:
         super().__init__()
-        self.conv1 = nn.ConvTranspose2d(nz, ngf * 2, 4, 1, 0, bias=False)
-        self.bn1 = nn.BatchNorm2d(ngf * 2)
-        self.conv2 = nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(ngf)
-        self.conv3 = nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False)
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 2, 4, 1, 0, bias=False),
+            nn.BatchNorm2d(ngf * 2),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False),
+            nn.Tanh(),
+        )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.bn1(self.conv1(z)))
-        h = torch.relu(self.bn2(self.conv2(h)))
-        return torch.tanh(self.conv3(h))
+        return self.main(z)
 
 
 class Discriminator(nn.Module):
     def __init__(self, ndf: int = 8, nc: int = 1) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(nc, ndf, 4, 2, 1, bias=False)
-        self.conv2 = nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(ndf * 2)
-        self.conv3 = nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False)
+        self.main = nn.Sequential(
+            nn.Conv2d(nc, ndf, 4, 2, 1, bias=False),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ndf * 2),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False),
+            nn.Sigmoid(),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = nn.functional.leaky_relu(self.conv1(x), 0.2)
-        h = nn.functional.leaky_relu(self.bn2(self.conv2(h)), 0.2)
-        return torch.sigmoid(self.conv3(h)).view(-1)
+        return self.main(x).view(-1, 1).squeeze(1)
 
 
 def _close(step: int, what: str, ours: torch.Tensor, theirs: torch.Tensor) -> None:
@@ -80,9 +87,13 @@ def test_the_dcgan_trains_as_pytorch_examples_dcgan() -> None:
     mod.init_generator(g, 10)
     mod.init_discriminator(d, 20)
     # DCGAN's weights_init took effect: conv weights N(0, 0.02), batch norm N(1, 0.02) and 0
-    assert 0.01 < float(g.conv2.weight.std()) < 0.03 and abs(float(g.conv2.weight.mean())) < 0.005
-    assert float(g.bn1.weight.min()) > 0.9 and float(g.bn1.weight.max()) < 1.1 and float(g.bn1.weight.std()) > 0
-    assert not bool(g.bn1.bias.any()) and not bool(d.bn2.bias.any())
+    for conv in (g.main[0], g.main[3], g.main[6], d.main[0], d.main[2], d.main[5]):
+        assert 0.01 < float(conv.weight.std()) < 0.03 and abs(float(conv.weight.mean())) < 0.01
+    for bn in (g.main[1], g.main[4], d.main[3]):
+        assert float(bn.weight.min()) > 0.9 and float(bn.weight.max()) < 1.1 and float(bn.weight.std()) > 0
+        assert not bool(bn.bias.any())
+    # the params are pytorch/examples' nn.Sequential keys
+    assert list(g.state_dict())[:3] == ["main.0.weight", "main.1.weight", "main.1.bias"]
     net_g, net_d = Generator(), Discriminator()
     net_g.load_state_dict(g.state_dict())
     net_d.load_state_dict(d.state_dict())
@@ -113,7 +124,7 @@ def test_the_dcgan_trains_as_pytorch_examples_dcgan() -> None:
         _close(step, "loss_G", l_g, err_g)
         _same_state(step, g, net_g, "generator")
         _same_state(step, d, net_d, "discriminator")
-    assert int(g.bn1.num_batches_tracked) == 2 * STEPS and int(d.bn2.num_batches_tracked) == 3 * STEPS
+    assert int(g.main[1].num_batches_tracked) == 2 * STEPS and int(d.main[3].num_batches_tracked) == 3 * STEPS
     # Eval: the running statistics, the same on both sides
     net_g.eval()
     net_d.eval()
