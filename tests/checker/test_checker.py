@@ -749,3 +749,18 @@ def test_errors_in_a_differentiated_function_silence_its_read_warnings() -> None
         l, g = value_and_grad(loss, m, x)
         return g
     """)
+
+
+def test_per_example_gradients_of_a_fn_whose_return_type_is_reported_give_that_one_error() -> None:
+    # `-> NonNeg` (E0309) left the loss's type unknown, and value_and_grad(...,
+    # batch=n) asserted it was a tensor: an internal error (found by the
+    # incremental fuzz on examples/dpsgd.qv)
+    src = (
+        "dim D = 4\n\nmodel Lin:\n    param w: [D] = zeros\n\n"
+        "fn row_loss(m: Lin, x: [D]) -> NonNeg:\n    return sum(x * m.w)\n\n"
+        "fn per_example(m: Lin, xs: [n D]) -> [n]:\n"
+        "    l, g = value_and_grad(row_loss, m, xs, batch=n)\n    return l\n"
+    )
+    a = check_text(src)
+    assert [d.code for d in a.diagnostics] == ["E0309"]
+    assert not a.internal_errors

@@ -126,8 +126,8 @@ def value_and_grad_call(
         grad = T.UNKNOWN
     value = declared
     if batch is not None:
-        assert isinstance(declared, T.TensorT)
-        value = T.TensorT((batch,), declared.elem)
+        # (declared is unknown when f's return type is reported: `-> NonNeg`, E0309)
+        value = T.TensorT((batch,), declared.elem) if isinstance(declared, T.TensorT) else T.UNKNOWN
         grad = T.StackT(batch, grad, per_example=True) if not isinstance(grad, T.UnknownT) else grad
         ret = value if not isinstance(ret, T.UnknownT) else ret
     elif not isinstance(ret, T.UnknownT):
