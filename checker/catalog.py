@@ -2425,7 +2425,9 @@ E0914 = _code(
     A member declared with a condition (`param b: [O] = zeros if bias`) exists
     only in the instances whose option says so: `Linear[D, H, bias=False]` has
     no `b`. Inside the model's own functions (`self`), read such a member only
-    where the option is known, under `if bias:`.
+    where the option is known, under `if bias:`. A walk by kind (`for l in
+    modules(m, Linear, seed=0)`) gives every instance of the kind, whatever its
+    options: reach such a member by its name in `named_params` instead.
     """,
     """
     dim D = 4
@@ -2447,6 +2449,13 @@ E0914 = _code(
     fn f(l: Linear[D, D, bias=False], x: [D]) -> [D]:
         return x @ l.w
     """,
+    variants={
+        "in_method": "{cond}; read it under {test}",
+        "in_walk": (
+            "{cond}; a walk by kind sees every instance, so reach it by name through"
+            ' named_params (`if name.endswith(".{name}"):`)'
+        ),
+    },
 )
 
 E0915 = _code(

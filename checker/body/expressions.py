@@ -342,14 +342,21 @@ class ExpressionRules(EngineBase):
                 # the declaration of `name` whose condition the `if`s around prove
                 f = next((g for g in model.fields if g.name == name and self.proves(g.when)), f)
             if f.when is not None and not self.proves(f.when):
-                under_test = MC.under_test
                 cond = MC.text(f.when, flags=True)
+                # `self` of the model's own method, or a model a walk by kind
+                # gives (`for l in modules(m, nn.Linear, seed=0)`: any instance)
+                own = obj.generic and self.fn.owner == obj.name
+                hint = (
+                    C.E0914.say("in_method", cond=cond, test=MC.under_test(f.when))
+                    if own or not obj.generic
+                    else C.E0914.say("in_walk", cond=cond, name=name)
+                )
                 self.diags.append(
                     C.E0914.at(
                         e.name.span,
-                        owner=f"{obj} (self, any instance)" if obj.generic else str(obj),
+                        owner=f"{obj} (self, any instance)" if own else str(obj),
                         name=name,
-                        cond=f"{cond}; read it under {under_test(f.when)}",
+                        cond=hint,
                     )
                 )
                 return T.UNKNOWN

@@ -86,6 +86,19 @@ def test_walk_of_a_model_that_is_not_mut() -> None:
     )
 
 
+def test_a_member_under_an_option_in_a_walk_by_kind_points_to_named_params() -> None:
+    # a walk by kind gives every instance of the kind: `if bias:` is no way to
+    # reach the member there, and the message says what is
+    annotated(
+        """
+        fn biases(mut m: Net):
+            for layer in modules(m, Lin, seed=0):
+                layer.bias.init(zeros)
+        #             ^^^^ E0914: Lin[?, ?] has no field 'bias': it exists only when bias=True; a walk by kind sees every instance, so reach it by name through named_params (`if name.endswith(".bias"):`)
+        """
+    )
+
+
 def test_init_of_what_no_walk_gives() -> None:
     annotated(
         """
