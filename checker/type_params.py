@@ -29,6 +29,7 @@ def read_type_params(item: A.FnDecl, ctx: TypeContext, method: bool) -> tuple[tu
         if name in ctx.type_params:
             ctx.diagnostics.append(C.E0923.at(tp.name.span, problem=C.E0923.say("param_twice", param=name)))
             continue
+        ctx.lookups.add(name)  # whether it shadows a global: a fact of the names (incremental keys)
         shadowed = ctx.names.kinds.get(name)
         if shadowed is not None:
             problem = C.E0923.say("param_shadows", param=name, kind=kind_word(shadowed).split(" ", 1)[-1])

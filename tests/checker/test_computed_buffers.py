@@ -151,3 +151,18 @@ def test_the_formatter_writes_the_keyword_as_torch_does() -> None:
     out = format_text(text).text
     assert "buffer m: [T] = zeros, persistent=False\n" in out
     assert format_text(out).text == out
+
+
+def test_incremental_e0928_follows_which_model_of_a_name_is_first() -> None:
+    # the buffer's model declared again after a header with no body: the one
+    # with the buffer is then a duplicate (E0104), whose E0928 a fresh check
+    # does not report; the cached body result kept it (found by the fuzz)
+    from quiver.checker import Analyzer
+
+    one = "model Causal[T]:\n    buffer mask: [T T] = tril(ones([T T] Bool))\n"
+    two = "model Causal[T]:\n" + one
+    analyzer = Analyzer()
+    for text in (one, two, one):
+        got = [(d.code, d.message) for d in analyzer.update(text).diagnostics]
+        assert got == [(d.code, d.message) for d in check_text(text).diagnostics], text
+    assert [d.code for d in check_text(two).diagnostics] == ["E0003", "E0104"]

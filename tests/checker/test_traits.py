@@ -433,3 +433,17 @@ def test_malformed_traits_and_type_parameters_are_one_error_each(src: str, codes
     a = check_text(src)
     assert not a.internal_errors
     assert [d.code for d in a.diagnostics] == codes
+
+
+def test_incremental_a_type_parameter_follows_the_global_it_shadowed() -> None:
+    # `N` shadowed a constant; renamed, the constant is gone and the bound is
+    # what is wrong: the signature depended on the name `N` (found by the fuzz)
+    before = "const N = 0\n\nfn f[N: Fwd](m: N) -> Int:\n    return 0\n"
+    after = before.replace("const N", "const given")
+    analyzer = Analyzer()
+    for text in (before, after, before):
+        got = [(d.code, d.message) for d in analyzer.update(text).diagnostics]
+        assert got == [(d.code, d.message) for d in check_text(text).diagnostics], text
+    assert [d.message for d in check_text(after).diagnostics] == [
+        "the bound of type parameter N is a trait, and no trait 'Fwd' is known"
+    ]
