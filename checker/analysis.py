@@ -285,6 +285,11 @@ class Analyzer:
                 )
                 if result is None:
                     continue
+                if isinstance(fn, A.ComputedBuffer):
+                    # E0928 compares with the buffer of the model now named so (which
+                    # of two models of one name is first is no dependency of the
+                    # body): after the cache, on every update
+                    result = computed_result(info, result, glob.models)
                 bodies[fn] = result
                 if names.first.get(info.name if info.owner is None else info.owner) is item:
                     facts[info.name] = result.facts
@@ -429,25 +434,6 @@ class Analyzer:
         # A body's result is a function of its text (the item), its own
         # signature and the fingerprints of the global names it looked up:
         # a cached result is reused only when all of these are equal now.
-        result = self._checked_body(item, info, glob, fingerprints, recovered, partial, stats, internal)
-        if result is not None and isinstance(item, A.ComputedBuffer):
-            # E0928 compares with the buffer of the model now named so (which of
-            # two models of one name is the first is no dependency of the body):
-            # after the cache, on every update
-            result = computed_result(info, result, glob.models)
-        return result
-
-    def _checked_body(
-        self,
-        item: A.FnDecl,
-        info: FnInfo,
-        glob: Globals,
-        fingerprints: dict[str, object],
-        recovered: tuple[str, ...],
-        partial: bool,
-        stats: Stats,
-        internal: list[str],
-    ) -> BodyResult | None:
         entry = self._body_cache.get(item)
         interface = (info.interface, recovered, partial)
         if entry is not None and entry.inputs == interface:
