@@ -15,12 +15,13 @@ class TypeParamArg(ArgSpec):
     """`what` is "model", "grad" or an optimizer class (`rt.AdamW`);
     `param` the type parameter's name, `traits` its bound as written."""
 
-    __slots__ = ("param", "traits", "what")
+    __slots__ = ("key", "param", "traits", "what")
     generic = True  # binds the type parameter in the call's env
 
     def __init__(self, name, param, traits, loc=None, what="model"):
         super().__init__(name, loc)
         self.param = param
+        self.key = "<" + param + ">"  # its binding in the call's env, made once
         self.traits = traits
         if not (what in ("model", "grad") or (isinstance(what, type) and issubclass(what, Optimizer))):
             raise TypeError(f"TypeParamArg what must be 'model', 'grad' or an optimizer class, found {what!r}")
@@ -48,11 +49,10 @@ class TypeParamArg(ArgSpec):
             if type(a) is not self.what:
                 self._fail(sig, describe(a))
             cls = a._qv_cls
-        key = "<" + self.param + ">"
-        earlier = env.get(key) if env is not None else None
+        earlier = env.get(self.key) if env is not None else None
         if earlier is None:
             if env is not None:
-                env[key] = (cls, self.label)
+                env[self.key] = (cls, self.label)
         elif earlier[0] is not cls:
             self._fail(sig, f"{describe(a)}, where {earlier[1]} is a model {earlier[0]._qv_name}")
         return cls._qv_torch_device.type != "cpu"
