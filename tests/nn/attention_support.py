@@ -143,11 +143,17 @@ _SHAPE = {"L": L, "S": S, "B": B, "E": E}
 
 
 def inputs(c: Config, form: str, dt: torch.dtype, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Random inputs of a form, and masks that leave every query a key: the
-    causal triangle, the last positions of one sequence as padding."""
+    return draw_inputs(FORMS[c.kind][form][0], dt, seed)
+
+
+def draw_inputs(specs, dt: torch.dtype, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Random inputs of a form's `(name, shape, is_bool)` specs (here and in
+    stack_support), and masks that leave every query a key: the causal
+    triangle, two entries of the memory mask, the last positions of the
+    second sequence as padding."""
     gen = torch.Generator().manual_seed(seed)
     out: dict[str, torch.Tensor] = {}
-    for name, shape, is_bool in FORMS[c.kind][form][0]:
+    for name, shape, is_bool in specs:
         sizes = [_SHAPE[d] for d in shape.strip("[]").split()]
         if not is_bool:
             out[name] = torch.randn(*sizes, generator=gen, dtype=dt)

@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-
-E, NH, F, L, S, B = 8, 2, 16, 3, 5, 2
-DIMS = f"dim E = {E}\ndim NH = {NH}\ndim F = {F}\ndim L = {L}\ndim S = {S}\ndim B = {B}\n"
+from attention_support import DIMS, draw_inputs  # the same sizes and inputs
 
 
 @dataclass(frozen=True)
@@ -93,30 +91,8 @@ def program(configs: tuple[Config, ...], dt: torch.dtype) -> str:
     return "\n".join(out)
 
 
-_SHAPE = {"L": L, "S": S, "B": B, "E": E}
-
-
 def inputs(c: Config, form: str, dt: torch.dtype, seed: int = 0) -> dict[str, torch.Tensor]:
-    """Random inputs of a form, and masks that leave every query a key: the
-    causal triangle, two entries of the memory mask, the last positions of
-    the second sequence as padding."""
-    gen = torch.Generator().manual_seed(seed)
-    out: dict[str, torch.Tensor] = {}
-    for name, shape, is_bool in FORMS[c.kind][form][0]:
-        sizes = [_SHAPE[d] for d in shape.strip("[]").split()]
-        if not is_bool:
-            out[name] = torch.randn(*sizes, generator=gen, dtype=dt)
-        elif name in ("src_mask", "tgt_mask"):
-            out[name] = torch.ones(*sizes, dtype=torch.bool).triu(diagonal=1)  # True: not allowed
-        elif name == "memory_mask":
-            m = torch.zeros(*sizes, dtype=torch.bool)
-            m[1, 0] = m[2, 3] = True
-            out[name] = m
-        else:  # a key padding mask: the last positions of the second sequence
-            m = torch.zeros(*sizes, dtype=torch.bool)
-            m[1, -2:] = True
-            out[name] = m
-    return out
+    return draw_inputs(FORMS[c.kind][form][0], dt, seed)
 
 
 def quiver_args(c: Config, form: str, x: dict[str, torch.Tensor]) -> list[torch.Tensor]:

@@ -18,9 +18,9 @@ import warnings
 
 import pytest
 import torch
-from attention_support import torch_drawing_as_quiver
+from attention_support import NH, E, F, torch_drawing_as_quiver
 from parity import ATOL, RTOL, copy_into, field, load
-from stack_support import NH, Config, E, F, inputs, program, quiver_args, torch_call
+from stack_support import Config, inputs, program, quiver_args, torch_call
 
 from quiver import runtime as rt
 
