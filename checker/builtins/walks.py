@@ -18,6 +18,7 @@ from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
 from ..body.text import expr_text, plural
+from ..declarations import leaf_params, model_closure
 from ..initializers import INITIALIZERS, initializer_name
 from ..names import suggest
 from .args import Bound, tensor_arg
@@ -40,27 +41,11 @@ def _model_arg(c: RuleContext, b: Builtin, a: CallArg, env: Env) -> T.ModelT | N
     return t
 
 
-def _leaves(c: RuleContext, t: T.ModelT, seen: frozenset[str] = frozenset()) -> list[T.Type]:
-    """The types of every param tensor of `t`, sub-models' included."""
-    c.global_kind(t.name)  # what the walk's type depends on: a dependency of this body
-    model = c.g.model(t)
-    if model is None or t.name in seen:
-        return []
-    out: list[T.Type] = []
-    for f in model.fields:
-        if f.kind != "param":
-            continue
-        ft = f.type.item if isinstance(f.type, T.StackT) else f.type
-        if isinstance(ft, T.ModelT):
-            out.extend(_leaves(c, ft, seen | {t.name}))
-        else:
-            out.append(ft)
-    return out
-
-
 def _param_type(c: RuleContext, t: T.ModelT) -> T.TensorT:
     """A walked param: a tensor of any rank, of the model's float type."""
-    elems = {x.elem for x in _leaves(c, t) if isinstance(x, T.TensorT)}
+    for m in model_closure(c.g, t):
+        c.global_kind(m if isinstance(m, str) else m.name)  # the leaves depend on every model inside t
+    elems = {f.type.elem for _, _, f in leaf_params(c.g, t) if isinstance(f.type, T.TensorT)}
     elem = elems.pop() if len(elems) == 1 else T.F32
     return T.TensorT((T.REST,), elem)
 

@@ -10,6 +10,7 @@ from functools import partial
 
 from annotations import check_annotated
 
+from quiver.checker import check_text
 from quiver.checker import types as T
 
 HEAD = """\
@@ -66,6 +67,19 @@ def test_walks_check_clean_and_are_typed() -> None:
     assert found["p"] == T.TensorT((T.REST,), T.F32)  # a param of any rank: [..]
     assert found["layer"] == T.ModelT("Lin", (T.DimUnknown(), T.DimUnknown()), generic=True)
     assert found["blk"] == T.ModelT("Block")
+
+
+def test_a_walked_param_has_the_float_type_of_the_params_in_a_list_of_sub_models() -> None:
+    # the params of a list's elements are the model's params (the walk read
+    # only sub-models and stacks, so the list's f64 went unseen: [..] f32)
+    a = check_text(
+        "model L64:\n    param w: [4 4] f64 = zeros\n\n"
+        "model Net64:\n    param layers: (L64, L64)\n\n"
+        "fn f(mut m: Net64):\n    for name, p in named_params(m, seed=0):\n        p.init(zeros)\n"
+    )
+    assert not a.diagnostics
+    found = [t for node, t in _types(a).items() if getattr(node, "text", getattr(node, "name", None)) == "p"]
+    assert found and all(t == T.TensorT((T.REST,), T.Elem("f64")) for t in found)
 
 
 def _types(a) -> dict:
