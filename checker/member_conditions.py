@@ -16,6 +16,7 @@ complete: `stride == 1` and `stride == 2` are taken as two free Bools."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -207,6 +208,7 @@ def _decided(c: Cmp) -> bool | None:
 # ------------------------------------------------------------ deciding
 
 
+@functools.lru_cache(maxsize=4096)  # pure; called once per comparison per choice
 def _atom(c: Cmp) -> tuple[tuple[str, DX.Poly], bool]:
     """A comparison as (a free Bool, the value it is when `c` holds)."""
     op = c.op
@@ -262,7 +264,11 @@ def implies(facts: Iterable[Cond], c: Cond) -> bool:
     """Whether `c` holds wherever every one of `facts` does. A dim that
     the facts fix to a number (`stride == 1`, or `not (stride != 1 or ...)`)
     is put in first, so `(h-1)/stride+1 == h` follows from `stride == 1`."""
-    facts = tuple(facts)
+    return _implies(tuple(facts), c)
+
+
+@functools.lru_cache(maxsize=1024)  # a pure function of its (frozen) arguments: each body asks again per read
+def _implies(facts: tuple[Cond, ...], c: Cond) -> bool:
     if c in facts or c == Lit(True):
         return True
     known = _known_values(facts)  # (and comparisons of numbers decided)
