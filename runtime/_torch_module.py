@@ -276,7 +276,7 @@ def _view(part: QuiverModule, model: Model) -> Model:
             leaves.extend(inner._qv_tensors)
         else:
             items = [_view(c, inst) for c, inst in zip(child, model.__dict__[name]._qv_items)]
-            d[name] = ModelStack(items, f"{cls._qv_name}.{name}", ModelError)
+            d[name] = ModelStack(items, f"{cls._qv_name}.{name}", ModelError, model.__dict__[name]._qv_modes)
             for inner in items:
                 leaves.extend(inner._qv_tensors)
     object.__setattr__(view, "_qv_tensors", tuple(leaves))

@@ -25,6 +25,8 @@ __all__ = ["init_param", "modules", "named_params", "ndim", "num_params", "numel
 
 # id(param tensor) -> (the generator of the walk now visiting it, its path)
 _ACTIVE: dict[int, tuple[torch.Generator, str]] = {}
+# the generators of the walks now running (a walk gives back only to those)
+_LIVE: set[torch.Generator] = set()
 
 
 def _generator(seed) -> torch.Generator:
@@ -47,12 +49,20 @@ def _walk(m: Model, seed):
     for i, (t, p) in enumerate(zip(tensors, paths)):
         if i not in tied:
             _ACTIVE[id(t)] = (gen, p)
-    return saved
+    _LIVE.add(gen)
+    return saved, gen
 
 
-def _end(saved) -> None:
+def _end(started) -> None:
+    """Gives back what the walk took, where it still holds it: a walk that
+    ends while one started after it runs on (a generator closed early)
+    leaves that one's params to it."""
+    saved, gen = started
+    _LIVE.discard(gen)
     for k, v in saved.items():
-        if v is None:
+        if _ACTIVE.get(k, (None,))[0] is not gen:
+            continue
+        if v is None or v[0] not in _LIVE:
             _ACTIVE.pop(k, None)
         else:
             _ACTIVE[k] = v
@@ -76,7 +86,18 @@ def _of_kind(cls, kind) -> bool:
 
 def _submodels(m: Model):
     """``m`` and every sub-model under it, pre-order, in declaration order
-    (torch's ``modules()`` order)."""
+    (torch's ``modules()`` order); a sub-model tied to one before it
+    (``param dec: Block = tied(enc)``) once, as torch's ``modules()`` gives a
+    shared module once."""
+    yield from _submodels_once(m, set())
+
+
+def _submodels_once(m: Model, seen: set):
+    key = (type(m), *(id(t) for t in m._qv_tensors))
+    if len(key) > 1:  # (a model without params, nn.ReLU, is its own each time)
+        if key in seen:
+            return
+        seen.add(key)
     yield m
     cls = type(m)
     for f in cls._qv_param_fields:
@@ -86,7 +107,7 @@ def _submodels(m: Model):
         value = m.__dict__[f.name]
         items = value._qv_items if isinstance(value, ModelStack) else (value,)
         for inst in items:
-            yield from _submodels(inst)
+            yield from _submodels_once(inst, seen)
 
 
 def modules(m: Model, kind, seed):

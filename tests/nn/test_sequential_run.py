@@ -100,3 +100,16 @@ def test_activations_chain_equals_torch(tmp_path):
     assert list(h.state_dict()) == [f"main.{k}.{p}" for k in (1, 3, 5) for p in ("weight", "bias")]
     x = torch.randn(2, 3, 4, 4, generator=torch.Generator().manual_seed(2))
     torch.testing.assert_close(h(x), ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_to_module_of_a_chain_passes_the_mode_to_the_elements_that_take_it(tmp_path):
+    # the module's view of the list lost which elements take the Mode: its
+    # BatchNorm2d was called without one
+    from quiver import runtime as rt
+
+    q = _load(tmp_path)
+    g = q.Generator.init(seed=0)
+    z = torch.randn(3, 8, 1, 1, generator=torch.Generator().manual_seed(1))
+    module = quiver.to_module(g, q.Generator.forward)
+    for mode in (rt.Eval, rt.Train(seed=0)):
+        torch.testing.assert_close(module(z, mode), g(z, mode), rtol=0, atol=0)

@@ -132,3 +132,39 @@ def test_ties_of_different_types_or_unknown_paths_are_refused():
         class Unknown(rt.Model):
             _qv_params = (rt.Field("w", (E, E), rt.f32),)
             _qv_ties = (("w", "nope"),)
+
+
+class Blk(rt.Model):
+    _qv_name = "Blk"
+    _qv_params = (rt.Field("w", (E, E), rt.f32, rt.init.zeros),)
+
+
+class Shared(rt.Model):
+    _qv_name = "Shared"
+    _qv_params = (rt.SubModel("enc", Blk), rt.SubModel("dec", Blk))
+    _qv_ties = (("dec", "enc"),)
+
+
+def test_a_walk_by_kind_gives_a_tied_sub_model_once_as_torch_modules_does():
+    # torch's modules() gives a shared module once; the walk gave it twice,
+    # and `l.w.init(normal(...))` drew twice into the one tensor
+    m = Shared.init(seed=0)
+    assert m.dec.w is m.enc.w
+    assert len(list(rt.modules(m, Blk, 0))) == 1
+    enc = nn.Linear(E, E)
+    shared = nn.Sequential(enc, enc)
+    assert sum(isinstance(x, nn.Linear) for x in shared.modules()) == 1
+
+
+def test_a_walk_closed_early_leaves_a_later_walks_params_to_it():
+    m = Tied.init(seed=0)
+    first = rt.named_params(m, 0)
+    second = rt.named_params(m, 1)
+    next(first)
+    _, p = next(second)
+    first.close()  # ends before the second: it gave the second's params back before
+    rt.init_param(p, 0.25)
+    assert torch.equal(p, torch.full_like(p, 0.25))
+    second.close()
+    with pytest.raises(rt.ModelError, match="running walk"):
+        rt.init_param(p, 0.5)
