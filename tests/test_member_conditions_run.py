@@ -174,7 +174,6 @@ def test_the_blocks_have_a_downsample_exactly_when_torchvision_makes_one(resnet)
     ]
     keys = set(m.state_dict())
     assert keys == set(_ResNet().state_dict())  # (torch orders a module's buffers among its params)
-    assert keys == set(_ResNet().state_dict())
     assert not any(k.startswith("layer1.downsample") for k in keys)
     assert {k for k in keys if k.startswith("layer2.downsample")} == {
         "layer2.downsample.0.weight",
