@@ -49,6 +49,17 @@ fn optimizer(m: Lm) -> AdamW[Lm]:
 
 fn count(m: Lm) -> Int:
     return num_params(m)
+
+fn grad_norm(m: Lm, x: [b] Index[V], y: [b] Index[V]) -> [] NonNeg:
+    return norm(grad(loss, m, x, y))
+
+fn clipped(m: Lm, x: [b] Index[V], y: [b] Index[V]) -> [] Float:
+    g, n = clip_grad_norm(grad(loss, m, x, y), 0.1)
+    return n
+
+fn wte_only(m: Lm, x: [b] Index[V], y: [b] Index[V]) -> Grad[Lm, wrt=[wte, head]]:
+    l, g = value_and_grad(loss, m, x, y, wrt=[wte, head])
+    return g
 """
 
 
@@ -124,3 +135,25 @@ def test_loss_grads_and_three_adamw_steps_equal_torch(mod):
         assert torch.allclose(m.enc.weight, t.enc.weight.detach().T, atol=1e-5), k
         assert torch.allclose(m.enc.bias, t.enc.bias.detach(), atol=1e-5), k
         assert m.head is m.wte and m.dec.weight is m.enc.weight
+
+
+def test_norm_clipping_wrt_and_a_checkpoint_count_the_tie_as_torch_does(mod, tmp_path):
+    # docs/language.md, "Tied params": a gradient's norm and clipping count the
+    # tied tensor once, wrt= selects it by its source's name (zeros at the
+    # tied name), and a checkpoint lists both names and loads one tensor
+    x, y = _data()
+    m = mod.make(2)
+    t = TorchLm(m)
+    t.zero_grad()
+    t(x, y).backward()
+    want = torch.nn.utils.clip_grad_norm_(t.parameters(), float("inf"))  # each parameter once
+    torch.testing.assert_close(mod.grad_norm(m, x, y), want, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(mod.clipped(m, x, y), want, rtol=1e-5, atol=1e-7)
+    g = mod.wte_only(m, x, y)
+    torch.testing.assert_close(g.wte, t.wte.weight.grad, rtol=1e-5, atol=1e-7)
+    assert torch.equal(g.head, torch.zeros(9, 6))
+    path = tmp_path / "lm.pt"
+    m.save(str(path))
+    back = type(m).load(str(path))
+    assert back.head is back.wte and back.dec.weight is back.enc.weight
+    assert torch.equal(back.wte, m.wte)
