@@ -5,7 +5,7 @@ arguments of one type parameter must be of one class (the first binds it)."""
 
 from __future__ import annotations
 
-from ._grad_value import Grad
+from ._grad_value import Grad, _layout
 from ._model import Model
 from ._optim import Optimizer
 from ._specs import ArgSpec, describe
@@ -42,7 +42,8 @@ class TypeParamArg(ArgSpec):
                 self._fail(sig, describe(a))
             cls = type(a)
         elif self.what == "grad":
-            if type(a) is not Grad:
+            # the whole model's gradient: not a wrt= selection nor per-example ([b])
+            if type(a) is not Grad or a._qv_layout is not _layout(a._qv_model):
                 self._fail(sig, describe(a))
             cls = a._qv_model
         else:

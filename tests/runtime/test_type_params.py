@@ -27,6 +27,16 @@ class B(rt.Model):
     _qv_buffers = ()
 
 
+class C(rt.Model):
+    _qv_name = "C"
+    _qv_device = "cpu"
+    _qv_params = (
+        rt.Field("w", (3,), rt.f32, rt.init.zeros, _src.loc(11, 5)),
+        rt.Field("v", (2,), rt.f32, rt.init.zeros, _src.loc(12, 5)),
+    )
+    _qv_buffers = ()
+
+
 SIG = rt.Signature(
     _src,
     "step",
@@ -65,3 +75,14 @@ def test_not_a_model_nor_the_optimizer_kind() -> None:
     assert "argument 'opt' expected AdamW[M] (M: CharModel), found SGD[A]" in str(err.value)
     with pytest.raises(TypeError):
         rt.TypeParamArg("m", "M", "CharModel", None, "tensor")
+
+
+def test_a_gradient_of_some_fields_or_per_example_is_not_a_grad_of_the_model() -> None:
+    # Grad[M] is the whole model's gradient: a wrt= selection or a batch of
+    # per-example gradients passed before (GradArg refuses both)
+    c = C.init(seed=0)
+    _, partial = rt.value_and_grad(lambda m: m.w.sum(), c, wrt=["w"])
+    _, per_example = rt.value_and_grad(lambda m, x: m.w.sum() * x, c, torch.ones(2), batch=(0,))
+    for g in (partial, per_example):
+        with pytest.raises(rt.CheckError, match="argument 'g' expected Grad\\[M\\]"):
+            SIG.check(c, rt.AdamW(c, lr=0.1), g)
