@@ -14,6 +14,7 @@ defaults of nn.Transformer are torch.nn.Transformer()'s sizes."""
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 
 import pytest
@@ -245,6 +246,14 @@ def test_the_defaults_are_torchs(tmp_path) -> None:
     assert list(ours) == list(theirs)
     assert all(ours[k].shape == (v.T if v.dim() == 2 else v).shape for k, v in theirs.items())
     assert model.encoder.layers[0].self_attn.in_proj_weight.shape == (512, 1536)
+    # the starts docs/nn.md states: each layer as the layer is (in_proj xavier
+    # uniform, linear1 torch's U(-1/sqrt(E), 1/sqrt(E))), the final norms ones and zeros
+    for stack in (model.encoder, model.decoder):
+        assert torch.equal(stack.norm.weight, torch.ones(512)) and torch.equal(stack.norm.bias, torch.zeros(512))
+        for layer in stack.layers:
+            w = layer.self_attn.in_proj_weight
+            assert w.abs().max() <= math.sqrt(6 / (512 + 1536)) and w.std() > 0.5 * math.sqrt(2 / (512 + 1536))
+            assert layer.linear1.weight.abs().max() <= 1 / math.sqrt(512)
 
 
 MASKS = """
