@@ -90,6 +90,7 @@ class _Layout:
         "paths",
         "fields",
         "diff",
+        "tied_pos",
         "text",
     )
 
@@ -121,6 +122,8 @@ class _Layout:
         self.paths = tuple(cls._qv_leaf_paths[i] for i in leaf_index)
         self.fields = tuple(cls._qv_leaf_fields[i] for i in leaf_index)
         self.diff = tuple(cls._qv_diff[i] for i in leaf_index)
+        # the positions of tied params (their gradient is their source's): once per layout
+        self.tied_pos = tuple(j for j, i in enumerate(leaf_index) if i in cls._qv_tied)
         text = f"Grad[{cls._qv_name}" + ("" if wrt is None else f", wrt=[{', '.join(wrt)}]") + "]"
         self.text = "[b] " + text if batch else text
 
@@ -129,14 +132,11 @@ def _untied(lay: _Layout, tensors) -> tuple:
     """A gradient's values with zeros at each tied param (runtime/_model.py,
     `_set_ties`): the gradient of a tied tensor, the sum of its uses, is its
     source's, so that norms, updates and optimizers count it once."""
-    tensors = tuple(tensors)
-    tied = lay.model._qv_tied
-    if not tied:
-        return tensors
+    if not lay.tied_pos:
+        return tensors if type(tensors) is tuple else tuple(tensors)
     out = list(tensors)
-    for j, i in enumerate(lay.leaf_index):
-        if i in tied:
-            out[j] = torch.zeros_like(out[j])
+    for j in lay.tied_pos:
+        out[j] = torch.zeros_like(out[j])
     return tuple(out)
 
 
