@@ -219,21 +219,14 @@ class _Parser(_ExpressionParser):
         self.i += 1
         return A.ModelDecl(Span(self.s[0], end), name, device, tuple(members), params, tuple(methods))
 
-    def model_params(self) -> tuple[A.ModelParam, ...]:
+    def bracket_list(self, item):
+        """`[a, b, c]` and `[a, b,]`, each entry read by `item`: a model's
+        params, a fn's type parameters."""
         self.i += 1  # "["
         k = self.k
         out = []
         while True:
-            name = self.ident()
-            type_ = default = None
-            if k[self.i] == ":":
-                self.i += 1
-                type_ = self.type()
-            if k[self.i] == "=":
-                self.i += 1
-                default = self.expr()
-            end = (default or type_ or name).span.end
-            out.append(A.ModelParam(Span(name.span.start, end), name, type_, default))
+            out.append(item())
             if k[self.i] == ",":
                 self.i += 1
                 if k[self.i] == "]":
@@ -244,6 +237,21 @@ class _Parser(_ExpressionParser):
                 break
         self.expect("]")
         return tuple(out)
+
+    def model_params(self) -> tuple[A.ModelParam, ...]:
+        return self.bracket_list(self.model_param)
+
+    def model_param(self) -> A.ModelParam:
+        name = self.ident()
+        type_ = default = None
+        if self.k[self.i] == ":":
+            self.i += 1
+            type_ = self.type()
+        if self.k[self.i] == "=":
+            self.i += 1
+            default = self.expr()
+        end = (default or type_ or name).span.end
+        return A.ModelParam(Span(name.span.start, end), name, type_, default)
 
     def member(self) -> A.Member:
         i = self.i
@@ -329,27 +337,16 @@ class _Parser(_ExpressionParser):
 
     def type_params(self) -> tuple[A.TypeParam, ...]:
         """`[M: CharModel, N: A + B]` after a fn's name (a `-` between bounds: declined)."""
-        self.i += 1  # "["
-        k = self.k
-        out = []
-        while True:
-            name = self.ident()
-            self.expect(":")
-            bounds = [self.qualname()]
-            while k[self.i] == "+":
-                self.i += 1
-                bounds.append(self.qualname())
-            out.append(A.TypeParam(Span(name.span.start, bounds[-1].span.end), name, tuple(bounds)))
-            if k[self.i] == ",":
-                self.i += 1
-                if k[self.i] == "]":
-                    break
-            elif k[self.i] != "]":
-                raise _Decline
-            else:
-                break
-        self.expect("]")
-        return tuple(out)
+        return self.bracket_list(self.type_param)
+
+    def type_param(self) -> A.TypeParam:
+        name = self.ident()
+        self.expect(":")
+        bounds = [self.qualname()]
+        while self.k[self.i] == "+":
+            self.i += 1
+            bounds.append(self.qualname())
+        return A.TypeParam(Span(name.span.start, bounds[-1].span.end), name, tuple(bounds))
 
     def trait_decl(self) -> A.TraitDecl:
         self.i = 1
