@@ -75,7 +75,7 @@ def declare_alias(item: A.TypeAlias, names: Names) -> Declared:
         return Declared(None, (C.E0925.at(twice.span, name=item.name.text, problem=problem),), own)
     ctx = _context(item, names)
     ctx.resolve(item.target)
-    return Declared(None, tuple(ctx.diagnostics), frozenset(ctx.lookups) | own)
+    return Declared(None, tuple(ctx.diagnostics), frozenset(ctx.lookups) | own, tuple(ctx.obligations))
 
 
 def _context(item: A.TypeAlias, names: Names) -> TypeContext:

@@ -54,6 +54,7 @@ from .modules import ModuleExports, Resolved, collect_names
 from .reads import ReadAnalysis, site_diagnostics
 from .results import BodyResult, shared_if_empty
 from .source import DecodeProblem, LineIndex, decode_source, refusal
+from .traits import unmet_obligations
 
 
 @dataclass
@@ -251,6 +252,11 @@ class Analyzer:
 
         glob = _globals(names, items, declared, modules)
         dup_diags = _duplicates(items, names)
+        for item in items:  # the models given for model parameters, against their traits
+            if declared[item].obligations:
+                unmet = unmet_obligations(glob, declared[item].obligations)
+                if unmet:
+                    dup_diags.setdefault(item, []).extend(unmet)
         for model_name, cycle in model_cycles(glob).items():
             dup_diags.setdefault(names.first[model_name], []).extend(cycle)
         for item, diags in names.import_diagnostics.items():

@@ -560,6 +560,9 @@ class TraitDecl(Node):
 
     name: Ident
     methods: tuple[FnDecl, ...]
+    # `trait ResBlock[Ci, Co, stride = 1]:` the dims (and options) a model
+    # given for a model parameter bounded by it takes (`B[C1, C2, stride=2]`)
+    params: tuple[ModelParam, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, slots=True)

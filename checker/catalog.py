@@ -3594,6 +3594,11 @@ from .catalog_lists import E0938 as E0938  # noqa: E402
 from .catalog_lists import E0939 as E0939  # noqa: E402
 from .catalog_lists import E0940 as E0940  # noqa: E402
 
+# models built from model types: model ResNet[B: ResBlock, E]
+from .catalog_model_params import E0946 as E0946  # noqa: E402
+from .catalog_model_params import E0947 as E0947  # noqa: E402
+from .catalog_model_params import E0948 as E0948  # noqa: E402
+
 # members' conditions over dims and options, same-name members
 from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402

@@ -101,12 +101,14 @@ def elem_expr(e: T.Elem, where: str = "method") -> str:
     return "rt." + T.DTYPES[e.dtype][1]
 
 
-def option_py(v: bool | float | str | T.OptionRef, where: str = "method") -> str:
+def option_py(v: bool | float | str | T.OptionRef | T.ModelArg, where: str = "method") -> str:
     """A model option's value as Python: a Bool or a Float as itself, a
     DType as the runtime's element spec (`rt.f64`; the enclosing model's
     own, `dtype=dtype`, as elem_expr finds it); the enclosing model's own
     Bool or Float option (`bias=bias`) as its factory's argument or, in a
     method, the instance's."""
+    if isinstance(v, T.ModelArg):  # a model given for a model parameter: its family (or the factory's B)
+        return py_name(v.name) if where == "factory" or not v.bound else f"self._qv_models[{v.name!r}]"
     if isinstance(v, T.OptionRef):
         return py_name(v.name) if where == "factory" else f"self._qv_opt_{v.name}"
     if isinstance(v, str):

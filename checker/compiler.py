@@ -168,9 +168,13 @@ class Compiler:
     def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method") -> str:
         """A model's class: `Mlp`, or of an instance `Linear.of(784, 128, bias=False)`."""
         info = self.a.globals.models.get(name)
-        if info is None or not info.takes:
+        if info is None and (dims or options):  # `B[C1, C2]` in ResNet[B: ResBlock]: the factory's B
+            pass
+        elif info is None or not info.takes:
             return py_name(name)
-        args = [dim_py(d) for d in dims] + [f"{k}={option_py(v, where)}" for k, v in options]
+        args = [option_py(v, where) for _, v in options if isinstance(v, T.ModelArg)]  # `ResNet.of(BasicBlock, 1)`
+        args += [dim_py(d) for d in dims]
+        args += [f"{k}={option_py(v, where)}" for k, v in options if not isinstance(v, T.ModelArg)]
         return f"{py_name(name)}.of({', '.join(args)})"
 
     def model(self, m: ModelInfo) -> None:
@@ -182,7 +186,11 @@ class Compiler:
         w.emit(0, "")
         level = 0
         if m.takes:
-            params = ", ".join([py_name(d) for d in m.dims] + [py_name(o) for o, _ in m.options])
+            params = ", ".join(
+                [py_name(p) for p, _ in m.model_params]
+                + [py_name(d) for d in m.dims]
+                + [py_name(o) for o, _ in m.options]
+            )
             w.emit(0, f"def _qv_make_{m.name}({params}):", base)
             level = 1
         w.emit(level, f"class {py_name(m.name)}(rt.Model):", base)
@@ -190,7 +198,10 @@ class Compiler:
             dims = "(" + "".join(f"{py_name(d)}, " for d in m.dims) + ")"
             chosen = "{" + ", ".join(f"{o!r}: {py_name(o)}" for o, _ in m.options) + "}"
             defaults = "{" + ", ".join(f"{o!r}: {option_py(v)}" for o, v in m.options) + "}"
-            w.emit(level + 1, f"_qv_name = rt.applied_name({m.name!r}, {dims}, {chosen}, {defaults})")
+            models = "".join(f", ({py_name(p)}, )" for p, _ in m.model_params[:1])
+            if len(m.model_params) > 1:
+                models = ", (" + "".join(f"{py_name(p)}, " for p, _ in m.model_params) + ")"
+            w.emit(level + 1, f"_qv_name = rt.applied_name({m.name!r}, {dims}, {chosen}, {defaults}{models})")
         else:
             w.emit(level + 1, f"_qv_name = {m.name!r}")
         w.emit(level + 1, f"_qv_device = {m.device!r}")
@@ -245,7 +256,8 @@ class Compiler:
                 + "("
                 + "".join(f"({o!r}, {option_py(v)}), " for o, v in m.options)
                 + ")"
-                + (f", defaults={m.defaults!r})" if m.defaults else ")"),
+                + (f", defaults={m.defaults!r}" if m.defaults else "")
+                + (f", models={tuple(p for p, _ in m.model_params)!r})" if m.model_params else ")"),
                 base,
             )
 

@@ -351,6 +351,9 @@ class _Parser(_ExpressionParser):
     def trait_decl(self) -> A.TraitDecl:
         self.i = 1
         name = self.ident()
+        header: tuple[A.ModelParam, ...] = ()
+        if self.k[self.i] == "[":
+            header = self.model_params()
         self.expect(":")
         self.expect("NL")
         self.expect("INDENT")
@@ -363,7 +366,7 @@ class _Parser(_ExpressionParser):
             span = Span(start, end)
             methods.append(A.FnDecl(span, mname, params, ret, (), span))
         self.i += 1
-        return A.TraitDecl(Span(self.s[0], methods[-1].span.end), name, tuple(methods))
+        return A.TraitDecl(Span(self.s[0], methods[-1].span.end), name, tuple(methods), header)
 
     def extern_decl(self) -> A.ExternDecl:
         self.i = 1

@@ -166,7 +166,9 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         owner.options if owner is not None else tuple(ctx.bound_options.items()),
         type_params,
     )
-    return Declared(info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS)
+    return Declared(
+        info, tuple(ctx.diagnostics), frozenset(ctx.lookups) if ctx.lookups else _NO_LOOKUPS, tuple(ctx.obligations)
+    )
 
 
 def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tuple[str, Value] | None:

@@ -71,11 +71,14 @@ class ModelInfo:
     # a `trait` (checker/traits.py): its methods are signatures only, it has
     # no fields, and it is no model a value can be of
     trait: bool = False
+    # `model ResNet[B: ResBlock, ...]`: its model parameters, each with its
+    # traits (qualified), given first in an instance (checker/model_params.py)
+    model_params: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def takes(self) -> bool:
-        """Whether it takes dims or options (`Linear[I, O]`)."""
-        return bool(self.dims or self.options)
+        """Whether it takes dims, options or models (`Linear[I, O]`)."""
+        return bool(self.dims or self.options or self.model_params)
 
     def method(self, name: str) -> FnInfo | None:
         for m in self.methods:
@@ -107,6 +110,7 @@ class ModelInfo:
             self.dims,
             self.options,
             self.defaults,
+            self.model_params,
             tuple((m.name, m.interface) for m in self.methods),
         )
 
@@ -196,3 +200,7 @@ class Declared:
     # The global names it looked up (through a TypeContext): the declaration
     # is a function of the item's text and these names' `Names.meaning`.
     lookups: frozenset[str] = frozenset()
+    # the models it gives for model parameters (`ResNet[BasicBlock, 1]`), to
+    # check against their traits once every model is declared
+    # (model_params.unmet_obligations): (model, traits, span, parameter)
+    obligations: tuple = ()

@@ -18,7 +18,17 @@ from .fn_decl import Owner, declare_fn
 from .infos import Declared, FieldInfo, FnInfo, ModelInfo
 from .initializers import INITIALIZERS
 from .model_lists import is_model_list, model_list_type
-from .names import ModelSig, Names, dotted_text, float_literal, model_divisions, option_default, suggest
+from .model_params import read_model_params
+from .names import (
+    ModelSig,
+    Names,
+    dotted_text,
+    float_literal,
+    is_model_param,
+    model_divisions,
+    option_default,
+    suggest,
+)
 from .show import expr_text
 from .ties import check_tie, is_tie
 from .typectx import TypeContext, type_text
@@ -31,7 +41,7 @@ RESERVED_FIELDS = frozenset({"init", "save", "load", "state_dict", "load_state_d
 
 def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Declared:
     ctx = TypeContext(names, "model")
-    dims, options, defaults, divisions = _header(item, names, ctx)
+    dims, options, defaults, divisions, model_params = read_header(item, names, ctx)
     ctx.generics.extend(dims)  # the model's own dims, in its fields' types
     elems = tuple(o for o, default in options if isinstance(default, str))
     ctx.elem_vars = elems  # `[I O] dtype`: the element type of its DType option
@@ -39,7 +49,13 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
     ctx.option_vars = {o: d for o, d in options if not isinstance(d, str)}
     fields: list[FieldInfo] = []
     seen: dict[str, A.Member] = {}
-    self_type = T.ModelT(item.name.text, tuple(T.DimVar(d) for d in dims), (), True, elems)
+    self_type = T.ModelT(
+        item.name.text,
+        tuple(T.DimVar(d) for d in dims),
+        tuple((n, T.ModelArg(n, b)) for n, b in model_params),
+        True,
+        elems,
+    )
     owner = Owner(item.name.text, self_type, dims, elems, tuple(options))
     computed: list[FnInfo] = []  # the functions of buffers computed by an expression
     computed_lookups: set[str] = set()
@@ -86,7 +102,12 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             ctx.diagnostics.append(
                 C.E0903.at(m.init.span, what=f"sub-model {m.name.text} is initialised by its own model's fields")
             )
-        elif len(ctx.diagnostics) == before and not isinstance(ty, T.TensorT) and not sub_model:
+        elif (
+            len(ctx.diagnostics) == before
+            and not isinstance(ty, T.TensorT)
+            and not sub_model
+            and not _of_reported_param(m.type, ctx)
+        ):
             ctx.diagnostics.append(C.E0907.at(m.type.span, kind=m.kind, found=str(ty)))
             ty = T.UNKNOWN
         if isinstance(ty, T.TensorT) and m.kind == "param" and not ty.elem.is_float:
@@ -118,6 +139,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         if isinstance(d.info, FnInfo):
             methods.append(d.info)
         ctx.diagnostics.extend(d.diagnostics)
+        ctx.obligations.extend(d.obligations)
         lookups |= d.lookups
     info = ModelInfo(
         item.name.text,
@@ -131,14 +153,17 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         defaults=defaults,
         divisions=divisions,
         computed=tuple(computed),
+        model_params=model_params,
     )
-    return Declared(info, tuple(ctx.diagnostics), frozenset(lookups))
+    return Declared(info, tuple(ctx.diagnostics), frozenset(lookups), tuple(ctx.obligations))
 
 
-def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
-    """The dims, dim defaults and options of `model NAME[...]`, each checked
-    (E0912); the same that `names.model_sig` reads from the header for the
-    model's users."""
+def read_header(item: A.ModelDecl | A.TraitDecl, names: Names, ctx: TypeContext) -> ModelSig:
+    """The dims, dim defaults, options and model parameters of `model
+    NAME[...]` (or of a trait), each checked (E0912, E0948); the same that
+    `names.model_sig` reads from the header for the model's users."""
+    trait = isinstance(item, A.TraitDecl)
+    model_params = read_model_params(item.params, item.name.text, ctx, trait)
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
     defaults: list[tuple[str, int | str]] = []
@@ -151,6 +176,8 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
             )
             continue
         seen.add(name)
+        if is_model_param(p):
+            continue  # read above
         if p.type is None:
             _header_dim(item, p, names, ctx, bool(options), defaults, dims)
             dims.append(name)
@@ -186,11 +213,11 @@ def _header(item: A.ModelDecl, names: Names, ctx: TypeContext) -> ModelSig:
                 )
             )
         options.append((name, option_default(p)))
-    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)), model_params)
 
 
 def _header_dim(
-    item: A.ModelDecl,
+    item: A.ModelDecl | A.TraitDecl,
     p: A.ModelParam,
     names: Names,
     ctx: TypeContext,
@@ -259,6 +286,12 @@ def _condition(
         value,
     )
     return MC.read(m.cond, scope, ctx.diagnostics)
+
+
+def _of_reported_param(t: A.TypeExpr, ctx: TypeContext) -> bool:
+    """Whether a member's type is an instance of a model parameter whose
+    bound is reported (E0948): its type is unknown, and nothing more is said."""
+    return isinstance(t, A.NamedType) and ctx.ctor_params.get(t.name.text) == ()
 
 
 def _declared_again(
@@ -492,6 +525,8 @@ def instance_bindings(info: ModelInfo, t: T.ModelT) -> S.Bindings:
         }
         # its Bool and Float options, for sub-models given them (`Linear[E, F, bias=bias]`)
         bindings.options = {k: v for k, v in chosen.items() if isinstance(v, (bool, float, T.OptionRef))}
+        # the models it is given for its model parameters (checker/model_params.py)
+        bindings.ctors = {k: v for k, v in chosen.items() if isinstance(v, T.ModelArg)}
     return bindings
 
 

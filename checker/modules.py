@@ -278,7 +278,7 @@ def collect_names(items: list[A.Item], imports=None) -> Names:
         names.first[ident.text] = item
         if isinstance(item, A.DimDecl):
             dims.append(item)
-        elif isinstance(item, A.ModelDecl) and item.params:
+        elif isinstance(item, (A.ModelDecl, A.TraitDecl)) and item.params:
             names.model_sigs[ident.text] = model_sig(item)
     names.exports = bind_imports(names, items, imports or {})
     # Values after all names are known: `dim HD = E / NH` may come before E.
@@ -319,7 +319,9 @@ def bind_imports(names: Names, items: list, env: Mapping[str, Resolved]) -> list
                     names.alias_sigs[q] = ex.alias_sigs[q]
             for q, model in ex.models.items():
                 if model.takes:
-                    names.model_sigs[q] = ModelSig(model.dims, model.options, model.defaults, model.divisions)
+                    names.model_sigs[q] = ModelSig(
+                        model.dims, model.options, model.defaults, model.divisions, model.model_params
+                    )
         if isinstance(item, A.ImportDecl):
             if not _bind(names, spelling, "module" if ex is not None else "broken-module", item.module, diags):
                 continue

@@ -265,6 +265,9 @@ class ModelSig(NamedTuple):
     # the divisions of its own dims that its members and methods write
     # (`(Ci/groups)`, `(E/NH)`): each instance must make them exact
     divisions: Divisions = ()
+    # its model parameters (`B: ResBlock`, checker/model_params.py), first in
+    # its brackets: each with its traits (qualified where imported)
+    models: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 NO_SIG = ModelSig()
@@ -324,21 +327,44 @@ def _subst(t: T.Type, env: dict[str, T.Dim]) -> T.Type:
     return t
 
 
-def model_sig(item: A.ModelDecl) -> ModelSig:
+# the words that make a typed header parameter an option (`bias: Bool =
+# True`), even a malformed one (`n: Int = 3`, reported by model_decl)
+OPTION_WORDS = frozenset({"Bool", "Float", "DType", "Int", "Str", "Mode", "Index", "Grad"})
+
+
+def is_model_param(p: A.ModelParam) -> bool:
+    """Whether a header parameter is a model parameter (`B: ResBlock`): typed
+    by a name that is no option's kind, with no default."""
+    t = p.type
+    return (
+        isinstance(t, A.NamedType)
+        and not t.args
+        and not t.options
+        and t.name.text not in OPTION_WORDS
+        and p.default is None
+    )
+
+
+def model_sig(item: A.ModelDecl | A.TraitDecl) -> ModelSig:
     """The dims and options of a model's header (`model Conv2d[Ci, Co, K,
-    stride = 1, bias: Bool = True]`). A parameter with a type is an option;
-    one that is not well formed (checker/model_decl.py reports it) still
-    counts, an option with the default True and a dim without a default, so
-    that types written against it are read as intended."""
+    stride = 1, bias: Bool = True]`), or a trait's. A parameter with a type is
+    an option, or a model parameter (`B: ResBlock`); one that is not well
+    formed (checker/model_decl.py reports it) still counts, an option with the
+    default True and a dim without a default, so that types written against
+    it are read as intended."""
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
     defaults: list[tuple[str, int | str]] = []
+    models: list[tuple[str, tuple[str, ...]]] = []
     seen: set[str] = set()
     for p in item.params:
         if p.name.text in seen:
             continue
         seen.add(p.name.text)
-        if p.type is None:
+        if is_model_param(p):
+            assert isinstance(p.type, A.NamedType)
+            models.append((p.name.text, (p.type.name.text,)))
+        elif p.type is None:
             if isinstance(p.default, A.IntLit):
                 defaults.append((p.name.text, p.default.value))
             elif isinstance(p.default, A.Name) and p.default.name in dims:
@@ -346,7 +372,7 @@ def model_sig(item: A.ModelDecl) -> ModelSig:
             dims.append(p.name.text)
         else:
             options.append((p.name.text, option_default(p)))
-    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)))
+    return ModelSig(tuple(dims), tuple(options), tuple(defaults), model_divisions(item, tuple(dims)), tuple(models))
 
 
 @functools.lru_cache(maxsize=4096)  # items are kept across edits: one walk per version of a model

@@ -109,6 +109,9 @@ class Bindings:
         # a generic function's type parameters (`M` of `fn f[M: CharModel]`):
         # the model each stands for at this call, bound by the first argument
         self.models: dict[str, T.ModelT] = {}
+        # an instance's models for its model parameters (`B` of
+        # `ResNet[BasicBlock, 1]`): B's instances in its fields become the model's
+        self.ctors: dict[str, T.ModelArg] = {}
         # the options a top-level fn is generic over (`flash=fl`): bound in
         # `options` from the first model argument that gives them
         self.option_generics: set[str] = set()
@@ -118,6 +121,7 @@ class Bindings:
         out.generics = set(self.generics)
         out.bound, out.rest, out.elems, out.options = dict(self.bound), self.rest, dict(self.elems), dict(self.options)
         out.models = dict(self.models)
+        out.ctors = dict(self.ctors)
         out.option_generics = set(self.option_generics)
         return out
 
@@ -180,6 +184,11 @@ class Bindings:
             return T.TupleT(tuple(self.subst(x, forget) for x in t.items))
         if isinstance(t, T.StackT):
             return T.StackT(self.subst_dim(t.dim, forget), self.subst(t.item, forget), t.per_example)
+        if isinstance(t, T.ModelT) and t.bound and t.name in self.ctors:  # `B[C1, C2]`: BasicBlock[C1, C2]
+            arg = self.ctors[t.name]
+            inner = self.subst(dataclasses.replace(t, bound=()), forget)
+            assert isinstance(inner, T.ModelT)
+            return T.ModelT(arg.name, inner.dims, inner.options, bound=arg.bound)
         if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and t.bound and self.models:
             return _put_model(t, self.models)
         if isinstance(t, (T.ModelT, T.GradT, T.OptimT)) and (t.dims or t.options):
@@ -402,7 +411,7 @@ def _match_model(
     model with the same options, and its dims as a tensor's are matched,
     binding the callee's generic dims (`l: Linear[i, o]`)."""
     if p.bound or a.bound:
-        return _match_param(p, a, param, arg, bindings)
+        return _match_param(p, a, param, arg, bindings, where, span)
     # `self` of a method takes every instance, whatever its options
     if p.name != a.name or len(p.dims) != len(a.dims):
         return Mismatch("model", param, arg)
@@ -419,7 +428,9 @@ def _match_model(
     return Mismatch("binding" if m.kind == "binding" else "model", param, arg, m.dim, m.earlier, m.now)
 
 
-def _match_param(p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings: Bindings) -> Mismatch | None:
+def _match_param(
+    p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span | None
+) -> Mismatch | None:
     """A type parameter's model (`M` of `fn f[M: CharModel]`) on either side.
     The callee's `M` takes the model of its first argument and then only that
     one (whether that model has the traits' methods is checked by the caller,
@@ -433,6 +444,10 @@ def _match_param(p: T.ModelT, a: T.ModelT, param: T.Type, arg: T.Type, bindings:
         return None if bindings.models[p.name] == a else Mismatch("model", bindings.subst(param), arg)
     if a.bound and p.generic and not p.dims and p.name in a.bound:
         return None  # `m.forward(x)`: a method of the trait, on m: M
+    if a.bound and p.generic and p.name in a.bound and len(p.dims) == len(a.dims):
+        # `self.layer1(x)` of `layer1: B[C1, C2]`: the trait's method, its dims bound from B's
+        m = match(T.TensorT(p.dims), T.TensorT(a.dims), bindings, where, span)
+        return None if m is None else Mismatch("model", param, arg)
     return None if p == a else Mismatch("model", param, arg)
 
 

@@ -246,7 +246,8 @@ class Builder:
 
     def trait_decl(self, ch):
         name = _tokens(ch, "NAME")[0]
-        return A.TraitDecl(_span(ch), _ident(name), tuple(c for c in ch if isinstance(c, A.FnDecl)))
+        params = next((c for c in ch if isinstance(c, _Params)), ())
+        return A.TraitDecl(_span(ch), _ident(name), tuple(c for c in ch if isinstance(c, A.FnDecl)), tuple(params))
 
     def trait_method(self, ch):
         name = _tokens(ch, "NAME")[0]

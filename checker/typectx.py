@@ -57,11 +57,19 @@ class TypeContext:
     # options the fn is generic over, with their defaults' kinds)
     bind_options: bool = False
     bound_options: dict[str, bool | float] = field(default_factory=dict)
+    # In a model with model parameters (`model ResNet[B: ResBlock, E]`,
+    # checker/model_params.py): each with its traits; `B[C1, C2]` is a
+    # sub-model of whatever model an instance gives for B
+    ctor_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The models given for model parameters where this context read them
+    # (`ResNet[BasicBlock, 1]`): (model, traits, span, parameter), each
+    # checked against its traits once every model is declared
+    obligations: list[tuple[str, tuple[str, ...], A.Span, str]] = field(default_factory=list)
 
     def kind(self, name: str, span: A.Span | None = None) -> str | None:
         """The kind of a name as written (`Mlp`, `layers.Mlp`); with its
         span, a private name of a module (`layers._Hidden`) is reported."""
-        if name in self.type_params:
+        if name in self.type_params or name in self.ctor_params:
             return "model"
         self.lookups.add(name)
         kind = self.names.kinds.get(name)
@@ -298,9 +306,23 @@ class TypeContext:
                 self.diagnostics.append(C.E0923.at(span, problem=problem))
                 return T.UNKNOWN
             return param if isinstance(param, T.ModelT) else T.UNKNOWN
-        qual = self.canon(name.text)
-        sig = self.names.model_sigs.get(qual, NO_SIG)
         written = name.text
+        bound: tuple[str, ...] = ()
+        given_models: list[tuple[str, T.ModelArg]] = []
+        if written in self.ctor_params:  # `B[C1, C2]` of a model parameter: its trait's dims
+            qual, bound = written, self.ctor_params[written]
+            if not bound:
+                return T.UNKNOWN  # its bound is reported (E0948)
+            sig = self.names.model_sigs.get(bound[0], NO_SIG) if bound else NO_SIG
+        else:
+            qual = self.canon(written)
+            sig = self.names.model_sigs.get(qual, NO_SIG)
+            if sig.models:  # `ResNet[BasicBlock, 1]`: the models first
+                read = self._model_args(sig, args, written, span)
+                if read is None:
+                    return T.UNKNOWN
+                given_models = read
+                args = args[len(sig.models) :]
         dims_of, options_of = sig.dims, sig.options
         by_name = [o for o in options if o.value is None and not o.names and o.name.text in dims_of]
         if len(args) > len(dims_of):
@@ -415,7 +437,49 @@ class TypeContext:
                 )
             )
             return T.UNKNOWN
-        return T.ModelT(qual, tuple(dims), chosen)
+        return T.ModelT(qual, tuple(dims), tuple(given_models) + chosen, bound=bound)
+
+    def _model_args(
+        self, sig: ModelSig, args: tuple[A.TypeArg, ...], written: str, span: A.Span
+    ) -> list[tuple[str, T.ModelArg]] | None:
+        """The models an instance gives for its model parameters (`BasicBlock`
+        of `ResNet[BasicBlock, 1]`), each a model that takes dims or the
+        enclosing model's own parameter with the traits wanted (E0946); None
+        when one is wrong (reported). Whether a model has its traits' methods
+        is checked later (checker/model_params.py), from `obligations`."""
+        if len(args) < len(sig.models):
+            wanted = ", ".join(n for n, _ in sig.models)
+            problem = C.E0946.say("models_missing", model=written, wanted=wanted, count=len(args))
+            self.diagnostics.append(C.E0946.at(span, problem=problem))
+            return None
+        out: list[tuple[str, T.ModelArg]] = []
+        for (param, traits), a in zip(sig.models, args):
+            given = a.name.text if isinstance(a, A.NamedType) and not a.args and not a.options else None
+            if given is None and isinstance(a, A.DimName):
+                given = a.name
+            wanted = tuple(self.canon(t) for t in traits)
+            self.lookups.update(wanted)  # what the model given must have: its methods, dependencies here
+            if given is not None and given in self.ctor_params:  # passed on: `Stage[B, ...]`
+                have = self.ctor_params[given]
+                if all(t in have for t in wanted):
+                    out.append((param, T.ModelArg(given, have)))
+                    continue
+                problem = C.E0946.say("bound_not_implied", given=given, param=param, traits=" + ".join(wanted))
+                self.diagnostics.append(C.E0946.at(a.span, problem=problem))
+                return None
+            kind = self.kind(given, a.span) if given is not None else None
+            if kind is not None and kind.startswith("broken"):
+                return None
+            if kind != "model":
+                found = type_text(a) if given is None else given
+                problem = C.E0946.say("not_a_model", given=found, param=param, model=written)
+                self.diagnostics.append(C.E0946.at(a.span, problem=problem))
+                return None
+            assert given is not None
+            qual = self.canon(given)
+            self.obligations.append((qual, wanted, a.span, param))
+            out.append((param, T.ModelArg(qual)))
+        return out
 
     def alias(
         self, name: A.Ident, args: tuple[A.TypeArg, ...], options: tuple[A.TypeOption, ...], span: A.Span

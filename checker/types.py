@@ -497,18 +497,36 @@ class OptionRef:
         return self.name
 
 
-Options = tuple[tuple[str, "bool | float | str | OptionRef"], ...]
+@dataclass(frozen=True, slots=True)
+class ModelArg:
+    """The model given for a model parameter (`B` of `model ResNet[B:
+    ResBlock, E]`, checker/model_params.py): a model that takes dims, by its
+    qualified name (`BasicBlock` of `ResNet[BasicBlock, 1]`); inside a generic
+    model, the enclosing model's own parameter passed on (`Stage[B, ...]`),
+    with its traits in `bound`. Kept among an instance's options, before them
+    when written."""
+
+    name: str
+    bound: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.name
 
 
-def option_text(v: bool | float | str | OptionRef) -> str:
+Options = tuple[tuple[str, "bool | float | str | OptionRef | ModelArg"], ...]
+
+
+def option_text(v: bool | float | str | OptionRef | ModelArg) -> str:
     return v[1:] if isinstance(v, str) and v[:1] == "~" else str(v)
 
 
 def _applied(name: str, dims: tuple[Dim, ...], options: Options) -> str:
-    """`Linear[D, H, bias=False]`, `Mlp`."""
+    """`Linear[D, H, bias=False]`, `Mlp`, `ResNet[BasicBlock, 1]` (the
+    models given for its model parameters first)."""
     if not dims and not options:
         return name
-    parts = [str(d) for d in dims] + [f"{k}={option_text(v)}" for k, v in options]
+    parts = [str(v) for _, v in options if isinstance(v, ModelArg)]
+    parts += [str(d) for d in dims] + [f"{k}={option_text(v)}" for k, v in options if not isinstance(v, ModelArg)]
     return f"{name}[{', '.join(parts)}]"
 
 

@@ -753,9 +753,11 @@ class GenericModel:
     class made knows its family (``_qv_generic``), its dims (``_qv_dims``) and
     its options (``_qv_opt_<name>``, and ``_qv_options``)."""
 
-    def __init__(self, name, make, dims, options=(), defaults=()):
+    def __init__(self, name, make, dims, options=(), defaults=(), models=()):
         self._qv_name = name
         self._make = make
+        # `model ResNet[B: ResBlock, E]`: the model parameters, given first (families)
+        self._qv_model_names = tuple(models)
         self._qv_dim_names = tuple(dims)
         self._qv_option_defaults = dict(options)
         self._qv_dim_defaults = dict(defaults)  # `stride = 1`, `stride = "K"`: the last dims
@@ -765,6 +767,14 @@ class GenericModel:
     def of(self, *dims, **options) -> type[Model]:
         """The class of one instance: its dims in order (those with defaults
         may be left out or given by name, ``stride=2``), then its options."""
+        given_models = dims[: len(self._qv_model_names)]
+        dims = dims[len(self._qv_model_names) :]
+        if len(given_models) < len(self._qv_model_names):
+            wanted = ", ".join(self._qv_model_names)
+            raise ModelError(f"model {self._qv_name} takes a model for each of {wanted} first")
+        for n, family in zip(self._qv_model_names, given_models):
+            if not isinstance(family, GenericModel):
+                raise ModelError(f"model {self._qv_name}: {n} must be a model that takes dims, found {family!r}")
         names = self._qv_dim_names
         if len(dims) > len(names):
             count = f"{len(names)} dim{'s' if len(names) != 1 else ''}"
@@ -801,10 +811,11 @@ class GenericModel:
                     raise ModelError(f"model {self._qv_name}: option {k} must be a number, found {v!r}")
                 v = float(v)
             chosen[k] = v
-        key = (tuple(dims), tuple(chosen.items()))
+        key = (tuple(given_models), tuple(dims), tuple(chosen.items()))
         cls = self._classes.get(key)
         if cls is None:
-            cls = self._make(*dims, **chosen)
+            cls = self._make(*given_models, *dims, **chosen)
+            cls._qv_models = dict(zip(self._qv_model_names, given_models))
             cls._qv_generic = self
             cls.__qualname__ = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
             cls._qv_dims = tuple(dims)
@@ -857,7 +868,9 @@ def add_methods(cls, **methods) -> None:
         setattr(cls, k, fn)
 
 
-def applied_name(name: str, dims, options: dict, defaults: dict) -> str:
-    """`Linear[784, 128, bias=False]`: a class of a family, as messages name it."""
-    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
+def applied_name(name: str, dims, options: dict, defaults: dict, models=()) -> str:
+    """`Linear[784, 128, bias=False]`, `ResNet[BasicBlock, 1]`: a class of a
+    family, as messages name it."""
+    parts = [m._qv_name for m in models] + [str(d) for d in dims]
+    parts += [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
     return f"{name}[{', '.join(parts)}]"

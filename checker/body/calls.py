@@ -576,7 +576,7 @@ class CallRules(EngineBase):
             return T.UNKNOWN
         self.refs[func.name] = Ref("builtin", f"{recv.name}.{func.name.text}", recv.name)
         sig = self.g.names.model_sigs.get(recv.name)
-        if not recv.applied and sig is not None and len(sig.defaults) == len(sig.dims):
+        if not recv.applied and sig is not None and len(sig.defaults) == len(sig.dims) and not sig.models:
             # every dim has a default (a model of options only, nn.Dropout): made
             # with its defaults, as torch's nn.Dropout() is
             values: dict[str, int] = {}
@@ -584,6 +584,13 @@ class CallRules(EngineBase):
                 values[d] = values[v] if isinstance(v, str) else v  # names.model_sig keeps only earlier dims
             recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
             self.types[func] = recv
+        if not recv.applied and sig is not None and sig.models:  # `ResNet.init`: which block?
+            wanted = ", ".join(n for n, _ in sig.models)
+            written = expr_text(func.value)
+            problem = C.E0946.say("models_missing", model=written, wanted=wanted, count=0)
+            self.diags.append(C.E0946.at(func.value.span, problem=problem))
+            self._eval_args(args, env)
+            return T.UNKNOWN
         if not recv.applied:
             dims = sig.dims if sig is not None else ()
             written = expr_text(func.value)

@@ -11,6 +11,7 @@ from ..builtins import BUILTINS, CONSTANTS
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
+from ..traits import unmet_obligations
 from ..type_params import method_names, param_types
 from .engine_api import EngineBase
 from .env import Env, Var
@@ -602,6 +603,9 @@ class ExpressionRules(EngineBase):
         up as dependencies of this body."""
         self.diags.extend(ctx.diagnostics)
         ctx.diagnostics.clear()
+        if ctx.obligations:  # `ResNet[BasicBlock, 1]` written here: BasicBlock has ResBlock's dims and methods
+            self.diags.extend(unmet_obligations(self.g, tuple(ctx.obligations)))
+            ctx.obligations.clear()
         for name in ctx.lookups:
             self.deps[name] = self.g.fingerprint(name)
         ctx.lookups.clear()
