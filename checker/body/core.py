@@ -46,6 +46,9 @@ class BodyChecker(
         self.types: dict[A.Node, T.Type] = {}
         self.refs: dict[A.Node, Ref] = {}
         self.deps: dict[str, object] = {}
+        # the models given for model parameters checked so far (a type read
+        # twice, as `Net[Bag].init(...)(x)` is, is reported once)
+        self.obligations_checked: set = set()
         self.facts: set[ReadFact] = set()
         self.sites: dict[A.Call, GradSite] = {}
         self.axes: dict[A.Node, int | tuple[int, ...] | None] = {}

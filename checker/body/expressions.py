@@ -604,7 +604,9 @@ class ExpressionRules(EngineBase):
         self.diags.extend(ctx.diagnostics)
         ctx.diagnostics.clear()
         if ctx.obligations:  # `ResNet[BasicBlock, 1]` written here: BasicBlock has ResBlock's dims and methods
-            self.diags.extend(unmet_obligations(self.g, tuple(ctx.obligations)))
+            new = tuple(o for o in ctx.obligations if o not in self.obligations_checked)
+            self.obligations_checked.update(new)
+            self.diags.extend(unmet_obligations(self.g, new))
             ctx.obligations.clear()
         for name in ctx.lookups:
             self.deps[name] = self.g.fingerprint(name)
