@@ -97,6 +97,10 @@ class BodyChecker(
         for _, bounds in self.fn.type_params:  # what `m.forward(x)` is checked against
             for trait in bounds:
                 self.global_kind(trait)
+        owner = self.g.models.get(self.fn.owner) if self.fn.owner is not None else None
+        for _, bounds in owner.model_params if owner is not None else ():  # `self.l1(x)` of `l1: B[4, H]`
+            for trait in bounds:
+                self.global_kind(trait)
         for p in self.fn.params:
             origin = p.name if isinstance(p.type, T.ModelT) else None
             env.vars[p.name] = Var(p.type, frozenset({p.decl}), origin=origin, param=p)
