@@ -8,16 +8,14 @@ from __future__ import annotations
 from .catalog_code import _code
 
 _BLOCKS = """
-    import nn
-
     trait Block[Ci, Co]:
         fn forward(self, x: [b Ci]) -> [b Co]
 
     model Plain[Ci, Co]:
-        param fc: nn.Linear[Ci, Co]
+        param w: [Ci Co] = normal(0.0, 0.1)
 
         fn forward(self, x: [b Ci]) -> [b Co]:
-            return relu(self.fc(x))
+            return relu(x @ self.w)
 
     model Net[B: Block]:
         param l1: B[4, 8]
@@ -69,16 +67,14 @@ E0947 = _code(
     same kind. It may have more options, each with its default.
     """,
     """
-    import nn
-
     trait Block[Ci, Co]:
         fn forward(self, x: [b Ci]) -> [b Co]
 
     model Square[D]:
-        param fc: nn.Linear[D, D]
+        param w: [D D] = normal(0.0, 0.1)
 
         fn forward(self, x: [b D]) -> [b D]:
-            return self.fc(x)
+            return x @ self.w
 
     model Net[B: Block]:
         param l1: B[4, 4]
@@ -91,16 +87,14 @@ E0947 = _code(
         print(m(ones([2 4])))
     """,
     """
-    import nn
-
     trait Block[Ci, Co]:
         fn forward(self, x: [b Ci]) -> [b Co]
 
     model Square[Ci, Co]:
-        param fc: nn.Linear[Ci, Co]
+        param w: [Ci Co] = normal(0.0, 0.1)
 
         fn forward(self, x: [b Ci]) -> [b Co]:
-            return self.fc(x)
+            return x @ self.w
 
     model Net[B: Block]:
         param l1: B[4, 4]

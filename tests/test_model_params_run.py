@@ -305,3 +305,54 @@ def test_a_network_of_each_block_is_made_from_python(prog) -> None:
     assert torch.equal(m.fc.weight, prog.resnet26(1, False).fc.weight)
     with pytest.raises(quiver.runtime.ModelError, match="B must be a model that takes dims"):
         prog.ResNet.of(4, 1)
+
+
+RNN = """\
+import nn
+
+dim V = 7
+dim E = 5
+dim H = 6
+
+trait Cell[I, O]:
+    fn sequence(self, xs: [t b I], h: [b O]) -> [t b O]
+
+# makemore's RNN: `self.cell = RNNCell(...) if cell_type == 'rnn' else GRUCell(...)`
+model Rnn[C: Cell]:
+    param wte: nn.Embedding[V, E]
+    param cell: C[E, H]
+    param head: nn.Linear[H, V]
+
+    fn forward(self, idx: [b t] Index[V]) -> [b t V]:
+        xs = permute(self.wte(idx), [t b E])
+        hs = self.cell.sequence(xs, zeros([b H]))
+        return self.head(permute(hs, [b t H]))
+
+fn rnn(seed: Int) -> Rnn[nn.RNNCell]:
+    return Rnn[nn.RNNCell].init(seed=seed)
+
+fn gru(seed: Int) -> Rnn[nn.GRUCell]:
+    return Rnn[nn.GRUCell].init(seed=seed)
+"""
+
+
+@pytest.mark.parametrize("kind", ["rnn", "gru"])
+def test_makemores_rnn_takes_its_cell_as_a_model_parameter(tmp_path, kind) -> None:
+    path = tmp_path / "rnn.qv"
+    path.write_text(RNN, encoding="utf-8")
+    prog = quiver.load(str(path))
+    m = getattr(prog, kind)(0)
+    assert type(m)._qv_name == ("Rnn[RNNCell]" if kind == "rnn" else "Rnn[GRUCell]")
+    p = dict(m.state_dict())
+    cell = torch.nn.RNNCell(5, 6) if kind == "rnn" else torch.nn.GRUCell(5, 6)
+    # torch.nn's cell with the model's weights (torch keeps them [H I], Quiver's nn [I H])
+    cell.load_state_dict({k[5:]: (v.t() if v.dim() == 2 else v) for k, v in p.items() if k.startswith("cell.")})
+    x = torch.randint(0, 7, (3, 4), generator=torch.Generator().manual_seed(1))
+    e = F.embedding(x, p["wte.weight"])
+    h = torch.zeros(3, 6)
+    outs = []
+    for i in range(4):
+        h = cell(e[:, i], h)
+        outs.append(h)
+    want = torch.stack(outs, 1) @ p["head.weight"] + p["head.bias"]
+    torch.testing.assert_close(m(x), want.detach(), rtol=1e-5, atol=1e-6)

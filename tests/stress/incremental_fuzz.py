@@ -67,6 +67,16 @@ _ITEM_NAME = re.compile(r"^(dim|model|trait|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while", "trait"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
+    # models built from model types (issue 39)
+    "trait Blk[I, O]:\n    fn forward(self, x: [b I]) -> [b O]\n",
+    "trait Blk[I, O, s = 1]:\n    fn forward(self, x: [b I]) -> [b I]\n",
+    "model Pl[I, O]:\n    param w: [I O] = 0.0\n\n    fn forward(self, x: [b I]) -> [b O]:\n        return x @ self.w\n",
+    "model Nt[B: Blk, H = 3]:\n    param l1: B[D, H]\n    param l2: B[H, C]\n\n"
+    "    fn forward(self, x: [b D]) -> [b C]:\n        return self.l2(self.l1(x))\n",
+    "    print(Nt[Pl].init(seed=0)(x))\n",
+    "type NP = Nt[Pl, 4]\n",
+    "Nt[Lin]",
+    "[B: Blk]",
     # traits and functions generic over models (issue 39)
     "trait Fwd:\n    fn forward(self, x: [b D]) -> [b C]\n",
     "trait Fwd:\n    fn forward(self, x: [b D]) -> [b D]\n    fn size(self) -> []\n",
@@ -497,6 +507,16 @@ PROJECT = {
     ),
 }
 PROJECT_SNIPPETS = [
+    # models built from model types (issue 39)
+    "trait Blk[I, O]:\n    fn forward(self, x: [b I]) -> [b O]\n",
+    "trait Blk[I, O, s = 1]:\n    fn forward(self, x: [b I]) -> [b I]\n",
+    "model Pl[I, O]:\n    param w: [I O] = 0.0\n\n    fn forward(self, x: [b I]) -> [b O]:\n        return x @ self.w\n",
+    "model Nt[B: Blk, H = 3]:\n    param l1: B[D, H]\n    param l2: B[H, C]\n\n"
+    "    fn forward(self, x: [b D]) -> [b C]:\n        return self.l2(self.l1(x))\n",
+    "    print(Nt[Pl].init(seed=0)(x))\n",
+    "type NP = Nt[Pl, 4]\n",
+    "Nt[Lin]",
+    "[B: Blk]",
     # traits and functions generic over models (issue 39)
     "trait Fwd:\n    fn forward(self, x: [b D]) -> [b C]\n",
     "trait Fwd:\n    fn forward(self, x: [b D]) -> [b D]\n    fn size(self) -> []\n",
