@@ -279,8 +279,11 @@ class ReadAnalysis:
             if reason.kind == "escape":
                 steps.append(Step(s.fn, f.span, f.target))
                 break
+            if reason.callee is None or reason.callee_param is None:
+                # a trait's method (`self.l1(x)` of `l1: B[4, H]`): what it reads is the model's given for B
+                steps.append(Step(s.fn, f.span, f"{f.target}(...)"))
+                break
             steps.append(Step(s.fn, f.span, f"{reason.callee}(...)"))
-            assert reason.callee is not None and reason.callee_param is not None
             s = self.summaries.get((reason.callee, reason.callee_param))
         return steps
 
