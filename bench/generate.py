@@ -8,8 +8,9 @@ same mix of items as in real code. With --generic each block is written with
 models that take dims (a layer `Lin{i}[I, O, bias: Bool = True]` with a
 `forward` method, used twice as sub-models and applied as `self.fc1(x)`), as
 code written with the nn library is. With --traits each block is generic
-code (issue 39): two models of a trait, and the loss, accuracy, train step
-and loop written once as functions generic over the trait, called for both.
+code (issue 39): two models of a trait and a network built from a model type
+(`Net[L: Layer]`, given `Dense`), and the loss, accuracy, train step and loop
+written once as functions generic over the trait, called for all three.
 """
 
 from __future__ import annotations
@@ -140,6 +141,23 @@ model B{i}:
     fn forward(self, x: [b D], mode: Mode) -> [b C]:
         return x @ self.w + self.b
 
+trait Layer{i}[I, O]:
+    fn forward(self, x: [b I]) -> [b O]
+
+model Dense{i}[I, O]:
+    param w: [I O] = xavier
+    param b: [O] = zeros
+
+    fn forward(self, x: [b I]) -> [b O]:
+        return relu(x @ self.w + self.b)
+
+model Net{i}[L: Layer{i}]:
+    param l1: L[D, H]
+    param l2: L[H, C]
+
+    fn forward(self, x: [b D], mode: Mode) -> [b C]:
+        return self.l2(dropout(self.l1(x), 0.1, mode))
+
 fn loss{i}[M: Classifier{i}](m: M, x: [b D], y: [b] Index[C], mode: Mode) -> [] NonNeg:
     return cross_entropy(m(x, mode), y, over=C)
 
@@ -168,7 +186,8 @@ fn run{i}[M: Classifier{i}](mut m: M, steps: Int) -> [] Float:
 fn both{i}(steps: Int) -> [] Float:
     a = A{i}.init(seed={i})
     b = B{i}.init(seed={i})
-    return run{i}(a, steps) + run{i}(b, steps)
+    n = Net{i}[Dense{i}].init(seed={i})
+    return run{i}(a, steps) + run{i}(b, steps) + run{i}(n, steps)
 
 """
 

@@ -240,3 +240,41 @@ def test_editing_the_block_rechecks_where_it_is_given() -> None:
     # the trait changed: every model given for it is checked again
     renamed = src.replace("trait Block[Ci, Co]:\n    fn forward", "trait Block[Ci, Co]:\n    fn apply")
     assert [d.code for d in az.update(renamed).errors] == [d.code for d in check_text(renamed).errors]
+
+
+def test_every_editor_query_at_every_offset_answers() -> None:
+    src = program(
+        """
+    model Stage[B: Block, I, O]:
+        param a: B[I, O]
+        param b: (B[O, O], B[O, O])
+
+        fn forward(self, x: [n I]) -> [n O]:
+            return self.b(self.a(x))
+
+    model Deep[B: Block]:
+        param s1: Stage[B, 4, 8]
+        param s2: Stage[B, 8, C]
+
+        fn forward(self, x: [n 4]) -> [n C]:
+            return self.s2(self.s1(x))
+
+    fn loss(m: Deep[Gated], x: [n 4], y: [n] Index[C]) -> [] NonNeg:
+        return cross_entropy(m(x), y, over=C)
+    """
+        + main("m = Deep[Gated].init(seed=0)", "l, g = value_and_grad(loss, m, ones([2 4]), zeros([2] Index[C]))")
+    )
+    a = check_text(src)
+    assert a.errors == []
+    for offset in range(len(src) + 1):
+        ide.hover(a, offset)
+        ide.definition(a, offset)
+        ide.references(a, offset)
+        ide.highlights(a, offset)
+        ide.completions(a, offset)
+        ide.signature_help(a, offset)
+    ide.document_symbols(a)
+    ide.inlay_hints(a)
+    ide.semantic_tokens(a)
+    # a read through the block's method is the block's: no param is called unread
+    assert [lens.title for lens in ide.code_lenses(a) if lens.title.startswith("loss reads")] == []
