@@ -176,13 +176,15 @@ class ReadAnalysis:
                     if s.everything is None:
                         s.everything = Reason("escape", f, fn_name)
                 elif f.kind in ("call", "sg_call") and self._trait_method(f.target):
-                    # m(x) of m: M: the method of the model given, known at a site
+                    # m(x) of m: M, or self.l1(x) of `l1: B[4, H]` (a model
+                    # parameter's instance): the method of the model given,
+                    # known at a site (keyed by the sub-model's path)
                     reason = Reason(f.kind, f, fn_name)
-                    if f.prefix or f.kind == "sg_call":
-                        if s.everything is None:  # (of a sub-model, or under stop_grad: not followed)
+                    if f.kind == "sg_call":
+                        if s.everything is None:  # (under stop_grad: not followed)
                             s.everything = reason
                     else:
-                        s.dispatch.setdefault(f.target.rpartition(".")[2], reason)
+                        s.dispatch.setdefault(f.prefix + f.target.rpartition(".")[2], reason)
                 elif f.kind in ("call", "sg_call"):
                     pname = self._param_name(f.target, f.index)
                     target = None
@@ -213,14 +215,14 @@ class ReadAnalysis:
             if target.tainted and not s.tainted:
                 s.tainted = True
                 grew = True
-            if target.dispatch and (prefix or stopped):
-                if s.everything is None:  # a generic function given a sub-model, or under stop_grad: not followed
+            if target.dispatch and stopped:
+                if s.everything is None:  # under stop_grad: not followed
                     s.everything = reason
                     grew = True
             else:
-                for method in target.dispatch:
-                    if method not in s.dispatch:
-                        s.dispatch[method] = reason
+                for method in target.dispatch:  # (a generic function given a sub-model: under its path)
+                    if prefix + method not in s.dispatch:
+                        s.dispatch[prefix + method] = reason
                         grew = True
             if grew:
                 for caller, r in edges.get((s.fn, s.param), ()):
@@ -245,20 +247,42 @@ class ReadAnalysis:
         if model is None or model.trait:
             return s
         out = Summary(s.fn, s.param, s.model, dict(s.reads), s.everything, dict(s.stopped), s.tainted)
-        for method, reason in s.dispatch.items():
-            found = model.method(method)
+        for key, reason in s.dispatch.items():
+            path, _, method = key.rpartition(".")
+            sub = self._sub_model(model_type, path) if path else model_type
+            info = self.g.model(sub) if sub is not None else None
+            found = info.method(method) if info is not None and not info.trait else None
             target = self.summary(found.name, found.params[0].name) if found is not None and found.params else None
+            if target is not None and target.dispatch and sub is not None and path:
+                target = self.for_model(target, sub)  # a block that is itself a generic network
             if target is None or target.dispatch:  # (a method that is itself generic: not followed)
                 out.everything = out.everything or reason
                 continue
+            prefix = path + "." if path else ""
             for name in target.reads:
-                out.reads.setdefault(name, reason)
+                out.reads.setdefault(prefix + name, reason)
             for name in target.stopped:
-                out.stopped.setdefault(name, reason)
+                out.stopped.setdefault(prefix + name, reason)
             if target.everything is not None and out.everything is None:
                 out.everything = reason
             out.tainted = out.tainted or target.tainted
         return out
+
+    def _sub_model(self, t: T.ModelT, path: str) -> T.ModelT | None:
+        """The model at a path of sub-models of instance `t` (`layer1.0` of
+        `ResNet[BasicBlock]`: `BasicBlock[64, 64, 1]`); None when a step is
+        not a sub-model (or a stack's element, whose path the reads leave out)."""
+        now: T.Type = t
+        for step in path.split("."):
+            if isinstance(now, T.TupleT) and step.isdigit() and int(step) < len(now.items):
+                now = now.items[int(step)]
+                continue
+            info = self.g.model(now) if isinstance(now, T.ModelT) else None
+            field = info.field(step) if info is not None else None
+            if field is None:
+                return None
+            now = field.type
+        return now if isinstance(now, T.ModelT) and not now.bound else None
 
     def chain(self, fn: str, param: str, field: str) -> list[Step]:
         """The witness chain of `field` read by (fn, param)."""
@@ -346,7 +370,8 @@ class ParamReads:
 
     def describe(self) -> str:
         if self.everything is not None:
-            return f"may read every param of {self.model} ({self.everything[-1].text})"
+            how = f" ({self.everything[-1].text})" if self.everything else ""
+            return f"may read every param of {self.model}{how}"
         names = [r[0] for r in self.read]
         if self.dispatch and not names:
             return "reads what the model's " + ", ".join(self.dispatch) + " read (per model, at each call)"
@@ -365,6 +390,9 @@ def param_reads(analysis: ReadAnalysis, fn: FnInfo, glob: Globals) -> list[Param
         model = glob.model(p.type)
         if s is None or model is None:
             continue
+        if s.dispatch and not p.type.bound and not p.type.generic:
+            # `m: Net[Gated]`: its blocks' methods, as a value_and_grad site of it resolves them
+            s = analysis.for_model(s, p.type) or s
         params = [path for path, _, _ in leaf_params(glob, p.type)]
         read = tuple((name, tuple(analysis.chain(fn.name, p.name, name))) for name in params if name in s.reads)
         unread = tuple(name for name in params if name not in s.reads)

@@ -210,6 +210,12 @@ class Bindings:
                 )
             if self.options and any(isinstance(v, T.OptionRef) for _, v in options):
                 options = self._passed_on(options)
+            if self.ctors and any(isinstance(v, T.ModelArg) and v.name in self.ctors for _, v in options):
+                # `Stage[B, 4, 8]` in `Deep[Gated]`: Stage[Gated, 4, 8]
+                options = tuple(
+                    (k, self.ctors[v.name] if isinstance(v, T.ModelArg) and v.name in self.ctors else v)
+                    for k, v in options
+                )
             return dataclasses.replace(t, dims=tuple(self.subst_dim(d, forget) for d in t.dims), options=options)
         return t
 

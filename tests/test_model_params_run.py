@@ -291,9 +291,7 @@ def test_forward_and_two_sgd_steps_equal_torchvision(prog, net, zero_init) -> No
             for key, value in m.state_dict().items():
                 want = theirs_state[key]
                 want = want.t() if key == "fc.weight" else want
-                torch.testing.assert_close(
-                    value, want, rtol=1e-4, atol=1e-5, msg=lambda msg, key=key: f"{key}: {msg}"
-                )
+                torch.testing.assert_close(value, want, rtol=1e-4, atol=1e-5, msg=lambda msg, key=key: f"{key}: {msg}")
 
 
 def test_a_network_of_each_block_is_made_from_python(prog) -> None:

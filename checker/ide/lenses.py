@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import ast as A
 from .. import types as T
 from ..analysis import Analysis
-from ..declarations import FnInfo, leaf_params
+from ..declarations import FnInfo
 from ..reads import ParamReads
 from .hover import _reads_of
 from .results import CodeLens
@@ -48,13 +48,14 @@ def _lenses(analysis: Analysis, slot, item: A.FnDecl, info) -> list[CodeLens]:
 
 
 def lens_title(analysis: Analysis, pr: ParamReads) -> str:
-    model = analysis.globals.models.get(pr.model)
-    total = len(leaf_params(analysis.globals, pr.model)) if model is not None else len(pr.read) + len(pr.unread)
+    total = len(pr.read) + len(pr.unread)  # (the leaves of the parameter's model, its instance's)
     if pr.everything is not None:
         return f"may read every param of {pr.model}"
     text = f"reads {len(pr.read)} of {total} param{'s' if total != 1 else ''} of {pr.model}"
     if pr.unread and pr.read:
         text += " — never " + ", ".join(pr.unread)
+    if pr.dispatch:  # a generic model's blocks, or `m: M`: what the model given has them read
+        text += " — and what its " + ", ".join(pr.dispatch) + " read"
     return text
 
 

@@ -170,7 +170,11 @@ def test_the_headers_mistakes_are_one_error_each() -> None:
         ),
         ("E0948", "model parameter B comes before the dims and options of A2", "B: Block"),
         ("E0948", "the bound of model parameter B is a trait, and 'Plain' is a model", "Plain"),
-        ("E0948", "the bound of model parameter B is a trait, and no trait 'Blok' is known; did you mean 'Block'?", "Blok"),
+        (
+            "E0948",
+            "the bound of model parameter B is a trait, and no trait 'Blok' is known; did you mean 'Block'?",
+            "Blok",
+        ),
         ("E0910", "B takes 2 dims (Ci, Co), found 1", "B[4]"),
     ]
 
@@ -233,9 +237,7 @@ def test_editing_the_block_rechecks_where_it_is_given() -> None:
     src = program(main("print(Net[Gated].init(seed=0)(ones([2 4])))"))
     assert az.update(src).errors == []
     broken = src.replace("fn forward(self, x: [b I]) -> [b O]:", "fn apply(self, x: [b I]) -> [b O]:")
-    assert [d.code for d in az.update(broken).errors] == [
-        d.code for d in check_text(broken).errors
-    ] == ["E0920"]
+    assert [d.code for d in az.update(broken).errors] == [d.code for d in check_text(broken).errors] == ["E0920"]
     assert az.update(src).errors == []
     # the trait changed: every model given for it is checked again
     renamed = src.replace("trait Block[Ci, Co]:\n    fn forward", "trait Block[Ci, Co]:\n    fn apply")
@@ -276,5 +278,58 @@ def test_every_editor_query_at_every_offset_answers() -> None:
     ide.document_symbols(a)
     ide.inlay_hints(a)
     ide.semantic_tokens(a)
-    # a read through the block's method is the block's: no param is called unread
-    assert [lens.title for lens in ide.code_lenses(a) if lens.title.startswith("loss reads")] == []
+    # a read through the block's method is the block's: every param is read
+    assert [lens.title for lens in ide.code_lenses(a) if lens.title.startswith("loss reads")] == [
+        "loss reads 12 of 12 params of Deep"
+    ]
+
+
+def test_param_reads_follow_each_block_of_an_instance() -> None:
+    """W1101 per instance, as for any model: what `self.l1(x)` reads is what
+    the block given for B reads, under l1's path (and through a generic
+    network inside another, `Stage[B, ...]`)."""
+    src = """
+    model Lazy[I, O]:
+        param w: [I O] = normal(0.0, 0.1)
+        param unused: [O] = zeros
+
+        fn forward(self, x: [b I]) -> [b O]:
+            return x @ self.w
+
+    model Stage[B: Block, I, O]:
+        param a: B[I, O]
+        param b: (B[O, O], B[O, O])
+
+        fn forward(self, x: [n I]) -> [n O]:
+            return self.b(self.a(x))
+
+    model Deep[B: Block]:
+        param s1: Stage[B, 4, 8]
+        param head: [8 C] = zeros
+
+        fn forward(self, x: [n 4]) -> [n C]:
+            return self.s1(x) @ self.head
+
+    fn loss(m: Deep[Lazy], x: [n 4], y: [n] Index[C]) -> [] NonNeg:
+        return cross_entropy(m(x), y, over=C)
+
+    fn loss2(m: Net[Lazy], x: [n 4], y: [n] Index[C]) -> [] NonNeg:
+        return cross_entropy(m(x), y, over=C)
+    """ + main(
+        "m = Deep[Lazy].init(seed=0)",
+        "n = Net[Lazy].init(seed=0)",
+        "l, g = value_and_grad(loss, m, ones([2 4]), zeros([2] Index[C]))",
+        "l2, g2 = value_and_grad(loss2, n, ones([2 4]), zeros([2] Index[C]))",
+    )
+    got = [(code, message.split(" of ")[0]) for code, message, _ in check(src)]
+    assert got == [
+        ("W1101", "loss never reads param s1.a.unused"),
+        ("W1101", "loss never reads param s1.b.0.unused"),
+        ("W1101", "loss never reads param s1.b.1.unused"),
+        ("W1101", "loss2 never reads param l1.unused"),
+        ("W1101", "loss2 never reads param l2.unused"),
+    ]
+    a = check_text(program(src))
+    titles = [lens.title for lens in ide.code_lenses(a)]
+    assert "reads 4 of 7 params of Deep — never s1.a.unused, s1.b.0.unused, s1.b.1.unused" in titles
+    assert "reads 1 of 1 param of Deep — and what its s1.a.forward, s1.b.0.forward, s1.b.1.forward read" in titles
