@@ -514,7 +514,7 @@ def _fmt(lo: float, hi: float) -> str:
 def instance_bindings(info: ModelInfo, t: T.ModelT) -> S.Bindings:
     """What instance `t` puts in for the declaration's dims, its DType
     options' element types and its Bool and Float options."""
-    chosen: dict[str, bool | float | str | T.OptionRef] = dict(info.options)
+    chosen: dict[str, bool | float | str | T.OptionRef | T.ModelArg] = dict(info.options)
     chosen.update(t.options)
     bindings = S.Bindings(info.dims)
     for name, d in zip(info.dims, t.dims):

@@ -489,7 +489,7 @@ def _bind_options(p: T.ModelT, a: T.ModelT, bindings: Bindings) -> bool:
     for k, v in p.options:
         if isinstance(v, T.OptionRef) and v.name in generic:
             got = given.get(k, v.default)
-            if isinstance(got, str):  # (a DType option is never bound so)
+            if isinstance(got, (str, T.ModelArg)):  # (a DType option, or a model, is never bound so)
                 return False
             earlier = bindings.options.get(v.name, bound.get(v.name))
             if earlier is not None and earlier != got:

@@ -45,6 +45,7 @@ class Engine(RuleContext, Protocol):
     types: dict[A.Node, T.Type]
     refs: dict[A.Node, Ref]
     deps: dict[str, object]
+    obligations_checked: set
     facts: set[ReadFact]
     sites: dict[A.Call, GradSite]
     axes: dict[A.Node, int | tuple[int, ...] | None]

@@ -13,8 +13,8 @@ import textwrap
 from annotations import spanned
 
 from quiver.checker import Analyzer, check_text, ide
-from quiver.checker import types as T
 from quiver.checker import ast as A
+from quiver.checker import types as T
 from quiver.checker.formatter import format_text
 from quiver.checker.parser import parse_item
 
