@@ -38,8 +38,12 @@ def resolve_aliases(items: list[A.Item], names: Names) -> None:
             return
         if state.get(name) == "busy":
             cycle = tuple(path[path.index(name) :])
+            # read from the alias the file declares first, which reports it: part
+            # of what each name on it means, so moving one re-declares them all
+            order = list(own)
+            cycle = _from(cycle, min(cycle, key=order.index))
             for n in cycle:
-                names.alias_sigs[n] = AliasSig(tuple(p.text for p in own[n].params), T.UNKNOWN, True, _from(cycle, n))
+                names.alias_sigs[n] = AliasSig(tuple(p.text for p in own[n].params), T.UNKNOWN, True, cycle)
                 state[n] = "done"
             return
         state[name] = "busy"
@@ -66,7 +70,7 @@ def declare_alias(item: A.TypeAlias, names: Names) -> Declared:
     own = frozenset({item.name.text})  # whether it is on a cycle is what its name means
     if sig is not None and sig.cycle:
         shown = " -> ".join([*sig.cycle, sig.cycle[0]])
-        first = min(sig.cycle, key=lambda n: _start(names, n))
+        first = sig.cycle[0]  # (the cycle is read from the alias declared first)
         diags = [C.E0926.at(item.name.span, name=item.name.text, cycle=shown)] if first == item.name.text else []
         return Declared(None, tuple(diags), frozenset(sig.cycle) | own)
     twice = _params_twice(item)
@@ -106,9 +110,3 @@ def _from(cycle: tuple[str, ...], name: str) -> tuple[str, ...]:
     """The cycle read from `name` on."""
     i = cycle.index(name)
     return cycle[i:] + cycle[:i]
-
-
-def _start(names: Names, name: str) -> int:
-    """Where the alias is declared, in the file's order of items."""
-    order = list(names.first)
-    return order.index(name) if name in order else 0
