@@ -95,7 +95,11 @@ class CallRules(EngineBase):
                 if (
                     recv.bound and model is not None and method not in ("save", "load")
                 ):  # `m.name(x)` of `m: M`: only its traits' methods
-                    known = C.E0922.say("no_method", method=method, methods=method_names(model))
+                    known = (
+                        C.E0922.say("no_method", method=method, methods=method_names(model))
+                        if model.methods
+                        else C.E0922.say("no_method_none", method=method)
+                    )
                     traits = " + ".join(recv.bound)
                     self.diags.append(
                         C.E0922.at(func.name.span, name=method, param=recv.name, traits=traits, known=known)

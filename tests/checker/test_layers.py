@@ -62,6 +62,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_presence",
             "catalog_traits",
             "catalog_walks",
+            "catalog_tuples",
             "catalog_aliases",
             "catalog_docs",
         ],
