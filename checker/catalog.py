@@ -3612,14 +3612,14 @@ from .catalog_traits import E0922 as E0922  # noqa: E402
 from .catalog_traits import E0923 as E0923  # noqa: E402
 from .catalog_traits import E0924 as E0924  # noqa: E402
 
+# a tuple type of one element outside a list of sub-models
+from .catalog_tuples import E0941 as E0941  # noqa: E402
+
 # walks over a model: named_params, modules, num_params, p.init(...)
 from .catalog_walks import E0934 as E0934  # noqa: E402
 from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
-
-# a tuple type of one element outside a list of sub-models
-from .catalog_tuples import E0941 as E0941  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -10,8 +10,7 @@ from .catalog_code import _code
 E0941 = _code(
     "E0941",
     "tuple type of one element outside a list of sub-models",
-    "{written} is a tuple of one element: only a member's type may be one (a list of one sub-model); "
-    "write {item}",
+    "{written} is a tuple of one element: only a member's type may be one (a list of one sub-model); write {item}",
     """
     `(A,)` is a list of one sub-model, written as a param's type in a model
     (`param layers: (nn.Linear[4, 8],)`, torch's `nn.Sequential` or

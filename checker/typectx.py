@@ -204,8 +204,11 @@ class TypeContext:
             )
             return None
         if e.bracketed:
-            problem = "refines_an_option" if name in ("NonNeg", "Prob") else "takes_no_argument"
-            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=C.E0309.say(problem, name=name)))
+            if name in ("NonNeg", "Prob"):
+                reason = C.E0309.say("refines_an_option", name=name)
+            else:
+                reason = C.E0309.say("takes_no_argument", name=name)
+            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=reason))
             return None
         return elem
 

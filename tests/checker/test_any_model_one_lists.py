@@ -36,7 +36,6 @@ model Disc:
 """
 
 
-
 def check_text(text: str):
     """A program with `import nn` (the library beside it)."""
     return check_example(text, LIBRARY)
