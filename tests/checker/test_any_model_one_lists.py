@@ -11,6 +11,7 @@ from annotations import actual, parse_annotations, program
 from nn_library import LIBRARY
 
 from quiver.checker import types as T
+from quiver.checker.formatter import format_text
 from quiver.checker.workspace import check_example
 
 HEAD = """\
@@ -227,3 +228,37 @@ def test_a_refinement_of_a_dtype_option() -> None:
             return Act[dtype=f64].init(seed=0)(x)
         """
     annotated(src)
+
+
+def test_any_model_satisfies_a_trait_with_methods_bound_and_imports() -> None:
+    src = """
+        trait Fwd:
+            fn forward(self, z: [b D 1 1], mode: Mode) -> [b 2 4 4]
+
+        fn init_all[M: nn.Module](mut m: M):
+            for name, p in named_params(m, seed=0):
+                p.init(normal(0.0, 0.02))
+
+        fn setup[M: Fwd](mut m: M) -> Int:
+            init_all(m)
+            return num_params(m)
+
+        fn main():
+            print(setup(Gen.init(seed=0)))
+        """
+    annotated(src)
+    text = "from nn import Module\nimport nn\n\nfn f[M: Module](m: M) -> Int:\n    return num_params(m)\n\n" + (
+        "fn main():\n    print(f(nn.Linear[2, 3].init(seed=0)))\n"
+    )
+    assert [d.code for d in check_text(text).diagnostics] == []
+
+
+def test_the_formatter_prints_both_forms_back() -> None:
+    for messy, tidy in (
+        ("trait  Module :\n  pass\n", "trait Module:\n    pass\n"),
+        ("model N:\n    param layers: ( nn.Linear[4,8] , )\n", "model N:\n    param layers: (nn.Linear[4, 8],)\n"),
+        ("fn f(x: ( [4] , )) -> ([4],):\n    return x\n", "fn f(x: ([4],)) -> ([4],):\n    return x\n"),
+    ):
+        out = format_text(messy)
+        assert out.text == tidy and not out.refused
+        assert format_text(tidy).text == tidy
