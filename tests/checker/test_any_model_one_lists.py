@@ -105,6 +105,17 @@ def test_what_any_model_does_not_have() -> None:
             return m.forward(x)
         #            ^^^^^^^ E0922: 'forward': M stands for any model with trait Module; it has no method 'forward': its traits declare none
 
+        fn called[M: Module](m: M, x: [b 2 4 4]) -> [b 1 1 1]:
+            return m(x)
+        #          ^ E0922: 'forward': M stands for any model with trait Module; it has no method 'forward': its traits declare none
+
+        trait Enc:
+            fn encode(self, x: [b D]) -> [b D]
+
+        fn no_forward[M: Enc](m: M, x: [b D]) -> [b D]:
+            return m(x)
+        #          ^ E0922: 'forward': M stands for any model with trait Enc; it has no method 'forward', only encode
+
         fn frozen[M: Module](m: M):
             for name, p in named_params(m, seed=0):
                 p.init(zeros)
