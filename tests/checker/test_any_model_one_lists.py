@@ -10,6 +10,7 @@ from __future__ import annotations
 from annotations import actual, parse_annotations, program
 from nn_library import LIBRARY
 
+from quiver.checker import ide
 from quiver.checker import types as T
 from quiver.checker.formatter import format_text
 from quiver.checker.workspace import check_example
@@ -273,3 +274,9 @@ def test_the_formatter_prints_both_forms_back() -> None:
         out = format_text(messy)
         assert out.text == tidy and not out.refused
         assert format_text(tidy).text == tidy
+
+
+def test_hover_of_any_model() -> None:
+    src = HEAD + "\nfn count[M: nn.Module](m: M) -> Int:\n    return num_params(m)\n"
+    h = ide.hover(check_text(src), src.index("(m: M)") + 1)
+    assert h is not None and "`M: nn.Module`: any model (its traits declare no methods)." in h.markdown
