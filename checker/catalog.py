@@ -1452,7 +1452,9 @@ E0309 = _code(
     """
     Element types (f64, NonNeg, Index[C], ...) describe the values of a tensor and
     are written after its shape: `[] f64` is a scalar tensor. Alone they are not
-    types. Index needs its dim; the others take no argument.
+    types. Index needs its dim; the others take no argument, but for `NonNeg`
+    and `Prob` of a model's DType option in its own types (`[..] Prob[dtype]`
+    in `model Sigmoid[dtype: DType = f32]`: a Prob of the instance's dtype).
     """,
     """
     fn f(x: f64) -> Int:
@@ -1464,6 +1466,10 @@ E0309 = _code(
     """,
     variants={
         "takes_no_argument": "{name} takes no argument",
+        "refines_an_option": (
+            "{name} takes no argument but a DType option of its model, as in [..] {name}[dtype] "
+            "in model M[dtype: DType = f32]"
+        ),
         "takes_no_option": "{name} takes no {option}=",
         "vocab_needs_dim": "Vocab needs the dim its ids index, as in Vocab[V]",
         "vocab_takes_dim": "Vocab takes the dim its ids index, as in Vocab[V]",
@@ -3610,6 +3616,9 @@ from .catalog_traits import E0921 as E0921  # noqa: E402
 from .catalog_traits import E0922 as E0922  # noqa: E402
 from .catalog_traits import E0923 as E0923  # noqa: E402
 from .catalog_traits import E0924 as E0924  # noqa: E402
+
+# a tuple type of one element outside a list of sub-models
+from .catalog_tuples import E0941 as E0941  # noqa: E402
 
 # walks over a model: named_params, modules, num_params, p.init(...)
 from .catalog_walks import E0934 as E0934  # noqa: E402

@@ -143,6 +143,8 @@ E0922 = _code(
     variants={
         "methods": "only its methods ({methods}) are known of it, not its fields",
         "no_method": "it has no method '{method}', only {methods}",
+        "none_known": "its traits declare no methods, and its fields are not known",
+        "no_method_none": "it has no method '{method}': its traits declare none",
         "grad": "the fields of its gradient are not known",
     },
 )

@@ -358,6 +358,12 @@ class _Parser(_ExpressionParser):
         self.expect("NL")
         self.expect("INDENT")
         methods: list[A.FnDecl] = []
+        if self.k[self.i] == "pass":  # a trait without methods: any model
+            end = self.e[self.i]
+            self.i += 1
+            self.expect("NL")
+            self.expect("DEDENT")
+            return A.TraitDecl(Span(self.s[0], end), name, (), header)
         while self.k[self.i] != "DEDENT":
             start = self.s[self.expect("fn")]
             mname, params, ret = self.signature()

@@ -168,8 +168,12 @@ class _TypeParser(_Cursor):
         self.i += 1  # "("
         items = [self.type()]
         self.expect(",")
-        items.append(self.type())
         k = self.k
+        if k[self.i] == ")":  # `(A,)`: a tuple of one
+            end = self.e[self.i]
+            self.i += 1
+            return A.TupleType(Span(start, end), tuple(items))
+        items.append(self.type())
         while k[self.i] == ",":
             self.i += 1
             if k[self.i] == ")":

@@ -84,7 +84,7 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
             continue
         seen.setdefault(m.name.text, m)
         before = len(ctx.diagnostics)
-        ty = ctx.resolve(m.type)
+        ty = ctx.resolve(m.type, member=True)
         if isinstance(m.type, A.TupleType) and isinstance(ty, T.TupleT):  # a list of sub-models
             ty = model_list_type(m, ty, ctx.diagnostics, before)
         sub_model = (

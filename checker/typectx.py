@@ -200,6 +200,9 @@ class TypeContext:
             return T.index_of(dim)
         if name in self.elem_vars and not e.bracketed:
             return T.elem_var(name)
+        if name in ("NonNeg", "Prob") and e.arg is not None and e.arg.text in self.elem_vars:
+            # `[..] Prob[dtype]`: the refinement of a model's DType option (nn.Sigmoid's forward)
+            return T.with_refine(T.elem_var(e.arg.text), ELEM_TYPES[name].refine)
         elem = ELEM_TYPES.get(name)
         if elem is None:
             self.diagnostics.append(
@@ -209,13 +212,18 @@ class TypeContext:
             )
             return None
         if e.bracketed:
-            self.diagnostics.append(
-                C.E0309.at(e.span, elem=f"{name}[...]", reason=C.E0309.say("takes_no_argument", name=name))
-            )
+            if name in ("NonNeg", "Prob"):
+                reason = C.E0309.say("refines_an_option", name=name)
+            else:
+                reason = C.E0309.say("takes_no_argument", name=name)
+            self.diagnostics.append(C.E0309.at(e.span, elem=f"{name}[...]", reason=reason))
             return None
         return elem
 
-    def resolve(self, t: A.TypeExpr) -> T.Type:
+    def resolve(self, t: A.TypeExpr, member: bool = False) -> T.Type:
+        """The type `t` is; `member` for a model member's own type, the one
+        place a tuple of one element may be written (a list of one
+        sub-model, E0941 elsewhere)."""
         if isinstance(t, A.TensorType):
             stacked = self._stack(t)
             if stacked is not None:
@@ -232,6 +240,10 @@ class TypeContext:
                 return T.UNKNOWN
             return T.TensorT(dims, elem)
         if isinstance(t, A.TupleType):
+            if len(t.items) == 1 and not member:
+                self.resolve(t.items[0])  # (its names are used, its own mistakes reported)
+                self.diagnostics.append(C.E0941.at(t.span, written=type_text(t), item=type_text(t.items[0])))
+                return T.UNKNOWN
             return T.TupleT(tuple(self.resolve(x) for x in t.items))
         assert isinstance(t, A.NamedType)
         name = t.name.text

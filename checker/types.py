@@ -373,7 +373,11 @@ class Elem:
             return "Float"
         if self.dtype == "bool":
             return "Bool"
-        return self.dtype[1:] if self.dtype[:1] == "~" else self.dtype
+        if self.dtype[:1] == "~":  # a DType option, refined as written: `Prob[dtype]`
+            if self.refine is not None:
+                return f"{'NonNeg' if self.refine == 'nonneg' else 'Prob'}[{self.dtype[1:]}]"
+            return self.dtype[1:]
+        return self.dtype
 
 
 def elem_var(option: str) -> Elem:
@@ -674,7 +678,7 @@ class TupleT(Type):
     items: tuple[Type, ...]
 
     def __str__(self) -> str:
-        return "(" + ", ".join(str(t) for t in self.items) + ")"
+        return "(" + ", ".join(str(t) for t in self.items) + ("," if len(self.items) == 1 else "") + ")"
 
 
 @dataclass(frozen=True, slots=True)

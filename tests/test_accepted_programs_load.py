@@ -82,7 +82,7 @@ def _nn_instances() -> list[Program]:
     models = check_text(LIBRARY["nn.qv"]).globals.models
     out = []
     for name, info in sorted(models.items()):
-        if name.startswith("_"):
+        if name.startswith("_") or info.trait:  # (nn.Module: a trait, no layer to make)
             continue
         defaults = dict(info.defaults)
         dims = ", ".join("4" for d in info.dims if d not in defaults)

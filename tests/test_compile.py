@@ -466,8 +466,8 @@ def test_dcgan_s_train_step_compiles(tmp_path: Path) -> None:
 
     def models():
         g, d = prog.Generator.init(seed=0), prog.Discriminator.init(seed=1)
-        prog.init_generator(g, 10)
-        prog.init_discriminator(d, 20)
+        prog.weights_init(g, 10)
+        prog.weights_init(d, 20)
         return g, d, rt.Adam(g, lr=0.001, betas=(0.5, 0.999)), rt.Adam(d, lr=0.001, betas=(0.5, 0.999))
 
     eager_models, comp_models = models(), models()

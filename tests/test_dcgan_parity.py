@@ -84,8 +84,8 @@ def test_the_dcgan_trains_as_pytorch_examples_dcgan() -> None:
     mod = quiver.load(str(ROOT / "examples" / "dcgan.qv"))
     g = mod.Generator.init(seed=0)
     d = mod.Discriminator.init(seed=1)
-    mod.init_generator(g, 10)
-    mod.init_discriminator(d, 20)
+    mod.weights_init(g, 10)
+    mod.weights_init(d, 20)
     # DCGAN's weights_init took effect: conv weights N(0, 0.02), batch norm N(1, 0.02) and 0
     for conv in (g.main[0], g.main[3], g.main[6], d.main[0], d.main[2], d.main[5]):
         assert 0.01 < float(conv.weight.std()) < 0.03 and abs(float(conv.weight.mean())) < 0.01

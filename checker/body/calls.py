@@ -95,11 +95,7 @@ class CallRules(EngineBase):
                 if (
                     recv.bound and model is not None and method not in ("save", "load")
                 ):  # `m.name(x)` of `m: M`: only its traits' methods
-                    known = C.E0922.say("no_method", method=method, methods=method_names(model))
-                    traits = " + ".join(recv.bound)
-                    self.diags.append(
-                        C.E0922.at(func.name.span, name=method, param=recv.name, traits=traits, known=known)
-                    )
+                    self.diags.append(_not_in_traits(recv, model, method, func.name.span))
                     self._eval_args(call_args, env)
                     return T.UNKNOWN
                 field = model.field(method) if model is not None else None
@@ -552,7 +548,9 @@ class CallRules(EngineBase):
         found = model.method("forward") if model is not None else None
         info = self.g.fns.get(found.name) if found is not None else None
         if info is None:
-            if model is not None:
+            if model is not None and recv.bound:  # `m(x)` of `m: M` whose traits declare no forward
+                self.diags.append(_not_in_traits(recv, model, "forward", func.span))
+            elif model is not None:
                 reason = C.E0409.say("no_forward", model=str(recv))
                 self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             self._eval_args(args, env)
@@ -718,3 +716,15 @@ def _list_of_tensors(node: A.Node, env: Env) -> bool:
         return False
     found = [env.vars.get(n.name) for n in node.items]
     return all(v is not None for v in found) and any(isinstance(v.type, T.TensorT) for v in found if v is not None)
+
+
+def _not_in_traits(recv: T.ModelT, model, method: str, span: A.Span):
+    """E0922 for `m.name(x)` (or `m(x)`, `forward`) of `m: M` whose traits
+    declare no such method: the methods they declare, or that they declare
+    none (`trait Module: pass`)."""
+    known = (
+        C.E0922.say("no_method", method=method, methods=method_names(model))
+        if model.methods
+        else C.E0922.say("no_method_none", method=method)
+    )
+    return C.E0922.at(span, name=method, param=recv.name, traits=" + ".join(recv.bound), known=known)

@@ -311,11 +311,12 @@ class ExpressionRules(EngineBase):
             if model is not None:
                 param = obj.name if isinstance(obj, T.ModelT) else str(obj)
                 traits = " + ".join(obj.bound)
-                known = (
-                    C.E0922.say("methods", methods=method_names(model))
-                    if isinstance(obj, T.ModelT)
-                    else C.E0922.say("grad")
-                )
+                if not isinstance(obj, T.ModelT):
+                    known = C.E0922.say("grad")
+                elif model.methods:
+                    known = C.E0922.say("methods", methods=method_names(model))
+                else:  # `trait Module: pass`
+                    known = C.E0922.say("none_known")
                 self.diags.append(C.E0922.at(e.name.span, name=name, param=param, traits=traits, known=known))
             return T.UNKNOWN
         if isinstance(obj, T.ModelT):

@@ -246,6 +246,8 @@ def _type_param_note(analysis: Analysis, ty: T.Type) -> str:
         return ""
     name = ty.name if isinstance(ty, T.ModelT) else ty.model  # type: ignore[union-attr]
     model = analysis.globals.model(T.ModelT(name, bound=bound))
+    if model is not None and not model.methods:  # `trait Module: pass`
+        return f"\n\n`{name}: {' + '.join(bound)}`: any model (its traits declare no methods)."
     methods = method_names(model) if model is not None else "no method"
     return f"\n\n`{name}: {' + '.join(bound)}`: any model with the methods of its traits ({methods})."
 

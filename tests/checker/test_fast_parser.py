@@ -397,6 +397,30 @@ def test_extern_fn() -> None:
     same_as_lark("extern fn g(mut a: (A, [N],), b: layers.Mlp,) from 'x'\n")
 
 
+def test_a_trait_without_methods_is_pass() -> None:
+    src = "trait Module:\n    pass\n"
+    x = Loc(src)
+    dump_eq(same_as_lark(src), A.TraitDecl(x(src.rstrip("\n")), x.ident("Module"), ()))
+    declines("trait Module:\n    pass\n    fn forward(self) -> Int\n")
+    declines("trait Module:\n    fn forward(self) -> Int\n    pass\n")
+    declines("trait Module:\n    pass\n    pass\n")
+    declines("trait Module: pass\n")
+
+
+def test_a_tuple_type_of_one() -> None:
+    src = "model N:\n    param layers: (nn.Linear[4, 8],)\n"
+    x = Loc(src)
+    item = same_as_lark(src)
+    assert isinstance(item, A.ModelDecl)
+    (member,) = item.members
+    assert isinstance(member.type, A.TupleType)
+    assert member.type.span == x("(nn.Linear[4, 8],)") and len(member.type.items) == 1
+    same_as_lark("fn f(a: ([4],), b: ((A,), B,)) -> ([N] f64,):\n    pass\n")
+    declines("fn f(a: ([4])):\n    pass\n")
+    declines("fn f(a: (,)):\n    pass\n")
+    declines("fn f(a: ([4],,)):\n    pass\n")
+
+
 def test_imports() -> None:
     src = "from a.b import x as y, z,\n"
     x = Loc(src)

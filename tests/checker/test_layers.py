@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_traits",
             "catalog_model_params",
             "catalog_walks",
+            "catalog_tuples",
             "catalog_aliases",
             "catalog_docs",
         ],

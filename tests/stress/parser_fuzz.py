@@ -423,7 +423,9 @@ def gen_type(rng: random.Random, depth: int = 0) -> str:
             names = ", ".join(_name(rng) for _ in range(rng.choice([1, 2, 3])))
             inner += f", {rng.choice(['wrt', 'over', 'x'])}=[{names}{rng.choice(['', ','])}]"
         return f"{name}[{inner}]"
-    items = [gen_type(rng, depth + 1) for _ in range(rng.choice([2, 2, 3]))]
+    items = [gen_type(rng, depth + 1) for _ in range(rng.choice([2, 2, 3, 1]))]
+    if len(items) == 1:  # `(A,)`, a tuple of one (and a few `(A)`, an error)
+        return f"({items[0]}{',' if rng.random() < 0.85 else ''})"
     return "(" + ", ".join(items) + rng.choice(["", ","]) + ")"
 
 
@@ -684,6 +686,9 @@ def gen_item(rng: random.Random) -> str:
             ret = f" -> {gen_type(rng)}" if rng.random() < 0.8 else ""
             sig = f"    fn {_name(rng)}({_params(rng, method=True)}){ret}"
             sigs.append(sig + (":\n" + gen_block(rng, "        ") if rng.random() < 0.05 else "\n"))
+        if rng.random() < 0.25:  # `pass`: a trait without methods (and a few with a method beside it)
+            sigs = ["    pass\n"] + (sigs[:1] if rng.random() < 0.2 else [])
+            rng.shuffle(sigs)
         return f"trait {_name(rng)}:\n" + "".join(sigs)
     if r < 0.87:
         ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
