@@ -689,7 +689,9 @@ def gen_item(rng: random.Random) -> str:
         if rng.random() < 0.25:  # `pass`: a trait without methods (and a few with a method beside it)
             sigs = ["    pass\n"] + (sigs[:1] if rng.random() < 0.2 else [])
             rng.shuffle(sigs)
-        return f"trait {_name(rng)}:\n" + "".join(sigs)
+        # dims its instances take (`trait ResBlock[Ci, Co, stride = 1]:`; no draw when absent)
+        header = _model_params(rng) if len(sigs[0]) % 3 == 0 else ""
+        return f"trait {_name(rng)}{header}:\n" + "".join(sigs)
     if r < 0.87:
         ret = f" -> {gen_type(rng)}" if rng.random() < 0.7 else ""
         target = rng.choice(STRINGS)
