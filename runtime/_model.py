@@ -759,6 +759,7 @@ class GenericModel:
         self._qv_dim_names = tuple(dims)
         self._qv_option_defaults = dict(options)
         self._qv_dim_defaults = dict(defaults)  # `stride = 1`, `stride = "K"`: the last dims
+        self._qv_prefix = ""  # `nn.` for a model of an imported module (rt.name_imported)
         self._classes: dict = {}
         self._methods: dict = {}
 
@@ -807,6 +808,7 @@ class GenericModel:
             cls = self._make(*dims, **chosen)
             cls._qv_generic = self
             cls.__qualname__ = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
+            cls._qv_name = self._qv_prefix + cls._qv_name  # in messages: `nn.Linear[4, 1]`
             cls._qv_dims = tuple(dims)
             cls._qv_options = dict(chosen)
             for k, v in chosen.items():
