@@ -3612,6 +3612,9 @@ from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
 
+# a model's fn reset_parameters, which init runs
+from .catalog_reset import E0944 as E0944  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

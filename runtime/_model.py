@@ -407,21 +407,30 @@ class Model:
         device = cls._qv_device_or_error()
         gen = torch.Generator()
         gen.manual_seed(seed)
-        values = {}
-        cls._qv_init_values(gen, device, "", cls._qv_name + ".", values)
-        return cls._qv_from_tensors(values)
+        values, resets = {}, []
+        cls._qv_init_values(gen, device, "", cls._qv_name + ".", values, resets)
+        model = cls._qv_from_tensors(values)
+        if resets:
+            from ._walks import run_resets
+
+            run_resets(model, resets)
+        return model
 
     @classmethod
-    def _qv_init_values(cls, gen, device, prefix, text, values) -> None:
+    def _qv_init_values(cls, gen, device, prefix, text, values, resets) -> None:
         for f in cls._qv_init_order:
             if isinstance(f, SubModel):
                 if f.count is None:
-                    f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values)
+                    f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values, resets)
                 else:
                     for k, sub in enumerate(f.classes):
-                        sub._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
+                        sub._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values, resets)
                 continue
             values[prefix + f.name] = cls._qv_field_value(f, gen, device, text + f.name)
+        if getattr(cls, "reset_parameters", None) is not None:
+            # torch's reset_parameters() at the end of __init__: its walk's seed is
+            # drawn here, after the model's fields (run once the model is made)
+            resets.append((prefix, int(torch.randint(0, 2**62, (), generator=gen))))
 
     @classmethod
     def _qv_unsaved_value(cls, f) -> torch.Tensor:
