@@ -588,7 +588,7 @@ class Model:
                 {
                     "format": _FORMAT,
                     "version": _FORMAT_VERSION,
-                    "model": type(self)._qv_name,
+                    "model": _file_name(type(self)),
                     "fields": self.state_dict(),
                 },
                 fh,
@@ -605,7 +605,7 @@ class Model:
             raise ModelError(f"cannot load {cls._qv_name} from {str(path)!r}: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} is not a saved Quiver model")
-        if data.get("model") != cls._qv_name:
+        if data.get("model") != _file_name(cls):
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} holds a {data.get('model')}")
         state = _validate_state(cls, data.get("fields"))
         device = cls._qv_device_or_error()
@@ -816,7 +816,7 @@ class GenericModel:
         if cls is None:
             cls = self._make(*dims, **chosen)
             cls._qv_generic = self
-            cls.__qualname__ = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
+            cls.__qualname__ = cls._qv_file_name = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
             cls._qv_name = self._qv_prefix + cls._qv_name  # in messages: `nn.Linear[4, 1]`
             cls._qv_dims = tuple(dims)
             cls._qv_options = dict(chosen)
@@ -857,6 +857,13 @@ class GenericModel:
     def __repr__(self) -> str:
         """`<model Linear[I, O, bias: Bool = True, dtype: DType = f32]>`: what it takes, as declared."""
         return _texts.family_repr(self)
+
+
+def _file_name(cls) -> str:
+    """The model's name in a file ``save`` writes: without the module an
+    import names it with (``Linear[4, 1]``, not ``nn.Linear[4, 1]``), so a
+    file reads back whether the module was loaded on its own or imported."""
+    return cls.__dict__.get("_qv_file_name", cls._qv_name)
 
 
 def add_methods(cls, **methods) -> None:

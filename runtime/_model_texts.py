@@ -84,4 +84,5 @@ def name_imported(module, qual: str) -> None:
             and value.__module__ == module.__name__
             and "_qv_name" in value.__dict__
         ):
+            value._qv_file_name = value.__dict__.get("_qv_file_name", value._qv_name)
             value._qv_name = renamed(value._qv_name)

@@ -145,3 +145,18 @@ def test_a_gradient_and_an_optimizer_name_the_module(prog) -> None:
     layer = p.nn.Linear[4, 1].init(seed=0)
     assert repr(rt.zeros_grad(layer)).startswith("Grad[nn.Linear[4, 1]]")
     assert str(rt.Adam(layer, lr=0.1)).startswith("Adam[nn.Linear[4, 1]]")
+
+
+def test_a_saved_file_names_the_model_without_its_module(prog, tmp_path) -> None:
+    # the file reads back whether the module is imported (its models named
+    # `pkg.lib.Mlp[...]`) or loaded on its own (`Mlp[...]`), and files written
+    # before models carried their module's name still load
+    _, p = prog
+    for cls, bare in ((p.Mlp.of(2, bias=False), "Mlp[2, 4, bias=False]"), (p.pkg.lib.Plain, "Plain")):
+        m = cls.init(seed=1)
+        m.save(str(tmp_path / "m.pt"))
+        assert torch.load(tmp_path / "m.pt", weights_only=True)["model"] == bare
+        assert torch.equal(cls.load(str(tmp_path / "m.pt")).w, m.w)
+    with pytest.raises(rt.ModelError) as info:
+        p.Mlp[2].load(str(tmp_path / "m.pt"))
+    assert str(info.value) == f"cannot load pkg.lib.Mlp[2, 4]: {str(tmp_path / 'm.pt')!r} holds a Plain"
