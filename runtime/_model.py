@@ -147,6 +147,7 @@ class Model:
     _qv_ties: tuple = ()  # (tied path, source path) pairs: one tensor in two places
     _qv_tie_paths: tuple = ()
     _qv_tie_index: tuple = ()
+    _qv_file_name: str  # its name in a saved file, where not _qv_name (_model_texts.file_name)
     _qv_tied: frozenset = frozenset()
 
     # --- class set-up ---------------------------------------------------------
@@ -288,6 +289,8 @@ class Model:
     def _qv_from_tensors(cls, values, prefix="") -> Model:
         """A new instance whose fields are ``values[prefix + path]`` (a tied
         param, its source's tensor)."""
+        if not prefix and not cls._qv_all_saved:
+            values = cls._qv_drawn_unsaved(values)
         if cls._qv_tie_paths and not prefix:
             values = dict(values)
             for tied, source in cls._qv_tie_paths:
@@ -424,7 +427,9 @@ class Model:
                     f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values, resets)
                 else:
                     for k, sub in enumerate(f.classes):
-                        sub._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values, resets)
+                        sub._qv_init_values(
+                            gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values, resets
+                        )
                 continue
             values[prefix + f.name] = cls._qv_field_value(f, gen, device, text + f.name)
         if getattr(cls, "reset_parameters", None) is not None:
@@ -435,11 +440,23 @@ class Model:
     @classmethod
     def _qv_unsaved_value(cls, f) -> torch.Tensor:
         """A buffer that is not saved (``persistent=False``), for a model made
-        from a checkpoint or a state: computed as ``init`` computes it (a random
-        initialiser draws from a generator seeded with 0)."""
+        from a checkpoint or a state: computed as ``init`` computes it (one
+        drawn at random is in the values already: ``_qv_drawn_unsaved``)."""
         gen = torch.Generator()
         gen.manual_seed(0)
         return cls._qv_field_value(f, gen, cls._qv_device_or_error(), f"{cls._qv_name}.{f.name}")
+
+    @classmethod
+    def _qv_drawn_unsaved(cls, values) -> dict:
+        """``values`` (a model's saved fields) with the unsaved buffers that are
+        drawn at random, as ``M.init(seed=0)`` draws them: each its own numbers."""
+        drawn = [p for p, f in zip(cls._qv_buffer_paths, cls._qv_buffer_fields) if getattr(f.init, "random", False)]
+        if not (drawn := [p for p in drawn if p not in values]):
+            return values
+        gen, fresh = torch.Generator(), {}
+        gen.manual_seed(0)
+        cls._qv_init_values(gen, cls._qv_device_or_error(), "", cls._qv_name + ".", fresh, [])
+        return {**values, **{p: fresh[p] for p in drawn}}
 
     @classmethod
     def _qv_field_value(cls, f, gen, device, where) -> torch.Tensor:
@@ -588,7 +605,7 @@ class Model:
                 {
                     "format": _FORMAT,
                     "version": _FORMAT_VERSION,
-                    "model": _file_name(type(self)),
+                    "model": _texts.file_name(type(self)),
                     "fields": self.state_dict(),
                 },
                 fh,
@@ -605,7 +622,7 @@ class Model:
             raise ModelError(f"cannot load {cls._qv_name} from {str(path)!r}: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} is not a saved Quiver model")
-        if data.get("model") != _file_name(cls):
+        if data.get("model") != _texts.file_name(cls):
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} holds a {data.get('model')}")
         state = _validate_state(cls, data.get("fields"))
         device = cls._qv_device_or_error()
@@ -816,7 +833,8 @@ class GenericModel:
         if cls is None:
             cls = self._make(*dims, **chosen)
             cls._qv_generic = self
-            cls.__qualname__ = cls._qv_file_name = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
+            # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>; its name in a saved file
+            cls.__qualname__ = cls._qv_file_name = cls._qv_name
             cls._qv_name = self._qv_prefix + cls._qv_name  # in messages: `nn.Linear[4, 1]`
             cls._qv_dims = tuple(dims)
             cls._qv_options = dict(chosen)
@@ -859,13 +877,6 @@ class GenericModel:
         return _texts.family_repr(self)
 
 
-def _file_name(cls) -> str:
-    """The model's name in a file ``save`` writes: without the module an
-    import names it with (``Linear[4, 1]``, not ``nn.Linear[4, 1]``), so a
-    file reads back whether the module was loaded on its own or imported."""
-    return cls.__dict__.get("_qv_file_name", cls._qv_name)
-
-
 def add_methods(cls, **methods) -> None:
     """A (non-generic) model's methods, as attributes of its class."""
     if isinstance(cls, GenericModel):
@@ -873,9 +884,3 @@ def add_methods(cls, **methods) -> None:
         return
     for k, fn in methods.items():
         setattr(cls, k, fn)
-
-
-def applied_name(name: str, dims, options: dict, defaults: dict) -> str:
-    """`Linear[784, 128, bias=False]`: a class of a family, as messages name it."""
-    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
-    return f"{name}[{', '.join(parts)}]"

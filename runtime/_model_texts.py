@@ -86,3 +86,16 @@ def name_imported(module, qual: str) -> None:
         ):
             value._qv_file_name = value.__dict__.get("_qv_file_name", value._qv_name)
             value._qv_name = renamed(value._qv_name)
+
+
+def applied_name(name: str, dims, options: dict, defaults: dict) -> str:
+    """`Linear[784, 128, bias=False]`: a class of a family, as messages name it."""
+    parts = [str(d) for d in dims] + [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
+    return f"{name}[{', '.join(parts)}]"
+
+
+def file_name(cls) -> str:
+    """The model's name in a file ``save`` writes: without the module an
+    import names it with (``Linear[4, 1]``, not ``nn.Linear[4, 1]``), so a
+    file reads back whether the module was loaded on its own or imported."""
+    return cls.__dict__.get("_qv_file_name", cls._qv_name)

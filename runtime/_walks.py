@@ -173,5 +173,5 @@ def run_resets(model: Model, resets) -> None:
     for prefix, seed in resets:
         sub = model
         for part in prefix.split(".")[:-1]:
-            sub = sub[int(part)] if part.isdigit() else getattr(sub, part)
-        type(sub).reset_parameters(sub, seed)
+            sub = sub[int(part)] if part.isdigit() else getattr(sub, part)  # pyright: ignore[reportIndexIssue]
+        type(sub).reset_parameters(sub, seed)  # pyright: ignore[reportAttributeAccessIssue]

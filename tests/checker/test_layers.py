@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_traits",
             "catalog_walks",
             "catalog_aliases",
+            "catalog_reset",
             "catalog_docs",
         ],
     ),
