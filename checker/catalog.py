@@ -3610,6 +3610,9 @@ from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402
 from .catalog_presence import E0933 as E0933  # noqa: E402
 
+# a model's fn reset_parameters, which init runs
+from .catalog_reset import E0944 as E0944  # noqa: E402
+
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402
 from .catalog_traits import E0921 as E0921  # noqa: E402

@@ -138,6 +138,8 @@ def declare_model(item: A.ModelDecl, names: Names, partial: bool = False) -> Dec
         d = declare_fn(fn, names, owner)
         if isinstance(d.info, FnInfo):
             methods.append(d.info)
+            if fn.name.text == "reset_parameters" and not d.diagnostics:
+                _check_reset(item.name.text, d.info, ctx)
         ctx.diagnostics.extend(d.diagnostics)
         ctx.obligations.extend(d.obligations)
         lookups |= d.lookups
@@ -583,3 +585,19 @@ def instance(info: ModelInfo, t: T.ModelT) -> ModelInfo:
     )
     info.instances[key] = out
     return out
+
+
+def _check_reset(model: str, info: FnInfo, ctx: TypeContext) -> None:
+    """`fn reset_parameters`, which `init` runs as `reset_parameters(mut self,
+    seed: Int)` (runtime/_walks.py, run_resets): E0944 at its name otherwise."""
+    rest = info.params[1:]
+    problem = None
+    if not info.params[0].mut:
+        problem = C.E0944.say("not_mut")
+    elif len(rest) != 1 or rest[0].type != T.INT or rest[0].mut:
+        found = ", ".join(f"{p.name}: {p.type}" for p in rest) or "nothing"
+        problem = C.E0944.say("params", found=found)
+    elif info.declared_ret and info.ret != T.UNIT:
+        problem = C.E0944.say("returns", found=str(info.ret))
+    if problem is not None:
+        ctx.diagnostics.append(C.E0944.at(info.decl.name.span, model=model, problem=problem))

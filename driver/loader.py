@@ -109,6 +109,9 @@ def execute(program: Program) -> types.ModuleType:
     from quiver import runtime as rt  # torch is imported here, not before
 
     imports = {qual: execute(p) for qual, p in program.imports.items()}
+    for qual, imported in imports.items():
+        # its models named as the checker names them here: `nn.Linear[4, 1]`
+        rt.name_imported(imported, qual)
     # (a model class takes its device when it is made: `--device` is part of the key)
     key = (
         program.path,

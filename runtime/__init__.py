@@ -31,7 +31,8 @@ from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
 from ._index import at, field_index_set, index_set
 from ._metrics import log_metrics
-from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods, applied_name
+from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods
+from ._model_texts import applied_name, name_imported
 from ._modes import Eval, EvalMode, Mode, Train
 from ._ops import *  # noqa: F403 - every op (_ops.__all__: each public function of _ops)
 from ._ops import _print as print  # the Quiver builtin's name: shadows print on purpose
@@ -141,6 +142,7 @@ __all__ = [
     "GenericModel",
     "add_methods",
     "applied_name",
+    "name_imported",
     "Model",
     "field_add",
     "at",

@@ -147,6 +147,7 @@ class Model:
     _qv_ties: tuple = ()  # (tied path, source path) pairs: one tensor in two places
     _qv_tie_paths: tuple = ()
     _qv_tie_index: tuple = ()
+    _qv_file_name: str  # its name in a saved file, where not _qv_name (_model_texts.file_name)
     _qv_tied: frozenset = frozenset()
 
     # --- class set-up ---------------------------------------------------------
@@ -288,6 +289,8 @@ class Model:
     def _qv_from_tensors(cls, values, prefix="") -> Model:
         """A new instance whose fields are ``values[prefix + path]`` (a tied
         param, its source's tensor)."""
+        if not prefix and not cls._qv_all_saved:
+            values = cls._qv_drawn_unsaved(values)
         if cls._qv_tie_paths and not prefix:
             values = dict(values)
             for tied, source in cls._qv_tie_paths:
@@ -407,30 +410,53 @@ class Model:
         device = cls._qv_device_or_error()
         gen = torch.Generator()
         gen.manual_seed(seed)
-        values = {}
-        cls._qv_init_values(gen, device, "", cls._qv_name + ".", values)
-        return cls._qv_from_tensors(values)
+        values, resets = {}, []
+        cls._qv_init_values(gen, device, "", cls._qv_name + ".", values, resets)
+        model = cls._qv_from_tensors(values)
+        if resets:
+            from ._walks import run_resets
+
+            run_resets(model, resets)
+        return model
 
     @classmethod
-    def _qv_init_values(cls, gen, device, prefix, text, values) -> None:
+    def _qv_init_values(cls, gen, device, prefix, text, values, resets) -> None:
         for f in cls._qv_init_order:
             if isinstance(f, SubModel):
                 if f.count is None:
-                    f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values)
+                    f.cls._qv_init_values(gen, device, f"{prefix}{f.name}.", f"{text}{f.name}.", values, resets)
                 else:
                     for k, sub in enumerate(f.classes):
-                        sub._qv_init_values(gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values)
+                        sub._qv_init_values(
+                            gen, device, f"{prefix}{f.name}.{k}.", f"{text}{f.name}[{k}].", values, resets
+                        )
                 continue
             values[prefix + f.name] = cls._qv_field_value(f, gen, device, text + f.name)
+        if getattr(cls, "reset_parameters", None) is not None:
+            # torch's reset_parameters() at the end of __init__: its walk's seed is
+            # drawn here, after the model's fields (run once the model is made)
+            resets.append((prefix, int(torch.randint(0, 2**62, (), generator=gen))))
 
     @classmethod
     def _qv_unsaved_value(cls, f) -> torch.Tensor:
         """A buffer that is not saved (``persistent=False``), for a model made
-        from a checkpoint or a state: computed as ``init`` computes it (a random
-        initialiser draws from a generator seeded with 0)."""
+        from a checkpoint or a state: computed as ``init`` computes it (one
+        drawn at random is in the values already: ``_qv_drawn_unsaved``)."""
         gen = torch.Generator()
         gen.manual_seed(0)
         return cls._qv_field_value(f, gen, cls._qv_device_or_error(), f"{cls._qv_name}.{f.name}")
+
+    @classmethod
+    def _qv_drawn_unsaved(cls, values) -> dict:
+        """``values`` (a model's saved fields) with the unsaved buffers that are
+        drawn at random, as ``M.init(seed=0)`` draws them: each its own numbers."""
+        drawn = [p for p, f in zip(cls._qv_buffer_paths, cls._qv_buffer_fields) if getattr(f.init, "random", False)]
+        if not (drawn := [p for p in drawn if p not in values]):
+            return values
+        gen, fresh = torch.Generator(), {}
+        gen.manual_seed(0)
+        cls._qv_init_values(gen, cls._qv_device_or_error(), "", cls._qv_name + ".", fresh, [])
+        return {**values, **{p: fresh[p] for p in drawn}}
 
     @classmethod
     def _qv_field_value(cls, f, gen, device, where) -> torch.Tensor:
@@ -579,7 +605,7 @@ class Model:
                 {
                     "format": _FORMAT,
                     "version": _FORMAT_VERSION,
-                    "model": type(self)._qv_name,
+                    "model": _texts.file_name(type(self)),
                     "fields": self.state_dict(),
                 },
                 fh,
@@ -596,7 +622,7 @@ class Model:
             raise ModelError(f"cannot load {cls._qv_name} from {str(path)!r}: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} is not a saved Quiver model")
-        if data.get("model") != cls._qv_name:
+        if data.get("model") != _texts.file_name(cls):
             raise ModelError(f"cannot load {cls._qv_name}: {str(path)!r} holds a {data.get('model')}")
         state = _validate_state(cls, data.get("fields"))
         device = cls._qv_device_or_error()
@@ -761,6 +787,7 @@ class GenericModel:
         self._qv_dim_names = tuple(dims)
         self._qv_option_defaults = dict(options)
         self._qv_dim_defaults = dict(defaults)  # `stride = 1`, `stride = "K"`: the last dims
+        self._qv_prefix = ""  # `nn.` for a model of an imported module (rt.name_imported)
         self._classes: dict = {}
         self._methods: dict = {}
 
@@ -817,7 +844,9 @@ class GenericModel:
             cls = self._make(*given_models, *dims, **chosen)
             cls._qv_models = dict(zip(self._qv_model_names, given_models))
             cls._qv_generic = self
-            cls.__qualname__ = cls._qv_name  # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>
+            # its repr: <class 'quiver_compiled.prog.GCN[3, 16, 4]'>; its name in a saved file
+            cls.__qualname__ = cls._qv_file_name = cls._qv_name
+            cls._qv_name = self._qv_prefix + cls._qv_name  # in messages: `nn.Linear[4, 1]`
             cls._qv_dims = tuple(dims)
             cls._qv_options = dict(chosen)
             for k, v in chosen.items():
@@ -866,11 +895,3 @@ def add_methods(cls, **methods) -> None:
         return
     for k, fn in methods.items():
         setattr(cls, k, fn)
-
-
-def applied_name(name: str, dims, options: dict, defaults: dict, models=()) -> str:
-    """`Linear[784, 128, bias=False]`, `ResNet[BasicBlock, 1]`: a class of a
-    family, as messages name it."""
-    parts = [m._qv_name for m in models] + [str(d) for d in dims]
-    parts += [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
-    return f"{name}[{', '.join(parts)}]"

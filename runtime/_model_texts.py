@@ -49,3 +49,56 @@ def how_to_make(family) -> str:
         f"model {name} takes dims ({dims}) and options ({', '.join(options)}): "
         f"create one with {name}[{dims}].init(seed=...) or {made}"
     )
+
+
+def name_imported(module, qual: str) -> None:
+    """Name the models of a loaded module that a program imports as the
+    checker names them in the importing file: `nn.Linear[4, 1]`, not
+    `Linear[4, 1]` (the module's qualified name, `pkg.lib.Mlp`, as the
+    checker writes it after `import pkg.lib` or `from pkg.lib import Mlp`).
+    A program's own models keep their bare names, as the checker shows them.
+    The loader calls it for each module it loads as an import; a module is one
+    Python module for every program that loads it, so once imported its models
+    keep the qualified name."""
+    from ._model import GenericModel, Model
+
+    space = module.__dict__
+    old = space.get("__quiver_qual__")
+    if old == qual:
+        return
+    space["__quiver_qual__"] = qual
+    strip = 0 if old is None else len(old) + 1
+
+    def renamed(name: str) -> str:
+        return f"{qual}.{name[strip:]}"
+
+    for value in list(space.values()):
+        if isinstance(value, GenericModel) and getattr(value._make, "__module__", None) == module.__name__:
+            value._qv_name = renamed(value._qv_name)
+            value._qv_prefix = f"{qual}."
+            for cls in value._classes.values():
+                cls._qv_name = renamed(cls._qv_name)
+        elif (
+            isinstance(value, type)
+            and issubclass(value, Model)
+            and value.__module__ == module.__name__
+            and "_qv_name" in value.__dict__
+        ):
+            value._qv_file_name = value.__dict__.get("_qv_file_name", value._qv_name)
+            value._qv_name = renamed(value._qv_name)
+
+
+def applied_name(name: str, dims, options: dict, defaults: dict, models=()) -> str:
+    """`Linear[784, 128, bias=False]`, `ResNet[BasicBlock, 1]`: a class of a
+    family, as messages name it (the models given for its model parameters
+    first, each as its family's name)."""
+    parts = [m._qv_name for m in models] + [str(d) for d in dims]
+    parts += [f"{k}={v}" for k, v in options.items() if defaults.get(k) != v]
+    return f"{name}[{', '.join(parts)}]"
+
+
+def file_name(cls) -> str:
+    """The model's name in a file ``save`` writes: without the module an
+    import names it with (``Linear[4, 1]``, not ``nn.Linear[4, 1]``), so a
+    file reads back whether the module was loaded on its own or imported."""
+    return cls.__dict__.get("_qv_file_name", cls._qv_name)

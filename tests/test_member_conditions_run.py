@@ -169,8 +169,8 @@ def test_the_blocks_have_a_downsample_exactly_when_torchvision_makes_one(resnet)
     assert not hasattr(m.layer1, "downsample")
     # torch's nn.Sequential(conv1x1, BatchNorm2d), as a list of two sub-models
     assert [type(d)._qv_name for d in m.layer2.downsample] == [
-        "Conv2d[4, 8, 1, 2, 0, 1, 1, bias=False]",
-        "BatchNorm2d[8]",
+        "nn.Conv2d[4, 8, 1, 2, 0, 1, 1, bias=False]",
+        "nn.BatchNorm2d[8]",
     ]
     keys = set(m.state_dict())
     assert keys == set(_ResNet().state_dict())  # (torch orders a module's buffers among its params)

@@ -114,7 +114,7 @@ def test_an_unknown_name_says_what_the_program_has(prog) -> None:
 
 def test_a_layer_of_nn_made_in_python_and_given_to_the_programs_fn(prog) -> None:
     layer = prog.nn.Linear[4, 1].init(seed=0)
-    assert repr(layer).startswith("Linear[4, 1](param weight: [4 1] f32, param bias: [1] f32")
+    assert repr(layer).startswith("nn.Linear[4, 1](param weight: [4 1] f32, param bias: [1] f32")
     assert isinstance(layer, prog.nn.Linear) and isinstance(layer, prog.nn.Linear[4, 1])
     assert not isinstance(layer, prog.GCN) and issubclass(prog.nn.Linear[4, 1], prog.nn.Linear)
     x, y = torch.randn(5, 4, generator=torch.Generator().manual_seed(1)), torch.randn(5, 1)
@@ -153,7 +153,7 @@ def test_a_model_with_options_from_python(prog) -> None:
         (lambda p: p.GCN[4, 8.0, 2], "model GCN: dim H must be an Int >= 0, found 8.0"),
         (
             lambda p: p.nn.Linear.of(4, 1, dtype=torch.int64),
-            "model Linear: option dtype must be a float element type (f32, f64, ...)",
+            "model nn.Linear: option dtype must be a float element type (f32, f64, ...)",
         ),
         (
             lambda p: p.GCN.init(seed=0),
@@ -167,7 +167,7 @@ def test_a_model_with_options_from_python(prog) -> None:
         ),
         (
             lambda p: p.nn.Dropout.init(seed=0),
-            "model Dropout takes options (p, dtype): create one with Dropout.of(p=...).init(seed=...)",
+            "model nn.Dropout takes options (p, dtype): create one with nn.Dropout.of(p=...).init(seed=...)",
         ),
         (lambda p: p.GCN[4, 8, 2][3], "model GCN[4, 8, 2] has its dims already: create one with .init(seed=...)"),
     ],
@@ -190,7 +190,7 @@ def test_a_model_that_takes_no_dims_says_so(tmp_path) -> None:
 def test_a_wrong_instance_is_a_check_error_naming_both(prog) -> None:
     other = prog.nn.Linear[3, 1].init(seed=0)
     with pytest.raises(
-        rt.CheckError, match=r"loss\(\): argument 'm' expected model Linear\[4, 1\], found model Linear\[3, 1\]"
+        rt.CheckError, match=r"loss\(\): argument 'm' expected model nn\.Linear\[4, 1\], found model nn\.Linear\[3, 1\]"
     ):
         prog.loss(other, torch.randn(2, 4), torch.randn(2, 1))
 

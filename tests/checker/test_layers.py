@@ -65,6 +65,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_walks",
             "catalog_tuples",
             "catalog_aliases",
+            "catalog_reset",
             "catalog_docs",
         ],
     ),
