@@ -46,6 +46,11 @@ fn {key}_f64(x: [b 5] f64) -> [b 5] f64:
     a = {f64}.init(seed=0)
     return a(x)
 """)
+    # nn.ReLU's output is NonNeg, as relu(x)'s is (a type that says so checks)
+    out.append("""
+fn relu_nonneg(m: M_relu, x: [b 5]) -> [b 5] NonNeg:
+    return m.act(x * m.w)
+""")
     out.append("""
 model Flat:
     param flat: nn.Flatten
@@ -81,3 +86,9 @@ def test_activation_equals_torch(mod, key):
 def test_flatten_equals_torch(mod):
     x = torch.randn(3, 2, 3, 4)
     torch.testing.assert_close(mod.flatten(mod.Flat.init(seed=0), x), nn.Flatten()(x), rtol=0, atol=0)
+
+
+def test_relu_gives_non_negative_values_as_relu_does(mod) -> None:
+    m = mod.M_relu.init(seed=0)
+    x = torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(mod.relu_nonneg(m, x), torch.relu(x * m.w).detach())
