@@ -166,11 +166,12 @@ class Compiler:
         self.model(m)
 
     def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method") -> str:
-        """A model's class: `Mlp`, or of an instance `Linear.of(784, 128, bias=False)`."""
+        """A model's class: `Mlp`, or of an instance `Linear.of(784, 128,
+        bias=False)`, `ResNet.of(BasicBlock, 1)`; in a factory, `B.of(64, 64, 1)`
+        of a model parameter B (no model of that name: the factory's argument)."""
         info = self.a.globals.models.get(name)
-        if info is None and (dims or options):  # `B[C1, C2]` in ResNet[B: ResBlock]: the factory's B
-            pass
-        elif info is None or not info.takes:
+        takes = info.takes if info is not None else bool(dims or options)
+        if not takes:
             return py_name(name)
         args = [option_py(v, where) for _, v in options if isinstance(v, T.ModelArg)]  # `ResNet.of(BasicBlock, 1)`
         args += [dim_py(d) for d in dims]
