@@ -191,6 +191,7 @@ _NAME_FIELDS = {
     (T.FnRefT, "name"),
     (T.ModelClassT, "name"),
     (T.DimConst, "name"),
+    (T.ModelArg, "name"),  # `ResNet[BasicBlock]`'s block (not a passed-on parameter, which has a bound)
 }
 
 
@@ -241,6 +242,7 @@ class Requalifier:
             fields=fields_,
             methods=tuple(self.fn(m) for m in info.methods),
             instances={},
+            model_params=tuple((n, tuple(self.rename.get(b, b) for b in bs)) for n, bs in info.model_params),
         )
 
     def fn(self, info: FnInfo) -> FnInfo:

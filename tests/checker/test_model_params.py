@@ -333,3 +333,48 @@ def test_param_reads_follow_each_block_of_an_instance() -> None:
     titles = [lens.title for lens in ide.code_lenses(a)]
     assert "reads 4 of 7 params of Deep — never s1.a.unused, s1.b.0.unused, s1.b.1.unused" in titles
     assert "reads 1 of 1 param of Deep — and what its s1.a.forward, s1.b.0.forward, s1.b.1.forward read" in titles
+
+
+def test_a_network_trait_and_blocks_of_another_module() -> None:
+    """`lib.Net[B]` with the trait and the network in lib, a block of either
+    module, and a network of this module passing its parameter on to lib's."""
+    from annotations import spanned_in
+
+    from quiver.checker.workspace import MemoryHost, Workspace
+
+    lib = PRELUDE
+    main_src = textwrap.dedent(
+        """\
+        import lib
+        from lib import Net
+
+        model Square[D]:
+            param w: [D D] = normal(0.0, 0.1)
+
+            fn forward(self, x: [b D]) -> [b D]:
+                return x @ self.w
+
+        model Mine[B: lib.Block]:
+            param inner: lib.Net[B, 16]
+            param l: B[lib.C, lib.C]
+
+            fn forward(self, x: [b 4]) -> [b lib.C]:
+                return self.l(self.inner(x))
+
+        type N1 = lib.Net[lib.Plain]
+
+        fn main():
+            x = ones([3 4])
+            print(N1.init(seed=0)(x), Net[lib.Gated, 4].init(seed=0)(x), Mine[lib.Plain].init(seed=0)(x))
+            print(Net[Square].init(seed=0))
+        """
+    )
+    ws = Workspace(MemoryHost({"/p/lib.qv": lib, "/p/main.qv": main_src}), ["/p"])
+    assert spanned_in(ws.analyze("/p/lib.qv")) == []  # type: ignore[arg-type]
+    assert spanned_in(ws.analyze("/p/main.qv")) == [  # type: ignore[arg-type]
+        (
+            "E0947",
+            "Square cannot stand for B: it takes 1 dim (D), and lib.Block's instances take 2 (Ci, Co)",
+            "Square",
+        )
+    ]
