@@ -3630,5 +3630,8 @@ from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
 
 
+# ranges (arange's start and stop) and ops along a dim
+from .catalog_ops40 import E0955 as E0955  # noqa: E402
+
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

@@ -598,9 +598,37 @@ def chunk(x, n, axis):
     return torch.chunk(x, n, axis)
 
 
-def arange(n):
-    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels, on the current device."""
-    return torch.arange(n, device=_device._state.current)
+def arange(n, stop=None, step=1):
+    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels, on the
+    current device; ``arange(start, stop, step)`` as torch's."""
+    if stop is None:
+        return torch.arange(n, device=_device._state.current)
+    return torch.arange(n, stop, step, device=_device._state.current)
+
+
+def linspace(start, end, steps):
+    """``linspace(start, end, N)``: torch.linspace in float32, on the current device."""
+    return torch.linspace(float(start), float(end), int(steps), device=_device._state.current)
+
+
+def cumsum(x, axis):
+    """The running sums along ``axis`` (of integers or Bools: int64, as torch)."""
+    return torch.cumsum(x, axis)
+
+
+def cumprod(x, axis):
+    """The running products along ``axis`` (of integers or Bools: int64, as torch)."""
+    return torch.cumprod(x, axis)
+
+
+def roll(x, shifts, axis):
+    """The values shifted ``shifts`` places round ``axis`` (torch.roll)."""
+    return torch.roll(x, int(shifts), axis)
+
+
+def repeat_interleave(x, repeats, axis):
+    """Each value repeated ``repeats`` times in place along ``axis``."""
+    return torch.repeat_interleave(x, int(repeats), axis)
 
 
 def one_hot(labels, over):
