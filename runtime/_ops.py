@@ -566,12 +566,14 @@ def permute(x, order):
     return x.permute(order)
 
 
-def concat(a, b, axis):
-    return torch.cat((a, b), axis)
+def concat(a, b, axis, *more):
+    """``concat(a, b, c, over=D)``: torch.cat of the tensors along ``axis``."""
+    return torch.cat((a, b, *more), axis)
 
 
-def stack(*xs):
-    return torch.stack(xs)
+def stack(*xs, over=0):
+    """``stack(a, b, over=1)``: torch.stack, the new dim at position ``over``."""
+    return torch.stack(xs, over)
 
 
 def pad(x, sizes, value=0):
@@ -624,6 +626,28 @@ def cumprod(x, axis):
 def roll(x, shifts, axis):
     """The values shifted ``shifts`` places round ``axis`` (torch.roll)."""
     return torch.roll(x, int(shifts), axis)
+
+
+def expand(x, shape):
+    """``expand(x, [b T D])``: torch's Tensor.expand (a view; the compiler passes the sizes)."""
+    return x.expand(*shape)
+
+
+def repeat(x, counts):
+    """``repeat(x, (2, 1))``: torch's Tensor.repeat."""
+    return x.repeat(*(int(n) for n in counts))
+
+
+def unbind(x, axis):
+    """The slices along ``axis``, a tuple (torch.unbind)."""
+    return torch.unbind(x, axis)
+
+
+def split(x, sizes, axis):
+    """``split(x, (2, 3), over=D)`` or ``split(x, 2, over=D)``: torch.split."""
+    if isinstance(sizes, (tuple, list)):
+        return torch.split(x, [int(s) for s in sizes], axis)
+    return torch.split(x, int(sizes), axis)
 
 
 def repeat_interleave(x, repeats, axis):

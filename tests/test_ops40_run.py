@@ -1,6 +1,7 @@
-"""The ops along a dim and the ranges of issue 40, compiled and run against
-torch: cumsum, cumprod, roll, repeat_interleave (values and gradients, f32
-and f64), arange(start, stop, step) and linspace."""
+"""The ops of issue 40, compiled and run against torch: cumsum, cumprod,
+roll, repeat_interleave, expand, repeat, concat of more than two, stack
+over any dim, unbind and split (values and gradients, f32 and f64),
+arange(start, stop, step) and linspace."""
 
 from __future__ import annotations
 
@@ -73,6 +74,50 @@ fn spaced_n(x: [n]) -> [n]:
 
 fn alphas_cumprod() -> [T]:
     return cumprod(1.0 - linspace(1e-4, 0.02, T), over=T)
+
+fn expanded(x: [1 D]) -> [T D]:
+    return expand(x, [T D])
+
+fn expanded64(x: [b 1] f64) -> [P b G] f64:
+    return expand(x, [P b G])
+
+fn tiled(x: [b D]) -> [(b*2) (D*3)]:
+    return repeat(x, (2, 3))
+
+fn tiled64(x: [b D] f64) -> [P b D] f64:
+    return repeat(x, (P, 1, 1))
+
+fn joined(x: [b T], y: [b D], z: [b T]) -> [b (T+D+T)]:
+    return concat(x, y, z, over=-1)
+
+fn joined64(x: [b D] f64, y: [b D] f64, z: [b D] f64, w: [b D] f64) -> [(4*b) D] f64:
+    return concat(x, y, z, w, over=b)
+
+fn stacked(x: [b D], y: [b D], z: [b D]) -> [b 3 D]:
+    return stack(x, y, z, over=1)
+
+fn stacked_last(x: [b D] f64, y: [b D] f64) -> [b D 2] f64:
+    return stack(x, y, over=-1)
+
+fn unbound(x: [b P D]) -> [b D]:
+    a, c, d = unbind(x, over=P)
+    return a * 2.0 + c * d
+
+fn unbound64(x: [P b] f64) -> [b] f64:
+    a, c, d = unbind(x, over=0)
+    return a - c * d
+
+fn parts(x: [b T]) -> [b 4]:
+    a, c = split(x, (2, 4), over=T)
+    return c * 3.0
+
+fn parts_of_size(x: [b T] f64) -> [b 2] f64:
+    a, c, d = split(x, 2, over=T)
+    return a * d
+
+fn halves(x: [b (2*n)]) -> [b n]:
+    a, c = split(x, (n, n), over=-1)
+    return a - c
 """
 
 
@@ -161,3 +206,69 @@ def test_linspace_like_torch(mod) -> None:
     assert torch.equal(mod.spaced_n(torch.zeros(9)), torch.linspace(-1, 1, 9))
     assert torch.equal(mod.spaced_n(torch.zeros(1)), torch.linspace(-1, 1, 1))
     assert torch.equal(mod.alphas_cumprod(), torch.cumprod(1.0 - torch.linspace(1e-4, 0.02, 6), dim=0))
+
+
+def _many(ours, theirs, *xs: torch.Tensor) -> None:
+    """ours(*xs) equals theirs(*xs), and so do the gradients of a weighted sum of it."""
+    a = [x.clone().requires_grad_() for x in xs]
+    b = [x.clone().requires_grad_() for x in xs]
+    y, y_ref = ours(*a), theirs(*b)
+    assert y.dtype == y_ref.dtype and y.shape == y_ref.shape
+    torch.testing.assert_close(y, y_ref, rtol=0, atol=0)
+    w = torch.linspace(-1.0, 2.0, y.numel(), dtype=y.dtype).reshape(y.shape)
+    g = torch.autograd.grad((y * w).sum(), a)
+    g_ref = torch.autograd.grad((y_ref * w).sum(), b)
+    for p, q in zip(g, g_ref):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+def _r(*shape: int, dtype=torch.float32, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, dtype=dtype, generator=torch.Generator().manual_seed(seed))
+
+
+def test_expand_and_repeat_like_torch_with_gradients(mod) -> None:
+    _many(mod.expanded, lambda x: x.expand(6, 5), _r(1, 5))
+    _many(mod.expanded64, lambda x: x.expand(3, 2, 4), _r(2, 1, dtype=torch.float64))
+    _many(mod.tiled, lambda x: x.repeat(2, 3), _r(2, 5))
+    _many(mod.tiled64, lambda x: x.repeat(3, 1, 1), _r(2, 5, dtype=torch.float64))
+
+
+def test_concat_of_more_than_two_like_torch_with_gradients(mod) -> None:
+    _many(mod.joined, lambda x, y, z: torch.cat((x, y, z), -1), _r(2, 6), _r(2, 5, seed=1), _r(2, 6, seed=2))
+    xs = [_r(2, 5, dtype=torch.float64, seed=i) for i in range(4)]
+    _many(mod.joined64, lambda *t: torch.cat(t, 0), *xs)
+
+
+def test_stack_over_any_dim_like_torch_with_gradients(mod) -> None:
+    xs = [_r(2, 5, seed=i) for i in range(3)]
+    _many(mod.stacked, lambda *t: torch.stack(t, 1), *xs)
+    _many(mod.stacked_last, lambda *t: torch.stack(t, -1), *[x.double() for x in xs[:2]])
+
+
+def test_unbind_like_torch_with_gradients(mod) -> None:
+    def ref(x):
+        a, c, d = torch.unbind(x, 1)
+        return a * 2.0 + c * d
+
+    def ref64(x):
+        a, c, d = torch.unbind(x, 0)
+        return a - c * d
+
+    _many(mod.unbound, ref, _r(2, 3, 5))
+    _many(mod.unbound64, ref64, _r(3, 4, dtype=torch.float64))
+
+
+def test_split_like_torch_with_gradients(mod) -> None:
+    _many(mod.parts, lambda x: torch.split(x, [2, 4], 1)[1] * 3.0, _r(2, 6))
+
+    def ref(x):
+        a, _, d = torch.split(x, 2, 1)
+        return a * d
+
+    _many(mod.parts_of_size, ref, _r(2, 6, dtype=torch.float64))
+
+    def halves(x):
+        a, c = torch.split(x, [4, 4], -1)
+        return a - c
+
+    _many(mod.halves, halves, _r(3, 8))
