@@ -234,6 +234,11 @@ def _repeat(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     return T.TensorT(tuple(dims), x.elem)
 
 
+def _shown(d: T.Dim) -> str:
+    """A dim with its value when it is a named constant: `T=8`."""
+    return f"{d}={d.value}" if isinstance(d, T.DimConst) and d.value is not None else str(d)
+
+
 # A tuple of more parts than this is refused: each is a value of its own.
 MOST_PARTS = 256
 
@@ -259,7 +264,7 @@ def _unbind(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     d = t.dims[axis]
     n = T.dim_value(d)
     if n is None or n > MOST_PARTS:
-        reason = C.E0957.say("unbind_size", dim=str(d), x=str(t), most=MOST_PARTS)
+        reason = C.E0957.say("unbind_size", dim=_shown(d), x=str(t), most=MOST_PARTS)
         c.diags.append(C.E0957.at(bound["over"].node.span, operation="unbind", reason=reason))
         return T.UNKNOWN
     piece = T.TensorT(t.dims[:axis] + t.dims[axis + 1 :], t.elem)
@@ -273,7 +278,7 @@ def _unbind(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
         signature="split(x: [.. d ..], (s1, s2, ...), over=d) -> ([.. s1 ..], [.. s2 ..], ...) / split(x, s, over=d)",
         doc="x cut along dim d into parts of the given sizes, which add up to d (torch.split): split(x, (H, H, 2*H), "
         "over=G); with one size s, parts of s and a last of what is left, d's size known.",
-        example="a, b2 = split(x, (2, 3), over=D)",
+        example="a, b2 = split(x, (1, 3), over=D)",
         group="shape",
         runtime="split",
         note="Sizes that do not add up to the dim are [E0957](diagnostics.md#e0957).",
@@ -294,7 +299,7 @@ def _split(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     if not isinstance(e, A.TupleExpr):  # one size: parts of it, the last what is left
         whole, size = T.dim_value(d), T.dim_value(parts[0])
         if whole is None or size is None or -(-whole // size) > MOST_PARTS:
-            reason = C.E0957.say("split_size", dim=str(d), x=str(t), most=MOST_PARTS)
+            reason = C.E0957.say("split_size", dim=_shown(d), x=str(t), most=MOST_PARTS)
             c.diags.append(C.E0957.at(bound["over"].node.span, operation="split", reason=reason))
             return T.UNKNOWN
         parts = [T.DimLit(min(size, whole - i)) for i in range(0, whole, size)]
@@ -306,7 +311,7 @@ def _split(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
             total = DX.add(total, p) if p is not None and pd is not None else total
         if pd is not None and all(p is not None for p in polys) and total != pd:
             shown = " + ".join(str(p) for p in parts)
-            reason = C.E0957.say("split_sum", sizes=shown, total=DX.render(total), dim=str(d), x=str(t))
+            reason = C.E0957.say("split_sum", sizes=shown, total=DX.render(total), dim=_shown(d), x=str(t))
             c.diags.append(C.E0957.at(e.span, operation="split", reason=reason))
             return T.UNKNOWN
     return T.TupleT(tuple(T.TensorT(t.dims[:axis] + (p,) + t.dims[axis + 1 :], t.elem) for p in parts))
