@@ -229,6 +229,7 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
 def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     tensors: list[tuple[CallArg, T.TensorT | None]] = []
     over: CallArg | None = None
+    unknown_keyword = False
     for a in args:
         if a.keyword == "over" and over is None:
             over = a
@@ -239,8 +240,11 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
                     a.arg.keyword.span if a.arg and a.arg.keyword else a.span, name=a.keyword, fn="stack", hint=""
                 )
             )
+            unknown_keyword = True
             continue
         tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False)))
+    if unknown_keyword:  # torch's dim=: the call's type is not guessed (one mistake, one diagnostic)
+        return T.UNKNOWN
     if not tensors:
         c.diags.append(C.E0401.at(paren, name="stack", expected="1 positional argument or more", found="0"))
         return T.UNKNOWN

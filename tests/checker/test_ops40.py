@@ -1,6 +1,7 @@
-"""The ops along a dim and the ranges of issue 40: cumsum, cumprod, roll,
-repeat_interleave, arange(start, stop, step), linspace; their types and
-their errors (exact code, message and range)."""
+"""The ops of issue 40: cumsum, cumprod, roll, repeat_interleave, expand,
+repeat, concat of more than two, stack over any dim, unbind, split,
+arange(start, stop, step), linspace; their types and their errors (exact
+code, message and range)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,22 @@ diags = partial(spanned, prelude=P)
         ("() -> [T]", "linspace(0.0001, 0.02, T)"),
         ("(x: [n]) -> [n]", "linspace(-1, 1, n)"),
         ("() -> [T]", "cumprod(1.0 - linspace(1e-4, 0.02, T), over=T)"),
+        ("(x: [1 D]) -> [T D]", "expand(x, [T D])"),
+        ("(x: [b 1] Prob) -> [P b T] Prob", "expand(x, [P b T])"),
+        ("(x: [b D]) -> [(b*2) (D*3)]", "repeat(x, (2, 3))"),
+        ("(x: [b D]) -> [P b D]", "repeat(x, (P, 1, 1))"),
+        ("(x: [b D]) -> [b 15]", "repeat(x, (1, 3))"),
+        ("(x: [b T], y: [b D]) -> [b (T+D+T)]", "concat(x, y, x, over=-1)"),
+        ("(x: [b T], y: [b D]) -> [b 26]", "concat(x, y, y, x, over=1)"),
+        ("(x: [b n]) -> [b (3*n)]", "concat(x, x, x, over=n)"),
+        ("(x: [b D]) -> [3 b D]", "stack(x, x, x)"),
+        ("(x: [b D]) -> [b 2 D]", "stack(x, x, over=1)"),
+        ("(x: [b D]) -> [b D 2]", "stack(x, x, over=-1)"),
+        ("(x: [b D]) -> [2 b D]", "stack(x, x, over=-3)"),
+        ("(x: [b P D]) -> ([b D], [b D], [b D])", "unbind(x, over=P)"),
+        ("(x: [b T]) -> ([b 3], [b 5])", "split(x, (3, 5), over=T)"),
+        ("(x: [b T]) -> ([b 3], [b 3], [b 2])", "split(x, 3, over=T)"),
+        ("(x: [b (2*n)]) -> ([b n], [b n])", "split(x, (n, n), over=-1)"),
     ],
 )
 def test_types_that_fit(sig: str, expr: str) -> None:
@@ -115,6 +132,74 @@ def test_types_that_fit(sig: str, expr: str) -> None:
         (
             "fn f(x: [b T]) -> [T]:\n    return linspace(x, 1.0, T)\n",
             ("E0301", "start of linspace: expected Float, found tensor [b T]", "x"),
+        ),
+        (
+            "fn f(x: [T D]) -> [T T]:\n    return expand(x, [T T])\n",
+            ("E0956", "expand: dim -1 of [T D] is D, neither 1 nor T", "T"),
+        ),
+        (
+            "fn f(x: [b T D]) -> [T D]:\n    return expand(x, [T D])\n",
+            ("E0956", "expand: [b T D] has more dims than [T D]", "[T D]"),
+        ),
+        (
+            "fn f(x: [b T D]) -> [b T D]:\n    return repeat(x, (2, 1))\n",
+            ("E0956", "repeat: 2 counts for the 3 dims of [b T D]: one per dim, or more", "(2, 1)"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return repeat(x, 2)\n",
+            ("E0301", "repeats of repeat: expected a tuple of counts, one per dim, such as (1, 3), found 2", "2"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return repeat(x, (1, 0))\n",
+            ("E0301", "each count of repeat: expected a positive integer literal or a dim, found 0", "0"),
+        ),
+        (
+            "fn f(x: [b T], y: [b D], z: [T]) -> [b T]:\n    return concat(x, y, z, over=T)\n",
+            ("E0214", "concat: [b T] and [T] must have the same dims but for the one joined (position -1)", "z"),
+        ),
+        (
+            "fn f(x: [b T], y: [b D], z: [b 2] f64) -> [b T]:\n    return concat(x, y, z, over=-1)\n",
+            (
+                "E0302",
+                "concat needs one element type: expected [b T] Float, found [b 2] f64",
+                "concat(x, y, z, over=-1)",
+            ),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return concat(x, x, x)\n",
+            ("E0403", "concat needs the argument over=", "(x, x, x)"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return stack(x, x, over=3)\n",
+            ("E0210", "stack(over=3) needs 3 dims or more, found [b T]", "3"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return stack(x, x, over=T)\n",
+            (
+                "E0301",
+                "over= of stack: expected the new dim's position, an integer literal such as 1 or -1, found T",
+                "T",
+            ),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return stack(x, x, dim=1)\n",
+            ("E0402", "stack has no parameter 'dim'", "dim"),
+        ),
+        (
+            "fn f(x: [b T]) -> [T]:\n    a, c = unbind(x, over=b)\n    return a\n",
+            ("E0957", "unbind: the size of b in [b T] is not known when checking, or over 256", "b"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b 3]:\n    a, c = split(x, (3, 4), over=T)\n    return a\n",
+            ("E0957", "split: the sizes 3 + 4 add up to 7, not T=8 (the dim of [b T])", "(3, 4)"),
+        ),
+        (
+            "fn f(x: [b n]) -> [b 3]:\n    a, c = split(x, 3, over=n)\n    return a\n",
+            (
+                "E0957",
+                "split: parts of one size need the size of n in [b n] (known when checking, 256 parts at most)",
+                "n",
+            ),
         ),
     ],
 )
