@@ -115,6 +115,16 @@ fn parts_of_size(x: [b T] f64) -> [b 2] f64:
     a, c, d = split(x, 2, over=T)
     return a * d
 
+fn restacked(x: [b P D]) -> [b D P]:
+    return stack(unbind(x, over=P), over=-1)
+
+fn swapped(x: [b T] f64) -> [b T] f64:
+    a, c = split(x, (2, 4), over=T)
+    return concat((c, a), over=-1)
+
+fn rejoined(x: [b T]) -> [b T]:
+    return concat(split(x, (1, 2, 3), over=T), over=1)
+
 fn halves(x: [b (2*n)]) -> [b n]:
     a, c = split(x, (n, n), over=-1)
     return a - c
@@ -272,3 +282,14 @@ def test_split_like_torch_with_gradients(mod) -> None:
         return a - c
 
     _many(mod.halves, halves, _r(3, 8))
+
+
+def test_stack_and_concat_of_a_tuple_like_torch_with_gradients(mod) -> None:
+    _many(mod.restacked, lambda x: torch.stack(torch.unbind(x, 1), -1), _r(2, 3, 5))
+
+    def swapped(x):
+        a, c = torch.split(x, [2, 4], 1)
+        return torch.cat((c, a), -1)
+
+    _many(mod.swapped, swapped, _r(2, 6, dtype=torch.float64))
+    _many(mod.rejoined, lambda x: torch.cat(torch.split(x, [1, 2, 3], 1), 1), _r(2, 6))

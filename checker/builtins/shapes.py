@@ -154,7 +154,8 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         name="concat",
         params=(BParam(name="a"), BParam(name="b"), OVER),
         signature="concat(a: [.. A ..], b: [.. B ..], ..., over=A) -> [.. (A+B+...) ..]",
-        doc="Two tensors or more joined along one dim (torch.cat); their other dims are the same.",
+        doc="Two tensors or more joined along one dim (torch.cat); their other dims are the same. The tensors may "
+        "come as one tuple: concat(split(x, (2, 3), over=D), over=-1).",
         example="c = concat(x, x, x, over=D)",
         group="shape",
         runtime="concat",
@@ -167,18 +168,26 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
         # torch's list of tensors, `concat([a, b], over=D)`: the list's own E0301 says what to write
         c._eval_args(args, env)
         return T.UNKNOWN
-    params = [("a", True, False), ("b", True, False), ("over", True, True)]
+    params = [("a", True, False), ("b", False, False), ("over", True, True)]
     matched = c.bind_args("concat", params, args, paren, True)
     if matched is None:
         c._eval_args(args, env)
         return T.UNKNOWN
     bound, extra = matched
-    parts = [bound["a"], bound["b"], *extra]
-    tensors = [tensor_arg(c, a, env, "concat", "a" if i == 0 else "b", float_only=False) for i, a in enumerate(parts)]
-    x = tensors[0]
-    if x is None or any(t is None for t in tensors):
+    if "b" in bound:
+        parts = [bound["a"], bound["b"], *extra]
+        typed = [tensor_arg(c, a, env, "concat", "a" if i == 0 else "b", float_only=False) for i, a in enumerate(parts)]
+    else:  # one tuple of tensors: concat(split(x, (2, 3), over=D), over=-1)
+        parts, typed = _tuple_of_tensors(c, bound["a"], env, "concat")
+        if len(parts) < 2 and typed[0] is not None:
+            expected = "2 positional arguments or more, or a tuple of 2 tensors or more"
+            c.diags.append(C.E0401.at(paren, name="concat", expected=expected, found="1 tensor"))
+            typed = [None]
+    x = typed[0] if typed else None
+    if x is None or any(t is None for t in typed):
         quiet_over(c, bound["over"])
         return T.UNKNOWN
+    tensors = typed
     axis = dim_arg(c, bound["over"], env, x, "concat", bound["a"], "a")
     c.axes[node] = axis
     if axis is None:
@@ -218,7 +227,7 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
         params=(BParam(name="a"), BParam(name="over", required=False, keyword_only=True)),
         signature="stack(a: [..], b: [..], ..., over=0) -> [n ..]",
         doc="n tensors of one shape as one, with a new dim of size n: in front, or at position over=k of the result "
-        "(torch.stack's dim; -1 is last).",
+        "(torch.stack's dim; -1 is last). The tensors may come as one tuple: stack(unbind(x, over=0), over=-1).",
         example="s = stack(x, x, x, over=-1)",
         group="shape",
         runtime="stack",
@@ -230,6 +239,13 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
     tensors: list[tuple[CallArg, T.TensorT | None]] = []
     over: CallArg | None = None
     unknown_keyword = False
+    positional = [a for a in args if a.keyword is None]
+    first_type = c.value(positional[0].node, env) if len(positional) == 1 else None
+    if isinstance(first_type, T.TupleT):
+        # one tuple of tensors: stack(unbind(x, over=K), over=-1)
+        args = [a for a in args if a.keyword is not None]
+        parts, typed = _tuple_of_tensors(c, positional[0], env, "stack", first_type)
+        tensors = list(zip(parts, typed))
     for a in args:
         if a.keyword == "over" and over is None:
             over = a
@@ -242,7 +258,8 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
             )
             unknown_keyword = True
             continue
-        tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False)))
+        t = first_type if first_type is not None else c.value(a.node, env)
+        tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False, typed=t)))
     if unknown_keyword:  # torch's dim=: the call's type is not guessed (one mistake, one diagnostic)
         return T.UNKNOWN
     if not tensors:
@@ -291,6 +308,26 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
         at = position % rank
     new = (T.DimLit(len(tensors)),)
     return T.TensorT(first.dims[:at] + new + first.dims[at:], first.elem)
+
+
+def _tuple_of_tensors(
+    c: RuleContext, a: CallArg, env: Env, fn: str, typed: T.Type | None = None
+) -> tuple[list[CallArg], list[T.TensorT | None]]:
+    """The tensors of a tuple argument (each item's errors at the argument),
+    or the argument alone when it is no tuple (its error from tensor_arg);
+    `typed` is its type when the caller has already checked it."""
+    t = c.value(a.node, env) if typed is None else typed
+    if not isinstance(t, T.TupleT):
+        return [a], [tensor_arg(c, a, env, fn, "a", float_only=False, typed=t)]
+    if any(isinstance(item, T.UnknownT) for item in t.items):  # reported where it was made
+        return [a], [None]
+    if not all(isinstance(item, T.TensorT) for item in t.items):
+        found = T.describe(t)
+        c.diags.append(
+            C.E0301.at(a.node.span, context=f"argument 'a' of {fn}: ", expected="a tuple of tensors", found=found)
+        )
+        return [a], [None]
+    return [a] * len(t.items), [tensor_arg(c, a, env, fn, "a", float_only=False, typed=item) for item in t.items]
 
 
 @builtin(

@@ -57,6 +57,9 @@ diags = partial(spanned, prelude=P)
         ("(x: [b T]) -> ([b 3], [b 5])", "split(x, (3, 5), over=T)"),
         ("(x: [b T]) -> ([b 3], [b 3], [b 2])", "split(x, 3, over=T)"),
         ("(x: [b (2*n)]) -> ([b n], [b n])", "split(x, (n, n), over=-1)"),
+        ("(x: [b P D]) -> [b D P]", "stack(unbind(x, over=P), over=-1)"),
+        ("(x: [b T]) -> [b T]", "concat(split(x, (3, 5), over=T), over=-1)"),
+        ("(x: [b T], y: [b D]) -> [b (D+T)]", "concat((y, x), over=1)"),
     ],
 )
 def test_types_that_fit(sig: str, expr: str) -> None:
@@ -200,6 +203,26 @@ def test_types_that_fit(sig: str, expr: str) -> None:
                 "split: parts of one size need the size of n in [b n] (known when checking, 256 parts at most)",
                 "n",
             ),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return concat(x, over=T)\n",
+            (
+                "E0401",
+                "concat takes 2 positional arguments or more, or a tuple of 2 tensors or more, found 1 tensor",
+                "(x, over=T)",
+            ),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return concat((x, 1.0), over=T)\n",
+            ("E0301", "argument 'a' of concat: expected a tuple of tensors, found tuple ([b T], Float)", "(x, 1.0)"),
+        ),
+        (
+            "fn f(x: [b T], y: [b D]) -> [2 b T]:\n    return stack((x, y))\n",
+            ("E0214", "stack: every tensor has one shape: [b T], found [b D]", "(x, y)"),
+        ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return stack((x, nope))\n",
+            ("E0101", "unknown name 'nope'", "nope"),
         ),
     ],
 )
