@@ -24,6 +24,12 @@ fn sums(x: [b T]) -> [b T]:
 fn sums64(x: [T b] f64) -> [T b] f64:
     return cumsum(x, over=T)
 
+fn sums_any(x: [.. T]) -> [.. T]:
+    return cumsum(x, over=T)
+
+fn rolled_any(x: [.. T]) -> [.. T]:
+    return roll(x, 2, over=-1)
+
 fn prods(x: [b T]) -> [b T]:
     return cumprod(x, over=-1)
 
@@ -167,6 +173,13 @@ def test_cumsum_and_cumprod_like_torch_with_gradients(mod, dtype) -> None:
     else:
         _same(mod.sums64, lambda t: torch.cumsum(t, dim=0), x.T.contiguous())
         _same(mod.prods64, lambda t: torch.cumprod(t, dim=0), x)
+
+
+def test_along_the_last_dim_of_any_rank(mod) -> None:
+    x = _r(2, 3, 6)
+    _same(mod.sums_any, lambda t: torch.cumsum(t, dim=-1), x)
+    _same(mod.rolled_any, lambda t: torch.roll(t, 2, dims=-1), x)
+    _same(mod.sums_any, lambda t: torch.cumsum(t, dim=-1), _r(6))
 
 
 def test_cumprod_gradient_through_a_zero(mod) -> None:

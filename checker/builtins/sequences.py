@@ -61,6 +61,7 @@ def _along(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         example="s = cumsum(x, over=D)",
         group="along",
         runtime="cumsum",
+        rest_ok=True,
     ),
     Builtin(
         name="cumprod",
@@ -71,6 +72,7 @@ def _along(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
         example="p = cumprod(x, over=D)",
         group="along",
         runtime="cumprod",
+        rest_ok=True,
     ),
 )
 def _scan(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -97,6 +99,7 @@ def _scan(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T
         example="r = roll(x, 1, over=D)",
         group="shape",
         runtime="roll",
+        rest_ok=True,
     ),
 )
 def _roll(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:

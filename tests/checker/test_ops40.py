@@ -19,6 +19,8 @@ diags = partial(spanned, prelude=P)
     "sig, expr",
     [
         ("(x: [b T]) -> [b T]", "cumsum(x, over=T)"),
+        ("(x: [.. T]) -> [.. T]", "cumsum(x, over=T)"),
+        ("(x: [.. T] Prob) -> [.. T] Prob", "roll(cumprod(x, over=-1), 1, over=T)"),
         ("(x: [b T] NonNeg) -> [b T] NonNeg", "cumsum(x, over=-1)"),
         ("(x: [b T] Prob) -> [b T] Prob", "cumprod(x, over=T)"),
         ("(x: [b T] f64) -> [b T] f64", "cumprod(x, over=b)"),
