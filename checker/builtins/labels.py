@@ -76,7 +76,7 @@ def _arange_range(c: RuleContext, node: A.Node, bound: Bound) -> T.Type:
     stop = _bound_of(c, bound["stop"].node, "stop", 1) if "stop" in bound else None
     step = _bound_of(c, bound["step"].node, "step", 1) if "step" in bound else T.DimLit(1)
     if "stop" not in bound:
-        c.diags.append(C.E0401.at(node.span, name="arange", expected="stop with step", found="step alone"))
+        c.diags.append(C.E0401.at(node.span, name="arange", expected="a stop before its step", found="step= alone"))
         return T.UNKNOWN
     if start is None or stop is None or step is None:
         return T.UNKNOWN

@@ -168,6 +168,11 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
         # torch's list of tensors, `concat([a, b], over=D)`: the list's own E0301 says what to write
         c._eval_args(args, env)
         return T.UNKNOWN
+    many = "2 positional arguments or more, or a tuple of 2 tensors or more"
+    if not any(a.keyword is None for a in args):
+        c._eval_args(args, env)
+        c.diags.append(C.E0401.at(paren, name="concat", expected=many, found="0"))
+        return T.UNKNOWN
     params = [("a", True, False), ("b", False, False), ("over", True, True)]
     matched = c.bind_args("concat", params, args, paren, True)
     if matched is None:
@@ -180,8 +185,7 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
     else:  # one tuple of tensors: concat(split(x, (2, 3), over=D), over=-1)
         parts, typed = _tuple_of_tensors(c, bound["a"], env, "concat")
         if len(parts) < 2 and typed[0] is not None:
-            expected = "2 positional arguments or more, or a tuple of 2 tensors or more"
-            c.diags.append(C.E0401.at(paren, name="concat", expected=expected, found="1 tensor"))
+            c.diags.append(C.E0401.at(paren, name="concat", expected=many, found="1 tensor"))
             typed = [None]
     x = typed[0] if typed else None
     if x is None or any(t is None for t in typed):

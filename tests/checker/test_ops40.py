@@ -226,6 +226,18 @@ def test_types_that_fit(sig: str, expr: str) -> None:
             "fn f(x: [b T]) -> [b T]:\n    return stack((x, nope))\n",
             ("E0101", "unknown name 'nope'", "nope"),
         ),
+        (
+            "fn f(x: [b T]) -> [b T]:\n    return concat(over=T)\n",
+            (
+                "E0401",
+                "concat takes 2 positional arguments or more, or a tuple of 2 tensors or more, found 0",
+                "(over=T)",
+            ),
+        ),
+        (
+            "fn f() -> [T] Index[T]:\n    return arange(0, step=2)\n",
+            ("E0401", "arange takes a stop before its step, found step= alone", "arange(0, step=2)"),
+        ),
     ],
 )
 def test_misuse_is_one_precise_error(body: str, expected: tuple) -> None:
