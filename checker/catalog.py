@@ -3605,6 +3605,11 @@ from .catalog_model_params import E0946 as E0946  # noqa: E402
 from .catalog_model_params import E0947 as E0947  # noqa: E402
 from .catalog_model_params import E0948 as E0948  # noqa: E402
 
+# ranges (arange's start and stop) and ops along a dim
+from .catalog_ops40 import E0955 as E0955  # noqa: E402
+from .catalog_ops40 import E0956 as E0956  # noqa: E402
+from .catalog_ops40 import E0957 as E0957  # noqa: E402
+
 # members' conditions over dims and options, same-name members
 from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402

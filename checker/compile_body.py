@@ -578,7 +578,12 @@ class _FnCompiler:
             elif p.kind is ParamKind.SHAPE:
                 assert isinstance(v, A.TensorType)
                 rendered = self.shape(v)
-            elif isinstance(v, A.Binary) and p.name in b.dim_args and isinstance(result, T.TensorT):
+            elif (
+                isinstance(v, A.Binary)
+                and p.name in b.dim_args
+                and isinstance(result, T.TensorT)
+                and not (name == "arange" and len(args) > 1)  # arange(start, stop): + - * only, as Python's
+            ):
                 # a dim argument (arange(n), one_hot(y, over=C)) written as dim arithmetic, `/` floored
                 # (arange((T/2))): the dim's size, which the result's last dim holds
                 rendered = self.dim_value(result.dims[-1])

@@ -566,12 +566,21 @@ def permute(x, order):
     return x.permute(order)
 
 
-def concat(a, b, axis):
-    return torch.cat((a, b), axis)
+def concat(a, b, *rest):
+    """``concat(a, b, c, over=D)`` (the compiler passes ``a, b, axis, c``):
+    torch.cat of the tensors along ``axis``; ``concat(parts, over=D)`` of a
+    tuple (``parts, axis``)."""
+    if isinstance(a, tuple):
+        return torch.cat(a, b)
+    return torch.cat((a, b, *rest[1:]), rest[0])
 
 
-def stack(*xs):
-    return torch.stack(xs)
+def stack(*xs, over=0):
+    """``stack(a, b, over=1)``: torch.stack, the new dim at position ``over``;
+    ``stack(parts)`` of a tuple of tensors."""
+    if len(xs) == 1 and isinstance(xs[0], tuple):
+        xs = xs[0]
+    return torch.stack(xs, over)
 
 
 def pad(x, sizes, value=0):
@@ -598,9 +607,59 @@ def chunk(x, n, axis):
     return torch.chunk(x, n, axis)
 
 
-def arange(n):
-    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels, on the current device."""
-    return torch.arange(n, device=_device._state.current)
+def arange(n, stop=None, step=1):
+    """``arange(T)``: the positions 0..T-1 of a dim, as int64 labels, on the
+    current device; ``arange(start, stop, step)`` as torch's."""
+    if stop is None:
+        return torch.arange(n, device=_device._state.current)
+    return torch.arange(n, stop, step, device=_device._state.current)
+
+
+def linspace(start, end, steps):
+    """``linspace(start, end, N)``: torch.linspace in float32, on the current device."""
+    return torch.linspace(float(start), float(end), int(steps), device=_device._state.current)
+
+
+def cumsum(x, axis):
+    """The running sums along ``axis`` (of integers or Bools: int64, as torch)."""
+    return torch.cumsum(x, axis)
+
+
+def cumprod(x, axis):
+    """The running products along ``axis`` (of integers or Bools: int64, as torch)."""
+    return torch.cumprod(x, axis)
+
+
+def roll(x, shifts, axis):
+    """The values shifted ``shifts`` places round ``axis`` (torch.roll)."""
+    return torch.roll(x, int(shifts), axis)
+
+
+def expand(x, shape):
+    """``expand(x, [b T D])``: torch's Tensor.expand (a view; the compiler passes the sizes)."""
+    return x.expand(*shape)
+
+
+def repeat(x, counts):
+    """``repeat(x, (2, 1))``: torch's Tensor.repeat."""
+    return x.repeat(*(int(n) for n in counts))
+
+
+def unbind(x, axis):
+    """The slices along ``axis``, a tuple (torch.unbind)."""
+    return torch.unbind(x, axis)
+
+
+def split(x, sizes, axis):
+    """``split(x, (2, 3), over=D)`` or ``split(x, 2, over=D)``: torch.split."""
+    if isinstance(sizes, (tuple, list)):
+        return torch.split(x, [int(s) for s in sizes], axis)
+    return torch.split(x, int(sizes), axis)
+
+
+def repeat_interleave(x, repeats, axis):
+    """Each value repeated ``repeats`` times in place along ``axis``."""
+    return torch.repeat_interleave(x, int(repeats), axis)
 
 
 def one_hot(labels, over):

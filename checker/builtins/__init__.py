@@ -40,6 +40,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     random,
     reductions,
     schedules,
+    sequences,
     shapes,
     tensors,
     walks,

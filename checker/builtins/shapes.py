@@ -26,6 +26,7 @@ from ..body.text import plural
 from ..results import DimCheck
 from .args import (
     Bound,
+    axis_position,
     dim_arg,
     dim_from,
     dim_text,
@@ -152,48 +153,86 @@ def _permute(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
     Builtin(
         name="concat",
         params=(BParam(name="a"), BParam(name="b"), OVER),
-        signature="concat(a: [.. A ..], b: [.. B ..], over=A) -> [.. (A+B) ..]",
-        doc="a and b joined along one dim; their other dims are the same.",
-        example="c = concat(x, x, over=D)",
+        signature="concat(a: [.. A ..], b: [.. B ..], ..., over=A) -> [.. (A+B+...) ..]",
+        doc="Two tensors or more joined along one dim (torch.cat); their other dims are the same. The tensors may "
+        "come as one tuple: concat(split(x, (2, 3), over=D), over=-1).",
+        example="c = concat(x, x, x, over=D)",
         group="shape",
         runtime="concat",
+        variadic=True,
     ),
+    raw=True,
 )
-def _concat(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    x = tensor_arg(c, bound["a"], env, "concat", "a", float_only=False)
-    y = tensor_arg(c, bound["b"], env, "concat", "b", float_only=False)
-    if x is None or y is None:
+def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    if any(a.keyword is None and isinstance(a.node, A.NameList) for a in args):
+        # torch's list of tensors, `concat([a, b], over=D)`: the list's own E0301 says what to write
+        c._eval_args(args, env)
         return T.UNKNOWN
+    many = "2 positional arguments or more, or a tuple of 2 tensors or more"
+    if not any(a.keyword is None for a in args):
+        c._eval_args(args, env)
+        c.diags.append(C.E0401.at(paren, name="concat", expected=many, found="0"))
+        return T.UNKNOWN
+    params = [("a", True, False), ("b", False, False), ("over", True, True)]
+    matched = c.bind_args("concat", params, args, paren, True)
+    if matched is None:
+        c._eval_args(args, env)
+        return T.UNKNOWN
+    bound, extra = matched
+    if "b" in bound:
+        parts = [bound["a"], bound["b"], *extra]
+        typed = [tensor_arg(c, a, env, "concat", "a" if i == 0 else "b", float_only=False) for i, a in enumerate(parts)]
+    else:  # one tuple of tensors: concat(split(x, (2, 3), over=D), over=-1)
+        parts, typed = _tuple_of_tensors(c, bound["a"], env, "concat")
+        if len(parts) < 2 and typed[0] is not None:
+            c.diags.append(C.E0401.at(paren, name="concat", expected=many, found="1 tensor"))
+            typed = [None]
+    x = typed[0] if typed else None
+    if x is None or any(t is None for t in typed):
+        quiet_over(c, bound["over"])
+        return T.UNKNOWN
+    tensors = typed
     axis = dim_arg(c, bound["over"], env, x, "concat", bound["a"], "a")
     c.axes[node] = axis
     if axis is None:
         return T.UNKNOWN
-    if x.rank != y.rank or any(i != axis and not T.dims_equal(p, q) for i, (p, q) in enumerate(zip(x.dims, y.dims))):
-        reason = C.E0214.say("concat_dims", a=str(x), b=str(y), position=axis - x.rank)
-        c.diags.append(C.E0214.at(bound["b"].node.span, operation="concat", reason=reason))
-        return T.UNKNOWN
-    if x.elem.dtype != y.elem.dtype:
-        c.diags.append(
-            C.E0302.at(
-                node.span, context="concat needs one element type: ", expected=x.show_elem(), found=y.show_elem()
+    elem = x.elem
+    for a, y in zip(parts[1:], tensors[1:]):
+        assert y is not None
+        if y.rank != x.rank or any(
+            i != axis and not T.dims_equal(p, q) for i, (p, q) in enumerate(zip(x.dims, y.dims))
+        ):
+            reason = C.E0214.say("concat_dims", a=str(x), b=str(y), position=axis - x.rank)
+            c.diags.append(C.E0214.at(a.node.span, operation="concat", reason=reason))
+            return T.UNKNOWN
+        if x.elem.dtype != y.elem.dtype:
+            c.diags.append(
+                C.E0302.at(
+                    node.span, context="concat needs one element type: ", expected=x.show_elem(), found=y.show_elem()
+                )
             )
-        )
-        return T.UNKNOWN
-    pa, pb = T.dim_poly(x.dims[axis]), T.dim_poly(y.dims[axis])
+            return T.UNKNOWN
+        if y.elem != elem:
+            elem = elem.plain()
+    polys = [T.dim_poly(t.dims[axis]) for t in tensors if t is not None]
     joined: T.Dim = T.DimUnknown()
-    if pa is not None and pb is not None:
-        joined = T.DimExpr(f"({_text(x.dims[axis])}+{_text(y.dims[axis])})", DX.add(pa, pb))
-    elem = x.elem if x.elem == y.elem else x.elem.plain()
+    if all(p is not None for p in polys):
+        total = DX.const(0)
+        for p in polys:
+            assert p is not None
+            total = DX.add(total, p)
+        joined = T.DimExpr("(" + "+".join(_text(t.dims[axis]) for t in tensors if t is not None) + ")", total)
     return T.TensorT(x.dims[:axis] + (joined,) + x.dims[axis + 1 :], elem)
 
 
 @builtin(
     Builtin(
         name="stack",
-        params=(BParam(name="a"),),
-        signature="stack(a: [..], b: [..], ...) -> [n ..]",
-        doc="n tensors of one shape as one, with a new leading dim of size n.",
-        example="s = stack(x, x, x)",
+        params=(BParam(name="a"), BParam(name="over", required=False, keyword_only=True)),
+        signature="stack(a: [..], b: [..], ..., over=0) -> [n ..]",
+        doc="n tensors of one shape as one, with a new dim of size n: in front, or at position over=k of the result "
+        "(torch.stack's dim; -1 is last). The tensors may come as one tuple: stack(unbind(x, over=0), over=-1).",
+        example="s = stack(x, x, x, over=-1)",
         group="shape",
         runtime="stack",
         variadic=True,
@@ -202,15 +241,31 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
 )
 def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     tensors: list[tuple[CallArg, T.TensorT | None]] = []
+    over: CallArg | None = None
+    unknown_keyword = False
+    positional = [a for a in args if a.keyword is None]
+    first_type = c.value(positional[0].node, env) if len(positional) == 1 else None
+    if isinstance(first_type, T.TupleT):
+        # one tuple of tensors: stack(unbind(x, over=K), over=-1)
+        args = [a for a in args if a.keyword is not None]
+        parts, typed = _tuple_of_tensors(c, positional[0], env, "stack", first_type)
+        tensors = list(zip(parts, typed))
     for a in args:
+        if a.keyword == "over" and over is None:
+            over = a
+            continue
         if a.keyword is not None:
             c.diags.append(
                 C.E0402.at(
                     a.arg.keyword.span if a.arg and a.arg.keyword else a.span, name=a.keyword, fn="stack", hint=""
                 )
             )
+            unknown_keyword = True
             continue
-        tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False)))
+        t = first_type if first_type is not None else c.value(a.node, env)
+        tensors.append((a, tensor_arg(c, a, env, "stack", "a", float_only=False, typed=t)))
+    if unknown_keyword:  # torch's dim=: the call's type is not guessed (one mistake, one diagnostic)
+        return T.UNKNOWN
     if not tensors:
         c.diags.append(C.E0401.at(paren, name="stack", expected="1 positional argument or more", found="0"))
         return T.UNKNOWN
@@ -233,7 +288,50 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
                 )
             )
             return T.UNKNOWN
-    return T.TensorT((T.DimLit(len(tensors)),) + first.dims, first.elem)
+    at = 0
+    if over is not None:
+        position = axis_position(over.node)
+        c.value(over.node, env)
+        rank = first.rank + 1
+        if position is None:
+            not_literal(
+                c, over.node, env, "over= of stack: ", "the new dim's position, an integer literal such as 1 or -1"
+            )
+            return T.UNKNOWN
+        if not -rank <= position < rank:
+            needed = position + 1 if position >= 0 else -position
+            c.diags.append(
+                C.E0210.at(
+                    over.node.span,
+                    operation=f"stack(over={position})",
+                    needed=plural(needed - 1, "dim") + (" or more" if needed > 2 else ""),
+                    found=str(first),
+                )
+            )
+            return T.UNKNOWN
+        at = position % rank
+    new = (T.DimLit(len(tensors)),)
+    return T.TensorT(first.dims[:at] + new + first.dims[at:], first.elem)
+
+
+def _tuple_of_tensors(
+    c: RuleContext, a: CallArg, env: Env, fn: str, typed: T.Type | None = None
+) -> tuple[list[CallArg], list[T.TensorT | None]]:
+    """The tensors of a tuple argument (each item's errors at the argument),
+    or the argument alone when it is no tuple (its error from tensor_arg);
+    `typed` is its type when the caller has already checked it."""
+    t = c.value(a.node, env) if typed is None else typed
+    if not isinstance(t, T.TupleT):
+        return [a], [tensor_arg(c, a, env, fn, "a", float_only=False, typed=t)]
+    if any(isinstance(item, T.UnknownT) for item in t.items):  # reported where it was made
+        return [a], [None]
+    if not all(isinstance(item, T.TensorT) for item in t.items):
+        found = T.describe(t)
+        c.diags.append(
+            C.E0301.at(a.node.span, context=f"argument 'a' of {fn}: ", expected="a tuple of tensors", found=found)
+        )
+        return [a], [None]
+    return [a] * len(t.items), [tensor_arg(c, a, env, fn, "a", float_only=False, typed=item) for item in t.items]
 
 
 @builtin(
