@@ -661,7 +661,7 @@ def dump(node: object) -> object:
 
 # How tightly the operators of dim arithmetic and of a `dim` declaration's
 # value bind (`**` groups from the right).
-PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "**": 3}
+PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "%": 2, "**": 3}
 
 
 def dim_text(d: Dim, parent: int = 0, right: bool = False) -> str:

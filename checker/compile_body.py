@@ -23,7 +23,20 @@ if TYPE_CHECKING:
 
 
 # Python's precedence of Quiver's binary operators (higher binds tighter).
-_PREC = {"or": 7, "and": 8, "|": 10, "&": 10.5, "+": 11, "-": 11, "*": 12, "/": 12, "%": 12, "@": 12, "**": 14}
+_PREC = {
+    "or": 7,
+    "and": 8,
+    "|": 10,
+    "&": 10.5,
+    "+": 11,
+    "-": 11,
+    "*": 12,
+    "/": 12,
+    "//": 12,
+    "%": 12,
+    "@": 12,
+    "**": 14,
+}
 # Python's parser allows 200 nested parentheses; calls and casts nest them.
 _MAX_PY_NESTING = 150
 

@@ -76,7 +76,7 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
         if lk != "Bool" or rk != "Bool":
             raise ConstProblem(e.span, f"'{e.op}' needs Bools, and these are {lk} and {rk}")
         return "Bool", (lv and rv) if e.op == "and" else (lv or rv)
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%", "**"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//", "%", "**"):
         lk, lv = evaluate(e.left, lookup)
         rk, rv = evaluate(e.right, lookup)
         if lk not in ("Int", "Float") or rk not in ("Int", "Float"):
@@ -94,6 +94,8 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
                 v = a / b  # type: ignore[operator]
             elif e.op == "%":
                 v = a % b  # type: ignore[operator]
+            elif e.op == "//":  # floored, as Python's and torch's
+                v = a // b  # type: ignore[operator]
             else:
                 if kind == "Int" and (b < 0 or b > _MAX_POWER):  # type: ignore[operator]
                     raise ConstProblem(e.span, f"an Int power is between 0 and {_MAX_POWER}, found {b}")

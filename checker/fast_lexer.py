@@ -29,7 +29,7 @@ _TOKEN = re.compile(
     r"|(?P<FLOAT>\d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)?|\.\d[\d_]*(?:[eE][+-]?\d+)?|\d[\d_]*[eE][+-]?\d+)"
     r"|(?P<INT>\d[\d_]*)"
     r"|(?P<STRING>\"(?:[^\"\\\r\n]|\\.)*\"|'(?:[^'\\\r\n]|\\.)*')"
-    r"|(?P<op>->|\|>|\*\*|==|!=|<=|>=|[-+*/]=|\.\.\.|\.\.|[-+*/%@<>=()\[\],:.|&~]))"
+    r"|(?P<op>->|\|>|\*\*|//|==|!=|<=|>=|[-+*/]=|\.\.\.|\.\.|[-+*/%@<>=()\[\],:.|&~]))"
 )
 # The kind of token each group gives, by group number (op: the text itself).
 _NL, _FSTRING, _NAME, _FLOAT, _INT, _STRING, _OP = 1, 2, 3, 4, 5, 6, 7
@@ -42,7 +42,7 @@ _MAX_PREFIX = 15
 
 _COMPARE = frozenset({"==", "!=", "<=", ">=", "<", ">"})
 _ADD = frozenset({"+", "-"})
-_MUL = frozenset({"*", "/", "%", "@"})
+_MUL = frozenset({"*", "/", "//", "%", "@"})
 _AUG = frozenset({"+=", "-=", "*=", "/="})
 
 

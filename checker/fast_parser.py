@@ -57,7 +57,9 @@ def parse(text: str) -> A.Item | None:
 
 # The links of a chain as parser.py counts them (MAX_CHAIN), in this lexer's
 # kinds: these always; `+`, `-`, `(` and `[` right after an operand.
-_LINKS = frozenset({"*", "/", "%", "@", "==", "!=", "<=", ">=", "<", ">", "|", "&", "and", "or", "as", "|>", "**", "."})
+_LINKS = frozenset(
+    {"*", "/", "//", "%", "@", "==", "!=", "<=", ">=", "<", ">", "|", "&", "and", "or", "as", "|>", "**", "."}
+)
 _AFTER_OPERAND_LINKS = frozenset({"+", "-", "(", "["})
 _OPERAND_END = frozenset({"NAME", "INT", "FLOAT", "STRING", "FSTRING", "True", "False", ")", "]"})
 

@@ -49,7 +49,7 @@ _TOKEN = re.compile(
       | "(?:[^"\\\r\n]|\\.)*" | '(?:[^'\\\r\n]|\\.)*'
       | \d[\d_]*\.(?:\d[\d_]*)?(?:[eE][+-]?\d+)? | \.\d[\d_]*(?:[eE][+-]?\d+)? | \d[\d_]*[eE][+-]?\d+
       | \d[\d_]* | [^\W\d]\w*)
-  | (?P<op>->|\|>|\*\*|[+\-*/]=|==|!=|<=|>=|\.\.\.|\.\.|[-<>+*/%@=()\[\],:.|&~])
+  | (?P<op>->|\|>|\*\*|//|[+\-*/]=|==|!=|<=|>=|\.\.\.|\.\.|[-<>+*/%@=()\[\],:.|&~])
     """,
     re.X,
 )
@@ -60,7 +60,7 @@ _CLOSE = {")", "]"}
 # Words after which a bracket opens a group or a list, not a call or an index,
 # and after which `-` is a sign: the reserved words (True and False are values).
 _KEYWORDS = HARD_KEYWORDS - {"True", "False"}
-_ARITH = {"+", "-", "*", "/", "%", "@", "**"}
+_ARITH = {"+", "-", "*", "/", "//", "%", "@", "**"}
 
 
 class _Unformattable(Exception):

@@ -193,7 +193,9 @@ _PREFIX = frozenset({"NOT", "POW_OP"})
 _OPERAND = frozenset({"NAME", "INT", "FLOAT", "STRING", "FSTRING", "TRUE", "FALSE", "DOT"})
 # The links of a chain (MAX_CHAIN): these tokens always; a `+`/`-`, `(` or
 # `[` only right after an operand (binary, a call, indexing).
-_LINKS = frozenset({"MUL_OP", "COMP_OP", "BIT_OR", "BIT_AND", "AND", "OR", "AS", "PIPE_OP", "POW_OP", "DOT"})
+_LINKS = frozenset(
+    {"MUL_OP", "FLOOR_OP", "COMP_OP", "BIT_OR", "BIT_AND", "AND", "OR", "AS", "PIPE_OP", "POW_OP", "DOT"}
+)
 _AFTER_OPERAND_LINKS = frozenset({"ADD_OP", "LPAR", "LSQB"})
 
 

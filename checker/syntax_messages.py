@@ -32,6 +32,7 @@ _PUNCT = {
     "COMP_OP": "a comparison",
     "ADD_OP": "'+' or '-'",
     "MUL_OP": "an operator",
+    "FLOOR_OP": "'//'",
     "POW_OP": "'**'",
     "BIT_OR": "'|'",
     "BIT_AND": "'&'",
@@ -77,6 +78,7 @@ _TYPE_START = {"NAME", "LSQB", "LPAR"}
 _CONTINUATIONS = {
     "ADD_OP",
     "MUL_OP",
+    "FLOOR_OP",
     "POW_OP",
     "COMP_OP",
     "PIPE_OP",

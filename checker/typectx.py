@@ -161,7 +161,7 @@ class TypeContext:
     def _dim_binary(self, d: A.DimBinary) -> T.Dim:
         left, right = self.dim(d.left), self.dim(d.right)
         text = f"({dim_text(d)})"
-        if d.op not in ("+", "-", "*", "/"):
+        if d.op not in ("+", "-", "*", "/", "//"):
             self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("not_arithmetic", op=d.op)))
             return T.DimUnknown()
         pl, pr = T.dim_poly(left), T.dim_poly(right)

@@ -370,6 +370,10 @@ def mode_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str) -> bool:
     return False
 
 
+# the arithmetic of sizes a dim argument may be written with (`padding=K // 2`)
+_DIM_OPS = {"+": DX.add, "-": DX.sub, "*": DX.mul, "//": DX.div}
+
+
 def dim_value_arg(
     ctx: RuleContext, a: CallArg, env: Env, fn: str, what: str, least: int = 1, ints: bool = False
 ) -> T.Dim | None:
@@ -401,6 +405,18 @@ def dim_value_arg(
         if number_const is not None and number_const[2] >= least:
             ctx.refs[number_const[0]] = Ref("const", number_const[1])
             return T.DimLit(number_const[2])
+    if isinstance(e, A.Binary) and e.op in _DIM_OPS and isinstance(t, T.NumberT) and t.kind == "Int":
+        # arithmetic of sizes (`Kk // 2`, `K - 1`, `2 * p`): the dim it computes
+        left = dim_value_arg(ctx, CallArg(e.left, None, e.left.span), env, fn, what, 0, ints)
+        right = dim_value_arg(ctx, CallArg(e.right, None, e.right.span), env, fn, what, 0, ints)
+        if left is None or right is None:
+            return None
+        parts = (left, right)
+        pl, pr = T.dim_poly(left), T.dim_poly(right)
+        p = _DIM_OPS[e.op](pl, pr) if pl is not None and pr is not None else None
+        value = DX.value(p) if p is not None else None
+        if p is not None and (value is None or value >= least):
+            return dim_from(p, expr_text(e), parts)
     number = literal_number(e)
     found = str(number) if number is not None else expr_text(e)
     expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"

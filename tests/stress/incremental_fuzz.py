@@ -67,6 +67,10 @@ _ITEM_NAME = re.compile(r"^(dim|model|trait|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while", "trait"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
 SNIPPETS = [
+    # floor division (issue 40)
+    " // 2",
+    "dim P = D // 2\n",
+    "[(D//2)]",
     # models built from model types (issue 39)
     "trait Blk[I, O]:\n    fn forward(self, x: [b I]) -> [b O]\n",
     "trait Blk[I, O, s = 1]:\n    fn forward(self, x: [b I]) -> [b I]\n",
