@@ -251,6 +251,16 @@ def group_norm(x, groups, weight=None, bias=None, eps=1e-5):
     return F.group_norm(x, int(groups), weight, bias, eps)
 
 
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, mode=None, momentum=0.1, eps=1e-5):
+    """torch's ``F.instance_norm``: each channel (dim 1) of each example
+    normalised over the dims after it.  With running statistics, under
+    ``Train(...)`` the instance statistics are used and the running ones
+    updated in place (their mean over the batch, the unbiased variance), as
+    torch's kernel does; under ``Eval`` the running ones are used."""
+    use_input_stats = running_mean is None or _training(mode, "instance_norm") is not None
+    return F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, dropout_p=0.0, scale=None, mode=None):
     """torch's ``F.scaled_dot_product_attention``: ``mask`` Bool (True where
     to attend) or float (added), ``scale`` 1/sqrt(E) when None.  Dropout of

@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_tuples",
             "catalog_aliases",
             "catalog_reset",
+            "catalog_layers40",
             "catalog_docs",
         ],
     ),
