@@ -42,3 +42,35 @@ E0950 = _code(
         "own statistics are used in every mode",
     },
 )
+
+E0951 = _code(
+    "E0951",
+    "pad's mode does not fit",
+    "pad: {problem}",
+    """
+    `pad(x, sizes, mode=...)` with torch's modes other than `"constant"`
+    (`"reflect"`, `"replicate"`, `"circular"`) takes the padding values from
+    x itself, as torch's `F.pad` does, so torch's rules for them hold: they
+    pad the last 1, 2 or 3 dims (1, 2 or 3 pairs of sizes) of a tensor with
+    one or two dims more (channels, or a batch and channels: a `[b C W]`,
+    `[b C H W]` or `[b C D H W]`), take no `value=`, do not pad Bool tensors
+    (`"reflect"`, `"replicate"`), and a size must be below its dim for
+    `"reflect"` (the mirror does not repeat the edge) and at most its dim
+    for `"circular"` (it wraps around once).
+    """,
+    """
+    fn f(x: [2 3 4 4]) -> [2 3 4 12]:
+        return pad(x, (4, 4, 0, 0), mode="reflect")
+    """,
+    """
+    fn f(x: [2 3 4 4]) -> [2 3 4 10]:
+        return pad(x, (3, 3, 0, 0), mode="reflect")
+    """,
+    variants={
+        "value": 'mode "{mode}" takes its values from x: it takes no value= (only mode "constant" does)',
+        "rank": 'mode "{mode}" with {count} of sizes pads a tensor of {least} or {most} dims (channels, or a batch '
+        "and channels, before the padded ones), found {x}",
+        "bool": 'mode "{mode}" does not pad Bool tensors (torch has no such kernel), found {x}',
+        "too_wide": 'mode "{mode}" pads by {size} a dim of size {n}: each size must be {bound} the size of its dim',
+    },
+)

@@ -584,10 +584,14 @@ def stack(*xs):
     return torch.stack(xs)
 
 
-def pad(x, sizes, value=0):
-    """Constant padding, torch's ``F.pad``: the first pair of ``sizes`` pads
-    the last dim, the next pair the one before it, ..."""
-    return F.pad(x, tuple(int(n) for n in sizes), value=value)
+def pad(x, sizes, mode="constant", value=0):
+    """torch's ``F.pad``: the first pair of ``sizes`` pads the last dim, the
+    next pair the one before it, ...; ``mode`` "constant" (with ``value``),
+    "reflect", "replicate" or "circular"."""
+    sizes = tuple(int(n) for n in sizes)
+    if mode != "constant":
+        return F.pad(x, sizes, mode=mode)
+    return F.pad(x, sizes, value=value)
 
 
 def flip(x, axis):
