@@ -3632,6 +3632,7 @@ from .catalog_walks import E0937 as E0937  # noqa: E402
 # the layers of issue 40: instance_norm's running statistics, pad's modes
 from .catalog_layers40 import E0950 as E0950  # noqa: E402
 from .catalog_layers40 import E0951 as E0951  # noqa: E402
+from .catalog_layers40 import E0952 as E0952  # noqa: E402
 
 
 def get(code: str) -> Code | None:

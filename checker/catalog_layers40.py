@@ -74,3 +74,32 @@ E0951 = _code(
         "too_wide": 'mode "{mode}" pads by {size} a dim of size {n}: each size must be {bound} the size of its dim',
     },
 )
+
+E0952 = _code(
+    "E0952",
+    "interpolate's or an adaptive pool's sizes do not fit",
+    "{fn}: {problem}",
+    """
+    `interpolate(x, ...)` resizes the dims after the batch and the channels,
+    as torch's `F.interpolate`: give either `size=` (the new sizes: one for
+    every dim, or one per dim) or `scale_factor=` (an integer literal or a
+    dim: `H` becomes `(H*r)`), not both and not neither. `align_corners=`
+    belongs to the modes that interpolate (`"linear"`, `"bilinear"`); torch
+    refuses it with `"nearest"`. The adaptive pools take one output size
+    (a square) or two.
+    """,
+    """
+    fn f(x: [2 3 8 8]) -> [2 3 16 16]:
+        return interpolate(x, scale_factor=2, align_corners=True)
+    """,
+    """
+    fn f(x: [2 3 8 8]) -> [2 3 16 16]:
+        return interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)
+    """,
+    variants={
+        "both": "give size= or scale_factor=, not both",
+        "neither": "give the new size, size= or scale_factor=",
+        "corners": 'align_corners= is for the modes that interpolate ("linear", "bilinear"), not "{mode}"',
+        "sizes": "{what} has {count} sizes, where {want} fit",
+    },
+)

@@ -594,6 +594,28 @@ def pad(x, sizes, mode="constant", value=0):
     return F.pad(x, sizes, value=value)
 
 
+def adaptive_avg_pool2d(x, output_size):
+    """torch's ``F.adaptive_avg_pool2d``: one size or a pair (h, w)."""
+    return F.adaptive_avg_pool2d(x, _size(output_size))
+
+
+def adaptive_max_pool2d(x, output_size):
+    """torch's ``F.adaptive_max_pool2d``: one size or a pair (h, w)."""
+    return F.adaptive_max_pool2d(x, _size(output_size))
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """torch's ``F.interpolate``: to ``size`` (one size or one per dim) or by
+    ``scale_factor``, in ``mode``."""
+    size = _size(size) if size is not None else None
+    return F.interpolate(x, size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners)
+
+
+def _size(s):
+    """An int, or a tuple of ints, from sizes that may be 0-dim tensors."""
+    return tuple(int(n) for n in s) if isinstance(s, (tuple, list)) else int(s)
+
+
 def flip(x, axis):
     """The values reversed along ``axis`` (an int or a tuple of ints)."""
     return torch.flip(x, (axis,) if isinstance(axis, int) else tuple(axis))

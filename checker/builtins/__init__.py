@@ -38,6 +38,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     optim,
     process,
     random,
+    resample,
     reductions,
     schedules,
     shapes,
