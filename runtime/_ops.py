@@ -596,12 +596,12 @@ def pad(x, sizes, mode="constant", value=0):
 
 def adaptive_avg_pool2d(x, output_size):
     """torch's ``F.adaptive_avg_pool2d``: one size or a pair (h, w)."""
-    return F.adaptive_avg_pool2d(x, _size(output_size))
+    return F.adaptive_avg_pool2d(x, _pair(output_size))
 
 
 def adaptive_max_pool2d(x, output_size):
     """torch's ``F.adaptive_max_pool2d``: one size or a pair (h, w)."""
-    return F.adaptive_max_pool2d(x, _size(output_size))
+    return F.adaptive_max_pool2d(x, _pair(output_size))
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -609,6 +609,12 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=N
     ``scale_factor``, in ``mode``."""
     size = _size(size) if size is not None else None
     return F.interpolate(x, size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners)
+
+
+def _pair(s):
+    """(h, w) of one size or a pair."""
+    h, w = (s, s) if not isinstance(s, (tuple, list)) else s
+    return int(h), int(w)
 
 
 def _size(s):

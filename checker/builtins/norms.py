@@ -289,7 +289,8 @@ def _stats_with_mode(c: RuleContext, node: A.Node, bound: Bound) -> bool:
     if given == ["mode"]:
         problem = C.E0950.say("mode_alone")
     else:
-        problem = C.E0950.say("missing", given=" and ".join(f"{k}=" for k in given), missing=" and ".join(
-            f"{k}=" for k in missing))
+        problem = C.E0950.say(
+            "missing", given=" and ".join(f"{k}=" for k in given), missing=" and ".join(f"{k}=" for k in missing)
+        )
     c.diags.append(C.E0950.at(bound[given[0]].span, problem=problem))
     return False

@@ -116,7 +116,7 @@ def _interpolate(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: En
     want = _MODE_DIMS.get(mode)
     if spatial < 1 or spatial > 3 or (want is not None and spatial != want):
         shapes = {1: "[b C L]", 2: "[b C H W]"}
-        needed = f"{shapes[want]} for mode \"{mode}\"" if want else '3 to 5 dims ([b C ..]) for mode "nearest"'
+        needed = f'{shapes[want]} for mode "{mode}"' if want else '3 to 5 dims ([b C ..]) for mode "nearest"'
         c.diags.append(C.E0210.at(bound["x"].node.span, operation=b.name, needed=needed, found=str(x)))
         return T.UNKNOWN
     if corners is not None and want is None:

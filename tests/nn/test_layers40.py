@@ -43,8 +43,14 @@ PLAIN = [
 
 # instance norms: forward(x, mode)
 INSTANCE = [
-    Config("in1", "nn.InstanceNorm1d[C{o}]", "[N C L]{f}", "l(x, mode)", lambda dt: torch.nn.InstanceNorm1d(4, dtype=dt),
-           params=False),
+    Config(
+        "in1",
+        "nn.InstanceNorm1d[C{o}]",
+        "[N C L]{f}",
+        "l(x, mode)",
+        lambda dt: torch.nn.InstanceNorm1d(4, dtype=dt),
+        params=False,
+    ),
     Config(
         "in1_affine",
         "nn.InstanceNorm1d[C, affine=True, eps=0.001{o}]",
@@ -60,8 +66,14 @@ INSTANCE = [
         lambda dt: torch.nn.InstanceNorm1d(4, track_running_stats=True, dtype=dt),
         params=False,
     ),
-    Config("in2", "nn.InstanceNorm2d[C{o}]", "[N C H W]{f}", "l(x, mode)",
-           lambda dt: torch.nn.InstanceNorm2d(4, dtype=dt), params=False),
+    Config(
+        "in2",
+        "nn.InstanceNorm2d[C{o}]",
+        "[N C H W]{f}",
+        "l(x, mode)",
+        lambda dt: torch.nn.InstanceNorm2d(4, dtype=dt),
+        params=False,
+    ),
     Config(
         "in2_affine",
         "nn.InstanceNorm2d[C, affine=True{o}]",
@@ -171,8 +183,11 @@ def test_instance_norms_step_by_step_in_train_then_eval(env, c: Config) -> None:
     ref.train()
     for step in range(3):
         x, w = _inputs(c, dt, 10 + step, scale=1.0 + step)
-        close(apply(layer, x, rt.Eval) if "track" not in c.key else apply(layer, x, rt.Train(seed=step)),
-              ref(x), f"forward, step {step}")
+        close(
+            apply(layer, x, rt.Eval) if "track" not in c.key else apply(layer, x, rt.Train(seed=step)),
+            ref(x),
+            f"forward, step {step}",
+        )
         _compare(mod, c, layer, ref, dt, 20 + step, rt.Train(seed=step), f"Train step {step}")
     ref.eval()
     before = _stats(layer)

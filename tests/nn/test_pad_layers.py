@@ -108,28 +108,28 @@ def test_pad_modes_and_layers_match_torch(env, name: str) -> None:
 
 MISUSE = {
     "too_wide": (
-        "fn f(x: [N C H W]) -> [N C H (W+8)]:\n    return pad(x, (4, 4, 0, 0), mode=\"reflect\")\n",
+        'fn f(x: [N C H W]) -> [N C H (W+8)]:\n    return pad(x, (4, 4, 0, 0), mode="reflect")\n',
         "4",
         'pad: mode "reflect" pads by 4 a dim of size 4: each size must be below the size of its dim',
     ),
     "circular": (
-        "fn f(x: [N C H W]) -> [N C (H+5) W]:\n    return pad(x, (0, 0, 5, 0), mode=\"circular\")\n",
+        'fn f(x: [N C H W]) -> [N C (H+5) W]:\n    return pad(x, (0, 0, 5, 0), mode="circular")\n',
         "5",
         'pad: mode "circular" pads by 5 a dim of size 4: each size must be at most the size of its dim',
     ),
     "value": (
-        "fn f(x: [N C H W]) -> [N C H (W+2)]:\n    return pad(x, (1, 1, 0, 0), mode=\"replicate\", value=1.0)\n",
+        'fn f(x: [N C H W]) -> [N C H (W+2)]:\n    return pad(x, (1, 1, 0, 0), mode="replicate", value=1.0)\n',
         "value=1.0",
         'pad: mode "replicate" takes its values from x: it takes no value= (only mode "constant" does)',
     ),
     "rank": (
-        "fn f(x: [N C H W]) -> [N C H (W+2)]:\n    return pad(x, (1, 1), mode=\"reflect\")\n",
+        'fn f(x: [N C H W]) -> [N C H (W+2)]:\n    return pad(x, (1, 1), mode="reflect")\n',
         "(1, 1)",
         'pad: mode "reflect" with 1 pair of sizes pads a tensor of 2 or 3 dims (channels, or a batch and '
         "channels, before the padded ones), found [N C H W]",
     ),
     "bool": (
-        "fn f(x: [N C H W] Bool) -> [N C H (W+2)] Bool:\n    return pad(x, (1, 1, 0, 0), mode=\"reflect\")\n",
+        'fn f(x: [N C H W] Bool) -> [N C H (W+2)] Bool:\n    return pad(x, (1, 1, 0, 0), mode="reflect")\n',
         "x",
         'pad: mode "reflect" does not pad Bool tensors (torch has no such kernel), found [N C H W] Bool',
     ),

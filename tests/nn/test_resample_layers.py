@@ -165,7 +165,7 @@ MISUSE = {
         "adaptive_avg_pool2d: output_size has 3 sizes, where 1 or 2 fit",
     ),
     "bilinear_rank": (
-        "fn f(x: [N C H]) -> [N C 16]:\n    return interpolate(x, scale_factor=2, mode=\"bilinear\")\n",
+        'fn f(x: [N C H]) -> [N C 16]:\n    return interpolate(x, scale_factor=2, mode="bilinear")\n',
         "E0210",
         "x",
         'interpolate needs [b C H W] for mode "bilinear", found [N C H]',
