@@ -106,7 +106,7 @@ def _interpolate(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: En
     sizes = _sizes(c, size_a, env, b.name, "size") if size_a is not None else []
     scale = dim_value_arg(c, scale_a, env, b.name, "scale_factor") if scale_a is not None else None
     if (size_a is None) == (scale_a is None):
-        problem = C.E0952.say("both" if size_a is not None else "neither")
+        problem = C.E0952.say("both") if size_a is not None else C.E0952.say("neither")
         at = scale_a.span if scale_a is not None else node.span
         c.diags.append(C.E0952.at(at, fn=b.name, problem=problem))
         return T.UNKNOWN
