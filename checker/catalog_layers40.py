@@ -37,7 +37,8 @@ E0950 = _code(
         return instance_norm(x, running_mean=m.running_mean, running_var=m.running_var, mode=mode)
     """,
     variants={
-        "missing": "{given} need {missing} as well (running statistics, updated under Train and used under Eval)",
+        "missing": "{given} without {missing}: the running statistics are updated under Train and used under "
+        "Eval, so running_mean=, running_var= and mode= come together",
         "mode_alone": "mode= needs running_mean= and running_var=: without running statistics each example's "
         "own statistics are used in every mode",
     },

@@ -258,7 +258,15 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     updated in place (their mean over the batch, the unbiased variance), as
     torch's kernel does; under ``Eval`` the running ones are used."""
     use_input_stats = running_mean is None or _training(mode, "instance_norm") is not None
-    return F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    try:
+        return F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    except RuntimeError as e:
+        if running_mean is not None and use_input_stats and transforms.depth and "batched tensor" in str(e):
+            raise QuiverError(
+                "instance_norm under Train(...) cannot update its running statistics inside per-example "
+                "gradients (value_and_grad with batch=), which see one example at a time; pass Eval there"
+            ) from None
+        raise
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, dropout_p=0.0, scale=None, mode=None):

@@ -254,8 +254,8 @@ MISUSE = {
         "    return instance_norm(x, running_mean=m.running_mean, running_var=m.running_var)\n",
         "E0950",
         "running_mean=m.running_mean",
-        "instance_norm: running_mean= and running_var= need mode= as well (running statistics, updated under "
-        "Train and used under Eval)",
+        "instance_norm: running_mean= and running_var= without mode=: the running statistics are updated under "
+        "Train and used under Eval, so running_mean=, running_var= and mode= come together",
     ),
     "instance_norm.mode": (
         "fn f(x: [N C L], mode: Mode) -> [N C L]:\n    return instance_norm(x, mode=mode)\n",
