@@ -285,3 +285,36 @@ def test_a_misuse_is_one_diagnostic_at_its_place(case: str) -> None:
     if underlined:
         assert span == underlined, diags
     assert message == words, message
+
+
+
+PER_EXAMPLE = """
+import nn
+
+dim C = 3
+dim L = 5
+
+fn make() -> nn.InstanceNorm1d[C, affine=True, track_running_stats=True]:
+    return nn.InstanceNorm1d[C, affine=True, track_running_stats=True].init(seed=0)
+
+fn loss(n: nn.InstanceNorm1d[C, affine=True, track_running_stats=True], x: [t C L], mode: Mode) -> []:
+    h = n(x, mode)
+    return mean(h * h * h)
+
+fn per(n: nn.InstanceNorm1d[C, affine=True, track_running_stats=True], x: [b t C L], mode: Mode) -> [b]:
+    ls, _ = value_and_grad(loss, n, x, mode, batch=b)
+    return ls
+"""
+
+
+def test_tracked_instance_norm_in_per_example_gradients_needs_eval(tmp_path) -> None:
+    # as batch_norm's: the running statistics cannot be updated one example
+    # at a time; under Eval they are read, and stay as they are
+    mod = load(PER_EXAMPLE, tmp_path)
+    n = mod.make()
+    x = torch.randn(4, 2, 3, 5, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(rt.QuiverError, match=r"cannot update its running statistics inside per-example gradients"):
+        mod.per(n, x, rt.Train(seed=0))
+    want = torch.stack([mod.loss(n, x[i], rt.Eval) for i in range(4)])
+    torch.testing.assert_close(mod.per(n, x, rt.Eval), want)
+    assert torch.equal(n.running_mean, torch.zeros(3))
