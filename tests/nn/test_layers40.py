@@ -247,6 +247,13 @@ MISUSE = {
         "x",
         "argument 'x' of nn.Unflatten.forward: expected [b (C*H*W)] dtype, found [N 59] Float",
     ),
+    # a layer's dtype is the element type it takes: f32 unless given
+    "Identity": (
+        "fn f(x: [N E] f64) -> [N E] f64:\n    return nn.Identity.init(seed=0)(x)\n",
+        "E0302",
+        "x",
+        "argument 'x' of nn.Identity.forward: expected [N E] Float, found [N E] f64",
+    ),
     # instance_norm's running statistics without a mode: at the first one given
     "instance_norm": (
         "model S:\n    buffer running_mean: [C] = zeros\n    buffer running_var: [C] = ones\n\n"
