@@ -294,7 +294,6 @@ def test_a_misuse_is_one_diagnostic_at_its_place(case: str) -> None:
     assert message == words, message
 
 
-
 PER_EXAMPLE = """
 import nn
 

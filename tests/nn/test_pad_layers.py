@@ -1,6 +1,6 @@
 """pad's modes (torch's F.pad: "constant", "reflect", "replicate",
-"circular") and the padding layers of nn (ZeroPad2d, ReflectionPad2d,
-ReplicationPad2d) against torch, values and gradients in f32 and f64; the
+"circular") and the padding layers of nn (ZeroPad2d, ConstantPad2d,
+ReflectionPad2d, ReplicationPad2d and their 1d twins) against torch, values and gradients in f32 and f64; the
 checker's errors for a mode's misuse (E0951)."""
 
 from __future__ import annotations
@@ -60,6 +60,24 @@ fn replication(x: [N C H W]{f}) -> [N C (H+4) (W+4)]{f}:
 
 fn replication4(x: [N C H W]{f}) -> [N C (H+6) (W+1)]{f}:
     return nn.ReplicationPad2d[0, 1, 6, 0{o}].init(seed=0)(x)
+
+fn constant(x: [N C H W]{f}) -> [N C (H+2) (W+2)]{f}:
+    return nn.ConstantPad2d[1, value=2.5{o}].init(seed=0)(x)
+
+fn constant4(x: [N C H W]{f}) -> [N C (H+1) (W+3)]{f}:
+    return nn.ConstantPad2d[3, 0, 0, 1, value=0.5{o}].init(seed=0)(x)
+
+fn zero1(x: [N C W]{f}) -> [N C (W+4)]{f}:
+    return nn.ZeroPad1d[2{o}].init(seed=0)(x)
+
+fn constant1(x: [N C W]{f}) -> [N C (W+1)]{f}:
+    return nn.ConstantPad1d[0, 1, value=3.0{o}].init(seed=0)(x)
+
+fn reflection1(x: [N C W]{f}) -> [N C (W+7)]{f}:
+    return nn.ReflectionPad1d[4, 3{o}].init(seed=0)(x)
+
+fn replication1(x: [N C W]{f}) -> [N C (W+12)]{f}:
+    return nn.ReplicationPad1d[6{o}].init(seed=0)(x)
 """
 
 # name -> (input shape, torch's function of x)
@@ -77,6 +95,12 @@ CASES = {
     "reflection4": ((2, 3, 4, 5), lambda x: torch.nn.ReflectionPad2d((1, 4, 0, 3))(x)),
     "replication": ((2, 3, 4, 5), lambda x: torch.nn.ReplicationPad2d(2)(x)),
     "replication4": ((2, 3, 4, 5), lambda x: torch.nn.ReplicationPad2d((0, 1, 6, 0))(x)),
+    "constant": ((2, 3, 4, 5), lambda x: torch.nn.ConstantPad2d(1, 2.5)(x)),
+    "constant4": ((2, 3, 4, 5), lambda x: torch.nn.ConstantPad2d((3, 0, 0, 1), 0.5)(x)),
+    "zero1": ((2, 3, 5), lambda x: torch.nn.ZeroPad1d(2)(x)),
+    "constant1": ((2, 3, 5), lambda x: torch.nn.ConstantPad1d((0, 1), 3.0)(x)),
+    "reflection1": ((2, 3, 5), lambda x: torch.nn.ReflectionPad1d((4, 3))(x)),
+    "replication1": ((2, 3, 5), lambda x: torch.nn.ReplicationPad1d(6)(x)),
 }
 
 
