@@ -3595,6 +3595,11 @@ from .catalog_buffers import E0928 as E0928  # noqa: E402
 from .catalog_buffers import E0929 as E0929  # noqa: E402
 from .catalog_buffers import E0930 as E0930  # noqa: E402
 
+# the layers of issue 40: instance_norm's running statistics, pad's modes, interpolate
+from .catalog_layers40 import E0950 as E0950  # noqa: E402
+from .catalog_layers40 import E0951 as E0951  # noqa: E402
+from .catalog_layers40 import E0952 as E0952  # noqa: E402
+
 # lists of sub-models (nn.ModuleList, nn.Sequential)
 from .catalog_lists import E0938 as E0938  # noqa: E402
 from .catalog_lists import E0939 as E0939  # noqa: E402

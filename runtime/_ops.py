@@ -251,6 +251,24 @@ def group_norm(x, groups, weight=None, bias=None, eps=1e-5):
     return F.group_norm(x, int(groups), weight, bias, eps)
 
 
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, mode=None, momentum=0.1, eps=1e-5):
+    """torch's ``F.instance_norm``: each channel (dim 1) of each example
+    normalised over the dims after it.  With running statistics, under
+    ``Train(...)`` the instance statistics are used and the running ones
+    updated in place (their mean over the batch, the unbiased variance), as
+    torch's kernel does; under ``Eval`` the running ones are used."""
+    use_input_stats = running_mean is None or _training(mode, "instance_norm") is not None
+    try:
+        return F.instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    except RuntimeError as e:
+        if running_mean is not None and use_input_stats and transforms.depth and "batched tensor" in str(e):
+            raise QuiverError(
+                "instance_norm under Train(...) cannot update its running statistics inside per-example "
+                "gradients (value_and_grad with batch=), which see one example at a time; pass Eval there"
+            ) from None
+        raise
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, is_causal=False, dropout_p=0.0, scale=None, mode=None):
     """torch's ``F.scaled_dot_product_attention``: ``mask`` Bool (True where
     to attend) or float (added), ``scale`` 1/sqrt(E) when None.  Dropout of
@@ -583,10 +601,42 @@ def stack(*xs, over=0):
     return torch.stack(xs, over)
 
 
-def pad(x, sizes, value=0):
-    """Constant padding, torch's ``F.pad``: the first pair of ``sizes`` pads
-    the last dim, the next pair the one before it, ..."""
-    return F.pad(x, tuple(int(n) for n in sizes), value=value)
+def pad(x, sizes, mode="constant", value=0):
+    """torch's ``F.pad``: the first pair of ``sizes`` pads the last dim, the
+    next pair the one before it, ...; ``mode`` "constant" (with ``value``),
+    "reflect", "replicate" or "circular"."""
+    sizes = tuple(int(n) for n in sizes)
+    if mode != "constant":
+        return F.pad(x, sizes, mode=mode)
+    return F.pad(x, sizes, value=value)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """torch's ``F.adaptive_avg_pool2d``: one size or a pair (h, w)."""
+    return F.adaptive_avg_pool2d(x, _pair(output_size))
+
+
+def adaptive_max_pool2d(x, output_size):
+    """torch's ``F.adaptive_max_pool2d``: one size or a pair (h, w)."""
+    return F.adaptive_max_pool2d(x, _pair(output_size))
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """torch's ``F.interpolate``: to ``size`` (one size or one per dim) or by
+    ``scale_factor``, in ``mode``."""
+    size = _size(size) if size is not None else None
+    return F.interpolate(x, size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners)
+
+
+def _pair(s):
+    """(h, w) of one size or a pair."""
+    h, w = (s, s) if not isinstance(s, (tuple, list)) else s
+    return int(h), int(w)
+
+
+def _size(s):
+    """An int, or a tuple of ints, from sizes that may be 0-dim tensors."""
+    return tuple(int(n) for n in s) if isinstance(s, (tuple, list)) else int(s)
 
 
 def flip(x, axis):

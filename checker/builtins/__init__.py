@@ -39,6 +39,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     process,
     random,
     reductions,
+    resample,
     schedules,
     sequences,
     shapes,

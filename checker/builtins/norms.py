@@ -228,3 +228,69 @@ def _group_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
         if not per_channel(c, node, a, t, b.name, channels, x):
             return T.UNKNOWN
     return T.TensorT(x.dims, T.Elem(x.elem.dtype))
+
+
+@builtin(
+    Builtin(
+        name="instance_norm",
+        params=(
+            X,
+            BParam(name="running_mean", required=False, keyword_only=True),
+            BParam(name="running_var", required=False, keyword_only=True),
+            BParam(name="weight", required=False, keyword_only=True),
+            BParam(name="bias", required=False, keyword_only=True),
+            BParam(name="mode", required=False, keyword_only=True),
+            BParam(name="momentum", required=False, keyword_only=True),
+            BParam(name="eps", required=False, keyword_only=True),
+        ),
+        signature="instance_norm(x: [b C ..] Float, running_mean=rm, running_var=rv, weight=w, bias=b, mode=m, "
+        "momentum=0.1, eps=1e-5) -> [b C ..]",
+        doc="Each channel of each example normalised over the dims after C (torch's F.instance_norm, biased "
+        "variance), then * weight + bias, both [C] and optional. With running statistics (buffers, given with "
+        "mode=): in Train mode the instance statistics, updating the running ones in place; in Eval the running ones.",
+        example="h = instance_norm(reshape(x, [b 1 D]))",
+        group="layers",
+        runtime="instance_norm",
+        note="The running statistics come with mode= ([E0950](diagnostics.md#e0950)).",
+    ),
+)
+def _instance_norm(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """instance_norm(x: [b C ..], running_mean=, running_var=, weight=,
+    bias=, mode=, momentum=0.1, eps=1e-5)."""
+    x = tensor_arg(c, bound["x"], env, b.name, "x")
+    stats = {k: buffer_arg(c, bound[k], env, b.name, k) for k in ("running_mean", "running_var") if k in bound}
+    affine = {k: tensor_arg(c, bound[k], env, b.name, k) for k in ("weight", "bias") if k in bound}
+    ok = mode_arg(c, bound["mode"], env, b.name) if "mode" in bound else True
+    ok = number_arg(c, bound.get("momentum"), env, "momentum of instance_norm", 0.0, 1.0) and ok
+    ok = number_arg(c, bound.get("eps"), env, "eps of instance_norm", 0.0, lo_open=True) and ok
+    if not _stats_with_mode(c, node, bound):
+        return T.UNKNOWN
+    if x is None or not ok or any(t is None for t in (*stats.values(), *affine.values())):
+        return T.UNKNOWN
+    if x.rank < 3:
+        needed = "3 dims or more ([b C ..], a batch, C and the dims normalised over)"
+        c.diags.append(C.E0210.at(bound["x"].node.span, operation=b.name, needed=needed, found=str(x)))
+        return T.UNKNOWN
+    channels = x.dims[1]
+    for k, t in (*stats.items(), *affine.items()):
+        if not per_channel(c, node, bound[k], t, b.name, channels, x):
+            return T.UNKNOWN
+    return T.TensorT(x.dims, T.Elem(x.elem.dtype))
+
+
+def _stats_with_mode(c: RuleContext, node: A.Node, bound: Bound) -> bool:
+    """instance_norm's running_mean=, running_var= and mode= come together
+    (E0950 at the first one given, naming what is missing)."""
+    keys = ("running_mean", "running_var", "mode")
+    given = [k for k in keys if k in bound]
+    if not given or len(given) == len(keys):
+        return True
+    missing = [k for k in keys if k not in bound]
+    if given == ["mode"]:
+        problem = C.E0950.say("mode_alone")
+    else:
+        problem = C.E0950.say(
+            "missing", given=" and ".join(f"{k}=" for k in given), missing=" and ".join(f"{k}=" for k in missing)
+        )
+    c.diags.append(C.E0950.at(bound[given[0]].span, problem=problem))
+    return False

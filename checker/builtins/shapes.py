@@ -27,6 +27,7 @@ from ..results import DimCheck
 from .args import (
     Bound,
     axis_position,
+    choice_arg,
     dim_arg,
     dim_from,
     dim_text,
@@ -407,13 +408,22 @@ def _transpose(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env)
 @builtin(
     Builtin(
         name="pad",
-        params=(X, BParam(name="pad"), BParam(name="value", required=False, keyword_only=True)),
-        signature="pad(x: [..], (left, right, ...), value=0.0) -> [..]",
-        doc="x padded with value: the first pair of sizes pads the last dim, the next the one before it, ... (torch's "
-        "F.pad); each size is an integer literal or a dim, so pad(x, (1, 2)) of [b W] is [b (W+3)].",
-        example="p = pad(x, (1, 2))",
+        params=(
+            X,
+            BParam(name="pad"),
+            BParam(name="mode", required=False, keyword_only=True),
+            BParam(name="value", required=False, keyword_only=True),
+        ),
+        signature='pad(x: [..], (left, right, ...), mode="constant", value=0.0) -> [..]',
+        doc="x padded: the first pair of sizes pads the last dim, the next the one before it, ... (torch's F.pad); "
+        "each size is an integer literal or a dim, so pad(x, (1, 2)) of [b W] is [b (W+3)]. mode= is torch's: "
+        '"constant" (with value), "reflect" (mirrored, the edge not repeated), "replicate" (the edge repeated) or '
+        '"circular" (wrapped around).',
+        example='p = pad(x, (1, 2), mode="reflect")',
         group="shape",
         runtime="pad",
+        note='A mode other than "constant" pads the last 1 to 3 dims of a tensor with one or two dims more, takes no '
+        "value, and a size at most the dim's (below it for reflect) ([E0951](diagnostics.md#e0951)).",
     ),
 )
 def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
@@ -433,8 +443,13 @@ def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
         else:
             sizes.append(d)
     c.types[e] = T.TupleT(tuple(T.NumberT("Int", True) for _ in e.items))
+    mode = choice_arg(c, bound.get("mode"), env, "mode of pad", PAD_MODES)
+    if mode is not None and mode != "constant" and "value" in bound:
+        c.types[bound["value"].node] = c.value(bound["value"].node, env)
+        c.diags.append(C.E0951.at(bound["value"].span, problem=C.E0951.say("value", mode=mode)))
+        return T.UNKNOWN
     fill = _pad_value(c, bound.get("value"), env, x)
-    if x is None or not ok or fill is None:
+    if x is None or not ok or fill is None or mode is None:
         return T.UNKNOWN
     if len(sizes) % 2:
         reason = C.E0214.say("pad_pairs", count=len(sizes))
@@ -445,11 +460,42 @@ def _pad(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.
         needed = plural(pairs, "dim") + (" or more" if pairs > 1 else "")
         c.diags.append(C.E0210.at(e.span, operation=f"pad of {pairs} pairs", needed=needed, found=str(x)))
         return T.UNKNOWN
+    if mode != "constant" and not _mode_fits(c, bound, e, mode, x, sizes):
+        return T.UNKNOWN
     dims = list(x.dims)
     for i in range(pairs):
         at = x.rank - 1 - i
         dims[at] = _grown(dims[at], sizes[2 * i], sizes[2 * i + 1])
-    return T.TensorT(tuple(dims), _padded_elem(x.elem, fill))
+    return T.TensorT(tuple(dims), _padded_elem(x.elem, fill) if mode == "constant" else x.elem)
+
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _mode_fits(c: RuleContext, bound: Bound, e: A.TupleExpr, mode: str, x: T.TensorT, sizes: list[T.Dim]) -> bool:
+    """torch's rules for a mode other than "constant" (E0951 where one is
+    broken): the last 1, 2 or 3 dims of a tensor with one or two dims more
+    (a batch and channels, or channels), not Bool for reflect and replicate,
+    and each size at most its dim's (below it for reflect) where both are known."""
+    pairs = len(sizes) // 2
+    if not 1 <= pairs <= 3 or x.rank not in (pairs + 1, pairs + 2):
+        count = plural(pairs, "pair")
+        problem = C.E0951.say("rank", mode=mode, count=count, least=pairs + 1, most=pairs + 2, x=x)
+        c.diags.append(C.E0951.at(e.span, problem=problem))
+        return False
+    if x.elem.is_bool and mode != "circular":
+        c.diags.append(C.E0951.at(bound["x"].node.span, problem=C.E0951.say("bool", mode=mode, x=x)))
+        return False
+    for i, size in enumerate(sizes):
+        dim = x.dims[x.rank - 1 - i // 2]
+        n, d = T.dim_value(size), T.dim_value(dim)
+        if n is None or d is None or n < d or (n == d and mode != "reflect") or mode == "replicate":
+            continue
+        bound_text = "below" if mode == "reflect" else "at most"
+        problem = C.E0951.say("too_wide", mode=mode, size=n, n=d, bound=bound_text)
+        c.diags.append(C.E0951.at(e.items[i].span, problem=problem))
+        return False
+    return True
 
 
 def _grown(d: T.Dim, left: T.Dim, right: T.Dim) -> T.Dim:

@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_aliases",
             "catalog_reset",
             "catalog_ops40",
+            "catalog_layers40",
             "catalog_docs",
         ],
     ),
