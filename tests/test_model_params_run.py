@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from test_member_conditions_run import _BasicBlock  # torchvision's BasicBlock, as torchvision writes it
 from torch import nn
 
 import quiver
@@ -124,29 +125,6 @@ fn make_sgd18(m: ResNet18) -> SGD[ResNet18]:
 fn make_sgd26(m: ResNet26) -> SGD[ResNet26]:
     return SGD(m, lr=0.1, momentum=0.9)
 """
-
-
-class _BasicBlock(nn.Module):
-    """torchvision.models.resnet.BasicBlock."""
-
-    expansion = 1
-
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: nn.Module | None = None) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.relu = nn.ReLU(inplace=True)
-        self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.downsample = downsample
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        identity = x
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        if self.downsample is not None:
-            identity = self.downsample(x)
-        return self.relu(out + identity)
 
 
 class _Bottleneck(nn.Module):

@@ -179,11 +179,11 @@ def test_the_headers_mistakes_are_one_error_each() -> None:
     ]
 
 
-def test_a_generic_network_passes_its_parameter_on() -> None:
-    src = """
+# a network of two stages, each a generic network given B in turn
+STAGES = """
     model Stage[B: Block, I, O]:
         param a: B[I, O]
-        param b: B[O, O]
+        param b: (B[O, O], B[O, O])
 
         fn forward(self, x: [n I]) -> [n O]:
             return self.b(self.a(x))
@@ -194,7 +194,11 @@ def test_a_generic_network_passes_its_parameter_on() -> None:
 
         fn forward(self, x: [n 4]) -> [n C]:
             return self.s2(self.s1(x))
-    """ + main("print(Deep[Gated].init(seed=0)(ones([3 4])))")
+"""
+
+
+def test_a_generic_network_passes_its_parameter_on() -> None:
+    src = STAGES + main("print(Deep[Gated].init(seed=0)(ones([3 4])))")
     assert check(src) == []
 
 
@@ -246,21 +250,8 @@ def test_editing_the_block_rechecks_where_it_is_given() -> None:
 
 def test_every_editor_query_at_every_offset_answers() -> None:
     src = program(
-        """
-    model Stage[B: Block, I, O]:
-        param a: B[I, O]
-        param b: (B[O, O], B[O, O])
-
-        fn forward(self, x: [n I]) -> [n O]:
-            return self.b(self.a(x))
-
-    model Deep[B: Block]:
-        param s1: Stage[B, 4, 8]
-        param s2: Stage[B, 8, C]
-
-        fn forward(self, x: [n 4]) -> [n C]:
-            return self.s2(self.s1(x))
-
+        STAGES
+        + """
     fn loss(m: Deep[Gated], x: [n 4], y: [n] Index[C]) -> [] NonNeg:
         return cross_entropy(m(x), y, over=C)
     """

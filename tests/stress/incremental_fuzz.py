@@ -66,11 +66,9 @@ _ITEM_NAME = re.compile(r"^(dim|model|trait|fn|extern fn)\s+([A-Za-z_][A-Za-z0-9
 
 KEYWORDS = ["dim", "model", "fn", "extern fn", "param", "buffer", "return", "mut", "for", "if", "while", "trait"]
 NUMBERS = ["0", "1", "2", "3", "4", "10", "784", "0.5", "1.0", "-1"]
-SNIPPETS = [
-    # floor division (issue 40)
-    " // 2",
-    "dim P = D // 2\n",
-    "[(D//2)]",
+# the forms of issue 39 (models built from model types, traits, generic
+# functions), in both the one-file and the workspace snippets
+GENERIC_SNIPPETS = [
     # models built from model types (issue 39)
     "trait Blk[I, O]:\n    fn forward(self, x: [b I]) -> [b O]\n",
     "trait Blk[I, O, s = 1]:\n    fn forward(self, x: [b I]) -> [b I]\n",
@@ -92,6 +90,13 @@ SNIPPETS = [
     "    print(run(m, x), lossg(m, x))\n",
     "    acc = zeros(Grad[M])\n",
     "[M: Fwd]",
+]
+SNIPPETS = [
+    # floor division (issue 40)
+    " // 2",
+    "dim P = D // 2\n",
+    "[(D//2)]",
+    *GENERIC_SNIPPETS,
     # type aliases and fns generic over a model's options (issue 39)
     "type A = Mlp\n",
     "type A = [b D]\n",
@@ -511,27 +516,7 @@ PROJECT = {
     ),
 }
 PROJECT_SNIPPETS = [
-    # models built from model types (issue 39)
-    "trait Blk[I, O]:\n    fn forward(self, x: [b I]) -> [b O]\n",
-    "trait Blk[I, O, s = 1]:\n    fn forward(self, x: [b I]) -> [b I]\n",
-    "model Pl[I, O]:\n    param w: [I O] = 0.0\n\n    fn forward(self, x: [b I]) -> [b O]:\n        return x @ self.w\n",
-    "model Nt[B: Blk, H = 3]:\n    param l1: B[D, H]\n    param l2: B[H, C]\n\n"
-    "    fn forward(self, x: [b D]) -> [b C]:\n        return self.l2(self.l1(x))\n",
-    "    print(Nt[Pl].init(seed=0)(x))\n",
-    "type NP = Nt[Pl, 4]\n",
-    "Nt[Lin]",
-    "[B: Blk]",
-    # traits and functions generic over models (issue 39)
-    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b C]\n",
-    "trait Fwd:\n    fn forward(self, x: [b D]) -> [b D]\n    fn size(self) -> []\n",
-    "fn run[M: Fwd](m: M, x: [b D]) -> [b C]:\n    return m(x)\n",
-    "fn step[M: Fwd](mut m: M, mut opt: AdamW[M], x: [b D]) -> [] Float:\n"
-    "    l, g = value_and_grad(lossg, m, x)\n    opt.step(m, g)\n    return l\n",
-    "fn lossg[M: Fwd](m: M, x: [b D]) -> [] Float:\n    return sum(m.forward(x))\n",
-    "fn twice[N: Fwd + Fwd](m: N, x: [b D]) -> [b C]:\n    return run(m, x)\n",
-    "    print(run(m, x), lossg(m, x))\n",
-    "    acc = zeros(Grad[M])\n",
-    "[M: Fwd]",
+    *GENERIC_SNIPPETS,
     "type L4 = Lin[4, H, bias=False]\n",
     "fn ul(l: layers.L4) -> [layers.H]:\n    return zeros([layers.H])\n",
     "from layers import L4\n",
