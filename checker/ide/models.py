@@ -72,7 +72,10 @@ def methods(g: Globals, decl: ModelInfo, t: T.ModelT | None = None) -> list[Meth
 
 
 def method(g: Globals, t: T.ModelT, name: str) -> Method | None:
-    decl = g.model(t) if t.bound else g.models.get(t.name)  # of `m: M`: its traits' methods
+    if t.bound and t.dims:  # `B[4, 8]` of a model parameter: its trait's methods in those dims
+        decl = g.models.get(t.bound[0])
+    else:
+        decl = g.model(t) if t.bound else g.models.get(t.name)  # of `m: M`: its traits' methods
     if decl is None:
         return None
     return next((m for m in methods(g, decl, t) if m.name == name), None)

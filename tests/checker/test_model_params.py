@@ -369,3 +369,18 @@ def test_a_network_trait_and_blocks_of_another_module() -> None:
             "Square",
         )
     ]
+
+
+def test_signature_help_and_completion_show_the_instances_dims() -> None:
+    src = program(PRELUDE_CALL).replace("return self.l2(self.l1(x))", "return self.l2(self.l1.forward(x))")
+    a = check_text(src)
+    assert a.errors == []
+    at = src.index("self.l1.forward(") + len("self.l1.forward(")
+    sh = ide.signature_help(a, at)
+    assert sh is not None and sh.signatures[0].label == "B[4, H].forward(x: [b 4]) -> [b H]"
+    labels = [c.label for c in ide.completions(a, src.index("self.l1.forward") + len("self.l1."))]
+    assert labels == ["forward"]
+
+
+# Net's forward calling its first block's method by name
+PRELUDE_CALL = main("print(Net[Gated].init(seed=0)(ones([2 4])))")
