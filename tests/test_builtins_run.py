@@ -294,10 +294,12 @@ def test_each_op_of_the_runtime_is_a_spec_s_or_a_helper_of_the_compiler() -> Non
 
 
 def test_every_builtin_is_compiled_and_run_against_torch() -> None:
-    # The compiled programs of this file and of the other run tests of
-    # built-ins (tests/test_*_run.py) call every built-in at least once.
+    # The compiled programs of this file, of the other run tests of built-ins
+    # (tests/test_*_run.py) and of nn's parity tests (tests/nn/, against
+    # torch.nn and torch.nn.functional) call every built-in at least once.
     here = Path(__file__).parent
-    sources = [SRC] + [p.read_text() for p in sorted(here.glob("test_*_run.py")) if p.name != Path(__file__).name]
+    runs = [*sorted(here.glob("test_*_run.py")), *sorted((here / "nn").glob("test_*.py"))]
+    sources = [SRC] + [p.read_text() for p in runs if p.name != Path(__file__).name]
     called = {name for text in sources for name in re.findall(r"\b([A-Za-z_][A-Za-z_0-9]*)\(", text)}
     # (print, range and value_and_grad run in tests/test_run.py and tests/runtime.)
     assert set(BUILTINS) - {"print", "range", "value_and_grad"} <= called

@@ -122,7 +122,7 @@ def test_a_chain_whose_types_do_not_line_up():
 
         fn forward(self, x: [b 4]) -> [b 2]:
             return self.main(x)
-    #              ^^^^^^^^^ E0939: self.main: element 2 (nn.Linear[6, 2]) takes [b 6], but element 1 (nn.ReLU) gives [b 8]
+    #              ^^^^^^^^^ E0939: self.main: element 2 (nn.Linear[6, 2]) takes [b 6], but element 1 (nn.ReLU) gives [b 8] NonNeg
     """)
 
 
