@@ -3639,6 +3639,9 @@ from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
 
+# integer arithmetic for sizes: min and max of numbers
+from .catalog_sizes import E0960 as E0960  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())
