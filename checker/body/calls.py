@@ -15,6 +15,7 @@ from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
 from ..model_lists import is_model_list
+from ..names import dim_default_value
 from ..results import DimCheck, Ref
 from ..traits import unmet
 from ..type_pairs import show_pair
@@ -578,10 +579,13 @@ class CallRules(EngineBase):
             # every dim has a default (a model of options only, nn.Dropout): made
             # with its defaults, as torch's nn.Dropout() is
             values: dict[str, int] = {}
-            for d, v in sig.defaults:  # `stride = K`: the value of the dim before it
-                values[d] = values[v] if isinstance(v, str) else v  # names.model_sig keeps only earlier dims
-            recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
-            self.types[func] = recv
+            for d, v in sig.defaults:  # `stride = K`, `P = K // 2`: of the dims before it
+                value = dim_default_value(v, values)  # names.model_sig keeps only earlier dims
+                if value is not None and value >= 0:  # else (`P = 4 // K`, K = 0) no instance: E0906 below
+                    values[d] = value
+            if len(values) == len(sig.dims):
+                recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
+                self.types[func] = recv
         if not recv.applied and sig is not None and sig.models:  # `ResNet.init`: which block?
             wanted = ", ".join(n for n, _ in sig.models)
             written = expr_text(func.value)
