@@ -3628,6 +3628,9 @@ from .catalog_presence import E0933 as E0933  # noqa: E402
 # a model's fn reset_parameters, which init runs
 from .catalog_reset import E0944 as E0944  # noqa: E402
 
+# integer arithmetic for sizes: min and max of numbers
+from .catalog_sizes import E0960 as E0960  # noqa: E402
+
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402
 from .catalog_traits import E0921 as E0921  # noqa: E402
@@ -3643,9 +3646,6 @@ from .catalog_walks import E0934 as E0934  # noqa: E402
 from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
-
-# integer arithmetic for sizes: min and max of numbers
-from .catalog_sizes import E0960 as E0960  # noqa: E402
 
 
 def get(code: str) -> Code | None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import ast as A

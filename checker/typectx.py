@@ -158,9 +158,7 @@ class TypeContext:
             self.diagnostics.append(C.E0109.at(d.span, name=name, hint=suggest(name, dims)))
         return T.DimUnknown()
 
-    def _default_dim(
-        self, name: str, d: tuple, before: dict[str, T.Dim], span: A.Span, written: str
-    ) -> T.Dim | None:
+    def _default_dim(self, name: str, d: tuple, before: dict[str, T.Dim], span: A.Span, written: str) -> T.Dim | None:
         """The dim a model dim's default computes (`P = K // 2`) from the dims
         given before it: a literal when they have values, else the
         expression; None after E0910 (a division by zero, a size below 0)."""
@@ -179,7 +177,15 @@ class TypeContext:
             if op == "//" and DX.value(pb) == 0:
                 by_zero.append(True)
                 return None
-            return DX.add(pa, pb) if op == "+" else DX.sub(pa, pb) if op == "-" else DX.mul(pa, pb) if op == "*" else DX.div(pa, pb)
+            return (
+                DX.add(pa, pb)
+                if op == "+"
+                else DX.sub(pa, pb)
+                if op == "-"
+                else DX.mul(pa, pb)
+                if op == "*"
+                else DX.div(pa, pb)
+            )
 
         p = poly(d)
         value = DX.value(p) if p is not None else None

@@ -580,6 +580,8 @@ def dim_of_arg(c: RuleContext, e: A.Expr, fn: str, what: str) -> T.Dim | None:
 def _min_max_dim(c: RuleContext, e: A.Call, fn: str, what: str) -> T.Dim | None:
     """`arange(min(T, 8))`: min or max of sizes whose values are known, the
     literal it comes to (of a generic dim, E0301: a dim is not a min of dims)."""
+    assert isinstance(e.func, A.Name)
+    name = e.func.name
     parts = [dim_of_arg(c, x.value, fn, what) for x in e.args]
     if any(d is None for d in parts):
         return None
@@ -587,10 +589,10 @@ def _min_max_dim(c: RuleContext, e: A.Call, fn: str, what: str) -> T.Dim | None:
     for x in e.args:
         c.types[x.value] = T.INT
     c.types[e] = T.INT
-    c.refs[e.func] = Ref("builtin", e.func.name)  # compiles as the number form, rt.max_of_numbers
+    c.refs[e.func] = Ref("builtin", name)  # compiles as the number form, rt.max_of_numbers
     known = [v for v in values if v is not None]
     if len(known) == len(values):
-        return T.DimLit(max(known) if isinstance(e.func, A.Name) and e.func.name == "max" else min(known))
+        return T.DimLit(max(known) if name == "max" else min(known))
     c.diags.append(
         C.E0301.at(
             e.span,

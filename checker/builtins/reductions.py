@@ -227,6 +227,7 @@ def _of_numbers(c: RuleContext, b: Builtin, first: CallArg, t0: T.NumberT, rest:
         return T.UNKNOWN
     return T.NumberT("Int" if all(k == "Int" for k in kinds) else "Float")
 
+
 def _reduce_example_grads(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env, t: T.Type) -> T.Type:
     """`mean(gs, over=b)`, `sum(gs, over=b)`: per-example gradients `[b]
     Grad[M]` averaged or summed over the examples, a `Grad[M]`."""
