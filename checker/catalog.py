@@ -1028,7 +1028,7 @@ E0212 = _code(
     dim HD = E / NH
     """,
     variants={
-        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * /)",
+        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * / // %)",
         "division_by_zero": "division by zero",
         "not_positive": "it is {value}; a dim is a positive integer",
         "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",

@@ -192,7 +192,7 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
             return None, why, {e.name}
         v = dim_decl_value(item, names, seen)
         return v, None if v is not None else f"'{e.name}' has no value", {e.name}
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//", "%"):
         a, why_a, refs_a = _dim_decl_eval(e.left, names, seen)
         b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
         refs = refs_a | refs_b
@@ -208,6 +208,8 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
             return a // b, None, refs
         if e.op == "//":  # floored, as Python's `//`: `dim P = K // 2`
             return (a // b, None, refs) if b else (None, "division by zero", refs)
+        if e.op == "%":  # the remainder, as Python's: `dim R = N % 4`
+            return (a % b, None, refs) if b else (None, "division by zero", refs)
         return (a + b if e.op == "+" else a - b if e.op == "-" else a * b), None, refs
     if written is not None:  # `layers.X`, not a dim of a module: it may become one
         return None, f"'{written}' is not a dim", {written, head or written}

@@ -210,7 +210,7 @@ class TypeContext:
     def _dim_binary(self, d: A.DimBinary) -> T.Dim:
         left, right = self.dim(d.left), self.dim(d.right)
         text = f"({dim_text(d)})"
-        if d.op not in ("+", "-", "*", "/", "//"):
+        if d.op not in ("+", "-", "*", "/", "//", "%"):
             self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("not_arithmetic", op=d.op)))
             return T.DimUnknown()
         pl, pr = T.dim_poly(left), T.dim_poly(right)
@@ -222,6 +222,8 @@ class TypeContext:
             p = DX.sub(pl, pr)
         elif d.op == "*":
             p = DX.mul(pl, pr)
+        elif d.op == "%":  # the remainder, as Python's: (N%4)
+            p = DX.mod(pl, pr)
         else:
             p = DX.div(pl, pr)
         if p is None:

@@ -371,7 +371,7 @@ def mode_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str) -> bool:
 
 
 # the arithmetic of sizes a dim argument may be written with (`padding=K // 2`)
-_DIM_OPS = {"+": DX.add, "-": DX.sub, "*": DX.mul, "//": DX.div}
+_DIM_OPS = {"+": DX.add, "-": DX.sub, "*": DX.mul, "//": DX.div, "%": DX.mod}
 
 
 def dim_value_arg(
@@ -611,7 +611,7 @@ def dim_expr(c: RuleContext, e: A.Expr) -> A.Dim | None:
     if isinstance(e, A.IntLit):
         c.types[e] = T.INT
         return A.DimInt(e.span, e.value)
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//", "%"):
         left, right = dim_expr(c, e.left), dim_expr(c, e.right)
         if left is None or right is None:
             return None
