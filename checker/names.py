@@ -260,7 +260,7 @@ Divisions = tuple[tuple[str, DX.Poly, DX.Poly], ...]
 
 # A model dim's default: a number (`stride = 1`), a dim before it
 # (`stride = K`), or integer arithmetic of those, (op, left, right) with op
-# one of + - * // (`P = K // 2` is ("//", "K", 2)).
+# one of + - * // % (`P = K // 2` is ("//", "K", 2)).
 DimDefault = int | str | tuple
 
 
@@ -271,7 +271,7 @@ def dim_default(e: A.Expr, before: Sequence[str]) -> DimDefault | None:
         return e.value
     if isinstance(e, A.Name):
         return e.name if e.name in before else None
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "//"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "//", "%"):
         left, right = dim_default(e.left, before), dim_default(e.right, before)
         return None if left is None or right is None else (e.op, left, right)
     return None
@@ -286,8 +286,10 @@ def dim_default_value(d: DimDefault, values: dict[str, int]) -> int | None:
         return values[d]
     op, a, b = d
     left, right = dim_default_value(a, values), dim_default_value(b, values)
-    if left is None or right is None or (op == "//" and right == 0):
+    if left is None or right is None or (op in ("//", "%") and right == 0):
         return None
+    if op == "%":
+        return left % right
     return left + right if op == "+" else left - right if op == "-" else left * right if op == "*" else left // right
 
 

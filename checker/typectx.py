@@ -174,7 +174,7 @@ class TypeContext:
             pa, pb = poly(a), poly(b)
             if pa is None or pb is None:
                 return None
-            if op == "//" and DX.value(pb) == 0:
+            if op in ("//", "%") and DX.value(pb) == 0:
                 by_zero.append(True)
                 return None
             return (
@@ -184,6 +184,8 @@ class TypeContext:
                 if op == "-"
                 else DX.mul(pa, pb)
                 if op == "*"
+                else DX.mod(pa, pb)
+                if op == "%"
                 else DX.div(pa, pb)
             )
 

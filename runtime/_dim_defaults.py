@@ -1,6 +1,6 @@
 """A generic model's dim defaults at run time: a number (`stride = 1`), the
-name of a dim before it (`stride = K`), or integer arithmetic of those as the
-compiler writes it, ``("//", "K", 2)`` for `P = K // 2`. The checker's
+name of a dim before it (`stride = K`), or integer arithmetic of those (+ - * // %) as
+the compiler writes it, ``("//", "K", 2)`` for `P = K // 2`. The checker's
 names.dim_default_value computes the same value to type the instance."""
 
 from __future__ import annotations
@@ -24,4 +24,4 @@ def dim_default(model: str, dim: str, d, given: dict[str, int]) -> int:
         return left * right
     if right == 0:
         raise ModelError(f"model {model}: the default of dim {dim} divides by zero")
-    return left // right
+    return left % right if op == "%" else left // right

@@ -19,7 +19,7 @@ model Conv[Ci, Co, K = 3, P = K // 2]:
     fn forward(self, x: [b Ci h v]) -> [b Co (h+2*P-K+1) (v+2*P-K+1)]:
         return conv2d(x, self.w, padding=P)
 
-model Heads[E, H = 4, D = E // H]:
+model Heads[E, H = 4, D = E // H, R = E % H]:
     param w: [E (H*D)] = zeros
 
 model Zero[K = 2, S = 4 // (K - 2)]:
@@ -47,8 +47,8 @@ def test_the_default_as_python_computes_it(prog, k) -> None:
 
 @pytest.mark.parametrize(("e", "h"), [(8, 4), (12, 3), (9, 2)])
 def test_a_default_of_two_dims_before_it(prog, e, h) -> None:
-    assert prog.Heads.of(e, h) is prog.Heads.of(e, h, e // h)
-    assert prog.Heads.of(e, H=h) is prog.Heads.of(e, h, e // h)
+    assert prog.Heads.of(e, h) is prog.Heads.of(e, h, e // h, e % h)
+    assert prog.Heads.of(e, H=h) is prog.Heads.of(e, h, e // h, e % h)
 
 
 def test_same_padding_equals_torch(prog) -> None:
