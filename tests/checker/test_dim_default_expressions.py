@@ -96,3 +96,12 @@ fn f(d: D[0], e: E[2], fine: E[9]) -> Int:
         ("E0910", "D gives dim S its default (4//K), which is a division by zero here: not a size", "D[0]"),
         ("E0910", "E gives dim P its default (K-5), which is -3 here: not a size", "E[2]"),
     ]
+
+
+def test_a_model_of_defaults_only_whose_default_is_no_size() -> None:
+    src = "model M[K = 2, P = K - 3]:\n    param b: [K] = zeros\n\nfn main():\n    m = M.init(seed=0)\n    print(m)\n"
+    assert spanned(src) == [("E0910", "M gives dim P its default (K-3), which is -1 here: not a size", "M")]
+    fine = (
+        "model M[K = 2, P = K // 2]:\n    param b: [P] = zeros\n\nfn main():\n    m = M.init(seed=0)\n    print(m.b)\n"
+    )
+    assert spanned(fine) == []
