@@ -33,6 +33,11 @@ fn steps() -> [8] i64:
 fn same(x: [b 2 h v], k: [3 2 K K]) -> [b 3 h v]:
     return conv2d(x, k, padding=max(K // 2, 1))
 
+fn top(logits: [V] f32, top_k: Int) -> [V] f32:
+    k = min(top_k, V)
+    v, i = topk(logits, k, over=V)
+    return where(logits < v[-1], -1e9, logits)
+
 fn reduce(x: [n] f32) -> [] f32:
     return max(x) - min(x, over=n)
 """
@@ -69,3 +74,11 @@ def test_sizes(prog) -> None:
 def test_the_reductions_stay_torchs(prog) -> None:
     x = torch.tensor([3.0, -1.0, 7.5, 2.0])
     torch.testing.assert_close(prog.reduce(x), torch.amax(x) - torch.amin(x, 0))
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3, 50])
+def test_nanogpts_top_k_as_torch(prog, top_k) -> None:
+    logits = torch.randn(3, generator=torch.Generator().manual_seed(top_k))
+    v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+    want = logits.masked_fill(logits < v[-1], -1e9)
+    torch.testing.assert_close(prog.top(logits, top_k), want)
