@@ -1028,7 +1028,7 @@ E0212 = _code(
     dim HD = E / NH
     """,
     variants={
-        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * /)",
+        "not_arithmetic": "'{op}' is not dim arithmetic (+ - * / // %)",
         "division_by_zero": "division by zero",
         "not_positive": "it is {value}; a dim is a positive integer",
         "inexact_in_model": "in {model} it is {n}/{d}, not a whole number: {divisor} must divide {dividend}",
@@ -2272,6 +2272,7 @@ E0910 = _code(
     variants={
         "takes_no_dims": "takes no dims, found {written}[...]",
         "dims_count": "takes {wanted}, found {count}",
+        "default_not_a_size": "gives dim {dim} its default ({default}), which is {found} here: not a size",
         "dim_twice": "is given its dim {dim} twice",
         "needs_dim": "needs its dim {dim}",
         "needs_dims": "needs its dims {dims}",
@@ -2348,8 +2349,9 @@ E0912 = _code(
     "{problem}",
     """
     In `model NAME[...]`, each parameter is a dim (a name, `I`, or a name
-    with a default: a whole number, `stride = 1`, or a dim before it,
-    `stride = K`) or an option with its type
+    with a default: a whole number, `stride = 1`, a dim before it,
+    `stride = K`, or `+ - * // %` of those, `padding = K // 2`) or an option
+    with its type
     and default: a Bool (`bias: Bool = True`), a Float (`eps: Float = 1e-5`)
     or the element type of its tensors (`dtype: DType = f32`, whose default
     is always f32). Dims come first, and the
@@ -2381,8 +2383,11 @@ E0912 = _code(
             "the model's dim {name} has the name of a dim constant: inside the model it would mean two things"
         ),
         "dim_default": (
-            "the default of dim {name} must be a whole number or a dim before it, as in {name} = 1 (found {found})"
+            "the default of dim {name} must be a whole number, a dim before it, or + - * // % of those, as in "
+            "{name} = 1 or {name} = K // 2 (found {found})"
         ),
+        "dim_default_later": "the default of dim {name} reads dim {dim}, which comes after it: a default reads the "
+        "dims before it",
         "dim_default_missing": (
             "dim {name} has no default but comes after {before}, which has one: the dims with defaults come last"
         ),
@@ -3622,6 +3627,9 @@ from .catalog_presence import E0933 as E0933  # noqa: E402
 
 # a model's fn reset_parameters, which init runs
 from .catalog_reset import E0944 as E0944  # noqa: E402
+
+# integer arithmetic for sizes: min and max of numbers
+from .catalog_sizes import E0960 as E0960  # noqa: E402
 
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402

@@ -569,6 +569,8 @@ class _FnCompiler:
         positional = [v for k, v in args if k is None]
         if b.number_runtime is not None and positional and isinstance(self.type_of(positional[0]), T.NumberT):
             func = f"rt.{b.number_runtime}"  # decided here, so the tensor path is torch's function itself
+            if b.variadic:  # max(a, b, ...) of numbers: every argument, as Python's
+                return f"{func}(" + ", ".join(self.expr(v) for v in positional) + ")"
         keywords = {k: v for k, v in args if k is not None}
         if b.lowering is Lowering.READER:
             return f"{func}({self.reader_args(node, b, positional, keywords)})"

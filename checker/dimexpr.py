@@ -9,7 +9,7 @@ the number 128. Two dim expressions are equal when their normal forms are
 equal: `(t+1)` and `(1+t)`, `(2*t)` and `(t+t)`, `((t*4)/2)` and `(2*t)`.
 
 `/` is integer division floored, as torch floors the sizes of convolutions
-and pools. A division is exact when every coefficient is divisible by a
+and pools, and `%` the remainder of it, `p - q*(p/q)`. A division is exact when every coefficient is divisible by a
 constant divisor; otherwise it stays an atom, and a constant added to it goes
 inside: `((h-2)/2+1)` is `(h/2)`.
 
@@ -108,6 +108,13 @@ def div(p: Poly, q: Poly) -> Poly | None:
     if p == q:
         return const(1)
     return atom(("d", p, q))
+
+
+def mod(p: Poly, q: Poly) -> Poly | None:
+    """`p % q` as Python's (the sign of q): `p - q*(p/q)` with the division
+    floored, so `(n%4)` is a polynomial too; None for a division by zero."""
+    d = div(p, q)
+    return None if d is None else sub(p, mul(q, d))
 
 
 def substitute(p: Poly, env: dict[str, Poly]) -> Poly | None:

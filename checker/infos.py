@@ -15,6 +15,7 @@ from .diagnostics import LocalDiagnostic
 
 if TYPE_CHECKING:
     from .member_conditions import Cond
+    from .names import DimDefault
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class ModelInfo:
     instances: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
     # the dims with a default (`stride = 1`, or the name of a dim before it:
     # `stride = K`), the last ones of `dims`
-    defaults: tuple[tuple[str, int | str], ...] = ()
+    defaults: tuple[tuple[str, DimDefault], ...] = ()
     # the divisions of its own dims that each instance must make exact
     # (names.model_divisions): `(Ci/groups)`, `(E/NH)`
     divisions: tuple = ()

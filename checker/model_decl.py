@@ -20,8 +20,10 @@ from .initializers import INITIALIZERS
 from .model_lists import is_model_list, model_list_type
 from .model_params import read_model_params
 from .names import (
+    DimDefault,
     ModelSig,
     Names,
+    dim_default,
     dotted_text,
     float_literal,
     is_model_param,
@@ -168,7 +170,7 @@ def read_header(item: A.ModelDecl | A.TraitDecl, names: Names, ctx: TypeContext)
     model_params = read_model_params(item.params, item.name.text, ctx, trait)
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
-    defaults: list[tuple[str, int | str]] = []
+    defaults: list[tuple[str, DimDefault]] = []
     seen: set[str] = set()
     for p in item.params:
         name = p.name.text
@@ -224,7 +226,7 @@ def _header_dim(
     names: Names,
     ctx: TypeContext,
     after_option: bool,
-    defaults: list[tuple[str, int | str]],
+    defaults: list[tuple[str, DimDefault]],
     before: list[str],
 ) -> None:
     """One dim of a model's header (`K`, `stride = 1`, `stride = K` with K
@@ -242,15 +244,19 @@ def _header_dim(
             )
         )
     if p.default is not None:
-        if isinstance(p.default, A.IntLit):
-            defaults.append((name, p.default.value))
-        elif isinstance(p.default, A.Name) and p.default.name in before:
-            defaults.append((name, p.default.name))
+        default = dim_default(p.default, before)
+        later = _later_dim(p.default, item, before)
+        if default is not None:
+            defaults.append((name, default))
+        elif later is not None:  # `P = K // 2` before K: a default reads the dims before it only
+            ctx.diagnostics.append(
+                C.E0912.at(later.span, problem=C.E0912.say("dim_default_later", name=name, dim=later.name))
+            )
         else:
             ctx.diagnostics.append(
                 C.E0912.at(
                     p.default.span,
-                    problem=C.E0912.say("dim_default", name=name, found=expr_text(p.default)),
+                    problem=C.E0912.say("dim_default", name=name, found=_default_text(p.default)),
                 )
             )
     elif defaults and not after_option:
@@ -260,6 +266,23 @@ def _header_dim(
                 problem=C.E0912.say("dim_default_missing", name=name, before=defaults[-1][0]),
             )
         )
+
+
+def _default_text(e: A.Expr) -> str:
+    """A default as written, `K / 2`, where it is arithmetic of names and numbers."""
+    if isinstance(e, A.Binary):
+        return f"{_default_text(e.left)} {e.op} {_default_text(e.right)}"
+    return expr_text(e)
+
+
+def _later_dim(e: A.Expr, item: A.ModelDecl | A.TraitDecl, before: list[str]) -> A.Name | None:
+    """A dim of the model, not among those `before` it, that default `e` reads."""
+    if isinstance(e, A.Name):
+        dims = {p.name.text for p in item.params if p.type is None}
+        return e if e.name in dims and e.name not in before else None
+    if isinstance(e, A.Binary):
+        return _later_dim(e.left, item, before) or _later_dim(e.right, item, before)
+    return None
 
 
 def _condition(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -191,7 +192,7 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
             return None, why, {e.name}
         v = dim_decl_value(item, names, seen)
         return v, None if v is not None else f"'{e.name}' has no value", {e.name}
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//", "%"):
         a, why_a, refs_a = _dim_decl_eval(e.left, names, seen)
         b, why_b, refs_b = _dim_decl_eval(e.right, names, seen)
         refs = refs_a | refs_b
@@ -207,6 +208,8 @@ def _dim_decl_eval(e: A.Expr, names: Names, seen: frozenset[str]) -> tuple[int |
             return a // b, None, refs
         if e.op == "//":  # floored, as Python's `//`: `dim P = K // 2`
             return (a // b, None, refs) if b else (None, "division by zero", refs)
+        if e.op == "%":  # the remainder, as Python's: `dim R = N % 4`
+            return (a % b, None, refs) if b else (None, "division by zero", refs)
         return (a + b if e.op == "+" else a - b if e.op == "-" else a * b), None, refs
     if written is not None:  # `layers.X`, not a dim of a module: it may become one
         return None, f"'{written}' is not a dim", {written, head or written}
@@ -255,6 +258,53 @@ def const_decl_value(
 Divisions = tuple[tuple[str, DX.Poly, DX.Poly], ...]
 
 
+# A model dim's default: a number (`stride = 1`), a dim before it
+# (`stride = K`), or integer arithmetic of those, (op, left, right) with op
+# one of + - * // % (`P = K // 2` is ("//", "K", 2)).
+DimDefault = int | str | tuple
+
+
+def dim_default(e: A.Expr, before: Sequence[str]) -> DimDefault | None:
+    """The default `e` of a model dim whose earlier dims are `before`; None
+    when it is not integer arithmetic of literals and those dims."""
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Name):
+        return e.name if e.name in before else None
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "//", "%"):
+        left, right = dim_default(e.left, before), dim_default(e.right, before)
+        return None if left is None or right is None else (e.op, left, right)
+    return None
+
+
+def dim_default_value(d: DimDefault, values: dict[str, int]) -> int | None:
+    """The number default `d` comes to, with the dims before it at `values`
+    (None for a division by zero); the runtime's GenericModel computes the same."""
+    if isinstance(d, int):
+        return d
+    if isinstance(d, str):
+        return values[d]
+    op, a, b = d
+    left, right = dim_default_value(a, values), dim_default_value(b, values)
+    if left is None or right is None or (op in ("//", "%") and right == 0):
+        return None
+    if op == "%":
+        return left % right
+    return left + right if op == "+" else left - right if op == "-" else left * right if op == "*" else left // right
+
+
+def dim_default_text(d: DimDefault) -> str:
+    """A default as a dim expression writes it, without its outer parentheses: `K//2`."""
+    if isinstance(d, (int, str)):
+        return str(d)
+    op, a, b = d
+    return f"{_part(a)}{op}{_part(b)}"
+
+
+def _part(d: DimDefault) -> str:
+    return f"({dim_default_text(d)})" if isinstance(d, tuple) else str(d)
+
+
 class ModelSig(NamedTuple):
     """What a model takes: its dims in order, the defaults of those that have
     one (`stride = 1`, or `stride = K`: the dim K given before it), and its
@@ -263,7 +313,7 @@ class ModelSig(NamedTuple):
     dims: tuple[str, ...] = ()
     # a Bool's default is a bool, a Float's a float, a DType's the dtype's name ("f32")
     options: tuple[tuple[str, bool | float | str], ...] = ()
-    defaults: tuple[tuple[str, int | str], ...] = ()
+    defaults: tuple[tuple[str, DimDefault], ...] = ()
     # the divisions of its own dims that its members and methods write
     # (`(Ci/groups)`, `(E/NH)`): each instance must make them exact
     divisions: Divisions = ()
@@ -356,7 +406,7 @@ def model_sig(item: A.ModelDecl | A.TraitDecl) -> ModelSig:
     it are read as intended."""
     dims: list[str] = []
     options: list[tuple[str, bool | float | str]] = []
-    defaults: list[tuple[str, int | str]] = []
+    defaults: list[tuple[str, DimDefault]] = []
     models: list[tuple[str, tuple[str, ...]]] = []
     seen: set[str] = set()
     for p in item.params:
@@ -367,10 +417,9 @@ def model_sig(item: A.ModelDecl | A.TraitDecl) -> ModelSig:
             assert isinstance(p.type, A.NamedType)
             models.append((p.name.text, (p.type.name.text,)))
         elif p.type is None:
-            if isinstance(p.default, A.IntLit):
-                defaults.append((p.name.text, p.default.value))
-            elif isinstance(p.default, A.Name) and p.default.name in dims:
-                defaults.append((p.name.text, p.default.name))
+            default = dim_default(p.default, dims) if p.default is not None else None
+            if default is not None:
+                defaults.append((p.name.text, default))
             dims.append(p.name.text)
         else:
             options.append((p.name.text, option_default(p)))

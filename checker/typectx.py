@@ -14,7 +14,7 @@ from . import types as T
 from .ast import dim_text
 from .ast import written_dim as written_dim  # (re-exported: declarations reads it from here)
 from .diagnostics import LocalDiagnostic
-from .names import ALL_NAMES, NO_SIG, ModelSig, Names, kind_word, suggest
+from .names import ALL_NAMES, NO_SIG, DimDefault, ModelSig, Names, dim_default_text, kind_word, suggest
 from .show import _bracket_text, type_text
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
@@ -158,10 +158,61 @@ class TypeContext:
             self.diagnostics.append(C.E0109.at(d.span, name=name, hint=suggest(name, dims)))
         return T.DimUnknown()
 
+    def _default_dim(self, name: str, d: tuple, before: dict[str, T.Dim], span: A.Span, written: str) -> T.Dim | None:
+        """The dim a model dim's default computes (`P = K // 2`) from the dims
+        given before it: a literal when they have values, else the
+        expression; None after E0910 (a division by zero, a size below 0)."""
+
+        by_zero: list[bool] = []
+
+        def poly(x: DimDefault) -> DX.Poly | None:
+            if isinstance(x, int):
+                return DX.const(x)
+            if isinstance(x, str):
+                return T.dim_poly(before[x])
+            op, a, b = x
+            pa, pb = poly(a), poly(b)
+            if pa is None or pb is None:
+                return None
+            if op in ("//", "%") and DX.value(pb) == 0:
+                by_zero.append(True)
+                return None
+            return (
+                DX.add(pa, pb)
+                if op == "+"
+                else DX.sub(pa, pb)
+                if op == "-"
+                else DX.mul(pa, pb)
+                if op == "*"
+                else DX.mod(pa, pb)
+                if op == "%"
+                else DX.div(pa, pb)
+            )
+
+        p = poly(d)
+        value = DX.value(p) if p is not None else None
+        if by_zero or (value is not None and value < 0):
+            found = "a division by zero" if by_zero else str(value)
+            problem = C.E0910.say("default_not_a_size", dim=name, default=dim_default_text(d), found=found)
+            self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
+            return None
+        if p is None:
+            return T.DimUnknown()
+
+        def text(x: DimDefault) -> str:  # as written with the dims given: `(k//2)` of Conv[ci, co, k]
+            if isinstance(x, int):
+                return str(x)
+            if isinstance(x, str):
+                given = before[x]
+                return given.text if isinstance(given, T.DimExpr) else str(given)
+            return f"({text(x[1])}{x[0]}{text(x[2])})"
+
+        return T.DimLit(value) if value is not None else T.DimExpr(text(d), p)
+
     def _dim_binary(self, d: A.DimBinary) -> T.Dim:
         left, right = self.dim(d.left), self.dim(d.right)
         text = f"({dim_text(d)})"
-        if d.op not in ("+", "-", "*", "/", "//"):
+        if d.op not in ("+", "-", "*", "/", "//", "%"):
             self.diagnostics.append(C.E0212.at(d.span, expr=text, reason=C.E0212.say("not_arithmetic", op=d.op)))
             return T.DimUnknown()
         pl, pr = T.dim_poly(left), T.dim_poly(right)
@@ -173,6 +224,8 @@ class TypeContext:
             p = DX.sub(pl, pr)
         elif d.op == "*":
             p = DX.mul(pl, pr)
+        elif d.op == "%":  # the remainder, as Python's: (N%4)
+            p = DX.mod(pl, pr)
         else:
             p = DX.div(pl, pr)
         if p is None:
@@ -368,8 +421,14 @@ class TypeContext:
         for param in dims_of:
             a = given_dims.get(param)
             if a is None:
-                default = dim_defaults[param]  # a number, or a dim before it (`stride = K`)
-                dims.append(T.DimLit(default) if isinstance(default, int) else dims[dims_of.index(default)])
+                default = dim_defaults[param]  # a number, a dim before it (`stride = K`), or arithmetic of those
+                if isinstance(default, tuple):  # `P = K // 2`: computed from the dims given before it
+                    dim = self._default_dim(param, default, dict(zip(dims_of, dims)), span, written)
+                    if dim is None:
+                        return T.UNKNOWN
+                    dims.append(dim)
+                else:
+                    dims.append(T.DimLit(default) if isinstance(default, int) else dims[dims_of.index(default)])
                 continue
             d = self.dim_arg(a)
             if d is None:

@@ -15,6 +15,7 @@ from . import _device
 from . import _model_texts as _texts
 from . import init as _init
 from ._checks import checks, seed_problem
+from ._dim_defaults import dim_default
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
 from ._errors import ModelError, place
 
@@ -811,8 +812,8 @@ class GenericModel:
             if n in options:
                 given[n] = options.pop(n)
             elif n in self._qv_dim_defaults:
-                default = self._qv_dim_defaults[n]  # a number, or the name of a dim before n
-                given[n] = given[default] if isinstance(default, str) else default
+                # a number, the name of a dim before n, or arithmetic of those (`P = K // 2`)
+                given[n] = dim_default(self._qv_name, n, self._qv_dim_defaults[n], given)
             else:
                 raise ModelError(f"model {self._qv_name} needs its dim {n} ({', '.join(names)})")
         dims = tuple(given[n] for n in names)

@@ -123,6 +123,19 @@ def mean(x, axis=None, keep=False):
     return torch.mean(x, axis, keepdim=keep)
 
 
+def max_of_numbers(*xs):
+    """Python's max of two numbers or more (Quiver's max(a, b) of Ints or
+    Floats): a float when any is one, as the checker types it."""
+    m = builtins.max(xs)
+    return float(m) if any(isinstance(x, float) for x in xs) else m
+
+
+def min_of_numbers(*xs):
+    """Python's min of two numbers or more: a float when any is one."""
+    m = builtins.min(xs)
+    return float(m) if any(isinstance(x, float) for x in xs) else m
+
+
 def max(x, axis=None, keep=False):  # the Quiver builtin's name: shadows max on purpose
     """Largest value over ``axis``, or over all dims (values only); keep as
     for sum.  Where several elements tie, the gradient is shared among them."""

@@ -58,12 +58,13 @@ def test_a_default_must_be_a_number_or_a_dim_before_it() -> None:
     assert got == [
         (
             "E0912",
-            "the default of dim stride must be a whole number or a dim before it, as in stride = 1 (found K)",
+            "the default of dim stride reads dim K, which comes after it: a default reads the dims before it",
             "K",
         ),
         (
             "E0912",
-            "the default of dim window must be a whole number or a dim before it, as in window = 1 (found size)",
+            "the default of dim window must be a whole number, a dim before it, or + - * // % of those, as in "
+            "window = 1 or window = K // 2 (found size)",
             "size",
         ),
     ]

@@ -15,6 +15,7 @@ from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
 from ..model_lists import is_model_list
+from ..names import dim_default_text, dim_default_value
 from ..results import DimCheck, Ref
 from ..traits import unmet
 from ..type_pairs import show_pair
@@ -578,8 +579,16 @@ class CallRules(EngineBase):
             # every dim has a default (a model of options only, nn.Dropout): made
             # with its defaults, as torch's nn.Dropout() is
             values: dict[str, int] = {}
-            for d, v in sig.defaults:  # `stride = K`: the value of the dim before it
-                values[d] = values[v] if isinstance(v, str) else v  # names.model_sig keeps only earlier dims
+            for d, v in sig.defaults:  # `stride = K`, `P = K // 2`: of the dims before it
+                value = dim_default_value(v, values)  # names.model_sig keeps only earlier dims
+                if value is None or value < 0:  # `P = K - 3` with K = 2: no instance
+                    found = "a division by zero" if value is None else str(value)
+                    text = dim_default_text(v)
+                    problem = C.E0910.say("default_not_a_size", dim=d, default=text, found=found)
+                    self.diags.append(C.E0910.at(func.value.span, model=recv.name, problem=problem))
+                    self._eval_args(args, env)
+                    return T.UNKNOWN
+                values[d] = value
             recv = T.ModelClassT(recv.name, tuple(T.DimLit(values[d]) for d in sig.dims))
             self.types[func] = recv
         if not recv.applied and sig is not None and sig.models:  # `ResNet.init`: which block?

@@ -371,7 +371,7 @@ def mode_arg(ctx: RuleContext, a: CallArg, env: Env, fn: str) -> bool:
 
 
 # the arithmetic of sizes a dim argument may be written with (`padding=K // 2`)
-_DIM_OPS = {"+": DX.add, "-": DX.sub, "*": DX.mul, "//": DX.div}
+_DIM_OPS = {"+": DX.add, "-": DX.sub, "*": DX.mul, "//": DX.div, "%": DX.mod}
 
 
 def dim_value_arg(
@@ -417,12 +417,38 @@ def dim_value_arg(
         value = DX.value(p) if p is not None else None
         if p is not None and (value is None or value >= least):
             return dim_from(p, expr_text(e), parts)
+    if _min_max_of_sizes(e, env, t):
+        # min / max of sizes (`arange(min(T, 8))`): a literal when every size has a value
+        assert isinstance(e, A.Call)
+        parts = [dim_value_arg(ctx, CallArg(x.value, None, x.value.span), env, fn, what, 0, ints) for x in e.args]
+        values = [DX.value(p) if (p := T.dim_poly(d)) is not None else None for d in parts if d is not None]
+        if len(values) < len(parts):
+            return None
+        if all(v is not None for v in values):
+            pick = max if isinstance(e.func, A.Name) and e.func.name == "max" else min
+            got = pick(v for v in values if v is not None)
+            if got >= least:
+                return T.DimLit(got)
     number = literal_number(e)
     found = str(number) if number is not None else expr_text(e)
     expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
     expected += ", a dim or an Int" if ints else " or a dim"
     ctx.diags.append(C.E0301.at(e.span, context=f"{what} of {fn}: ", expected=expected, found=found))
     return None
+
+
+def _min_max_of_sizes(e: A.Expr, env: Env, t: T.Type) -> bool:
+    """`min(a, b, ...)` or `max(...)` of Ints, the built-ins' number form."""
+    return (
+        isinstance(e, A.Call)
+        and isinstance(e.func, A.Name)
+        and e.func.name in ("min", "max")
+        and e.func.name not in env.vars
+        and isinstance(t, T.NumberT)
+        and t.kind == "Int"
+        and len(e.args) >= 2
+        and all(x.keyword is None for x in e.args)
+    )
 
 
 def dim_text(d: T.Dim) -> str:
@@ -525,6 +551,15 @@ def dim_of_arg(c: RuleContext, e: A.Expr, fn: str, what: str) -> T.Dim | None:
         c.refs[e] = Ref("local", e.name, c.fn.name, tuple(var.defs))
         c.types[e] = T.INT
         return c.int_dim(e.name, var)
+    if (
+        isinstance(e, A.Call)
+        and isinstance(e.func, A.Name)
+        and e.func.name in ("min", "max")
+        and (c.env_now is None or e.func.name not in c.env_now.vars)
+        and len(e.args) >= 2
+        and all(x.keyword is None for x in e.args)
+    ):
+        return _min_max_dim(c, e, fn, what)
     written = dim_expr(c, e) if isinstance(e, A.Binary) else None
     if written is not None:  # dim arithmetic, as in a shape: arange((P+G))
         ctx = c.type_context()
@@ -542,14 +577,41 @@ def dim_of_arg(c: RuleContext, e: A.Expr, fn: str, what: str) -> T.Dim | None:
     return None
 
 
+def _min_max_dim(c: RuleContext, e: A.Call, fn: str, what: str) -> T.Dim | None:
+    """`arange(min(T, 8))`: min or max of sizes whose values are known, the
+    literal it comes to (of a generic dim, E0301: a dim is not a min of dims)."""
+    assert isinstance(e.func, A.Name)
+    name = e.func.name
+    parts = [dim_of_arg(c, x.value, fn, what) for x in e.args]
+    if any(d is None for d in parts):
+        return None
+    values = [DX.value(p) if (p := T.dim_poly(d)) is not None else None for d in parts if d is not None]
+    for x in e.args:
+        c.types[x.value] = T.INT
+    c.types[e] = T.INT
+    c.refs[e.func] = Ref("builtin", name)  # compiles as the number form, rt.max_of_numbers
+    known = [v for v in values if v is not None]
+    if len(known) == len(values):
+        return T.DimLit(max(known) if name == "max" else min(known))
+    c.diags.append(
+        C.E0301.at(
+            e.span,
+            context=f"{what} of {fn}: ",
+            expected="a dim (min and max of sizes whose values are known, such as dim constants)",
+            found=expr_text(e),
+        )
+    )
+    return None
+
+
 def dim_expr(c: RuleContext, e: A.Expr) -> A.Dim | None:
     """A value expression of dims, generic dims and integer literals joined by
-    + - * / as the dim expression a shape would write (`(P+G)`), with the refs
+    + - * / // as the dim expression a shape would write (`(P+G)`), with the refs
     of its names; None when something else is in it."""
     if isinstance(e, A.IntLit):
         c.types[e] = T.INT
         return A.DimInt(e.span, e.value)
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/"):
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "//", "%"):
         left, right = dim_expr(c, e.left), dim_expr(c, e.right)
         if left is None or right is None:
             return None

@@ -13,7 +13,7 @@ from .. import ast as A
 from .. import catalog as C
 from .. import types as T
 from ..body.context import RuleContext
-from ..body.env import Env
+from ..body.env import CallArg, Env
 from ..declarations import leaf_params, model_closure
 from ..results import Ref
 from .args import (
@@ -102,31 +102,12 @@ def _softmax(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -
         grad_runtime="mean_grad",
         rest_ok=True,
     ),
-    Builtin(
-        name="max",
-        params=(X, OVER_OPT, KEEP),
-        signature="max(x: [..], over=d, keep=False) -> [..]",
-        doc="Largest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
-        "every value.",
-        example="s = max(x, over=D)",
-        group="along",
-        runtime="max",
-        rest_ok=True,
-    ),
-    Builtin(
-        name="min",
-        params=(X, OVER_OPT, KEEP),
-        signature="min(x: [..], over=d, keep=False) -> [..]",
-        doc="Smallest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
-        "every value.",
-        example="s = min(x)",
-        group="along",
-        runtime="min",
-        rest_ok=True,
-    ),
 )
 def _reduce(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
-    t0 = c.value(bound["x"].node, env)
+    return _reduce_typed(c, node, b, bound, env, c.value(bound["x"].node, env))
+
+
+def _reduce_typed(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env, t0: T.Type) -> T.Type:
     if T.is_example_grads(t0) and b.name in ("mean", "sum"):
         return _reduce_example_grads(c, node, b, bound, env, t0)
     float_only = b.name == "mean"
@@ -155,6 +136,96 @@ def _reduce(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     if got is None or keep is None:
         return T.UNKNOWN
     return T.TensorT(without(t.dims, got[0], keep), elem)
+
+
+@builtin(
+    Builtin(
+        name="max",
+        params=(X, OVER_OPT, KEEP),
+        signature="max(x: [..], over=d, keep=False) -> [..] / max(a: Int, b: Int, ...) -> Int",
+        doc="Largest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
+        "every value. Of two numbers or more, the largest, as Python's max(1, n // 2) ([E0960](diagnostics.md#e0960)).",
+        example="s = max(x, over=D)",
+        group="along",
+        runtime="max",
+        number_runtime="max_of_numbers",
+        variadic=True,
+        rest_ok=True,
+    ),
+    Builtin(
+        name="min",
+        params=(X, OVER_OPT, KEEP),
+        signature="min(x: [..], over=d, keep=False) -> [..] / min(a: Int, b: Int, ...) -> Int",
+        doc="Smallest value along dim d or dims (d1, d2) (the result loses them; with keep=True each becomes 1), or of "
+        "every value. Of two numbers or more, the smallest, as Python's min(k, V).",
+        example="s = min(x)",
+        group="along",
+        runtime="min",
+        number_runtime="min_of_numbers",
+        variadic=True,
+        rest_ok=True,
+    ),
+    raw=True,
+)
+def _max_min(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    """max and min: of two numbers or more, a number (Python's max and min);
+    of one tensor, the reduction. The first argument decides which."""
+    positional = [a for a in args if a.keyword is None]
+    first = positional[0] if positional else None
+    t0 = c.value(first.node, env) if first is not None and not isinstance(first.node, A.TensorType) else None
+    rest = [a for a in args if a is not first]
+    if isinstance(t0, T.NumberT) and t0.kind in ("Int", "Float") and first is not None:
+        return _of_numbers(c, b, first, t0, rest, env)
+    if any(a.keyword is None and isinstance(a.node, A.NameList) for a in args):  # torch's list: its own E0301
+        _eval(c, rest, env)
+        return T.UNKNOWN
+    if isinstance(t0, T.TensorT) and len(positional) > 1:  # max(x, y): maximum(x, y) is the elementwise one
+        tensor_fn = "maximum" if b.name == "max" else "minimum"
+        reason = C.E0960.say("tensors", fn=b.name, count=len(positional), tensor_fn=tensor_fn)
+        c.diags.append(C.E0960.at(positional[1].node.span, fn=b.name, reason=reason))
+        _eval(c, rest, env)
+        return T.UNKNOWN
+    matched = c.bind_args(b.name, [(p.name, p.required, p.keyword_only) for p in b.params], args, paren)
+    if matched is None:
+        _eval(c, rest, env)
+        return T.UNKNOWN
+    outer, c.builtin_now = c.builtin_now, b.name
+    try:
+        return _reduce_typed(c, node, b, matched[0], env, t0 if t0 is not None else c.value(matched[0]["x"].node, env))
+    finally:
+        c.builtin_now = outer
+
+
+def _eval(c: RuleContext, args: list[CallArg], env: Env) -> None:
+    for a in args:
+        if not isinstance(a.node, A.TensorType):
+            c.value(a.node, env)
+
+
+def _of_numbers(c: RuleContext, b: Builtin, first: CallArg, t0: T.NumberT, rest: list[CallArg], env: Env) -> T.Type:
+    """`max(a, b, ...)` of Ints and Floats: an Int when every one is."""
+    kinds = [t0.kind]
+    for i, a in enumerate(rest, 2):
+        t = c.value(a.node, env) if not isinstance(a.node, A.TensorType) else None
+        if a.keyword is not None:
+            if not isinstance(t, T.UnknownT):
+                reason = C.E0960.say("keyword", keyword=a.keyword, fn=b.name)
+                c.diags.append(C.E0960.at(a.span, fn=b.name, reason=reason))
+            return T.UNKNOWN
+        if isinstance(t, T.UnknownT):
+            return T.UNKNOWN
+        if not (isinstance(t, T.NumberT) and t.kind in ("Int", "Float")):
+            found = T.describe(t) if t is not None else "a shape"
+            tensor_fn = "maximum" if b.name == "max" else "minimum"
+            reason = C.E0960.say("not_number", index=i, found=found, tensor_fn=tensor_fn)
+            c.diags.append(C.E0960.at(a.node.span, fn=b.name, reason=reason))
+            _eval(c, rest[i - 1 :], env)
+            return T.UNKNOWN
+        kinds.append(t.kind)
+    if len(kinds) < 2:
+        c.diags.append(C.E0960.at(first.node.span, fn=b.name, reason=C.E0960.say("one", fn=b.name)))
+        return T.UNKNOWN
+    return T.NumberT("Int" if all(k == "Int" for k in kinds) else "Float")
 
 
 def _reduce_example_grads(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env, t: T.Type) -> T.Type:

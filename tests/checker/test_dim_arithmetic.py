@@ -75,8 +75,8 @@ def test_a_generic_dim_is_bound_through_an_expression_at_a_call() -> None:
     "src, expected",
     [
         (
-            "fn f(x: [b (t%2)]) -> Int:\n    return 1\n",
-            ("E0212", "dim expression (t%2): '%' is not dim arithmetic (+ - * /)", "(t%2)"),
+            "fn f(x: [b (t@2)]) -> Int:\n    return 1\n",
+            ("E0212", "dim expression (t@2): '@' is not dim arithmetic (+ - * / // %)", "(t@2)"),
         ),
         ("fn f(x: [b (t/0)]) -> Int:\n    return 1\n", ("E0208", "a dim is a positive integer, found 0", "0")),
         (

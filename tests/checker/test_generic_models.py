@@ -170,7 +170,12 @@ def test_init_needs_the_dims() -> None:
         ("Bad[I, I]", ("E0912", "'I' is declared twice in Bad's header", "I")),
         (
             "Bad[I, k = 1.5]",
-            ("E0912", "the default of dim k must be a whole number or a dim before it, as in k = 1 (found 1.5)", "1.5"),
+            (
+                "E0912",
+                "the default of dim k must be a whole number, a dim before it, or + - * // % of those, as in k = 1 or "
+                "k = K // 2 (found 1.5)",
+                "1.5",
+            ),
         ),
         (
             "Bad[I, k = 1, J]",

@@ -68,6 +68,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_reset",
             "catalog_ops40",
             "catalog_layers40",
+            "catalog_sizes",
             "catalog_docs",
         ],
     ),
