@@ -44,7 +44,11 @@ _TGT_PAD, _MEM_PAD = ("tgt_key_padding_mask", "[B L]", True), ("memory_key_paddi
 _DEC_MASKS = (_TGT_MASK, _MEM_MASK, _TGT_PAD, _MEM_PAD)
 _TR_MASKS = (_SRC_MASK, _TGT_MASK, _MEM_MASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
 # the ..._float forms: the attention masks float (additive), the padding masks Bool
-_SRC_FMASK, _TGT_FMASK, _MEM_FMASK = ("src_mask", "[S S]", False), ("tgt_mask", "[L L]", False), ("memory_mask", "[L S]", False)
+_SRC_FMASK, _TGT_FMASK, _MEM_FMASK = (
+    ("src_mask", "[S S]", False),
+    ("tgt_mask", "[L L]", False),
+    ("memory_mask", "[L S]", False),
+)
 _DEC_FMASKS = (_TGT_FMASK, _MEM_FMASK, _TGT_PAD, _MEM_PAD)
 _TR_FMASKS = (_SRC_FMASK, _TGT_FMASK, _MEM_FMASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
 # kind -> form -> (inputs, the method's name ("" for a call of the model), output)

@@ -50,7 +50,9 @@ CONFIGS = (
     Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA + FLOAT_MHA),
     Config("mha_plain", "mha", "nn.MultiheadAttention[E, NH, bias=False]", {"bias": False}, ("forward", "masked")),
     Config("mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA),
-    Config("enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER),
+    Config(
+        "enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+    ),
     Config(
         "enc_pre",
         "enc",
@@ -66,7 +68,9 @@ CONFIGS = (
         ("forward", "masked"),
     ),
     Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER + FLOAT_LAYER),
-    Config("dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER),
+    Config(
+        "dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+    ),
     Config(
         "dec_pre",
         "dec",
@@ -81,7 +85,13 @@ CONFIGS = (
         {"dropout": 0.0, "bias": False, "layer_norm_eps": 1e-3},
         ("forward", "masked"),
     ),
-    Config("dec_drop", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.25]", {"dropout": 0.25}, ALL_LAYER + FLOAT_LAYER),
+    Config(
+        "dec_drop",
+        "dec",
+        "nn.TransformerDecoderLayer[E, NH, F, dropout=0.25]",
+        {"dropout": 0.25},
+        ALL_LAYER + FLOAT_LAYER,
+    ),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
 # every configuration and form whose values do not depend on the mode's draws
