@@ -192,3 +192,32 @@ fn wrong(l: nn.Embedding[V, E], y: [4] Index[C]) -> [4 E]:
     assert diags == [
         ("E0305", "argument 'x' of nn.Embedding.forward: expected [4] Index[V], found [4] Index[C]"),
     ], diags
+
+
+ROW = """
+dim V = 5
+
+model Table:
+    param w: [V 3] = normal(0.0, 1.0, padding_idx=V - 2)
+
+fn make(seed: Int) -> Table:
+    return Table.init(seed=seed)
+"""
+
+
+def test_normals_padding_idx_zeroes_one_row_of_any_model(tmp_path) -> None:
+    # the initializer nn.Embedding uses, in a model of one's own: row V-2 zeros,
+    # the other rows the draws of normal(0.0, 1.0) without it
+    w = load(ROW, tmp_path).make(0).w
+    plain = load(ROW.replace(", padding_idx=V - 2", ""), tmp_path, "plain.qv").make(0).w
+    assert torch.equal(w[3], torch.zeros(3))
+    assert torch.equal(w[:3], plain[:3]) and torch.equal(w[4], plain[4])
+
+
+@pytest.mark.parametrize("written, shown", [("-1", "-1"), ("1.5", "1.5")])
+def test_a_padding_idx_that_is_no_row_is_one_diagnostic(written: str, shown: str) -> None:
+    # torch's negative padding_idx counts from the end; here the row is written as it is
+    src = f"dim V = 5\n\nmodel T:\n    param w: [V 3] = normal(0.0, 1.0, padding_idx={written})\n"
+    found = [(d.code, d.message, src[d.span.start : d.span.end]) for d in check_example(src, LIBRARY).diagnostics]
+    message = f"invalid initializer: normal's padding_idx is the row to zero, a whole number 0 or more, found {shown}"
+    assert found == [("E0903", message, f"normal(0.0, 1.0, padding_idx={written})")], found
