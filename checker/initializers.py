@@ -69,9 +69,10 @@ _TABLE = (
     Initializer(name="ones", signature="ones", doc="Every value 1.", example="ones", floats=False),
     Initializer(
         name="normal",
-        params=(InitParam(name="mean"), InitParam(name="std")),
-        signature="normal(mean, std)",
-        doc="Independent normal draws; float fields only.",
+        params=(InitParam(name="mean"), InitParam(name="std"), InitParam(name="padding_idx", default=-1)),
+        signature="normal(mean, std, padding_idx=-1)",
+        doc="Independent normal draws; float fields only. With `padding_idx=i` (0 <= i < the first dim) row i "
+        "is then zeros, as torch's `nn.Embedding(padding_idx=i)` starts.",
         example="normal(0.0, 0.02)",
     ),
     Initializer(

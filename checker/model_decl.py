@@ -450,8 +450,11 @@ def _check_init(m: A.Member, ty: T.TensorT, ctx: TypeContext) -> None:
         _check_range(1, 1, elem, field, bad)
     elif name == "normal":
         std = known("std")
+        row = values.get("padding_idx", _UNKNOWN)
         if std is not _UNKNOWN and std < 0:  # type: ignore[operator]
             bad("normal's standard deviation must not be negative")
+        elif row is not _UNKNOWN and (not float(row).is_integer() or row < 0):  # type: ignore[arg-type, operator]
+            bad(f"normal's padding_idx is the row to zero, a whole number 0 or more, found {_number(row)}")
         elif elem.refine is not None:
             bad(f"normal can draw any real value, which does not suit {field}; use uniform")
     elif name == "uniform":

@@ -93,14 +93,18 @@ class _Random(Initializer):
 
 
 class _Normal(_Random):
-    def __init__(self, mean, std):
+    def __init__(self, mean, std, padding_idx=-1):
         self.mean = float(mean)
         self.std = float(std)
-        self.name = f"normal({mean!r}, {std!r})"
+        self.padding_idx = int(padding_idx)
+        extra = f", padding_idx={self.padding_idx}" if self.padding_idx >= 0 else ""
+        self.name = f"normal({mean!r}, {std!r}{extra})"
 
     def sample(self, shape, dtype, generator):
-        t = torch.randn(shape, generator=generator, dtype=dtype)
-        return t.mul_(self.std).add_(self.mean)
+        t = torch.randn(shape, generator=generator, dtype=dtype).mul_(self.std).add_(self.mean)
+        if 0 <= self.padding_idx < (shape[0] if shape else 0):
+            t[self.padding_idx].zero_()  # torch's Embedding: normal_, then the padding row zeroed
+        return t
 
 
 class _Uniform(_Random):
@@ -114,9 +118,10 @@ class _Uniform(_Random):
         return t.mul_(self.hi - self.lo).add_(self.lo)
 
 
-def normal(mean=0.0, std=1.0) -> Initializer:
-    """Independent draws from N(mean, std**2)."""
-    return _Normal(mean, std)
+def normal(mean=0.0, std=1.0, padding_idx=-1) -> Initializer:
+    """Independent draws from N(mean, std**2); row ``padding_idx`` (where it
+    is one of the first dim's) zeros, as torch's ``nn.Embedding`` starts."""
+    return _Normal(mean, std, padding_idx)
 
 
 def uniform(lo=0.0, hi=1.0) -> Initializer:

@@ -44,6 +44,7 @@ class Config:
 _Q, _K, _V = ("query", "[L B E]", False), ("key", "[S B E]", False), ("value", "[S B E]", False)
 _QB, _KB, _VB = ("query", "[B L E]", False), ("key", "[B S E]", False), ("value", "[B S E]", False)
 _KP, _AM = ("key_padding_mask", "[B S]", True), ("attn_mask", "[L S]", True)
+_AMF = ("attn_mask", "[L S]", False)  # a float (additive) mask
 _SRC_MASKS = (("src_mask", "[S S]", True), ("src_key_padding_mask", "[B S]", True))
 _DEC_MASKS = (
     ("tgt_mask", "[L L]", True),
@@ -51,6 +52,9 @@ _DEC_MASKS = (
     ("tgt_key_padding_mask", "[B L]", True),
     ("memory_key_padding_mask", "[B S]", True),
 )
+# the ..._float forms: the attention masks float, the key padding masks Bool
+_SRC_FMASKS = (("src_mask", "[S S]", False), _SRC_MASKS[1])
+_DEC_FMASKS = (("tgt_mask", "[L L]", False), ("memory_mask", "[L S]", False), *_DEC_MASKS[2:])
 # form -> (inputs, the method's name ("" for a call of the layer), outputs)
 FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[str, ...]]]] = {
     "mha": {
@@ -61,12 +65,26 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[s
         "batch_first": ((_QB, _KB, _VB), "batch_first", ("[B L E]",)),
         "batch_first_masked": ((_QB, _KB, _VB, _KP, _AM), "batch_first_masked", ("[B L E]",)),
         "batch_first_with_weights": ((_QB, _KB, _VB, _KP, _AM), "batch_first_with_weights", ("[B L E]", "[B L S]")),
+        "masked_float": ((_Q, _K, _V, _KP, _AMF), "masked_float", ("[L B E]",)),
+        "with_weights_float": ((_Q, _K, _V, _KP, _AMF), "with_weights_float", ("[L B E]", "[B L S]")),
+        "batch_first_masked_float": ((_QB, _KB, _VB, _KP, _AMF), "batch_first_masked_float", ("[B L E]",)),
+        "batch_first_with_weights_float": (
+            (_QB, _KB, _VB, _KP, _AMF),
+            "batch_first_with_weights_float",
+            ("[B L E]", "[B L S]"),
+        ),
     },
     "enc": {
         "forward": ((("src", "[S B E]", False),), "", ("[S B E]",)),
         "masked": ((("src", "[S B E]", False), *_SRC_MASKS), "masked", ("[S B E]",)),
         "batch_first": ((("src", "[B S E]", False),), "batch_first", ("[B S E]",)),
         "batch_first_masked": ((("src", "[B S E]", False), *_SRC_MASKS), "batch_first_masked", ("[B S E]",)),
+        "masked_float": ((("src", "[S B E]", False), *_SRC_FMASKS), "masked_float", ("[S B E]",)),
+        "batch_first_masked_float": (
+            (("src", "[B S E]", False), *_SRC_FMASKS),
+            "batch_first_masked_float",
+            ("[B S E]",),
+        ),
     },
     "dec": {
         "forward": ((("tgt", "[L B E]", False), ("memory", "[S B E]", False)), "", ("[L B E]",)),
@@ -75,6 +93,16 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[s
         "batch_first_masked": (
             (("tgt", "[B L E]", False), ("memory", "[B S E]", False), *_DEC_MASKS),
             "batch_first_masked",
+            ("[B L E]",),
+        ),
+        "masked_float": (
+            (("tgt", "[L B E]", False), ("memory", "[S B E]", False), *_DEC_FMASKS),
+            "masked_float",
+            ("[L B E]",),
+        ),
+        "batch_first_masked_float": (
+            (("tgt", "[B L E]", False), ("memory", "[B S E]", False), *_DEC_FMASKS),
+            "batch_first_masked_float",
             ("[B L E]",),
         ),
     },
@@ -155,7 +183,11 @@ def draw_inputs(specs, dt: torch.dtype, seed: int = 0) -> dict[str, torch.Tensor
     out: dict[str, torch.Tensor] = {}
     for name, shape, is_bool in specs:
         sizes = [_SHAPE[d] for d in shape.strip("[]").split()]
-        if not is_bool:
+        if not is_bool and name.endswith("mask"):
+            # a float (additive) mask: a bias, and -inf where the Bool one says True
+            bias = 0.5 * torch.randn(*sizes, generator=gen, dtype=dt)
+            out[name] = bias.masked_fill(draw_inputs([(name, shape, True)], dt)[name], -torch.inf)
+        elif not is_bool:
             out[name] = torch.randn(*sizes, generator=gen, dtype=dt)
         elif name in ("attn_mask", "src_mask", "tgt_mask"):
             out[name] = torch.ones(*sizes, dtype=torch.bool).triu(diagonal=1)  # True: not allowed
@@ -177,7 +209,7 @@ def torch_call(c: Config, form: str, ref: torch.nn.Module, x: dict[str, torch.Te
         q = x["query"]
         k, v = (q, q) if form == "self" else (x["key"], x["value"])
         masks = {"key_padding_mask": x["key_padding_mask"], "attn_mask": x["attn_mask"]} if "masked" in form else {}
-        if form.endswith("with_weights"):
+        if "with_weights" in form:
             o, w = ref(q, k, v, key_padding_mask=x["key_padding_mask"], attn_mask=x["attn_mask"])
             return o, w
         return (ref(q, k, v, need_weights=False, **masks)[0],)

@@ -43,6 +43,14 @@ _TGT_MASK, _MEM_MASK = ("tgt_mask", "[L L]", True), ("memory_mask", "[L S]", Tru
 _TGT_PAD, _MEM_PAD = ("tgt_key_padding_mask", "[B L]", True), ("memory_key_padding_mask", "[B S]", True)
 _DEC_MASKS = (_TGT_MASK, _MEM_MASK, _TGT_PAD, _MEM_PAD)
 _TR_MASKS = (_SRC_MASK, _TGT_MASK, _MEM_MASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
+# the ..._float forms: the attention masks float (additive), the padding masks Bool
+_SRC_FMASK, _TGT_FMASK, _MEM_FMASK = (
+    ("src_mask", "[S S]", False),
+    ("tgt_mask", "[L L]", False),
+    ("memory_mask", "[L S]", False),
+)
+_DEC_FMASKS = (_TGT_FMASK, _MEM_FMASK, _TGT_PAD, _MEM_PAD)
+_TR_FMASKS = (_SRC_FMASK, _TGT_FMASK, _MEM_FMASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
 # kind -> form -> (inputs, the method's name ("" for a call of the model), output)
 FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] = {
     "enc": {
@@ -50,18 +58,24 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] 
         "masked": ((_SRC, _SRC_MASK, _SRC_PAD), "masked", "[S B E]"),
         "batch_first": ((_SRCB,), "batch_first", "[B S E]"),
         "batch_first_masked": ((_SRCB, _SRC_MASK, _SRC_PAD), "batch_first_masked", "[B S E]"),
+        "masked_float": ((_SRC, _SRC_FMASK, _SRC_PAD), "masked_float", "[S B E]"),
+        "batch_first_masked_float": ((_SRCB, _SRC_FMASK, _SRC_PAD), "batch_first_masked_float", "[B S E]"),
     },
     "dec": {
         "forward": ((_TGT, _MEM), "", "[L B E]"),
         "masked": ((_TGT, _MEM, *_DEC_MASKS), "masked", "[L B E]"),
         "batch_first": ((_TGTB, _MEMB), "batch_first", "[B L E]"),
         "batch_first_masked": ((_TGTB, _MEMB, *_DEC_MASKS), "batch_first_masked", "[B L E]"),
+        "masked_float": ((_TGT, _MEM, *_DEC_FMASKS), "masked_float", "[L B E]"),
+        "batch_first_masked_float": ((_TGTB, _MEMB, *_DEC_FMASKS), "batch_first_masked_float", "[B L E]"),
     },
     "tr": {
         "forward": ((_SRC, _TGT), "", "[L B E]"),
         "masked": ((_SRC, _TGT, *_TR_MASKS), "masked", "[L B E]"),
         "batch_first": ((_SRCB, _TGTB), "batch_first", "[B L E]"),
         "batch_first_masked": ((_SRCB, _TGTB, *_TR_MASKS), "batch_first_masked", "[B L E]"),
+        "masked_float": ((_SRC, _TGT, *_TR_FMASKS), "masked_float", "[L B E]"),
+        "batch_first_masked_float": ((_SRCB, _TGTB, *_TR_FMASKS), "batch_first_masked_float", "[B L E]"),
     },
 }
 

@@ -37,14 +37,22 @@ from parity import close, field, load
 from quiver import runtime as rt
 from quiver.checker.workspace import check_example
 
+# torch warns when a float attention mask meets a Bool key padding mask (and merges them, as Quiver does)
+pytestmark = pytest.mark.filterwarnings("ignore:Support for mismatched:UserWarning")
+
 ALL_MHA = ("forward", "self", "masked", "with_weights", "batch_first", "batch_first_masked", "batch_first_with_weights")
 ALL_LAYER = ("forward", "masked", "batch_first", "batch_first_masked")
+# float (additive) attention masks, as torch.nn.Transformer.generate_square_subsequent_mask makes
+FLOAT_MHA = ("masked_float", "with_weights_float", "batch_first_masked_float", "batch_first_with_weights_float")
+FLOAT_LAYER = ("masked_float", "batch_first_masked_float")
 
 CONFIGS = (
-    Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA),
+    Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA + FLOAT_MHA),
     Config("mha_plain", "mha", "nn.MultiheadAttention[E, NH, bias=False]", {"bias": False}, ("forward", "masked")),
-    Config("mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA),
-    Config("enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER),
+    Config("mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA),
+    Config(
+        "enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+    ),
     Config(
         "enc_pre",
         "enc",
@@ -59,8 +67,10 @@ CONFIGS = (
         {"dropout": 0.0, "bias": False, "layer_norm_eps": 1e-3},
         ("forward", "masked"),
     ),
-    Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER),
-    Config("dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER),
+    Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER + FLOAT_LAYER),
+    Config(
+        "dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+    ),
     Config(
         "dec_pre",
         "dec",
@@ -75,7 +85,13 @@ CONFIGS = (
         {"dropout": 0.0, "bias": False, "layer_norm_eps": 1e-3},
         ("forward", "masked"),
     ),
-    Config("dec_drop", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.25]", {"dropout": 0.25}, ALL_LAYER),
+    Config(
+        "dec_drop",
+        "dec",
+        "nn.TransformerDecoderLayer[E, NH, F, dropout=0.25]",
+        {"dropout": 0.25},
+        ALL_LAYER + FLOAT_LAYER,
+    ),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
 # every configuration and form whose values do not depend on the mode's draws
@@ -237,6 +253,45 @@ def test_torchs_float_causal_mask_is_the_bool_triangle(env) -> None:
     want = ref(x["src"], src_mask=causal, is_causal=True)
     no_padding = torch.zeros_like(x["src_key_padding_mask"])
     close(mod.enc_masked(layer, x["src"], x["src_mask"], no_padding, rt.Eval), want.detach(), "causal")
+
+
+def test_torchs_float_causal_mask_itself_is_taken_by_masked_float(env) -> None:
+    # the float mask torch's generate_square_subsequent_mask makes, passed as
+    # it is to masked_float, and the same as the Bool triangle to masked
+    mod, dt = env
+    c = BY_NAME["enc"]
+    layer = mod.make_enc(0)
+    ref = torch_layer(c, layer, dt, batch_first=False).eval()
+    x = inputs(c, "masked", dt)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(x["src"].shape[0], dtype=dt)
+    pad = x["src_key_padding_mask"]
+    want = ref(x["src"], src_mask=causal, src_key_padding_mask=pad)
+    got = mod.enc_masked_float(layer, x["src"], causal, pad, rt.Eval)
+    close(got, want.detach(), "float causal")
+    close(got, mod.enc_masked(layer, x["src"], x["src_mask"], pad, rt.Eval), "as the Bool mask")
+
+
+def test_a_bool_mask_where_a_float_one_is_taken_is_one_diagnostic() -> None:
+    src = (
+        "import nn\n\ndim T = 4\n\n"
+        "fn f(m: nn.TransformerEncoderLayer[8, 2, 16], x: [T 3 8], pad: [3 T] Bool) -> [T 3 8]:\n"
+        "    return m.masked_float(x, nn.generate_square_subsequent_mask(T), pad, Eval)\n"
+        "\nfn g(m: nn.MultiheadAttention[8, 2], x: [T 3 8], pad: [3 T] Bool, mask: [T T]) -> [T 3 8]:\n"
+        "    return m.masked(x, x, x, pad, mask, Eval)\n"
+    )
+    found = [(d.code, d.message, src[d.span.start : d.span.end]) for d in check_example(src, LIBRARY).diagnostics]
+    assert found == [
+        (
+            "E0302",
+            "argument 'src_mask' of nn.TransformerEncoderLayer.masked_float: expected [T T] Float, found [T T] Bool",
+            "nn.generate_square_subsequent_mask(T)",
+        ),
+        (
+            "E0302",
+            "argument 'attn_mask' of nn.MultiheadAttention.masked: expected [T T] Bool, found [T T] Float",
+            "mask",
+        ),
+    ]
 
 
 def test_a_causal_decoder_looks_only_back(env) -> None:

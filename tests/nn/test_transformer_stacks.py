@@ -25,14 +25,19 @@ from stack_support import Config, inputs, program, quiver_args, torch_call
 
 from quiver import runtime as rt
 
+# torch warns when a float attention mask meets a Bool key padding mask (and merges them, as Quiver does)
+pytestmark = pytest.mark.filterwarnings("ignore:Support for mismatched:UserWarning")
+
 NO_DROP = {"dropout": 0.0}
 PRE = {"dropout": 0.0, "norm_first": True, "activation": "gelu"}
 PLAIN = {"dropout": 0.0, "bias": False, "layer_norm_eps": 1e-3}
 TWO, TWO_NORMED = {"num_layers": 2}, {"num_layers": 2, "norm": True}
 SMALL = ("forward", "masked")
+ALL = ("forward", "masked", "batch_first", "batch_first_masked")
+FLOAT = ("masked_float", "batch_first_masked_float")  # float (additive) attention masks
 
 CONFIGS = (
-    Config("enc", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO),
+    Config("enc", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT),
     Config("enc_norm", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0, norm=True]", NO_DROP, TWO_NORMED),
     Config(
         "enc_pre",
@@ -50,8 +55,8 @@ CONFIGS = (
         TWO_NORMED,
         SMALL,
     ),
-    Config("enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED),
-    Config("dec", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO),
+    Config("enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED, ALL + FLOAT[:1]),
+    Config("dec", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT),
     Config("dec_norm", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0, norm=True]", NO_DROP, TWO_NORMED),
     Config(
         "dec_pre",
@@ -70,7 +75,7 @@ CONFIGS = (
         SMALL,
     ),
     Config("dec_drop", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.25]", {"dropout": 0.25}, TWO),
-    Config("tr", "tr", "nn.Transformer[E, NH, 2, 2, F, dropout=0.0]", NO_DROP),
+    Config("tr", "tr", "nn.Transformer[E, NH, 2, 2, F, dropout=0.0]", NO_DROP, forms=ALL + FLOAT),
     Config(
         "tr_pre",
         "tr",
@@ -87,7 +92,7 @@ CONFIGS = (
         {"num_encoder_layers": 1, "num_decoder_layers": 3},
         SMALL,
     ),
-    Config("tr_drop", "tr", "nn.Transformer[E, NH, 2, 2, F]", {}),
+    Config("tr_drop", "tr", "nn.Transformer[E, NH, 2, 2, F]", {}, forms=ALL + FLOAT[:1]),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
 EXACT = [(c.name, form) for c in CONFIGS if c.dropout == 0.0 for form in c.forms]
@@ -272,6 +277,12 @@ fn of_a_batch(tgt: [b t E]) -> [t t] Bool:
 
 fn of_a_dim() -> [T T] Bool:
     return nn.generate_square_subsequent_mask(T)
+
+fn float_mask(n: Int) -> [n n]:
+    return nn.generate_square_subsequent_float_mask(n)
+
+fn float_mask_f64() -> [T T] f64:
+    return where(nn.generate_square_subsequent_mask(T), -inf, zeros([T T] f64))
 """
 
 
@@ -285,3 +296,12 @@ def test_generate_square_subsequent_mask_is_torchs_as_a_bool_mask(tmp_path) -> N
         mod.of_a_batch(torch.zeros(2, 3, 5)), torch.nn.Transformer.generate_square_subsequent_mask(3) < 0
     )
     assert mod.of_a_dim().shape == (4, 4) and mod.of_a_dim().dtype == torch.bool
+
+
+def test_generate_square_subsequent_float_mask_is_torchs(tmp_path) -> None:
+    # 0 on and below the diagonal, -inf above, f32; in f64 by where() from the Bool one
+    mod = load(MASKS, tmp_path)
+    for n in range(1, 6):
+        assert torch.equal(mod.float_mask(n), torch.nn.Transformer.generate_square_subsequent_mask(n)), n
+    want = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    assert torch.equal(mod.float_mask_f64(), want)
