@@ -160,7 +160,9 @@ def test_explain_lists_the_variants_of_the_detail(capsys) -> None:
     assert status == 0
     listed = out[out.index("The detail is one of:") : out.index("Example:")]
     assert [line.split()[0] for line in listed.splitlines()[2:] if line] == [n for n, _ in CODES["E0910"].variants]
-    assert "    takes_no_dims  takes no dims, found <written>[...]\n" in listed
+    # each name, then its text in a column two spaces after the longest name
+    width = max(len(n) for n, _ in CODES["E0910"].variants) + 2
+    assert "    " + "takes_no_dims".ljust(width) + "takes no dims, found <written>[...]\n" in listed
     # a code without variants lists none
     assert "The detail is one of:" not in run(capsys, "--explain", "E0101")[1]
 
