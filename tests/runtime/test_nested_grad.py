@@ -523,8 +523,10 @@ def _training_does_not_accumulate_memory(tmp_path):
         f"leaking control: {leak_tensors} tensors, RSS {leak_rss / 2**20:+.1f} MiB"
     )
     assert leak_tensors >= 900 and leak_rss > 16 * 2**20
-    assert tensors < 50
-    assert rss < 8 * 2**20
+    assert tensors < 50  # the exact check: no graph kept alive
+    # RSS is the allocator's: without a leak it has grown by up to 8.1 MiB on a
+    # loaded machine (arenas kept), while the leaking control grows past 16 MiB
+    assert rss < 12 * 2**20
 
 
 # --- 7. params are left as they were, also after an exception in a nested f -----------------
