@@ -44,6 +44,16 @@ def var(name: str) -> Poly:
 
 
 def _norm(terms: dict[Mono, int]) -> Poly:
+    for m, c in list(terms.items()):
+        # an exact division times a multiple of its divisor: 4*(e/4) is e
+        a = next((a for a in m if len(a) == 4), None) if c else None
+        d = value(a[2]) if a is not None else None
+        if a is not None and d and c % d == 0:
+            del terms[m]
+            rest = list(m)
+            rest.remove(a)
+            for x, y in mul(((tuple(rest), c // d),), a[1]):
+                terms[x] = terms.get(x, 0) + y
     out = sorted(((m, c) for m, c in terms.items() if c), key=lambda mc: repr(mc[0]))
     # A constant goes into the first division by a constant d that has
     # coefficient 1: (n/d)+k is ((n+k*d)/d), floored or not. So the size of
@@ -52,7 +62,8 @@ def _norm(terms: dict[Mono, int]) -> Poly:
     for m, c in out if k else ():
         d = value(m[0][2]) if c == 1 and len(m) == 1 and m[0][0] == "d" else None
         if d is not None and d > 0:
-            folded = div(add(m[0][1], const(k * d)), m[0][2])
+            divide = div_exact if len(m[0]) == 4 else div
+            folded = divide(add(m[0][1], const(k * d)), m[0][2])
             assert folded is not None
             rest = {x: y for x, y in out if x not in ((), m)}
             for x, y in folded:
@@ -103,11 +114,40 @@ def div(p: Poly, q: Poly) -> Poly | None:
         n = value(p)
         if n is not None:
             return const(n // d)
-        if all(c % d == 0 for _, c in p):
-            return tuple((m, c // d) for m, c in p)
+        if all(c % d == 0 for m, c in p if m):
+            # every term but the constant k divides: (d*q + k)/d is q + k//d
+            # floored, so a strided conv's ((4*h+1)/2) is (2*h)
+            k = dict(p).get((), 0)
+            return add(tuple((m, c // d) for m, c in p if m), const(k // d))
     if p == q:
         return const(1)
     return atom(("d", p, q))
+
+
+def div_exact(p: Poly, q: Poly) -> Poly | None:
+    """`p / q` where q is known to divide p (the run time checks it, as
+    `chunk` does): an exact division atom ("d", p, q, "x") when it does not
+    come out as a polynomial, which times q is p again, so the four parts of
+    chunk(x, 4) of [b e] concatenated are [b e]."""
+    out = div(p, q)
+    if out is None or not (len(out) == 1 and out[0][1] == 1 and len(out[0][0]) == 1 and out[0][0][0][0] == "d"):
+        return out
+    return atom(("d", p, q, "x"))
+
+
+def loose(p: Poly) -> Poly:
+    """`p` with its exact divisions read as floored ones (they are equal where
+    the division is exact, which the run time checks for exact ones)."""
+    if not any(len(a) == 4 for m, _ in p for a in m):
+        return p
+    out = ZERO
+    for m, c in p:
+        term = const(c)
+        for a in m:
+            part = div(loose(a[1]), loose(a[2])) if a[0] == "d" else atom(a)
+            term = mul(term, part if part is not None else atom(a))
+        out = add(out, term)
+    return out
 
 
 def mod(p: Poly, q: Poly) -> Poly | None:
@@ -127,7 +167,8 @@ def substitute(p: Poly, env: dict[str, Poly]) -> Poly | None:
                 part: Poly | None = env[a[1]]
             elif a[0] == "d":
                 num, den = substitute(a[1], env), substitute(a[2], env)
-                part = div(num, den) if num is not None and den is not None else None
+                divide = div_exact if len(a) == 4 else div
+                part = divide(num, den) if num is not None and den is not None else None
             else:
                 part = atom(a)
             if part is None:

@@ -225,7 +225,9 @@ def dims_equal(a: Dim, b: Dim) -> bool:
     if isinstance(a, DimConst) and isinstance(b, DimConst):
         return a.name == b.name
     if isinstance(a, DimExpr) or isinstance(b, DimExpr):
-        return dim_poly(a) == dim_poly(b)
+        pa, pb = dim_poly(a), dim_poly(b)
+        # an exact division (a chunk's part) is also the floored one written
+        return pa == pb or (pa is not None and pb is not None and DX.loose(pa) == DX.loose(pb))
     if isinstance(a, DimVar) or isinstance(b, DimVar):
         return a == b
     return dim_value(a) == dim_value(b)

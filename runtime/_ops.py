@@ -619,6 +619,16 @@ def pad(x, sizes, mode="constant", value=0):
     next pair the one before it, ...; ``mode`` "constant" (with ``value``),
     "reflect", "replicate" or "circular"."""
     sizes = tuple(int(n) for n in sizes)
+    if mode == "reflect":
+        # torch's own message names no line; the sizes of a generic image
+        # are known only here
+        for i, n in enumerate(sizes):
+            size = x.shape[x.dim() - 1 - i // 2]
+            if n >= size:
+                raise QuiverError(
+                    f"pad: a reflection of {n} needs a dim larger than {n}; dim {x.dim() - 1 - i // 2} of "
+                    f"[{' '.join(str(d) for d in x.shape)}] is {size}"
+                )
     if mode != "constant":
         return F.pad(x, sizes, mode=mode)
     return F.pad(x, sizes, value=value)

@@ -371,7 +371,7 @@ def _chunk(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
     p = T.dim_poly(whole)
     part: T.Dim = T.DimUnknown()
     if p is not None:
-        q = DX.div(p, DX.const(n))
+        q = DX.div_exact(p, DX.const(n))  # the run time checks that n divides it
         size = T.dim_value(whole)
         if size is not None and size % n:
             reason = C.E0214.say("chunk_parts", n=n, whole=str(whole), size=size, left=size % n)
