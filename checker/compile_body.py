@@ -304,6 +304,11 @@ class _FnCompiler:
                 out.append(self.run_size(d))
             elif isinstance(d, T.DimExpr) and DX.generics(d.poly) <= self.generic_sizes:
                 out.append(DX.python(d.poly, py_name))
+            elif (
+                isinstance(d, T.DimExpr)
+                and {g for g in DX.generics(d.poly) if T.RUN_MARK not in g} <= self.generic_sizes
+            ):
+                out.append(self.dim_value(d))  # arithmetic of run-time dims: `(8*r)` of an Int r
             else:
                 out.append("None")
         return "(" + ", ".join(out) + ("," if len(out) == 1 else "") + ")"
@@ -358,7 +363,7 @@ class _FnCompiler:
         if isinstance(e, A.Index):
             t = self.type_of(e)
             if isinstance(t, T.ModelClassT):  # Linear[D, H]: the class of that instance
-                return self.c.model_class(t.name, t.dims, t.options, self.option_where), 16
+                return self.c.model_class(t.name, t.dims, t.options, self.option_where, self.dim_value), 16
             return f"{self.expr(e.value, 16)}[{self.subscripts(e.index)}]", 16
         if isinstance(e, A.Cast):
             return self.cast(e), 16
@@ -529,7 +534,7 @@ class _FnCompiler:
                 # nn.Dropout.init(seed=0), a model that takes only dims with defaults: that instance's class
                 info = self.c.a.globals.models.get(made.name)
                 if info is not None and info.takes:
-                    return f"{self.c.model_class(made.name, made.dims, made.options, self.option_where)}.{func.name.text}({rendered})"
+                    return f"{self.c.model_class(made.name, made.dims, made.options, self.option_where, self.dim_value)}.{func.name.text}({rendered})"
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
@@ -561,7 +566,7 @@ class _FnCompiler:
             model = (
                 self.type_param_class(result.model)
                 if result.bound
-                else self.c.model_class(result.model, result.dims, result.options, self.option_where)
+                else self.c.model_class(result.model, result.dims, result.options, self.option_where, self.dim_value)
             )
             seed = [f"seed={self.expr(v)}" for k, v in args if k == "seed"]
             return f"rt.{b.grad_runtime}(" + ", ".join([model, *seed]) + ")"

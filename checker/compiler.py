@@ -165,7 +165,9 @@ class Compiler:
                     self.model_and_parts(self.a.globals.models[sub.name], done)
         self.model(m)
 
-    def model_class(self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method") -> str:
+    def model_class(
+        self, name: str, dims: tuple[T.Dim, ...], options: T.Options, where: str = "method", size=dim_py
+    ) -> str:
         """A model's class: `Mlp`, or of an instance `Linear.of(784, 128,
         bias=False)`, `ResNet.of(BasicBlock, 1)`; in a factory, `B.of(64, 64, 1)`
         of a model parameter B (no model of that name: the factory's argument)."""
@@ -174,7 +176,7 @@ class Compiler:
         if not takes:
             return py_name(name)
         args = [option_py(v, where) for _, v in options if isinstance(v, T.ModelArg)]  # `ResNet.of(BasicBlock, 1)`
-        args += [dim_py(d) for d in dims]
+        args += [size(d) for d in dims]  # in a body, `Net[r]` of an Int r: r's value (`size`)
         args += [f"{k}={option_py(v, where)}" for k, v in options if not isinstance(v, T.ModelArg)]
         return f"{py_name(name)}.of({', '.join(args)})"
 

@@ -516,7 +516,12 @@ def unknown_meets(expected: T.Type, found: T.Type) -> tuple[T.Dim | None, ...] |
     """Where a tensor of type `found` has a dim known only at run time (`?`)
     and `expected` a known one: per dim, the known dim there and None
     elsewhere; None when there is no such dim (nothing to check at run time)."""
-    if not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)) or expected.rank != found.rank:
+    if isinstance(expected, T.ModelT) and isinstance(found, T.ModelT):
+        # a model made with a size known only at run time (`Net[r]` of an
+        # Int r) where a known one is wanted: its dims are checked there
+        if expected.name != found.name or len(expected.dims) != len(found.dims):
+            return None
+    elif not (isinstance(expected, T.TensorT) and isinstance(found, T.TensorT)) or expected.rank != found.rank:
         return None
     dims = tuple(e if _checked_here(e, f) else None for e, f in zip(expected.dims, found.dims))
     return dims if any(d is not None for d in dims) else None

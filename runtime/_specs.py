@@ -828,6 +828,12 @@ def expect_dims(value, sizes, src, line, col, what, declared, item=None):
     if not _checks.enabled:
         return value
     t = value if item is None else value[item]
+    model_dims = getattr(type(t), "_qv_dims", None)
+    if model_dims is not None:  # a model made with a size known only at run time (`Net[r]`)
+        if len(model_dims) == len(sizes) and all(n is None or model_dims[i] == n for i, n in enumerate(sizes)):
+            return value
+        want = ", ".join(str(n if n is not None else model_dims[i]) for i, n in enumerate(sizes))
+        raise CheckError(f"{what} expected {declared} = [{want}], found {type(t)._qv_name}", src.loc(line, col))
     if not isinstance(t, _Tensor):
         return value
     shape = t.shape

@@ -141,7 +141,9 @@ class RunDimRules(EngineBase):
         """A dim a run-time check can read the size of where it is: a run-time
         dim of an Int only while that Int holds the value it was made from."""
         if not isinstance(d, T.DimRun):
-            return d if d is None or not T.run_keys(d) else None
+            # arithmetic of run-time dims (`(8*r)` of `Net[r]` with an Int r): when each can be read
+            keys = T.run_keys(d) if d is not None else set()
+            return d if not keys or all(self.checkable(T.DimRun(k)) is not None for k in keys) else None
         origin = self.run_origins.get(d.key)
         if origin is None or origin.var is None:
             return d
