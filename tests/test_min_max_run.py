@@ -38,6 +38,10 @@ fn top(logits: [V] f32, top_k: Int) -> [V] f32:
     v, i = topk(logits, k, over=V)
     return where(logits < v[-1], -1e9, logits)
 
+fn top_inline(logits: [b V] f32, top_k: Int) -> [b V] f32:
+    v, i = topk(logits, min(top_k, V), over=V)
+    return where(logits < v[:, -1:], -1e9, logits)
+
 fn reduce(x: [n] f32) -> [] f32:
     return max(x) - min(x, over=n)
 """
@@ -82,3 +86,12 @@ def test_nanogpts_top_k_as_torch(prog, top_k) -> None:
     v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
     want = logits.masked_fill(logits < v[-1], -1e9)
     torch.testing.assert_close(prog.top(logits, top_k), want)
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3, 50])
+def test_min_of_an_int_written_where_the_size_is_taken(prog, top_k) -> None:
+    # `topk(logits, min(top_k, V), over=V)`: a size known when it runs
+    logits = torch.randn(4, 3, generator=torch.Generator().manual_seed(top_k))
+    v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+    want = logits.masked_fill(logits < v[:, [-1]], -1e9)
+    torch.testing.assert_close(prog.top_inline(logits, top_k), want)

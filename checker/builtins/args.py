@@ -429,6 +429,9 @@ def dim_value_arg(
             got = pick(v for v in values if v is not None)
             if got >= least:
                 return T.DimLit(got)
+        elif ints:
+            # of an Int (`topk(x, min(top_k, V))`): a size known when it runs
+            return T.DimUnknown()
     number = literal_number(e)
     found = str(number) if number is not None else expr_text(e)
     expected = "a positive integer literal" if least >= 1 else "an integer literal >= 0"
