@@ -1477,8 +1477,8 @@ E0309 = _code(
         "stack_has_one_dim": "a stack of {model} has exactly one dim, as in [L] {model}",
         "index_needs_dim": "Index needs the dim it indexes, as in Index[C]",
         "index_dim_arithmetic": (
-            "Index takes a dim's name or a number, not dim arithmetic; for constants, "
-            "declare the dim (`dim K = {dims}`) and write Index[K]"
+            "Index takes a dim's name, a number or arithmetic of dim constants, not arithmetic of "
+            "generic dims ({dims}); give that dim a name of its own, as in Index[K]"
         ),
         "index_takes_one_dim": "Index takes one dim, its name or a number, as in Index[C]",
         "randn_plain_float": "randn gives plain floats (Float, f16, bf16 or f64)",

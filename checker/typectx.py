@@ -246,6 +246,13 @@ class TypeContext:
             if isinstance(given, A.DimInt):  # `Index[9]`: labels 0..8 of a dim written as its size
                 dim = self.dim(given)
                 return T.index_of(dim) if isinstance(dim, T.DimLit) else None
+            if isinstance(given, A.DimBinary):  # `Index[(N + 1)]` of dim constants: the size it comes to
+                dim = self.dim(given)
+                if isinstance(dim, T.DimUnknown):  # (said where it was computed)
+                    return None
+                size = T.dim_value(dim)
+                if size is not None:
+                    return T.index_of(T.DimLit(size))
             if e.arg is None:
                 self.diagnostics.append(C.E0309.at(e.span, elem=_index_text(e), reason=_index_problem(e)))
                 return None

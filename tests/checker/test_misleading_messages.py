@@ -19,13 +19,15 @@ def test_index_of_a_number_is_accepted() -> None:
 
 
 def test_index_of_dim_arithmetic_says_so() -> None:
-    text = "dim N = 4\nfn f(x: [b] Index[(N+1)]) -> [b]:\n    return x as f32\n"
+    # of dim constants it is the size it comes to (issue 40); of generic dims, an error
+    assert spanned("dim N = 4\nfn f(x: [b] Index[(N+1)]) -> [b] Index[5]:\n    return x\n") == []
+    text = "fn f(x: [b] Index[(n+1)]) -> [b]:\n    return x as f32\n"
     assert spanned(text) == [
         (
             "E0309",
-            "element type Index[(N+1)]: Index takes a dim's name or a number, not dim arithmetic; for constants, "
-            "declare the dim (`dim K = N+1`) and write Index[K]",
-            "Index[(N+1)]",
+            "element type Index[(n+1)]: Index takes a dim's name, a number or arithmetic of dim constants, not "
+            "arithmetic of generic dims (n+1); give that dim a name of its own, as in Index[K]",
+            "Index[(n+1)]",
         )
     ]
 
