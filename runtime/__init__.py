@@ -34,6 +34,7 @@ from ._metrics import log_metrics
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods
 from ._model_texts import applied_name, name_imported
 from ._modes import Eval, EvalMode, Mode, Train
+from ._losses import l1_loss, mse_loss
 from ._ops import *  # noqa: F403 - every op (_ops.__all__: each public function of _ops)
 from ._ops import _print as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
@@ -215,6 +216,7 @@ __all__ = [
     "load_safetensors",
 ]
 __all__ += _ops.__all__
+__all__ += ["l1_loss", "mse_loss"]
 __all__ += ["init_param", "modules", "named_params", "ndim", "num_params", "numel"]  # walks
 
 # ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile

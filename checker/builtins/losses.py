@@ -68,6 +68,23 @@ def _reduced(dims: tuple[T.Dim, ...], dtype: str, reduction: str | None) -> T.Ty
         "([E0305](diagnostics.md#e0305)).",
         role="logprob",
     ),
+    Builtin(
+        name="nll_loss",
+        params=(
+            BParam(name="logp"),
+            BParam(name="labels"),
+            OVER,
+            BParam(name="ignore_index", required=False, keyword_only=True),
+            BParam(name="reduction", required=False, keyword_only=True),
+        ),
+        signature='nll_loss(logp: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean") '
+        "-> [] NonNeg",
+        doc="torch's name for nll: F.nll_loss.",
+        example="l = nll_loss(log_softmax(x @ m.w, over=C), y, over=C)",
+        group="losses",
+        runtime="nll",
+        role="logprob",
+    ),
 )
 def _cross_entropy(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """cross_entropy(logits, labels, over=C, ...) and nll(logp, labels, over=C, ...)."""
@@ -174,6 +191,40 @@ def _same_shape(
         doc="Mean of 0.5 * d * d where abs(d) <= delta and delta * (abs(d) - 0.5 * delta) elsewhere (torch's "
         "huber_loss; delta > 0): smooth_l1 with beta=delta, times delta.",
         example="l = huber(x, x * 2.0, delta=0.5)",
+        group="losses",
+        runtime="huber",
+        rest_ok=True,
+        role="loss",
+        target_param="target",
+    ),
+    Builtin(
+        name="smooth_l1_loss",
+        params=(
+            BParam(name="input"),
+            BParam(name="target"),
+            BParam(name="beta", required=False, keyword_only=True),
+            BParam(name="reduction", required=False, keyword_only=True),
+        ),
+        signature='smooth_l1_loss(input: [..] Float, target: [..] Float, beta=1.0, reduction="mean") -> [] NonNeg',
+        doc="torch's name for smooth_l1: F.smooth_l1_loss.",
+        example="l = smooth_l1_loss(x, x * 2.0)",
+        group="losses",
+        runtime="smooth_l1",
+        rest_ok=True,
+        role="loss",
+        target_param="target",
+    ),
+    Builtin(
+        name="huber_loss",
+        params=(
+            BParam(name="input"),
+            BParam(name="target"),
+            BParam(name="delta", required=False, keyword_only=True),
+            BParam(name="reduction", required=False, keyword_only=True),
+        ),
+        signature='huber_loss(input: [..] Float, target: [..] Float, delta=1.0, reduction="mean") -> [] NonNeg',
+        doc="torch's name for huber: F.huber_loss.",
+        example="l = huber_loss(x, x * 2.0, delta=0.5)",
         group="losses",
         runtime="huber",
         rest_ok=True,
@@ -333,3 +384,53 @@ def _same_shape_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env
     else:
         _same_shape_dims(c, b.name, bound, first, p, second, t)
     return T.scalar(T.Elem(p.elem.dtype, "nonneg"))
+
+
+@builtin(
+    Builtin(
+        name="mse_loss",
+        params=(
+            BParam(name="input"),
+            BParam(name="target"),
+            BParam(name="reduction", required=False, keyword_only=True),
+        ),
+        signature='mse_loss(input: [..] Float, target: [..] Float, reduction="mean") -> [] NonNeg',
+        doc='Mean squared error, torch\'s F.mse_loss: the mean of (input - target)**2 (reduction="sum": the sum; '
+        '"none": one per element, of their shape); mse without reduction=.',
+        example="l = mse_loss(x, x * 2.0)",
+        group="losses",
+        runtime="mse_loss",
+        rest_ok=True,
+        role="loss",
+        target_param="target",
+        symmetric=True,
+    ),
+    Builtin(
+        name="l1_loss",
+        params=(
+            BParam(name="input"),
+            BParam(name="target"),
+            BParam(name="reduction", required=False, keyword_only=True),
+        ),
+        signature='l1_loss(input: [..] Float, target: [..] Float, reduction="mean") -> [] NonNeg',
+        doc="Mean absolute error, torch's F.l1_loss: the mean of abs(input - target); reduction= as mse_loss's.",
+        example='l = l1_loss(x, x * 2.0, reduction="sum")',
+        group="losses",
+        runtime="l1_loss",
+        rest_ok=True,
+        role="loss",
+        target_param="target",
+        symmetric=True,
+    ),
+)
+def _pointwise_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    """mse_loss(input, target) and l1_loss(input, target): two float tensors of
+    one shape (torch would broadcast a size-1 dim, and warns), reduced."""
+    p = tensor_arg(c, bound["input"], env, b.name, "input")
+    t = tensor_arg(c, bound["target"], env, b.name, "target")
+    reduction = choice_arg(c, bound.get("reduction"), env, f"reduction of {b.name}", REDUCTIONS)
+    if p is None or t is None:
+        return T.scalar(T.NONNEG) if reduction in ("mean", "sum") else T.UNKNOWN
+    if not _same_shape(c, node, b, bound, "input", p, "target", t):
+        return T.scalar(T.Elem(p.elem.dtype, "nonneg")) if reduction in ("mean", "sum") else T.UNKNOWN
+    return _reduced(p.dims, p.elem.dtype, reduction)

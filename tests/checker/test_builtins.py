@@ -127,9 +127,18 @@ def test_the_lints_find_the_built_ins_by_the_facts_of_their_specs() -> None:
     # the lints read `role`, `target_param` and `symmetric`; these are the
     # built-ins each lint then looks at (a spec that loses its fact drops out)
     assert {"softmax", "sigmoid"} == N._MAKES_PROB
-    assert {"log_softmax", "nll", "cross_entropy"} == N._MAKES_LOGPROB
-    assert N._SOFTMAXES == {"softmax": "x", "log_softmax": "x", "cross_entropy": "logits", "nll": "logp"}
-    assert N._TARGET_LOSSES == {"mse": "target", "smooth_l1": "target", "huber": "target"}
-    assert {"mse", "maximum", "minimum"} == N._SYMMETRIC
+    assert {"log_softmax", "nll", "nll_loss", "cross_entropy"} == N._MAKES_LOGPROB
+    assert N._SOFTMAXES == {
+        "softmax": "x",
+        "log_softmax": "x",
+        "cross_entropy": "logits",
+        "nll": "logp",
+        "nll_loss": "logp",
+    }
+    # (torch's names, mse_loss ..., beside Quiver's first ones)
+    assert N._TARGET_LOSSES == {
+        name: "target" for name in ("mse", "smooth_l1", "huber", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+    }
+    assert {"mse", "mse_loss", "l1_loss", "maximum", "minimum"} == N._SYMMETRIC
     by = {b.name: b for b in BUILTINS.values()}
     assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}

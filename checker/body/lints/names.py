@@ -33,6 +33,7 @@ _PROB_EXPECTS = {  # W0302: the loss, its parameter, what it wants, the call to 
     "cross_entropy": ("logits", "logits (it applies log_softmax itself)", "softmax"),
     "binary_cross_entropy_with_logits": ("z", "logits (it applies sigmoid itself)", "sigmoid"),
     "nll": ("logp", "log-probabilities, as log_softmax gives", None),
+    "nll_loss": ("logp", "log-probabilities, as log_softmax gives", None),
     "kl_div": ("logp", "log-probabilities, as log_softmax gives", None),
 }
 _DIFFERENTIATORS = ("value_and_grad", "grad")
