@@ -324,8 +324,16 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
         # a division not proved exact when checking ((H/16) of a generic H): its count, checked when it runs
         shape = T.TensorT(tuple(split), x.elem)
         c.add_dim_check(bound["x"].node, DimCheck("rearrange(): argument 'x'", str(shape), count=tuple(split)))
-    out = tuple(_product([dims[n.text] for n in item.names]) for item in pattern.output.items)
-    return T.TensorT(out, x.elem)
+    # a group merged back as it was split is the dim it split: `(h p)` of `(n/3)` and 3 is n
+    # (a division the checker could not prove exact is checked when it runs)
+    wholes = [d for item, d in zip(side.items, x.dims) if item.grouped and T.dim_poly(d) is not None]
+    out = []
+    for item in pattern.output.items:
+        d = _product([dims[n.text] for n in item.names])
+        p = T.dim_poly(d)
+        same = [w for w in wholes if p is not None and DX.equal_if_exact(p, T.dim_poly(w) or DX.ZERO)]
+        out.append(same[0] if item.grouped and same else d)
+    return T.TensorT(tuple(out), x.elem)
 
 
 def _shown(d: T.Dim) -> str:
