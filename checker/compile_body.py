@@ -681,9 +681,6 @@ class _FnCompiler:
             (named if p.keyword_only else values).append(f"{p.name}={rendered}" if p.keyword_only else rendered)
         if b.variadic:  # batches(x, y, ...): the tensors, before the options
             values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
-        if b.extra_keywords:  # rearrange's sizes, by name
-            sizes = [f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in {p.name for p in b.params}]
-            values.append("{" + ", ".join(sizes) + "}")
         for check in self.body.dim_checks.get(node, ()):
             if check.reader:  # dims bound before: checked by the reader, whose message names the file
                 named.append(f"sizes={self.sizes(check.dims)}")

@@ -145,7 +145,10 @@ def test_simplevit_patch_embedding_like_torch(mod, dtype) -> None:
 
 
 def test_a_split_not_proved_exact_is_checked_when_it_runs(mod) -> None:
-    with pytest.raises(rt.CheckError, match=r"rearrange\(\): argument 'x' expected 24 elements \(\[b \(n/4\) 4\] = \[3 2 4\]\), found \[3 10\]"):
+    with pytest.raises(
+        rt.CheckError,
+        match=r"rearrange\(\): argument 'x' expected 24 elements \(\[b \(n/4\) 4\] = \[3 2 4\]\), found \[3 10\]",
+    ):
         mod.fold(_r(3, 10))
     with pytest.raises(rt.CheckError, match=r"splits a dim of 10 by 3"):
         mod.split_n(_r(3, 10), 3)

@@ -96,9 +96,10 @@ def _result_names(c: RuleContext, lit: A.StrLit, pattern: P.Pattern, known: set[
     Builtin(
         name="einsum",
         params=(BParam(name="pattern"), BParam(name="a")),
-        signature='einsum("b n d, b m d -> b n m", a: [..], b: [..], ...) -> [..]',
-        doc="A sum of products written with dim names (torch.einsum, names for letters): each input names the dims "
-        "of one tensor, the result's dims are the names after ->, and the names it leaves out are summed over.",
+        signature="einsum(pattern: Str, a: [..], ...) -> [..]",
+        doc='A sum of products written with dim names (torch.einsum, names for letters): einsum("b n d, b m d -> b n '
+        'm", q, k); each input of the pattern names the dims of one tensor, the result has the dims named after '
+        "->, and the names it leaves out are summed over.",
         example='e = einsum("b d, b d -> b", x, x)',
         group="shape",
         runtime="einsum",
@@ -145,7 +146,9 @@ def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
                 c.diags.append(
                     C.E0972.at(
                         _at(lit, n.start, n.end),
-                        related=(LocalRelated(f"'{n.text}' is {first[0]} here", span=_at(lit, first[1].start, first[1].end)),),
+                        related=(
+                            LocalRelated(f"'{n.text}' is {first[0]} here", span=_at(lit, first[1].start, first[1].end)),
+                        ),
                         fn="einsum",
                         name=n.text,
                         first=first[0],
@@ -190,6 +193,37 @@ def _product(ds: list[T.Dim]) -> T.Dim:
     return dim_from(total, "(" + "*".join(dim_text(d) for d in ds) + ")", ds)
 
 
+def _quotient(p: DX.Poly, q: DX.Poly) -> DX.Poly:
+    """`p / q` floored, exact when q is one term that divides each of p's:
+    `(t*e)` by `e` is `t`, as DX.div alone does not see."""
+    if len(q) == 1 and q[0][0]:
+        terms = [_term_quotient(m, c, q[0]) for m, c in p]
+        if all(t is not None for t in terms):
+            out = DX.ZERO
+            for t in terms:
+                assert t is not None
+                out = DX.add(out, t)
+            return out
+    quotient = DX.div(p, q)
+    assert quotient is not None  # a size is at least 1
+    return quotient
+
+
+def _term_quotient(m: DX.Mono, c: int, divisor: tuple[DX.Mono, int]) -> DX.Poly | None:
+    """The term c*m divided by one term, when it divides it."""
+    rest = list(m)
+    for a in divisor[0]:
+        if a not in rest:
+            return None
+        rest.remove(a)
+    if c % divisor[1]:
+        return None
+    out = DX.const(c // divisor[1])
+    for a in rest:
+        out = DX.mul(out, DX.atom(a))
+    return out
+
+
 def _readable(d: T.Dim) -> bool:
     """A dim whose size compiled code can compute from the function's own
     dims (a literal, a constant, a generic dim or arithmetic of them)."""
@@ -200,10 +234,10 @@ def _readable(d: T.Dim) -> bool:
     Builtin(
         name="rearrange",
         params=(BParam(name="x"), BParam(name="pattern")),
-        signature='rearrange(x: [..], "b c (h p) w -> b (c p) h w", p=size, ...) -> [..]',
+        signature="rearrange(x: [..], pattern: Str, name=size, ...) -> [..]",
         doc="The values of x with its dims split, moved and merged as a pattern of names says (einops.rearrange): "
-        "a group (h p) of the input splits a dim, the sizes of all but one of its names given as keywords, one of "
-        "the result merges dims.",
+        'rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=16, p2=16); a group of the input splits a dim, '
+        "the sizes of all but one of its names given as keywords, a group of the result merges dims.",
         example='r = rearrange(x, "b d -> d b")',
         group="shape",
         runtime="rearrange",
@@ -300,8 +334,7 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
                     reason = C.E0974.say("not_divisible", group=item.text, dim=_shown(d), sizes=_shown(known))
                     c.diags.append(C.E0974.at(span, reason=reason))
                     return T.UNKNOWN
-                quotient = DX.div(pd, pk)
-                assert quotient is not None  # a size is at least 1
+                quotient = _quotient(pd, pk)
                 whole = dim_from(quotient, f"({dim_text(d)}/{dim_text(known)})", (d, known))
                 proved = proved and DX.mul(quotient, pk) == pd
             dims[missing[0]] = whole
