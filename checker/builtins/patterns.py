@@ -13,6 +13,8 @@ a diagnostic about one name underlines that name inside the string.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import ast as A
 from .. import catalog as C
 from .. import dimexpr as DX
@@ -39,6 +41,23 @@ def _at(lit: A.StrLit, start: int, end: int) -> A.Span:
     return A.Span(lit.span.start + 1 + start, lit.span.start + 1 + end)
 
 
+# what E0970 says of each malformed pattern (einpattern.PatternError's variant)
+_SAID: dict[str, Callable[[dict[str, str]], str]] = {
+    "no_arrow": lambda a: C.E0970.say("no_arrow"),
+    "two_arrows": lambda a: C.E0970.say("two_arrows"),
+    "comma_in_output": lambda a: C.E0970.say("comma_in_output"),
+    "comma_in_rearrange": lambda a: C.E0970.say("comma_in_rearrange"),
+    "ellipsis": lambda a: C.E0970.say("ellipsis"),
+    "group_in_einsum": lambda a: C.E0970.say("group_in_einsum"),
+    "nested": lambda a: C.E0970.say("nested"),
+    "unopened": lambda a: C.E0970.say("unopened"),
+    "unclosed": lambda a: C.E0970.say("unclosed"),
+    "empty_group": lambda a: C.E0970.say("empty_group"),
+    "bad_name": lambda a: C.E0970.say("bad_name", name=a["name"]),
+    "bad_char": lambda a: C.E0970.say("bad_char", char=a["char"]),
+}
+
+
 def _pattern(c: RuleContext, a: CallArg, env: Env, fn: str, groups: bool) -> tuple[A.StrLit, P.Pattern] | None:
     """The pattern argument, parsed (None after a diagnostic)."""
     t = c.value(a.node, env)
@@ -58,7 +77,7 @@ def _pattern(c: RuleContext, a: CallArg, env: Env, fn: str, groups: bool) -> tup
         return None
     got = P.parse(lit.value, groups=groups, many=not groups)
     if isinstance(got, P.PatternError):
-        problem = C.E0970.say(got.variant, **dict(got.args))
+        problem = _SAID[got.variant](dict(got.args))
         c.diags.append(C.E0970.at(_at(lit, got.start, got.end), fn=fn, problem=problem))
         return None
     return lit, got
