@@ -18,8 +18,10 @@ E0970 = _code(
     group of names in parentheses, `(h p1)`, for one dim that is their
     product. Names are the pattern's own, as in einops: they are bound to
     the tensors' dims position by position. A size is given as a keyword
-    (`p1=16`), never written in the pattern; `...` is not supported: name
-    each dim.
+    (`p1=16`), never written in the pattern. A side may start with `...`,
+    the leading dims of the tensor however many (its batch dims, or the
+    `..` of a shape of any rank), which the result keeps in front: `...`
+    stands in front only.
     """,
     """
     fn f(x: [b c h w]) -> [b (c*h*w)]:
@@ -34,7 +36,7 @@ E0970 = _code(
         "two_arrows": "a second '->': one arrow goes between the inputs and the result",
         "comma_in_output": "',' in the result: einsum and rearrange make one tensor",
         "comma_in_rearrange": "',' in rearrange's input: rearrange takes one tensor",
-        "ellipsis": "'...' is not supported: name each dim",
+        "ellipsis": "'...' stands only in front of a side, for the leading dims",
         "group_in_einsum": "einsum's names are one dim each; a group such as '(h w)' is rearrange's",
         "nested": "a group inside a group: a group holds names only",
         "unopened": "')' closes no '('",
@@ -54,7 +56,9 @@ E0971 = _code(
     """
     Each input of the pattern names the dims of one tensor, one name (or,
     for rearrange, one group) per dim, in order: `"b n d"` is for a tensor
-    of 3 dims. einsum's pattern has one input per tensor it is given.
+    of 3 dims; after a leading `...`, the last dims (`"... d"` is for
+    `[b T d]` and for `[.. d]`). einsum's pattern has one input per tensor
+    it is given.
     """,
     """
     fn f(q: [b n d]) -> [b d n]:
@@ -66,6 +70,8 @@ E0971 = _code(
     """,
     variants={
         "rank": "'{side}' names {names} for {x}, which has {dims}",
+        "rank_lead": "'{side}' names {names} after '...' for {x}, which has {dims}",
+        "rest": "'{side}' names the dims of {x} after its '..': write '...' in front for them",
         "operands": "{inputs} before '->' for {tensors}",
     },
 )
@@ -115,6 +121,8 @@ E0973 = _code(
         "twice_in_input": "'{name}' stands twice in rearrange's input",
         "dropped": "'{name}' of the input is not in the result: rearrange keeps every value "
         "(sum or mean over it first)",
+        "lead_dropped": "the input has '...' and the result does not: the leading dims stay in front",
+        "lead_made": "the result has '...' and {inputs} no '...'",
     },
 )
 

@@ -5,12 +5,14 @@ A pattern is its inputs (one per tensor, separated by `,`), `->`, and its
 output. Each input or output is a list of items: a name (one dim) or, for
 rearrange, a group of names in parentheses (one dim that is their product).
 Every name and group keeps its offsets in the pattern's text, so a
-diagnostic can underline the very name it is about. A malformed pattern is
+diagnostic can underline the very name it is about. A side may start with `...`: the
+tensor's leading dims, however many, which the result keeps in front
+(einops' and torch.einsum's ellipsis, here only in front). A malformed pattern is
 a `PatternError`: the catalog variant of E0970 that says what is wrong, its
 arguments and the offsets of the offending text.
 
-This module imports nothing of the checker: the run time reads the same
-grammar (runtime/_patterns.py) without it.
+This module imports nothing of the checker (runtime/_patterns.py reads the
+patterns the checker accepted on its own).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Side:
     items: tuple[Item, ...]
     start: int
     end: int
+    # `...` in front: the leading dims of the tensor, however many, kept as they are
+    lead: Name | None = None
 
     @property
     def names(self) -> tuple[Name, ...]:
@@ -53,7 +57,7 @@ class Side:
 
     @property
     def text(self) -> str:
-        return " ".join(item.text for item in self.items)
+        return " ".join(["..."] * (self.lead is not None) + [item.text for item in self.items])
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ def _is_name(word: str) -> bool:
 
 def _side(text: str, start: int, end: int, groups: bool) -> Side | PatternError:
     items: list[Item] = []
+    lead: Name | None = None
     group: list[Name] | None = None
     opened = 0
     i = start
@@ -89,7 +94,11 @@ def _side(text: str, start: int, end: int, groups: bool) -> Side | PatternError:
             i += 1
             continue
         if text.startswith("...", i):
-            return _error("ellipsis", i, i + 3)
+            if items or group is not None or lead is not None:
+                return _error("ellipsis", i, i + 3)
+            lead = Name("...", i, i + 3)
+            i += 3
+            continue
         if ch == "(":
             if not groups:
                 close = text.find(")", i, end)
@@ -125,7 +134,7 @@ def _side(text: str, start: int, end: int, groups: bool) -> Side | PatternError:
         return _error("bad_char", i, i + 1, char=ch)
     if group is not None:
         return _error("unclosed", opened, opened + 1)
-    return Side(tuple(items), start, end)
+    return Side(tuple(items), start, end, lead)
 
 
 def parse(text: str, *, groups: bool, many: bool) -> Pattern | PatternError:

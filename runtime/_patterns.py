@@ -14,11 +14,12 @@ import torch
 
 from ._errors import CheckError
 
-_TOKEN = re.compile(r"\(|\)|\w+")
+_TOKEN = re.compile(r"\.\.\.|\(|\)|\w+")
 
 
 def _side(text: str) -> list[list[str]]:
-    """The items of one side: each a list of names (a group's several)."""
+    """The items of one side: each a list of names (a group's several);
+    a leading `...` is an item of its own, ["..."]."""
     items: list[list[str]] = []
     group: list[str] | None = None
     for tok in _TOKEN.findall(text):
@@ -44,6 +45,9 @@ def _equation(pattern: str) -> str:
     def side(text: str) -> str:
         out = ""
         for [name] in _side(text):
+            if name == "...":
+                out += name
+                continue
             if name not in letters:
                 letters[name] = string.ascii_letters[len(letters)]
             out += letters[name]
@@ -59,11 +63,12 @@ def einsum(pattern: str, *tensors):
 
 @functools.lru_cache(maxsize=512)
 def _plan(pattern: str) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...], tuple[int, ...]]:
-    """The input's items, the result's items, and the permutation of the
-    input's names that puts them in the result's order."""
+    """The input's items, the result's items (without a leading `...`),
+    and the permutation of the input's names that puts them in the
+    result's order."""
     left, right = pattern.split("->")
-    ins = tuple(tuple(item) for item in _side(left))
-    outs = tuple(tuple(item) for item in _side(right))
+    ins = tuple(tuple(item) for item in _side(left) if item != ["..."])
+    outs = tuple(tuple(item) for item in _side(right) if item != ["..."])
     flat_in = [n for item in ins for n in item]
     order = tuple(flat_in.index(n) for item in outs for n in item)
     return ins, outs, order
@@ -73,8 +78,9 @@ def rearrange(x, pattern: str, sizes: dict[str, int]):
     """``rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", {"p1": 16, "p2": 16})``:
     x split, moved and merged as the pattern says."""
     ins, outs, order = _plan(pattern)
+    lead = list(x.shape[: x.dim() - len(ins)])  # what a leading `...` stands for
     size: dict[str, int] = {}
-    for item, n in zip(ins, x.shape):
+    for item, n in zip(ins, x.shape[len(lead) :]):
         n = int(n)
         given = [int(sizes[name]) for name in item if name in sizes]
         known = 1
@@ -92,11 +98,11 @@ def rearrange(x, pattern: str, sizes: dict[str, int]):
         for name in item:
             if name in sizes:
                 size[name] = int(sizes[name])
-    flat = [size[name] for item in ins for name in item]
+    flat = lead + [size[name] for item in ins for name in item]
     y = x.reshape(flat)
     if order != tuple(range(len(order))):
-        y = y.permute(order)
-    shape = []
+        y = y.permute(tuple(range(len(lead))) + tuple(len(lead) + i for i in order))
+    shape = list(lead)
     for item in outs:
         total = 1
         for name in item:

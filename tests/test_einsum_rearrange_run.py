@@ -68,6 +68,15 @@ fn patches64(img: [b C IMG IMG] f64) -> [b 16 192] f64:
 fn embed(img: [b C IMG IMG], w: [(PATCH*PATCH*C) E]) -> [b 16 E]:
     return rearrange(img, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=PATCH, p2=PATCH) @ w
 
+fn batched(q: [.. n d], k: [.. m d]) -> [.. n m]:
+    return einsum("... n d, ... m d -> ... n m", q, k)
+
+fn batched64(q: [.. n d] f64, k: [m d] f64) -> [.. n m] f64:
+    return einsum("... n d, m d -> ... n m", q, k)
+
+fn pairs(x: [.. (2*d)]) -> [.. 2 d]:
+    return rearrange(x, "... (h p) -> ... p h", p=2)
+
 fn sequence(x: [b c h w]) -> [b (h*w) c]:
     return rearrange(x, "b c h w -> b (h w) c")
 """
@@ -126,6 +135,15 @@ def test_rearrange_like_reshape_and_permute_with_gradients(mod) -> None:
     _same(lambda t: mod.split_n(t, 3), lambda t: t.reshape(3, 4, 3).permute(0, 2, 1).reshape(3, 12), z)
     _same(mod.fold, lambda t: t.reshape(3, 3, 4), z)
     _same(mod.fold_back, lambda t: t.reshape(3, 3, 4).permute(0, 2, 1).reshape(3, 12), z)
+
+
+def test_leading_dims_of_any_rank_like_torch_with_gradients(mod) -> None:
+    for lead in [(), (2,), (2, 3)]:
+        q, k = _r(*lead, 4, 5), _r(*lead, 6, 5, seed=1)
+        _same(mod.batched, lambda a, c: torch.einsum("...nd,...md->...nm", a, c), q, k)
+        _same(mod.batched64, lambda a, c: torch.einsum("...nd,md->...nm", a, c), q.double(), _r(6, 5).double())
+        x = _r(*lead, 3, 8)
+        _same(mod.pairs, lambda t: t.reshape(*t.shape[:-1], 4, 2).transpose(-1, -2), x)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

@@ -7,7 +7,9 @@ A pattern's names are its own: they are bound to the tensors' dims position
 by position, so the result's type is computed exactly: einsum's result has
 the dims of its output names (the others are summed over); rearrange's
 groups split a dim (`(h p1)` of `H` with `p1=16` is `(H/16)` and 16) or
-merge dims (`(h w)` is `(h*w)`). The pattern is read by checker/einpattern.py;
+merge dims (`(h w)` is `(h*w)`). A side may start with `...`: the leading
+dims, however many (a `[.. d]` operand's `..` among them), kept in front of
+the result. The pattern is read by checker/einpattern.py;
 a diagnostic about one name underlines that name inside the string.
 """
 
@@ -25,7 +27,7 @@ from ..body.env import CallArg, Env
 from ..body.text import plural
 from ..diagnostics import LocalRelated
 from ..results import DimCheck
-from .args import dim_from, dim_text, dim_value_arg, tensor_arg
+from .args import dim_from, dim_text, dim_value_arg, poly_dim, tensor_arg
 from .registry import builtin
 from .spec import BParam, Builtin
 
@@ -83,14 +85,45 @@ def _pattern(c: RuleContext, a: CallArg, env: Env, fn: str, groups: bool) -> tup
     return lit, got
 
 
-def _rank_fits(c: RuleContext, lit: A.StrLit, side: P.Side, x: T.TensorT, fn: str) -> bool:
-    if len(side.items) == x.rank:
-        return True
+def _dims_of(c: RuleContext, lit: A.StrLit, side: P.Side, x: T.TensorT, fn: str) -> tuple[T.Dim, ...] | None:
+    """The leading dims of x that the side's `...` stands for (none without
+    one), after checking that the side names each of x's other dims; None
+    after a diagnostic."""
+    named = len(side.items)
+    rest = T.has_rest(x)
+    fits = x.rank - named >= (1 if rest else 0) if side.lead is not None else x.rank == named and not rest
+    if fits:
+        return x.dims[: x.rank - named]
     start, end = P.trimmed(lit.value, side.start, side.end)
-    reason = C.E0971.say(
-        "rank", side=side.text, names=plural(len(side.items), "dim"), x=str(x), dims=plural(x.rank, "dim")
-    )
+    kind = "rank_lead" if side.lead is not None else "rest" if rest and x.rank - 1 == named else "rank"
+    shown = [d for d in x.dims if not isinstance(d, T.DimRest)]
+    if kind == "rest":
+        reason = C.E0971.say("rest", side=side.text, x=str(x))
+    elif kind == "rank_lead":
+        reason = C.E0971.say(
+            "rank_lead", side=side.text, names=plural(named, "dim"), x=str(x), dims=plural(len(shown), "dim")
+        )
+    else:
+        reason = C.E0971.say("rank", side=side.text, names=plural(named, "dim"), x=str(x), dims=plural(x.rank, "dim"))
     c.diags.append(C.E0971.at(_at(lit, start, end), fn=fn, reason=reason))
+    return None
+
+
+def _lead_kept(c: RuleContext, lit: A.StrLit, pattern: P.Pattern, fn: str) -> bool:
+    """Whether the result has `...` exactly when an input has."""
+    has = any(side.lead is not None for side in pattern.inputs)
+    out = pattern.output.lead
+    if has == (out is not None):
+        return True
+    if out is not None:
+        inputs = "the inputs have" if len(pattern.inputs) > 1 else "the input has"
+        problem = C.E0973.say("lead_made", inputs=inputs)
+        span = _at(lit, out.start, out.end)
+    else:
+        problem = C.E0973.say("lead_dropped")
+        start, end = P.trimmed(lit.value, pattern.output.start, pattern.output.end)
+        span = _at(lit, start, end) if end > start else lit.span
+    c.diags.append(C.E0973.at(span, fn=fn, problem=problem))
     return False
 
 
@@ -123,12 +156,22 @@ def _result_names(c: RuleContext, lit: A.StrLit, pattern: P.Pattern, known: set[
         group="shape",
         runtime="einsum",
         variadic=True,
+        rest_ok=True,
         note="A name bound to two dims is [E0972](diagnostics.md#e0972); the pattern's errors are "
         "[E0970](diagnostics.md#e0970) to [E0973](diagnostics.md#e0973).",
     ),
     raw=True,
 )
 def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    # (a raw rule: the tensors may be written with a rest of dims, [.. d], as the spec's rest_ok says)
+    outer, c.builtin_now = c.builtin_now, b.name
+    try:
+        return _einsum_checked(c, node, b, args, env, paren)
+    finally:
+        c.builtin_now = outer
+
+
+def _einsum_checked(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     matched = c.bind_args("einsum", [("pattern", True, False), ("a", True, False)], args, paren, True)
     if matched is None:
         c._eval_args(args, env)
@@ -153,10 +196,31 @@ def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
         c.diags.append(C.E0970.at(lit.span, fn="einsum", problem=C.E0970.say("too_many", count=count)))
         return T.UNKNOWN
     dims: dict[str, tuple[T.Dim, P.Name, int]] = {}
+    leads: list[tuple[T.Dim, ...]] = []
+    lead: tuple[tuple[T.Dim, ...], P.Name, int] | None = None
     for i, (side, x) in enumerate(zip(pattern.inputs, tensors)):
-        if not _rank_fits(c, lit, side, x, "einsum"):
+        front = _dims_of(c, lit, side, x, "einsum")
+        if front is None:
             return T.UNKNOWN
-        for n, d in zip(side.names, x.dims):
+        leads.append(front)
+        if side.lead is not None and lead is None:
+            lead = (front, side.lead, i)
+        elif side.lead is not None and lead is not None and not _same_dims(lead[0], front):
+            # the leading dims of `...`, the same in each tensor
+            c.diags.append(
+                C.E0972.at(
+                    _at(lit, side.lead.start, side.lead.end),
+                    related=(LocalRelated("'...' is bound here", span=_at(lit, lead[1].start, lead[1].end)),),
+                    fn="einsum",
+                    name="...",
+                    first=str(T.TensorT(lead[0])),
+                    first_place=f"{tensors[lead[2]]} (tensor {lead[2] + 1})",
+                    second=str(T.TensorT(front)),
+                    second_place=f"{x} (tensor {i + 1})",
+                )
+            )
+            return T.UNKNOWN
+        for n, d in zip(side.names, x.dims[len(front) :]):
             first = dims.get(n.text)
             if first is None or (isinstance(first[0], T.DimUnknown) and not isinstance(d, T.DimUnknown)):
                 dims[n.text] = (d, n, i)
@@ -177,7 +241,7 @@ def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
                     )
                 )
                 return T.UNKNOWN
-    if not _result_names(c, lit, pattern, names, "einsum"):
+    if not _result_names(c, lit, pattern, names, "einsum") or not _lead_kept(c, lit, pattern, "einsum"):
         return T.UNKNOWN
     dtypes = [t.elem.dtype for t in tensors]
     for t, a in zip(tensors, parts):
@@ -193,9 +257,16 @@ def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
             return T.UNKNOWN
     for i, (side, x, a) in enumerate(zip(pattern.inputs, tensors, parts)):
         # a dim known only at run time (`?`) where the name is bound to a known dim: checked there
-        given = T.TensorT(tuple(dims[n.text][0] for n in side.names), x.elem)
+        given = T.TensorT(leads[i] + tuple(dims[n.text][0] for n in side.names), x.elem)
         c.note_dims(a.node, given, x, "einsum(): ", f"tensor {i + 1}")
-    return T.TensorT(tuple(dims[n.text][0] for n in pattern.output.names), T.Elem(dtypes[0]))
+    front = lead[0] if lead is not None else ()
+    return T.TensorT(front + tuple(dims[n.text][0] for n in pattern.output.names), T.Elem(dtypes[0]))
+
+
+def _same_dims(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> bool:
+    return len(a) == len(b) and all(
+        isinstance(x, T.DimRest) and isinstance(y, T.DimRest) or T.dims_equal(x, y) for x, y in zip(a, b)
+    )
 
 
 def _product(ds: list[T.Dim]) -> T.Dim:
@@ -261,12 +332,21 @@ def _readable(d: T.Dim) -> bool:
         group="shape",
         runtime="rearrange",
         extra_keywords=True,
+        rest_ok=True,
         note="A group that does not split its dim is [E0974](diagnostics.md#e0974); the pattern's errors are "
         "[E0970](diagnostics.md#e0970) to [E0973](diagnostics.md#e0973).",
     ),
     raw=True,
 )
 def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
+    outer, c.builtin_now = c.builtin_now, b.name
+    try:
+        return _rearrange_checked(c, node, args, env, paren)
+    finally:
+        c.builtin_now = outer
+
+
+def _rearrange_checked(c: RuleContext, node: A.Node, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     own = [a for a in args if a.keyword in (None, "x", "pattern")]
     size_args = [a for a in args if a.keyword not in (None, "x", "pattern")]
     late = [a for a in own if a.keyword is None and any(s.span.start < a.span.start for s in size_args)]
@@ -292,7 +372,8 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
         return T.UNKNOWN
     lit, pattern = got
     side = pattern.inputs[0]
-    if not _rank_fits(c, lit, side, x, "rearrange"):
+    front = _dims_of(c, lit, side, x, "rearrange")
+    if front is None:
         return T.UNKNOWN
     seen: set[str] = set()
     for n in side.names:
@@ -301,7 +382,7 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
             c.diags.append(C.E0973.at(_at(lit, n.start, n.end), fn="rearrange", problem=problem))
             return T.UNKNOWN
         seen.add(n.text)
-    if not _result_names(c, lit, pattern, seen, "rearrange"):
+    if not _result_names(c, lit, pattern, seen, "rearrange") or not _lead_kept(c, lit, pattern, "rearrange"):
         return T.UNKNOWN
     left = seen - {n.text for n in pattern.output.names}
     if left:
@@ -321,9 +402,9 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
             c.diags.append(C.E0975.at(where, problem=problem))
             return T.UNKNOWN
     dims: dict[str, T.Dim] = {}
-    split: list[T.Dim] = []  # the dims of the input, each group split: a count checked when it runs
+    split: list[T.Dim] = list(front)  # the dims of the input, each group split: a count checked when it runs
     proved = True
-    for item, d in zip(side.items, x.dims):
+    for item, d in zip(side.items, x.dims[len(front) :]):
         if not item.grouped:
             name = item.names[0].text
             size = sizes.get(name, (None, None))
@@ -354,7 +435,7 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
                     c.diags.append(C.E0974.at(span, reason=reason))
                     return T.UNKNOWN
                 quotient = _quotient(pd, pk)
-                whole = dim_from(quotient, f"({dim_text(d)}/{dim_text(known)})", (d, known))
+                whole = poly_dim(quotient)
                 proved = proved and DX.mul(quotient, pk) == pd
             dims[missing[0]] = whole
         elif pd is not None and pk is not None and pd != pk:
@@ -378,8 +459,8 @@ def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], en
         c.add_dim_check(bound["x"].node, DimCheck("rearrange(): argument 'x'", str(shape), count=tuple(split)))
     # a group merged back as it was split is the dim it split: `(h p)` of `(n/3)` and 3 is n
     # (a division the checker could not prove exact is checked when it runs)
-    wholes = [d for item, d in zip(side.items, x.dims) if item.grouped and T.dim_poly(d) is not None]
-    out = []
+    wholes = [d for item, d in zip(side.items, x.dims[len(front) :]) if item.grouped and T.dim_poly(d) is not None]
+    out = list(front)
     for item in pattern.output.items:
         d = _product([dims[n.text] for n in item.names])
         p = T.dim_poly(d)

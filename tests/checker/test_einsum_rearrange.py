@@ -53,6 +53,14 @@ diags = partial(spanned, prelude=P)
         ("(img: [b 3 H H]) -> [b 16 192]", 'rearrange(img, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=8, p2=8)'),
         ("(x: [b H] Index[T]) -> [H b] Index[T]", 'rearrange(x, "b h -> h b")'),
         ("(x: [b H] Bool) -> [b 2 16] Bool", 'rearrange(x, "b (h p) -> b h p", p=16)'),
+        ("(q: [b t n d], k: [b t m d]) -> [b t n m]", 'einsum("... n d, ... m d -> ... n m", q, k)'),
+        ("(q: [.. n d], k: [.. m d]) -> [.. n m]", 'einsum("... n d, ... m d -> ... n m", q, k)'),
+        ("(q: [.. n d], k: [m d]) -> [.. n m]", 'einsum("... n d, m d -> ... n m", q, k)'),
+        ("(q: [b n d]) -> [b n d]", 'einsum("... -> ...", q)'),
+        ("(x: [.. H]) -> [.. 4 8]", 'rearrange(x, "... (p h) -> ... p h", p=4)'),
+        ("(x: [b t (h*4)]) -> [b t h 4]", 'rearrange(x, "... (p h) -> ... h p", h=h)'),
+        ("(x: [.. (2*d)]) -> [.. 2 d]", 'rearrange(x, "... (h p) -> ... p h", p=2)'),
+        ("(x: [b c h w]) -> [b c (h*w)]", 'rearrange(x, "... h w -> ... (h w)")'),
     ],
 )
 def test_types_that_fit(sig: str, expr: str) -> None:
@@ -103,9 +111,29 @@ fn bad_char(q: [b n d]) -> [b d]:
     return einsum("b n d -> b d!", q)
 #                              ^ E0970: einsum pattern: '!' cannot stand in a pattern (names, ( ) groups, ',' and '->')
 
-fn ellipsis(q: [b n d]) -> [b d]:
-    return einsum("... n d -> ... d", q)
-#                  ^^^ E0970: einsum pattern: '...' is not supported: name each dim
+fn ellipsis_inside(q: [b n d]) -> [b d]:
+    return einsum("b ... d -> b d", q)
+#                    ^^^ E0970: einsum pattern: '...' stands only in front of a side, for the leading dims
+
+fn leads_differ(q: [b t n d], k: [b m d]) -> [b t n m]:
+    return einsum("... n d, ... m d -> ... n m", q, k)
+#                           ^^^ E0972: einsum pattern: '...' is [b t] in [b t n d] (tensor 1) and [b] in [b m d] (tensor 2)
+
+fn lead_dropped(q: [b n d], k: [b m d]) -> [n m]:
+    return einsum("... n d, ... m d -> n m", q, k)
+#                                      ^^^ E0973: einsum pattern: the input has '...' and the result does not: the leading dims stay in front
+
+fn lead_made(q: [b n d], k: [b m d]) -> [b n m]:
+    return einsum("b n d, b m d -> ... n m", q, k)
+#                                  ^^^ E0973: einsum pattern: the result has '...' and the inputs have no '...'
+
+fn rest_unnamed(q: [.. n d]) -> [.. d]:
+    return einsum("n d -> d", q)
+#                  ^^^ E0971: einsum pattern: 'n d' names the dims of [.. n d] after its '..': write '...' in front for them
+
+fn too_many_after_lead(q: [n d]) -> [n d]:
+    return einsum("... b n d -> ... b n d", q)
+#                  ^^^^^^^^^ E0971: einsum pattern: '... b n d' names 3 dims after '...' for [n d], which has 2 dims
 
 fn elements(q: [b n d], k: [b m d] f64) -> [b n m]:
     return einsum("b n d, b m d -> b n m", q, k)
@@ -187,6 +215,10 @@ fn rank(x: [b H]) -> [b H]:
 fn not_the_result(x: [b H]) -> [H b]:
     return rearrange(x, "b h -> b h")
 #          ^^^^^^^^^^^^^^^^^^^^^^^^^^ E0201: return value: expected [H b], found [b H]
+
+fn lead_in_result_only(x: [b H]) -> [b H]:
+    return rearrange(x, "b h -> ... b h")
+#                               ^^^ E0973: rearrange pattern: the result has '...' and the input has no '...'
 
 fn twice_size(x: [b H]) -> [b 16 2]:
     return rearrange(x, "b (p h) -> b p h", p=16, p=16)
