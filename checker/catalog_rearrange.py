@@ -14,7 +14,7 @@ E0970 = _code(
     The pattern of `einsum` and `rearrange` is a string literal: the dims of
     each input, separated by `,` (einsum takes one list per tensor,
     rearrange one), then `->` and the dims of the result. A dim is a name
-    (a letter or `_`, then letters, digits or `_`); rearrange also takes a
+    (an ASCII letter or `_`, then letters, digits or `_`); rearrange also takes a
     group of names in parentheses, `(h p1)`, for one dim that is their
     product. Names are the pattern's own, as in einops: they are bound to
     the tensors' dims position by position. A size is given as a keyword
@@ -42,7 +42,7 @@ E0970 = _code(
         "unopened": "')' closes no '('",
         "unclosed": "'(' is not closed",
         "empty_group": "an empty group '()' holds no name",
-        "bad_name": "'{name}' is not a name (a letter or _, then letters, digits or _; "
+        "bad_name": "'{name}' is not a name (an ASCII letter or _, then letters, digits or _; "
         "a size is given as a keyword, p=16)",
         "bad_char": "'{char}' cannot stand in a pattern (names, ( ) groups, ',' and '->')",
         "too_many": "{count} different names; torch.einsum takes 52 at most",

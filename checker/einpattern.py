@@ -17,7 +17,6 @@ patterns the checker accepted on its own).
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass
 
 
@@ -79,7 +78,7 @@ def _error(variant: str, start: int, end: int, **args: str) -> PatternError:
 
 
 def _is_name(word: str) -> bool:
-    return word.isidentifier() and word.isascii() and not keyword.iskeyword(word)
+    return word.isidentifier() and word.isascii()
 
 
 def _side(text: str, start: int, end: int, groups: bool) -> Side | PatternError:

@@ -170,3 +170,51 @@ def test_a_split_not_proved_exact_is_checked_when_it_runs(mod) -> None:
         mod.fold(_r(3, 10))
     with pytest.raises(rt.CheckError, match=r"splits a dim of 10 by 3"):
         mod.split_n(_r(3, 10), 3)
+
+
+VIT = """
+import nn
+
+dim C = 3
+dim IMG = 32
+dim PATCH = 8
+dim PD = PATCH * PATCH * C
+dim E = 24
+
+model PatchEmbedding:
+    param norm1: nn.LayerNorm[PD]
+    param proj: nn.Linear[PD, E]
+    param norm2: nn.LayerNorm[E]
+
+    fn forward(self, img: [b C IMG IMG]) -> [b 16 E]:
+        x = rearrange(img, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=PATCH, p2=PATCH)
+        return self.norm2(self.proj(self.norm1(x)))
+
+fn make(seed: Int) -> PatchEmbedding:
+    return PatchEmbedding.init(seed=seed)
+
+fn embed(m: PatchEmbedding, img: [b C IMG IMG]) -> [b 16 E]:
+    return m(img)
+"""
+
+
+def test_simplevit_to_patch_embedding_like_torch(tmp_path) -> None:
+    # SimpleViT's to_patch_embedding: Rearrange, LayerNorm(patch_dim), Linear(patch_dim, dim), LayerNorm(dim)
+    path = tmp_path / "vit.qv"
+    path.write_text(textwrap.dedent(VIT))
+    vit = quiver.load(str(path))
+    m = vit.make(0)
+    ref = torch.nn.Sequential(torch.nn.LayerNorm(192), torch.nn.Linear(192, 24), torch.nn.LayerNorm(24))
+    with torch.no_grad():
+        ref[0].weight.copy_(m.norm1.weight)
+        ref[0].bias.copy_(m.norm1.bias)
+        ref[1].weight.copy_(m.proj.weight.T)  # Quiver keeps [I O], torch [O I]
+        ref[1].bias.copy_(m.proj.bias)
+        ref[2].weight.copy_(m.norm2.weight)
+        ref[2].bias.copy_(m.norm2.bias)
+
+    def theirs(x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        return ref(x.reshape(b, 3, 4, 8, 4, 8).permute(0, 2, 4, 3, 5, 1).reshape(b, 16, 192))
+
+    _same(lambda x: vit.embed(m, x), theirs, _r(2, 3, 32, 32), exact=False)
