@@ -174,7 +174,7 @@ fn product(x: [b H]) -> [b 16 3]:
 
 fn number_in_pattern(x: [b H]) -> [b 16 2]:
     return rearrange(x, "b (p h) -> b p 2h", p=16)
-#                                       ^^ E0970: rearrange pattern: '2h' is not a name (a letter or _, then letters, digits or _; a size is given as a keyword, p=16)
+#                                       ^^ E0970: rearrange pattern: '2h' is not a name (an ASCII letter or _, then letters, digits or _; a size is given as a keyword, p=16)
 
 fn nested(x: [b H]) -> [b 16 2]:
     return rearrange(x, "b (p (h)) -> b p h", p=16)
