@@ -60,6 +60,18 @@ _SAID: dict[str, Callable[[dict[str, str]], str]] = {
 }
 
 
+def _tensor(c: RuleContext, a: CallArg, env: Env, fn: str, pname: str, float_only: bool) -> T.TensorT | None:
+    """A tensor argument, which may be written with a rest of dims, `[.. d]`
+    (the spec's rest_ok): a raw rule names itself to tensor_arg, after its
+    argument is typed (a call inside it names its own built-in)."""
+    t = c.value(a.node, env)
+    outer, c.builtin_now = c.builtin_now, fn
+    try:
+        return tensor_arg(c, a, env, fn, pname, float_only=float_only, typed=t)
+    finally:
+        c.builtin_now = outer
+
+
 def _pattern(c: RuleContext, a: CallArg, env: Env, fn: str, groups: bool) -> tuple[A.StrLit, P.Pattern] | None:
     """The pattern argument, parsed (None after a diagnostic)."""
     t = c.value(a.node, env)
@@ -163,22 +175,13 @@ def _result_names(c: RuleContext, lit: A.StrLit, pattern: P.Pattern, known: set[
     raw=True,
 )
 def _einsum(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
-    # (a raw rule: the tensors may be written with a rest of dims, [.. d], as the spec's rest_ok says)
-    outer, c.builtin_now = c.builtin_now, b.name
-    try:
-        return _einsum_checked(c, node, b, args, env, paren)
-    finally:
-        c.builtin_now = outer
-
-
-def _einsum_checked(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     matched = c.bind_args("einsum", [("pattern", True, False), ("a", True, False)], args, paren, True)
     if matched is None:
         c._eval_args(args, env)
         return T.UNKNOWN
     bound, extra = matched
     parts = [bound["a"], *extra]
-    typed = [tensor_arg(c, a, env, "einsum", "a" if i == 0 else "b") for i, a in enumerate(parts)]
+    typed = [_tensor(c, a, env, "einsum", "a" if i == 0 else "b", True) for i, a in enumerate(parts)]
     got = _pattern(c, bound["pattern"], env, "einsum", False)
     if got is None or any(t is None for t in typed):
         return T.UNKNOWN
@@ -339,14 +342,6 @@ def _readable(d: T.Dim) -> bool:
     raw=True,
 )
 def _rearrange(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
-    outer, c.builtin_now = c.builtin_now, b.name
-    try:
-        return _rearrange_checked(c, node, args, env, paren)
-    finally:
-        c.builtin_now = outer
-
-
-def _rearrange_checked(c: RuleContext, node: A.Node, args: list[CallArg], env: Env, paren: A.Span) -> T.Type:
     own = [a for a in args if a.keyword in (None, "x", "pattern")]
     size_args = [a for a in args if a.keyword not in (None, "x", "pattern")]
     late = [a for a in own if a.keyword is None and any(s.span.start < a.span.start for s in size_args)]
@@ -359,7 +354,7 @@ def _rearrange_checked(c: RuleContext, node: A.Node, args: list[CallArg], env: E
         c._eval_args(args, env)
         return T.UNKNOWN
     bound = matched[0]
-    x = tensor_arg(c, bound["x"], env, "rearrange", "x", float_only=False)
+    x = _tensor(c, bound["x"], env, "rearrange", "x", False)
     sizes: dict[str, tuple[T.Dim | None, CallArg]] = {}
     twice: CallArg | None = None
     for a in size_args:

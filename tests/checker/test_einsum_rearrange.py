@@ -260,6 +260,14 @@ def test_einsum_of_a_dim_known_only_at_run_time_checks_it_there() -> None:
 def test_sizes_compile_as_one_dict() -> None:
     src = 'fn f(x: [b H], k: Int) -> [b 4 8]:\n    return rearrange(x, "b (p h) -> b p h", h=PATCH, p=4)\n'
     assert "rt.rearrange(x, 'b (p h) -> b p h', {'h': PATCH, 'p': 4})" in _compiled(src)
+    src = 'fn f(x: [b H]) -> [H b]:\n    return rearrange(pattern="b h -> h b", x=x)\n'
+    assert "rt.rearrange(x, 'b h -> h b', {})" in _compiled(src)
+
+
+def test_a_call_inside_takes_its_own_rules_for_a_rest_of_dims() -> None:
+    # einsum and rearrange take [.. d]; concat inside einsum's arguments does not
+    src = 'fn f(x: [.. d]) -> [..]:\n    return einsum("... d -> ...", concat(x, x, over=-1))\n'
+    assert [code for code, _, _ in diags(src)] == ["E0214", "E0214"]
 
 
 def test_hover_and_signature_help() -> None:
