@@ -273,7 +273,8 @@ def _same_dims(a: tuple[T.Dim, ...], b: tuple[T.Dim, ...]) -> bool:
 
 
 def _product(ds: list[T.Dim]) -> T.Dim:
-    """The dim that is the product of `ds` (`(h*w)`); unknown when one is."""
+    """The dim that is the product of `ds` (`(h*w)`, a 1 left out); unknown when one is."""
+    ds = [d for d in ds if not (isinstance(d, T.DimLit) and d.value == 1)] or [T.DimLit(1)]
     if len(ds) == 1:
         return ds[0]
     polys = [T.dim_poly(d) for d in ds]
