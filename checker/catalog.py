@@ -3625,6 +3625,14 @@ from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402
 from .catalog_presence import E0933 as E0933  # noqa: E402
 
+# einsum's and rearrange's patterns
+from .catalog_rearrange import E0970 as E0970  # noqa: E402
+from .catalog_rearrange import E0971 as E0971  # noqa: E402
+from .catalog_rearrange import E0972 as E0972  # noqa: E402
+from .catalog_rearrange import E0973 as E0973  # noqa: E402
+from .catalog_rearrange import E0974 as E0974  # noqa: E402
+from .catalog_rearrange import E0975 as E0975  # noqa: E402
+
 # a model's fn reset_parameters, which init runs
 from .catalog_reset import E0944 as E0944  # noqa: E402
 

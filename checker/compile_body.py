@@ -615,6 +615,9 @@ class _FnCompiler:
                 values.append(rendered)
         if b.variadic:  # extra arguments, before the keyword ones (print's all_ranks=)
             values.extend(self.expr(v) for v in positional[len([p for p in b.params if not p.keyword_only]) :])
+        if b.extra_keywords:  # rearrange's sizes, by name
+            sizes = [f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in {p.name for p in b.params}]
+            values.append("{" + ", ".join(sizes) + "}")
         return f"{func}(" + ", ".join(values + named) + ")"
 
     def checkpoint_call(self, node: A.Node, runtime: str | None, args: list[tuple[str | None, A.Expr]]) -> str:

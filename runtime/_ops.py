@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _device, _dist, _progress, _traced_rng
+from . import _device, _dist, _patterns, _progress, _traced_rng
 from ._checks import checks, deferred, seed_problem, transforms
 from ._elems import Elem, elem_of, f32, tensor_text
 from ._errors import ModeError, QuiverError, ValueCheckError
@@ -848,6 +848,10 @@ def _print(*values, file=None, all_ranks=False) -> None:
         out.write(text)
         out.flush()
 
+
+# einsum and rearrange, the built-ins of dim-name patterns: see _patterns.
+einsum = _patterns.einsum
+rearrange = _patterns.rearrange
 
 # rank() and world_size(): see _dist.
 rank = _dist.rank

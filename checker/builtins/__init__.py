@@ -36,6 +36,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     metrics,
     norms,
     optim,
+    patterns,
     process,
     random,
     reductions,

@@ -67,6 +67,9 @@ class Builtin:
     refine: str | None = None  # for the elementwise rule: "nonneg" or "prob"
     ints: bool = False  # for the elementwise rule: integer tensors are accepted too
     variadic: bool = False  # extra positional arguments allowed (print, value_and_grad)
+    # name=value arguments besides its parameters, compiled as one dict after
+    # the others (rearrange's sizes: p1=16 is {"p1": 16})
+    extra_keywords: bool = False
     note: str = ""  # more for the docs table (links to diagnostics)
     # The rt function a call compiles to when its argument is a plain number
     # (known statically): sqrt(32.0) is rt.sqrt_of_number(32.0), a Python float.
