@@ -3631,6 +3631,15 @@ from .catalog_reset import E0944 as E0944  # noqa: E402
 # integer arithmetic for sizes: min and max of numbers
 from .catalog_sizes import E0960 as E0960  # noqa: E402
 
+# lists built in a body, loops over tuples
+from .catalog_sequences40 import E0961 as E0961  # noqa: E402
+from .catalog_sequences40 import E0962 as E0962  # noqa: E402
+from .catalog_sequences40 import E0963 as E0963  # noqa: E402
+from .catalog_sequences40 import E0964 as E0964  # noqa: E402
+from .catalog_sequences40 import E0965 as E0965  # noqa: E402
+from .catalog_sequences40 import E0966 as E0966  # noqa: E402
+from .catalog_sequences40 import E0967 as E0967  # noqa: E402
+
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402
 from .catalog_traits import E0921 as E0921  # noqa: E402

@@ -371,6 +371,8 @@ class _FnCompiler:
                 return self.call(e, target.func, args), 16
             return self.call(e, target, [(None, e.left)]), 16
         if isinstance(e, A.TensorType):
+            if isinstance(self.type_of(e), T.ListT):  # `[]`, `[h]`: a Python list
+                return "[" + ", ".join(py_name(d.name) for d in e.dims if isinstance(d, A.DimName)) + "]", 20
             return self.shape(e), 20
         if isinstance(e, (A.TensorLit, A.NameList)):
             t = self.type_of(e)
@@ -533,6 +535,8 @@ class _FnCompiler:
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
+        if ref is None and func.name in ("zip", "enumerate"):  # a `for` over tuples or lists: Python's own
+            return f"{func.name}({', '.join(self.expr(v) for _, v in args)})"
         if ref is not None and ref.kind == "builtin":
             return self.builtin(node, func.name, args)
         rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)

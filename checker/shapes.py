@@ -580,6 +580,19 @@ def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
             x if x == y else T.DimUnknown() if T.is_run(x) or T.is_run(y) else x for x, y in zip(a.dims, b.dims)
         )
         return T.TensorT(dims, elem)
+    if isinstance(a, T.ListT) and isinstance(b, T.ListT):
+        # a list on two paths: its elements' one type, its length where both agree
+        if a.item is None or b.item is None:
+            item = a.item if b.item is None else b.item
+        else:
+            item = join(a.item, b.item, grow)
+            if item is None:
+                return None
+        same = a.length is not None and b.length is not None and T.dims_equal(a.length, b.length)
+        same = same and not (T.is_run(a.length) or T.is_run(b.length))  # type: ignore[arg-type]
+        if same:
+            return T.ListT(item, a.length)
+        return T.ListT(item, None, a.why or b.why or "joined")
     if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
         items = [join(x, y, grow) for x, y in zip(a.items, b.items)]
         if any(i is None for i in items):

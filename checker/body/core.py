@@ -18,6 +18,7 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .indexing import IndexingRules
 from .lints import lint_body
+from .lists import ListRules
 from .model_lists import ModelListRules
 from .operators import OperatorRules
 from .run_dims import RunDimRules
@@ -34,6 +35,7 @@ class BodyChecker(
     CallRules,
     RunDimRules,
     ModelListRules,
+    ListRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
