@@ -93,7 +93,6 @@ E0963 = _code(
         "rebound": "it is assigned anew in a loop",
         "range": "its loop is not `for i in range(n)` of a dim n",
         "joined": "its length differs from one path or round of a loop to another",
-        "inside": "it is still being built by the loop around this use",
     },
 )
 
@@ -141,23 +140,22 @@ E0965 = _code(
     of Python's lists (`extend`, `pop`, `insert`) are not supported.
     """,
     """
-    fn f(x: [4]) -> [4]:
-        hs = []
+    fn f(x: [4]) -> [2 4]:
+        hs = [x]
         hs.push(x)
-        return hs[0]
+        return stack(hs)
     """,
     """
-    fn f(x: [4]) -> [4]:
-        hs = []
+    fn f(x: [4]) -> [2 4]:
+        hs = [x]
         hs.append(x)
-        return hs[0]
+        return stack(hs)
     """,
     variants={
         "unknown": "a list has append (and +=, len, indexing, for), not {method}",
         "args": "append takes one element, found {count} arguments",
         "plus": "+ and += join two lists ([h] is a list of one element), found {found}",
         "value": "append changes the list and gives nothing: write it as a statement of its own",
-        "receiver": "append is made to a list by its name (hs.append(h)), not to {found}",
     },
 )
 

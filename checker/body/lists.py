@@ -156,12 +156,12 @@ class ListRules(EngineBase):
             self.diags.append(
                 C.E0965.at(func.name.span, name=name, method=method, problem=C.E0965.say("unknown", method=method))
             )
-            return env
+            return self.rebind_list(name, T.UNKNOWN, env) if statement else env  # its uses are not wrong on top
         if len(e.args) != 1 or e.args[0].keyword is not None:
             self.diags.append(
                 C.E0965.at(e.paren_span, name=name, method=method, problem=C.E0965.say("args", count=len(e.args)))
             )
-            return env
+            return self.rebind_list(name, T.UNKNOWN, env) if statement else env
         if not statement:
             self.diags.append(C.E0965.at(e.span, name=name, method=method, problem=C.E0965.say("value")))
             return env
@@ -169,7 +169,7 @@ class ListRules(EngineBase):
         arg = e.args[0].value
         if not _element_ok(t):
             self.diags.append(C.E0964.at(arg.span, name=name, use=C.E0964.say("element", found=T.describe(t))))
-            return env
+            return self.rebind_list(name, T.UNKNOWN, env)
         new = self.list_plus(cur, T.ListT(t, T.DimLit(1)), name, arg, f"the element appended here, {expr_text(arg)},")
         return self.rebind_list(name, new, env)
 

@@ -340,6 +340,18 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
     return T.TensorT(first.dims[:at] + new + first.dims[at:], first.elem)
 
 
+def why_unknown(key: str) -> str:
+    """The reason (E0963's variant) a list's length is not known, by its key (T.ListT.why)."""
+    texts = {
+        "conditional": C.E0963.say("conditional"),
+        "while": C.E0963.say("while"),
+        "jumps": C.E0963.say("jumps"),
+        "rebound": C.E0963.say("rebound"),
+        "range": C.E0963.say("range"),
+    }
+    return texts.get(key) or C.E0963.say("joined")
+
+
 def list_item(c: RuleContext, a: CallArg, t: T.ListT, fn: str) -> tuple[T.TensorT, T.Dim] | None:
     """The element type and length of a list that `fn` joins into one tensor
     (E0962 when nothing is appended to it, E0963 when its length is not known)."""
@@ -348,7 +360,7 @@ def list_item(c: RuleContext, a: CallArg, t: T.ListT, fn: str) -> tuple[T.Tensor
         c.diags.append(C.E0962.at(a.node.span, name=name, use=fn))
         return None
     if t.length is None:
-        why = C.E0963.say(t.why or "joined")
+        why = why_unknown(t.why)
         c.diags.append(C.E0963.at(a.node.span, fn=fn, name=name, why=why))
         return None
     if isinstance(t.item, T.UnknownT):
