@@ -160,7 +160,15 @@ class TupleType(Node):
     items: tuple[TypeExpr, ...]
 
 
-TypeExpr = TensorType | NamedType | TupleType
+@dataclass(frozen=True, eq=False, slots=True)
+class OptionalType(Node):
+    """`Int | None`, `[L S] Bool | None`: a parameter's type whose value may
+    be None (Python's Optional); `if x is not None:` narrows it."""
+
+    inner: TensorType | NamedType | TupleType
+
+
+TypeExpr = TensorType | NamedType | TupleType | OptionalType
 TypeArg = TensorType | NamedType | TupleType | DimName | DimInt | DimBinary
 
 

@@ -3639,6 +3639,7 @@ from .catalog_sequences40 import E0964 as E0964  # noqa: E402
 from .catalog_sequences40 import E0965 as E0965  # noqa: E402
 from .catalog_sequences40 import E0966 as E0966  # noqa: E402
 from .catalog_sequences40 import E0967 as E0967  # noqa: E402
+from .catalog_sequences40 import E0968 as E0968  # noqa: E402
 
 # traits and functions generic over models
 from .catalog_traits import E0920 as E0920  # noqa: E402

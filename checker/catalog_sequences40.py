@@ -215,3 +215,32 @@ E0967 = _code(
         return hs[0]
     """,
 )
+
+E0968 = _code(
+    "E0968",
+    "optional value used before it is narrowed",
+    "{name} is {type}: {problem}",
+    """
+    A parameter written `top_k: Int | None = None` (Python's Optional) holds
+    a value or None. It is used as its value only where a test has ruled
+    None out: inside `if top_k is not None:`, in the `else` of `if top_k is
+    None:`, or after `if top_k is None:` whose block returns (or assigns
+    `top_k` a value). It may be passed on as it is to a parameter that is
+    optional too, and compared with `is None` / `is not None`. A value that
+    is never None is not tested with `is None`.
+    """,
+    """
+    fn f(x: [4], scale: Float | None = None) -> [4]:
+        return x * scale
+    """,
+    """
+    fn f(x: [4], scale: Float | None = None) -> [4]:
+        if scale is not None:
+            return x * scale
+        return x
+    """,
+    variants={
+        "unnarrowed": "it may be None here; test it first (if {name} is not None:)",
+        "never": "it is never None, so `{op} None` is always {result}",
+    },
+)

@@ -406,6 +406,8 @@ class _FnCompiler:
         return _literal_values(e)
 
     def name(self, e: A.Name) -> str:
+        if e.name == "None" and isinstance(self.type_of(e), T.NoneT):
+            return "None"  # an optional parameter's None (`top_k is None`)
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
             return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi

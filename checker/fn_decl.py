@@ -174,6 +174,10 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
 def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tuple[str, Value] | None:
     """The kind and value of a parameter's default (E0416, E0417 when it has none that fits)."""
     assert p.default is not None
+    if isinstance(ty, T.OptionalT):  # `top_k: Int | None = None`; `k: Int | None = 5`
+        if isinstance(p.default, A.Name) and p.default.name == "None":
+            return "None", "None"  # (consts.python_literal writes Python's None)
+        ty = ty.inner
     if not isinstance(ty, (T.NumberT, T.UnknownT)):
         ctx.diagnostics.append(
             C.E0417.at(

@@ -264,6 +264,11 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     callee's generic dims. Unknowns match anything."""
     if isinstance(param, T.UnknownT) or isinstance(arg, T.UnknownT):
         return None
+    if isinstance(param, T.OptionalT):  # `Int | None`: None, or a value of its type (or an optional one)
+        if isinstance(arg, T.NoneT):
+            return None
+        m = match(param.inner, arg.inner if isinstance(arg, T.OptionalT) else arg, bindings, where, span)
+        return None if m is None else Mismatch(m.kind, param, arg) if m.kind == "kind" else m
     if isinstance(param, T.TensorT):
         if not isinstance(arg, T.TensorT):
             return Mismatch("kind", param, arg)
@@ -580,6 +585,16 @@ def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
             x if x == y else T.DimUnknown() if T.is_run(x) or T.is_run(y) else x for x, y in zip(a.dims, b.dims)
         )
         return T.TensorT(dims, elem)
+    if isinstance(a, T.NoneT) and not isinstance(b, T.NoneT):
+        a, b = b, a
+    if isinstance(b, T.NoneT) or isinstance(a, T.OptionalT) or isinstance(b, T.OptionalT):
+        # a value on one path, None (or an optional value) on another: an optional value
+        inner_a = a.inner if isinstance(a, T.OptionalT) else a
+        inner_b = b.inner if isinstance(b, T.OptionalT) else b
+        if isinstance(inner_b, T.NoneT):
+            return T.OptionalT(inner_a) if not isinstance(inner_a, T.NoneT) else T.NONE
+        inner = join(inner_a, inner_b, grow)
+        return T.OptionalT(inner) if inner is not None and not isinstance(inner, T.UnknownT) else inner
     if isinstance(a, T.ListT) and isinstance(b, T.ListT):
         # a list on two paths: its elements' one type, its length where both agree
         if a.item is None or b.item is None:

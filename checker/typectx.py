@@ -292,6 +292,9 @@ class TypeContext:
             if elem is None:
                 return T.UNKNOWN
             return T.TensorT(dims, elem)
+        if isinstance(t, A.OptionalType):  # `Int | None`: a parameter that may be None
+            inner = self.resolve(t.inner)
+            return T.UNKNOWN if isinstance(inner, T.UnknownT) else T.OptionalT(inner)
         if isinstance(t, A.TupleType):
             if len(t.items) == 1 and not member:
                 self.resolve(t.items[0])  # (its names are used, its own mistakes reported)

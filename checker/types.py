@@ -787,6 +787,26 @@ class ListT(Type):
         return f"list[{n}] of {'nothing' if self.item is None else self.item}"
 
 
+@dataclass(frozen=True, slots=True)
+class OptionalT(Type):
+    """A parameter's value that may be None (`top_k: Int | None = None`):
+    used as its value only where `if top_k is not None:` narrowed it."""
+
+    inner: Type
+
+    def __str__(self) -> str:
+        return f"{self.inner} | None"
+
+
+@dataclass(frozen=True, slots=True)
+class NoneT(Type):
+    """`None`, the value of an optional parameter left out."""
+
+    def __str__(self) -> str:
+        return "None"
+
+
+NONE = NoneT()
 UNKNOWN = UnknownT()
 UNIT = UnitT()
 INT = NumberT("Int")

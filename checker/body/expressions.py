@@ -53,6 +53,11 @@ class ExpressionRules(EngineBase):
         if isinstance(t, T.RangeT):
             self.diags.append(C.E0414.at(e.span, found="range(...) outside a for loop"))
             return T.UNKNOWN
+        if isinstance(t, T.OptionalT):  # `top_k: Int | None` used before a test rules None out
+            name = expr_text(e)
+            problem = C.E0968.say("unnarrowed", name=name)
+            self.diags.append(C.E0968.at(e.span, name=name, type=str(t), problem=problem))
+            return t.inner
         return t
 
     def expr(self, e: A.Expr, env: Env) -> T.Type:
@@ -62,6 +67,8 @@ class ExpressionRules(EngineBase):
 
     def _expr(self, e: A.Expr, env: Env) -> T.Type:
         if isinstance(e, A.Name):
+            if e.name == "None" and "None" not in env.vars:
+                return T.NONE
             return self.name(e, env)
         if isinstance(e, A.IntLit):
             return T.NumberT("Int", e.value >= 0)
@@ -111,6 +118,15 @@ class ExpressionRules(EngineBase):
                 return T.UNKNOWN
             return self.binary_types(e.op, lt, rt, e.left, e.right, e.op_span, e)
         if isinstance(e, A.Compare):
+            if e.op in ("is", "is not"):  # top_k is None, top_k is not None
+                t = self.expr(e.left, env)
+                self.expr(e.right, env)
+                if not isinstance(t, (T.OptionalT, T.NoneT, T.UnknownT)):
+                    name = expr_text(e.left)
+                    result = "False" if e.op == "is" else "True"
+                    problem = C.E0968.say("never", op=e.op, result=result)
+                    self.diags.append(C.E0968.at(e.span, name=name, type=str(t), problem=problem))
+                return T.BOOL_N
             return self.compare(e, env)
         if isinstance(e, A.BoolOp):
             for side in (e.left, e.right):

@@ -390,7 +390,9 @@ class FlowRules(EngineBase):
             test = self.option_test(b.cond, current)
             if test is not None:
                 self.known_facts.append(test)
-            outs.append(self.block(b.body, current.copy()))
+            holds, fails = self.none_narrowing(b.cond, current)  # `if top_k is not None:`
+            outs.append(self.block(b.body, holds))
+            current = fails
             leaves = leaves and test is not None and outs[-1].dead
             if test is not None:  # the next branches run where it does not hold
                 self.known_facts[-1] = MC.Not(test)
@@ -401,6 +403,27 @@ class FlowRules(EngineBase):
         if not leaves:
             self.known_facts = before
         return self.join(env, outs, s)
+
+    def none_narrowing(self, cond: A.Expr, env: Env) -> tuple[Env, Env]:
+        """The environments where an `if`'s test holds and where it fails: a
+        test of an optional variable against None (`top_k is not None`,
+        `mask is None`) narrows it to its value on the one side and to None
+        on the other; any other test leaves both as they are."""
+        if (
+            isinstance(cond, A.Compare)
+            and cond.op in ("is", "is not")
+            and isinstance(cond.left, A.Name)
+            and isinstance(cond.right, A.Name)
+            and cond.right.name == "None"
+        ):
+            var = env.vars.get(cond.left.name)
+            if var is not None and isinstance(var.type, T.OptionalT):
+                some = env.copy()
+                some.vars[cond.left.name] = dataclasses.replace(var, type=var.type.inner)
+                none = env.copy()
+                none.vars[cond.left.name] = dataclasses.replace(var, type=T.NONE)
+                return (some, none) if cond.op == "is not" else (none, some)
+        return env.copy(), env
 
     def option_test(self, cond: A.Expr, env: Env) -> MC.Cond | None:
         """An `if`'s test as a member's condition, when it is one: the Bool
