@@ -281,6 +281,7 @@ class ListRules(EngineBase):
         seen: set[tuple[str, int, int, str]] = set()
         n = len(s.targets)
         for item in items:
+            mark = len(self.diags)
             parts: tuple[T.Type, ...] = (item,)
             if n > 1:
                 if isinstance(item, T.TupleT) and len(item.items) == n:
@@ -290,7 +291,6 @@ class ListRules(EngineBase):
                     if not isinstance(item, T.UnknownT):
                         self.diags.append(C.E0410.at(span, count=n, found=T.describe(item)))
                     parts = (T.UNKNOWN,) * n
-            mark = len(self.diags)
             loop = Loop()
             self.loops.append(loop)
             st = state.copy()
