@@ -168,7 +168,9 @@ class OptionalType(Node):
     inner: TensorType | NamedType | TupleType
 
 
-TypeExpr = TensorType | NamedType | TupleType | OptionalType
+TypeExpr = TensorType | NamedType | TupleType
+# a parameter's type: any type, or one that may be None (`Int | None`)
+ParamType = TypeExpr | OptionalType
 TypeArg = TensorType | NamedType | TupleType | DimName | DimInt | DimBinary
 
 
@@ -531,7 +533,7 @@ class ModelDecl(Node):
 class Param(Node):
     mut: bool
     name: Ident
-    type: TypeExpr | None  # None only for `self`, a method's first parameter
+    type: ParamType | None  # None only for `self`, a method's first parameter
     # `lr: Float = 3e-4`: a constant a call may leave out (a literal, a
     # constant's name, or arithmetic of those)
     default: Expr | None = None

@@ -13,7 +13,7 @@ from . import ast as A
 from .ast import written_dim
 
 
-def type_text(t: A.TypeExpr | A.TypeArg) -> str:
+def type_text(t: A.TypeExpr | A.TypeArg | A.OptionalType) -> str:
     """A type (or what a type takes in brackets) as written, spaces normalised."""
     if isinstance(t, (A.DimName, A.DimInt, A.DimBinary)):
         return written_dim(t)

@@ -273,7 +273,7 @@ class TypeContext:
             return None
         return elem
 
-    def resolve(self, t: A.TypeExpr, member: bool = False) -> T.Type:
+    def resolve(self, t: A.TypeExpr | A.OptionalType, member: bool = False) -> T.Type:
         """The type `t` is; `member` for a model member's own type, the one
         place a tuple of one element may be written (a list of one
         sub-model, E0941 elsewhere)."""

@@ -169,7 +169,7 @@ class BodyChecker(
             elif isinstance(axis, tuple) and all(isinstance(a, int) and not isinstance(a, bool) for a in axis):
                 self.axes[node] = tuple(a - rank if a > 0 else a for a in axis)
 
-    def check_written_selections(self, t: A.TypeExpr) -> None:
+    def check_written_selections(self, t: A.TypeExpr | A.OptionalType) -> None:
         """E1109 for `Grad[M, wrt=[...]]` written in the signature: each name
         a param of M, once (the declaration could not know M's fields)."""
         for node in A.walk(t):

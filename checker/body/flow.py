@@ -588,8 +588,11 @@ class FlowRules(EngineBase):
         origin: str | None = None
         if ok:
             self.expr(it, env)
-        elif isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.func.name in TUPLE_WALKS and (
-            it.func.name not in env.vars and self.global_kind(it.func.name) is None
+        elif (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Name)
+            and it.func.name in TUPLE_WALKS
+            and (it.func.name not in env.vars and self.global_kind(it.func.name) is None)
         ):
             walked_items = self.tuple_walk(it, env)  # zip(ps, qs), enumerate(ps)
             self.types[it] = T.UNKNOWN

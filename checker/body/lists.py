@@ -81,9 +81,13 @@ def _changes(s: A.Stmt, name: str) -> bool:
             call = append_call(n.expr)
             if call is not None and isinstance(call.func, A.Field) and call.func.value.name == name:  # type: ignore[union-attr]
                 return True
-        elif isinstance(n, A.AugAssign) and isinstance(n.target, A.Name) and n.target.name == name:
-            return True
-        elif isinstance(n, A.Assign) and any(isinstance(t, A.Name) and t.name == name for t in n.targets):
+        elif (
+            isinstance(n, A.AugAssign)
+            and isinstance(n.target, A.Name)
+            and n.target.name == name
+            or isinstance(n, A.Assign)
+            and any(isinstance(t, A.Name) and t.name == name for t in n.targets)
+        ):
             return True
     return False
 
@@ -93,9 +97,10 @@ def _jumps(stmts: tuple[A.Stmt, ...]) -> bool:
     for s in stmts:
         if isinstance(s, (A.Break, A.Continue)):
             return True
-        if isinstance(s, A.If):
-            if any(_jumps(b.body) for b in s.branches) or (s.orelse is not None and _jumps(s.orelse)):
-                return True
+        if isinstance(s, A.If) and (
+            any(_jumps(b.body) for b in s.branches) or (s.orelse is not None and _jumps(s.orelse))
+        ):
+            return True
     return False
 
 
@@ -331,13 +336,13 @@ class ListRules(EngineBase):
         fn = it.func.name
         types = [self.value(a.value, env) for a in it.args]
         what = f"{fn}(...)"
-        want = 1 if fn == "enumerate" else 2
-        if (fn == "enumerate" and len(it.args) != 1) or (fn == "zip" and len(it.args) < 2) or any(
-            a.keyword is not None for a in it.args
+        if (
+            (fn == "enumerate" and len(it.args) != 1)
+            or (fn == "zip" and len(it.args) < 2)
+            or any(a.keyword is not None for a in it.args)
         ):
             self.diags.append(C.E0966.at(it.paren_span, what=what, problem=C.E0966.say("args", count=len(it.args))))
             return None
-        del want
         if any(T.is_unknown(t) for t in types):
             return None
         if all(isinstance(t, T.ListT) for t in types):

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from annotations import check_annotated, spanned
 
-from quiver.checker import check_text, ide
-from quiver.checker import fast_parser
+from quiver.checker import check_text, fast_parser, ide
 from quiver.checker.ast import dump
 from quiver.checker.formatter import format_text
 from quiver.checker.parser import parse_item
@@ -48,7 +47,7 @@ fn passes(q: [3 2], k: [5 2], mask: [3 5] Bool | None = None) -> [3 5]:
 def test_narrowed_optionals_check_clean() -> None:
     a = check_text(GENERATE)
     assert [(d.code, d.message) for d in a.diagnostics] == []
-    h = ide.hover(a, GENERATE.index("k = min") )
+    h = ide.hover(a, GENERATE.index("k = min"))
     assert h is not None and h.markdown.split("\n")[1] == "(local) k: Int"
 
 
@@ -102,7 +101,9 @@ def test_a_value_that_is_never_none() -> None:
 def test_a_default_other_than_none_or_the_inner_type_s() -> None:
     found = spanned('fn f(k: Int | None = "a") -> Int:\n    return 1\n')
     assert [c for c, _, _ in found] == ["E0416"]
-    assert check_text("fn f(k: Int | None = 3) -> Int:\n    if k is None:\n        return 0\n    return k\n").errors == []
+    assert (
+        check_text("fn f(k: Int | None = 3) -> Int:\n    if k is None:\n        return 0\n    return k\n").errors == []
+    )
 
 
 def test_an_argument_of_the_wrong_shape_for_an_optional_tensor() -> None:
