@@ -155,6 +155,8 @@ E0965 = _code(
         "unknown": "a list has append (and +=, len, indexing, for), not {method}",
         "args": "append takes one element, found {count} arguments",
         "plus": "+ and += join two lists ([h] is a list of one element), found {found}",
+        "walked": "the list is appended to inside the for loop that walks it, which would then never end (walk a "
+        "copy: stack it first, or build a second list)",
         "value": "append changes the list and gives nothing: write it as a statement of its own",
     },
 )
@@ -227,7 +229,9 @@ E0968 = _code(
     None:`, or after `if top_k is None:` whose block returns (or assigns
     `top_k` a value). It may be passed on as it is to a parameter that is
     optional too, and compared with `is None` / `is not None`. A value that
-    is never None is not tested with `is None`.
+    is never None is not tested with `is None`. A generic dim of an optional
+    tensor (`mask: [L S] Bool | None`) is bound by another parameter too
+    (`q: [L E]`, `k: [S E]`): given None, the optional one binds nothing.
     """,
     """
     fn f(x: [4], scale: Float | None = None) -> [4]:
@@ -242,5 +246,7 @@ E0968 = _code(
     variants={
         "unnarrowed": "it may be None here; test it first (if {name} is not None:)",
         "never": "it is never None, so `{op} None` is always {result}",
+        "dim_only": "the dim {dim} is bound by this optional parameter only, and has no size when it is None; "
+        "bind {dim} by another parameter too",
     },
 )

@@ -20,7 +20,7 @@ from .env import Env, Loop, Var, fresh_name, same_state
 from .features.gradients import is_vag
 from .features.optimizers import assign_optimizer_field
 from .features.schedules import assign_schedule_field
-from .lists import TUPLE_WALKS, append_call
+from .lists import TUPLE_WALKS, append_call, appends_to
 from .text import expr_text
 
 # Built-ins called for an effect that give a value too (W0104 leaves them
@@ -617,6 +617,10 @@ class FlowRules(EngineBase):
                 item = t.item if t.item is not None else T.UNKNOWN
                 if t.item is None:
                     self.diags.append(C.E0962.at(it.span, name=expr_text(it), use="a for loop"))
+                elif isinstance(it, A.Name) and any(appends_to(b, it.name) for b in s.body):
+                    # appending to the list a loop walks: Python's loop never ends
+                    problem = C.E0965.say("walked")
+                    self.diags.append(C.E0965.at(it.span, name=it.name, method="append", problem=problem))
             else:
                 item = T.UNKNOWN  # one diagnostic: the loop variable is not also wrong
                 if not isinstance(t, T.UnknownT):

@@ -74,7 +74,17 @@ def _plus(length: T.Dim | None, n: T.Dim | None) -> T.Dim | None:
     return T.dim_of_poly(DX.add(p, q))
 
 
-def _changes(s: A.Stmt, name: str) -> bool:
+def appends_to(s: A.Stmt, name: str) -> bool:
+    """Whether a statement (or one inside it) is `name.append(...)`."""
+    for n in A.walk(s):
+        if isinstance(n, A.ExprStmt):
+            call = append_call(n.expr)
+            if call is not None and call.func.value.name == name:  # type: ignore[union-attr]
+                return True
+    return False
+
+
+def changes_list(s: A.Stmt, name: str) -> bool:
     """Whether a statement (or one inside it) appends to or assigns `name`."""
     for n in A.walk(s):
         if isinstance(n, A.ExprStmt):
@@ -212,7 +222,7 @@ class ListRules(EngineBase):
         """How many elements one run of `stmts` appends to `name`, or None and
         why that is not known (a variant of E0963)."""
         total = DX.const(0)
-        if _jumps(stmts) and any(_changes(s, name) for s in stmts):
+        if _jumps(stmts) and any(changes_list(s, name) for s in stmts):
             return None, "jumps"
         for s in stmts:
             if isinstance(s, A.ExprStmt):
@@ -226,15 +236,15 @@ class ListRules(EngineBase):
                     return None, "rebound"
                 total = DX.add(total, n)
             elif isinstance(s, A.Assign):
-                if _changes(s, name):
+                if changes_list(s, name):
                     return None, "rebound"
             elif isinstance(s, A.If):
-                if _changes(s, name):
+                if changes_list(s, name):
                     return None, "conditional"
             elif isinstance(s, A.While):
-                if _changes(s, name):
+                if changes_list(s, name):
                     return None, "while"
-            elif isinstance(s, A.For) and _changes(s, name):
+            elif isinstance(s, A.For) and changes_list(s, name):
                 rounds = self.range_rounds(s.iter, env)
                 if rounds is None:
                     return None, "range"

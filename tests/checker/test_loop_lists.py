@@ -234,3 +234,17 @@ fn f(m: M) -> [4]:
     return m.w
 """
     assert [c for c, _, _ in spanned(src)] == ["E0964"]
+
+
+def test_appending_to_the_list_a_loop_walks() -> None:
+    check_annotated(
+        """
+        fn f(x: [4]) -> [4]:
+            hs = [x]
+            for h in hs:
+        #            ^^ E0965: hs.append: the list is appended to inside the for loop that walks it, which would then never end (walk a copy: stack it first, or build a second list)
+                hs.append(h)
+            return x
+        """,
+        dedent=True,
+    )

@@ -109,3 +109,14 @@ def test_a_default_other_than_none_or_the_inner_type_s() -> None:
 def test_an_argument_of_the_wrong_shape_for_an_optional_tensor() -> None:
     found = spanned(GENERATE + "\nfn bad(q: [3 2], k: [5 2], m: [5 3] Bool) -> [3 5]:\n    return attend(q, k, m)\n")
     assert [(c, t) for c, _, t in found] == [("E0205", "m")]
+
+
+def test_a_dim_only_an_optional_parameter_binds() -> None:
+    check_annotated(
+        """
+        fn f(x: [4], m: [n] | None = None) -> [n]:
+        #                ^ E0968: m is [n] | None: the dim n is bound by this optional parameter only, and has no size when it is None; bind n by another parameter too
+            return zeros([n])
+        """,
+        dedent=True,
+    )
