@@ -211,12 +211,16 @@ class ListRules(EngineBase):
     # -------------------------------------------------------------- loops
 
     def range_rounds(self, it: A.Expr, env: Env) -> DX.Poly | None:
-        """The number of rounds of `for i in range(n)` of a dim or number n."""
+        """The number of rounds of `for i in range(n)` (or `range(a, n)`) of dims or numbers."""
         if not (isinstance(it, A.Call) and isinstance(it.func, A.Name) and it.func.name == "range"):
             return None
-        if len(it.args) != 1 or it.args[0].keyword is not None:
+        if not 1 <= len(it.args) <= 2 or any(a.keyword is not None for a in it.args):
             return None
-        return self.test_dim(it.args[0].value, env)
+        stop = self.test_dim(it.args[-1].value, env)
+        if len(it.args) == 1 or stop is None:
+            return stop
+        start = self.test_dim(it.args[0].value, env)  # range(start, stop): stop - start rounds
+        return DX.sub(stop, start) if start is not None else None
 
     def appends_in(self, stmts: tuple[A.Stmt, ...], name: str, env: Env) -> tuple[DX.Poly | None, str]:
         """How many elements one run of `stmts` appends to `name`, or None and

@@ -248,3 +248,15 @@ def test_appending_to_the_list_a_loop_walks() -> None:
         """,
         dedent=True,
     )
+
+
+def test_range_from_a_start_counts_stop_minus_start() -> None:
+    src = """\
+fn f(xs: [T 4]) -> [(T-1) 4]:
+    hs = []
+    for t in range(1, T):
+        x = xs[t]
+        hs.append(x)
+    return stack(hs)
+"""
+    assert check_text(src).errors == []
