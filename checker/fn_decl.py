@@ -111,7 +111,8 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         params.append(ParamInfo(p.name.text, p.mut, ty, p, default))
     if owner is None and not isinstance(item, A.ExternDecl) and item.name.text == "main":
         for p in params:
-            if not isinstance(p.type, (T.NumberT, T.UnknownT)):
+            inner = p.type.inner if isinstance(p.type, T.OptionalT) else p.type  # `top_k: Int | None`
+            if not isinstance(inner, (T.NumberT, T.UnknownT)):
                 ctx.diagnostics.append(
                     C.W0403.at(
                         p.decl.type.span if p.decl.type is not None else p.decl.span,
