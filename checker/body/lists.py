@@ -127,9 +127,8 @@ class ListRules(EngineBase):
         """`[]` (nothing in it yet) or `[h]`."""
         if not names:
             return T.ListT(None, T.DimLit(0))
-        var = env.vars[names[0]]
-        self.used.update(var.defs)
-        t = var.type
+        d = e.dims[0]
+        t = self.value(A.Name(d.span, names[0]), env)  # the variable read as any name is (E0103 when unbound)
         if isinstance(t, T.ListT):
             self.diags.append(C.E0964.at(e.span, name=names[0], use=C.E0964.say("element", found=T.describe(t))))
             return T.UNKNOWN
