@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import quiver
+from quiver import runtime as rt
 
 SRC = """\
 dim F = 3
@@ -53,6 +54,15 @@ fn top(logits: [V], top_k: Int | None = None) -> [V]:
 
 fn top_default(logits: [V]) -> [V]:
     return top(logits)
+
+fn attend(q: [L E], k: [S E], mask: [L S] Bool | None = None) -> [L S]:
+    s = softmax(q @ transpose(k), over=S)
+    if mask is not None:
+        s = where(mask, s, zeros([L S]))
+    return s
+
+fn attend_unmasked(q: [L E], k: [S E]) -> [L S]:
+    return attend(q, k)
 
 fn rnn64(xs: [b T I] f64, wx: [I H] f64, wh: [H H] f64) -> [b T H] f64:
     h = zeros([b H] f64)
@@ -150,3 +160,15 @@ def test_top_k_none_and_given(mod) -> None:
     want[want < v[-1]] = -1000.0
     assert torch.equal(mod.top(logits, 2), want)
     assert torch.equal(mod.top(logits, 9), logits)  # min(top_k, V): all of them
+
+
+def test_an_optional_mask_absent_and_given(mod) -> None:
+    g = torch.Generator().manual_seed(3)
+    q, k = torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g)
+    p = torch.softmax(q @ k.T, dim=-1)
+    mask = torch.rand(3, 5, generator=g) > 0.5
+    torch.testing.assert_close(mod.attend(q, k, None), p)
+    torch.testing.assert_close(mod.attend_unmasked(q, k), p)
+    torch.testing.assert_close(mod.attend(q, k, mask), p.masked_fill(~mask, 0.0))
+    with pytest.raises(rt.CheckError, match=r"dim L is 3 in argument 'q' but 5 in argument 'mask'"):
+        mod.attend(q, k, torch.ones(5, 3, dtype=torch.bool))  # [L S] checked where a mask is given
