@@ -160,7 +160,17 @@ class TupleType(Node):
     items: tuple[TypeExpr, ...]
 
 
+@dataclass(frozen=True, eq=False, slots=True)
+class OptionalType(Node):
+    """`Int | None`, `[L S] Bool | None`: a parameter's type whose value may
+    be None (Python's Optional); `if x is not None:` narrows it."""
+
+    inner: TensorType | NamedType | TupleType
+
+
 TypeExpr = TensorType | NamedType | TupleType
+# a parameter's type: any type, or one that may be None (`Int | None`)
+ParamType = TypeExpr | OptionalType
 TypeArg = TensorType | NamedType | TupleType | DimName | DimInt | DimBinary
 
 
@@ -523,7 +533,7 @@ class ModelDecl(Node):
 class Param(Node):
     mut: bool
     name: Ident
-    type: TypeExpr | None  # None only for `self`, a method's first parameter
+    type: ParamType | None  # None only for `self`, a method's first parameter
     # `lr: Float = 3e-4`: a constant a call may leave out (a literal, a
     # constant's name, or arithmetic of those)
     default: Expr | None = None

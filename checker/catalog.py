@@ -3636,6 +3636,16 @@ from .catalog_rearrange import E0975 as E0975  # noqa: E402
 # a model's fn reset_parameters, which init runs
 from .catalog_reset import E0944 as E0944  # noqa: E402
 
+# lists built in a body, loops over tuples
+from .catalog_sequences40 import E0961 as E0961  # noqa: E402
+from .catalog_sequences40 import E0962 as E0962  # noqa: E402
+from .catalog_sequences40 import E0963 as E0963  # noqa: E402
+from .catalog_sequences40 import E0964 as E0964  # noqa: E402
+from .catalog_sequences40 import E0965 as E0965  # noqa: E402
+from .catalog_sequences40 import E0966 as E0966  # noqa: E402
+from .catalog_sequences40 import E0967 as E0967  # noqa: E402
+from .catalog_sequences40 import E0968 as E0968  # noqa: E402
+
 # integer arithmetic for sizes: min and max of numbers
 from .catalog_sizes import E0960 as E0960  # noqa: E402
 

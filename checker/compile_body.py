@@ -376,6 +376,8 @@ class _FnCompiler:
                 return self.call(e, target.func, args), 16
             return self.call(e, target, [(None, e.left)]), 16
         if isinstance(e, A.TensorType):
+            if isinstance(self.type_of(e), T.ListT):  # `[]`, `[h]`: a Python list
+                return "[" + ", ".join(py_name(d.name) for d in e.dims if isinstance(d, A.DimName)) + "]", 20
             return self.shape(e), 20
         if isinstance(e, (A.TensorLit, A.NameList)):
             t = self.type_of(e)
@@ -409,6 +411,8 @@ class _FnCompiler:
         return _literal_values(e)
 
     def name(self, e: A.Name) -> str:
+        if e.name == "None" and isinstance(self.type_of(e), T.NoneT):
+            return "None"  # an optional parameter's None (`top_k is None`)
         ref = self.body.refs.get(e)
         if ref is not None and ref.kind == "builtin" and e.name in CONSTANTS:
             return f"rt.{e.name}"  # rt.Eval, rt.inf, rt.pi
@@ -538,6 +542,8 @@ class _FnCompiler:
             return f"{self.expr(func.value, 16)}.{func.name.text}({rendered})"
         assert isinstance(func, A.Name)
         ref = self.body.refs.get(func)
+        if ref is None and func.name in ("zip", "enumerate"):  # a `for` over tuples or lists: Python's own
+            return f"{func.name}({', '.join(self.expr(v) for _, v in args)})"
         if ref is not None and ref.kind == "builtin":
             return self.builtin(node, func.name, args)
         rendered = ", ".join(f"{py_name(k)}={self.expr(v)}" if k else self.expr(v) for k, v in args)

@@ -375,6 +375,8 @@ class Compiler:
         if isinstance(t, T.VocabT):
             size = T.dim_value(t.index)
             return f"rt.VocabArg({name!r}, {size if size is not None else repr(str(t.index))}, {loc})"
+        if isinstance(t, T.OptionalT):  # `x: A | None`: None, or what A's spec checks
+            return f"rt.OptionalArg({name!r}, {self.spec(name, t.inner, loc)}, {loc})"
         if isinstance(t, T.TupleT):
             items = ", ".join(self.spec(f"{name}[{i}]", x, loc) for i, x in enumerate(t.items))
             return f"rt.TupleArg({name!r}, ({items}{',' if len(t.items) == 1 else ''}), {loc})"

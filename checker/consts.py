@@ -113,7 +113,10 @@ def evaluate(e: A.Expr, lookup: Lookup) -> tuple[str, Value]:
 
 
 def python_literal(kind: str, value: Value) -> str:
-    """The value as Python source (a Float always as a float: `1.0`, `float('inf')`)."""
+    """The value as Python source (a Float always as a float: `1.0`, `float('inf')`;
+    an optional parameter's default None as Python's None)."""
+    if kind == "None":
+        return "None"
     if kind == "Float":
         f = float(value)
         if math.isnan(f) or math.isinf(f):

@@ -68,6 +68,16 @@ class _ExpressionParser(_TypeParser):
         left = self.bit_or()
         op = self.i
         kind = self.k[op]
+        if kind == "is":  # `x is None`, `x is not None`
+            last = op + 1 if self.k[op + 1] == "not" else op
+            if self.k[last + 1] != "NAME" or self.v[last + 1] != "None":
+                raise _Decline
+            self.i = last + 2
+            if self.k[self.i] in _COMPARE or self.k[self.i] == "is":
+                raise _Decline  # comparisons do not chain
+            none = A.Name(Span(self.s[last + 1], self.e[last + 1]), "None")
+            text = "is not" if last > op else "is"
+            return A.Compare(Span(left.span.start, none.span.end), text, left, none, Span(self.s[op], self.e[last]))
         if kind not in _COMPARE:
             return left
         self.i = op + 1

@@ -298,6 +298,9 @@ class _Parser(_ExpressionParser):
         if self.k[self.i] == ":":
             self.i += 1
             type_ = self.type()
+            if self.k[self.i] == "|" and self.k[self.i + 1] == "NAME" and self.v[self.i + 1] == "None":
+                self.i += 2  # `Int | None`: a parameter that may be None
+                type_ = A.OptionalType(Span(type_.span.start, self.e[self.i - 1]), type_)
         if self.k[self.i] == "=":
             self.i += 1
             default = self.expr()

@@ -111,7 +111,8 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
         params.append(ParamInfo(p.name.text, p.mut, ty, p, default))
     if owner is None and not isinstance(item, A.ExternDecl) and item.name.text == "main":
         for p in params:
-            if not isinstance(p.type, (T.NumberT, T.UnknownT)):
+            inner = p.type.inner if isinstance(p.type, T.OptionalT) else p.type  # `top_k: Int | None`
+            if not isinstance(inner, (T.NumberT, T.UnknownT)):
                 ctx.diagnostics.append(
                     C.W0403.at(
                         p.decl.type.span if p.decl.type is not None else p.decl.span,
@@ -119,6 +120,7 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
                         type=str(p.type),
                     )
                 )
+    _dims_of_optionals_only(written, [p.name for p in params if p.type == T.INT], ctx)
     if isinstance(item, A.FnDecl) and type_params:
         unbound_type_params(item, type_params, [p.type for p in params], ctx)
     # An Int parameter may size the types (`fn mask(size: Int) -> [size size] Bool`):
@@ -174,6 +176,10 @@ def declare_fn(item: A.FnDecl | A.ExternDecl, names: Names, owner: Owner | None 
 def _default(p: A.Param, ty: T.Type, names: Names, ctx: TypeContext, item) -> tuple[str, Value] | None:
     """The kind and value of a parameter's default (E0416, E0417 when it has none that fits)."""
     assert p.default is not None
+    if isinstance(ty, T.OptionalT):  # `top_k: Int | None = None`; `k: Int | None = 5`
+        if isinstance(p.default, A.Name) and p.default.name == "None":
+            return "None", "None"  # (consts.python_literal writes Python's None)
+        ty = ty.inner
     if not isinstance(ty, (T.NumberT, T.UnknownT)):
         ctx.diagnostics.append(
             C.E0417.at(
@@ -226,6 +232,33 @@ def _first_option_span(item: A.FnDecl | A.ExternDecl, name: str) -> A.Span:
         if isinstance(node, A.TypeOption) and isinstance(node.dim, A.DimName) and node.dim.name == name:
             return node.span
     return item.name.span
+
+
+def _dims_of_optionals_only(written, sizes: list[str], ctx: TypeContext) -> None:
+    """E0968 for a generic dim that only an optional parameter's type binds
+    (`m: [n] | None`): when None is given, the dim has no size."""
+
+    def names(t) -> set[str]:
+        return {n.name for n in A.walk(t) if isinstance(n, A.DimName)}
+
+    elsewhere = set(sizes)
+    for p in written:
+        if p.type is not None and not isinstance(p.type, A.OptionalType):
+            elsewhere |= names(p.type)
+    reported: set[str] = set()
+    for p in written:
+        if not isinstance(p.type, A.OptionalType):
+            continue
+        for n in A.walk(p.type):
+            if (
+                isinstance(n, A.DimName)
+                and n.name in ctx.generics
+                and n.name not in elsewhere
+                and n.name not in reported
+            ):
+                reported.add(n.name)
+                problem = C.E0968.say("dim_only", dim=n.name)
+                ctx.diagnostics.append(C.E0968.at(n.span, name=p.name.text, type=type_text(p.type), problem=problem))
 
 
 def _forget_dims(t: T.Type, names: set[str]) -> T.Type:

@@ -25,6 +25,7 @@ STATEMENT_KEYWORDS = (
     "or",
     "not",
     "as",
+    "is",
     "pass",
     "break",
     "continue",

@@ -264,6 +264,11 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     callee's generic dims. Unknowns match anything."""
     if isinstance(param, T.UnknownT) or isinstance(arg, T.UnknownT):
         return None
+    if isinstance(param, T.OptionalT):  # `Int | None`: None, or a value of its type (or an optional one)
+        if isinstance(arg, T.NoneT):
+            return None
+        m = match(param.inner, arg.inner if isinstance(arg, T.OptionalT) else arg, bindings, where, span)
+        return None if m is None else Mismatch(m.kind, param, arg) if m.kind == "kind" else m
     if isinstance(param, T.TensorT):
         if not isinstance(arg, T.TensorT):
             return Mismatch("kind", param, arg)
@@ -585,6 +590,29 @@ def join(a: T.Type, b: T.Type, grow: bool = False) -> T.Type | None:
             x if x == y else T.DimUnknown() if T.is_run(x) or T.is_run(y) else x for x, y in zip(a.dims, b.dims)
         )
         return T.TensorT(dims, elem)
+    if isinstance(a, T.NoneT) and not isinstance(b, T.NoneT):
+        a, b = b, a
+    if isinstance(b, T.NoneT) or isinstance(a, T.OptionalT) or isinstance(b, T.OptionalT):
+        # a value on one path, None (or an optional value) on another: an optional value
+        inner_a = a.inner if isinstance(a, T.OptionalT) else a
+        inner_b = b.inner if isinstance(b, T.OptionalT) else b
+        if isinstance(inner_b, T.NoneT):
+            return T.OptionalT(inner_a) if not isinstance(inner_a, T.NoneT) else T.NONE
+        inner = join(inner_a, inner_b, grow)
+        return T.OptionalT(inner) if inner is not None and not isinstance(inner, T.UnknownT) else inner
+    if isinstance(a, T.ListT) and isinstance(b, T.ListT):
+        # a list on two paths: its elements' one type, its length where both agree
+        if a.item is None or b.item is None:
+            item = a.item if b.item is None else b.item
+        else:
+            item = join(a.item, b.item, grow)
+            if item is None:
+                return None
+        same = a.length is not None and b.length is not None and T.dims_equal(a.length, b.length)
+        same = same and not (T.is_run(a.length) or T.is_run(b.length))  # type: ignore[arg-type]
+        if same:
+            return T.ListT(item, a.length)
+        return T.ListT(item, None, a.why or b.why or "joined")
     if isinstance(a, T.TupleT) and isinstance(b, T.TupleT) and len(a.items) == len(b.items):
         items = [join(x, y, grow) for x, y in zip(a.items, b.items)]
         if any(i is None for i in items):

@@ -13,7 +13,7 @@ from . import ast as A
 from .ast import written_dim
 
 
-def type_text(t: A.TypeExpr | A.TypeArg) -> str:
+def type_text(t: A.TypeExpr | A.TypeArg | A.OptionalType) -> str:
     """A type (or what a type takes in brackets) as written, spaces normalised."""
     if isinstance(t, (A.DimName, A.DimInt, A.DimBinary)):
         return written_dim(t)
@@ -23,6 +23,8 @@ def type_text(t: A.TypeExpr | A.TypeArg) -> str:
             dims = ".." + (" " + dims if dims else "")
         elem = "" if t.elem is None else " " + t.elem.name.text + _bracket_text(t.elem.args, t.elem.options)
         return f"[{dims}]{elem}"
+    if isinstance(t, A.OptionalType):
+        return f"{type_text(t.inner)} | None"
     if isinstance(t, A.TupleType):
         return "(" + ", ".join(type_text(x) for x in t.items) + ("," if len(t.items) == 1 else "") + ")"
     return t.name.text + _bracket_text(t.args, t.options)

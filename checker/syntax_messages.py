@@ -68,6 +68,8 @@ _KEYWORDS = {
     "AND": "and",
     "NOT": "not",
     "AS": "as",
+    "IS": "is",
+    "NONE": "None",
     "TRUE": "True",
     "FALSE": "False",
 }
@@ -83,6 +85,7 @@ _CONTINUATIONS = {
     "COMP_OP",
     "PIPE_OP",
     "AS",
+    "IS",
     "DOT",
     "LPAR",
     "LSQB",

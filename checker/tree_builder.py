@@ -379,6 +379,9 @@ class Builder:
     def name_list(self, ch):
         return A.NameList(_span(ch), tuple(A.Name(_span([t]), str(t)) for t in _tokens(ch, "NAME")))
 
+    def optional_type(self, ch):
+        return A.OptionalType(_span(ch), _nodes(ch)[0])
+
     def tuple_type(self, ch):
         return A.TupleType(_span(ch), tuple(_nodes(ch)))
 
@@ -455,6 +458,13 @@ class Builder:
 
     def not_op(self, ch):
         return A.Not(_span(ch), ch[1])
+
+    def is_none(self, ch):
+        # `x is None`, `x is not None`: a comparison with the name None
+        left, none = ch[0], ch[-1]
+        op = " ".join(str(t) for t in ch[1:-1])
+        op_span = A.Span(_tok_span(ch[1]).start, _tok_span(ch[-2]).end)
+        return A.Compare(_span(ch), op, left, A.Name(_tok_span(none), "None"), op_span)
 
     def compare(self, ch):
         left, op, right = ch

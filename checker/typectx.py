@@ -280,7 +280,7 @@ class TypeContext:
             return None
         return elem
 
-    def resolve(self, t: A.TypeExpr, member: bool = False) -> T.Type:
+    def resolve(self, t: A.TypeExpr | A.OptionalType, member: bool = False) -> T.Type:
         """The type `t` is; `member` for a model member's own type, the one
         place a tuple of one element may be written (a list of one
         sub-model, E0941 elsewhere)."""
@@ -299,6 +299,9 @@ class TypeContext:
             if elem is None:
                 return T.UNKNOWN
             return T.TensorT(dims, elem)
+        if isinstance(t, A.OptionalType):  # `Int | None`: a parameter that may be None
+            inner = self.resolve(t.inner)
+            return T.UNKNOWN if isinstance(inner, T.UnknownT) else T.OptionalT(inner)
         if isinstance(t, A.TupleType):
             if len(t.items) == 1 and not member:
                 self.resolve(t.items[0])  # (its names are used, its own mistakes reported)

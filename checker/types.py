@@ -771,6 +771,44 @@ class IterT(Type):
         return f"iterable of {self.item}"
 
 
+@dataclass(frozen=True, slots=True)
+class ListT(Type):
+    """A list built in a body (`hs = []`, `hs.append(h)`, `hs += [h]`):
+    its elements' one type (None while nothing is appended) and its length,
+    a dim when the checker knows it (`T` after one append per round of
+    `for t in range(T)`), else None (appended to under an `if`, in a
+    `while`, in a loop that breaks). docs/language.md, "Lists"."""
+
+    item: Type | None
+    length: Dim | None
+    # why the length is not known (a variant of E0963), for the message
+    why: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        n = "?" if self.length is None else str(self.length)
+        return f"list[{n}] of {'nothing' if self.item is None else self.item}"
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalT(Type):
+    """A parameter's value that may be None (`top_k: Int | None = None`):
+    used as its value only where `if top_k is not None:` narrowed it."""
+
+    inner: Type
+
+    def __str__(self) -> str:
+        return f"{self.inner} | None"
+
+
+@dataclass(frozen=True, slots=True)
+class NoneT(Type):
+    """`None`, the value of an optional parameter left out."""
+
+    def __str__(self) -> str:
+        return "None"
+
+
+NONE = NoneT()
 UNKNOWN = UnknownT()
 UNIT = UnitT()
 INT = NumberT("Int")
@@ -798,6 +836,8 @@ def describe(t: Type) -> str:
         return f"model {t}"
     if isinstance(t, TupleT):
         return f"tuple {t}"
+    if isinstance(t, ListT):
+        return str(t)
     if isinstance(t, StackT):
         return f"stack {t}" if isinstance(t.item, ModelT) else str(t)
     if isinstance(t, OptimT):

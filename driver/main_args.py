@@ -11,7 +11,8 @@ to main, and so does everything after `--`, as it is (`quiver run f.qv --
 to write a negative number (`--shift=-1.5`). `quiver run FILE --help` lists
 main's parameters with their types and defaults, and the runner's options.
 
-Only Int, Float, Bool and Str parameters can come from a command line
+Only Int, Float, Bool and Str parameters (or optional ones, `top_k: Int |
+None = None`, None unless the option is given) can come from a command line
 (`main_problem` says which cannot; the checker warns of them, W0403)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import argparse
 
 from quiver.checker.consts import show
 from quiver.checker.infos import FnInfo
-from quiver.checker.types import NumberT
+from quiver.checker.types import NumberT, OptionalT
 
 CLI_KINDS = ("Int", "Float", "Bool", "Str")
 
@@ -35,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _kind(p) -> str | None:
-    return p.type.kind if isinstance(p.type, NumberT) and p.type.kind in CLI_KINDS else None
+    t = p.type.inner if isinstance(p.type, OptionalT) else p.type  # `top_k: Int | None = None`: --top_k 5
+    return t.kind if isinstance(t, NumberT) and t.kind in CLI_KINDS else None
 
 
 def main_problem(info: FnInfo) -> str | None:
@@ -86,7 +88,7 @@ def parser(info: FnInfo, prog: str, runner_help: str = "") -> argparse.ArgumentP
     group = ap.add_argument_group("arguments of main")
     for p in info.params:
         kind = _kind(p) or "Str"
-        default = _MISSING if p.default is None else p.default[1]
+        default = _MISSING if p.default is None else None if p.default[0] == "None" else p.default[1]
         shown = "required" if p.default is None else f"default {show(*p.default)}"
         if kind == "Bool":
             group.add_argument(

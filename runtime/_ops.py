@@ -600,16 +600,16 @@ def permute(x, order):
 def concat(a, b, *rest):
     """``concat(a, b, c, over=D)`` (the compiler passes ``a, b, axis, c``):
     torch.cat of the tensors along ``axis``; ``concat(parts, over=D)`` of a
-    tuple (``parts, axis``)."""
-    if isinstance(a, tuple):
+    tuple or a list (``parts, axis``)."""
+    if isinstance(a, (tuple, list)):
         return torch.cat(a, b)
     return torch.cat((a, b, *rest[1:]), rest[0])
 
 
 def stack(*xs, over=0):
     """``stack(a, b, over=1)``: torch.stack, the new dim at position ``over``;
-    ``stack(parts)`` of a tuple of tensors."""
-    if len(xs) == 1 and isinstance(xs[0], tuple):
+    ``stack(parts)`` of a tuple or a list of tensors."""
+    if len(xs) == 1 and isinstance(xs[0], (tuple, list)):
         xs = xs[0]
     return torch.stack(xs, over)
 

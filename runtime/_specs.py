@@ -589,6 +589,36 @@ class TupleArg(ArgSpec):
             s.label = f"element {i} of {label}"
 
 
+class OptionalArg(ArgSpec):
+    """A parameter ``x: A | None``: None, or a value ``inner`` checks."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, name, inner, loc=None):
+        super().__init__(name, loc)
+        self.inner = inner
+
+    @property
+    def generic(self):
+        return self.inner.generic
+
+    def type_text(self) -> str:
+        return f"{self.inner.type_text()} | None"
+
+    def _check(self, a, env, sig):
+        if a is None:
+            return False
+        return self.inner._check(a, env, sig)
+
+    def _set_label(self, label):
+        self.label = label
+        setter = getattr(self.inner, "_set_label", None)
+        if setter is not None:
+            setter(label)
+        else:
+            self.inner.label = label
+
+
 def _placed_specs(spec, path, models, tensors) -> None:
     if isinstance(spec, ModelArg):
         models.append((path[0], path[1:], spec))

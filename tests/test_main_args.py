@@ -231,3 +231,23 @@ def test_defaults_of_methods_and_calls_by_name_run(tmp_path: Path, capsys) -> No
         '    print(f"{sum(m(x)):.1f} {sum(m(x, 3.0)):.1f} {sum(m(x, shift=1.0)):.1f} {sum(m.forward(x, times=0.5)):.1f}")\n'
     )
     assert run(tmp_path, capsys, src=src)[:2] == (0, "4.0 6.0 6.0 1.0\n")
+
+
+OPTIONAL = """\
+fn main(top_k: Int | None = None, temperature: Float | None = None):
+    if top_k is None:
+        print("top_k None")
+    else:
+        print(f"top_k {top_k}")
+    if temperature is not None:
+        print(f"temperature {temperature:.1f}")
+"""
+
+
+def test_an_optional_parameter_is_none_unless_given(tmp_path: Path, capsys) -> None:
+    assert run(tmp_path, capsys, src=OPTIONAL) == (0, "top_k None\n", "")
+    assert run(tmp_path, capsys, "--top-k", "5", "--temperature", "0.8", src=OPTIONAL) == (
+        0,
+        "top_k 5\ntemperature 0.8\n",
+        "",
+    )

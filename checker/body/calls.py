@@ -339,7 +339,16 @@ class CallRules(EngineBase):
         ok = True
         typed: list[tuple[ParamInfo, CallArg, T.Type]] = []
         for index, (p, a) in enumerate(pairs, start=first_index):
-            t = self.value(a.node, env)
+            if isinstance(p.type, T.OptionalT) and isinstance(a.node, A.Name):
+                t = self.expr(a.node, env)  # an optional value passed on to an optional parameter, as it is
+            else:
+                t = self.value(a.node, env)
+            if isinstance(t, T.ListT):  # a list stays in the fn that builds it
+                listed = expr_text(a.node)
+                self.diags.append(
+                    C.E0964.at(a.node.span, name=listed, use=C.E0964.say("argument", fn=info.name, name=listed))
+                )
+                t = T.UNKNOWN
             typed.append((p, a, t))
             origin = self.origin_of(a.node, env)
             if origin is not None:

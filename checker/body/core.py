@@ -18,6 +18,7 @@ from .expressions import ExpressionRules
 from .flow import FlowRules
 from .indexing import IndexingRules
 from .lints import lint_body
+from .lists import ListRules
 from .model_lists import ModelListRules
 from .operators import OperatorRules
 from .run_dims import RunDimRules
@@ -34,6 +35,7 @@ class BodyChecker(
     CallRules,
     RunDimRules,
     ModelListRules,
+    ListRules,
 ):
     def __init__(self, fn: FnInfo, glob: Globals, recovered: tuple[str, ...] = (), partial: bool = False) -> None:
         self.fn = fn
@@ -167,7 +169,7 @@ class BodyChecker(
             elif isinstance(axis, tuple) and all(isinstance(a, int) and not isinstance(a, bool) for a in axis):
                 self.axes[node] = tuple(a - rank if a > 0 else a for a in axis)
 
-    def check_written_selections(self, t: A.TypeExpr) -> None:
+    def check_written_selections(self, t: A.TypeExpr | A.OptionalType) -> None:
         """E1109 for `Grad[M, wrt=[...]]` written in the signature: each name
         a param of M, once (the declaration could not know M's fields)."""
         for node in A.walk(t):

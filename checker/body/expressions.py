@@ -19,6 +19,7 @@ from .features.optimizers import optimizer_field
 from .features.schedules import schedule_field
 from .fstring_rules import spec_problem
 from .fstring_rules import type_text as spec_type_text
+from .lists import append_call, list_literal_names
 from .text import expr_text
 
 
@@ -52,6 +53,11 @@ class ExpressionRules(EngineBase):
         if isinstance(t, T.RangeT):
             self.diags.append(C.E0414.at(e.span, found="range(...) outside a for loop"))
             return T.UNKNOWN
+        if isinstance(t, T.OptionalT):  # `top_k: Int | None` used before a test rules None out
+            name = expr_text(e)
+            problem = C.E0968.say("unnarrowed", name=name)
+            self.diags.append(C.E0968.at(e.span, name=name, type=str(t), problem=problem))
+            return t.inner
         return t
 
     def expr(self, e: A.Expr, env: Env) -> T.Type:
@@ -61,6 +67,8 @@ class ExpressionRules(EngineBase):
 
     def _expr(self, e: A.Expr, env: Env) -> T.Type:
         if isinstance(e, A.Name):
+            if e.name == "None" and "None" not in env.vars:
+                return T.NONE
             return self.name(e, env)
         if isinstance(e, A.IntLit):
             return T.NumberT("Int", e.value >= 0)
@@ -85,14 +93,40 @@ class ExpressionRules(EngineBase):
             for x in e.items:
                 items.append(self.value(x, env))
                 self.escape_if_model(x, env, "put in a tuple")
+                if isinstance(items[-1], T.ListT):
+                    self.diags.append(C.E0964.at(x.span, name=expr_text(x), use=C.E0964.say("tuple")))
+                    items[-1] = T.UNKNOWN
             return T.TupleT(tuple(items))
         if isinstance(e, A.Unary):
             return self.unary(e, env)
         if isinstance(e, A.Binary):
             lt = self.value(e.left, env)
             rt = self.value(e.right, env)
+            if isinstance(lt, T.ListT) and e.op == "+":  # hs + [h]: a new list
+                return self.list_plus(lt, rt, expr_text(e.left), e.right, f"{expr_text(e.right)}")
+            if isinstance(lt, T.ListT) or isinstance(rt, T.ListT):
+                side = e.left if isinstance(lt, T.ListT) else e.right
+                other = rt if isinstance(lt, T.ListT) else lt
+                self.diags.append(
+                    C.E0965.at(
+                        e.op_span,
+                        name=expr_text(side),
+                        method=e.op,
+                        problem=C.E0965.say("plus", found=T.describe(other)),
+                    )
+                )
+                return T.UNKNOWN
             return self.binary_types(e.op, lt, rt, e.left, e.right, e.op_span, e)
         if isinstance(e, A.Compare):
+            if e.op in ("is", "is not"):  # top_k is None, top_k is not None
+                t = self.expr(e.left, env)
+                self.expr(e.right, env)
+                if not isinstance(t, (T.OptionalT, T.NoneT, T.UnknownT)):
+                    name = expr_text(e.left)
+                    result = "False" if e.op == "is" else "True"
+                    problem = C.E0968.say("never", op=e.op, result=result)
+                    self.diags.append(C.E0968.at(e.span, name=name, type=str(t), problem=problem))
+                return T.BOOL_N
             return self.compare(e, env)
         if isinstance(e, A.BoolOp):
             for side in (e.left, e.right):
@@ -102,6 +136,10 @@ class ExpressionRules(EngineBase):
             self.boolean(e.operand, env, "not")
             return T.BOOL_N
         if isinstance(e, A.Call):
+            call = append_call(e)
+            if call is not None and isinstance(self.list_var(call, env), T.ListT):
+                self.list_method(call, env, statement=False)
+                return T.UNKNOWN
             return self.call(e, e.func, e.args, env, None)
         if isinstance(e, A.Pipe):
             return self.pipe(e, env)
@@ -116,6 +154,9 @@ class ExpressionRules(EngineBase):
         if isinstance(e, A.NameList):
             return self.name_list_lit(e, env)
         if isinstance(e, A.TensorType):
+            names = list_literal_names(e, env)
+            if names is not None:  # `[]`, `[h]`: a list
+                return self.list_literal(e, names, env)
             self.diags.append(
                 C.E0301.at(
                     e.span,

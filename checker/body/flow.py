@@ -20,6 +20,7 @@ from .env import Env, Loop, Var, fresh_name, same_state
 from .features.gradients import is_vag
 from .features.optimizers import assign_optimizer_field
 from .features.schedules import assign_schedule_field
+from .lists import TUPLE_WALKS, append_call, appends_to
 from .text import expr_text
 
 # Built-ins called for an effect that give a value too (W0104 leaves them
@@ -74,6 +75,9 @@ class FlowRules(EngineBase):
         if isinstance(s, A.AugAssign):
             return self.aug_assign(s, env)
         if isinstance(s, A.ExprStmt):
+            call = append_call(s.expr)
+            if call is not None and isinstance(self.list_var(call, env), T.ListT):
+                return self.list_method(call, env, statement=True)  # hs.append(h)
             if is_vag(s.expr):
                 self.vag_bound.add(s.expr)
                 self.diags.append(C.E0411.at(s.expr.span, found="discarded", fix=self._vag_fix_statement(s)))
@@ -181,6 +185,8 @@ class FlowRules(EngineBase):
     def aug_assign(self, s: A.AugAssign, env: Env) -> Env:
         env = env.copy()
         current = self.expr(s.target, env)
+        if isinstance(current, T.ListT) and isinstance(s.target, A.Name):
+            return self.list_aug(s, env, current)  # hs += [h]
         value = self.value(s.value, env)
         if isinstance(current, T.ModelT) and isinstance(s.target, A.Name):
             # A model is updated as a whole by a gradient of its own model;
@@ -228,6 +234,9 @@ class FlowRules(EngineBase):
             self.diags.append(C.E0504.at(target.span, name=name))
             return
         if isinstance(t, (T.UnitT,)):
+            t = T.UNKNOWN
+        if isinstance(t, T.ListT) and isinstance(value, A.Name):  # ys = hs: one name per list
+            self.diags.append(C.E0964.at(value.span, name=value.name, use=C.E0964.say("alias")))
             t = T.UNKNOWN
         env.vars[name] = Var(t, frozenset({target}), origin=origin)
         self.types[target] = t
@@ -331,6 +340,12 @@ class FlowRules(EngineBase):
             if len(s.values) == 1:
                 t = self.value(s.values[0], env)
                 self.escape_if_model(s.values[0], env, "returned")
+                if isinstance(t, T.ListT):
+                    listed = expr_text(s.values[0])
+                    self.diags.append(
+                        C.E0964.at(s.values[0].span, name=listed, use=C.E0964.say("returned", name=listed))
+                    )
+                    t = T.UNKNOWN
             else:
                 t = T.TupleT(tuple(self.value(v, env) for v in s.values))
                 for v in s.values:
@@ -375,7 +390,9 @@ class FlowRules(EngineBase):
             test = self.option_test(b.cond, current)
             if test is not None:
                 self.known_facts.append(test)
-            outs.append(self.block(b.body, current.copy()))
+            holds, fails = self.none_narrowing(b.cond, current)  # `if top_k is not None:`
+            outs.append(self.block(b.body, holds))
+            current = fails
             leaves = leaves and test is not None and outs[-1].dead
             if test is not None:  # the next branches run where it does not hold
                 self.known_facts[-1] = MC.Not(test)
@@ -386,6 +403,27 @@ class FlowRules(EngineBase):
         if not leaves:
             self.known_facts = before
         return self.join(env, outs, s)
+
+    def none_narrowing(self, cond: A.Expr, env: Env) -> tuple[Env, Env]:
+        """The environments where an `if`'s test holds and where it fails: a
+        test of an optional variable against None (`top_k is not None`,
+        `mask is None`) narrows it to its value on the one side and to None
+        on the other; any other test leaves both as they are."""
+        if (
+            isinstance(cond, A.Compare)
+            and cond.op in ("is", "is not")
+            and isinstance(cond.left, A.Name)
+            and isinstance(cond.right, A.Name)
+            and cond.right.name == "None"
+        ):
+            var = env.vars.get(cond.left.name)
+            if var is not None and isinstance(var.type, T.OptionalT):
+                some = env.copy()
+                some.vars[cond.left.name] = dataclasses.replace(var, type=var.type.inner)
+                none = env.copy()
+                none.vars[cond.left.name] = dataclasses.replace(var, type=T.NONE)
+                return (some, none) if cond.op == "is not" else (none, some)
+        return env.copy(), env
 
     def option_test(self, cond: A.Expr, env: Env) -> MC.Cond | None:
         """An `if`'s test as a member's condition, when it is one: the Bool
@@ -550,6 +588,17 @@ class FlowRules(EngineBase):
         origin: str | None = None
         if ok:
             self.expr(it, env)
+        elif (
+            isinstance(it, A.Call)
+            and isinstance(it.func, A.Name)
+            and it.func.name in TUPLE_WALKS
+            and (it.func.name not in env.vars and self.global_kind(it.func.name) is None)
+        ):
+            walked_items = self.tuple_walk(it, env)  # zip(ps, qs), enumerate(ps)
+            self.types[it] = T.UNKNOWN
+            if isinstance(walked_items, tuple):
+                return self.for_tuple(s, env, walked_items)
+            item = walked_items.item if isinstance(walked_items, T.IterT) else T.UNKNOWN
         else:
             # `for block in m.blocks:` runs over a stack of sub-models (or of
             # their gradients), one model at a time
@@ -557,11 +606,21 @@ class FlowRules(EngineBase):
             if is_model_list(t) and len(s.targets) == 1:  # a list of sub-models: once per element
                 assert isinstance(t, T.TupleT)
                 return self.for_models(s, env, t, self.origin_of(it, env))
+            if isinstance(t, T.TupleT):  # for y in (a, c): once per element, each of its own type
+                return self.for_tuple(s, env, t.items)
             if isinstance(t, T.StackT) and not t.per_example:
                 item = t.item
                 origin = self.origin_of(it, env)  # each block reads m.blocks' params
             elif isinstance(t, T.IterT):
                 item = t.item
+            elif isinstance(t, T.ListT):  # for h in hs
+                item = t.item if t.item is not None else T.UNKNOWN
+                if t.item is None:
+                    self.diags.append(C.E0962.at(it.span, name=expr_text(it), use="a for loop"))
+                elif isinstance(it, A.Name) and any(appends_to(b, it.name) for b in s.body):
+                    # appending to the list a loop walks: Python's loop never ends
+                    problem = C.E0965.say("walked")
+                    self.diags.append(C.E0965.at(it.span, name=it.name, method="append", problem=problem))
             else:
                 item = T.UNKNOWN  # one diagnostic: the loop variable is not also wrong
                 if not isinstance(t, T.UnknownT):
@@ -599,6 +658,7 @@ class FlowRules(EngineBase):
                 self.locals[var.text] = t
 
         out = self.loop(s.body, env, head)
+        self.settle_lists(s, env, out)
         # After the loop, a variable that only the loop bound is not bound (a
         # read is E0103); one bound before the loop keeps its binding, which
         # the loop's values had to agree with (E0311), as Python leaves it.
@@ -613,7 +673,9 @@ class FlowRules(EngineBase):
             self.condition(s.cond, state)
 
         forever = isinstance(s.cond, A.BoolLit) and s.cond.value
-        return self.loop(s.body, env, head, forever=forever)
+        out = self.loop(s.body, env, head, forever=forever)
+        self.settle_lists(s, env, out)
+        return out
 
 
 def walk_model(it: A.Expr, refs: dict[A.Node, Ref]) -> A.Expr | None:

@@ -45,6 +45,17 @@ class IndexingRules(EngineBase):
             return t
         if isinstance(t, T.StackT) and not t.per_example:
             return t.item
+        if isinstance(t, T.ListT):  # hs[i]
+            shown = expr_text(e.value)
+            if t.item is None:
+                self.diags.append(C.E0962.at(e.span, name=shown, use="indexing"))
+                return T.UNKNOWN
+            k = self.int_value(e.index)
+            n = T.dim_value(t.length) if t.length is not None else None
+            if k is not None and n is not None and not -n <= k < n:
+                self.diags.append(C.E0967.at(e.index.span, name=shown, index=k, length=n))
+                return T.UNKNOWN
+            return t.item
         if is_model_list(t):  # self.layers[1]
             assert isinstance(t, T.TupleT)
             return self.index_models(e, t, env)

@@ -318,3 +318,27 @@ def _split(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> 
             c.diags.append(C.E0957.at(e.span, operation="split", reason=reason))
             return T.UNKNOWN
     return T.TupleT(tuple(T.TensorT(t.dims[:axis] + (p,) + t.dims[axis + 1 :], t.elem) for p in parts))
+
+
+@builtin(
+    Builtin(
+        name="len",
+        params=(BParam(name="a"),),
+        signature="len(a: list | tuple | [n ..]) -> Int",
+        doc="The number of elements of a list built in the body (hs = [], hs.append(h)) or of a tuple, or the size "
+        "of a tensor's first dim, as Python's len.",
+        example="n = len(x)",
+        group="other",
+        runtime=None,
+    ),
+)
+def _len(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
+    a = bound["a"]
+    t = c.value(a.node, env)
+    if isinstance(t, (T.ListT, T.TupleT, T.UnknownT)) or (isinstance(t, T.TensorT) and t.rank >= 1):
+        return T.INT
+    found = T.describe(t)
+    c.diags.append(
+        C.E0301.at(a.node.span, context="argument 'a' of len: ", expected="a list, a tuple or a tensor", found=found)
+    )
+    return T.UNKNOWN

@@ -22,7 +22,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
-from ..body.text import plural
+from ..body.text import expr_text, plural
 from ..results import DimCheck
 from .args import (
     Bound,
@@ -183,8 +183,24 @@ def _concat(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: 
     if "b" in bound:
         parts = [bound["a"], bound["b"], *extra]
         typed = [tensor_arg(c, a, env, "concat", "a" if i == 0 else "b", float_only=False) for i, a in enumerate(parts)]
+    elif isinstance(whole := c.value(bound["a"].node, env), T.ListT):
+        # concat(hs, over=D) of a list built in the body: D times its length
+        listed = list_item(c, bound["a"], whole, "concat")
+        if listed is None:
+            quiet_over(c, bound["over"])
+            return T.UNKNOWN
+        item, length = listed
+        axis = dim_arg(c, bound["over"], env, item, "concat", bound["a"], "a")
+        c.axes[node] = axis
+        if axis is None:
+            return T.UNKNOWN
+        p, n = T.dim_poly(item.dims[axis]), T.dim_poly(length)
+        joined_dim: T.Dim = T.DimUnknown()
+        if p is not None and n is not None:
+            joined_dim = T.DimExpr(f"({_text(length)}*{_text(item.dims[axis])})", DX.mul(n, p))
+        return T.TensorT(item.dims[:axis] + (joined_dim,) + item.dims[axis + 1 :], item.elem)
     else:  # one tuple of tensors: concat(split(x, (2, 3), over=D), over=-1)
-        parts, typed = _tuple_of_tensors(c, bound["a"], env, "concat")
+        parts, typed = _tuple_of_tensors(c, bound["a"], env, "concat", whole)
         if len(parts) < 2 and typed[0] is not None:
             c.diags.append(C.E0401.at(paren, name="concat", expected=many, found="1 tensor"))
             typed = [None]
@@ -246,7 +262,16 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
     unknown_keyword = False
     positional = [a for a in args if a.keyword is None]
     first_type = c.value(positional[0].node, env) if len(positional) == 1 else None
-    if isinstance(first_type, T.TupleT):
+    count: T.Dim | None = None  # the new dim's size: the number of tensors, or a list's length
+    if isinstance(first_type, T.ListT):
+        # stack(hs, over=1) of a list built in the body: its length is the new dim
+        args = [a for a in args if a.keyword is not None]
+        listed = list_item(c, positional[0], first_type, "stack")
+        if listed is None:
+            return T.UNKNOWN
+        tensors = [(positional[0], listed[0])]
+        count = listed[1]
+    elif isinstance(first_type, T.TupleT):
         # one tuple of tensors: stack(unbind(x, over=K), over=-1)
         args = [a for a in args if a.keyword is not None]
         parts, typed = _tuple_of_tensors(c, positional[0], env, "stack", first_type)
@@ -311,8 +336,40 @@ def _stack(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg], env: E
             )
             return T.UNKNOWN
         at = position % rank
-    new = (T.DimLit(len(tensors)),)
+    new = (T.DimLit(len(tensors)) if count is None else count,)
     return T.TensorT(first.dims[:at] + new + first.dims[at:], first.elem)
+
+
+def why_unknown(key: str) -> str:
+    """The reason (E0963's variant) a list's length is not known, by its key (T.ListT.why)."""
+    texts = {
+        "conditional": C.E0963.say("conditional"),
+        "while": C.E0963.say("while"),
+        "jumps": C.E0963.say("jumps"),
+        "rebound": C.E0963.say("rebound"),
+        "range": C.E0963.say("range"),
+    }
+    return texts.get(key) or C.E0963.say("joined")
+
+
+def list_item(c: RuleContext, a: CallArg, t: T.ListT, fn: str) -> tuple[T.TensorT, T.Dim] | None:
+    """The element type and length of a list that `fn` joins into one tensor
+    (E0962 when nothing is appended to it, E0963 when its length is not known)."""
+    name = expr_text(a.node)
+    if t.item is None:
+        c.diags.append(C.E0962.at(a.node.span, name=name, use=fn))
+        return None
+    if t.length is None:
+        why = why_unknown(t.why)
+        c.diags.append(C.E0963.at(a.node.span, fn=fn, name=name, why=why))
+        return None
+    if isinstance(t.item, T.UnknownT):
+        return None
+    if not isinstance(t.item, T.TensorT):
+        found = f"a list of {T.describe(t.item)}"
+        c.diags.append(C.E0301.at(a.node.span, context=f"argument 'a' of {fn}: ", expected="tensors", found=found))
+        return None
+    return t.item, t.length
 
 
 def _tuple_of_tensors(

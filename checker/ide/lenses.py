@@ -61,12 +61,15 @@ def lens_title(analysis: Analysis, pr: ParamReads) -> str:
 
 def is_runnable_main(info: FnInfo) -> bool:
     """A `fn main` whose parameters can all come from a command line (Int,
-    Float, Bool, Str: `quiver run FILE --lr 1e-3`; W0403 for the others)."""
-    return (
-        info.name == "main"
-        and not info.extern
-        and all(isinstance(p.type, T.NumberT) and p.type.kind in ("Int", "Float", "Bool", "Str") for p in info.params)
-    )
+    Float, Bool, Str, or an optional one: `quiver run FILE --lr 1e-3`; W0403
+    for the others)."""
+    return info.name == "main" and not info.extern and all(_cli_type(p.type) for p in info.params)
+
+
+def _cli_type(t: T.Type) -> bool:
+    """A type `quiver run` reads from a command line: a number, a Bool, a Str, or an optional one."""
+    inner = t.inner if isinstance(t, T.OptionalT) else t
+    return isinstance(inner, T.NumberT) and inner.kind in ("Int", "Float", "Bool", "Str")
 
 
 def runnable(analysis: Analysis) -> bool:

@@ -71,6 +71,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_layers40",
             "catalog_sizes",
             "catalog_rearrange",
+            "catalog_sequences40",
             "catalog_docs",
         ],
     ),

@@ -92,6 +92,15 @@ GENERIC_SNIPPETS = [
     "[M: Fwd]",
 ]
 SNIPPETS = [
+    # lists built in a loop, loops over tuples, optional parameters (issue 40)
+    "fn rl(xs: [T b D]) -> [b T D]:\n    hs = []\n    for t in range(T):\n        h = xs[t]\n"
+    "        hs.append(h)\n        hs += [h]\n    return stack(hs, over=1)\n",
+    "    hs = []\n    for y in (x, x):\n        hs.append(y)\n    print(len(hs), hs[0])\n",
+    "fn tk(x: [D], top_k: Int | None = None) -> [D]:\n    if top_k is not None:\n        print(min(top_k, D))\n"
+    "    return x\n",
+    " | None = None",
+    "    for p, q in zip((x, x), (x, x)):\n        print(p * q)\n",
+    " is not None",
     # floor division (issue 40)
     " // 2",
     "dim P = D // 2\n",

@@ -296,10 +296,10 @@ def corpus_items(programs: list[tuple[str, str]] | None = None) -> list[tuple[st
 # ---------------------------------------------------------------- generator
 
 HARD = ["return", "if", "elif", "else", "for", "in", "while", "and", "or", "not", "as", "pass", "break", "continue"]
-HARD += ["True", "False", "mut", "fn", "extern", "from", "import"]
-SOFT = ["dim", "const", "model", "param", "buffer", "on"]
+HARD += ["True", "False", "mut", "fn", "extern", "from", "import", "is"]
+SOFT = ["dim", "const", "model", "param", "buffer", "on", "None"]
 PUNCT = ["->", "|>", "**", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "<", ">", "+", "-", "*", "/", "%", "@"]
-PUNCT += ["=", "(", ")", "[", "]", ",", ":", "."]
+PUNCT += ["=", "(", ")", "[", "]", ",", ":", ".", "|"]
 NUMBERS = ["0", "1", "2", "3", "10", "2.0", ".5", "1e3", "1_000", "1.", "1.5e-3", "2E+2", "0_1", "1__0", "１２", "٣"]
 STRINGS = [
     'f"x {a:.2f} {{b}}"',
