@@ -30,11 +30,11 @@ from ._grad import grad, jvp, value_and_grad
 from ._grad_ops import mean_grad, model_update, randn_grad, sum_grad, zeros_grad
 from ._grad_value import Grad
 from ._index import at, field_index_set, index_set
+from ._losses import l1_loss, mse_loss
 from ._metrics import log_metrics
 from ._model import Field, GenericModel, Model, ModelStack, SubModel, add_methods
 from ._model_texts import applied_name, name_imported
 from ._modes import Eval, EvalMode, Mode, Train
-from ._losses import l1_loss, mse_loss
 from ._ops import *  # noqa: F403 - every op (_ops.__all__: each public function of _ops)
 from ._ops import _print as print  # the Quiver builtin's name: shadows print on purpose
 from ._optim import SGD, Adam, AdamW, Optimizer
