@@ -42,6 +42,7 @@ from ._optim_groups import Group
 from ._optim_more import LBFGS, Adadelta, Adagrad, RMSprop, clip_grad_norm
 from ._program import Program, python_view
 from ._progress import progress
+from ._run_dims import bind_dims, expect_count, expect_dims
 from ._schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -80,9 +81,6 @@ from ._specs import (
     Signature,
     TensorArg,
     TupleArg,
-    bind_dims,
-    expect_count,
-    expect_dims,
 )
 from ._type_params import TypeParamArg
 from ._walks import init_param, modules, named_params, ndim, num_params, numel
