@@ -3620,6 +3620,11 @@ from .catalog_ops40 import E0955 as E0955  # noqa: E402
 from .catalog_ops40 import E0956 as E0956  # noqa: E402
 from .catalog_ops40 import E0957 as E0957  # noqa: E402
 
+# distributions: Categorical, Normal, Bernoulli, kl_divergence
+from .catalog_distributions import E0980 as E0980  # noqa: E402
+from .catalog_distributions import E0981 as E0981  # noqa: E402
+from .catalog_distributions import E0982 as E0982  # noqa: E402
+
 # members' conditions over dims and options, same-name members
 from .catalog_presence import E0931 as E0931  # noqa: E402
 from .catalog_presence import E0932 as E0932  # noqa: E402
