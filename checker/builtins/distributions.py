@@ -320,7 +320,7 @@ def _log_prob(c: RuleContext, node: A.Node, recv: T.DistT, a: CallArg, env: Env)
             return T.UNKNOWN
         if t.elem.dtype != plain.dtype:
             c.diags.append(
-                C.E0302.at(a.node.span, context=f"value of {fn}: ", expected=str(plain), found=t.show_elem())
+                C.E0302.at(a.node.span, context=f"value of {fn}: ", expected=plain.dtype, found=t.show_elem())
             )
             return T.UNKNOWN
     dims = S.broadcast(t.dims, recv.dims)

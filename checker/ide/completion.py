@@ -8,6 +8,7 @@ from .. import ast as A
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..builtins.distributions import METHODS as DIST_METHODS
 from ..consts import show as show_const
 from ..declarations import (
     ELEM_TYPES,
@@ -179,6 +180,12 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
             for i, (n, t, what) in enumerate(T.schedule_fields(ty))
         ]
         return out
+    if isinstance(ty, T.DistT):  # d.log_prob(a), d.sample(seed=s), ...
+        return [
+            Completion(n, "method", sig, doc, sort_text=f"{i:04d}")
+            for i, (n, (sig, doc)) in enumerate(DIST_METHODS.items())
+            if n != "rsample" or ty.kind == "Normal"
+        ]
     return []
 
 
