@@ -12,6 +12,8 @@ global generator, from a generator seeded with it on the parameters' device:
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 import torch
 import torch.distributions as D
 
@@ -26,10 +28,13 @@ def _generator(seed, device) -> torch.Generator:
     return gen
 
 
-class _Distribution:
+_D = TypeVar("_D", bound=D.Distribution)
+
+
+class _Distribution(Generic[_D]):
     """What the three share: the torch distribution, its log_prob and entropy."""
 
-    dist: D.Distribution
+    dist: _D
 
     def log_prob(self, value):
         return self.dist.log_prob(value)
@@ -41,7 +46,7 @@ class _Distribution:
         return f"{type(self).__name__} of {tuple(self.dist.batch_shape)}"
 
 
-class Categorical(_Distribution):
+class Categorical(_Distribution[D.Categorical]):
     def __init__(self, probs=None, logits=None):
         self.dist = D.Categorical(probs=probs, logits=logits, validate_args=False)
 
@@ -55,7 +60,7 @@ class Categorical(_Distribution):
             return drawn.reshape(d.batch_shape)
 
 
-class Normal(_Distribution):
+class Normal(_Distribution[D.Normal]):
     def __init__(self, loc, scale):
         self.dist = D.Normal(loc, scale, validate_args=False)
 
@@ -75,7 +80,7 @@ class Normal(_Distribution):
         return d.loc + eps * d.scale
 
 
-class Bernoulli(_Distribution):
+class Bernoulli(_Distribution[D.Bernoulli]):
     def __init__(self, probs=None, logits=None):
         self.dist = D.Bernoulli(probs=probs, logits=logits, validate_args=False)
 

@@ -147,19 +147,22 @@ def test_categorical_log_prob_and_entropy_like_torch(mod, dtype) -> None:
     else:
         _same(mod.cat_lp64, lambda t, y: D.Categorical(logits=t).log_prob(y), [x], LABELS)
         _same(mod.cat_ent64, lambda t: D.Categorical(probs=t.softmax(-1)).entropy(), [x])
-        _same(mod.cat_kl, lambda p, q: D.kl_divergence(D.Categorical(logits=p), D.Categorical(logits=q)),
-              [x, _r(5, 4, dtype=dtype, seed=1)])
+        _same(
+            mod.cat_kl,
+            lambda p, q: D.kl_divergence(D.Categorical(logits=p), D.Categorical(logits=q)),
+            [x, _r(5, 4, dtype=dtype, seed=1)],
+        )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_normal_log_prob_entropy_and_kl_like_torch(mod, dtype) -> None:
     mu, ls, v = _r(5, 2, dtype=dtype), _r(2, dtype=dtype, seed=1), _r(5, 2, dtype=dtype, seed=2)
-    ref = lambda m, s, x: D.Normal(m, s.exp()).log_prob(x)  # noqa: E731
+    ref = lambda m, s, x: D.Normal(m, s.exp()).log_prob(x)
     _same(mod.normal_lp if dtype == torch.float32 else mod.normal_lp64, ref, [mu, ls, v])
     if dtype == torch.float64:
         _same(mod.normal_ent, lambda s: D.Normal(0.0, s.exp()).entropy(), [_r(5, 2, dtype=dtype, seed=3)])
     else:
-        std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))  # noqa: E731
+        std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))
         _same(mod.normal_kl, std, [mu, _r(5, 2, seed=3)])
 
 
@@ -169,7 +172,7 @@ def test_bernoulli_log_prob_entropy_and_kl_like_torch(mod, dtype) -> None:
     v = (torch.arange(10).reshape(5, 2) % 3 == 0).to(dtype)
     if dtype == torch.float32:
         _same(mod.bern_lp, lambda t, y: D.Bernoulli(logits=t).log_prob(y), [x], v)
-        kl = lambda p, q: D.kl_divergence(D.Bernoulli(logits=p), D.Bernoulli(probs=q.sigmoid()))  # noqa: E731
+        kl = lambda p, q: D.kl_divergence(D.Bernoulli(logits=p), D.Bernoulli(probs=q.sigmoid()))
         _same(mod.bern_kl, kl, [x, _r(5, 2, seed=1)])
     else:
         _same(mod.bern_probs_lp64, lambda t, y: D.Bernoulli(t.sigmoid()).log_prob(y), [x], v)

@@ -31,27 +31,27 @@ METHODS: dict[str, tuple[str, str]] = {
 }
 
 
-def _probs_or_logits(
-    c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env
-) -> tuple[str, T.TensorT | None] | None:
+def _probs_or_logits(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> tuple[str, T.TensorT] | None:
     """Which of probs= and logits= a Categorical or Bernoulli is given, and its
-    tensor type (None when reported); None when not exactly one (E0980)."""
+    tensor type; None when not exactly one (E0980) or its type is reported."""
     given = [n for n in ("probs", "logits") if n in bound]
     if len(given) != 1:
         for n in given:
             c.value(bound[n].node, env)
         span = bound["logits"].span if given else node.span
-        c.diags.append(C.E0980.at(span, fn=b.name, reason=C.E0980.say("both" if given else "neither")))
+        reason = C.E0980.say("both") if given else C.E0980.say("neither")
+        c.diags.append(C.E0980.at(span, fn=b.name, reason=reason))
         return None
     name = given[0]
-    return name, tensor_arg(c, bound[name], env, b.name, name)
+    t = tensor_arg(c, bound[name], env, b.name, name)
+    return (name, t) if t is not None else None
 
 
 @builtin(
     Builtin(
         name="Categorical",
         params=(BParam(name="probs", required=False), BParam(name="logits", required=False, keyword_only=True)),
-        signature="Categorical(probs: [.. K] NonNeg / logits=[.. K] Float) -> Categorical of [.. K]",
+        signature="Categorical(probs: [.. K] NonNeg) -> Categorical of [.. K] / Categorical(logits=[.. K] Float) -> Categorical of [.. K]",
         doc="A categorical distribution over the K classes of the last dim (torch.distributions.Categorical): "
         "probs= (weights >= 0, normalised) or logits= (unnormalised log-probabilities). sample gives [..] Index[K], "
         "log_prob takes [..] Index[K] labels.",
@@ -63,7 +63,7 @@ def _probs_or_logits(
 )
 def _categorical(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     given = _probs_or_logits(c, node, b, bound, env)
-    if given is None or given[1] is None:
+    if given is None:
         return T.UNKNOWN
     name, t = given
     if t.rank == 0:
@@ -93,7 +93,7 @@ def _categorical(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: En
     Builtin(
         name="Bernoulli",
         params=(BParam(name="probs", required=False), BParam(name="logits", required=False, keyword_only=True)),
-        signature="Bernoulli(probs: [..] Prob / logits=[..] Float) -> Bernoulli of [..]",
+        signature="Bernoulli(probs: [..] Prob) -> Bernoulli of [..] / Bernoulli(logits=[..] Float) -> Bernoulli of [..]",
         doc="A Bernoulli distribution of each element (torch.distributions.Bernoulli): probs= (a Prob, as sigmoid "
         "gives) or logits= (log-odds). sample gives 0.0 or 1.0 of its float type, log_prob takes such values.",
         example="d = Bernoulli(logits=x)",
@@ -104,7 +104,7 @@ def _categorical(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: En
 )
 def _bernoulli(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     given = _probs_or_logits(c, node, b, bound, env)
-    if given is None or given[1] is None:
+    if given is None:
         return T.UNKNOWN
     name, t = given
     if name == "probs" and t.elem.refine != "prob":

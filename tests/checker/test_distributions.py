@@ -242,7 +242,11 @@ def test_completion_and_hover_of_the_methods() -> None:
     assert names == ["log_prob", "entropy", "sample", "rsample"]
     h = ide.hover(a, at + 1)
     assert h is not None and "Normal.entropy()" in h.markdown
-    src = src.replace("[b K] f32:", "[b] f32:").replace("Normal(x, 1.0)", "Categorical(logits=x)").replace("d.entropy()", "d.log_prob(d.sample(seed=0))")
+    src = (
+        src.replace("[b K] f32:", "[b] f32:")
+        .replace("Normal(x, 1.0)", "Categorical(logits=x)")
+        .replace("d.entropy()", "d.log_prob(d.sample(seed=0))")
+    )
     a = check_text(src)
     assert a.errors == []
     assert [c.label for c in ide.completions(a, src.index("d.log_prob") + 2)] == ["log_prob", "entropy", "sample"]

@@ -69,6 +69,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_ops40",
             "catalog_layers40",
             "catalog_sizes",
+            "catalog_distributions",
             "catalog_docs",
         ],
     ),
