@@ -36,6 +36,12 @@ class _Distribution(Generic[_D]):
 
     dist: _D
 
+    def __getattr__(self, name: str):
+        # the fields the checker allows (probs, logits, loc, scale, mean, stddev, variance): torch's
+        if name.startswith("_") or name == "dist":
+            raise AttributeError(name)
+        return getattr(self.dist, name)
+
     def log_prob(self, value):
         return self.dist.log_prob(value)
 

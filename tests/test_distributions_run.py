@@ -75,6 +75,11 @@ fn bern_sample(x: [b Z], s: Int) -> [b Z] Prob:
 fn bern_kl(x: [b Z], y: [b Z]) -> [b Z] NonNeg:
     return kl_divergence(Bernoulli(logits=x), Bernoulli(probs=sigmoid(y)))
 
+fn fields(x: [b K], mu: [b Z], ls: [Z]) -> ([b K] Prob, [b K], [b Z], [b Z] NonNeg, [b Z] NonNeg):
+    d = Categorical(logits=x)
+    n = Normal(mu, exp(ls))
+    return d.probs, d.logits, n.loc, n.scale, Bernoulli(logits=mu).variance
+
 # REINFORCE: a linear policy over K actions, one step of plain gradient descent
 model Policy:
     param w: [F K] = normal(0.0, 0.5)
@@ -177,6 +182,15 @@ def test_bernoulli_log_prob_entropy_and_kl_like_torch(mod, dtype) -> None:
     else:
         _same(mod.bern_probs_lp64, lambda t, y: D.Bernoulli(t.sigmoid()).log_prob(y), [x], v)
         _same(mod.bern_ent, lambda t: D.Bernoulli(logits=t).entropy(), [x])
+
+
+def test_fields_are_torchs(mod) -> None:
+    x, mu, ls = _r(5, 4), _r(5, 2, seed=1), _r(2, seed=2)
+    got = mod.fields(x, mu, ls)
+    d, n = D.Categorical(logits=x), D.Normal(mu, ls.exp())
+    want = (d.probs, d.logits, n.loc, n.scale, D.Bernoulli(logits=mu).variance)
+    for a, b in zip(got, want, strict=True):
+        assert torch.equal(a, b)
 
 
 def test_samples_are_torchs_for_the_same_seed(mod) -> None:

@@ -1,11 +1,12 @@
 """Distributions, as torch.distributions spells them: `Categorical(logits=l)`,
 `Normal(loc, scale)` and `Bernoulli(probs=p)` make a value (`T.DistT`) whose
 methods `log_prob(value)`, `entropy()`, `sample(seed=s)` and (of Normal)
-`rsample(seed=s)` give tensors of its batch shape; `kl_divergence(p, q)` of
-two of one kind. The constructors are built-ins (their specs and rules
-below); the methods are typed by `distribution_method`, which the engine
-calls for `d.name(...)` of a distribution. At run time each is a small class
-of runtime/_distributions.py over torch.distributions.
+`rsample(seed=s)` give tensors of its batch shape, and whose fields are
+torch's attributes (`d.probs`, `n.scale`); `kl_divergence(p, q)` of two of
+one kind. The constructors are built-ins (their specs and rules below); the
+engine types `d.name(...)` of a distribution by `distribution_method` and
+`d.name` by `distribution_field`. At run time each is a small class of
+runtime/_distributions.py over torch.distributions.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .. import shapes as S
 from .. import types as T
 from ..body.context import RuleContext
 from ..body.env import CallArg, Env
+from ..body.features.optimizers import builtin_field
 from ..declarations import suggest
 from ..results import Ref
 from .args import Bound, expect_number, literal_number, tensor_arg
@@ -249,6 +251,42 @@ def _dist_arg(c: RuleContext, a: CallArg, env: Env, name: str) -> T.DistT | None
             )
         )
     return None
+
+
+# The fields, as torch's attributes: name -> (refinement, with the classes dim, what)
+FIELDS: dict[str, dict[str, tuple[str | None, bool, str]]] = {
+    "Categorical": {
+        "probs": ("prob", True, "the probabilities, normalised along the classes"),
+        "logits": (None, True, "the log-probabilities, normalised (log_softmax of the logits)"),
+    },
+    "Bernoulli": {
+        "probs": ("prob", False, "the probability of 1"),
+        "logits": (None, False, "the log-odds of 1"),
+        "mean": ("prob", False, "the probability of 1"),
+        "variance": ("nonneg", False, "probs * (1 - probs)"),
+    },
+    "Normal": {
+        "loc": (None, False, "the mean, broadcast to the batch shape"),
+        "scale": ("nonneg", False, "the standard deviation, broadcast to the batch shape"),
+        "mean": (None, False, "loc"),
+        "stddev": ("nonneg", False, "scale"),
+        "variance": ("nonneg", False, "scale * scale"),
+    },
+}
+
+
+def distribution_fields(t: T.DistT) -> list[tuple[str, T.Type, str]]:
+    """(name, type, what) of each field of a distribution."""
+    out: list[tuple[str, T.Type, str]] = []
+    for name, (refine, classes, what) in FIELDS[t.kind].items():
+        dims = t.dims + ((t.classes,) if classes and t.classes is not None else ())
+        out.append((name, T.TensorT(dims, T.Elem(t.elem.dtype, refine)), what))
+    return out
+
+
+def distribution_field(c: RuleContext, e: A.Field, obj: T.DistT) -> T.Type:
+    """`d.probs`, `d.loc`, ...: its type, or E0107 with the nearest name."""
+    return builtin_field(c, e, obj.kind, distribution_fields(obj), f"distribution {obj}")
 
 
 # The methods: d.log_prob(value), d.entropy(), d.sample(seed=s), d.rsample(seed=s).

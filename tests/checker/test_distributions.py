@@ -239,7 +239,7 @@ def test_completion_and_hover_of_the_methods() -> None:
     assert a.errors == []
     at = src.index("d.entropy") + 2
     names = [c.label for c in ide.completions(a, at)]
-    assert names == ["log_prob", "entropy", "sample", "rsample"]
+    assert names == ["log_prob", "entropy", "sample", "rsample", "loc", "scale", "mean", "stddev", "variance"]
     h = ide.hover(a, at + 1)
     assert h is not None and "Normal.entropy()" in h.markdown
     src = (
@@ -249,4 +249,36 @@ def test_completion_and_hover_of_the_methods() -> None:
     )
     a = check_text(src)
     assert a.errors == []
-    assert [c.label for c in ide.completions(a, src.index("d.log_prob") + 2)] == ["log_prob", "entropy", "sample"]
+    names = [c.label for c in ide.completions(a, src.index("d.log_prob") + 2)]
+    assert names == ["log_prob", "entropy", "sample", "probs", "logits"]
+
+
+def test_fields_as_torchs_attributes() -> None:
+    src = """\
+fn f(x: [b K] f32, m: [b D] f64, s: [D] f64):
+    d = Categorical(logits=x)
+    p = d.probs
+    lg = d.logits
+    n = Normal(m, exp(s))
+    sc = n.scale
+    mu = n.mean
+    v = n.variance
+    e = Bernoulli(logits=x)
+    ep = e.probs
+    print(p, lg, sc, mu, v, ep)
+"""
+    assert types_of(src, "p", "lg", "sc", "mu", "v", "ep") == [
+        "(local) p: [b K] Prob",
+        "(local) lg: [b K]",
+        "(local) sc: [b D] f64",
+        "(local) mu: [b D] f64",
+        "(local) v: [b D] f64",
+        "(local) ep: [b K] Prob",
+    ]
+    check(
+        """
+        fn f(x: [b K] f32) -> [b K] f32:
+            return Categorical(logits=x).prob
+        #                                ^^^^ E0107: distribution Categorical of [b K] f32 has no field 'prob'; did you mean 'probs'?
+        """
+    )
