@@ -60,6 +60,12 @@ fn normal_rsample(mu: [b Z] f64, ls: [b Z] f64, s: Int) -> [b Z] f64:
 fn normal_kl(mu: [b Z], ls: [b Z]) -> [b Z] NonNeg:
     return kl_divergence(Normal(mu, exp(ls)), Normal(0.0, 1.0))
 
+fn std_kl64(mu: [b Z] f64, ls: [b Z] f64) -> [b Z] f64:
+    return kl_divergence(Normal(mu, exp(ls)), Normal(0.0, 1.0))
+
+fn std_lp64(v: [b Z] f64) -> [b Z] f64:
+    return Normal(0, 1).log_prob(v)
+
 fn bern_lp(x: [b Z], v: [b Z]) -> [b Z]:
     return Bernoulli(logits=x).log_prob(v)
 
@@ -166,6 +172,9 @@ def test_normal_log_prob_entropy_and_kl_like_torch(mod, dtype) -> None:
     _same(mod.normal_lp if dtype == torch.float32 else mod.normal_lp64, ref, [mu, ls, v])
     if dtype == torch.float64:
         _same(mod.normal_ent, lambda s: D.Normal(0.0, s.exp()).entropy(), [_r(5, 2, dtype=dtype, seed=3)])
+        std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))  # noqa: E731
+        _same(mod.std_kl64, std, [mu, _r(5, 2, dtype=dtype, seed=3)])
+        _same(mod.std_lp64, lambda x: D.Normal(0, 1).log_prob(x), [v])
     else:
         std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))
         _same(mod.normal_kl, std, [mu, _r(5, 2, seed=3)])

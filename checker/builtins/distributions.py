@@ -175,7 +175,7 @@ def _normal(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) ->
     if loc is None or scale is None:
         return T.UNKNOWN
     if isinstance(loc, T.NumberT) and isinstance(scale, T.NumberT):
-        return T.DistT("Normal", (), T.F32)
+        return T.DistT("Normal", (), T.F32, weak=True)
     if isinstance(loc, T.NumberT) or isinstance(scale, T.NumberT):
         tensor = scale if isinstance(loc, T.NumberT) else loc
         assert isinstance(tensor, T.TensorT)
@@ -223,7 +223,7 @@ def _kl_divergence(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: 
         reason = C.E0982.say("classes", a=p.classes, b=q.classes)
         c.diags.append(C.E0982.at(node.span, p=str(p), q=str(q), reason=reason))
         return T.UNKNOWN
-    if p.elem.dtype != q.elem.dtype:
+    if p.elem.dtype != q.elem.dtype and not (p.weak or q.weak):
         c.diags.append(
             C.E0302.at(
                 bound["q"].node.span, context="q of kl_divergence (as p): ", expected=p.elem.dtype, found=q.elem.dtype
@@ -234,7 +234,7 @@ def _kl_divergence(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: 
     if isinstance(dims, S.DimClash):
         c.diags.append(C.E0202.at(node.span, op="and", left=p, right=q, a=dims.left, b=dims.right))
         return T.UNKNOWN
-    return T.TensorT(dims, T.Elem(p.elem.dtype, "nonneg"))
+    return T.TensorT(dims, T.Elem((q if p.weak else p).elem.dtype, "nonneg"))
 
 
 def _dist_arg(c: RuleContext, a: CallArg, env: Env, name: str) -> T.DistT | None:
@@ -356,7 +356,9 @@ def _log_prob(c: RuleContext, node: A.Node, recv: T.DistT, a: CallArg, env: Env)
         t = tensor_arg(c, a, env, fn, "value", typed=t)
         if t is None:
             return T.UNKNOWN
-        if t.elem.dtype != plain.dtype:
+        if recv.weak:  # Normal(0.0, 1.0).log_prob(x): of x's float type
+            plain = t.elem.plain()
+        elif t.elem.dtype != plain.dtype:
             c.diags.append(
                 C.E0302.at(a.node.span, context=f"value of {fn}: ", expected=plain.dtype, found=t.show_elem())
             )

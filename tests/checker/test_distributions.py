@@ -81,6 +81,25 @@ fn f(mu: [b D] f64, lv: [D] f64, x: [b D] f64, v: [D] f32):
     ]
 
 
+def test_a_normal_of_numbers_takes_the_float_type_it_meets() -> None:
+    src = """\
+fn f(mu: [b D] f64, s: [b D] f64, v: [D] f32):
+    k = kl_divergence(Normal(mu, exp(s)), Normal(0.0, 1.0))
+    k2 = kl_divergence(Normal(0, 1), Normal(mu, exp(s)))
+    lp = Normal(0.0, 1.0).log_prob(mu)
+    lp32 = Normal(0.0, 1.0).log_prob(v)
+    z = Normal(0, 1).sample(seed=0)
+    print(k, k2, lp, lp32, z)
+"""
+    assert types_of(src, "k", "k2", "lp", "lp32", "z") == [
+        "(local) k: [b D] f64",
+        "(local) k2: [b D] f64",
+        "(local) lp: [b D] f64",
+        "(local) lp32: [D]",
+        "(local) z: []",
+    ]
+
+
 def test_bernoulli_of_probs_or_logits() -> None:
     src = """\
 fn f(x: [b D] f32):
