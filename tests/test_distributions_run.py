@@ -104,6 +104,14 @@ fn pg_step(mut m: Policy, obs: [n F], actions: [n] Index[K], returns: [n], lr: F
     m.b = m.b - lr * g.b
     return l
 
+fn pg_one(m: Policy, obs: [F], action: [] Index[K], ret: []) -> []:
+    d = Categorical(logits=obs @ m.w + m.b)
+    return -(d.log_prob(action) * ret) - 0.01 * d.entropy()
+
+fn pg_per_example(m: Policy, obs: [n F], actions: [n] Index[K], returns: [n]) -> ([n], [n] NonNeg):
+    l, g = value_and_grad(pg_one, m, obs, actions, returns, batch=n)
+    return l, norm(g)
+
 # A VAE's latent: an encoder's mean and log-variance, a reparameterised draw, the KL to N(0, 1)
 model Vae:
     param enc: [F (2*Z)] = normal(0.0, 0.5)
@@ -277,3 +285,16 @@ def test_vae_reparameterised_loss_and_gradients_like_torch(mod) -> None:
     torch.testing.assert_close(value, ref.detach())
     torch.testing.assert_close(g.enc, ge)
     torch.testing.assert_close(g.dec, gd)
+
+
+def test_per_example_gradients_of_log_prob_like_a_loop_in_torch(mod) -> None:
+    m = mod.Policy.init(seed=1)
+    obs, actions, returns = _r(5, 3, seed=6), torch.tensor([0, 3, 1, 1, 2]), torch.linspace(-1.0, 1.0, 5)
+    losses, norms = mod.pg_per_example(m, obs, actions, returns)
+    for i in range(5):
+        w, b = m.w.detach().clone().requires_grad_(), m.b.detach().clone().requires_grad_()
+        d = D.Categorical(logits=obs[i] @ w + b)
+        ref = -(d.log_prob(actions[i]) * returns[i]) - 0.01 * d.entropy()
+        gw, gb = torch.autograd.grad(ref, [w, b])
+        torch.testing.assert_close(losses[i], ref.detach())
+        torch.testing.assert_close(norms[i], torch.cat([gw.flatten(), gb]).norm())
