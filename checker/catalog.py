@@ -3600,6 +3600,11 @@ from .catalog_buffers import E0928 as E0928  # noqa: E402
 from .catalog_buffers import E0929 as E0929  # noqa: E402
 from .catalog_buffers import E0930 as E0930  # noqa: E402
 
+# distributions: Categorical, Normal, Bernoulli, kl_divergence
+from .catalog_distributions import E0980 as E0980  # noqa: E402
+from .catalog_distributions import E0981 as E0981  # noqa: E402
+from .catalog_distributions import E0982 as E0982  # noqa: E402
+
 # the layers of issue 40: instance_norm's running statistics, pad's modes, interpolate
 from .catalog_layers40 import E0950 as E0950  # noqa: E402
 from .catalog_layers40 import E0951 as E0951  # noqa: E402

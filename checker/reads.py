@@ -199,14 +199,19 @@ class ReadAnalysis:
             s, target, reason = pending.pop()
             grew = False
             prefix = reason.fact.prefix
+            if target is s and prefix:
+                # a method calling itself on a sub-model of its own type: only
+                # in a model that contains itself (E0909); nothing to add, and
+                # adding would grow the paths without end
+                continue
             stopped = reason.kind == "sg_call"
             into = s.stopped if stopped else s.reads
             for name in target.reads:
-                if prefix + name not in into:
+                if prefix + name not in into and _shallow(prefix + name):
                     into[prefix + name] = reason
                     grew = True
             for name in target.stopped:
-                if prefix + name not in s.stopped:
+                if prefix + name not in s.stopped and _shallow(prefix + name):
                     s.stopped[prefix + name] = reason
                     grew = True
             if target.everything is not None and s.everything is None and not stopped:
@@ -221,7 +226,7 @@ class ReadAnalysis:
                     grew = True
             else:
                 for method in target.dispatch:  # (a generic function given a sub-model: under its path)
-                    if prefix + method not in s.dispatch:
+                    if prefix + method not in s.dispatch and _shallow(prefix + method):
                         s.dispatch[prefix + method] = reason
                         grew = True
             if grew:
@@ -310,6 +315,16 @@ class ReadAnalysis:
             steps.append(Step(s.fn, f.span, f"{reason.callee}(...)"))
             s = self.summaries.get((reason.callee, reason.callee_param))
         return steps
+
+
+# The deepest path of a read (`blocks.3.attn.qkv.weight` has 5 dots): far
+# beyond any model's nesting; only a model that contains itself (E0909)
+# reaches it, whose calls through sub-models would make paths without end.
+_MAX_DOTS = 48
+
+
+def _shallow(path: str) -> bool:
+    return path.count(".") <= _MAX_DOTS
 
 
 def site_diagnostics(site: GradSite, summary: Summary | None, glob: Globals) -> tuple[LocalDiagnostic, ...]:

@@ -755,6 +755,26 @@ class VocabT(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class DistT(Type):
+    """A distribution of torch.distributions (checker/builtins/distributions.py):
+    `kind` Categorical, Normal or Bernoulli; `dims` its batch shape, `elem`
+    the float type of its parameters, `classes` a Categorical's K (the last
+    dim of its logits); `weak`: made of numbers only (`Normal(0.0, 1.0)`), so
+    it takes the float type of the tensors it meets, as torch's 0-dim ones."""
+
+    kind: str
+    dims: tuple[Dim, ...]
+    elem: Elem
+    classes: Dim | None = None
+    weak: bool = False
+
+    def __str__(self) -> str:
+        dims = self.dims + ((self.classes,) if self.classes is not None else ())
+        elem = "f32" if self.elem.dtype == "f32" else str(self.elem.plain())
+        return f"{self.kind} of [" + " ".join(str(d) for d in dims) + f"] {elem}"
+
+
+@dataclass(frozen=True, slots=True)
 class RangeT(Type):
     def __str__(self) -> str:
         return "range"

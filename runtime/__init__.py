@@ -12,6 +12,7 @@ from ._data import Vocab, VocabArg, decode, encode, load_chars, load_csv, load_n
 from ._device import current_device, set_device
 from ._device import placed as placed_device
 from ._device import use_program as use_program_device
+from ._distributions import Bernoulli, Categorical, Normal, kl_divergence
 from ._elems import Elem, ElemVar, bf16, bool_, dtype_name, elem_of, f16, f32, f64, i32, i64, index, nonneg, prob
 from ._errors import (
     CheckError,
@@ -218,6 +219,7 @@ __all__ = [
 __all__ += _ops.__all__
 __all__ += ["l1_loss", "mse_loss"]
 __all__ += ["init_param", "modules", "named_params", "ndim", "num_params", "numel"]  # walks
+__all__ += ["Bernoulli", "Categorical", "Normal", "kl_divergence"]  # distributions
 
 # ---- PyTorch interop (docs/torch-interop.md): sys.modules, nn.Module, torch.compile
 from ._registry import register as register_compiled  # noqa: E402

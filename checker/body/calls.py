@@ -11,6 +11,7 @@ from .. import shapes as S
 from .. import types as T
 from ..builtins import BUILTINS, MODEL_METHODS, Builtin, walks
 from ..builtins import args as readers
+from ..builtins.distributions import distribution_method
 from ..builtins.registry import RULES
 from ..declarations import FnInfo, ParamInfo, suggest
 from ..diagnostics import Fix, LocalDiagnostic, LocalRelated, SymbolRef, TextEdit
@@ -82,6 +83,9 @@ class CallRules(EngineBase):
             if isinstance(recv, T.ScheduleT):
                 self.types[func] = recv
                 return schedule_method(self, node, recv, func, call_args, env, paren)
+            if isinstance(recv, T.DistT):  # d.log_prob(a), d.sample(seed=s)
+                self.types[func] = recv
+                return distribution_method(self, node, recv, func, call_args, env, paren)
             if recv == T.STR and (told := walks.str_method(self, func, call_args, env)) is not None:
                 return told  # name.endswith("bias")
             if isinstance(recv, T.ModelT):

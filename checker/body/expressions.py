@@ -8,6 +8,7 @@ from .. import catalog as C
 from .. import member_conditions as MC
 from .. import types as T
 from ..builtins import BUILTINS, CONSTANTS
+from ..builtins.distributions import distribution_field
 from ..declarations import ALL_NAMES, NUMBER_TYPES, TypeContext, suggest, type_text
 from ..diagnostics import LocalRelated, SymbolRef
 from ..results import ReadFact, Ref
@@ -413,6 +414,8 @@ class ExpressionRules(EngineBase):
             return optimizer_field(self, e, obj)
         if isinstance(obj, T.ScheduleT):
             return schedule_field(self, e, obj)
+        if isinstance(obj, T.DistT):  # d.probs, d.loc
+            return distribution_field(self, e, obj)
         if isinstance(obj, T.GradT):
             self.global_kind(obj.model)
             model = self.g.model(obj)

@@ -28,6 +28,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     conv,
     creation,
     data,
+    distributions,
     elementwise,
     gradients,
     labels,
@@ -63,6 +64,7 @@ GROUPS = {
     "layers": "Layer operations",
     "create": "Creating tensors",
     "data": "Reading data",
+    "distributions": "Distributions",
     "other": "Other built-ins",
 }
 

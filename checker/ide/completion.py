@@ -8,6 +8,8 @@ from .. import ast as A
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..builtins.distributions import METHODS as DIST_METHODS
+from ..builtins.distributions import distribution_fields
 from ..consts import show as show_const
 from ..declarations import (
     ELEM_TYPES,
@@ -177,6 +179,17 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
         out += [
             Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
             for i, (n, t, what) in enumerate(T.schedule_fields(ty))
+        ]
+        return out
+    if isinstance(ty, T.DistT):  # d.log_prob(a), d.sample(seed=s), ..., then d.probs, ...
+        methods = [n for n in DIST_METHODS if n != "rsample" or ty.kind == "Normal"]
+        out = [
+            Completion(n, "method", DIST_METHODS[n][0], DIST_METHODS[n][1], sort_text=f"{i:04d}")
+            for i, n in enumerate(methods)
+        ]
+        out += [
+            Completion(n, "field", f"{n}: {t}", what, sort_text=f"{len(methods) + i:04d}")
+            for i, (n, t, what) in enumerate(distribution_fields(ty))
         ]
         return out
     return []

@@ -7,6 +7,7 @@ from .. import member_conditions as MC
 from .. import types as T
 from ..analysis import Analysis
 from ..builtins import BUILTINS, CONSTANTS, MODEL_METHODS
+from ..builtins.distributions import METHODS as DIST_METHODS
 from ..consts import show as show_const
 from ..declarations import (
     FnInfo,
@@ -117,6 +118,9 @@ def _describe(analysis: Analysis, slot: ItemSlot, occ: _Occ) -> str | None:
         params = f"[{', '.join(sig.params)}]" if sig.params else ""
         return _code(f"type {sym.name}{params} = {sig.type}")
     if sym.kind == "method":
+        if sym.name in DIST_METHODS and BUILTINS.get(sym.scope or "") is not None:  # d.log_prob of a Categorical d
+            sig, doc = DIST_METHODS[sym.name]
+            return _code(sig.replace("d.", f"{sym.scope}.", 1)) + f"\n\n{doc}"
         m = MODEL_METHODS.get(sym.name)
         if m is None:
             return None

@@ -72,6 +72,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_sizes",
             "catalog_rearrange",
             "catalog_sequences40",
+            "catalog_distributions",
             "catalog_docs",
         ],
     ),

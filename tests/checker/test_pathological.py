@@ -446,3 +446,39 @@ def test_a_huge_name_or_field_is_shown_by_its_ends_in_the_message() -> None:
     field = "(" * 50_000 + "x" + ")" * 50_000
     (d,) = check_text(f'fn main():\n    x = 1\n    print(f"{{{field}}}")\n').diagnostics
     assert d.code == "E0013" and len(d.message) < 1200
+
+
+def test_a_model_that_contains_itself_and_calls_itself_through_its_sub_models() -> None:
+    # The param-read summaries followed forward through `self.main(x)` into
+    # forward itself, under the path `main.0.`, and then through A -> B -> A
+    # without end: one crashed (a dict grown while read), the other never
+    # finished. Each is one E0909 per model, and the check ends.
+    direct = """\
+model Linear[I, O]:
+    param weight: [I O]
+    param main: (Linear[4, 8], Linear[6, 2])
+
+    fn forward(self, x: [b I]) -> [b O]:
+        return x @ self.weight
+
+        return self.main(x)
+"""
+    through = """\
+model A[I]:
+    param w: [I I]
+    param b: (B[4],)
+
+    fn forward(self, x: [n I]) -> [n I]:
+        return self.b(x) @ self.w
+
+model B[I]:
+    param v: [I I]
+    param a: (A[4],)
+
+    fn forward(self, x: [n I]) -> [n I]:
+        return self.a(x) @ self.v
+"""
+    for src, cycles in ((direct, 1), (through, 2)):
+        a = check_text(src)
+        assert not a.internal_errors
+        assert [d.code for d in a.diagnostics].count("E0909") == cycles
