@@ -364,6 +364,8 @@ class CallRules(EngineBase):
                     # a layer applied to the wrong size: its dims are the layer's,
                     # known from it, not generic dims of the caller's choosing
                     mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
+                elif mismatch.kind == "shape" and S.self_sized(mismatch.expected, bindings):
+                    mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
                 if mismatch.kind == "binding":  # in the caller's dims, not the callee's names
                     mismatch = dataclasses.replace(
                         mismatch, expected=S.as_bound(mismatch.expected, mismatch.found, bindings)
