@@ -21,6 +21,7 @@ from .model_lists import is_model_list, model_list_type
 from .model_params import read_model_params
 from .names import (
     DimDefault,
+    bool_options,
     ModelSig,
     Names,
     dim_default,
@@ -244,7 +245,7 @@ def _header_dim(
             )
         )
     if p.default is not None:
-        default = dim_default(p.default, before)
+        default = dim_default(p.default, before, bool_options(item))
         later = _later_dim(p.default, item, before)
         if default is not None:
             defaults.append((name, default))

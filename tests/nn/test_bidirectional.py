@@ -1,5 +1,6 @@
 """Bidirectional recurrent stacks against torch: nn.LSTM, nn.GRU and nn.RNN
-with num_directions=2 against torch.nn.LSTM / GRU / RNN(bidirectional=True),
+with bidirectional=True (num_directions, a dim whose default reads the
+option, then 2) against torch.nn.LSTM / GRU / RNN(bidirectional=True),
 one and two layers, with and without biases: the output [T b (2*H)], the
 final states [(num_layers*2) b H] in torch's order, the gradients of every
 param (torch's `_reverse` params included), of the input and of the initial
@@ -40,7 +41,7 @@ class Bi:
 
     @property
     def qtype(self) -> str:
-        extra = f", num_layers={self.num_layers}, num_directions=2"
+        extra = f", num_layers={self.num_layers}, bidirectional=True"
         if not self.bias:
             extra += ", bias=False"
         if self.dropout:
@@ -252,7 +253,7 @@ def _diagnostics(body: str) -> list[tuple[str, str, str]]:
 
 def test_a_state_of_one_direction_is_one_error_in_the_layers_numbers() -> None:
     body = (
-        "fn f(l: nn.GRU[I, H, num_layers=2, num_directions=2], x: [t b I], h0: [2 b H]) -> [t b (2*H)]:\n"
+        "fn f(l: nn.GRU[I, H, num_layers=2, bidirectional=True], x: [t b I], h0: [2 b H]) -> [t b (2*H)]:\n"
         "    y, h = l(x, h0, Eval)\n    return y\n"
     )
     assert _diagnostics(body) == [("E0201", "argument 'h0' of nn.GRU.forward: expected [4 b H], found [2 b H]", "h0")]
@@ -260,7 +261,7 @@ def test_a_state_of_one_direction_is_one_error_in_the_layers_numbers() -> None:
 
 def test_the_output_of_a_bidirectional_layer_is_twice_as_wide() -> None:
     body = (
-        "fn f(l: nn.LSTM[I, H, num_directions=2], x: [t b I], h0: [2 b H], c0: [2 b H]) -> [t b H]:\n"
+        "fn f(l: nn.LSTM[I, H, bidirectional=True], x: [t b I], h0: [2 b H], c0: [2 b H]) -> [t b H]:\n"
         "    y, (h, c) = l(x, (h0, c0), Eval)\n    return y\n"
     )
     assert _diagnostics(body) == [("E0201", "return value: expected [t b H=5], found [t b (2*H)=10]", "y")]
@@ -268,9 +269,29 @@ def test_the_output_of_a_bidirectional_layer_is_twice_as_wide() -> None:
 
 def test_a_second_layer_takes_both_directions() -> None:
     body = (
-        "fn f(l: nn.RNN[I, H, num_layers=3, num_directions=2], x: [t b I], h0: [6 b H]) -> [t b (2*H)]:\n"
+        "fn f(l: nn.RNN[I, H, num_layers=3, bidirectional=True], x: [t b I], h0: [6 b H]) -> [t b (2*H)]:\n"
         "    y, h = l(x, h0, Eval)\n    return y\n\n"
-        "fn g(l: nn.RNN[I, H, num_layers=3, num_directions=2]) -> nn.RNNCell[(2*H), H]:\n"
-        "    return l.rest_reverse[1]\n"
+        "fn g(l: nn.RNN[I, H, num_layers=3, bidirectional=True]) -> nn.RNNCell[(2*H), H]:\n"
+        "    return l.rest_reverse[1]\n\n"
+        # the dim the option sets: written out, the same sizes (another type: the option differs)
+        "fn k(l: nn.RNN[I, H, num_layers=3, num_directions=2], x: [t b I], h0: [6 b H]) -> [t b (2*H)]:\n"
+        "    y, h = l(x, h0, Eval)\n    return y\n"
     )
     assert _diagnostics(body) == []
+
+
+def test_the_type_of_a_bidirectional_layer_shows_its_directions() -> None:
+    body = "fn f(l: nn.GRU[I, H, bidirectional=True]) -> nn.GRU[I, H]:\n    return l\n"
+    [(code, message, where)] = _diagnostics(body)
+    assert (code, where) == ("E0904", "l")
+    assert message == "return value: expected nn.GRU[I, H, 1, 1], found model nn.GRU[I, H, 1, 2, bidirectional=True]"
+
+
+def test_an_instance_from_python_takes_the_option_too(env) -> None:
+    # GRU.of(..., bidirectional=True) computes num_directions = 2 as the checker does
+    mod, dt = env
+    layer = mod.nn.GRU.of(I, H, bidirectional=True, dtype=dt).init(seed=0)
+    assert sorted(layer.state_dict()) == sorted(stack_names(1, True, 2).values())
+    assert layer.first_reverse[0].weight_ih.dtype == dt
+    plain = mod.nn.GRU.of(I, H, dtype=dt).init(seed=0)
+    assert sorted(plain.state_dict()) == sorted(stack_names(1).values())
