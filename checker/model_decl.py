@@ -21,9 +21,9 @@ from .model_lists import is_model_list, model_list_type
 from .model_params import read_model_params
 from .names import (
     DimDefault,
-    bool_options,
     ModelSig,
     Names,
+    bool_options,
     dim_default,
     dotted_text,
     float_literal,

@@ -52,9 +52,15 @@ PAD_LAYER = tuple(f"{form}_padding" for form in FLOAT_LAYER)
 CONFIGS = (
     Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA + FLOAT_MHA + PAD_MHA),
     Config("mha_plain", "mha", "nn.MultiheadAttention[E, NH, bias=False]", {"bias": False}, ("forward", "masked")),
-    Config("mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA + PAD_MHA),
     Config(
-        "enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER + PAD_LAYER
+        "mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA + PAD_MHA
+    ),
+    Config(
+        "enc",
+        "enc",
+        "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]",
+        {"dropout": 0.0},
+        ALL_LAYER + FLOAT_LAYER + PAD_LAYER,
     ),
     Config(
         "enc_pre",
@@ -72,7 +78,11 @@ CONFIGS = (
     ),
     Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER + FLOAT_LAYER + PAD_LAYER),
     Config(
-        "dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER + PAD_LAYER
+        "dec",
+        "dec",
+        "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]",
+        {"dropout": 0.0},
+        ALL_LAYER + FLOAT_LAYER + PAD_LAYER,
     ),
     Config(
         "dec_pre",

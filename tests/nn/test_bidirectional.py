@@ -223,7 +223,9 @@ def test_dropout_between_bidirectional_layers(env, s: Bi) -> None:
     _check(s, mod, dt, layer, ref, rt.Eval, f"{s.name} in Eval")
 
 
-@pytest.mark.parametrize("s", [s for s in STACKS if s.num_layers == 2 and s.bias and not s.dropout], ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "s", [s for s in STACKS if s.num_layers == 2 and s.bias and not s.dropout], ids=lambda s: s.name
+)
 def test_bidirectional_batch_first(env, s: Bi) -> None:
     mod, dt = env
     layer = getattr(mod, f"make_{s.name}")(8)

@@ -56,7 +56,9 @@ CONFIGS = (
         TWO_NORMED,
         SMALL,
     ),
-    Config("enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED, ALL + FLOAT[:1] + PAD[:1]),
+    Config(
+        "enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED, ALL + FLOAT[:1] + PAD[:1]
+    ),
     Config("dec", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT + PAD),
     Config("dec_norm", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0, norm=True]", NO_DROP, TWO_NORMED),
     Config(
