@@ -2350,7 +2350,9 @@ E0912 = _code(
     """
     In `model NAME[...]`, each parameter is a dim (a name, `I`, or a name
     with a default: a whole number, `stride = 1`, a dim before it,
-    `stride = K`, or `+ - * // %` of those, `padding = K // 2`) or an option
+    `stride = K`, a Bool option of the model, 1 when True and 0 when False,
+    or `+ - * // %` of those, `padding = K // 2`, `num_directions = 1 +
+    bidirectional`) or an option
     with its type
     and default: a Bool (`bias: Bool = True`), a Float (`eps: Float = 1e-5`)
     or the element type of its tensors (`dtype: DType = f32`, whose default
@@ -2383,8 +2385,8 @@ E0912 = _code(
             "the model's dim {name} has the name of a dim constant: inside the model it would mean two things"
         ),
         "dim_default": (
-            "the default of dim {name} must be a whole number, a dim before it, or + - * // % of those, as in "
-            "{name} = 1 or {name} = K // 2 (found {found})"
+            "the default of dim {name} must be a whole number, a dim before it, a Bool option (1 when True), or "
+            "+ - * // % of those, as in {name} = 1 or {name} = K // 2 (found {found})"
         ),
         "dim_default_later": "the default of dim {name} reads dim {dim}, which comes after it: a default reads the "
         "dims before it",

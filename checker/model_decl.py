@@ -23,6 +23,7 @@ from .names import (
     DimDefault,
     ModelSig,
     Names,
+    bool_options,
     dim_default,
     dotted_text,
     float_literal,
@@ -244,7 +245,7 @@ def _header_dim(
             )
         )
     if p.default is not None:
-        default = dim_default(p.default, before)
+        default = dim_default(p.default, before, bool_options(item))
         later = _later_dim(p.default, item, before)
         if default is not None:
             defaults.append((name, default))

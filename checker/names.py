@@ -264,17 +264,38 @@ Divisions = tuple[tuple[str, DX.Poly, DX.Poly], ...]
 DimDefault = int | str | tuple
 
 
-def dim_default(e: A.Expr, before: Sequence[str]) -> DimDefault | None:
+def dim_default(e: A.Expr, before: Sequence[str], flags: Sequence[str] = ()) -> DimDefault | None:
     """The default `e` of a model dim whose earlier dims are `before`; None
-    when it is not integer arithmetic of literals and those dims."""
+    when it is not integer arithmetic of literals, those dims and the
+    model's Bool options `flags` (1 when True, 0 when False: torch's
+    `num_directions = 2 if bidirectional else 1` is `1 + bidirectional`)."""
     if isinstance(e, A.IntLit):
         return e.value
     if isinstance(e, A.Name):
-        return e.name if e.name in before else None
+        return e.name if e.name in before or e.name in flags else None
     if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "//", "%"):
-        left, right = dim_default(e.left, before), dim_default(e.right, before)
+        left, right = dim_default(e.left, before, flags), dim_default(e.right, before, flags)
         return None if left is None or right is None else (e.op, left, right)
     return None
+
+
+def default_reads(d: DimDefault) -> set[str]:
+    """The names (dims before it, Bool options) a dim default reads."""
+    if isinstance(d, int):
+        return set()
+    if isinstance(d, str):
+        return {d}
+    return default_reads(d[1]) | default_reads(d[2])
+
+
+def bool_options(item: A.ModelDecl | A.TraitDecl) -> tuple[str, ...]:
+    """The names of a model's Bool options (`bias: Bool = True`), which a
+    dim's default may read wherever they stand in the header."""
+    return tuple(
+        p.name.text
+        for p in item.params
+        if isinstance(p.type, A.NamedType) and p.type.name.text == "Bool" and not p.type.args
+    )
 
 
 def dim_default_value(d: DimDefault, values: dict[str, int]) -> int | None:
@@ -417,7 +438,7 @@ def model_sig(item: A.ModelDecl | A.TraitDecl) -> ModelSig:
             assert isinstance(p.type, A.NamedType)
             models.append((p.name.text, (p.type.name.text,)))
         elif p.type is None:
-            default = dim_default(p.default, dims) if p.default is not None else None
+            default = dim_default(p.default, dims, bool_options(item)) if p.default is not None else None
             if default is not None:
                 defaults.append((p.name.text, default))
             dims.append(p.name.text)

@@ -372,6 +372,23 @@ def match(param: T.Type, arg: T.Type, bindings: Bindings, where: str, span: Span
     return Mismatch("kind", param, arg)
 
 
+def self_sized(param: T.Type, bindings: Bindings) -> bool:
+    """Whether `param` writes arithmetic of the dims a layer's instance gave
+    (`[(num_layers*num_directions) b H]` of `nn.LSTM[I, H, num_layers=2]`):
+    such a dim is the layer's number, shown as the number where an argument
+    does not fit, as a plain dim of the layer is."""
+    if isinstance(param, T.TupleT):
+        return any(self_sized(x, bindings) for x in param.items)
+    if not isinstance(param, T.TensorT):
+        return False
+    for d in param.dims:
+        if isinstance(d, T.DimExpr):
+            names = DX.generics(d.poly) & bindings.generics
+            if names and all(n in bindings.bound and bindings.bound[n].where == "self" for n in names):
+                return True
+    return False
+
+
 def as_bound(param: T.Type, arg: T.Type, bindings: Bindings) -> T.Type:
     """`param` in the caller's dims, for the message of a call whose argument
     `arg` did not fit it: the callee's generic dims bound so far replaced,

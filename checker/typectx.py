@@ -14,7 +14,7 @@ from . import types as T
 from .ast import dim_text
 from .ast import written_dim as written_dim  # (re-exported: declarations reads it from here)
 from .diagnostics import LocalDiagnostic
-from .names import ALL_NAMES, NO_SIG, DimDefault, ModelSig, Names, dim_default_text, kind_word, suggest
+from .names import ALL_NAMES, NO_SIG, DimDefault, ModelSig, Names, default_reads, dim_default_text, kind_word, suggest
 from .show import _bracket_text, type_text
 
 NUMBER_TYPES = {"Int": T.INT, "Float": T.FLOAT, "Bool": T.BOOL_N, "Str": T.STR}
@@ -428,11 +428,16 @@ class TypeContext:
             self.diagnostics.append(C.E0910.at(span, model=written, problem=problem))
             return T.UNKNOWN
         dims: list[T.Dim] = []
+        flags = {k for k, v in options_of if isinstance(v, bool)}
+        deferred: list[int] = []  # defaults that read a Bool option: computed once the options are read
         for param in dims_of:
             a = given_dims.get(param)
             if a is None:
                 default = dim_defaults[param]  # a number, a dim before it (`stride = K`), or arithmetic of those
-                if isinstance(default, tuple):  # `P = K // 2`: computed from the dims given before it
+                if default_reads(default) & (flags | {dims_of[i] for i in deferred}):
+                    deferred.append(len(dims))
+                    dims.append(T.DimUnknown())
+                elif isinstance(default, tuple):  # `P = K // 2`: computed from the dims given before it
                     dim = self._default_dim(param, default, dict(zip(dims_of, dims)), span, written)
                     if dim is None:
                         return T.UNKNOWN
@@ -499,6 +504,19 @@ class TypeContext:
                 return T.UNKNOWN
             given[key] = value
         chosen = tuple((k, given[k]) for k, default in options_of if k in given and given[k] != default)
+        for i in deferred:  # `num_directions = 1 + bidirectional`: True is 1, False 0
+            before = dict(zip(dims_of[:i], dims[:i]))
+            for k in flags:
+                value = given.get(k, dict(options_of)[k])
+                before[k] = T.DimLit(int(value)) if isinstance(value, bool) else T.DimUnknown()
+            default = dim_defaults[dims_of[i]]
+            if isinstance(default, tuple):
+                dim = self._default_dim(dims_of[i], default, before, span, written)
+                if dim is None:
+                    return T.UNKNOWN
+                dims[i] = dim
+            elif isinstance(default, str):
+                dims[i] = before[default]
         inexact = _inexact_division(sig, dims)
         if inexact is not None:
             text, n, d = inexact

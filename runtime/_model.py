@@ -15,7 +15,7 @@ from . import _device
 from . import _model_texts as _texts
 from . import init as _init
 from ._checks import checks, seed_problem
-from ._dim_defaults import dim_default
+from ._dim_defaults import bool_flags, dim_default
 from ._elems import Elem, dims_text, dtype_name, elem_of, tensor_text
 from ._errors import ModelError, place
 
@@ -808,12 +808,13 @@ class GenericModel:
             count = f"{len(names)} dim{'s' if len(names) != 1 else ''}"
             raise ModelError(f"model {self._qv_name} takes {count} ({', '.join(names)}), found {len(dims)}")
         given = dict(zip(names, dims))
+        flags = bool_flags(self._qv_option_defaults, options)  # `num_directions = 1 + bidirectional`
         for n in names[len(dims) :]:
             if n in options:
                 given[n] = options.pop(n)
             elif n in self._qv_dim_defaults:
-                # a number, the name of a dim before n, or arithmetic of those (`P = K // 2`)
-                given[n] = dim_default(self._qv_name, n, self._qv_dim_defaults[n], given)
+                # a number, the name of a dim before n or of a Bool option, or arithmetic of those (`P = K // 2`)
+                given[n] = dim_default(self._qv_name, n, self._qv_dim_defaults[n], {**flags, **given})
             else:
                 raise ModelError(f"model {self._qv_name} needs its dim {n} ({', '.join(names)})")
         dims = tuple(given[n] for n in names)

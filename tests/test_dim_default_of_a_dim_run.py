@@ -63,8 +63,8 @@ def test_a_default_must_be_a_number_or_a_dim_before_it() -> None:
         ),
         (
             "E0912",
-            "the default of dim window must be a whole number, a dim before it, or + - * // % of those, as in "
-            "window = 1 or window = K // 2 (found size)",
+            "the default of dim window must be a whole number, a dim before it, a Bool option (1 when True), or "
+            "+ - * // % of those, as in window = 1 or window = K // 2 (found size)",
             "size",
         ),
     ]

@@ -377,6 +377,8 @@ class CallRules(EngineBase):
                     # a layer applied to the wrong size: its dims are the layer's,
                     # known from it, not generic dims of the caller's choosing
                     mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
+                elif mismatch.kind == "shape" and S.self_sized(mismatch.expected, bindings):
+                    mismatch = S.Mismatch("shape", bindings.subst(mismatch.expected), mismatch.found)
                 if mismatch.kind == "binding":  # in the caller's dims, not the callee's names
                     mismatch = dataclasses.replace(
                         mismatch, expected=S.as_bound(mismatch.expected, mismatch.found, bindings)
@@ -591,7 +593,8 @@ class CallRules(EngineBase):
         if not recv.applied and sig is not None and len(sig.defaults) == len(sig.dims) and not sig.models:
             # every dim has a default (a model of options only, nn.Dropout): made
             # with its defaults, as torch's nn.Dropout() is
-            values: dict[str, int] = {}
+            # the Bool options (their defaults) count 1 or 0 where a default reads them
+            values: dict[str, int] = {k: int(v) for k, v in sig.options if isinstance(v, bool)}
             for d, v in sig.defaults:  # `stride = K`, `P = K // 2`: of the dims before it
                 value = dim_default_value(v, values)  # names.model_sig keeps only earlier dims
                 if value is None or value < 0:  # `P = K - 3` with K = 2: no instance

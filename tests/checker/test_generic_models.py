@@ -172,8 +172,8 @@ def test_init_needs_the_dims() -> None:
             "Bad[I, k = 1.5]",
             (
                 "E0912",
-                "the default of dim k must be a whole number, a dim before it, or + - * // % of those, as in k = 1 or "
-                "k = K // 2 (found 1.5)",
+                "the default of dim k must be a whole number, a dim before it, a Bool option (1 when True), or "
+                "+ - * // % of those, as in k = 1 or k = K // 2 (found 1.5)",
                 "1.5",
             ),
         ),

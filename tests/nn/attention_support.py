@@ -45,6 +45,7 @@ _Q, _K, _V = ("query", "[L B E]", False), ("key", "[S B E]", False), ("value", "
 _QB, _KB, _VB = ("query", "[B L E]", False), ("key", "[B S E]", False), ("value", "[B S E]", False)
 _KP, _AM = ("key_padding_mask", "[B S]", True), ("attn_mask", "[L S]", True)
 _AMF = ("attn_mask", "[L S]", False)  # a float (additive) mask
+_KPF = ("key_padding_mask", "[B S]", False)  # a float key padding mask: 0, and -inf at padding
 _SRC_MASKS = (("src_mask", "[S S]", True), ("src_key_padding_mask", "[B S]", True))
 _DEC_MASKS = (
     ("tgt_mask", "[L L]", True),
@@ -55,6 +56,9 @@ _DEC_MASKS = (
 # the ..._float forms: the attention masks float, the key padding masks Bool
 _SRC_FMASKS = (("src_mask", "[S S]", False), _SRC_MASKS[1])
 _DEC_FMASKS = (("tgt_mask", "[L L]", False), ("memory_mask", "[L S]", False), *_DEC_MASKS[2:])
+# the ..._float_padding forms: every mask float, the key padding masks too
+_SRC_PMASKS = (("src_mask", "[S S]", False), ("src_key_padding_mask", "[B S]", False))
+_DEC_PMASKS = (*_DEC_FMASKS[:2], ("tgt_key_padding_mask", "[B L]", False), ("memory_key_padding_mask", "[B S]", False))
 # form -> (inputs, the method's name ("" for a call of the layer), outputs)
 FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[str, ...]]]] = {
     "mha": {
@@ -73,6 +77,18 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[s
             "batch_first_with_weights_float",
             ("[B L E]", "[B L S]"),
         ),
+        "masked_float_padding": ((_Q, _K, _V, _KPF, _AMF), "masked_float_padding", ("[L B E]",)),
+        "with_weights_float_padding": ((_Q, _K, _V, _KPF, _AMF), "with_weights_float_padding", ("[L B E]", "[B L S]")),
+        "batch_first_masked_float_padding": (
+            (_QB, _KB, _VB, _KPF, _AMF),
+            "batch_first_masked_float_padding",
+            ("[B L E]",),
+        ),
+        "batch_first_with_weights_float_padding": (
+            (_QB, _KB, _VB, _KPF, _AMF),
+            "batch_first_with_weights_float_padding",
+            ("[B L E]", "[B L S]"),
+        ),
     },
     "enc": {
         "forward": ((("src", "[S B E]", False),), "", ("[S B E]",)),
@@ -83,6 +99,12 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[s
         "batch_first_masked_float": (
             (("src", "[B S E]", False), *_SRC_FMASKS),
             "batch_first_masked_float",
+            ("[B S E]",),
+        ),
+        "masked_float_padding": ((("src", "[S B E]", False), *_SRC_PMASKS), "masked_float_padding", ("[S B E]",)),
+        "batch_first_masked_float_padding": (
+            (("src", "[B S E]", False), *_SRC_PMASKS),
+            "batch_first_masked_float_padding",
             ("[B S E]",),
         ),
     },
@@ -103,6 +125,16 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, tuple[s
         "batch_first_masked_float": (
             (("tgt", "[B L E]", False), ("memory", "[B S E]", False), *_DEC_FMASKS),
             "batch_first_masked_float",
+            ("[B L E]",),
+        ),
+        "masked_float_padding": (
+            (("tgt", "[L B E]", False), ("memory", "[S B E]", False), *_DEC_PMASKS),
+            "masked_float_padding",
+            ("[L B E]",),
+        ),
+        "batch_first_masked_float_padding": (
+            (("tgt", "[B L E]", False), ("memory", "[B S E]", False), *_DEC_PMASKS),
+            "batch_first_masked_float_padding",
             ("[B L E]",),
         ),
     },

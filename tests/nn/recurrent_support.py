@@ -18,12 +18,21 @@ def layer_path(k: int) -> str:
     return "first" if k == 0 else f"rest.{k - 1}"
 
 
-def stack_names(num_layers: int, bias: bool = True) -> dict[str, str]:
-    """torch.nn.LSTM/GRU/RNN names -> Quiver paths."""
+def reverse_path(k: int, num_directions: int = 2, d: int = 1) -> str:
+    """Where torch's reverse direction of layer k (`_l{k}_reverse`) lives:
+    first_reverse[d-1] for layer 0, rest_reverse[(k-1)*(D-1) + d-1] after."""
+    return f"first_reverse.{d - 1}" if k == 0 else f"rest_reverse.{(k - 1) * (num_directions - 1) + d - 1}"
+
+
+def stack_names(num_layers: int, bias: bool = True, num_directions: int = 1) -> dict[str, str]:
+    """torch.nn.LSTM/GRU/RNN names -> Quiver paths (bidirectional=True is
+    num_directions=2: `weight_ih_l0_reverse` is `first_reverse.0.weight_ih`)."""
     names = {}
     for k in range(num_layers):
         for p in PARAMS if bias else PARAMS[:2]:
             names[f"{p}_l{k}"] = f"{layer_path(k)}.{p}"
+            if num_directions == 2:
+                names[f"{p}_l{k}_reverse"] = f"{reverse_path(k)}.{p}"
     return names
 
 
@@ -36,8 +45,8 @@ def copy_cell(ref: torch.nn.Module, cell) -> None:
     copy_into(ref, cell, layouts=transposed(PARAMS))
 
 
-def copy_stack(ref: torch.nn.Module, layer, num_layers: int, bias: bool = True) -> None:
-    names = stack_names(num_layers, bias)
+def copy_stack(ref: torch.nn.Module, layer, num_layers: int, bias: bool = True, num_directions: int = 1) -> None:
+    names = stack_names(num_layers, bias, num_directions)
     copy_into(ref, layer, names, transposed(names))
 
 

@@ -51,6 +51,14 @@ _SRC_FMASK, _TGT_FMASK, _MEM_FMASK = (
 )
 _DEC_FMASKS = (_TGT_FMASK, _MEM_FMASK, _TGT_PAD, _MEM_PAD)
 _TR_FMASKS = (_SRC_FMASK, _TGT_FMASK, _MEM_FMASK, _SRC_PAD, _TGT_PAD, _MEM_PAD)
+# the ..._float_padding forms: every mask float, the padding masks too
+_SRC_FPAD, _TGT_FPAD, _MEM_FPAD = (
+    ("src_key_padding_mask", "[B S]", False),
+    ("tgt_key_padding_mask", "[B L]", False),
+    ("memory_key_padding_mask", "[B S]", False),
+)
+_DEC_PMASKS = (_TGT_FMASK, _MEM_FMASK, _TGT_FPAD, _MEM_FPAD)
+_TR_PMASKS = (_SRC_FMASK, _TGT_FMASK, _MEM_FMASK, _SRC_FPAD, _TGT_FPAD, _MEM_FPAD)
 # kind -> form -> (inputs, the method's name ("" for a call of the model), output)
 FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] = {
     "enc": {
@@ -60,6 +68,12 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] 
         "batch_first_masked": ((_SRCB, _SRC_MASK, _SRC_PAD), "batch_first_masked", "[B S E]"),
         "masked_float": ((_SRC, _SRC_FMASK, _SRC_PAD), "masked_float", "[S B E]"),
         "batch_first_masked_float": ((_SRCB, _SRC_FMASK, _SRC_PAD), "batch_first_masked_float", "[B S E]"),
+        "masked_float_padding": ((_SRC, _SRC_FMASK, _SRC_FPAD), "masked_float_padding", "[S B E]"),
+        "batch_first_masked_float_padding": (
+            (_SRCB, _SRC_FMASK, _SRC_FPAD),
+            "batch_first_masked_float_padding",
+            "[B S E]",
+        ),
     },
     "dec": {
         "forward": ((_TGT, _MEM), "", "[L B E]"),
@@ -68,6 +82,12 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] 
         "batch_first_masked": ((_TGTB, _MEMB, *_DEC_MASKS), "batch_first_masked", "[B L E]"),
         "masked_float": ((_TGT, _MEM, *_DEC_FMASKS), "masked_float", "[L B E]"),
         "batch_first_masked_float": ((_TGTB, _MEMB, *_DEC_FMASKS), "batch_first_masked_float", "[B L E]"),
+        "masked_float_padding": ((_TGT, _MEM, *_DEC_PMASKS), "masked_float_padding", "[L B E]"),
+        "batch_first_masked_float_padding": (
+            (_TGTB, _MEMB, *_DEC_PMASKS),
+            "batch_first_masked_float_padding",
+            "[B L E]",
+        ),
     },
     "tr": {
         "forward": ((_SRC, _TGT), "", "[L B E]"),
@@ -76,6 +96,12 @@ FORMS: dict[str, dict[str, tuple[tuple[tuple[str, str, bool], ...], str, str]]] 
         "batch_first_masked": ((_SRCB, _TGTB, *_TR_MASKS), "batch_first_masked", "[B L E]"),
         "masked_float": ((_SRC, _TGT, *_TR_FMASKS), "masked_float", "[L B E]"),
         "batch_first_masked_float": ((_SRCB, _TGTB, *_TR_FMASKS), "batch_first_masked_float", "[B L E]"),
+        "masked_float_padding": ((_SRC, _TGT, *_TR_PMASKS), "masked_float_padding", "[L B E]"),
+        "batch_first_masked_float_padding": (
+            (_SRCB, _TGTB, *_TR_PMASKS),
+            "batch_first_masked_float_padding",
+            "[B L E]",
+        ),
     },
 }
 

@@ -45,13 +45,22 @@ ALL_LAYER = ("forward", "masked", "batch_first", "batch_first_masked")
 # float (additive) attention masks, as torch.nn.Transformer.generate_square_subsequent_mask makes
 FLOAT_MHA = ("masked_float", "with_weights_float", "batch_first_masked_float", "batch_first_with_weights_float")
 FLOAT_LAYER = ("masked_float", "batch_first_masked_float")
+# every mask float, the key padding masks too (0, and -inf at padding, as torch adds them)
+PAD_MHA = tuple(f"{form}_padding" for form in FLOAT_MHA)
+PAD_LAYER = tuple(f"{form}_padding" for form in FLOAT_LAYER)
 
 CONFIGS = (
-    Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA + FLOAT_MHA),
+    Config("mha", "mha", "nn.MultiheadAttention[E, NH]", {}, ALL_MHA + FLOAT_MHA + PAD_MHA),
     Config("mha_plain", "mha", "nn.MultiheadAttention[E, NH, bias=False]", {"bias": False}, ("forward", "masked")),
-    Config("mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA),
     Config(
-        "enc", "enc", "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+        "mha_drop", "mha", "nn.MultiheadAttention[E, NH, dropout=0.3]", {"dropout": 0.3}, ALL_MHA + FLOAT_MHA + PAD_MHA
+    ),
+    Config(
+        "enc",
+        "enc",
+        "nn.TransformerEncoderLayer[E, NH, F, dropout=0.0]",
+        {"dropout": 0.0},
+        ALL_LAYER + FLOAT_LAYER + PAD_LAYER,
     ),
     Config(
         "enc_pre",
@@ -67,9 +76,13 @@ CONFIGS = (
         {"dropout": 0.0, "bias": False, "layer_norm_eps": 1e-3},
         ("forward", "masked"),
     ),
-    Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER + FLOAT_LAYER),
+    Config("enc_drop", "enc", "nn.TransformerEncoderLayer[E, NH, F]", {}, ALL_LAYER + FLOAT_LAYER + PAD_LAYER),
     Config(
-        "dec", "dec", "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]", {"dropout": 0.0}, ALL_LAYER + FLOAT_LAYER
+        "dec",
+        "dec",
+        "nn.TransformerDecoderLayer[E, NH, F, dropout=0.0]",
+        {"dropout": 0.0},
+        ALL_LAYER + FLOAT_LAYER + PAD_LAYER,
     ),
     Config(
         "dec_pre",
@@ -90,7 +103,7 @@ CONFIGS = (
         "dec",
         "nn.TransformerDecoderLayer[E, NH, F, dropout=0.25]",
         {"dropout": 0.25},
-        ALL_LAYER + FLOAT_LAYER,
+        ALL_LAYER + FLOAT_LAYER + PAD_LAYER,
     ),
 )
 BY_NAME = {c.name: c for c in CONFIGS}

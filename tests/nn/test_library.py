@@ -43,6 +43,14 @@ def test_every_layer_has_a_docs_entry_and_a_test_against_torch() -> None:
         assert f"torch.{twin}" in tests or twin in tests, f"no test builds torch.{twin}"
 
 
+def test_every_layer_is_in_a_runnable_docs_example() -> None:
+    # a ```quiver run block (tests/test_docs_run.py runs each and compares its output)
+    docs = (ROOT / "docs" / "nn.md").read_text(encoding="utf-8")
+    runs = [m.group(1) for m in re.finditer(r"^```quiver run\n(.*?)^```$", docs, flags=re.M | re.S)]
+    missing = [layer for layer in LAYERS if not any(re.search(rf"\bnn\.{layer}\b", run) for run in runs)]
+    assert missing == [], f"docs/nn.md runs no example of {missing}"
+
+
 def test_the_library_folder_is_inside_the_package() -> None:
     assert LIBRARY_FOLDER == ROOT / "library"
     assert (LIBRARY_FOLDER / "__init__.py").exists()

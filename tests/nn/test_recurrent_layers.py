@@ -416,7 +416,7 @@ def test_a_zero_state_is_torchs_default(env) -> None:
 
 
 def test_a_bidirectional_lstm_is_two_layers_one_over_the_flipped_sequence(env) -> None:
-    # the recipe docs/nn.md gives for torch's bidirectional=True
+    # two one-direction layers, the second over the flipped sequence, are torch's bidirectional=True
     mod, dt = env
     fwd, back = mod.make_lstm1(10), mod.make_lstm1(11)
     ref = torch.nn.LSTM(I, H, bidirectional=True, dtype=dt)

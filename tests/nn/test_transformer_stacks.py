@@ -35,9 +35,10 @@ TWO, TWO_NORMED = {"num_layers": 2}, {"num_layers": 2, "norm": True}
 SMALL = ("forward", "masked")
 ALL = ("forward", "masked", "batch_first", "batch_first_masked")
 FLOAT = ("masked_float", "batch_first_masked_float")  # float (additive) attention masks
+PAD = ("masked_float_padding", "batch_first_masked_float_padding")  # float padding masks too
 
 CONFIGS = (
-    Config("enc", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT),
+    Config("enc", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT + PAD),
     Config("enc_norm", "enc", "nn.TransformerEncoder[E, NH, 2, F, dropout=0.0, norm=True]", NO_DROP, TWO_NORMED),
     Config(
         "enc_pre",
@@ -55,8 +56,10 @@ CONFIGS = (
         TWO_NORMED,
         SMALL,
     ),
-    Config("enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED, ALL + FLOAT[:1]),
-    Config("dec", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT),
+    Config(
+        "enc_drop", "enc", "nn.TransformerEncoder[E, NH, 2, F, norm=True]", {}, TWO_NORMED, ALL + FLOAT[:1] + PAD[:1]
+    ),
+    Config("dec", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0]", NO_DROP, TWO, ALL + FLOAT + PAD),
     Config("dec_norm", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.0, norm=True]", NO_DROP, TWO_NORMED),
     Config(
         "dec_pre",
@@ -75,7 +78,7 @@ CONFIGS = (
         SMALL,
     ),
     Config("dec_drop", "dec", "nn.TransformerDecoder[E, NH, 2, F, dropout=0.25]", {"dropout": 0.25}, TWO),
-    Config("tr", "tr", "nn.Transformer[E, NH, 2, 2, F, dropout=0.0]", NO_DROP, forms=ALL + FLOAT),
+    Config("tr", "tr", "nn.Transformer[E, NH, 2, 2, F, dropout=0.0]", NO_DROP, forms=ALL + FLOAT + PAD),
     Config(
         "tr_pre",
         "tr",
@@ -92,7 +95,7 @@ CONFIGS = (
         {"num_encoder_layers": 1, "num_decoder_layers": 3},
         SMALL,
     ),
-    Config("tr_drop", "tr", "nn.Transformer[E, NH, 2, 2, F]", {}, forms=ALL + FLOAT[:1]),
+    Config("tr_drop", "tr", "nn.Transformer[E, NH, 2, 2, F]", {}, forms=ALL + FLOAT[:1] + PAD[:1]),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
 EXACT = [(c.name, form) for c in CONFIGS if c.dropout == 0.0 for form in c.forms]
