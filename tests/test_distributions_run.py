@@ -180,7 +180,7 @@ def test_normal_log_prob_entropy_and_kl_like_torch(mod, dtype) -> None:
     _same(mod.normal_lp if dtype == torch.float32 else mod.normal_lp64, ref, [mu, ls, v])
     if dtype == torch.float64:
         _same(mod.normal_ent, lambda s: D.Normal(0.0, s.exp()).entropy(), [_r(5, 2, dtype=dtype, seed=3)])
-        std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))  # noqa: E731
+        std = lambda m, s: D.kl_divergence(D.Normal(m, s.exp()), D.Normal(0.0, 1.0))
         _same(mod.std_kl64, std, [mu, _r(5, 2, dtype=dtype, seed=3)])
         _same(mod.std_lp64, lambda x: D.Normal(0, 1).log_prob(x), [v])
     else:

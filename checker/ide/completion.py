@@ -19,6 +19,7 @@ from ..declarations import (
 from ..initializers import INITIALIZERS
 from ..items import ItemSlot
 from ..lexical import STATEMENT_KEYWORDS
+from ..optim_fields import optimizer_fields, schedule_fields
 from . import models as MD
 from .results import TOP_KEYWORDS, Completion
 from .symbols import _fn_of, _slot_at
@@ -163,7 +164,7 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
         ]
         out += [
             Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
-            for i, (n, t, what) in enumerate(T.optimizer_fields(ty))
+            for i, (n, t, what) in enumerate(optimizer_fields(ty))
         ]
         return out
     if isinstance(ty, T.ScheduleT):
@@ -178,7 +179,7 @@ def _member_completions(analysis: Analysis, slot: ItemSlot, fn: FnInfo | None, r
         ]
         out += [
             Completion(n, "field", f"{n}: {t}", what, sort_text=f"{i + 1:04d}")
-            for i, (n, t, what) in enumerate(T.schedule_fields(ty))
+            for i, (n, t, what) in enumerate(schedule_fields(ty))
         ]
         return out
     if isinstance(ty, T.DistT):  # d.log_prob(a), d.sample(seed=s), ..., then d.probs, ...

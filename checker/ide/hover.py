@@ -15,6 +15,7 @@ from ..declarations import (
 )
 from ..initializers import INITIALIZERS, initializer_name
 from ..items import ItemSlot
+from ..optim_fields import optimizer_fields, schedule_fields
 from ..reads import ParamReads, Step, param_reads
 from ..type_params import bound_of, method_names
 from ..typectx import TypeContext
@@ -342,7 +343,7 @@ def _type_details(analysis: Analysis, ty: T.Type) -> str:
             analysis, ty.item, ty.dim
         )
     if isinstance(ty, T.OptimT):
-        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.optimizer_fields(ty))
+        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in optimizer_fields(ty))
         step = (
             "`opt.step(m, f, args...)` evaluates f as often as L-BFGS needs and updates m and the state"
             if (ty.kind == "LBFGS")
@@ -356,7 +357,7 @@ def _type_details(analysis: Analysis, ty: T.Type) -> str:
             )
         return text
     if isinstance(ty, T.ScheduleT):
-        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in T.schedule_fields(ty))
+        lines = "\n".join(f"{n}: {t}  # {what}" for n, t, what in schedule_fields(ty))
         return (
             f"\n\n`{ty.kind}` learning-rate schedule, as torch.optim.lr_scheduler; "
             "`sched.step(opt)` advances it and sets opt.lr:\n\n" + _code(lines)

@@ -136,7 +136,10 @@ def test_the_lints_find_the_built_ins_by_the_facts_of_their_specs() -> None:
         "nll_loss": "logp",
     }
     # (torch's names, mse_loss ..., beside Quiver's first ones)
-    assert dict.fromkeys(("mse", "smooth_l1", "huber", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"), "target") == N._TARGET_LOSSES
+    assert (
+        dict.fromkeys(("mse", "smooth_l1", "huber", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"), "target")
+        == N._TARGET_LOSSES
+    )
     assert {"mse", "mse_loss", "l1_loss", "maximum", "minimum"} == N._SYMMETRIC
     by = {b.name: b for b in BUILTINS.values()}
     assert {n for n, b in by.items() if b.target_param is not None} <= {n for n, b in by.items() if b.role == "loss"}

@@ -51,6 +51,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "einpattern",
             "optim_tables",
             "types",
+            "optim_fields",
             "type_pairs",
             "shapes",
             "show",

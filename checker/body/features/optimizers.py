@@ -24,6 +24,7 @@ from ...builtins.args import choice_arg
 from ...declarations import suggest
 from ...diagnostics import Fix, TextEdit
 from ...model_lists import is_model_list, list_models
+from ...optim_fields import optimizer_fields
 from ...results import Ref
 from ..context import RuleContext
 from ..env import CallArg, Env
@@ -53,7 +54,7 @@ def hyper_arg(c: RuleContext, a: CallArg, env: Env, word: str, what: str) -> boo
 
 
 def optimizer_field(c: RuleContext, e: A.Field, obj: T.OptimT) -> T.Type:
-    return builtin_field(c, e, obj.kind, T.optimizer_fields(obj), f"optimizer {obj}")
+    return builtin_field(c, e, obj.kind, optimizer_fields(obj), f"optimizer {obj}")
 
 
 def builtin_field(c: RuleContext, e: A.Field, kind: str, fields, owner: str) -> T.Type:

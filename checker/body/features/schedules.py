@@ -10,6 +10,7 @@ from ... import ast as A
 from ... import catalog as C
 from ... import types as T
 from ...declarations import suggest
+from ...optim_fields import schedule_fields
 from ...results import Ref
 from ..context import RuleContext
 from ..env import CallArg, Env
@@ -17,7 +18,7 @@ from .optimizers import builtin_field, require_mut_optimizer
 
 
 def schedule_field(c: RuleContext, e: A.Field, obj: T.ScheduleT) -> T.Type:
-    return builtin_field(c, e, obj.kind, T.schedule_fields(obj), f"schedule {obj}")
+    return builtin_field(c, e, obj.kind, schedule_fields(obj), f"schedule {obj}")
 
 
 def schedule_method(
