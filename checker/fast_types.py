@@ -111,8 +111,10 @@ class _TypeParser(_Cursor):
                 elif after == "True" or after == "False":
                     options.append(A.TypeOption(Span(name.span.start, self.e[self.i]), name, (), after == "True"))
                     self.i += 1
-                elif after == "FLOAT":
-                    number = float(self.v[self.i].replace("_", ""))
+                elif after == "FLOAT" or (after in _ADD and k[self.i + 1] == "FLOAT"):
+                    sign = -1.0 if after == "-" else 1.0  # `value=-2.5`
+                    self.i += after != "FLOAT"
+                    number = sign * float(self.v[self.i].replace("_", ""))
                     options.append(A.TypeOption(Span(name.span.start, self.e[self.i]), name, (), None, None, number))
                     self.i += 1
                 elif after == "NAME" or after == "INT" or after == "(":

@@ -368,7 +368,9 @@ class Builder:
             return A.TypeOption(_span(ch), _ident(ch[0]), (), None, dim)
         floats = _tokens(ch, "FLOAT")
         if floats:
-            return A.TypeOption(_span(ch), _ident(ch[0]), (), None, None, float(str(floats[0]).replace("_", "")))
+            number = float(str(floats[0]).replace("_", ""))
+            negative = any(str(t) == "-" for t in _tokens(ch, "ADD_OP"))  # `value=-2.5`
+            return A.TypeOption(_span(ch), _ident(ch[0]), (), None, None, -number if negative else number)
         return A.TypeOption(_span(ch), _ident(ch[0]), (), str(ch[2]) == "True")
 
     def type_names(self, ch):
