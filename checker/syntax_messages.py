@@ -311,6 +311,10 @@ def describe_unexpected(e: UnexpectedInput, text: str) -> tuple[LocalDiagnostic,
     return C.E0003.at(span, expected=expected_phrase(expected, in_args), context=context, found=found), span.start
 
 
+SAME_PADDING_HINT = (
+    'torch\'s padding="same" is its own layer here, nn.Conv2dSame[Ci, Co, K] or nn.Conv1dSame[Ci, Co, K], '
+    "which keeps the input's size in its type"
+)
 ANNOTATION_HINT = "an assignment takes no type: the name has its value's type, as in x = zeros([3])"
 ANY_RANK_HINT = "[..], a shape of any rank, is for built-ins only, for now: a fn's types name every dim, as in [b D]"
 INDEX_HINT = (
@@ -336,11 +340,19 @@ def _digits_before(token: Token, text: str) -> str:
     return text[start : token.start_pos]
 
 
+def _option_named(stack: list, name: str) -> bool:
+    """Whether the parser stands after `name=` (a type's option)."""
+    last = [v for v in stack[-2:] if isinstance(v, Token)]
+    return len(last) == 2 and last[0].type == "NAME" and str(last[0]) == name and last[1].type == "EQUAL"
+
+
 def _bracket_hint(stack: list, token: Token) -> str | None:
     """What to do instead, for two forms written as in other languages: `[..]`
     in a fn's type, and indexing several dims at once (`a[:, :D]`)."""
     if token.type == "DOT":
         return ANY_RANK_HINT if stack and isinstance(stack[-1], Token) and stack[-1].type == "LSQB" else None
+    if token.type == "STRING" and str(token).strip("\"'") == "same" and _option_named(stack, "padding"):
+        return SAME_PADDING_HINT
     if token.type != "COMMA":
         return None
     depth = 0
