@@ -91,7 +91,7 @@ E0963 = _code(
         "while": "it is appended to in a `while` loop",
         "jumps": "its loop can `break` or `continue`",
         "rebound": "it is assigned anew in a loop",
-        "range": "its loop is not `for i in range(n)` of a dim n",
+        "range": "its loop is not `for i in range(n)` of a dim or an Int n",
         "joined": "its length differs from one path or round of a loop to another",
     },
 )

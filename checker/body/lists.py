@@ -215,11 +215,25 @@ class ListRules(EngineBase):
             return None
         if not 1 <= len(it.args) <= 2 or any(a.keyword is not None for a in it.args):
             return None
-        stop = self.test_dim(it.args[-1].value, env)
+        stop = self.rounds_bound(it.args[-1].value, env)
         if len(it.args) == 1 or stop is None:
             return stop
-        start = self.test_dim(it.args[0].value, env)  # range(start, stop): stop - start rounds
+        start = self.rounds_bound(it.args[0].value, env)  # range(start, stop): stop - start rounds
         return DX.sub(stop, start) if start is not None else None
+
+    def rounds_bound(self, e: A.Expr, env: Env) -> DX.Poly | None:
+        """A bound of a `range` as a dim: what `test_dim` reads, or an `Int`
+        variable (`range(future)`): an Int parameter that sizes the fn's types
+        is that dim, any other the size it holds where the loop starts, a
+        dim known only at run time (docs: "Dims known only at run time")."""
+        if isinstance(e, A.Name) and e.name in env.vars:
+            var = env.vars[e.name]
+            if not (isinstance(var.type, T.NumberT) and var.type.kind == "Int") or var.phantom:
+                return None
+            if e.name in self.fn.generics:
+                return DX.var(e.name)
+            return T.dim_poly(self.int_dim(e.name, var))
+        return self.test_dim(e, env)
 
     def appends_in(self, stmts: tuple[A.Stmt, ...], name: str, env: Env) -> tuple[DX.Poly | None, str]:
         """How many elements one run of `stmts` appends to `name`, or None and
