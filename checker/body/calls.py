@@ -129,11 +129,17 @@ class CallRules(EngineBase):
                     self.diags.append(checkpoint_method(node, func, method, call_args))
                     self._eval_args(call_args, env)
                     return T.UNKNOWN
+                elif model is not None and model.partial:  # it may be a method that did not parse (said there)
+                    reason = None
                 elif kind in ("fn", "extern") or (kind is None and method in BUILTINS):
-                    reason = C.E0409.say("model_method_call", method=method, model=expr_text(func.value))
-                else:  # m.save(...): no function of that name to suggest either
-                    reason = C.E0409.say("no_such_function", method=method)
-                self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
+                    reason = C.E0409.say(
+                        "model_method_call", method=method, model=f"model {recv}", value=expr_text(func.value)
+                    )
+                else:  # no function of that name to suggest either
+                    methods = method_names(model) if model is not None else "no method"
+                    reason = C.E0409.say("no_such_function", method=method, model=f"model {recv}", methods=methods)
+                if reason is not None:
+                    self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             else:
                 self.field_access(func, env)
             self._eval_args(call_args, env)
@@ -566,7 +572,7 @@ class CallRules(EngineBase):
         if info is None:
             if model is not None and recv.bound:  # `m(x)` of `m: M` whose traits declare no forward
                 self.diags.append(_not_in_traits(recv, model, "forward", func.span))
-            elif model is not None:
+            elif model is not None and not model.partial:  # (a forward that did not parse: said there)
                 reason = C.E0409.say("no_forward", model=str(recv))
                 self.diags.append(C.E0409.at(func.span, callee=expr_text(func), reason=reason))
             self._eval_args(args, env)

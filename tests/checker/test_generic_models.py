@@ -355,7 +355,7 @@ fn main():
         ("E0201", "argument 'x' of Scale.forward: expected [D], found [3]", "ones([3])"),
         (
             "E0409",
-            "m.thrice cannot be called: models have no methods, and no function is called 'thrice'",
+            "m.thrice cannot be called: model Scale[D] has no method 'thrice' (its methods: forward, twice)",
             "m.thrice",
         ),
         (

@@ -1,0 +1,38 @@
+"""A model's method whose header does not parse, while it is being typed:
+the syntax error is the one diagnostic; calls of the model elsewhere (its
+forward, a method that may be the broken one) stay silent rather than say
+the model has no such method. Once it parses, an unknown method is named
+with the methods the model has."""
+
+from __future__ import annotations
+
+from quiver.checker import check_text
+
+MODEL = """\
+model M:
+    param w: [3 3] = ones
+
+    fn forward(self, x: [b 3]{close} -> [b 3]:
+        return x @ self.w
+
+    fn other(self, x: [b 3]) -> [b 3]:
+        return x
+
+fn f(m: M, x: [2 3]) -> [2 3]:
+    y = m.other(x)
+    return m(y) + m.nothing(y)
+"""
+
+
+def _diags(text: str) -> list[tuple[str, str]]:
+    return [(d.code, d.message) for d in check_text(text).diagnostics]
+
+
+def test_a_broken_method_header_is_the_one_diagnostic() -> None:
+    assert _diags(MODEL.format(close="")) == [("E0004", "'(' is never closed; expected ')'")]
+
+
+def test_once_it_parses_an_unknown_method_is_named_with_the_models_methods() -> None:
+    assert _diags(MODEL.format(close=")")) == [
+        ("E0409", "m.nothing cannot be called: model M has no method 'nothing' (its methods: forward, other)")
+    ]
