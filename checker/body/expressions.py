@@ -680,9 +680,18 @@ _TENSOR_METHODS = {
 }
 
 
+# torch's ways to read a size (`x.shape[0]`, `x.size(1)`), which a type's dims name
+_TENSOR_SIZES = frozenset({"shape", "size", "dim"})
+
+
 def tensor_method_hint(name: str, x: str) -> str:
     """`e.masked_fill(...)`: a tensor has no methods; the built-in to use."""
     x = x if x != "this expression" else "x"
+    if name in _TENSOR_SIZES:
+        return (
+            "; its sizes are the dims of its type: name them where it is declared (as in [b n]) "
+            "and use n, an Int where a number is wanted"
+        )
     if name in _TENSOR_METHODS:
         return f"; a tensor has no methods: write {_TENSOR_METHODS[name].format(x=x)}"
     if name in BUILTINS and name not in CONSTANTS:
