@@ -13,7 +13,8 @@ still check clean). One test id per program.
 A program passes when it compiles and loads, and its `main` ends, runs out
 of its time budget (a training loop: what ran until then is what is tested),
 or stops with the runtime's own error at a `.qv` line (a `QuiverError` with a
-location: a file a reader does not find, a value check). Any other exception
+location: a file a reader does not find, a value check; or Python's
+ZeroDivisionError of a division of numbers, as Python's numbers divide). Any other exception
 out of the compiler, the loading or the compiled code is a bug: the checker
 should have rejected the program, or the compiler compiled it wrongly.
 """
@@ -216,9 +217,12 @@ def _copy(path: Path, folder: Path) -> Path:
 
 
 def _is_runtime_error_at_a_line(exc: BaseException) -> bool:
+    """The runtime's own error at a `.qv` line, or a division of numbers by
+    zero there: numbers divide as Python's (`peak * step / steps` with
+    `steps` 0), and the error names the line like any other."""
     from quiver import runtime as rt
 
-    return isinstance(exc, rt.QuiverError) and rt.qv_location(exc) is not None
+    return isinstance(exc, (rt.QuiverError, ZeroDivisionError)) and rt.qv_location(exc) is not None
 
 
 def _load_and_run(path: Path, budget: float, workdir: Path, monkeypatch) -> None:

@@ -245,7 +245,7 @@ MISUSE = {
         "fn f(x: [N 59]) -> [N C 3 5]:\n    return nn.Unflatten[C, 3, 5].init(seed=0)(x)\n",
         "E0201",
         "x",
-        "argument 'x' of nn.Unflatten.forward: expected [b (C*H*W)] dtype, found [N 59] Float",
+        "argument 'x' of nn.Unflatten.forward: expected [N (C*3*5)=60], found [N 59]",
     ),
     # a layer's dtype is the element type it takes: f32 unless given
     "Identity": (
