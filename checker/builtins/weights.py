@@ -98,9 +98,13 @@ def _option(c: RuleContext, name: str, a: CallArg, env: Env, model: T.ModelT | N
         e = a.node
         if isinstance(e, A.Name) and e.name in DTYPES:
             return True
-        found = e.name if isinstance(e, A.Name) else "an expression"
-        if not isinstance(e, A.Name):
-            c.value(e, env)
+        if isinstance(e, A.Name):
+            found = e.name
+        else:
+            t = c.value(e, env)
+            if isinstance(t, T.UnknownT):
+                return False
+            found = T.describe(t)
         c.diags.append(C.E1006.at(e.span, problem=C.E1006.say("dtype", found=found)))
         return False
     t = c.value(a.node, env)
@@ -148,7 +152,9 @@ def _load_tokenizer(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg
     path_arg, size_arg = positional
     ok = c.expect_number(path_arg, env, "Str", "path of load_tokenizer")
     e = size_arg.node
-    is_dim = isinstance(e, A.Name) and (e.name in c.fn.generics or c.dim_constant(e) is not None)
+    is_dim = isinstance(e, A.IntLit) or (
+        isinstance(e, A.Name) and (e.name in c.fn.generics or c.dim_constant(e) is not None)
+    )
     if not is_dim:
         t = c.value(e, env)
         if not isinstance(t, T.UnknownT):
