@@ -16,17 +16,21 @@ import torch
 
 from . import _device
 from ._data import Vocab, _regular_file, resolve_path
-from ._errors import CheckError
+from ._errors import CheckError, QuiverError
 
 HF_HINT = "pip install 'quiver-lang[hf]'"
 
 
-def _tokenizers():
-    """The ``tokenizers`` module, or the one-line install hint."""
+class MissingExtraError(QuiverError, ImportError):
+    """A library of an optional extra is not installed: the one-line install hint."""
+
+
+def _tokenizers(loc=None):
+    """The ``tokenizers`` module, or the one-line install hint (at the ``.qv`` line)."""
     try:
         import tokenizers
     except ImportError:
-        raise ImportError(f"load_tokenizer needs the tokenizers library: {HF_HINT}") from None
+        raise MissingExtraError(f"load_tokenizer needs the tokenizers library: {HF_HINT}", loc) from None
     return tokenizers
 
 
@@ -92,7 +96,7 @@ def load_tokenizer(path, size=None, *, src=None, line=0, col=0) -> Tokenizer:
     shown = os.fspath(path)
     full = resolve_path(path, src)
     _regular_file(shown, full, loc)
-    tk = _tokenizers()
+    tk = _tokenizers(loc)
     try:
         tok = tk.Tokenizer.from_file(full)
     except Exception as e:  # the library's words: not JSON, not a tokenizer
@@ -108,4 +112,4 @@ def load_tokenizer(path, size=None, *, src=None, line=0, col=0) -> Tokenizer:
     return out
 
 
-__all__ = ["HF_HINT", "Tokenizer", "load_tokenizer"]
+__all__ = ["HF_HINT", "MissingExtraError", "Tokenizer", "load_tokenizer"]
