@@ -94,12 +94,14 @@ E1007 = _code(
     """
     fn main():
         tok = load_tokenizer("tokenizer.json", "V")
+        print(encode(tok, "hello"))
     """,
     """
     dim V = 1000
 
     fn main():
         tok = load_tokenizer("tokenizer.json", V)
+        print(encode(tok, "hello"))
     """,
     variants={
         "not_a_dim": "its second argument is a dim, found {found}",
