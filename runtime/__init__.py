@@ -84,7 +84,7 @@ from ._specs import (
     TupleArg,
 )
 from ._type_params import TypeParamArg
-from ._tokenizer import Tokenizer, load_tokenizer
+from ._tokenizer import MissingExtraError, Tokenizer, load_tokenizer
 from ._walks import init_param, modules, named_params, ndim, num_params, numel
 from ._weights import WeightsError, load_weights, read_state_dict
 
@@ -100,6 +100,7 @@ __all__ = [
     "load_weights",
     "read_state_dict",
     "Tokenizer",
+    "MissingExtraError",
     "load_tokenizer",
     "init",
     "metrics",
