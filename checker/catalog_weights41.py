@@ -33,7 +33,7 @@ E1005 = _code(
     """,
     variants={
         "not_a_model": "its first argument is the model, found {found}",
-        "arguments": "it takes the model and the path, as in load_weights(m, \"model.safetensors\"), found {found}",
+        "arguments": 'it takes the model and the path, as in load_weights(m, "model.safetensors"), found {found}',
     },
 )
 
@@ -73,8 +73,8 @@ E1006 = _code(
     variants={
         "unknown_option": "it has no option '{name}' (its options: prefix, rename, strict, dtype)",
         "twice": "the option '{name}' is given twice",
-        "prefix": "prefix= is a Str or a pair of them (\"old.\", \"new.\"), found {found}",
-        "rename": "rename= is a pair (key, field) or a tuple of them, as in ((\"lm_head.weight\", \"head.weight\"),), found {found}",
+        "prefix": 'prefix= is a Str or a pair of them ("old.", "new."), found {found}',
+        "rename": 'rename= is a pair (key, field) or a tuple of them, as in (("lm_head.weight", "head.weight"),), found {found}',
         "dtype": "dtype= is a float element type (f32, f64, f16, bf16), found {found}",
     },
 )

@@ -83,8 +83,8 @@ from ._specs import (
     TensorArg,
     TupleArg,
 )
-from ._type_params import TypeParamArg
 from ._tokenizer import MissingExtraError, Tokenizer, load_tokenizer
+from ._type_params import TypeParamArg
 from ._walks import init_param, modules, named_params, ndim, num_params, numel
 from ._weights import WeightsError, load_weights, read_state_dict
 

@@ -166,9 +166,8 @@ def _converted(data: dict[str, torch.Tensor], dtype: torch.dtype | None) -> dict
 def _fields(model) -> dict[str, torch.Tensor]:
     if isinstance(model, Model):
         return model._qv_state_dict()
-    sd = getattr(model, "state_dict", None)
-    if callable(sd):
-        return dict(sd())
+    if isinstance(model, torch.nn.Module):
+        return dict(model.state_dict())
     raise WeightsError(f"load_weights: expected a Quiver model, found a Python {type(model).__name__}")
 
 
@@ -222,14 +221,18 @@ def load_weights(
         shown = os.fspath(source)
         data = read_state_dict(source, src=src, loc=loc)
     else:
-        raise WeightsError(f"load_weights: expected a path or a dict of tensors, found a Python {type(source).__name__}", loc)
+        raise WeightsError(
+            f"load_weights: expected a path or a dict of tensors, found a Python {type(source).__name__}", loc
+        )
     want = _dtype(dtype, loc)
     theirs = _converted(map_names(data, prefix=prefix, rename=rename, loc=loc), want)
     mine = _fields(model)
     name = type(model)._qv_name if isinstance(model, Model) else type(model).__name__
     missing, unexpected, differ = compare(mine, theirs)
     if differ or (strict and (missing or unexpected)):
-        text = mismatch_text(shown, name, mine, theirs, missing, unexpected, differ, strict=strict, converted=want is not None)
+        text = mismatch_text(
+            shown, name, mine, theirs, missing, unexpected, differ, strict=strict, converted=want is not None
+        )
         raise WeightsError(text, loc)
     full = {k: theirs.get(k, v) for k, v in mine.items()}
     if isinstance(model, Model):

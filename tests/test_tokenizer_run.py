@@ -52,9 +52,12 @@ def test_encode_and_decode_are_the_libraries(tmp_path, capsys):
     tok, _ = train(tmp_path)
     size = tok.get_vocab_size()
     lines = "\n".join(
-        f'ids = encode(tok, "{s}")\nprint(ids)\nprint(decode(tok, ids))\nprint(sum(m.wte[ids, :]) * 0.0)' for s in SAMPLES
+        f'ids = encode(tok, "{s}")\nprint(ids)\nprint(decode(tok, ids))\nprint(sum(m.wte[ids, :]) * 0.0)'
+        for s in SAMPLES
     )
-    code, out, err = run(tmp_path, capsys, size, 'tok = load_tokenizer("tokenizer.json", V)\nm = Emb.init(seed=0)\n' + lines)
+    code, out, err = run(
+        tmp_path, capsys, size, 'tok = load_tokenizer("tokenizer.json", V)\nm = Emb.init(seed=0)\n' + lines
+    )
     assert code == 0, err
     got = out.splitlines()
     for i, s in enumerate(SAMPLES):

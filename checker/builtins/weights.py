@@ -39,7 +39,7 @@ DTYPES = ("f32", "f64", "f16", "bf16")
         doc="Reads a torch state_dict (a `.pt`/`.bin` file, or `.safetensors`) into the model m, in place: keys "
         "mapped by prefix= and rename=, every missing, unexpected or mis-shaped key named in one error; "
         "strict=False keeps the fields the file lacks, dtype= converts its floats.",
-        example='load_weights(m, "model.safetensors", prefix="transformer.")',
+        example='m2 = M.init(seed=0)\nload_weights(m2, "model.safetensors", prefix="transformer.")',
         group="data",
         runtime="load_weights",
         lowering=Lowering.WEIGHTS,
@@ -65,7 +65,9 @@ def _load_weights(c: RuleContext, node: A.Node, b: Builtin, args: list[CallArg],
         model = t
         src = c.immutable_source(model_arg.node, env)
         if src is not None:
-            c.diags.append(C.E0502.at(model_arg.node.span, name=src.name, fn="load_weights", param="m", fix=c.make_mut_fix(src)))
+            c.diags.append(
+                C.E0502.at(model_arg.node.span, name=src.name, fn="load_weights", param="m", fix=c.make_mut_fix(src))
+            )
             ok = False
     elif not isinstance(t, T.UnknownT):
         c.diags.append(C.E1005.at(model_arg.node.span, reason=C.E1005.say("not_a_model", found=T.describe(t))))

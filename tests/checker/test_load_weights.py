@@ -74,17 +74,21 @@ def test_the_model_and_the_arguments() -> None:
         """
     ) == [
         ("E0502", "'m' is not mut, but load_weights takes 'm' as mut", "m"),
-        ("E1005", "load_weights loads a state_dict into a model: its first argument is the model, found tensor [D]", "x"),
+        (
+            "E1005",
+            "load_weights loads a state_dict into a model: its first argument is the model, found tensor [D]",
+            "x",
+        ),
         ("E0301", "path of load_weights: expected Str, found number Int", "3"),
         (
             "E1005",
-            'load_weights loads a state_dict into a model: it takes the model and the path, as in '
+            "load_weights loads a state_dict into a model: it takes the model and the path, as in "
             'load_weights(m, "model.safetensors"), found 1 positional argument',
             "(Lin.init(seed=0))",
         ),
         (
             "E1005",
-            'load_weights loads a state_dict into a model: it takes the model and the path, as in '
+            "load_weights loads a state_dict into a model: it takes the model and the path, as in "
             'load_weights(m, "model.safetensors"), found 3 positional arguments',
             '"b"',
         ),
@@ -137,7 +141,15 @@ def test_load_tokenizer_takes_a_dim() -> None:
             c = load_tokenizer(1, V)
         """
     ) == [
-        ("E1007", "load_tokenizer(path, V) reads a vocabulary of V tokens: its second argument is a dim, found number Float", "3.5"),
-        ("E1007", "load_tokenizer(path, V) reads a vocabulary of V tokens: it takes the path and the dim, found a value", '("t.json")'),
+        (
+            "E1007",
+            "load_tokenizer(path, V) reads a vocabulary of V tokens: its second argument is a dim, found number Float",
+            "3.5",
+        ),
+        (
+            "E1007",
+            "load_tokenizer(path, V) reads a vocabulary of V tokens: it takes the path and the dim, found a value",
+            '("t.json")',
+        ),
         ("E0301", "path of load_tokenizer: expected Str, found number Int", "1"),
     ]
