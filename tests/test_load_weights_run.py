@@ -226,3 +226,32 @@ def test_two_keys_mapped_to_one_field(tmp_path):
     m = prog.Net.init(seed=0)
     with pytest.raises(quiver.runtime.WeightsError, match="both mapped to head"):
         quiver.load_weights(m, {"head": torch.ones(3), "lm_head": torch.ones(3)}, rename={"lm_head": "head"})
+
+
+def test_into_a_sub_model_in_a_mut_fn(tmp_path, capsys):
+    torch.save({"w": W, "b": B}, tmp_path / "enc.pt")
+    path = tmp_path / "prog.qv"
+    path.write_text(
+        HEAD
+        + 'fn warm(mut m: Net):\n    load_weights(m.enc, "enc.pt")\n\n'
+        + "fn main():\n    m = Net.init(seed=0)\n    warm(m)\n    "
+        + SHOW
+    )
+    code = quiver_main(["run", str(path), "--no-warnings"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.split() == ["1.1000", "3.0000", "0.0000", "1.0000"]
+
+
+def test_a_file_of_several_entries_is_named(tmp_path, capsys):
+    code, _, err = run(
+        tmp_path,
+        capsys,
+        """\
+        m = Net.init(seed=0)
+        save("all.pt", model=m, step=3)
+        load_weights(m, "all.pt")
+        """,
+    )
+    assert code != 0
+    assert "all.pt is not a state_dict: its entries model, step are not tensors" in err
