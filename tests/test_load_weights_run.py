@@ -255,3 +255,21 @@ def test_a_file_of_several_entries_is_named(tmp_path, capsys):
     )
     assert code != 0
     assert "all.pt is not a state_dict: its entries model, step are not tensors" in err
+
+
+def test_python_from_files_with_a_torch_dtype(tmp_path):
+    prog = program(tmp_path)
+    save_file(theirs(torch.bfloat16), str(tmp_path / "w.safetensors"))
+    torch.save(theirs(), tmp_path / "w.pt")
+    m = prog.Net.init(seed=0)
+    rename = {"lm_head": "head"}
+    quiver.load_weights(m, tmp_path / "w.safetensors", prefix="model.", rename=rename, dtype=torch.float32)
+    assert m.enc.w.dtype == torch.float32
+    assert torch.equal(m.enc.w, W.to(torch.bfloat16).float())
+    m2 = prog.Net.init(seed=0)
+    quiver.load_weights(m2, str(tmp_path / "w.pt"), prefix="model.", rename=rename)
+    assert torch.equal(m2.enc.w, W)
+    with pytest.raises(quiver.runtime.WeightsError, match="nothing.pt"):
+        quiver.load_weights(m2, str(tmp_path / "nothing.pt"))
+    with pytest.raises(quiver.runtime.WeightsError, match="dtype='i64'"):
+        quiver.load_weights(m2, str(tmp_path / "w.pt"), dtype="i64")
