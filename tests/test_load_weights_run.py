@@ -273,3 +273,47 @@ def test_python_from_files_with_a_torch_dtype(tmp_path):
         quiver.load_weights(m2, str(tmp_path / "nothing.pt"))
     with pytest.raises(quiver.runtime.WeightsError, match="dtype='i64'"):
         quiver.load_weights(m2, str(tmp_path / "w.pt"), dtype="i64")
+
+
+GPT2_PART = """\
+dim V = 50
+dim P = 16
+dim E = 8
+
+model Table[N]:
+    param weight: [N E] = normal(0.0, 0.02)
+
+model Norm:
+    param weight: [E] = ones
+    param bias: [E] = zeros
+
+model Gpt:
+    param wte: Table[V]
+    param wpe: Table[P]
+    param ln_f: Norm
+"""
+
+
+def test_a_hugging_face_folder_made_by_save_pretrained(tmp_path):
+    """A GPT-2 folder as `transformers` writes it (tiny random config, no
+    download): its embeddings and final norm, under `transformer.`, load into a
+    Quiver model with those fields; the blocks it lacks are the unexpected keys."""
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=8, n_layer=1, n_head=2)
+    torch.manual_seed(0)
+    hf = transformers.GPT2LMHeadModel(cfg)
+    hf.save_pretrained(tmp_path / "gpt2")
+    path = tmp_path / "gpt.qv"
+    path.write_text(GPT2_PART)
+    m = quiver.load(str(path)).Gpt.init(seed=0)
+    missing, unexpected = quiver.load_weights(
+        m, tmp_path / "gpt2" / "model.safetensors", prefix="transformer.", strict=False
+    )
+    assert missing == []
+    assert unexpected and all(k.startswith("h.0.") for k in unexpected) and unexpected == sorted(unexpected)
+    assert torch.equal(m.wte.weight, hf.transformer.wte.weight.detach())
+    assert torch.equal(m.wpe.weight, hf.transformer.wpe.weight.detach())
+    assert torch.equal(m.ln_f.bias, hf.transformer.ln_f.bias.detach())
+    with pytest.raises(quiver.runtime.WeightsError) as e:
+        quiver.load_weights(m, tmp_path / "gpt2" / "model.safetensors", prefix="transformer.")
+    assert "unexpected: h.0.attn.c_attn.weight ([8 24] f32)" in str(e.value)
