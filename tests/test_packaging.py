@@ -296,7 +296,11 @@ def test_the_base_dependencies_hold_no_runtime():
     assert _names(extras["torch"]) == set(RUNTIME_MODULES)
     torch = next(r for r in extras["torch"] if r.startswith("torch"))
     assert torch == "torch>=2.13"  # the oldest the tests pass on; no upper cap for users
-    assert "quiver-lang[torch,metrics]" in extras["dev"]
+    assert "quiver-lang[torch,metrics,hf]" in extras["dev"]
+    # Hugging Face interop (load_tokenizer; transformers for the tests' folders): its own extra, no torch of its own
+    assert _names(extras["hf"]) == {"transformers", "tokenizers", "safetensors"}
+    assert not _names(extras["hf"]) & (_names(project["dependencies"]) | {"torch"})
+    assert not {"transformers", "tokenizers"} & _names(extras["torch"])
 
 
 def test_the_venv_pins_the_cpu_wheel_through_the_constraints_file():
