@@ -88,6 +88,8 @@ class Tokenizer(Vocab):
     def __repr__(self) -> str:
         return f"Tokenizer({self.source or '?'}, {self._size} tokens)"
 
+    __str__ = __repr__
+
 
 def load_tokenizer(path, size=None, *, src=None, line=0, col=0) -> Tokenizer:
     """The tokenizer of a ``tokenizer.json`` file; ``size`` (the ``V`` of

@@ -75,6 +75,21 @@ def test_python_api_gives_the_same_ids(tmp_path):
         assert ids.tolist() == tok.encode(s).ids
         assert mine.decode(ids) == tok.decode(tok.encode(s).ids)
     assert mine.size == len(mine) == tok.get_vocab_size()
+    assert str(mine) == repr(mine) == f"Tokenizer({path}, {tok.get_vocab_size()} tokens)"
+
+
+def test_a_fn_takes_it_as_a_vocab_and_print_shows_it(tmp_path, capsys):
+    tok, _ = train(tmp_path)
+    size = tok.get_vocab_size()
+    path = tmp_path / "prog.qv"
+    path.write_text(
+        f'dim V = {size}\n\nfn show(tok: Vocab[V]) -> Str:\n    return decode(tok, encode(tok, "the dog"))\n\n'
+        'fn main():\n    tok = load_tokenizer("tokenizer.json", V)\n    print(show(tok))\n    print(tok)\n'
+    )
+    code = quiver_main(["run", str(path), "--no-warnings"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.splitlines() == ["the dog", f"Tokenizer(tokenizer.json, {size} tokens)"]
 
 
 def test_the_size_is_checked_with_the_line(tmp_path, capsys):
