@@ -119,7 +119,9 @@ def _option(c: RuleContext, name: str, a: CallArg, env: Env, model: T.ModelT | N
         if fits and model is not None:
             _checkpoint_paths(c, model, "names", a.node)  # the fields named as literals exist (E0107)
     if not fits:
-        c.diags.append(C.E1006.at(a.node.span, problem=C.E1006.say(name, found=T.describe(t))))
+        found = T.describe(t)
+        problem = C.E1006.say("prefix", found=found) if name == "prefix" else C.E1006.say("rename", found=found)
+        c.diags.append(C.E1006.at(a.node.span, problem=problem))
     return fits
 
 
