@@ -3672,6 +3672,11 @@ from .catalog_walks import E0935 as E0935  # noqa: E402
 from .catalog_walks import E0936 as E0936  # noqa: E402
 from .catalog_walks import E0937 as E0937  # noqa: E402
 
+# load_weights (a torch or safetensors state_dict into a model) and load_tokenizer
+from .catalog_weights41 import E1005 as E1005  # noqa: E402
+from .catalog_weights41 import E1006 as E1006  # noqa: E402
+from .catalog_weights41 import E1007 as E1007  # noqa: E402
+
 
 def get(code: str) -> Code | None:
     return CODES.get(code.upper())

@@ -20,6 +20,7 @@ _RANGES = [
     ("E04", "Calls and bindings"),
     ("E05", "Mutability"),
     ("E09", "Models"),
+    ("E10", "Pretrained weights and tokenizers"),
     ("E11", "Gradients"),
     ("E12", "Optimizers and schedules"),
     ("W", "Warnings"),

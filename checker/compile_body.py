@@ -565,6 +565,8 @@ class _FnCompiler:
             return f"rt.log_metrics({self.expr(args[0][1])}, {{{metrics}}}, _src)"
         if b.lowering is Lowering.CHECKPOINT:
             return self.checkpoint_call(node, b.runtime, args)
+        if b.lowering is Lowering.WEIGHTS:
+            return self.weights_call(node, b.runtime, args)
         result = self.type_of(node)
         if b.grad_runtime is not None and args and T.is_example_grads(self.type_of(args[0][1])):
             return f"rt.{b.grad_runtime}({self.expr(args[0][1])})"  # mean/sum over the examples of [b] Grad[M]
@@ -625,6 +627,17 @@ class _FnCompiler:
             sizes = [f"{k!r}: {self.expr(v)}" for k, v in args if k is not None and k not in {p.name for p in b.params}]
             values.append("{" + ", ".join(sizes) + "}")
         return f"{func}(" + ", ".join(values + named) + ")"
+
+    def weights_call(self, node: A.Node, runtime: str | None, args: list[tuple[str | None, A.Expr]]) -> str:
+        """`rt.load_weights(m, path, prefix=.., ..., src=_src, line=.., col=..)` and
+        `rt.load_tokenizer(path, V, ...)`: the arguments as written, `dtype=f32` as
+        the Str "f32", and the `.qv` position of the call."""
+        parts = []
+        for k, v in args:
+            text = repr(v.name) if k == "dtype" and isinstance(v, A.Name) else self.expr(v)
+            parts.append(f"{k}={text}" if k else text)
+        at = self.c.a.lines.position(self.at(node))
+        return f"rt.{runtime}(" + ", ".join([*parts, f"src=_src, line={at.line + 1}, col={at.column + 1}"]) + ")"
 
     def checkpoint_call(self, node: A.Node, runtime: str | None, args: list[tuple[str | None, A.Expr]]) -> str:
         """`rt.save_checkpoint(path, value, entries, ...)` / `rt.load_checkpoint(...)`:

@@ -15,10 +15,10 @@ torch.
 
 from typing import TYPE_CHECKING
 
-__all__ = ["CheckFailed", "load", "to_module"]
+__all__ = ["CheckFailed", "load", "load_tokenizer", "load_weights", "to_module"]
 
 if TYPE_CHECKING:
-    from quiver.runtime import to_module
+    from quiver.runtime import load_tokenizer, load_weights, to_module
 
     from .loader import CheckFailed, load
 __version__ = "0.1.0"
@@ -107,13 +107,15 @@ def unload_ipython_extension(shell) -> None:
 
 
 def __getattr__(name: str):
-    if name == "to_module":  # a model as a torch.nn.Module (docs/torch-interop.md)
+    if name in ("to_module", "load_weights", "load_tokenizer"):
+        # a model as a torch.nn.Module (docs/torch-interop.md); weights and
+        # tokenizers from torch and Hugging Face files (docs/runtime.md)
         missing = missing_runtime_module()
         if missing is not None:
-            raise ModuleNotFoundError(needs_runtime_message("quiver.to_module", missing), name=missing)
-        from quiver.runtime import to_module
+            raise ModuleNotFoundError(needs_runtime_message(f"quiver.{name}", missing), name=missing)
+        import quiver.runtime
 
-        return to_module
+        return getattr(quiver.runtime, name)
     if name == "load":
         missing = missing_runtime_module()
         if missing is not None:

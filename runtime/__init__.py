@@ -83,8 +83,10 @@ from ._specs import (
     TensorArg,
     TupleArg,
 )
+from ._tokenizer import MissingExtraError, Tokenizer, load_tokenizer
 from ._type_params import TypeParamArg
 from ._walks import init_param, modules, named_params, ndim, num_params, numel
+from ._weights import WeightsError, load_weights, read_state_dict
 
 __all__ = [
     "f_format",
@@ -94,6 +96,12 @@ __all__ = [
     "CheckpointError",
     "load_checkpoint",
     "save_checkpoint",
+    "WeightsError",
+    "load_weights",
+    "read_state_dict",
+    "Tokenizer",
+    "MissingExtraError",
+    "load_tokenizer",
     "init",
     "metrics",
     "log_metrics",

@@ -276,6 +276,37 @@ def test_version_falls_back_to_the_package_constant(monkeypatch):
     assert quiver.version() == "9.9.9"
 
 
+def test_load_weights_and_load_tokenizer_without_the_runtime_say_how_to_install_it():
+    code = """
+import quiver
+for name in ("load_weights", "load_tokenizer"):
+    try:
+        getattr(quiver, name)
+    except ModuleNotFoundError as e:
+        print(e.name, "|", e)
+"""
+    r = without(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"torch | quiver.{name} needs torch, which is not installed: {HINT}"
+        for name in ("load_weights", "load_tokenizer")
+    ]
+
+
+def test_a_program_reading_a_tokenizer_without_the_hf_extra(tmp_path):
+    """With torch but without tokenizers (a venv of the [torch] extra alone), the
+    program checks and runs up to load_tokenizer, which stops with the one-line hint."""
+    (tmp_path / "tokenizer.json").write_text("{}")
+    prog = tmp_path / "tok.qv"
+    prog.write_text('dim V = 10\n\nfn main():\n    print("start")\n    tok = load_tokenizer("tokenizer.json", V)\n')
+    r = without(CLI, "run", str(prog), blocked=("tokenizers", "transformers"))
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == "start\n"
+    assert r.stderr.strip().endswith(
+        "tok.qv:5:11: error: load_tokenizer needs the tokenizers library: pip install 'quiver-lang[hf]'"
+    )
+
+
 # ---------------------------------------------------------------- metadata
 
 
@@ -296,7 +327,11 @@ def test_the_base_dependencies_hold_no_runtime():
     assert _names(extras["torch"]) == set(RUNTIME_MODULES)
     torch = next(r for r in extras["torch"] if r.startswith("torch"))
     assert torch == "torch>=2.13"  # the oldest the tests pass on; no upper cap for users
-    assert "quiver-lang[torch,metrics]" in extras["dev"]
+    assert "quiver-lang[torch,metrics,hf]" in extras["dev"]
+    # Hugging Face interop (load_tokenizer; transformers for the tests' folders): its own extra, no torch of its own
+    assert _names(extras["hf"]) == {"transformers", "tokenizers", "safetensors"}
+    assert not _names(extras["hf"]) & (_names(project["dependencies"]) | {"torch"})
+    assert not {"transformers", "tokenizers"} & _names(extras["torch"])
 
 
 def test_the_venv_pins_the_cpu_wheel_through_the_constraints_file():

@@ -47,6 +47,7 @@ from . import (  # noqa: F401  (the families: importing one registers its built-
     shapes,
     tensors,
     walks,
+    weights,
 )
 from .registry import BUILTINS
 from .spec import SEED, Builtin, Lowering, ParamKind

@@ -43,6 +43,9 @@ class Lowering(enum.Enum):
     # A call as CALL, but a step with named values (`log(step, loss=l)`) is
     # rt.log_metrics(step, {name: value}, _src).
     METRICS = "metrics"
+    # rt.<runtime>(values..., name=value, src=_src, line=.., col=..): load_weights
+    # and load_tokenizer; a dtype= written as an element type's name is its Str.
+    WEIGHTS = "weights"
 
 
 @dataclass(frozen=True)

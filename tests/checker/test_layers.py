@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "catalog_rearrange",
             "catalog_sequences40",
             "catalog_distributions",
+            "catalog_weights41",
             "catalog_docs",
         ],
     ),
