@@ -252,6 +252,20 @@ def _load_and_run(path: Path, budget: float, workdir: Path, monkeypatch) -> None
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+        _reset_after_interruption()
+
+
+def _reset_after_interruption() -> None:
+    """The budget's alarm raises wherever main happens to be, possibly between
+    a value_and_grad's entry and its `try` (no program can do that): the
+    thread's differentiation state and autograd's switch are put back, so
+    the next test does not start inside a value_and_grad that never ended."""
+    import torch
+
+    from quiver.runtime import _grad
+
+    _grad._running.depth[0] = 0
+    torch.set_grad_enabled(True)
 
 
 def _params(programs):

@@ -20,8 +20,11 @@ fn loss(m: Scale, x: [b D]) -> []:
     return sum(m(x))
 """
 
-# the method's body is cut off: the model has no forward any more
-AFTER = BEFORE.replace("        return x * self.w\n", "dim E = 2\n        return x * self.w\n")
+# the method is renamed: the model has no forward any more
+AFTER = BEFORE.replace("fn forward(", "fn forwards(")
+# the method's body is cut off: its syntax error is the one diagnostic (the
+# model may have a forward that did not parse, so the call stays silent)
+CUT = BEFORE.replace("        return x * self.w\n", "dim E = 2\n        return x * self.w\n")
 
 
 def _diagnostics(analysis) -> list[tuple[str, str]]:
@@ -38,4 +41,8 @@ def test_a_call_of_a_layer_follows_its_model_losing_forward() -> None:
     ) in fresh
     assert _diagnostics(analyzer.update(AFTER)) == fresh
     # and back: the forward is there again
+    assert _diagnostics(analyzer.update(BEFORE)) == []
+    cut = _diagnostics(check_text(CUT))
+    assert cut and all(code != "E0409" for code, _ in cut)
+    assert _diagnostics(analyzer.update(CUT)) == cut
     assert _diagnostics(analyzer.update(BEFORE)) == []
