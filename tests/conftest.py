@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+
+import pytest
 
 # The result cache signs its entries with a key of the user's, kept in
 # $XDG_CACHE_HOME/quiver (driver/cache.py): tests make and use one of their
 # own, never the real user's. Processes the tests start inherit it, so a
 # server and a qlint started by one test agree on it.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="quiver-tests-xdg-")
-
-
-import sys  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
