@@ -7,6 +7,8 @@ reduction="mean" (the default) and "sum", the per-example shape for "none".
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import ast as A
 from .. import catalog as C
 from .. import types as T
@@ -24,6 +26,78 @@ def _reduced(dims: tuple[T.Dim, ...], dtype: str, reduction: str | None) -> T.Ty
     if reduction is None:
         return T.UNKNOWN
     return T.TensorT(dims if reduction == "none" else (), T.Elem(dtype, "nonneg"))
+
+
+def _torch_named(spec: Builtin, name: str) -> Builtin:
+    """`spec` under torch's functional name (`nll_loss` of `nll`): the same rule
+    and run-time function, its signature and example spelled with the new name."""
+    return dataclasses.replace(
+        spec,
+        name=name,
+        signature=spec.signature.replace(f"{spec.name}(", f"{name}(", 1),
+        doc=f"torch's name for {spec.name}: F.{name}.",
+        example=spec.example.replace(f"{spec.name}(", f"{name}(", 1),
+        note="",
+    )
+
+
+_NLL = Builtin(
+    name="nll",
+    params=(
+        BParam(name="logp"),
+        BParam(name="labels"),
+        OVER,
+        BParam(name="ignore_index", required=False, keyword_only=True),
+        BParam(name="reduction", required=False, keyword_only=True),
+    ),
+    signature='nll(logp: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean") -> [] NonNeg',
+    doc="Mean negative log-likelihood of the labels under log-probabilities logp (as log_softmax gives), along C; "
+    "ignore_index= and reduction= as for cross_entropy.",
+    example="l = nll(log_softmax(x @ m.w, over=C), y, over=C)",
+    group="losses",
+    runtime="nll",
+    note="The labels have logp's shape without C ([E0201](diagnostics.md#e0201)) and index C "
+    "([E0305](diagnostics.md#e0305)).",
+    role="logprob",
+)
+
+_SMOOTH_L1 = Builtin(
+    name="smooth_l1",
+    params=(
+        BParam(name="input"),
+        BParam(name="target"),
+        BParam(name="beta", required=False, keyword_only=True),
+        BParam(name="reduction", required=False, keyword_only=True),
+    ),
+    signature='smooth_l1(input: [..] Float, target: [..] Float, beta=1.0, reduction="mean") -> [] NonNeg',
+    doc="Mean of 0.5 * d * d / beta where abs(d) < beta and abs(d) - 0.5 * beta elsewhere, d = input - target "
+    "(torch's smooth_l1_loss; beta >= 0).",
+    example="l = smooth_l1(x, x * 2.0)",
+    group="losses",
+    runtime="smooth_l1",
+    rest_ok=True,
+    role="loss",
+    target_param="target",
+)
+
+_HUBER = Builtin(
+    name="huber",
+    params=(
+        BParam(name="input"),
+        BParam(name="target"),
+        BParam(name="delta", required=False, keyword_only=True),
+        BParam(name="reduction", required=False, keyword_only=True),
+    ),
+    signature='huber(input: [..] Float, target: [..] Float, delta=1.0, reduction="mean") -> [] NonNeg',
+    doc="Mean of 0.5 * d * d where abs(d) <= delta and delta * (abs(d) - 0.5 * delta) elsewhere (torch's "
+    "huber_loss; delta > 0): smooth_l1 with beta=delta, times delta.",
+    example="l = huber(x, x * 2.0, delta=0.5)",
+    group="losses",
+    runtime="huber",
+    rest_ok=True,
+    role="loss",
+    target_param="target",
+)
 
 
 @builtin(
@@ -49,42 +123,8 @@ def _reduced(dims: tuple[T.Dim, ...], dtype: str, reduction: str | None) -> T.Ty
         "([E0305](diagnostics.md#e0305)).",
         role="logprob",
     ),
-    Builtin(
-        name="nll",
-        params=(
-            BParam(name="logp"),
-            BParam(name="labels"),
-            OVER,
-            BParam(name="ignore_index", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='nll(logp: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean") -> [] NonNeg',
-        doc="Mean negative log-likelihood of the labels under log-probabilities logp (as log_softmax gives), along C; "
-        "ignore_index= and reduction= as for cross_entropy.",
-        example="l = nll(log_softmax(x @ m.w, over=C), y, over=C)",
-        group="losses",
-        runtime="nll",
-        note="The labels have logp's shape without C ([E0201](diagnostics.md#e0201)) and index C "
-        "([E0305](diagnostics.md#e0305)).",
-        role="logprob",
-    ),
-    Builtin(
-        name="nll_loss",
-        params=(
-            BParam(name="logp"),
-            BParam(name="labels"),
-            OVER,
-            BParam(name="ignore_index", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='nll_loss(logp: [.. C ..] Float, labels: [..] Index[C], over=C, ignore_index=k, reduction="mean") '
-        "-> [] NonNeg",
-        doc="torch's name for nll: F.nll_loss.",
-        example="l = nll_loss(log_softmax(x @ m.w, over=C), y, over=C)",
-        group="losses",
-        runtime="nll",
-        role="logprob",
-    ),
+    _NLL,
+    _torch_named(_NLL, "nll_loss"),
 )
 def _cross_entropy(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """cross_entropy(logits, labels, over=C, ...) and nll(logp, labels, over=C, ...)."""
@@ -161,76 +201,10 @@ def _same_shape(
 
 
 @builtin(
-    Builtin(
-        name="smooth_l1",
-        params=(
-            BParam(name="input"),
-            BParam(name="target"),
-            BParam(name="beta", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='smooth_l1(input: [..] Float, target: [..] Float, beta=1.0, reduction="mean") -> [] NonNeg',
-        doc="Mean of 0.5 * d * d / beta where abs(d) < beta and abs(d) - 0.5 * beta elsewhere, d = input - target "
-        "(torch's smooth_l1_loss; beta >= 0).",
-        example="l = smooth_l1(x, x * 2.0)",
-        group="losses",
-        runtime="smooth_l1",
-        rest_ok=True,
-        role="loss",
-        target_param="target",
-    ),
-    Builtin(
-        name="huber",
-        params=(
-            BParam(name="input"),
-            BParam(name="target"),
-            BParam(name="delta", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='huber(input: [..] Float, target: [..] Float, delta=1.0, reduction="mean") -> [] NonNeg',
-        doc="Mean of 0.5 * d * d where abs(d) <= delta and delta * (abs(d) - 0.5 * delta) elsewhere (torch's "
-        "huber_loss; delta > 0): smooth_l1 with beta=delta, times delta.",
-        example="l = huber(x, x * 2.0, delta=0.5)",
-        group="losses",
-        runtime="huber",
-        rest_ok=True,
-        role="loss",
-        target_param="target",
-    ),
-    Builtin(
-        name="smooth_l1_loss",
-        params=(
-            BParam(name="input"),
-            BParam(name="target"),
-            BParam(name="beta", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='smooth_l1_loss(input: [..] Float, target: [..] Float, beta=1.0, reduction="mean") -> [] NonNeg',
-        doc="torch's name for smooth_l1: F.smooth_l1_loss.",
-        example="l = smooth_l1_loss(x, x * 2.0)",
-        group="losses",
-        runtime="smooth_l1",
-        rest_ok=True,
-        role="loss",
-        target_param="target",
-    ),
-    Builtin(
-        name="huber_loss",
-        params=(
-            BParam(name="input"),
-            BParam(name="target"),
-            BParam(name="delta", required=False, keyword_only=True),
-            BParam(name="reduction", required=False, keyword_only=True),
-        ),
-        signature='huber_loss(input: [..] Float, target: [..] Float, delta=1.0, reduction="mean") -> [] NonNeg',
-        doc="torch's name for huber: F.huber_loss.",
-        example="l = huber_loss(x, x * 2.0, delta=0.5)",
-        group="losses",
-        runtime="huber",
-        rest_ok=True,
-        role="loss",
-        target_param="target",
-    ),
+    _SMOOTH_L1,
+    _HUBER,
+    _torch_named(_SMOOTH_L1, "smooth_l1_loss"),
+    _torch_named(_HUBER, "huber_loss"),
 )
 def _robust_loss(c: RuleContext, node: A.Node, b: Builtin, bound: Bound, env: Env) -> T.Type:
     """smooth_l1(input, target, beta=1.0) (beta >= 0) and huber(input,
